@@ -1,0 +1,111 @@
+# minigrad: the whole setup is `make lab` or `make test`.
+# Every target runs tools as `.venv/bin/python -m ...`: no activation needed.
+# The venv is created when missing and reused otherwise; the editable install is redone only
+# when pyproject.toml is newer than the stamp file inside .venv.
+
+SHELL := /bin/bash
+.SHELLFLAGS := -eu -o pipefail -c
+.DEFAULT_GOAL := help
+MAKEFLAGS += --no-print-directory
+
+PYTHON ?= python3
+VENV   := .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.minigrad-lab-installed
+
+# Folders ruff checks (only those that exist yet).
+LINT_DIRS := $(wildcard minigrad viz tests bench)
+
+# Extra arguments for `jupyter lab`, e.g. make lab LAB_ARGS="--ServerApp.open_browser=False --port 8899"
+LAB_ARGS ?=
+# Extra arguments for pytest on tests/, e.g. make pytest PYTEST_ARGS="-k grad_mode -x"
+PYTEST_ARGS ?=
+ROOT_ARGS := $(if $(filter 0,$(shell id -u)),--allow-root,)
+
+# nbval: notebooks whose file name contains "learner" are exercise versions, stored unexecuted
+# and run with --nbval-lax; every other notebook is stored executed and compared in full.
+NBVAL_COMMON := --nbval-current-env --nbval-sanitize-with .ci/nbval-sanitize.cfg
+FIND_NOTEBOOKS := find notebooks -name '*.ipynb' -not -path '*/.ipynb_checkpoints/*'
+
+.PHONY: help venv install lab test pytest nbval lint format bench torch clean
+
+help:
+	@echo "make lab     create .venv if needed, install, open JupyterLab on notebooks/"
+	@echo "make test    create .venv if needed, install, run ruff, pytest on tests/, nbval on notebooks/"
+	@echo "make pytest  only pytest on tests/ (PYTEST_ARGS=\"-k name -x\" to narrow); make nbval: only notebooks"
+	@echo "make lint    ruff on minigrad viz tests bench"
+	@echo "make format  ruff format + ruff check --fix on the same folders"
+	@echo "make bench   run bench/run.py"
+	@echo "make torch   install torch==2.13.0 into .venv (the parity tests need it; .ci/run does this)"
+	@echo "make clean   remove .venv, caches and build artefacts"
+
+venv: $(VENV)/pyvenv.cfg
+	@echo "venv: $(VENV) ready ($$($(PY) --version 2>&1))"
+
+$(VENV)/pyvenv.cfg:
+	@echo "venv: creating $(VENV) with $(PYTHON)"
+	$(PYTHON) -m venv $(VENV)
+
+install: $(STAMP)
+
+$(STAMP): pyproject.toml | $(VENV)/pyvenv.cfg
+	@echo "install: pyproject.toml changed or first install -> pip install -e .[test]"
+	$(PY) -m pip install --disable-pip-version-check -q -e '.[test]'
+	@touch $(STAMP)
+
+lab: install
+	@echo "lab: jupyter lab notebooks/ $(ROOT_ARGS) $(LAB_ARGS)"
+	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(PY) -m jupyter lab notebooks/ $(ROOT_ARGS) $(LAB_ARGS)
+
+test: install
+	@$(MAKE) lint
+	@$(MAKE) pytest
+	@$(MAKE) nbval
+
+lint: install
+	@echo "lint: ruff check $(LINT_DIRS)"
+	@$(PY) -m ruff check $(LINT_DIRS)
+
+format: install
+	@echo "format: ruff format + ruff check --fix $(LINT_DIRS)"
+	@$(PY) -m ruff format $(LINT_DIRS)
+	@$(PY) -m ruff check --fix $(LINT_DIRS)
+
+pytest: install
+	@echo "pytest: tests/ $(PYTEST_ARGS)"
+	@$(PY) -m pytest tests $(PYTEST_ARGS)
+
+nbval: install
+	@set -f; IFS=$$'\n'; \
+	full=(); lax=(); \
+	if [ -d notebooks ]; then \
+	  full=($$($(FIND_NOTEBOOKS) -not -name '*learner*' | sort)); \
+	  lax=($$($(FIND_NOTEBOOKS) -name '*learner*' | sort)); \
+	fi; \
+	if [ $${#full[@]} -eq 0 ] && [ $${#lax[@]} -eq 0 ]; then \
+	  echo "nbval: no notebooks in notebooks/ yet, skipped"; exit 0; \
+	fi; \
+	if [ $${#full[@]} -gt 0 ]; then \
+	  echo "nbval: $${#full[@]} notebook(s), outputs compared (--nbval)"; \
+	  $(PY) -m pytest --nbval $(NBVAL_COMMON) "$${full[@]}"; \
+	fi; \
+	if [ $${#lax[@]} -gt 0 ]; then \
+	  echo "nbval: $${#lax[@]} learner notebook(s), run only (--nbval-lax)"; \
+	  $(PY) -m pytest --nbval-lax $(NBVAL_COMMON) "$${lax[@]}"; \
+	fi
+
+bench: install
+	@if [ -f bench/run.py ]; then \
+	  echo "bench: python bench/run.py"; $(PY) bench/run.py; \
+	else \
+	  echo "bench: no bench/run.py yet, nothing to run"; \
+	fi
+
+torch: venv
+	@echo "torch: pip install torch==2.13.0 (the local CPU wheel)"
+	$(PY) -m pip install --disable-pip-version-check -q torch==2.13.0
+
+clean:
+	@echo "clean: removing $(VENV), caches and build artefacts"
+	rm -rf $(VENV) build dist *.egg-info .pytest_cache .ruff_cache .hypothesis test-artifacts
+	find . -path ./.git -prune -o \( -name __pycache__ -o -name .ipynb_checkpoints \) -type d -prune -exec rm -rf {} +

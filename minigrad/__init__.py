@@ -1,0 +1,188 @@
+"""minigrad: PyTorch's autograd, re-built over NumPy so you can see how it works.
+
+`import minigrad as torch` runs autograd tutorial code and prints what PyTorch prints.
+"""
+
+from __future__ import annotations
+
+import builtins as _builtins
+
+from . import (
+    _dtypes,
+    autograd,
+    ops,  # noqa: E402  (binds the math methods onto Tensor)
+)
+from ._creation import (
+    arange,
+    as_tensor,
+    empty,
+    empty_like,
+    eye,
+    from_numpy,
+    full,
+    full_like,
+    is_tensor,
+    linspace,
+    numel,
+    ones,
+    ones_like,
+    rand,
+    rand_like,
+    randint,
+    randn,
+    randn_like,
+    randperm,
+    tensor,
+    zeros,
+    zeros_like,
+)
+from ._device import cuda, device
+from ._dtypes import (
+    bool,
+    double,
+    dtype,
+    float,
+    float16,
+    float32,
+    float64,
+    get_default_dtype,
+    half,
+    int,
+    int8,
+    int16,
+    int32,
+    int64,
+    long,
+    set_default_dtype,
+    short,
+    uint8,
+)
+from ._printing import get_printoptions, set_printoptions
+from ._random import Generator, default_generator, get_rng_state, initial_seed, manual_seed, seed, set_rng_state
+from ._tensor import (
+    BoolTensor,
+    ByteTensor,
+    DoubleTensor,
+    FloatTensor,
+    HalfTensor,
+    IntTensor,
+    LongTensor,
+    Size,
+    Tensor,
+)
+from .autograd.grad_mode import (
+    enable_grad,
+    inference_mode,
+    is_grad_enabled,
+    is_inference_mode_enabled,
+    no_grad,
+    set_grad_enabled,
+)
+from .ops.index import getitem as _getitem  # noqa: F401
+from .ops.join import cat, chunk, concat, concatenate, gather, narrow, repeat, scatter_add, split, stack
+from .ops.linalg import bmm, dot, matmul, mm, mv, outer
+from .ops.pointwise import (
+    abs,
+    add,
+    all,
+    allclose,
+    any,
+    ceil,
+    clamp,
+    clamp_max,
+    clamp_min,
+    cos,
+    div,
+    eq,
+    equal,
+    erf,
+    exp,
+    exp2,
+    floor,
+    ge,
+    gt,
+    isclose,
+    isfinite,
+    isinf,
+    isnan,
+    le,
+    log,
+    log1p,
+    logical_and,
+    logical_not,
+    logical_or,
+    lt,
+    masked_fill,
+    maximum,
+    minimum,
+    mul,
+    ne,
+    neg,
+    pow,
+    reciprocal,
+    relu,
+    round,
+    rsqrt,
+    sigmoid,
+    sign,
+    sin,
+    sqrt,
+    square,
+    sub,
+    tan,
+    tanh,
+    trunc,
+    where,
+)
+from .ops.reduce import (
+    amax,
+    amin,
+    argmax,
+    argmin,
+    cumsum,
+    log_softmax,
+    logsumexp,
+    max,
+    mean,
+    min,
+    norm,
+    prod,
+    softmax,
+    std,
+    sum,
+    var,
+)
+from .ops.shape import flatten, permute, reshape, squeeze, t, transpose, unbind, unsqueeze
+
+__version__ = "0.1.0"
+
+subtract, multiply, divide, true_divide, negative, clip = sub, mul, div, div, neg, clamp
+ger = outer
+
+
+def is_floating_point(input: Tensor) -> _builtins.bool:
+    return input.is_floating_point()
+
+
+def clone(input: Tensor, *, memory_format=None) -> Tensor:
+    return input.clone()
+
+
+def detach(input: Tensor) -> Tensor:
+    return input.detach()
+
+
+def get_default_device() -> device:
+    return device("cpu")
+
+
+def __getattr__(name: str):
+    """A PyTorch name minigrad does not have: say so, instead of a bare AttributeError."""
+    if name.startswith("__"):
+        raise AttributeError(name)
+    raise AttributeError(
+        f"minigrad does not implement torch.{name}. minigrad covers PyTorch's autograd API for teaching; "
+        "see 'Differences from PyTorch' in the README for what is left out.")
+
+
+del _dtypes

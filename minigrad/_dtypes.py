@@ -1,0 +1,131 @@
+"""dtypes and PyTorch's type-promotion rules, on top of NumPy dtypes.
+
+NumPy 2 already treats Python scalars as "weak" (NEP 50), which matches PyTorch for the common
+cases. PyTorch differs in two places we must reproduce: integer tensors promoted by a Python
+float (or true division) become the *default* float dtype (float32), and 0-d tensors only win
+promotion when they are of a higher category (float beats int beats bool).
+"""
+
+from __future__ import annotations
+
+import builtins
+
+import numpy as np
+
+# the module names float/int/bool are dtypes, as in PyTorch; keep the Python types at hand
+_py_float, _py_int, _py_bool = builtins.float, builtins.int, builtins.bool
+
+
+class dtype:
+    """A PyTorch-style dtype object: `minigrad.float32` prints as `minigrad.float32`."""
+
+    __slots__ = ("name", "np", "is_floating_point", "is_complex", "is_signed", "itemsize", "_legacy")
+
+    def __init__(self, name: str, np_dtype: str, legacy: str | None):
+        self.name = name
+        self.np = np.dtype(np_dtype)
+        self.is_floating_point = self.np.kind == "f"
+        self.is_complex = False
+        self.is_signed = self.np.kind in "fi"
+        self.itemsize = self.np.itemsize
+        self._legacy = legacy  # 'FloatTensor'-style type name, used by Tensor.type()
+
+    def __repr__(self) -> str:
+        return f"minigrad.{self.name}"
+
+    def __reduce__(self):
+        return (_by_name, (self.name,))
+
+    def to_complex(self):  # pragma: no cover - PyTorch API shape, no complex support here
+        raise TypeError("minigrad does not support complex dtypes")
+
+
+float16 = half = dtype("float16", "float16", "HalfTensor")
+float32 = float = dtype("float32", "float32", "FloatTensor")
+float64 = double = dtype("float64", "float64", "DoubleTensor")
+uint8 = dtype("uint8", "uint8", "ByteTensor")
+int8 = dtype("int8", "int8", "CharTensor")
+int16 = short = dtype("int16", "int16", "ShortTensor")
+int32 = int = dtype("int32", "int32", "IntTensor")
+int64 = long = dtype("int64", "int64", "LongTensor")
+bool = dtype("bool", "bool", "BoolTensor")
+
+ALL = (float16, float32, float64, uint8, int8, int16, int32, int64, bool)
+FROM_NP: dict[np.dtype, dtype] = {d.np: d for d in ALL}
+_NAMES = {d.name: d for d in ALL}
+
+
+def _by_name(name: str) -> dtype:
+    return _NAMES[name]
+
+
+_default = [float32]
+
+
+def get_default_dtype() -> dtype:
+    """The dtype of floats created without an explicit dtype (float32 unless changed)."""
+    return _default[0]
+
+
+def set_default_dtype(d: dtype) -> None:
+    if not isinstance(d, dtype) or not d.is_floating_point:
+        raise TypeError("only floating-point types are supported as the default type")
+    _default[0] = d
+
+
+def default_np() -> np.dtype:
+    return _default[0].np
+
+
+def to_np(d) -> np.dtype:
+    """Accept a minigrad dtype, a NumPy dtype or a Python type; return the NumPy dtype."""
+    if isinstance(d, dtype):
+        return d.np
+    if d is _py_float:
+        return _default[0].np
+    if d is _py_int:
+        return np.dtype("int64")
+    if d is _py_bool:
+        return np.dtype("bool")
+    nd = np.dtype(d)
+    if nd not in FROM_NP:
+        raise TypeError(f"minigrad does not support the dtype {nd}")
+    return nd
+
+
+
+# category of a NumPy dtype kind: bool < integer < floating
+_CATEGORY = {"b": 0, "u": 1, "i": 1, "f": 2}
+
+
+def scalar_np_dtype(v) -> np.dtype:
+    """The dtype a Python scalar gets on its own (torch.tensor(2.5) -> default float)."""
+    if isinstance(v, _py_bool):
+        return np.dtype("bool")
+    if isinstance(v, _py_int):
+        return np.dtype("int64")
+    return _default[0].np
+
+
+def promote(dims: list[np.dtype], zero_dims: list[np.dtype], scalars: list) -> np.dtype:
+    """PyTorch's result_type over three tiers: dimensioned tensors, 0-d tensors, Python scalars.
+
+    A lower tier only matters when it has a higher category than every tier above it.
+    """
+    result = None
+    for tier in (dims, zero_dims):
+        if not tier:
+            continue
+        d = tier[0]
+        for other in tier[1:]:
+            d = np.promote_types(d, other)
+        if result is None or _CATEGORY[d.kind] > _CATEGORY[result.kind]:
+            result = d
+    if scalars:
+        d = None
+        for s in scalars:
+            sd = scalar_np_dtype(s)
+            d = sd if d is None else (sd if _CATEGORY[sd.kind] > _CATEGORY[d.kind] else d)
+        if result is None or _CATEGORY[d.kind] > _CATEGORY[result.kind]:
+            result = d
+    return result

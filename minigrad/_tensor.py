@@ -1,0 +1,568 @@
+"""Tensor: a NumPy array plus the autograd facts PyTorch keeps beside it.
+
+A tensor is one `__slots__` object: its array, the node that made it (`grad_fn`), the leaf flag
+`requires_grad`, `.grad`, a version counter (shared with views and `detach()`; created lazily,
+since most tensors are never modified in place), the base it is a view of, and one slot for
+rarely used state (hooks, retain_grad, the leaf's AccumulateGrad). Math lives in `ops/` and is
+attached to the class there; this file holds what makes a tensor an autograd tensor.
+"""
+
+from __future__ import annotations
+
+import builtins
+import warnings
+import weakref
+
+import numpy as np
+
+from . import _dtypes
+from ._device import CPU
+from ._device import device as _device_cls
+from .autograd.grad_mode import STATE
+from .autograd.graph import AccumulateGrad, HookDict
+
+_new = object.__new__
+
+NONLEAF_GRAD_WARNING = (
+    "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad attribute won't "
+    "be populated during autograd.backward(). If you indeed want the .grad field to be populated for a "
+    "non-leaf Tensor, use .retain_grad() on the non-leaf Tensor. If you access the non-leaf Tensor by "
+    "mistake, make sure you access the leaf Tensor instead. See github.com/pytorch/pytorch/pull/30531 for "
+    "more information."
+)
+
+
+class Size(tuple):
+    """`minigrad.Size([2, 3])`: a tuple that prints like PyTorch's."""
+
+    __module__ = "minigrad"
+
+    def __repr__(self) -> str:
+        return f"minigrad.Size([{', '.join(str(d) for d in self)}])"
+
+    __str__ = __repr__
+
+    def numel(self) -> int:
+        n = 1
+        for d in self:
+            n *= d
+        return n
+
+    def __getitem__(self, item):
+        r = tuple.__getitem__(self, item)
+        return Size(r) if isinstance(item, slice) else r
+
+    def __add__(self, other):
+        return Size(tuple(self) + tuple(other))
+
+
+class _Extra:
+    """State few tensors need: hooks, retain_grad, the leaf's AccumulateGrad, view recipe."""
+
+    __slots__ = ("hooks", "post_hooks", "retains_grad", "acc", "inference", "view_fn", "name")
+
+    def __init__(self):
+        self.hooks = None
+        self.post_hooks = None
+        self.retains_grad = False
+        self.acc = None
+        self.inference = False
+        self.view_fn = None
+        self.name = None
+
+
+class _LegacyTypeMeta(type):
+    """`isinstance(t, FloatTensor)` checks the dtype, as PyTorch's legacy type objects do."""
+
+    def __instancecheck__(cls, obj):
+        return isinstance(obj, Tensor) and obj._data.dtype == cls._np_dtype
+
+    def __call__(cls, *args, **kwargs):
+        return Tensor._legacy(args, cls._np_dtype)
+
+    def __repr__(cls):
+        return f"<class 'minigrad.{cls.__name__}'>"
+
+
+class Tensor:
+    __slots__ = ("_data", "_grad_fn", "_requires_grad", "_grad", "_vbox", "_base", "_out_nr", "_x",
+                 "__weakref__")
+    __array_ufunc__ = None  # NumPy hands `ndarray * tensor` to our reflected operators
+    __array_priority__ = 1000
+    __module__ = "minigrad"
+
+    # -- construction -----------------------------------------------------------------------
+    def __init__(self, *args, dtype=None, device=None):
+        """Legacy constructor: `Tensor(3, 4)` (uninitialised float32), `Tensor([1, 2])`."""
+        t = Tensor._legacy(args, _dtypes.to_np(dtype) if dtype is not None else None)
+        self._data = t._data
+        self._grad_fn = None
+        self._requires_grad = False
+        self._grad = None
+        self._vbox = None
+        self._base = None
+        self._out_nr = 0
+        self._x = None
+
+    @staticmethod
+    def _legacy(args, np_dtype) -> Tensor:
+        np_dtype = np_dtype if np_dtype is not None else _dtypes.default_np()
+        if len(args) == 1 and not isinstance(args[0], (builtins.int, np.integer)):
+            src = args[0]
+            if isinstance(src, Tensor):
+                return make(src._data.astype(np_dtype, copy=False))
+            return make(np.array(_as_array_data(src), dtype=np_dtype))
+        if len(args) == 1 and isinstance(args[0], tuple):
+            args = args[0]
+        shape = tuple(builtins.int(a) for a in args)
+        return make(np.zeros(shape, dtype=np_dtype))
+
+    # -- autograd attributes -------------------------------------------------------------------
+    @property
+    def requires_grad(self) -> bool:
+        return self._requires_grad
+
+    @requires_grad.setter
+    def requires_grad(self, value: bool) -> None:
+        if self._grad_fn is not None:
+            msg = "you can only change requires_grad flags of leaf variables."
+            if not value:
+                msg += (" If you want to use a computed variable in a subgraph that doesn't require "
+                        "differentiation use var_no_grad = var.detach().")
+            raise RuntimeError(msg)
+        if value and self._data.dtype.kind != "f":
+            raise RuntimeError("only Tensors of floating point and complex dtype can require gradients")
+        self._requires_grad = builtins.bool(value)
+
+    def requires_grad_(self, requires_grad: bool = True) -> Tensor:
+        if self._grad_fn is not None:
+            if requires_grad:
+                return self
+            raise RuntimeError(
+                "you can only change requires_grad flags of leaf variables. If you want to use a computed "
+                "variable in a subgraph that doesn't require differentiation use var_no_grad = var.detach()."
+            )
+        if requires_grad and self._data.dtype.kind != "f":
+            raise RuntimeError("only Tensors of floating point dtype can require gradients")
+        self._requires_grad = builtins.bool(requires_grad)
+        return self
+
+    @property
+    def grad_fn(self):
+        return self._grad_fn
+
+    @property
+    def is_leaf(self) -> bool:
+        return self._grad_fn is None
+
+    @property
+    def grad(self):
+        if self._grad_fn is not None and not (self._x is not None and self._x.retains_grad):
+            warnings.warn(NONLEAF_GRAD_WARNING, UserWarning, stacklevel=2)
+        return self._grad
+
+    @grad.setter
+    def grad(self, value) -> None:
+        if value is not None:
+            if not isinstance(value, Tensor):
+                raise TypeError(f"assigned grad expected to be a Tensor or None but got grad of type "
+                                f"{type(value).__name__}")
+            if value._data.dtype != self._data.dtype:
+                raise RuntimeError("attempting to assign a gradient with dtype "
+                                   f"'{_dtypes.FROM_NP[value._data.dtype]}' to a tensor with dtype "
+                                   f"'{_dtypes.FROM_NP[self._data.dtype]}'. Please ensure that the gradient "
+                                   "and the tensor have the same dtype")
+            if value._data.shape != self._data.shape:
+                raise RuntimeError(
+                    f"attempting to assign a gradient of size '{list(value._data.shape)}' to a tensor of size "
+                    f"'{list(self._data.shape)}'. Please ensure that the gradient and the tensor are the same size")
+        self._grad = value
+
+    @grad.deleter
+    def grad(self) -> None:
+        self._grad = None
+
+    @property
+    def retains_grad(self) -> bool:
+        return self._grad_fn is not None and self._x is not None and self._x.retains_grad
+
+    @property
+    def output_nr(self) -> int:
+        return self._out_nr
+
+    @property
+    def _version(self) -> int:
+        box = self._vbox
+        return box[0] if box is not None else 0
+
+    def _bump(self) -> None:
+        box = self._vbox
+        if box is None:
+            self._vbox = [1]
+        else:
+            box[0] += 1
+
+    def _box(self) -> list:
+        box = self._vbox
+        if box is None:
+            box = self._vbox = [0]
+        return box
+
+    def _extra(self) -> _Extra:
+        x = self._x
+        if x is None:
+            x = self._x = _Extra()
+        return x
+
+    def _accumulator(self) -> AccumulateGrad:
+        """The leaf's AccumulateGrad node, kept weakly (as PyTorch does) so no cycle forms."""
+        x = self._x
+        if x is None:
+            x = self._x = _Extra()
+        ref = x.acc
+        node = ref() if ref is not None else None
+        if node is None:
+            node = AccumulateGrad(self)
+            x.acc = weakref.ref(node)
+        return node
+
+    def is_inference(self) -> bool:
+        return self._x is not None and self._x.inference
+
+    def _is_view(self) -> bool:
+        return self._base is not None
+
+    # -- autograd API ----------------------------------------------------------------------------
+    def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None) -> None:
+        from .autograd import backward
+
+        backward(self, gradient, retain_graph, create_graph, inputs=inputs)
+
+    def register_hook(self, hook):
+        """`hook(grad)` runs when this tensor's gradient is computed; a returned tensor replaces it."""
+        if not self._requires_grad:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+        fn = self._grad_fn
+        if fn is None:
+            x = self._extra()
+            if x.hooks is None:
+                x.hooks = HookDict()
+            return x.hooks.add(hook)
+        table = fn._extra().setdefault("tensor_hooks", {})
+        hooks = table.get(self._out_nr)
+        if hooks is None:
+            hooks = table[self._out_nr] = HookDict()
+        return hooks.add(hook)
+
+    def register_post_accumulate_grad_hook(self, hook):
+        """`hook(tensor)` runs after the leaf's `.grad` was updated."""
+        if not self._requires_grad:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+        if self._grad_fn is not None:
+            raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf tensors")
+        x = self._extra()
+        if x.post_hooks is None:
+            x.post_hooks = HookDict()
+        return x.post_hooks.add(hook)
+
+    def retain_grad(self) -> None:
+        if not self._requires_grad:
+            raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
+        if self._grad_fn is None:
+            return
+        x = self._extra()
+        if x.retains_grad:
+            return
+        x.retains_grad = True
+        fn = self._grad_fn
+        fn._extra().setdefault("retain", {})[self._out_nr] = weakref.ref(self)
+
+    @property
+    def hooks(self) -> tuple:
+        """minigrad introspection: the tensor hooks registered on this tensor, in order."""
+        fn = self._grad_fn
+        if fn is None:
+            x = self._x
+            return tuple(x.hooks.values()) if x is not None and x.hooks else ()
+        hooks = fn._tensor_prehooks(self._out_nr)
+        return tuple(hooks.values()) if hooks else ()
+
+    @property
+    def post_accumulate_hooks(self) -> tuple:
+        x = self._x
+        return tuple(x.post_hooks.values()) if x is not None and x.post_hooks else ()
+
+    def detach(self) -> Tensor:
+        """A new tensor on the same storage and version counter, outside the graph."""
+        t = make(self._data)
+        t._vbox = self._box()
+        return t
+
+    def detach_(self) -> Tensor:
+        if self._base is not None:
+            raise RuntimeError(
+                "Can't detach views in-place. Use detach() instead. If you are using DistributedDataParallel "
+                "(DDP) for training, and gradient_as_bucket_view is set as True, gradients are views of DDP "
+                "buckets, and hence detach_() cannot be called on these gradients. To fix this error, please "
+                "refer to the Optimizer.zero_grad() function in torch/optim/optimizer.py as the solution.")
+        self._grad_fn = None
+        self._requires_grad = False
+        self._out_nr = 0
+        return self
+
+    @property
+    def data(self) -> Tensor:
+        """The same storage with a fresh version counter: in-place changes here escape autograd."""
+        return make(self._data)
+
+    @data.setter
+    def data(self, value: Tensor) -> None:
+        self._data = value._data if isinstance(value, Tensor) else np.asarray(value)
+
+    @property
+    def volatile(self) -> bool:
+        warnings.warn("volatile was removed (Variable.volatile is always False)", UserWarning, stacklevel=2)
+        return False
+
+    @volatile.setter
+    def volatile(self, value) -> None:
+        warnings.warn("volatile was removed and now has no effect. Use `with minigrad.no_grad():` instead.",
+                      UserWarning, stacklevel=2)
+
+    # -- shape, dtype, device ----------------------------------------------------------------------
+    @property
+    def shape(self) -> Size:
+        return Size(self._data.shape)
+
+    def size(self, dim: int | None = None):
+        if dim is None:
+            return Size(self._data.shape)
+        return self._data.shape[_wrap_dim(dim, self._data.ndim)]
+
+    @property
+    def dtype(self) -> _dtypes.dtype:
+        return _dtypes.FROM_NP[self._data.dtype]
+
+    @property
+    def device(self) -> _device_cls:
+        return CPU
+
+    @property
+    def is_cuda(self) -> bool:
+        return False
+
+    @property
+    def ndim(self) -> int:
+        return self._data.ndim
+
+    def dim(self) -> int:
+        return self._data.ndim
+
+    ndimension = dim
+
+    def numel(self) -> int:
+        return self._data.size
+
+    nelement = numel
+
+    def element_size(self) -> int:
+        return self._data.itemsize
+
+    def is_floating_point(self) -> bool:
+        return self._data.dtype.kind == "f"
+
+    def is_contiguous(self) -> bool:
+        return self._data.flags.c_contiguous
+
+    def stride(self, dim: int | None = None):
+        st = tuple(s // self._data.itemsize for s in self._data.strides)
+        return st if dim is None else st[_wrap_dim(dim, self._data.ndim)]
+
+    def data_ptr(self) -> int:
+        return self._data.__array_interface__["data"][0]
+
+    def __len__(self) -> int:
+        if self._data.ndim == 0:
+            raise TypeError("len() of a 0-d tensor")
+        return self._data.shape[0]
+
+    # -- conversion ----------------------------------------------------------------------------------
+    def item(self):
+        if self._data.size != 1:
+            raise RuntimeError(f"a Tensor with {self._data.size} elements cannot be converted to Scalar")
+        return self._data.reshape(()).item()
+
+    def tolist(self):
+        return self._data.tolist()
+
+    def numpy(self, *, force: bool = False) -> np.ndarray:
+        if self._requires_grad and not force and STATE.mode > 0:
+            raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() "
+                               "instead.")
+        return self._data
+
+    def __array__(self, dtype=None, copy=None):
+        if self._requires_grad:
+            raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() "
+                               "instead.")
+        return self._data if dtype is None else self._data.astype(dtype)
+
+    def _scalar(self, kind):
+        if self._data.size != 1:
+            raise RuntimeError(f"a Tensor with {self._data.size} elements cannot be converted to Scalar")
+        return kind(self._data.reshape(()).item())
+
+    def __float__(self) -> float:
+        if self._requires_grad:
+            warnings.warn("Converting a tensor with requires_grad=True to a scalar may lead to unexpected "
+                          "behavior.\nConsider using tensor.detach() first.", UserWarning, stacklevel=2)
+        return self._scalar(builtins.float)
+
+    def __int__(self) -> int:
+        return self._scalar(builtins.int)
+
+    def __index__(self) -> int:
+        if self._data.dtype.kind not in "iub" or self._data.size != 1:
+            raise TypeError("only integer tensors of a single element can be converted to an index")
+        return builtins.int(self._data.reshape(()).item())
+
+    def __bool__(self) -> bool:
+        if self._data.size != 1:
+            raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
+        return builtins.bool(self._data.reshape(()).item())
+
+    def __complex__(self):
+        return complex(self._scalar(builtins.float))
+
+    def __iter__(self):
+        if self._data.ndim == 0:
+            raise TypeError("iteration over a 0-d tensor")
+        return iter(self.unbind(0))
+
+    def __hash__(self) -> int:
+        return id(self)
+
+    def __reduce_ex__(self, protocol):
+        return (_rebuild, (self._data, self._requires_grad))
+
+    def __deepcopy__(self, memo):
+        if self._grad_fn is not None:
+            raise RuntimeError("Only Tensors created explicitly by the user (graph leaves) support the deepcopy "
+                               "protocol at the moment.  If you were attempting to deepcopy a module, this may "
+                               "be because of a torch.nn.utils.weight_norm usage, see "
+                               "https://github.com/pytorch/pytorch/pull/103001")
+        t = type(self).__new__(type(self))
+        _init_like(t, self._data.copy(), self._requires_grad)
+        if self._grad is not None:
+            t._grad = make(self._grad._data.copy())
+        memo[id(self)] = t
+        return t
+
+    def type(self, dtype=None):
+        if dtype is None:
+            return f"minigrad.{_dtypes.FROM_NP[self._data.dtype]._legacy}"
+        if isinstance(dtype, _LegacyTypeMeta):
+            dtype = dtype._np_dtype
+        if isinstance(dtype, str):
+            name = dtype.rsplit(".", 1)[-1]
+            for d in _dtypes.ALL:
+                if d._legacy == name:
+                    dtype = d
+                    break
+            else:
+                raise ValueError(f"invalid type: '{dtype}'")
+        return self.to(dtype)
+
+    # -- devices ---------------------------------------------------------------------------------------
+    def cpu(self) -> Tensor:
+        return self
+
+    def cuda(self, *args, **kwargs):
+        raise RuntimeError("minigrad runs on the CPU only: Tensor.cuda() is not available.\n"
+                           "hint: minigrad.cuda.is_available() is False; keep tensors on the CPU.")
+
+    # -- printing ----------------------------------------------------------------------------------------
+    def __repr__(self, *, tensor_contents=None) -> str:
+        from ._printing import format_tensor
+
+        tail = []
+        fn = self._grad_fn
+        if fn is not None:
+            tail.append(f"grad_fn=<{fn.name() if fn.name().isidentifier() else type(fn).__name__}>")
+        elif self._requires_grad:
+            tail.append("requires_grad=True")
+        return format_tensor(self._data, default_float=_dtypes.default_np(), tail=tail)
+
+    __str__ = __repr__
+
+    def __getattr__(self, name: str):
+        if name.startswith("_"):
+            raise AttributeError(f"'Tensor' object has no attribute '{name}'")
+        raise AttributeError(f"'Tensor' object has no attribute '{name}' (minigrad does not implement "
+                             f"Tensor.{name}; see 'Differences from PyTorch' in the README)")
+
+    def __format__(self, spec: str) -> str:
+        if self._data.ndim == 0:
+            return self._data.item().__format__(spec)
+        return object.__format__(self, spec)
+
+
+def make(data: np.ndarray, grad_fn=None, requires_grad: bool = False) -> Tensor:
+    """The fast constructor every operation uses (no argument checking)."""
+    t = _new(Tensor)
+    t._data = data
+    t._grad_fn = grad_fn
+    t._requires_grad = requires_grad
+    t._grad = None
+    t._vbox = None
+    t._base = None
+    t._out_nr = 0
+    t._x = None
+    if STATE.mode < 0:
+        t._x = _Extra()
+        t._x.inference = True
+    return t
+
+
+def _init_like(t: Tensor, data: np.ndarray, requires_grad: bool) -> None:
+    t._data = data
+    t._grad_fn = None
+    t._requires_grad = requires_grad
+    t._grad = None
+    t._vbox = None
+    t._base = None
+    t._out_nr = 0
+    t._x = None
+
+
+def _rebuild(data, requires_grad):
+    return make(data, None, requires_grad)
+
+
+def _as_array_data(obj):
+    """Turn nested lists/tuples that may contain 0-d or 1-element tensors into plain Python data."""
+    if isinstance(obj, Tensor):
+        return obj._data
+    if isinstance(obj, (list, tuple)):
+        return [_as_array_data(o) for o in obj]
+    return obj
+
+
+def _wrap_dim(dim: int, ndim: int) -> int:
+    n = ndim if ndim > 0 else 1
+    if not -n <= dim < n:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {dim})")
+    return dim % n if ndim > 0 else 0
+
+
+def legacy_type(name: str, np_dtype: str):
+    return _LegacyTypeMeta(name, (), {"_np_dtype": np.dtype(np_dtype)})
+
+
+FloatTensor = legacy_type("FloatTensor", "float32")
+DoubleTensor = legacy_type("DoubleTensor", "float64")
+LongTensor = legacy_type("LongTensor", "int64")
+IntTensor = legacy_type("IntTensor", "int32")
+BoolTensor = legacy_type("BoolTensor", "bool")
+ByteTensor = legacy_type("ByteTensor", "uint8")
+HalfTensor = legacy_type("HalfTensor", "float16")

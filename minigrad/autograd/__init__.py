@@ -1,0 +1,116 @@
+"""`minigrad.autograd`: backward, grad, custom Functions, the legacy Variable, and checks."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from . import anomaly_mode, engine, grad_mode, graph
+from .anomaly_mode import detect_anomaly, set_detect_anomaly
+from .function import Function, FunctionCtx, once_differentiable
+from .grad_mode import enable_grad, inference_mode, no_grad, set_grad_enabled
+from .variable import Variable
+
+__all__ = ["Variable", "Function", "FunctionCtx", "once_differentiable", "backward", "grad", "no_grad",
+           "enable_grad", "set_grad_enabled", "inference_mode", "detect_anomaly", "set_detect_anomaly",
+           "graph", "grad_mode", "anomaly_mode", "functional", "gradcheck", "gradgradcheck", "GradcheckError"]
+
+
+def _tensors(x) -> tuple:
+    from .._tensor import Tensor
+
+    if isinstance(x, Tensor):
+        return (x,)
+    return tuple(x)
+
+
+def _make_grads(outputs: tuple, grads: tuple, create_graph: bool) -> list:
+    """Seed gradients: ones for a one-element output, else the given tensor (shape-checked)."""
+    from .._tensor import Size, make
+
+    out = []
+    for i, (t, g) in enumerate(zip(outputs, grads)):
+        if g is None:
+            if t._data.size != 1:
+                raise RuntimeError("grad can be implicitly created only for scalar outputs")
+            if t._data.dtype.kind != "f":
+                raise RuntimeError(f"grad can be implicitly created only for real scalar outputs but got "
+                                   f"{t.dtype}")
+            arr = np.ones(t._data.shape, t._data.dtype)
+            out.append(make(arr) if create_graph else arr)
+            continue
+        if not hasattr(g, "_data"):
+            from .._creation import tensor
+
+            g = tensor(g, dtype=t.dtype)
+        if g._data.shape != t._data.shape:
+            raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of {Size(g._data.shape)} and "
+                               f"output[{i}] has a shape of {Size(t._data.shape)}.")
+        if g._data.dtype != t._data.dtype:
+            g = g.to(t.dtype)
+        out.append(g if create_graph else g._data)
+    return out
+
+
+def _check_outputs(outputs: tuple) -> None:
+    for i, t in enumerate(outputs):
+        if not t._requires_grad:
+            raise RuntimeError(f"element {i} of tensors does not require grad and does not have a grad_fn")
+
+
+def backward(tensors, grad_tensors=None, retain_graph: bool | None = None, create_graph: bool = False,
+             grad_variables=None, inputs=None) -> None:
+    """Compute the gradients of `tensors` and add them into `.grad` of the leaves (or of `inputs`)."""
+    if grad_variables is not None:
+        grad_tensors = grad_variables
+    outputs = _tensors(tensors)
+    if grad_tensors is None:
+        grads = (None,) * len(outputs)
+    else:
+        grads = _tensors(grad_tensors) if not isinstance(grad_tensors, Sequence) else tuple(grad_tensors)
+    if len(grads) != len(outputs):
+        raise RuntimeError(f"got {len(grads)} tensors and {len(outputs)} gradients")
+    if retain_graph is None:
+        retain_graph = create_graph
+    if inputs is not None:
+        inputs = _tensors(inputs)
+        if not inputs:
+            raise RuntimeError("`inputs` argument to `backward()` cannot be empty.")
+    _check_outputs(outputs)
+    if create_graph and inputs is None:
+        engine.warn_create_graph_backward()
+    seeds = _make_grads(outputs, grads, create_graph)
+    engine.run_backward(list(outputs), seeds, retain_graph, create_graph, inputs=inputs, accumulate=True)
+
+
+def grad(outputs, inputs, grad_outputs=None, retain_graph: bool | None = None, create_graph: bool = False,
+         only_inputs: bool = True, allow_unused: bool | None = None, is_grads_batched: bool = False,
+         materialize_grads: bool = False) -> tuple:
+    """Return the gradients of `outputs` with respect to `inputs`, without touching any `.grad`."""
+    from .._tensor import Tensor, make
+
+    outs = _tensors(outputs)
+    ins = _tensors(inputs)
+    if grad_outputs is None:
+        grads = (None,) * len(outs)
+    else:
+        grads = (grad_outputs,) if isinstance(grad_outputs, Tensor) else tuple(grad_outputs)
+    if allow_unused is None:
+        allow_unused = materialize_grads
+    for t in ins:
+        if not t._requires_grad:
+            raise RuntimeError("One of the differentiated Tensors does not require grad")
+    _check_outputs(outs)
+    if retain_graph is None:
+        retain_graph = create_graph
+    seeds = _make_grads(outs, grads, create_graph)
+    result = engine.run_backward(list(outs), seeds, retain_graph, create_graph, inputs=ins, accumulate=False,
+                                 allow_unused=allow_unused)
+    if materialize_grads:
+        result = tuple(make(np.zeros_like(t._data)) if g is None else g for t, g in zip(ins, result))
+    return result
+
+
+from . import functional  # noqa: E402  (functional uses grad, defined above)
+from .gradcheck import GradcheckError, gradcheck, gradgradcheck  # noqa: E402

@@ -1,0 +1,315 @@
+"""The backward engine: an iterative walk over the graph, in PyTorch's order.
+
+1. Count, for every node reachable from the roots, how many edges lead into it.
+2. Run ready nodes from a heap ordered like PyTorch's ready queue (AccumulateGrad first, then the
+   most recently created node), so hooks fire in the order PyTorch fires them.
+3. A node runs once every gradient flowing into it has been summed in its buffer; its outputs are
+   checked against what the receiving node expects (broadcast gradients summed back to the
+   input's shape, dtype cast), then added to the receivers' buffers.
+
+On the fast path gradients are NumPy arrays and no graph is recorded; with `create_graph=True`
+they are Tensors and grad mode stays on, so the backward pass itself is differentiable.
+"""
+
+from __future__ import annotations
+
+import heapq
+import warnings
+
+import numpy as np
+
+from . import anomaly_mode
+from .grad_mode import STATE
+from .graph import AccumulateGrad
+
+
+def run_backward(roots: list, grads: list, keep_graph: bool, create_graph: bool,
+                 inputs: tuple | None = None, accumulate: bool = True, allow_unused: bool = False):
+    """Run backward from `roots` (tensors) seeded with `grads` (arrays, or Tensors if create_graph).
+
+    With `inputs`, only what leads to them runs; `accumulate=False` returns their gradients
+    (autograd.grad) instead of adding them into `.grad`.
+    """
+    from .._tensor import Tensor, make
+
+    buffers: dict = {}
+    starts = []
+    for t, g in zip(roots, grads):
+        node = t._grad_fn if t._grad_fn is not None else t._accumulator()
+        _add(buffers, node, t._out_nr, len(node._meta()), g)
+        starts.append(node)
+
+    # 1. dependency counts (iterative: a chain of a million nodes is fine)
+    deps: dict = {}
+    seen = set(starts)
+    stack = list(seen)
+    order = []
+    while stack:
+        node = stack.pop()
+        order.append(node)
+        for nxt, _ in node._next:
+            if nxt is None:
+                continue
+            deps[nxt] = deps.get(nxt, 0) + 1
+            if nxt not in seen:
+                seen.add(nxt)
+                stack.append(nxt)
+
+    captures = None  # node -> [(slot, index in inputs)]
+    send = run = None  # with `inputs`: nodes gradients flow to, and nodes that execute
+    if inputs is not None:
+        captures = {}
+        for k, t in enumerate(inputs):
+            node = t._grad_fn if t._grad_fn is not None else _existing_accumulator(t)
+            if node is not None and node in seen:
+                captures.setdefault(node, []).append((t._out_nr, k))
+        send = _leading_to(order, captures)
+        run = {n for n in send if any(nxt in send for nxt, _ in n._next if nxt is not None)}
+        if accumulate:
+            run |= {n for n in captures if type(n) is AccumulateGrad}
+    captured = [None] * (len(inputs) if inputs is not None else 0)
+
+    # 2-3. run ready nodes
+    prev_mode = STATE.mode
+    STATE.mode = 1 if create_graph else 0
+    try:
+        heap = [(-n._seq, n) for n in seen if n not in deps]
+        heapq.heapify(heap)
+        while heap:
+            node = heapq.heappop(heap)[1]
+            buf = buffers.pop(node, None)
+            if buf is not None:
+                buf = _tensor_prehooks(node, buf, create_graph)
+                if captures is not None and node in captures:
+                    for slot, k in captures[node]:
+                        captured[k] = buf[slot]
+                if run is None or node in run:
+                    if captures is not None and accumulate and node in captures and \
+                            type(node) is not AccumulateGrad:
+                        for slot, k in captures[node]:
+                            _accumulate_nonleaf(inputs[k], buf[slot], create_graph)
+                    outs = _call(node, buf, create_graph)
+                    if not keep_graph:
+                        node._release()
+                    _send(node, outs, buffers, create_graph, send)
+            for nxt, _ in node._next:
+                if nxt is None or (send is not None and nxt not in send):
+                    continue
+                left = deps[nxt] - 1
+                deps[nxt] = left
+                if left == 0:
+                    heapq.heappush(heap, (-nxt._seq, nxt))
+    finally:
+        STATE.mode = prev_mode
+
+    if inputs is None or accumulate:
+        return None
+    result = []
+    for k, g in enumerate(captured):
+        if g is None:
+            if not allow_unused:
+                raise RuntimeError(
+                    f"The differentiated Tensor at index {k} appears to not have been used in the graph. "
+                    "Set allow_unused=True if this is the desired behavior.")
+            result.append(None)
+        elif isinstance(g, Tensor):
+            result.append(g)
+        else:
+            result.append(make(g))
+    return tuple(result)
+
+
+def _existing_accumulator(t):
+    x = t._x
+    ref = x.acc if x is not None else None
+    return ref() if ref is not None else None
+
+
+def _leading_to(order: list, targets) -> set:
+    """The nodes from which some target can be reached, targets included (parents come first in `order`)."""
+    reach = set()
+    for node in reversed(order):
+        if node in targets or any(nxt in reach for nxt, _ in node._next if nxt is not None):
+            reach.add(node)
+    return reach
+
+
+def _add(buffers: dict, node, slot: int, n: int, g) -> None:
+    buf = buffers.get(node)
+    if buf is None:
+        buf = buffers[node] = [None] * n
+    old = buf[slot]
+    buf[slot] = g if old is None else old + g
+
+
+def _send(node, outs: list, buffers: dict, create_graph: bool, send) -> None:
+    """Check each output against what its receiver expects, then add it to the receiver's buffer."""
+    for i, ((nxt, slot), g) in enumerate(zip(node._next, outs)):
+        if nxt is None or g is None or (send is not None and nxt not in send):
+            continue
+        meta = nxt._meta()
+        shape, dtype = meta[slot]
+        g = _validate(node, i, g, shape, dtype, create_graph)
+        buf = buffers.get(nxt)
+        if buf is None:
+            buf = buffers[nxt] = [None] * len(meta)
+        old = buf[slot]
+        buf[slot] = g if old is None else old + g
+
+
+def _validate(node, i: int, g, shape: tuple, dtype, create_graph: bool):
+    """Sum a broadcast gradient back to the input's shape and cast it to the input's dtype."""
+    if create_graph:
+        from .._tensor import Tensor, make
+
+        if not isinstance(g, Tensor):
+            g = make(np.asarray(g))
+        if g._data.shape != shape:
+            g = _sum_to_checked(node, i, g, shape)
+        if g._data.dtype != dtype:
+            g = g.to(dtype)
+        return g
+    if g.__class__ is not np.ndarray:
+        g = np.asarray(g)
+    if g.shape != shape:
+        g = _sum_to_checked(node, i, g, shape)
+    if g.dtype != dtype:
+        g = g.astype(dtype)
+    return g
+
+
+def _sum_to_checked(node, i: int, g, shape: tuple):
+    from ..ops._dual import expandable, sum_to
+
+    gshape = tuple(g.shape)
+    if not expandable(shape, gshape):
+        raise RuntimeError(
+            f"Function {node.name()} returned an invalid gradient at index {i} - got {list(gshape)} but expected "
+            f"shape compatible with {list(shape)}")
+    return sum_to(g, shape)
+
+
+def _tensor_prehooks(node, buf: list, create_graph: bool) -> list:
+    """Tensor hooks (`t.register_hook`) of the node's outputs, then retain_grad, before the node runs."""
+    if node._x is None and type(node) is not AccumulateGrad:
+        return buf
+    for slot in range(len(buf)):
+        g = buf[slot]
+        if g is None:
+            continue
+        hooks = node._tensor_prehooks(slot)
+        if hooks:
+            for fn in list(hooks.values()):
+                gt = _as_tensor(g)
+                new = fn(gt)
+                if new is not None:
+                    if tuple(new.shape) != tuple(gt.shape):
+                        raise RuntimeError(f"hook '{getattr(fn, '__name__', fn)}' has changed the size of value")
+                    g = new if create_graph else new._data
+            buf[slot] = g
+        ref = node._retain_ref(slot)
+        if ref is not None:
+            t = ref()
+            if t is not None:
+                _accumulate_nonleaf(t, g, create_graph)
+    return buf
+
+
+def _accumulate_nonleaf(t, g, create_graph: bool) -> None:
+    """`.grad` of a retained (or `inputs=`-named) non-leaf: a fresh copy, added up across calls."""
+    from .._tensor import make
+
+    if create_graph:
+        t._grad = g if t._grad is None else t._grad + g
+        return
+    arr = g._data if hasattr(g, "_data") else g
+    if t._grad is None:
+        t._grad = make(np.array(arr, copy=True))
+    else:
+        t._grad = make(t._grad._data + arr)
+
+
+def _call(node, buf: list, create_graph: bool) -> list:
+    """Node prehooks, the node itself, node hooks; with anomaly mode, a NaN check."""
+    x = node._x
+    pre = x.get("prehooks") if x else None
+    if pre:
+        for fn in list(pre.values()):
+            new = fn(tuple(_as_tensor(g) for g in buf))
+            if new is not None:
+                buf = [_from_hook(g, create_graph) for g in new]
+    if anomaly_mode.ENABLED[0]:
+        outs = anomaly_mode.run_checked(node, buf, create_graph)
+    else:
+        outs = node._apply(buf, create_graph)
+    post = x.get("hooks") if x else None
+    if post:
+        for fn in list(post.values()):
+            new = fn(tuple(_as_tensor(g) for g in outs), tuple(_as_tensor(g) for g in buf))
+            if new is not None:
+                outs = [_from_hook(g, create_graph) for g in new]
+    return outs
+
+
+def call_node(node, grads: list) -> list:
+    """`grad_fn(grad)` called by hand: run one node on the given gradients, return Tensors."""
+    arrays = [g._data if g is not None else None for g in grads]
+    outs = node._apply(arrays, False)
+    return [_as_tensor(o) for o in outs]
+
+
+def _as_tensor(g):
+    from .._tensor import Tensor, make
+
+    if g is None or isinstance(g, Tensor):
+        return g
+    return make(g if g.__class__ is np.ndarray else np.asarray(g))
+
+
+def _from_hook(g, create_graph: bool):
+    if g is None or create_graph:
+        return g
+    return g._data
+
+
+def accumulate_into(var, g, create_graph: bool) -> None:
+    """AccumulateGrad: `.grad = g` the first time, `.grad += g` (in place, as PyTorch) afterwards."""
+    from .._tensor import make
+
+    if g is None:
+        return
+    old = var._grad
+    if create_graph:
+        from .._tensor import Tensor
+
+        if not isinstance(g, Tensor):
+            g = make(g)
+        if old is None and g._requires_grad:
+            from ..ops.inplace import copy_
+
+            g = copy_(make(np.empty_like(g._data)), g)  # a graph-connected copy: CopyBackwards, as PyTorch
+        var._grad = g if old is None else old + g
+    elif old is None:
+        # the engine may hand the same array to several places; own a private copy
+        var._grad = make(np.array(g, copy=True))
+    elif old._grad_fn is not None or old._requires_grad:
+        var._grad = make(old._data + g)
+    else:
+        od = old._data
+        if od.flags.writeable and od.shape == np.shape(g):
+            np.add(od, g, out=od)
+            old._bump()
+        else:
+            var._grad = make(od + g)
+    x = var._x
+    if x is not None and x.post_hooks:
+        for fn in list(x.post_hooks.values()):
+            fn(var)
+
+
+def warn_create_graph_backward() -> None:
+    warnings.warn(
+        "Using backward() with create_graph=True will create a reference cycle between the parameter and its "
+        "gradient which can cause a memory leak. We recommend using autograd.grad when creating the graph to "
+        "avoid this. If you have to use this function, make sure to reset the .grad fields of your parameters "
+        "to None after use to break the cycle and avoid the leak.", UserWarning, stacklevel=3)

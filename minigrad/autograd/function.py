@@ -1,0 +1,281 @@
+"""Custom autograd Functions: `class Exp(Function)` with static `forward(ctx, ...)` / `backward(ctx, ...)`.
+
+As in PyTorch, the `ctx` object *is* the graph node (an instance of `<Name>Backward`), so
+whatever `forward` stores on it is there for `backward`. Saved outputs are kept as arrays and
+rebuilt on access, so `ctx -> output -> ctx` never forms a reference cycle.
+"""
+
+from __future__ import annotations
+
+import functools
+import warnings
+
+import numpy as np
+
+from .grad_mode import STATE, no_grad
+from .graph import BACKWARD_TWICE, FREED, Node, _seq
+
+LEGACY = ("Legacy autograd function with non-static forward method is deprecated. Please use new-style autograd "
+          "function with static forward method. (Example: https://pytorch.org/docs/stable/autograd.html"
+          "#torch.autograd.Function)")
+
+
+class FunctionCtx:
+    """What `ctx` offers inside `forward` and `backward`."""
+
+    def save_for_backward(self, *tensors) -> None:
+        self._to_save = tensors
+
+    def save_for_forward(self, *tensors) -> None:
+        self._to_save_forward = tensors
+
+    def mark_dirty(self, *tensors) -> None:
+        self._dirty = tensors
+
+    def mark_non_differentiable(self, *tensors) -> None:
+        self._non_differentiable = tensors
+
+    def set_materialize_grads(self, value: bool) -> None:
+        self._materialize = bool(value)
+
+    @property
+    def saved_tensors(self) -> tuple:
+        saved = self.__dict__.get("_saved")
+        if saved is FREED:
+            raise RuntimeError(BACKWARD_TWICE)
+        if saved is None:
+            return tuple(self.__dict__.get("_to_save", ()))
+        return tuple(_unpack(self, s) for s in saved)
+
+    saved_variables = saved_tensors
+
+
+def _unpack(node, entry):
+    from .._tensor import Tensor, make
+    from ..ops._record import modified_message
+
+    if entry is None:
+        return None
+    kind, value, box, version = entry
+    now = box[0] if box is not None else 0
+    if kind == "output":
+        arr, nr = value
+        t = make(arr, node, True)
+        t._vbox = box
+        t._out_nr = nr
+        if now != version:
+            raise RuntimeError(modified_message(t, now, version))
+        return t
+    assert isinstance(value, Tensor)
+    if now != version:
+        raise RuntimeError(modified_message(value, now, version))
+    return value
+
+
+class BackwardCFunction(Node, FunctionCtx):
+    """Base of the `<Name>Backward` node classes made for each Function subclass."""
+
+    _forward_cls = None
+
+    def name(self) -> str:
+        return type(self).__name__
+
+    def __repr__(self) -> str:
+        return object.__repr__(self)
+
+    def _meta(self):
+        return self._metas
+
+    def _release(self) -> None:
+        if self.__dict__.get("_saved") is not None:
+            self._saved = FREED
+
+    def _apply(self, grads: list, create_graph: bool) -> list:
+        from .._tensor import Tensor, make
+
+        if self.__dict__.get("_saved") is FREED:
+            raise RuntimeError(BACKWARD_TWICE)
+        materialize = self.__dict__.get("_materialize", True)
+        args = []
+        for g, meta in zip(grads, self._metas):
+            if g is None:
+                if materialize:
+                    g = np.zeros(meta[0], meta[1])
+                else:
+                    args.append(None)
+                    continue
+            args.append(g if isinstance(g, Tensor) else make(g if g.__class__ is np.ndarray else np.asarray(g)))
+        res = self._forward_cls.backward(self, *args)
+        if not isinstance(res, tuple):
+            res = (res,)
+        n = self._n_args
+        if len(res) != n:
+            if len(res) > n and all(r is None for r in res[n:]):
+                res = res[:n]
+            else:
+                raise RuntimeError(f"function {self.name()} returned an incorrect number of gradients (expected {n}, "
+                                   f"got {len(res)})")
+        out = []
+        for pos, r in enumerate(res):
+            if pos not in self._tensor_pos:
+                if r is not None:
+                    raise RuntimeError(f"function {self.name()} returned a gradient different than None at position "
+                                       f"{pos + 1}, but the corresponding forward input was not a Variable")
+                continue
+            if r is None:
+                out.append(None)
+            elif not isinstance(r, Tensor):
+                raise TypeError(f"function {self.name()} returned a gradient of type {type(r).__name__} at index "
+                                f"{pos}; expected a Tensor or None")
+            else:
+                out.append(r if create_graph else r._data)
+        return out
+
+    def apply(self, *grads):
+        """`ctx.apply(*grads)`: call the user's backward directly (as PyTorch allows)."""
+        return self._forward_cls.backward(self, *grads)
+
+
+class FunctionMeta(type):
+    """Gives every Function subclass its node class, named `<Name>Backward` as in PyTorch."""
+
+    def __init__(cls, name, bases, attrs):
+        backward_cls = type(name + "Backward", (BackwardCFunction,), {"_forward_cls": cls})
+        backward_cls.__module__ = "minigrad.autograd.function"
+        backward_cls.__qualname__ = name + "Backward"
+        cls._backward_cls = backward_cls
+        super().__init__(name, bases, attrs)
+
+
+class Function(FunctionCtx, metaclass=FunctionMeta):
+    """Subclass with static `forward(ctx, *args)` and `backward(ctx, *grads)`; call `.apply(*args)`."""
+
+    def __init__(self, *args, **kwargs):
+        warnings.warn(f"{self.__class__} should not be instantiated. Methods on autograd functions are all static, "
+                      "so you should invoke them on the class itself. Instantiating an autograd function will raise "
+                      "an error in a future version of PyTorch.", DeprecationWarning, stacklevel=2)
+
+    def __call__(self, *args, **kwargs):
+        raise RuntimeError(LEGACY)
+
+    @staticmethod
+    def forward(ctx, *args, **kwargs):
+        raise NotImplementedError("You must implement the forward function for custom autograd.Function.")
+
+    @staticmethod
+    def backward(ctx, *grad_outputs):
+        raise NotImplementedError("You must implement either the backward or vjp method for your custom "
+                                  "autograd.Function to use it with backward mode AD.")
+
+    vjp = backward
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        raise NotImplementedError("setup_context is not implemented.")
+
+    @staticmethod
+    def jvp(ctx, *grad_inputs):
+        raise NotImplementedError("You must implement the jvp function for custom autograd.Function to use it with "
+                                  "forward mode AD.")
+
+    @classmethod
+    def apply(cls, *args, **kwargs):
+        return _apply(cls, args, kwargs)
+
+
+def _apply(cls, args: tuple, kwargs: dict):
+    from .._tensor import Tensor, make
+
+    node = cls._backward_cls.__new__(cls._backward_cls)
+    node._next = ()
+    node._seq = next(_seq)
+    node._out = None
+    node._x = None
+    needs = tuple(isinstance(a, Tensor) and a._requires_grad for a in args)
+    node.needs_input_grad = needs
+    recording = STATE.mode > 0 and any(needs)
+    prev = STATE.mode
+    STATE.mode = 0 if prev > 0 else prev
+    try:
+        if cls.setup_context is not Function.setup_context:
+            output = cls.forward(*args, **kwargs)
+            cls.setup_context(node, args, output)
+        else:
+            output = cls.forward(node, *args, **kwargs)
+    finally:
+        STATE.mode = prev
+    if not recording:
+        return output
+    single = not isinstance(output, tuple)
+    outs = (output,) if single else output
+    edges = []
+    tensor_pos = []
+    for i, a in enumerate(args):
+        if isinstance(a, Tensor):
+            tensor_pos.append(i)
+            if a._requires_grad:
+                edges.append((a._grad_fn, a._out_nr) if a._grad_fn is not None else (a._accumulator(), 0))
+            else:
+                edges.append((None, 0))
+    node._next = tuple(edges)
+    node._n_args = len(args)
+    node._tensor_pos = frozenset(tensor_pos)
+    dirty = {id(t) for t in node.__dict__.get("_dirty", ())}
+    non_diff = {id(t) for t in node.__dict__.get("_non_differentiable", ())}
+    input_ids = {id(a) for a in args if isinstance(a, Tensor)}
+    new_outs, metas, out_index = [], [], {}
+    for i, o in enumerate(outs):
+        if not isinstance(o, Tensor):
+            new_outs.append(o)
+            metas.append(((), np.dtype("float32")))
+            continue
+        if id(o) in dirty:
+            if o._grad_fn is None and o._requires_grad:
+                raise RuntimeError("a leaf Variable that requires grad has been used in an in-place operation.")
+            t = o
+            t._bump()
+        elif id(o) in input_ids:
+            t = make(o._data)  # a Function returning its input hands back a new tensor object
+            t._vbox = o._box()
+        else:
+            t = o
+        metas.append((o._data.shape, o._data.dtype))
+        if id(o) in non_diff or o._data.dtype.kind != "f":
+            t._grad_fn = None
+            t._requires_grad = False
+        else:
+            t._grad_fn = node
+            t._out_nr = i
+            t._requires_grad = True
+        out_index[id(o)] = (t, i)
+        new_outs.append(t)
+    node._metas = tuple(metas)
+    if new_outs and isinstance(new_outs[0], Tensor):
+        import weakref
+
+        node._out = weakref.ref(new_outs[0])
+    to_save = node.__dict__.pop("_to_save", None)
+    if to_save is not None:
+        saved = []
+        for s in to_save:
+            if s is None:
+                saved.append(None)
+            elif id(s) in out_index:
+                t, nr = out_index[id(s)]
+                box = t._box()
+                saved.append(("output", (t._data, nr), box, box[0]))
+            else:
+                saved.append(("input", s, s._box(), s._version))
+        node._saved = tuple(saved)
+    return new_outs[0] if single else tuple(new_outs)
+
+
+def once_differentiable(fn):
+    """Mark a backward as not differentiable itself: it runs with grad mode off."""
+
+    @functools.wraps(fn)
+    def wrapper(ctx, *args):
+        with no_grad():
+            return fn(ctx, *args)
+
+    return wrapper

@@ -1,0 +1,249 @@
+"""Graph nodes: the objects you reach through `tensor.grad_fn` and `next_functions`.
+
+A node knows only what backward needs: the edges to the nodes of its inputs (`next_functions`),
+the values its derivative rule reads (saved at forward time), and the shape/dtype of the gradient
+it receives. It never references the tensor it produced (only weakly), so a graph has no
+reference cycles and is freed by reference counting the moment the last tensor goes away.
+
+Everything only introspection reads (`metadata`, hooks, `_saved_*`) lives behind one rarely-set
+slot `_x` or is computed on access, to keep the per-operation cost of recording low.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+import weakref
+from collections import namedtuple
+
+import numpy as np
+
+_seq = itertools.count()
+_ACC_SEQ = 1 << 62  # AccumulateGrad runs as soon as it is ready, as in PyTorch (sequence_nr = UINT64_MAX)
+
+FREED = object()  # marks saved values released after backward
+
+BACKWARD_TWICE = (
+    "Trying to backward through the graph a second time (or directly access saved tensors after they "
+    "have already been freed). Saved intermediate values of the graph are freed when you call .backward() "
+    "or autograd.grad(). Specify retain_graph=True if you need to backward through the graph a second time "
+    "or if you need to access saved tensors after calling backward."
+)
+
+InputMetadata = namedtuple("InputMetadata", "shape dtype")
+
+
+class RemovableHandle:
+    """Returned by every `register_*hook`; `.remove()` takes the hook out again."""
+
+    __slots__ = ("_ref", "id")
+    _ids = itertools.count()
+
+    def __init__(self, hooks: HookDict):
+        self._ref = weakref.ref(hooks)
+        self.id = next(RemovableHandle._ids)
+
+    def remove(self) -> None:
+        hooks = self._ref()
+        if hooks is not None:
+            hooks.pop(self.id, None)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.remove()
+
+
+class HookDict(dict):
+    """An ordered id -> hook mapping that handles can refer to weakly."""
+
+    __slots__ = ("__weakref__",)
+
+    def add(self, fn) -> RemovableHandle:
+        handle = RemovableHandle(self)
+        self[handle.id] = fn
+        return handle
+
+
+class Node:
+    """Base of every graph node (`isinstance(t.grad_fn, minigrad.autograd.graph.Node)`)."""
+
+    __slots__ = ("_next", "_seq", "_out", "_x", "__weakref__")
+
+    # -- the public PyTorch API -------------------------------------------------------------
+    def name(self) -> str:
+        return type(self).__name__
+
+    @property
+    def next_functions(self) -> tuple:
+        return self._next
+
+    @property
+    def metadata(self) -> dict:
+        return self._extra().setdefault("metadata", {})
+
+    def register_hook(self, fn) -> RemovableHandle:
+        """`fn(grad_inputs, grad_outputs)` runs after this node; a returned tuple replaces grad_inputs."""
+        return self._hookdict("hooks").add(fn)
+
+    def register_prehook(self, fn) -> RemovableHandle:
+        """`fn(grad_outputs)` runs before this node; a returned tuple replaces grad_outputs."""
+        return self._hookdict("prehooks").add(fn)
+
+    def _sequence_nr(self) -> int:
+        return self._seq
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} object at {hex(id(self))}>"
+
+    def __call__(self, *grads):
+        from .engine import call_node
+
+        outs = call_node(self, list(grads))
+        return outs[0] if len(outs) == 1 else tuple(outs)
+
+    # -- minigrad's own introspection names (README: "Introspection names") -----------------
+    @property
+    def input_metadata(self) -> tuple:
+        """Shape and dtype of the gradient each input slot of this node expects."""
+        return tuple(InputMetadata(tuple(s), _dtype_name(d)) for s, d in self._meta())
+
+    @property
+    def output_tensor(self):
+        """The tensor this node produced, while it is alive (a weak reference)."""
+        ref = self._out
+        return ref() if ref is not None else None
+
+    @property
+    def hooks(self) -> tuple:
+        return tuple(self._extra().get("hooks", {}).values())
+
+    @property
+    def prehooks(self) -> tuple:
+        return tuple(self._extra().get("prehooks", {}).values())
+
+    # -- internals ----------------------------------------------------------------------------
+    def _extra(self) -> dict:
+        x = self._x
+        if x is None:
+            x = self._x = {}
+        return x
+
+    def _hookdict(self, key: str) -> HookDict:
+        x = self._extra()
+        d = x.get(key)
+        if d is None:
+            d = x[key] = HookDict()
+        return d
+
+    def _tensor_prehooks(self, nr: int):
+        x = self._x
+        if x is None:
+            return None
+        tp = x.get("tensor_hooks")
+        return tp.get(nr) if tp else None
+
+    def _retain_ref(self, nr: int):
+        x = self._x
+        if x is None:
+            return None
+        r = x.get("retain")
+        return r.get(nr) if r else None
+
+    def _meta(self):
+        """((shape, np dtype), ...) per output: what the gradients arriving here must look like."""
+        raise NotImplementedError
+
+    def _apply(self, grads: list, create_graph: bool) -> list:
+        raise NotImplementedError
+
+    def _release(self) -> None:
+        pass
+
+
+def _dtype_name(np_dtype) -> str:
+    from .._dtypes import FROM_NP
+
+    return repr(FROM_NP[np.dtype(np_dtype)])
+
+
+class AccumulateGrad(Node):
+    """The sink of a leaf: adds the arriving gradient into `variable.grad`."""
+
+    __slots__ = ("variable",)
+
+    def __init__(self, variable):
+        self.variable = variable
+        self._next = ()
+        self._seq = _ACC_SEQ + next(_seq)
+        self._out = None
+        self._x = None
+
+    def name(self) -> str:
+        return "minigrad::autograd::AccumulateGrad"
+
+    def _meta(self):
+        d = self.variable._data
+        return ((d.shape, d.dtype),)
+
+    def _tensor_prehooks(self, nr: int):
+        x = self.variable._x
+        return x.hooks if x is not None else None
+
+    def _apply(self, grads: list, create_graph: bool) -> list:
+        from .engine import accumulate_into
+
+        accumulate_into(self.variable, grads[0], create_graph)
+        return []
+
+
+_BACKWARD_SUFFIX = re.compile(r"Backward\d*$")
+
+
+def forward_op_name(node) -> str:
+    """'ExpBackward0' -> 'Exp', as PyTorch names the op in its in-place error message."""
+    return _BACKWARD_SUFFIX.sub("", type(node).__name__)
+
+
+# -- saved-tensor hooks ----------------------------------------------------------------------------------
+SAVED_HOOKS: list = []  # stack of (pack_hook, unpack_hook); the innermost applies
+
+
+class Packed:
+    """A saved tensor that went through a pack hook; unpacked again when backward reads it."""
+
+    __slots__ = ("obj", "unpack")
+
+    def __init__(self, obj, unpack):
+        self.obj = obj
+        self.unpack = unpack
+
+
+class saved_tensors_hooks:
+    """Inside this block, every tensor a node saves goes through `pack_hook` at forward time and
+    `unpack_hook` when backward (or `_saved_*`) reads it."""
+
+    def __init__(self, pack_hook, unpack_hook):
+        self.pack_hook = pack_hook
+        self.unpack_hook = unpack_hook
+
+    def __enter__(self):
+        SAVED_HOOKS.append((self.pack_hook, self.unpack_hook))
+        return self
+
+    def __exit__(self, *exc):
+        SAVED_HOOKS.pop()
+
+
+class save_on_cpu(saved_tensors_hooks):
+    """Everything is on the CPU already: the hooks are the identity."""
+
+    def __init__(self, pin_memory: bool = False, device_type: str = "cuda"):
+        super().__init__(lambda t: t, lambda t: t)
+
+
+def get_gradient_edge(tensor):
+    """(node, input_nr) that a gradient for `tensor` flows into, as PyTorch's GradientEdge."""
+    fn = tensor.grad_fn
+    return (fn, tensor.output_nr) if fn is not None else (tensor._accumulator(), 0)

@@ -1,0 +1,224 @@
+"""Helpers that work on NumPy arrays (fast backward) and on Tensors (create_graph=True).
+
+Derivative formulas call these instead of NumPy or Tensor methods directly, so each formula
+is written once. Anything that is not a Tensor is treated as an array.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._tensor import Tensor
+
+
+def is_t(x) -> bool:
+    return isinstance(x, Tensor)
+
+
+def expandable(shape: tuple, target: tuple) -> bool:
+    """Can a tensor of `shape` be broadcast to `target` (so a gradient of `target` sums back)?"""
+    if len(shape) > len(target):
+        return False
+    for s, t in zip(reversed(shape), reversed(target)):
+        if s != t and s != 1:
+            return False
+    return True
+
+
+def _sum_dims(shape: tuple, gshape: tuple) -> tuple:
+    lead = len(gshape) - len(shape)
+    dims = list(range(lead))
+    for i, s in enumerate(shape):
+        if s == 1 and gshape[lead + i] != 1:
+            dims.append(lead + i)
+    return tuple(dims)
+
+
+def sum_to(g, shape: tuple):
+    """Sum a broadcast gradient back to `shape` (the reverse of broadcasting)."""
+    shape = tuple(shape)
+    gshape = tuple(g.shape)
+    if gshape == shape:
+        return g
+    dims = _sum_dims(shape, gshape)
+    if is_t(g):
+        return g.sum(dims, keepdim=True).reshape(shape) if dims else g.reshape(shape)
+    out = g.sum(axis=dims, keepdims=True) if dims else g
+    return out.reshape(shape)
+
+
+def expand(g, shape: tuple):
+    if is_t(g):
+        return g.expand(shape)
+    return np.broadcast_to(g, shape)
+
+
+def unsqueeze_dims(g, dims: tuple):
+    """Re-insert the dims a non-keepdim reduction removed (dims sorted, non-negative)."""
+    if is_t(g):
+        for d in sorted(dims):
+            g = g.unsqueeze(d)
+        return g
+    return np.expand_dims(g, tuple(dims))
+
+
+def reduced_expand(grad, sizes: tuple, dims: tuple, keepdim: bool):
+    """Backward of a reduction over `dims`: spread the gradient back over the reduced dims."""
+    if not keepdim and len(sizes) > 0:
+        grad = unsqueeze_dims(grad, tuple(d % len(sizes) for d in dims))
+    return expand(grad, sizes)
+
+
+def transpose(g, d0: int, d1: int):
+    return g.transpose(d0, d1) if is_t(g) else np.swapaxes(g, d0, d1)
+
+
+def t(g):
+    return g.t() if is_t(g) else g.T
+
+
+def permute(g, dims):
+    return g.permute(*dims) if is_t(g) else np.transpose(g, dims)
+
+
+def reshape(g, shape):
+    return g.reshape(tuple(shape))
+
+
+def squeeze_dims(g, dims):
+    if is_t(g):
+        for d in sorted(dims, reverse=True):
+            g = g.squeeze(d)
+        return g
+    return np.squeeze(g, axis=tuple(dims)) if dims else g
+
+
+def outer(a, b):
+    if is_t(a) or is_t(b):
+        return a.unsqueeze(-1) * b if is_t(a) else a[..., None] * b
+    return np.multiply.outer(a, b)
+
+
+def _unary(name: str, np_fn):
+    def f(x):
+        return getattr(x, name)() if is_t(x) else np_fn(x)
+    f.__name__ = name
+    return f
+
+
+exp = _unary("exp", np.exp)
+log = _unary("log", np.log)
+sin = _unary("sin", np.sin)
+cos = _unary("cos", np.cos)
+sqrt = _unary("sqrt", np.sqrt)
+sign = _unary("sign", np.sign)
+tanh = _unary("tanh", np.tanh)
+sigmoid = _unary("sigmoid", lambda x: 1 / (1 + np.exp(-x)))
+
+
+def where(cond, a, b):
+    """`cond` is always a plain boolean array (masks carry no gradient)."""
+    if is_t(a) or is_t(b):
+        from .pointwise import where as t_where
+
+        return t_where(cond, a, b)
+    return np.where(cond, a, b)
+
+
+def data(x):
+    """The array behind a value (masks and comparisons never need a graph)."""
+    return x._data if is_t(x) else x
+
+
+def zeros_like(x):
+    if is_t(x):
+        from .._tensor import make
+
+        return make(np.zeros_like(x._data))
+    return np.zeros_like(x)
+
+
+def scatter_into(g, shape: tuple, key, accumulate: bool, name: str):
+    """A zero tensor of `shape` with `g` placed at `key`: backward of select/slice/indexing."""
+    if is_t(g):
+        from .index import index_backward_op
+
+        return index_backward_op(g, tuple(shape), key, accumulate, name)
+    out = np.zeros(shape, dtype=g.dtype)
+    if accumulate:
+        np.add.at(out, key, g)
+    else:
+        out[key] = g
+    return out
+
+
+def stack(values, dim: int):
+    if any(is_t(v) for v in values):
+        from .._tensor import make
+
+        if not all(is_t(v) for v in values):
+            values = [v if is_t(v) else make(np.asarray(v)) for v in values]
+        from .join import stack as t_stack
+
+        return t_stack(values, dim)
+    return np.stack(values, dim)
+
+
+def erf(x):
+    if is_t(x):
+        return x.erf()
+    from math import erf as _erf
+
+    return np.vectorize(_erf, otypes=[x.dtype])(x)
+
+
+def sum_keep(g, dim: int):
+    return g.sum(dim, keepdim=True) if is_t(g) else g.sum(axis=dim, keepdims=True)
+
+
+def cumsum(g, dim: int):
+    return g.cumsum(dim) if is_t(g) else np.cumsum(g, axis=dim)
+
+
+def abs(x):
+    return x.abs() if is_t(x) else np.abs(x)
+
+
+def narrow(g, dim: int, start: int, length: int):
+    if is_t(g):
+        return g.narrow(dim, start, length)
+    return g[(slice(None),) * dim + (slice(start, start + length),)]
+
+
+def select(g, dim: int, i: int):
+    return g[(slice(None),) * dim + (i,)]
+
+
+def cat(values, dim: int):
+    if any(is_t(v) for v in values):
+        from .._tensor import make
+        from .join import cat as t_cat
+
+        return t_cat([v if is_t(v) else make(np.asarray(v)) for v in values], dim)
+    return np.concatenate(values, dim)
+
+
+def gather(g, dim: int, index):
+    if is_t(g):
+        from .._tensor import make
+
+        return g.gather(dim, make(index))
+    return np.take_along_axis(g, index, axis=dim)
+
+
+def scatter_add_zeros(g, dim: int, index, shape):
+    if is_t(g):
+        from .._tensor import make
+        from .join import scatter_add
+
+        return scatter_add(make(np.zeros(shape, g._data.dtype)), dim, make(index), g)
+    from .join import _scatter_add_into
+
+    out = np.zeros(shape, g.dtype)
+    _scatter_add_into(out, dim, index, g)
+    return out

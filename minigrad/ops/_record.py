@@ -1,0 +1,297 @@
+"""Turning a derivative table entry into a node class, and recording nodes during forward.
+
+`rule("MulBackward0", "self other", self=lambda grad, other: grad * other, ...)` makes the class
+MulBackward0. The parameter names of each formula say what it reads: `grad` (the incoming
+gradient), `grads` (all of them, for several outputs), an input's name, `result` (the output),
+or an extra non-tensor value (a dim, an exponent). A node saves only what the formulas of the
+inputs that need a gradient read — as PyTorch does, which decides both memory use and which
+in-place changes later break backward.
+
+Formulas get NumPy arrays on the fast path and Tensors under `create_graph=True`; they are
+written with operators and `_dual` helpers that work on both, so every rule is written once and
+higher-order gradients come for free.
+"""
+
+from __future__ import annotations
+
+import weakref
+
+import numpy as np
+
+from .._tensor import Tensor, make
+from ..autograd import anomaly_mode
+from ..autograd.graph import BACKWARD_TWICE, FREED, SAVED_HOOKS, Node, Packed, _seq, forward_op_name
+
+_new = object.__new__
+NONE_EDGE = (None, 0)
+_GRAD, _GRADS, _INPUT, _RESULT, _EXTRA = range(5)
+
+
+class RuleNode(Node):
+    """A node whose backward is a row of the derivative table."""
+
+    __slots__ = ("_in", "_vers", "_res", "_ex", "_m")
+
+    # filled in by rule(): input names, extra names, per-input (formula, argument sources), ...
+    _inputs: tuple = ()
+    _extras: tuple = ()
+    _formulas: tuple = ()
+    _keep: dict = {}
+    _saves_result = False
+    _multi = False
+
+    def _meta(self):
+        return self._m if self._multi else (self._m,)
+
+    def _apply(self, grads: list, create_graph: bool) -> list:
+        if self._in is FREED:
+            raise RuntimeError(BACKWARD_TWICE)
+        if self._multi:
+            grads = [g if g is not None else _zeros(m, create_graph) for g, m in zip(grads, self._m)]
+        g = grads[0]
+        out = []
+        for (fn, srcs), edge in zip(self._formulas, self._next):
+            if edge[0] is None:
+                out.append(None)
+                continue
+            args = []
+            for kind, i in srcs:
+                if kind == _GRAD:
+                    args.append(g)
+                elif kind == _INPUT:
+                    args.append(self._unpack_input(i, create_graph))
+                elif kind == _RESULT:
+                    args.append(self._unpack_result(create_graph))
+                elif kind == _EXTRA:
+                    args.append(self._ex[i])
+                else:
+                    args.append(grads)
+            out.append(fn(*args))
+        return out
+
+    def _unpack_input(self, i: int, create_graph: bool):
+        v = self._in[i]
+        if v.__class__ is Packed:
+            t = v.unpack(v.obj)
+            return t if create_graph else t._data
+        if isinstance(v, Tensor):
+            saved = self._vers[i] if self._vers is not None else 0
+            box = v._vbox
+            now = box[0] if box is not None else 0
+            if now != saved:
+                raise RuntimeError(modified_message(v, now, saved))
+            return v if create_graph else v._data
+        return v
+
+    def _unpack_result(self, create_graph: bool):
+        arr, box, saved = self._res
+        if box[0] != saved:
+            t = make(arr, self, True)
+            raise RuntimeError(modified_message(t, box[0], saved))
+        if not create_graph:
+            return arr
+        t = make(arr, self, True)
+        t._vbox = box
+        return t
+
+    def _release(self) -> None:
+        if self._in is not None or self._res is not None:
+            self._in = FREED
+            self._res = FREED
+
+    def __getattr__(self, name: str):
+        if name.startswith("_saved_"):
+            return self._saved(name[7:])
+        if name.startswith("_raw_saved_"):
+            return self._saved(name[11:])
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+
+    def _saved(self, key: str):
+        cls = type(self)
+        if key in cls._extras:
+            return self._ex[cls._extras.index(key)]
+        if key == "result" and cls._saves_result:
+            if self._res is FREED:
+                raise RuntimeError(BACKWARD_TWICE)
+            return self._unpack_result(True)
+        if key in cls._inputs:
+            if self._in is FREED:
+                raise RuntimeError(BACKWARD_TWICE)
+            if self._in is None:
+                return None
+            v = self._in[cls._inputs.index(key)]
+            if v.__class__ is Packed:
+                return v.unpack(v.obj)
+            if v is None or isinstance(v, Tensor):
+                return v
+            return make(np.asarray(v))  # a Python scalar was saved as a wrapped 0-d tensor
+        raise AttributeError(f"'{cls.__name__}' object has no attribute '_saved_{key}'")
+
+    def __dir__(self):
+        cls = type(self)
+        names = [f"_saved_{n}" for n in cls._inputs + cls._extras]
+        if cls._saves_result:
+            names.append("_saved_result")
+        return sorted(set(object.__dir__(self)) | set(names))
+
+
+def modified_message(t: Tensor, now: int, saved: int) -> str:
+    from .._dtypes import FROM_NP
+
+    what = f"[minigrad.{FROM_NP[t._data.dtype]._legacy} [{', '.join(str(d) for d in t._data.shape)}]]"
+    if t._grad_fn is not None:
+        what += f", which is output {t._out_nr} of {forward_op_name(t._grad_fn)},"
+    return (
+        "one of the variables needed for gradient computation has been modified by an inplace operation: "
+        f"{what} is at version {now}; expected version {saved} instead. Hint: enable anomaly detection to find "
+        "the operation that failed to compute its gradient, with "
+        "minigrad.autograd.set_detect_anomaly(True, check_nan=False)."
+    )
+
+
+def _zeros(meta, create_graph: bool):
+    shape, dtype = meta
+    z = np.zeros(shape, dtype)
+    return make(z) if create_graph else z
+
+
+def _picker(keep: tuple):
+    """A function keeping the inputs a formula reads (None elsewhere), built once per pattern."""
+    if all(keep):
+        return None
+    if not any(keep):
+        return False
+    return lambda inputs: tuple([x if k else None for x, k in zip(inputs, keep)])
+
+
+def rule(name: str, inputs: str, extras: str = "", *, multi: bool = False, **formulas) -> type:
+    """Make the node class `name` from one row of the derivative table."""
+    input_names = tuple(inputs.split())
+    extra_names = tuple(extras.split())
+    compiled = []
+    reads = []
+    saves_result = False
+    for inp in input_names:
+        fn = formulas.pop(inp, None)
+        if fn is None:
+            compiled.append((_not_differentiable(name, inp), ()))
+            reads.append(set())
+            continue
+        params = fn.__code__.co_varnames[: fn.__code__.co_argcount]
+        srcs = []
+        used = set()
+        for p in params:
+            if p == "grad":
+                srcs.append((_GRAD, 0))
+            elif p == "grads":
+                srcs.append((_GRADS, 0))
+            elif p == "result":
+                srcs.append((_RESULT, 0))
+                saves_result = True
+            elif p in extra_names:
+                srcs.append((_EXTRA, extra_names.index(p)))
+            elif p in input_names:
+                srcs.append((_INPUT, input_names.index(p)))
+                used.add(input_names.index(p))
+            else:
+                raise TypeError(f"{name}: formula for {inp} reads unknown value {p!r}")
+        compiled.append((fn, tuple(srcs)))
+        reads.append(used)
+    if formulas:
+        raise TypeError(f"{name}: formulas for unknown inputs {sorted(formulas)}")
+    keep = {}
+    n = len(input_names)
+    for mask in range(1 << n):
+        used = set()
+        for i in range(n):
+            if mask >> i & 1:
+                used |= reads[i]
+        keep[mask] = _picker(tuple(i in used for i in range(n)))
+    return type(name, (RuleNode,), {
+        "__slots__": (), "__module__": "minigrad.autograd.graph", "_inputs": input_names,
+        "_extras": extra_names, "_formulas": tuple(compiled), "_keep": keep, "_saves_result": saves_result,
+        "_multi": multi,
+    })
+
+
+def _not_differentiable(node: str, inp: str):
+    def fail(*_):
+        raise RuntimeError(f"the derivative for '{inp}' of {forward_op_name_from(node)} is not implemented.")
+    return fail
+
+
+def forward_op_name_from(node_name: str) -> str:
+    return node_name.split("Backward")[0].lower()
+
+
+def record(cls, out: np.ndarray, inputs: tuple, extras: tuple = ()) -> Tensor:
+    """Wrap `out` in a tensor whose grad_fn is a new `cls` node over `inputs`.
+
+    Callers have already checked that grad mode is on and some input requires grad.
+    """
+    edges = []
+    mask = 0
+    bit = 1
+    for a in inputs:
+        if isinstance(a, Tensor) and a._requires_grad:
+            fn = a._grad_fn
+            edges.append((fn, a._out_nr) if fn is not None else (a._accumulator(), 0))
+            mask |= bit
+        else:
+            edges.append(NONE_EDGE)
+        bit <<= 1
+    node = _new(cls)
+    node._next = tuple(edges)
+    node._seq = next(_seq)
+    node._x = None
+    node._ex = extras
+    pick = cls._keep[mask]
+    kept = inputs if pick is None else (None if pick is False else pick(inputs))
+    node._in = kept
+    node._vers = None
+    if kept is not None:
+        for i, v in enumerate(kept):
+            if isinstance(v, Tensor):
+                vx = v._x
+                if vx is not None and vx.inference:
+                    raise RuntimeError(INFERENCE_SAVED)
+                if v._vbox is not None and v._vbox[0]:
+                    if node._vers is None:
+                        node._vers = [0] * len(kept)
+                    node._vers[i] = v._vbox[0]
+    if SAVED_HOOKS and kept is not None:
+        pack, unpack = SAVED_HOOKS[-1]
+        node._in = tuple(Packed(pack(v), unpack) if isinstance(v, Tensor) else v for v in kept)
+    if anomaly_mode.ENABLED[0]:
+        anomaly_mode.remember_forward(node)
+    if out.__class__ is not np.ndarray:
+        out = np.asarray(out)
+    t = make(out, node, True)
+    if cls._saves_result:
+        box = t._vbox = [0]
+        node._res = (out, box, 0)
+    else:
+        node._res = None
+    node._m = (out.shape, out.dtype)
+    node._out = weakref.ref(t)
+    return t
+
+
+def record_multi(cls, outs: list, inputs: tuple, extras: tuple = ()) -> list:
+    """Like record, for nodes with several outputs (split, unbind): output i has output_nr i."""
+    first = record(cls, outs[0], inputs, extras)
+    node = first._grad_fn
+    node._m = tuple((np.shape(o), np.asarray(o).dtype) for o in outs)
+    result = [first]
+    for i, o in enumerate(outs[1:], 1):
+        t = make(o if o.__class__ is np.ndarray else np.asarray(o), node, True)
+        t._out_nr = i
+        result.append(t)
+    return result
+
+
+INFERENCE_SAVED = (
+    "Inference tensors cannot be saved for backward. Please do not use Tensors created in inference mode in "
+    "computation tracked by autograd. To work around this, you can make a clone to get a normal tensor and use "
+    "it in autograd, or use `minigrad.no_grad()` instead of `minigrad.inference_mode()`."
+)

@@ -1,0 +1,380 @@
+"""The derivative table: one row per differentiable op, named as PyTorch names its node.
+
+Read it like PyTorch's derivatives.yaml. A row names the node class, the op's inputs, the
+non-tensor values the node keeps (PyTorch shows them as `_saved_<name>`), and for each input the
+gradient formula. Formulas take `grad` and whatever else they read, by name; they use only
+operators and `_dual` helpers, so they run on arrays and, for create_graph, on Tensors.
+Gradients of broadcast inputs are summed back to the input's shape by the engine.
+"""
+
+from __future__ import annotations
+
+from . import _dual as D
+from ._record import rule
+
+# -- arithmetic ---------------------------------------------------------------------------------
+AddBackward0 = rule("AddBackward0", "self other", "alpha",
+                    self=lambda grad: grad,
+                    other=lambda grad, alpha: grad if alpha == 1 else grad * alpha)
+SubBackward0 = rule("SubBackward0", "self other", "alpha",
+                    self=lambda grad: grad,
+                    other=lambda grad, alpha: -grad if alpha == 1 else -grad * alpha)
+RsubBackward1 = rule("RsubBackward1", "self", "alpha",
+                     self=lambda grad, alpha: -grad if alpha == 1 else -grad * alpha)
+MulBackward0 = rule("MulBackward0", "self other",
+                    self=lambda grad, other: grad * other,
+                    other=lambda grad, self: grad * self)
+DivBackward0 = rule("DivBackward0", "self other",
+                    self=lambda grad, other: grad / other,
+                    other=lambda grad, self, other: -grad * self / (other * other))
+NegBackward0 = rule("NegBackward0", "self", self=lambda grad: -grad)
+ReciprocalBackward0 = rule("ReciprocalBackward0", "self",
+                           self=lambda grad, result: -grad * result * result)
+PowBackward0 = rule("PowBackward0", "self", "exponent",
+                    self=lambda grad, self, exponent:
+                    D.zeros_like(grad) if exponent == 0 else grad * exponent * self ** (exponent - 1))
+PowBackward1 = rule("PowBackward1", "self exponent",
+                    self=lambda grad, self, exponent: grad * exponent * self ** (exponent - 1),
+                    exponent=lambda grad, self, exponent, result:
+                    grad * D.where((D.data(self) == 0) & (D.data(exponent) >= 0), 0.0, result * D.log(self)))
+PowBackward2 = rule("PowBackward2", "exponent", "self",
+                    exponent=lambda grad, self, result:
+                    grad * 0.0 if self == 0 else grad * result * _log_scalar(self))
+
+# -- elementwise functions ------------------------------------------------------------------------
+ExpBackward0 = rule("ExpBackward0", "self", self=lambda grad, result: grad * result)
+LogBackward0 = rule("LogBackward0", "self", self=lambda grad, self: grad / self)
+SinBackward0 = rule("SinBackward0", "self", self=lambda grad, self: grad * D.cos(self))
+CosBackward0 = rule("CosBackward0", "self", self=lambda grad, self: grad * -D.sin(self))
+TanhBackward0 = rule("TanhBackward0", "self", self=lambda grad, result: grad * (1 - result * result))
+SigmoidBackward0 = rule("SigmoidBackward0", "self", self=lambda grad, result: grad * result * (1 - result))
+ReluBackward0 = rule("ReluBackward0", "self", self=lambda grad, result: grad * (D.data(result) > 0))
+AbsBackward0 = rule("AbsBackward0", "self", self=lambda grad, self: grad * D.sign(D.data(self)))
+SqrtBackward0 = rule("SqrtBackward0", "self", self=lambda grad, result: grad / (2 * result))
+
+# -- reductions -------------------------------------------------------------------------------------
+SumBackward0 = rule("SumBackward0", "self", "self_sym_sizes",
+                    self=lambda grad, self_sym_sizes: D.expand(grad, self_sym_sizes))
+SumBackward1 = rule("SumBackward1", "self", "dim keepdim self_sym_sizes",
+                    self=lambda grad, dim, keepdim, self_sym_sizes:
+                    D.reduced_expand(grad, self_sym_sizes, dim, keepdim))
+MeanBackward0 = rule("MeanBackward0", "self", "self_sym_numel self_sym_sizes",
+                     self=lambda grad, self_sym_numel, self_sym_sizes:
+                     D.expand(grad / self_sym_numel, self_sym_sizes))
+MeanBackward1 = rule("MeanBackward1", "self", "dim keepdim self_sym_numel self_sym_sizes",
+                     self=lambda grad, dim, keepdim, self_sym_numel, self_sym_sizes:
+                     D.reduced_expand(grad, self_sym_sizes, dim, keepdim) / _reduced_count(self_sym_sizes, dim))
+
+# -- linear algebra ---------------------------------------------------------------------------------
+MmBackward0 = rule("MmBackward0", "self mat2",
+                   self=lambda grad, mat2: grad @ D.t(mat2),
+                   mat2=lambda grad, self: D.t(self) @ grad)
+MvBackward0 = rule("MvBackward0", "self vec",
+                   self=lambda grad, vec: D.outer(grad, vec),
+                   vec=lambda grad, self: D.t(self) @ grad)
+DotBackward0 = rule("DotBackward0", "self tensor",
+                    self=lambda grad, tensor: grad * tensor,
+                    tensor=lambda grad, self: grad * self)
+BmmBackward0 = rule("BmmBackward0", "self mat2",
+                    self=lambda grad, mat2: grad @ D.transpose(mat2, 1, 2),
+                    mat2=lambda grad, self: D.transpose(self, 1, 2) @ grad)
+
+# -- shape and views ----------------------------------------------------------------------------------
+ViewBackward0 = rule("ViewBackward0", "self", "self_sym_sizes",
+                     self=lambda grad, self_sym_sizes: D.reshape(grad, self_sym_sizes))
+UnsafeViewBackward0 = rule("UnsafeViewBackward0", "self", "self_sym_sizes",
+                           self=lambda grad, self_sym_sizes: D.reshape(grad, self_sym_sizes))
+TBackward0 = rule("TBackward0", "self", self=lambda grad: D.t(grad))
+TransposeBackward0 = rule("TransposeBackward0", "self", "dim0 dim1",
+                          self=lambda grad, dim0, dim1: D.transpose(grad, dim0, dim1))
+PermuteBackward0 = rule("PermuteBackward0", "self", "dims",
+                        self=lambda grad, dims: D.permute(grad, _inverse_perm(dims)))
+ExpandBackward0 = rule("ExpandBackward0", "self", "self_sym_sizes",
+                       self=lambda grad, self_sym_sizes: D.sum_to(grad, self_sym_sizes))
+UnsqueezeBackward0 = rule("UnsqueezeBackward0", "self", "dim",
+                          self=lambda grad, dim: D.squeeze_dims(grad, (dim,)))
+SqueezeBackward0 = rule("SqueezeBackward0", "self", "self_sym_sizes",
+                        self=lambda grad, self_sym_sizes: D.reshape(grad, self_sym_sizes))
+SqueezeBackward1 = rule("SqueezeBackward1", "self", "dim self_sym_sizes",
+                        self=lambda grad, dim, self_sym_sizes: D.reshape(grad, self_sym_sizes))
+SqueezeBackward2 = rule("SqueezeBackward2", "self", "dim self_sym_sizes",
+                        self=lambda grad, dim, self_sym_sizes: D.reshape(grad, self_sym_sizes))
+UnbindBackward0 = rule("UnbindBackward0", "self", "dim", multi=True,
+                       self=lambda grads, dim: D.stack(grads, dim))
+CloneBackward0 = rule("CloneBackward0", "self", self=lambda grad: grad)
+ToCopyBackward0 = rule("ToCopyBackward0", "self", "self_dtype",
+                       self=lambda grad, self_dtype: _cast(grad, self_dtype))
+
+# -- indexing -----------------------------------------------------------------------------------------
+SelectBackward0 = rule("SelectBackward0", "self", "dim index self_sym_sizes",
+                       self=lambda grad, dim, index, self_sym_sizes: D.scatter_into(
+                           grad, self_sym_sizes, _select_key(dim, index), False, "SelectBackwardBackward0"))
+SliceBackward0 = rule("SliceBackward0", "self", "dim start end step self_sym_sizes",
+                      self=lambda grad, dim, start, end, step, self_sym_sizes: D.scatter_into(
+                          grad, self_sym_sizes, _slice_key(dim, start, end, step), False, "SliceBackwardBackward0"))
+IndexBackward0 = rule("IndexBackward0", "self", "indices self_sym_sizes",
+                      self=lambda grad, indices, self_sym_sizes: D.scatter_into(
+                          grad, self_sym_sizes, indices, True, "IndexPutBackward0"))
+
+
+# -- small helpers the formulas use ---------------------------------------------------------------------
+def _log_scalar(x):
+    import math
+
+    return math.log(x)
+
+
+def _reduced_count(sizes: tuple, dims: tuple) -> int:
+    n = 1
+    for d in dims:
+        n *= sizes[d % len(sizes)] if sizes else 1
+    return n
+
+
+def _inverse_perm(dims):
+    inv = [0] * len(dims)
+    for i, d in enumerate(dims):
+        inv[d] = i
+    return tuple(inv)
+
+
+def _cast(g, np_dtype):
+    return g.to(np_dtype) if D.is_t(g) else g.astype(np_dtype)
+
+
+def _select_key(dim: int, index: int):
+    return (slice(None),) * dim + (index,)
+
+
+def _slice_key(dim: int, start: int, end: int, step: int):
+    return (slice(None),) * dim + (slice(start, end, step),)
+
+
+# -- more elementwise (the full operator set) ----------------------------------------------------------
+Log1PBackward0 = rule("Log1PBackward0", "self", self=lambda grad, self: grad / (self + 1))
+TanBackward0 = rule("TanBackward0", "self", self=lambda grad, result: grad * (1 + result * result))
+RsqrtBackward0 = rule("RsqrtBackward0", "self", self=lambda grad, result: -0.5 * grad * result * result * result)
+Exp2Backward0 = rule("Exp2Backward0", "self", self=lambda grad, result: grad * result * _LN2)
+SignBackward0 = rule("SignBackward0", "self", self=lambda grad: D.zeros_like(grad))
+FloorBackward0 = rule("FloorBackward0", "self", self=lambda grad: D.zeros_like(grad))
+CeilBackward0 = rule("CeilBackward0", "self", self=lambda grad: D.zeros_like(grad))
+RoundBackward0 = rule("RoundBackward0", "self", self=lambda grad: D.zeros_like(grad))
+TruncBackward0 = rule("TruncBackward0", "self", self=lambda grad: D.zeros_like(grad))
+ClampBackward1 = rule("ClampBackward1", "self", "min max",
+                      self=lambda grad, self, min, max: grad * _in_bounds(D.data(self), min, max))
+ClampBackward0 = rule("ClampBackward0", "self min max",
+                      self=lambda grad, self, min, max: grad * _in_bounds(D.data(self), D.data(min), D.data(max)),
+                      min=lambda grad, self, min: grad * (D.data(self) < D.data(min)),
+                      max=lambda grad, self, max: grad * (D.data(self) > D.data(max)))
+MaximumBackward0 = rule("MaximumBackward0", "self other",
+                        self=lambda grad, self, other: grad * _pick_weight(D.data(self), D.data(other)),
+                        other=lambda grad, self, other: grad * _pick_weight(D.data(other), D.data(self)))
+MinimumBackward0 = rule("MinimumBackward0", "self other",
+                        self=lambda grad, self, other: grad * _pick_weight(-D.data(self), -D.data(other)),
+                        other=lambda grad, self, other: grad * _pick_weight(-D.data(other), -D.data(self)))
+MaskedFillBackward0 = rule("MaskedFillBackward0", "self", "mask",
+                           self=lambda grad, mask: grad * ~mask)
+MaskedFillBackward1 = rule("MaskedFillBackward1", "self value", "mask",
+                           self=lambda grad, mask: grad * ~mask,
+                           value=lambda grad, mask: (grad * mask).sum())
+LeakyReluBackward0 = rule("LeakyReluBackward0", "self", "negative_slope",
+                          self=lambda grad, self, negative_slope:
+                          grad * D.where(D.data(self) > 0, 1.0, negative_slope))
+GeluBackward0 = rule("GeluBackward0", "self", "approximate",
+                     self=lambda grad, self, approximate: grad * _gelu_grad(self))
+
+_LN2 = 0.6931471805599453
+
+
+def _in_bounds(x, lo, hi):
+    """PyTorch's clamp gradient mask: 1 where min <= x <= max (so clamp(min=0)'(0) = 1)."""
+    import numpy as np
+
+    ok = np.ones(np.shape(x), bool)
+    if lo is not None:
+        ok &= x >= lo
+    if hi is not None:
+        ok &= x <= hi
+    return ok
+
+
+def _pick_weight(mine, other):
+    """maximum's gradient: 1 where this input wins, 1/2 on ties (PyTorch splits ties evenly)."""
+    import numpy as np
+
+    return np.where(mine > other, 1.0, np.where(mine == other, 0.5, 0.0)).astype(np.result_type(mine, other))
+
+
+def _gelu_grad(x):
+    import math
+
+    cdf = 0.5 * (1 + D.erf(x / math.sqrt(2)))
+    pdf = D.exp(-0.5 * x * x) / math.sqrt(2 * math.pi)
+    return cdf + x * pdf
+ErfBackward0 = rule("ErfBackward0", "self",
+                    self=lambda grad, self: grad * 1.1283791670955126 * D.exp(-(self * self)))
+
+# -- more reductions -------------------------------------------------------------------------------------
+ProdBackward0 = rule("ProdBackward0", "self",
+                     self=lambda grad, self, result: _prod_grad(grad, self, result, None, False))
+ProdBackward1 = rule("ProdBackward1", "self", "dim keepdim",
+                     self=lambda grad, self, result, dim, keepdim: _prod_grad(grad, self, result, dim, keepdim))
+MaxBackward1 = rule("MaxBackward1", "self",
+                    self=lambda grad, self, result: _evenly(grad, self, result))
+MinBackward1 = rule("MinBackward1", "self",
+                    self=lambda grad, self, result: _evenly(grad, self, result))
+MaxBackward0 = rule("MaxBackward0", "self", "dim keepdim indices self_sym_sizes",
+                    self=lambda grad, dim, keepdim, indices, self_sym_sizes:
+                    _select_back(grad, dim, keepdim, indices, self_sym_sizes))
+MinBackward0 = rule("MinBackward0", "self", "dim keepdim indices self_sym_sizes",
+                    self=lambda grad, dim, keepdim, indices, self_sym_sizes:
+                    _select_back(grad, dim, keepdim, indices, self_sym_sizes))
+AmaxBackward0 = rule("AmaxBackward0", "self", "dim keepdim",
+                     self=lambda grad, self, result, dim, keepdim: _amax_grad(grad, self, result, dim, keepdim))
+AminBackward0 = rule("AminBackward0", "self", "dim keepdim",
+                     self=lambda grad, self, result, dim, keepdim: _amax_grad(grad, self, result, dim, keepdim))
+VarBackward0 = rule("VarBackward0", "self", "correction dim keepdim",
+                    self=lambda grad, self, correction, dim, keepdim: _var_grad(grad, self, correction, dim, keepdim))
+StdBackward0 = rule("StdBackward0", "self", "correction dim keepdim",
+                    self=lambda grad, self, result, correction, dim, keepdim:
+                    _var_grad(_safe_div(grad, 2 * result, D.data(result) == 0), self, correction, dim, keepdim))
+LinalgVectorNormBackward0 = rule("LinalgVectorNormBackward0", "self", "ord dim keepdim",
+                                 self=lambda grad, self, result, ord, dim, keepdim:
+                                 _norm_grad(grad, self, result, ord, dim, keepdim))
+LogsumexpBackward0 = rule("LogsumexpBackward0", "self", "dim keepdim",
+                          self=lambda grad, self, result, dim, keepdim:
+                          _keep(grad, dim, keepdim, self) * D.exp(self - _keep(result, dim, keepdim, self)))
+SoftmaxBackward0 = rule("SoftmaxBackward0", "self", "dim",
+                        self=lambda grad, result, dim: result * (grad - D.sum_keep(grad * result, dim)))
+LogSoftmaxBackward0 = rule("LogSoftmaxBackward0", "self", "dim",
+                           self=lambda grad, result, dim: grad - D.exp(result) * D.sum_keep(grad, dim))
+CumsumBackward0 = rule("CumsumBackward0", "self", "dim",
+                       self=lambda grad, dim: D.sum_keep(grad, dim) - D.cumsum(grad, dim) + grad)
+
+
+def _keep(g, dim, keepdim, like):
+    """Put the reduced dims back (size 1) so `g` broadcasts against the input."""
+    nd = len(like.shape)
+    if dim is None:
+        return D.reshape(g, (1,) * nd)
+    dims = tuple(d % nd for d in ((dim,) if isinstance(dim, int) else dim)) if nd else ()
+    return g if keepdim or not dims else D.unsqueeze_dims(g, dims)
+
+
+def _sizes(x):
+    return tuple(x.shape)
+
+
+def _evenly(grad, self, result):
+    """Gradient of a full max/min: shared equally between all elements equal to the result."""
+    import numpy as np
+
+    s, r = D.data(self), D.data(result)
+    mask = np.isnan(s) if np.isnan(r) else (s == r)
+    return D.expand(grad / int(mask.sum()), _sizes(s)) * mask
+
+
+def _select_back(grad, dim, keepdim, indices, sizes):
+    """max(dim)/min(dim): the gradient goes to the selected index only."""
+    import numpy as np
+
+    idx = indices if keepdim else np.expand_dims(indices, dim)
+    g = grad if keepdim else D.unsqueeze_dims(grad, (dim % len(sizes),))
+    mask = np.zeros(sizes, bool)
+    np.put_along_axis(mask, idx, True, axis=dim)
+    return D.expand(g, sizes) * mask
+
+
+def _amax_grad(grad, self, result, dim, keepdim):
+    s = D.data(self)
+    r = D.data(_keep(D.data(result), dim, keepdim, s))
+    mask = s == r
+    count = mask.sum(axis=tuple(d % s.ndim for d in dim) if s.ndim else None, keepdims=True)
+    return _keep(grad, dim, keepdim, s) * (mask / count).astype(s.dtype)
+
+
+def _var_grad(grad, self, correction, dim, keepdim):
+    import numpy as np
+
+    s = D.data(self)
+    dims = tuple(range(s.ndim)) if dim is None else tuple(d % max(s.ndim, 1) for d in dim)
+    n = int(np.prod([s.shape[d] for d in dims])) if s.ndim else 1
+    centered = self - (self.mean(dims, keepdim=True) if D.is_t(self) else s.mean(axis=dims, keepdims=True))
+    return _keep(grad, dims if dim is not None else None, keepdim, s) * centered * (2.0 / (n - correction))
+
+
+def _safe_div(a, b, zero_mask):
+    """a / b, with 0 where b is 0 (PyTorch's std and norm at 0)."""
+    import numpy as np
+
+    if D.is_t(a) or D.is_t(b):
+        return D.where(zero_mask, 0.0, a / D.where(zero_mask, 1.0, b))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(zero_mask, 0.0, a / np.where(zero_mask, 1.0, b)).astype(np.result_type(a, b))
+
+
+def _norm_grad(grad, self, result, ord, dim, keepdim):
+    import numpy as np
+
+    s = D.data(self)
+    g = _keep(grad, dim, keepdim, s)
+    r = _keep(result, dim, keepdim, s)
+    if ord == 2:
+        return g * _safe_div(self, r, D.data(r) == 0)
+    if ord == 1:
+        return g * np.sign(s).astype(s.dtype)
+    if ord == 0:
+        return D.zeros_like(self)
+    if ord in (float("inf"), float("-inf")):
+        mask = np.abs(s) == D.data(r)
+        count = mask.sum(axis=None if dim is None else tuple(d % s.ndim for d in dim), keepdims=True)
+        return g * (np.sign(s) * mask / count).astype(s.dtype)
+    absx = D.abs(self)
+    return g * _safe_div(self * absx ** (ord - 2), r ** (ord - 1), D.data(r) == 0)
+
+
+def _prod_grad(grad, self, result, dim, keepdim):
+    """Product rule, safe when the input has zeros (no division by zero)."""
+    import numpy as np
+
+    s = D.data(self)
+    if not (s == 0).any():
+        return _keep(grad, dim, keepdim, s) * _keep(result, dim, keepdim, s) / self
+    if D.is_t(grad):
+        raise RuntimeError("minigrad: the second derivative of prod() over inputs containing zeros is not "
+                           "implemented.\nhint: avoid create_graph=True through prod() when the input has zeros.")
+    axis = None if dim is None else dim[0] if isinstance(dim, tuple) else dim
+    flat = s.reshape(-1) if axis is None else np.moveaxis(s, axis, -1)
+    left = np.cumprod(np.concatenate([np.ones_like(flat[..., :1]), flat[..., :-1]], -1), -1)
+    right = np.flip(np.cumprod(np.concatenate([np.ones_like(flat[..., :1]), np.flip(flat, -1)[..., :-1]], -1), -1),
+                    -1)
+    others = left * right
+    others = others.reshape(s.shape) if axis is None else np.moveaxis(others, -1, axis)
+    return _keep(grad, dim, keepdim, s) * others
+
+# -- joining, splitting, gathering (cat/stack rows are made per input count in join.py) -------------------
+SplitBackward0 = rule("SplitBackward0", "self", "dim split_size", multi=True,
+                      self=lambda grads, dim: D.cat(grads, dim))
+SplitWithSizesBackward0 = rule("SplitWithSizesBackward0", "self", "dim split_sizes", multi=True,
+                               self=lambda grads, dim: D.cat(grads, dim))
+GatherBackward0 = rule("GatherBackward0", "self", "dim index self_sym_sizes",
+                       self=lambda grad, dim, index, self_sym_sizes: D.scatter_add_zeros(grad, dim, index,
+                                                                                         self_sym_sizes))
+ScatterAddBackward0 = rule("ScatterAddBackward0", "self src", "dim index",
+                           self=lambda grad: grad,
+                           src=lambda grad, dim, index: D.gather(grad, dim, index))
+RepeatBackward0 = rule("RepeatBackward0", "self", "repeats self_sym_sizes",
+                       self=lambda grad, repeats, self_sym_sizes: _repeat_grad(grad, repeats, self_sym_sizes))
+
+
+def _repeat_grad(grad, repeats, sizes):
+    """Sum the tiled copies: view the gradient as (r0, s0, r1, s1, ...) and sum over the r axes."""
+    lead = len(repeats) - len(sizes)
+    full = (1,) * lead + tuple(sizes)
+    split = []
+    for r, s in zip(repeats, full):
+        split += [r, s]
+    g = D.reshape(grad, split)
+    axes = tuple(range(0, 2 * len(full), 2))
+    g = g.sum(axes) if D.is_t(g) else g.sum(axis=axes)
+    return D.reshape(g, sizes)

@@ -1,0 +1,574 @@
+"""Elementwise ops: arithmetic, comparisons and math functions, with PyTorch's type promotion.
+
+Each op computes with NumPy and, only when grad mode is on and an input requires grad, records
+the node its table row defines. The `if` in front of `record` is the whole cost of autograd
+for tensors that do not require grad.
+"""
+
+from __future__ import annotations
+
+import builtins
+
+import numpy as np
+
+from .. import _dtypes
+from .._tensor import Tensor, make
+from ..autograd.grad_mode import STATE
+from . import derivatives as R
+from ._record import record
+
+_SCALAR = (builtins.int, builtins.float, builtins.bool)
+
+
+def as_operand(x):
+    """Python scalars stay scalars (weak types); arrays and lists become constant tensors."""
+    if isinstance(x, (Tensor, builtins.int, builtins.float)):
+        return x
+    if isinstance(x, np.generic):
+        return x.item()
+    if isinstance(x, np.ndarray):
+        return make(x)
+    if isinstance(x, (list, tuple)):
+        from .._creation import tensor
+
+        return tensor(x)
+    raise TypeError(f"unsupported operand type: {type(x).__name__}")
+
+
+def _tier_dtypes(ops) -> np.dtype:
+    dims, zero_dims, scalars = [], [], []
+    for o in ops:
+        if isinstance(o, Tensor):
+            (dims if o._data.ndim else zero_dims).append(o._data.dtype)
+        else:
+            scalars.append(o)
+    return _dtypes.promote(dims, zero_dims, scalars)
+
+
+def prep(a, b, to_float: bool = False):
+    """Arrays (or scalars) for NumPy, cast to the dtype PyTorch's promotion gives."""
+    ad = a._data if isinstance(a, Tensor) else a
+    bd = b._data if isinstance(b, Tensor) else b
+    if isinstance(a, Tensor) and isinstance(b, Tensor):
+        if ad.dtype == bd.dtype and (not to_float or ad.dtype.kind == "f"):
+            return ad, bd
+    elif isinstance(a, Tensor):
+        if ad.dtype.kind == "f" and type(bd) is not builtins.bool:
+            return ad, bd
+    elif bd.dtype.kind == "f" and type(ad) is not builtins.bool:
+        return ad, bd
+    rt = _tier_dtypes((a, b))
+    if to_float and rt.kind != "f":
+        rt = _dtypes.default_np()
+    if isinstance(a, Tensor):
+        ad = ad.astype(rt, copy=False)
+    elif rt.kind == "b":
+        ad = builtins.bool(ad)
+    if isinstance(b, Tensor):
+        bd = bd.astype(rt, copy=False)
+    elif rt.kind == "b":
+        bd = builtins.bool(bd)
+    return ad, bd
+
+
+def broadcast_error(a, b) -> RuntimeError:
+    sa = np.shape(a._data if isinstance(a, Tensor) else a)
+    sb = np.shape(b._data if isinstance(b, Tensor) else b)
+    n = max(len(sa), len(sb))
+    pa = (1,) * (n - len(sa)) + tuple(sa)
+    pb = (1,) * (n - len(sb)) + tuple(sb)
+    for i in range(n - 1, -1, -1):
+        if pa[i] != pb[i] and pa[i] != 1 and pb[i] != 1:
+            return RuntimeError(f"The size of tensor a ({pa[i]}) must match the size of tensor b ({pb[i]}) at "
+                                f"non-singleton dimension {i}")
+    return RuntimeError(f"shapes {list(sa)} and {list(sb)} cannot be broadcast together")
+
+
+def _needs(a, b) -> bool:
+    return STATE.mode > 0 and ((isinstance(a, Tensor) and a._requires_grad)
+                               or (isinstance(b, Tensor) and b._requires_grad))
+
+
+# -- arithmetic -------------------------------------------------------------------------------------
+def add(self, other, *, alpha=1, out=None):
+    other = as_operand(other)
+    ad, bd = prep(self, other)
+    try:
+        res = ad + bd if alpha == 1 else ad + bd * alpha
+    except ValueError:
+        raise broadcast_error(self, other) from None
+    if _needs(self, other):
+        return record(R.AddBackward0, res, (self, other), (alpha,))
+    return make(res)
+
+
+def sub(self, other, *, alpha=1):
+    other = as_operand(other)
+    if self._data.dtype.kind == "b" or (isinstance(other, Tensor) and other._data.dtype.kind == "b"):
+        raise RuntimeError("Subtraction, the `-` operator, with a bool tensor is not supported. If you are trying "
+                           "to invert a mask, use the `~` or `logical_not()` operator instead.")
+    ad, bd = prep(self, other)
+    try:
+        res = ad - bd if alpha == 1 else ad - bd * alpha
+    except ValueError:
+        raise broadcast_error(self, other) from None
+    if _needs(self, other):
+        return record(R.SubBackward0, res, (self, other), (alpha,))
+    return make(res)
+
+
+def rsub(self, other, *, alpha=1):
+    """`other - self` for a scalar `other` (PyTorch's RsubBackward1)."""
+    other = as_operand(other)
+    if isinstance(other, Tensor):
+        return sub(other, self, alpha=alpha)
+    ad, bd = prep(self, other)
+    res = bd - ad if alpha == 1 else bd - ad * alpha
+    if _needs(self, None):
+        return record(R.RsubBackward1, res, (self,), (alpha,))
+    return make(res)
+
+
+def mul(self, other):
+    other = as_operand(other)
+    ad, bd = prep(self, other)
+    try:
+        res = ad * bd
+    except ValueError:
+        raise broadcast_error(self, other) from None
+    if _needs(self, other):
+        return record(R.MulBackward0, res, (self, other))
+    return make(res)
+
+
+def div(self, other, *, rounding_mode=None):
+    other = as_operand(other)
+    if rounding_mode is not None:
+        return _div_rounded(self, other, rounding_mode)
+    ad, bd = prep(self, other, to_float=True)
+    try:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            res = ad / bd
+    except ValueError:
+        raise broadcast_error(self, other) from None
+    if _needs(self, other):
+        return record(R.DivBackward0, res, (self, other))
+    return make(res)
+
+
+def _div_rounded(self, other, mode: str):
+    ad, bd = prep(self, other)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        if mode == "floor":
+            res = np.floor_divide(ad, bd)
+        elif mode == "trunc":
+            res = np.trunc(ad / bd).astype(np.result_type(ad, bd)) if np.asarray(ad).dtype.kind in "iu" \
+                else np.trunc(ad / bd)
+        else:
+            raise RuntimeError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found "
+                               f"'{mode}'")
+    if _needs(self, other):
+        raise RuntimeError("the derivative for 'div' with a rounding_mode is not implemented.\n"
+                           "hint: rounded division is piecewise constant; detach() the inputs if that is intended.")
+    return make(np.asarray(res))
+
+
+def rdiv(self, other):
+    """`other / self`: PyTorch computes it as `self.reciprocal() * other` (so MulBackward0)."""
+    other = as_operand(other)
+    if isinstance(other, Tensor):
+        return div(other, self)
+    return mul(reciprocal(self), other)
+
+
+def neg(self):
+    if self._data.dtype.kind == "b":
+        raise RuntimeError("Negation, the `-` operator, on a bool tensor is not supported. If you are trying to "
+                           "invert a mask, use the `~` or `logical_not()` operator instead.")
+    res = -self._data
+    if self._requires_grad and STATE.mode > 0:
+        return record(R.NegBackward0, res, (self,))
+    return make(res)
+
+
+def reciprocal(self):
+    ad = self._data if self._data.dtype.kind == "f" else self._data.astype(_dtypes.default_np())
+    with np.errstate(divide="ignore"):
+        res = 1 / ad
+    if self._requires_grad and STATE.mode > 0:
+        return record(R.ReciprocalBackward0, res, (self,))
+    return make(res)
+
+
+def pow(self, exponent):
+    exponent = as_operand(exponent)
+    if isinstance(exponent, Tensor):
+        ad, bd = prep(self, exponent)
+        try:
+            with np.errstate(invalid="ignore", divide="ignore"):
+                res = np.power(ad, bd)
+        except ValueError:
+            raise broadcast_error(self, exponent) from None
+        if _needs(self, exponent):
+            return record(R.PowBackward1, res, (self, exponent))
+        return make(res)
+    ad, bd = prep(self, exponent)
+    if np.asarray(ad).dtype.kind in "iu" and isinstance(bd, builtins.int) and bd < 0:
+        raise RuntimeError("Integers to negative integer powers are not allowed.")
+    with np.errstate(invalid="ignore", divide="ignore"):
+        res = ad ** bd
+    if self._requires_grad and STATE.mode > 0:
+        return record(R.PowBackward0, res, (self,), (exponent,))
+    return make(res)
+
+
+def rpow(self, base):
+    """`base ** self` for a scalar base (PowBackward2)."""
+    base = as_operand(base)
+    if isinstance(base, Tensor):
+        return pow(base, self)
+    bd, ed = prep(base, self)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        res = np.power(bd, ed)
+    if self._requires_grad and STATE.mode > 0:
+        return record(R.PowBackward2, res, (self,), (base,))
+    return make(np.asarray(res))
+
+
+def square(self):
+    return pow(self, 2)
+
+
+# -- math functions -----------------------------------------------------------------------------------
+def _float_data(t: Tensor) -> np.ndarray:
+    d = t._data
+    return d if d.dtype.kind == "f" else d.astype(_dtypes.default_np())
+
+
+def _unary(np_fn, node_cls, name: str):
+    def op(self):
+        with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+            res = np_fn(_float_data(self))
+        if self._requires_grad and STATE.mode > 0:
+            return record(node_cls, res, (self,))
+        return make(res)
+    op.__name__ = name
+    op.__qualname__ = f"Tensor.{name}"
+    op.__doc__ = f"Elementwise {name}; its gradient rule is {node_cls.__name__} in ops/derivatives.py."
+    return op
+
+
+def _sigmoid(x: np.ndarray) -> np.ndarray:
+    # split by sign so that exp never overflows
+    out = np.empty_like(x)
+    pos = x >= 0
+    out[pos] = 1 / (1 + np.exp(-x[pos]))
+    e = np.exp(x[~pos])
+    out[~pos] = e / (1 + e)
+    return out
+
+
+exp = _unary(np.exp, R.ExpBackward0, "exp")
+log = _unary(np.log, R.LogBackward0, "log")
+sin = _unary(np.sin, R.SinBackward0, "sin")
+cos = _unary(np.cos, R.CosBackward0, "cos")
+tanh = _unary(np.tanh, R.TanhBackward0, "tanh")
+sigmoid = _unary(_sigmoid, R.SigmoidBackward0, "sigmoid")
+sqrt = _unary(np.sqrt, R.SqrtBackward0, "sqrt")
+
+
+def relu(self):
+    res = np.maximum(self._data, 0) if self._data.dtype.kind != "b" else self._data.copy()
+    if self._requires_grad and STATE.mode > 0:
+        return record(R.ReluBackward0, res, (self,))
+    return make(res)
+
+
+def abs(self):
+    res = np.abs(self._data)
+    if self._requires_grad and STATE.mode > 0:
+        return record(R.AbsBackward0, res, (self,))
+    return make(res)
+
+
+def where(condition, input, other):
+    """Elementwise choice; the condition carries no gradient."""
+    from ._record import record as rec
+
+    cond = condition._data if isinstance(condition, Tensor) else np.asarray(condition)
+    if cond.dtype.kind != "b":
+        raise RuntimeError(f"where expected condition to be a boolean tensor, but got a tensor with dtype "
+                           f"{_dtypes.FROM_NP[cond.dtype].name.capitalize()}")
+    input, other = as_operand(input), as_operand(other)
+    ad, bd = prep(input, other)
+    res = np.where(cond, ad, bd)
+    if _needs(input, other):
+        return rec(WhereBackward0, res, (input, other), (cond,))
+    return make(res)
+
+
+from ._record import rule as _rule  # noqa: E402
+
+WhereBackward0 = _rule("WhereBackward0", "self other", "condition",
+                       self=lambda grad, condition: grad * condition,
+                       other=lambda grad, condition: grad * ~condition)
+
+
+# -- comparisons (bool results, never differentiable) -------------------------------------------------
+def _compare(np_fn, name: str):
+    def op(self, other):
+        other = as_operand(other)
+        ad, bd = prep(self, other)
+        try:
+            return make(np.asarray(np_fn(ad, bd)))
+        except ValueError:
+            raise broadcast_error(self, other) from None
+    op.__name__ = name
+    return op
+
+
+eq = _compare(np.equal, "eq")
+ne = _compare(np.not_equal, "ne")
+lt = _compare(np.less, "lt")
+le = _compare(np.less_equal, "le")
+gt = _compare(np.greater, "gt")
+ge = _compare(np.greater_equal, "ge")
+
+
+def _logical(np_fn, name: str):
+    def op(self, other):
+        other = as_operand(other)
+        ad, bd = prep(self, other)
+        if np.asarray(ad).dtype.kind == "f" or np.asarray(bd).dtype.kind == "f":
+            raise TypeError(f"unsupported operand type(s) for {name}: float tensors (use a bool or integer tensor)")
+        return make(np.asarray(np_fn(ad, bd)))
+    op.__name__ = name
+    return op
+
+
+bitwise_and = _logical(np.bitwise_and, "&")
+bitwise_or = _logical(np.bitwise_or, "|")
+bitwise_xor = _logical(np.bitwise_xor, "^")
+
+
+def bitwise_not(self):
+    if self._data.dtype.kind == "f":
+        raise TypeError("~ (bitwise_not) is only supported for integer and bool tensors")
+    return make(np.invert(self._data))
+
+
+def logical_not(self):
+    return make(np.logical_not(self._data))
+
+
+def floordiv(self, other):
+    return div(self, other, rounding_mode="floor")
+
+
+def rfloordiv(self, other):
+    other = as_operand(other)
+    if isinstance(other, Tensor):
+        return floordiv(other, self)
+    return make(np.asarray(np.floor_divide(other, self._data)))
+
+
+def remainder(self, other):
+    other = as_operand(other)
+    ad, bd = prep(self, other)
+    if _needs(self, other):
+        raise RuntimeError("the derivative for 'remainder' is not implemented in minigrad yet.")
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return make(np.asarray(np.mod(ad, bd)))
+
+
+def rremainder(self, other):
+    other = as_operand(other)
+    if isinstance(other, Tensor):
+        return remainder(other, self)
+    return make(np.asarray(np.mod(other, self._data)))
+
+
+def radd(self, other):
+    return add(self, other)
+
+
+def rmul(self, other):
+    return mul(self, other)
+
+
+def rsub_op(self, other):
+    return rsub(self, other)
+
+
+# -- the rest of the elementwise set -------------------------------------------------------------------
+log1p = _unary(np.log1p, R.Log1PBackward0, "log1p")
+tan = _unary(np.tan, R.TanBackward0, "tan")
+rsqrt = _unary(lambda x: 1 / np.sqrt(x), R.RsqrtBackward0, "rsqrt")
+exp2 = _unary(np.exp2, R.Exp2Backward0, "exp2")
+erf = _unary(lambda x: np.vectorize(__import__("math").erf, otypes=[x.dtype])(x) if x.size else x.copy(),
+             R.ErfBackward0, "erf")
+
+
+def _piecewise(np_fn, node_cls, name: str):
+    """Ops whose derivative is zero almost everywhere (sign, floor, ...): keep the dtype."""
+    def op(self):
+        res = np_fn(self._data)
+        if self._requires_grad and STATE.mode > 0:
+            return record(node_cls, res, (self,))
+        return make(np.asarray(res))
+    op.__name__ = name
+    return op
+
+
+sign = _piecewise(np.sign, R.SignBackward0, "sign")
+floor = _piecewise(np.floor, R.FloorBackward0, "floor")
+ceil = _piecewise(np.ceil, R.CeilBackward0, "ceil")
+trunc = _piecewise(np.trunc, R.TruncBackward0, "trunc")
+
+
+def round(self, decimals: int = 0):
+    res = np.round(self._data, decimals)  # NumPy rounds half to even, as PyTorch does
+    if self._requires_grad and STATE.mode > 0:
+        return record(R.RoundBackward0, res, (self,))
+    return make(np.asarray(res))
+
+
+def clamp(self, min=None, max=None):
+    """Clamp to [min, max]: scalar bounds give ClampBackward1, tensor bounds ClampBackward0."""
+    if min is None and max is None:
+        raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
+    if isinstance(min, Tensor) or isinstance(max, Tensor):
+        lo = as_operand(min) if min is not None else None
+        hi = as_operand(max) if max is not None else None
+        res = self._data
+        if lo is not None:
+            res = np.maximum(res, lo._data if isinstance(lo, Tensor) else lo)
+        if hi is not None:
+            res = np.minimum(res, hi._data if isinstance(hi, Tensor) else hi)
+        res = np.asarray(res).astype(_tier_dtypes([t for t in (self, lo, hi) if t is not None]), copy=False)
+        if STATE.mode > 0 and builtins.any(isinstance(t, Tensor) and t._requires_grad for t in (self, lo, hi)):
+            return record(R.ClampBackward0, res, (self, lo, hi))
+        return make(res)
+    res = np.clip(self._data, min, max)
+    if res.dtype != self._data.dtype and self._data.dtype.kind != "f":
+        res = res.astype(_tier_dtypes([self] + [v for v in (min, max) if v is not None]))
+    if self._requires_grad and STATE.mode > 0:
+        return record(R.ClampBackward1, res, (self,), (min, max))
+    return make(np.asarray(res))
+
+
+def clamp_min(self, min):
+    return clamp(self, min=min)
+
+
+def clamp_max(self, max):
+    return clamp(self, max=max)
+
+
+def maximum(self, other):
+    ad, bd = prep(self, other)
+    try:
+        res = np.maximum(ad, bd)
+    except ValueError:
+        raise broadcast_error(self, other) from None
+    if _needs(self, other):
+        return record(R.MaximumBackward0, res, (self, other))
+    return make(res)
+
+
+def minimum(self, other):
+    ad, bd = prep(self, other)
+    try:
+        res = np.minimum(ad, bd)
+    except ValueError:
+        raise broadcast_error(self, other) from None
+    if _needs(self, other):
+        return record(R.MinimumBackward0, res, (self, other))
+    return make(res)
+
+
+def masked_fill(self, mask, value):
+    m = mask._data if isinstance(mask, Tensor) else np.asarray(mask)
+    if m.dtype.kind != "b":
+        raise RuntimeError(f"masked_fill_ only supports boolean masks, but got mask with dtype "
+                           f"{_dtypes.FROM_NP[m.dtype]}")
+    value = as_operand(value)
+    if isinstance(value, Tensor) and value._data.ndim:
+        raise RuntimeError(f"masked_fill_ only supports a 0-dimensional value tensor, but got tensor with "
+                           f"{value._data.ndim} dimension(s).")
+    v = value._data if isinstance(value, Tensor) else value
+    try:
+        res = np.where(m, np.asarray(v, self._data.dtype), self._data)
+    except ValueError:
+        raise broadcast_error(self, make(m)) from None
+    if res.shape != self._data.shape:
+        raise RuntimeError(f"The size of tensor a ({self._data.shape[-1]}) must match the size of tensor b "
+                           f"({m.shape[-1]}) at non-singleton dimension {len(res.shape) - 1}")
+    if isinstance(value, Tensor) and value._requires_grad and STATE.mode > 0:
+        return record(R.MaskedFillBackward1, res, (self, value), (m,))
+    if self._requires_grad and STATE.mode > 0:
+        return record(R.MaskedFillBackward0, res, (self,), (m,))
+    return make(res)
+
+
+def leaky_relu(self, negative_slope: float = 0.01):
+    res = np.where(self._data > 0, self._data, self._data * negative_slope).astype(self._data.dtype)
+    if self._requires_grad and STATE.mode > 0:
+        return record(R.LeakyReluBackward0, res, (self,), (negative_slope,))
+    return make(res)
+
+
+def gelu(self, approximate: str = "none"):
+    import math
+
+    x = self._data
+    vec_erf = np.vectorize(math.erf, otypes=[x.dtype])
+    res = (0.5 * x * (1 + vec_erf(x / math.sqrt(2)))).astype(x.dtype) if x.size else x.copy()
+    if self._requires_grad and STATE.mode > 0:
+        return record(R.GeluBackward0, res, (self,), (approximate,))
+    return make(res)
+
+
+def isclose(self, other, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False):
+    ad, bd = prep(self, as_operand(other))
+    return make(np.asarray(np.isclose(ad, bd, rtol=rtol, atol=atol, equal_nan=equal_nan)))
+
+
+def allclose(self, other, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False) -> bool:
+    ad, bd = prep(self, as_operand(other))
+    try:
+        return builtins.bool(np.allclose(ad, bd, rtol=rtol, atol=atol, equal_nan=equal_nan))
+    except ValueError:
+        raise broadcast_error(self, other) from None
+
+
+def equal(self, other) -> bool:
+    return self._data.shape == other._data.shape and builtins.bool(np.array_equal(self._data, other._data))
+
+
+def isnan(self):
+    return make(np.isnan(self._data))
+
+
+def isinf(self):
+    return make(np.isinf(self._data))
+
+
+def isfinite(self):
+    return make(np.isfinite(self._data))
+
+
+def logical_and(self, other):
+    return make(np.logical_and(self._data, as_operand(other)._data))
+
+
+def logical_or(self, other):
+    return make(np.logical_or(self._data, as_operand(other)._data))
+
+
+def all(self, dim=None, keepdim: bool = False):
+    return make(np.asarray(np.all(self._data, axis=dim, keepdims=keepdim)))
+
+
+def any(self, dim=None, keepdim: bool = False):
+    return make(np.asarray(np.any(self._data, axis=dim, keepdims=keepdim)))

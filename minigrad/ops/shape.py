@@ -1,0 +1,292 @@
+"""Shape ops and views. A view shares its base's array and version counter, so an in-place
+change through either is seen by both (and by autograd's version checks)."""
+
+from __future__ import annotations
+
+import builtins
+
+import numpy as np
+
+from .. import _dtypes
+from .._tensor import Tensor, _wrap_dim, make
+from ..autograd.grad_mode import STATE
+from . import derivatives as R
+from ._record import record
+
+
+def as_view(t: Tensor, base: Tensor, recipe) -> Tensor:
+    """Mark `t` as a view of `base`: same version counter; `recipe` rebuilds it from the base."""
+    root = base._base if base._base is not None else base
+    t._base = root
+    t._vbox = base._box()
+    if recipe is not None or base._base is not None:
+        prev = base._x.view_fn if base._base is not None and base._x is not None else None
+        t._extra().view_fn = (prev or ()) + ((recipe,) if recipe is not None else ())
+    return t
+
+
+def _shape_arg(size) -> tuple:
+    if len(size) == 1 and isinstance(size[0], (tuple, list)):
+        size = tuple(size[0])
+    return tuple(builtins.int(s) for s in size)
+
+
+def infer_shape(shape: tuple, numel: int) -> tuple:
+    """Resolve one -1 in `shape`, with PyTorch's error when the sizes cannot work."""
+    if shape.count(-1) > 1:
+        raise RuntimeError("only one dimension can be inferred")
+    known = 1
+    for s in shape:
+        if s != -1:
+            if s < 0:
+                raise RuntimeError(f"invalid shape dimension {s}")
+            known *= s
+    if -1 in shape:
+        if known == 0 or numel % known:
+            raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel}")
+        shape = tuple(numel // known if s == -1 else s for s in shape)
+    elif known != numel:
+        raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel}")
+    return shape
+
+
+def _record_view(cls, self: Tensor, res: np.ndarray, extras: tuple, recipe) -> Tensor:
+    if self._requires_grad and STATE.mode > 0:
+        out = record(cls, res, (self,), extras)
+    else:
+        out = make(res)
+    return as_view(out, self, recipe)
+
+
+def view(self, *size):
+    if len(size) == 1 and isinstance(size[0], _dtypes.dtype):
+        raise RuntimeError("minigrad does not support view(dtype); use .to(dtype) instead")
+    shape = infer_shape(_shape_arg(size), self._data.size)
+    try:
+        res = np.reshape(self._data, shape, copy=False)
+    except ValueError:
+        raise RuntimeError("view size is not compatible with input tensor's size and stride (at least one dimension "
+                           "spans across two contiguous subspaces). Use .reshape(...) instead.") from None
+    return _record_view(R.ViewBackward0, self, res, (self._data.shape,), ("reshape", shape))
+
+
+def reshape(self, *shape):
+    shape = infer_shape(_shape_arg(shape), self._data.size)
+    try:
+        res = np.reshape(self._data, shape, copy=False)
+    except ValueError:
+        # not expressible as a view: PyTorch copies (clone) and then views the copy
+        return _unsafe_view(clone(self), shape)
+    return _record_view(R.ViewBackward0, self, res, (self._data.shape,), ("reshape", shape))
+
+
+def _unsafe_view(self, shape):
+    shape = infer_shape(tuple(shape), self._data.size)
+    res = self._data.reshape(shape)
+    if self._requires_grad and STATE.mode > 0:
+        return record(R.UnsafeViewBackward0, res, (self,), (self._data.shape,))
+    return make(res)
+
+
+def flatten(self, start_dim: int = 0, end_dim: int = -1):
+    nd = self._data.ndim
+    if nd == 0:
+        return reshape(self, (1,))
+    s, e = _wrap_dim(start_dim, nd), _wrap_dim(end_dim, nd)
+    if s > e:
+        raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
+    if s == e:
+        return self
+    shape = self._data.shape
+    return reshape(self, shape[:s] + (-1,) + shape[e + 1:])
+
+
+def view_as(self, other):
+    return view(self, other._data.shape)
+
+
+def reshape_as(self, other):
+    return reshape(self, other._data.shape)
+
+
+def t(self):
+    if self._data.ndim > 2:
+        raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {self._data.ndim}D")
+    return _record_view(R.TBackward0, self, self._data.T, (), ("T",))
+
+
+def transpose(self, dim0: int, dim1: int):
+    nd = self._data.ndim
+    d0, d1 = _wrap_dim(dim0, nd), _wrap_dim(dim1, nd)
+    res = np.swapaxes(self._data, d0, d1) if nd else self._data
+    return _record_view(R.TransposeBackward0, self, res, (dim0, dim1), ("swapaxes", d0, d1))
+
+
+def permute(self, *dims):
+    dims = _shape_arg(dims)
+    nd = self._data.ndim
+    if len(dims) != nd:
+        raise RuntimeError(f"permute(sparse_coo): number of dimensions in the tensor input does not match the length "
+                           f"of the desired ordering of dimensions i.e. input.dim() = {nd} is not equal to "
+                           f"len(dims) = {len(dims)}")
+    wrapped = tuple(_wrap_dim(d, nd) for d in dims)
+    if len(set(wrapped)) != len(wrapped):
+        raise RuntimeError("permute(): duplicate dims are not allowed.")
+    res = np.transpose(self._data, wrapped)
+    return _record_view(R.PermuteBackward0, self, res, (wrapped,), ("transpose", wrapped))
+
+
+def T(self):
+    """`.T`: all dims reversed (PermuteBackward0 on a matrix, as PyTorch)."""
+    nd = self._data.ndim
+    if nd < 2:
+        return self
+    return permute(self, tuple(range(nd - 1, -1, -1)))
+
+
+def mT(self):
+    if self._data.ndim < 2:
+        raise RuntimeError(f"tensor.mT is only supported on matrices or batches of matrices. Got {self._data.ndim}-D "
+                           "tensor.")
+    return transpose(self, -2, -1)
+
+
+def unsqueeze(self, dim: int):
+    d = _wrap_dim(dim, self._data.ndim + 1)
+    res = np.expand_dims(self._data, d)
+    return _record_view(R.UnsqueezeBackward0, self, res, (d,), ("expand_dims", d))
+
+
+def squeeze(self, dim=None):
+    shape = self._data.shape
+    if dim is None:
+        res = self._data.reshape(tuple(s for s in shape if s != 1))
+        return _record_view(R.SqueezeBackward0, self, res, (shape,), ("reshape", res.shape))
+    if isinstance(dim, (tuple, list)):
+        dims = tuple(_wrap_dim(d, len(shape)) for d in dim)
+        keep = tuple(s for i, s in enumerate(shape) if not (i in dims and s == 1))
+        res = self._data.reshape(keep)
+        return _record_view(R.SqueezeBackward2, self, res, (tuple(dim), shape), ("reshape", keep))
+    d = _wrap_dim(dim, len(shape))
+    keep = tuple(s for i, s in enumerate(shape) if not (i == d and s == 1))
+    res = self._data.reshape(keep)
+    return _record_view(R.SqueezeBackward1, self, res, (dim, shape), ("reshape", keep))
+
+
+def expand(self, *sizes):
+    sizes = _shape_arg(sizes)
+    shape = self._data.shape
+    if len(sizes) < len(shape):
+        kind = _dtypes.FROM_NP[self._data.dtype]._legacy
+        raise RuntimeError(f"expand(minigrad.{kind}{{[{', '.join(map(str, shape))}]}}, "
+                           f"size=[{', '.join(map(str, sizes))}]): the number of sizes provided ({len(sizes)}) must "
+                           f"be greater or equal to the number of dimensions in the tensor ({len(shape)})")
+    lead = len(sizes) - len(shape)
+    target = []
+    for i, s in enumerate(sizes):
+        if i < lead:
+            if s == -1:
+                raise RuntimeError(f"The expanded size of the tensor (-1) isn't allowed in a leading, non-existing "
+                                   f"dimension {i}")
+            target.append(s)
+        else:
+            cur = shape[i - lead]
+            if s == -1:
+                target.append(cur)
+            elif cur != s and cur != 1:
+                raise RuntimeError(f"The expanded size of the tensor ({s}) must match the existing size ({cur}) at "
+                                   f"non-singleton dimension {i}.  Target sizes: [{', '.join(map(str, sizes))}].  "
+                                   f"Tensor sizes: [{', '.join(map(str, shape))}]")
+            else:
+                target.append(s)
+    target = tuple(target)
+    res = np.broadcast_to(self._data, target)
+    return _record_view(R.ExpandBackward0, self, res, (shape,), ("broadcast_to", target))
+
+
+def expand_as(self, other):
+    return expand(self, other._data.shape)
+
+
+def clone(self, *, memory_format=None):
+    res = self._data.copy()
+    if self._requires_grad and STATE.mode > 0:
+        return record(R.CloneBackward0, res, (self,))
+    return make(res)
+
+
+def contiguous(self, memory_format=None):
+    if self._data.flags.c_contiguous:
+        return self
+    return clone(self)
+
+
+def to(self, *args, **kwargs):
+    """`to(dtype)`, `to(device)`, `to(device, dtype)`, `to(other)`; no node when nothing changes."""
+    from .._device import device as device_cls
+
+    dtype = kwargs.pop("dtype", None)
+    dev = kwargs.pop("device", None)
+    copy = kwargs.pop("copy", False)
+    kwargs.pop("non_blocking", None)
+    if kwargs:
+        raise TypeError(f"to() got an unexpected keyword argument '{next(iter(kwargs))}'")
+    for a in args:
+        if isinstance(a, Tensor):
+            dtype = a.dtype
+        elif isinstance(a, (_dtypes.dtype, np.dtype, type)):
+            dtype = a
+        elif isinstance(a, (str, device_cls)):
+            dev = a
+        elif isinstance(a, builtins.bool):
+            pass
+        else:
+            raise TypeError(f"to() received an invalid combination of arguments - got ({type(a).__name__})")
+    if dev is not None:
+        device_cls(dev)  # only the CPU exists: anything else is a clear error
+    if dtype is None:
+        return clone(self) if copy else self
+    target = _dtypes.to_np(dtype)
+    if target == self._data.dtype and not copy:
+        return self
+    res = self._data.astype(target)
+    if self._requires_grad and STATE.mode > 0:
+        if target.kind != "f":
+            return make(res)
+        return record(R.ToCopyBackward0, res, (self,), (self._data.dtype,))
+    return make(res)
+
+
+def _caster(np_name: str):
+    def cast(self, memory_format=None):
+        return to(self, np.dtype(np_name))
+    cast.__name__ = np_name
+    return cast
+
+
+float = _caster("float32")
+double = _caster("float64")
+half = _caster("float16")
+long = _caster("int64")
+int = _caster("int32")
+bool = _caster("bool")
+
+
+def type_as(self, other):
+    return to(self, other._data.dtype)
+
+
+def unbind(self, dim: int = 0):
+    """Split along `dim` into a tuple of views (one UnbindBackward0 node with several outputs)."""
+    from ._record import record_multi
+
+    nd = self._data.ndim
+    if nd == 0:
+        raise IndexError("Dimension specified as 0 but tensor has no dimensions")
+    d = _wrap_dim(dim, nd)
+    parts = [self._data[(slice(None),) * d + (i,)] for i in range(self._data.shape[d])]
+    if self._requires_grad and STATE.mode > 0 and parts:
+        outs = record_multi(R.UnbindBackward0, parts, (self,), (d,))
+    else:
+        outs = [make(p) for p in parts]
+    return tuple(as_view(o, self, ("getitem", (slice(None),) * d + (i,))) for i, o in enumerate(outs))
