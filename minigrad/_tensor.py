@@ -157,7 +157,7 @@ class Tensor:
 
     @property
     def grad(self):
-        if self._grad_fn is not None and not (self._x is not None and self._x.retains_grad):
+        if self._grad is None and self._grad_fn is not None and not (self._x is not None and self._x.retains_grad):
             warnings.warn(NONLEAF_GRAD_WARNING, UserWarning, stacklevel=2)
         return self._grad
 

@@ -43,10 +43,8 @@ def run_backward(roots: list, grads: list, keep_graph: bool, create_graph: bool,
     deps: dict = {}
     seen = set(starts)
     stack = list(seen)
-    order = []
     while stack:
         node = stack.pop()
-        order.append(node)
         for nxt, _ in node._next:
             if nxt is None:
                 continue
@@ -63,7 +61,7 @@ def run_backward(roots: list, grads: list, keep_graph: bool, create_graph: bool,
             node = t._grad_fn if t._grad_fn is not None else _existing_accumulator(t)
             if node is not None and node in seen:
                 captures.setdefault(node, []).append((t._out_nr, k))
-        send = _leading_to(order, captures)
+        send = _leading_to(_topological(seen, deps), captures)
         run = {n for n in send if any(nxt in send for nxt, _ in n._next if nxt is not None)}
         if accumulate:
             run |= {n for n in captures if type(n) is AccumulateGrad}
@@ -83,11 +81,9 @@ def run_backward(roots: list, grads: list, keep_graph: bool, create_graph: bool,
                 if captures is not None and node in captures:
                     for slot, k in captures[node]:
                         captured[k] = buf[slot]
-                if run is None or node in run:
-                    if captures is not None and accumulate and node in captures and \
-                            type(node) is not AccumulateGrad:
-                        for slot, k in captures[node]:
+                        if accumulate and type(node) is not AccumulateGrad:
                             _accumulate_nonleaf(inputs[k], buf[slot], create_graph)
+                if run is None or node in run:
                     outs = _call(node, buf, create_graph)
                     if not keep_graph:
                         node._release()
@@ -123,6 +119,22 @@ def _existing_accumulator(t):
     x = t._x
     ref = x.acc if x is not None else None
     return ref() if ref is not None else None
+
+
+def _topological(nodes: set, deps: dict) -> list:
+    """Kahn's order of the reachable graph: every node comes after all the nodes that feed it."""
+    left = dict(deps)
+    ready = [n for n in nodes if n not in left]
+    order = []
+    while ready:
+        node = ready.pop()
+        order.append(node)
+        for nxt, _ in node._next:
+            if nxt is not None:
+                left[nxt] -= 1
+                if left[nxt] == 0:
+                    ready.append(nxt)
+    return order
 
 
 def _leading_to(order: list, targets) -> set:

@@ -1,0 +1,266 @@
+"""The backward engine: ordering, summing, accumulation, freeing, depth, cycles, higher order."""
+
+from __future__ import annotations
+
+import gc
+import weakref
+
+import numpy as np
+import pytest
+
+import minigrad as mg
+from minigrad.autograd.graph import FREED
+
+
+def leaf(values, dtype=mg.float64):
+    return mg.tensor(values, dtype=dtype, requires_grad=True)
+
+
+def test_input_used_twice_gets_the_sum_of_both_paths():
+    a = leaf([1.0, 2.0, 3.0])
+    (a * a).sum().backward()
+    np.testing.assert_allclose(a.grad.numpy(), [2.0, 4.0, 6.0])
+    assert [type(n).__name__ for n, _ in (a * a).grad_fn.next_functions] == ["AccumulateGrad"] * 2
+
+
+def test_node_runs_once_after_all_its_gradients_arrived():
+    x = leaf([1.0, 2.0])
+    y = x.exp()
+    calls = []
+    y.grad_fn.register_prehook(lambda grads: calls.append(grads[0].numpy().copy()))
+    z = (y * 2 + y * 3 + y).sum()  # three paths into y's node
+    z.backward()
+    assert len(calls) == 1
+    np.testing.assert_allclose(calls[0], [6.0, 6.0])
+    np.testing.assert_allclose(x.grad.numpy(), 6 * np.exp([1.0, 2.0]))
+
+
+def test_gradients_accumulate_across_backward_calls_in_place():
+    x = leaf([1.0, 2.0])
+    y = (x * 3).sum()
+    y.backward(retain_graph=True)
+    g = x.grad
+    y.backward()
+    assert x.grad is g  # accumulated in place, as PyTorch: a saved reference sees the update
+    np.testing.assert_allclose(g.numpy(), [6.0, 6.0])
+
+
+def test_shared_gradient_arrays_never_alias_between_leaves():
+    a, b = leaf([1.0]), leaf([1.0])
+    (a + b).sum().backward(retain_graph=False)
+    a.grad.add_(10)  # must not change b.grad
+    np.testing.assert_allclose(b.grad.numpy(), [1.0])
+
+
+def test_saved_values_are_freed_after_backward_unless_retained():
+    x = leaf([1.0, 2.0])
+    y = x.exp()
+    node = y.grad_fn
+    y.sum().backward(retain_graph=True)
+    assert node._res is not FREED
+    y.sum().backward()
+    assert node._res is FREED
+    with pytest.raises(RuntimeError, match="Trying to backward through the graph a second time"):
+        node._saved_result
+    with pytest.raises(RuntimeError, match="Trying to backward through the graph a second time"):
+        y.sum().backward()
+
+
+def test_graph_without_saved_values_can_backprop_twice():
+    x = leaf([1.0, 2.0])
+    y = (x + 1).sum()
+    y.backward()
+    y.backward()
+    np.testing.assert_allclose(x.grad.numpy(), [2.0, 2.0])
+
+
+def test_million_op_chain_backprops_iteratively():
+    x = leaf([0.5])
+    y = x
+    with mg.no_grad():
+        pass
+    for _ in range(1_000_000):
+        y = y + 1.0
+    y.sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), [1.0])
+
+
+def test_graph_is_freed_by_reference_counting_alone():
+    gc.disable()
+    try:
+        x = leaf([1.0, 2.0])
+        y = (x * 2).exp().tanh().sum()
+        node_ref = weakref.ref(y.grad_fn)
+        inner_ref = weakref.ref(y.grad_fn.next_functions[0][0])
+        del y
+        assert node_ref() is None and inner_ref() is None  # no cycles: no collector needed
+    finally:
+        gc.enable()
+
+
+def test_node_output_tensor_is_a_weak_reference():
+    x = leaf([1.0])
+    y = x.exp()
+    node = y.grad_fn
+    assert node.output_tensor is y
+    del y
+    assert node.output_tensor is None
+
+
+def test_create_graph_gives_higher_order_derivatives():
+    x = leaf([0.3, -1.2])
+    y = (x ** 3).sum()
+    (g,) = mg.autograd.grad(y, x, create_graph=True)
+    np.testing.assert_allclose(g.numpy() if not g.requires_grad else g.detach().numpy(), 3 * np.array([0.3, -1.2]) ** 2)
+    (h,) = mg.autograd.grad(g.sum(), x, create_graph=True)
+    np.testing.assert_allclose(h.detach().numpy(), 6 * np.array([0.3, -1.2]))
+    (t,) = mg.autograd.grad(h.sum(), x)
+    np.testing.assert_allclose(t.numpy(), [6.0, 6.0])
+
+
+def test_tanh_third_derivative_matches_closed_form():
+    x = leaf([0.1, 0.7, -2.0])
+    (d1,) = mg.autograd.grad(x.tanh().sum(), x, create_graph=True)
+    (d2,) = mg.autograd.grad(d1.sum(), x, create_graph=True)
+    (d3,) = mg.autograd.grad(d2.sum(), x)
+    t = np.tanh([0.1, 0.7, -2.0])
+    np.testing.assert_allclose(d3.numpy(), -2 * (1 - t**2) * (1 - 3 * t**2), rtol=1e-12)
+
+
+def test_grad_does_not_touch_dot_grad_and_only_runs_what_it_needs():
+    a, b = leaf([1.0]), leaf([2.0])
+    c = a * b
+    ran = []
+    c.grad_fn.register_hook(lambda gi, go: ran.append("mul"))
+    (ga,) = mg.autograd.grad(c.sum(), a)
+    assert a.grad is None and b.grad is None
+    np.testing.assert_allclose(ga.numpy(), [2.0])
+    assert ran == ["mul"]
+
+
+def test_backward_inputs_restricts_accumulation():
+    a, b = leaf([1.0]), leaf([2.0])
+    (a * b).sum().backward(inputs=[a])
+    assert b.grad is None
+    np.testing.assert_allclose(a.grad.numpy(), [2.0])
+
+
+def test_backward_inputs_can_name_a_non_leaf():
+    a = leaf([1.0, 2.0])
+    h = a * 2
+    (h * h).sum().backward(inputs=[h])
+    np.testing.assert_allclose(h.grad.numpy(), [4.0, 8.0])
+    assert a.grad is None
+
+
+def test_calling_a_node_by_hand_applies_its_rule():
+    x = leaf([1.0, 2.0])
+    y = x * mg.tensor([3.0, 4.0], dtype=mg.float64)
+    out = y.grad_fn(mg.ones(2, dtype=mg.float64))
+    np.testing.assert_allclose(out[0].numpy(), [3.0, 4.0])
+    assert out[1] is None
+
+
+def test_broadcast_gradients_are_summed_back_to_input_shapes():
+    a = leaf(np.ones((3, 1)))
+    b = leaf(np.ones((1, 4)))
+    (a + b * 2).sum().backward()
+    assert a.grad.shape == (3, 1) and b.grad.shape == (1, 4)
+    np.testing.assert_allclose(a.grad.numpy(), np.full((3, 1), 4.0))
+    np.testing.assert_allclose(b.grad.numpy(), np.full((1, 4), 6.0))
+
+
+def test_gradient_dtype_follows_each_input():
+    a = mg.tensor([1.0, 2.0], requires_grad=True)  # float32
+    b = mg.tensor([1.0, 2.0], dtype=mg.float64, requires_grad=True)
+    (a * b).sum().backward()
+    assert a.grad.dtype == mg.float32 and b.grad.dtype == mg.float64
+
+
+def test_version_counter_is_shared_by_detach_but_not_by_data():
+    x = mg.ones(2)
+    d, v = x.detach(), x.data
+    d.add_(1)
+    assert x._version == 1 and d._version == 1
+    v.add_(1)
+    assert x._version == 1
+    np.testing.assert_allclose(x.numpy(), [3.0, 3.0])
+
+
+def test_saved_input_modified_in_place_is_caught_with_versions():
+    a = leaf([1.0, 2.0])
+    z = a * 1
+    y = z * z
+    z.add_(1)
+    with pytest.raises(RuntimeError, match=r"which is output 0 of Add, is at version 1; expected version 0 instead"):
+        y.sum().backward()
+
+
+def test_unsaved_input_modified_in_place_is_fine():
+    a = leaf([1.0, 2.0])
+    z = a * 1
+    y = z + a
+    z.add_(1)
+    y.sum().backward()
+    np.testing.assert_allclose(a.grad.numpy(), [2.0, 2.0])
+
+
+def test_inplace_op_rebases_the_tensor_onto_a_new_node():
+    a = leaf([1.0, 2.0])
+    z = a * 1
+    first = z.grad_fn
+    z.mul_(3)
+    assert type(z.grad_fn).__name__ == "MulBackward0" and z.grad_fn is not first
+    assert z.grad_fn.next_functions[0][0] is first
+    z.sum().backward()
+    np.testing.assert_allclose(a.grad.numpy(), [3.0, 3.0])
+
+
+def test_thread_local_grad_mode():
+    import threading
+
+    seen = []
+    with mg.no_grad():
+        t = threading.Thread(target=lambda: seen.append(mg.is_grad_enabled()))
+        t.start()
+        t.join()
+        assert not mg.is_grad_enabled()
+    assert seen == [True]
+
+
+def test_inference_mode_tensors_cannot_be_saved():
+    with mg.inference_mode():
+        c = mg.ones(2)
+    assert c.is_inference()
+    x = leaf([1.0, 2.0], dtype=mg.float32)
+    with pytest.raises(RuntimeError, match="Inference tensors cannot be saved for backward"):
+        x * c
+
+
+def test_anomaly_mode_names_the_node_that_made_nan():
+    x = leaf([-1.0])
+    with pytest.warns(UserWarning, match="Anomaly Detection has been enabled"):
+        ctx = mg.autograd.detect_anomaly()
+    with ctx:
+        y = x.sqrt()
+        with pytest.raises(RuntimeError, match="Function 'SqrtBackward0' returned nan values in its 0th output."):
+            with pytest.warns(UserWarning, match="Error detected in SqrtBackward0"):
+                y.sum().backward()
+
+
+def test_saved_tensors_hooks_pack_and_unpack():
+    packed = []
+    x = leaf([1.0, 2.0])
+    with mg.autograd.graph.saved_tensors_hooks(lambda t: packed.append(t) or len(packed) - 1,
+                                               lambda i: packed[i]):
+        y = x * x
+    y.sum().backward()
+    assert len(packed) == 2
+    np.testing.assert_allclose(x.grad.numpy(), [2.0, 4.0])
+
+
+def test_missing_pytorch_name_says_minigrad_lacks_it():
+    with pytest.raises(AttributeError, match="minigrad does not implement torch.fft"):
+        mg.fft
+    with pytest.raises(AttributeError, match="minigrad does not implement Tensor.stft"):
+        mg.ones(2).stft
