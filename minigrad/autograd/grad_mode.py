@@ -6,13 +6,23 @@
 
 from __future__ import annotations
 
+import contextvars
 import functools
 import inspect
 import threading
 
+import numpy as np
+
 
 class _State(threading.local):
+    """Per-thread state. `quiet` is a context in which NumPy never warns (inf/nan are results,
+    as in PyTorch): entering it costs ~30 ns where `np.errstate` costs ~1 us per operation."""
+
     mode = 1  # class default: every new thread starts with grad enabled, as in PyTorch
+
+    def __init__(self):
+        with np.errstate(all="ignore"):
+            self.quiet = contextvars.copy_context()
 
 
 STATE = _State()

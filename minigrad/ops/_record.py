@@ -161,6 +161,10 @@ def _picker(keep: tuple):
         return None
     if not any(keep):
         return False
+    if keep == (True, False):
+        return lambda inputs: (inputs[0], None)
+    if keep == (False, True):
+        return lambda inputs: (None, inputs[1])
     return lambda inputs: tuple([x if k else None for x, k in zip(inputs, keep)])
 
 
@@ -224,8 +228,104 @@ def forward_op_name_from(node_name: str) -> str:
     return node_name.split("Backward")[0].lower()
 
 
-def record(cls, out: np.ndarray, inputs: tuple, extras: tuple = ()) -> Tensor:
-    """Wrap `out` in a tensor whose grad_fn is a new `cls` node over `inputs`.
+def _edge(a: Tensor) -> tuple:
+    fn = a._grad_fn
+    return (fn, a._out_nr) if fn is not None else (a._accumulator(), 0)
+
+
+def _version(v: Tensor) -> int:
+    """The version a saved tensor has now (0 unless modified in place); refuses inference tensors."""
+    vx = v._x
+    if vx is not None and vx.inference:
+        raise RuntimeError(INFERENCE_SAVED)
+    box = v._vbox
+    return box[0] if box is not None else 0
+
+
+def _finish(node, cls, out) -> Tensor:
+    """Common tail of recording: the output tensor, the saved result, the output's metadata."""
+    if SAVED_HOOKS or anomaly_mode.ENABLED[0]:
+        _slow_extras(node)
+    if out.__class__ is not np.ndarray:
+        out = np.asarray(out)
+    t = _new(Tensor)
+    t._data = out
+    t._grad_fn = node
+    t._requires_grad = True
+    t._grad = None
+    t._base = None
+    t._out_nr = 0
+    t._x = None
+    if cls._saves_result:
+        box = t._vbox = [0]
+        node._res = (out, box, 0)
+    else:
+        t._vbox = None
+        node._res = None
+    node._m = (out.shape, out.dtype)
+    node._out = weakref.ref(t)
+    return t
+
+
+def _slow_extras(node) -> None:
+    """Saved-tensor hooks and anomaly mode: off the fast path, they cost only when enabled."""
+    kept = node._in
+    if SAVED_HOOKS and kept is not None:
+        pack, unpack = SAVED_HOOKS[-1]
+        node._in = tuple(Packed(pack(v), unpack) if isinstance(v, Tensor) else v for v in kept)
+    if anomaly_mode.ENABLED[0]:
+        anomaly_mode.remember_forward(node)
+
+
+def record1(cls, out, a: Tensor, extras: tuple = ()) -> Tensor:
+    """`record` for one input that requires grad (the unary-op fast path)."""
+    node = _new(cls)
+    node._next = (_edge(a),)
+    node._seq = next(_seq)
+    node._x = None
+    node._ex = extras
+    if cls._keep[1] is None:
+        node._in = (a,)
+        v = _version(a)
+        node._vers = [v] if v else None
+    else:
+        node._in = None
+        node._vers = None
+    return _finish(node, cls, out)
+
+
+def record2(cls, out, a, b, extras: tuple = ()) -> Tensor:
+    """`record` for two inputs (the binary-op fast path); `b` may be a Python scalar."""
+    mask = 0
+    if isinstance(a, Tensor) and a._requires_grad:
+        ea = _edge(a)
+        mask = 1
+    else:
+        ea = NONE_EDGE
+    if isinstance(b, Tensor) and b._requires_grad:
+        eb = _edge(b)
+        mask |= 2
+    else:
+        eb = NONE_EDGE
+    node = _new(cls)
+    node._next = (ea, eb)
+    node._seq = next(_seq)
+    node._x = None
+    node._ex = extras
+    pick = cls._keep[mask]
+    if pick is False:
+        node._in = None
+        node._vers = None
+    else:
+        kept = node._in = (a, b) if pick is None else pick((a, b))
+        va = _version(a) if isinstance(kept[0], Tensor) else 0
+        vb = _version(b) if isinstance(kept[1], Tensor) else 0
+        node._vers = [va, vb] if va or vb else None
+    return _finish(node, cls, out)
+
+
+def record(cls, out, inputs: tuple, extras: tuple = ()) -> Tensor:
+    """Wrap `out` in a tensor whose grad_fn is a new `cls` node over `inputs` (any number).
 
     Callers have already checked that grad mode is on and some input requires grad.
     """
@@ -234,8 +334,7 @@ def record(cls, out: np.ndarray, inputs: tuple, extras: tuple = ()) -> Tensor:
     bit = 1
     for a in inputs:
         if isinstance(a, Tensor) and a._requires_grad:
-            fn = a._grad_fn
-            edges.append((fn, a._out_nr) if fn is not None else (a._accumulator(), 0))
+            edges.append(_edge(a))
             mask |= bit
         else:
             edges.append(NONE_EDGE)
@@ -246,35 +345,13 @@ def record(cls, out: np.ndarray, inputs: tuple, extras: tuple = ()) -> Tensor:
     node._x = None
     node._ex = extras
     pick = cls._keep[mask]
-    kept = inputs if pick is None else (None if pick is False else pick(inputs))
-    node._in = kept
+    kept = node._in = inputs if pick is None else (None if pick is False else pick(inputs))
     node._vers = None
     if kept is not None:
-        for i, v in enumerate(kept):
-            if isinstance(v, Tensor):
-                vx = v._x
-                if vx is not None and vx.inference:
-                    raise RuntimeError(INFERENCE_SAVED)
-                if v._vbox is not None and v._vbox[0]:
-                    if node._vers is None:
-                        node._vers = [0] * len(kept)
-                    node._vers[i] = v._vbox[0]
-    if SAVED_HOOKS and kept is not None:
-        pack, unpack = SAVED_HOOKS[-1]
-        node._in = tuple(Packed(pack(v), unpack) if isinstance(v, Tensor) else v for v in kept)
-    if anomaly_mode.ENABLED[0]:
-        anomaly_mode.remember_forward(node)
-    if out.__class__ is not np.ndarray:
-        out = np.asarray(out)
-    t = make(out, node, True)
-    if cls._saves_result:
-        box = t._vbox = [0]
-        node._res = (out, box, 0)
-    else:
-        node._res = None
-    node._m = (out.shape, out.dtype)
-    node._out = weakref.ref(t)
-    return t
+        vers = [_version(v) if isinstance(v, Tensor) else 0 for v in kept]
+        if any(vers):
+            node._vers = vers
+    return _finish(node, cls, out)
 
 
 def record_multi(cls, outs: list, inputs: tuple, extras: tuple = ()) -> list:

@@ -15,7 +15,7 @@ from .. import _dtypes
 from .._tensor import Tensor, make
 from ..autograd.grad_mode import STATE
 from . import derivatives as R
-from ._record import record
+from ._record import record, record1, record2
 
 _SCALAR = (builtins.int, builtins.float, builtins.bool)
 
@@ -84,6 +84,21 @@ def broadcast_error(a, b) -> RuntimeError:
     return RuntimeError(f"shapes {list(sa)} and {list(sb)} cannot be broadcast together")
 
 
+def operands(self, other):
+    """(other, self array, other array) for a binary op; the common same-dtype cases return at once."""
+    if other.__class__ is Tensor:
+        ad, bd = self._data, other._data
+        if ad.dtype is bd.dtype:
+            return other, ad, bd
+    elif other.__class__ is builtins.float:
+        ad = self._data
+        if ad.dtype.kind == "f":
+            return other, ad, other
+    other = as_operand(other)
+    ad, bd = prep(self, other)
+    return other, ad, bd
+
+
 def _needs(a, b) -> bool:
     return STATE.mode > 0 and ((isinstance(a, Tensor) and a._requires_grad)
                                or (isinstance(b, Tensor) and b._requires_grad))
@@ -91,14 +106,13 @@ def _needs(a, b) -> bool:
 
 # -- arithmetic -------------------------------------------------------------------------------------
 def add(self, other, *, alpha=1, out=None):
-    other = as_operand(other)
-    ad, bd = prep(self, other)
+    other, ad, bd = operands(self, other)
     try:
         res = ad + bd if alpha == 1 else ad + bd * alpha
     except ValueError:
         raise broadcast_error(self, other) from None
     if _needs(self, other):
-        return record(R.AddBackward0, res, (self, other), (alpha,))
+        return record2(R.AddBackward0, res, self, other, (alpha,))
     return make(res)
 
 
@@ -113,7 +127,7 @@ def sub(self, other, *, alpha=1):
     except ValueError:
         raise broadcast_error(self, other) from None
     if _needs(self, other):
-        return record(R.SubBackward0, res, (self, other), (alpha,))
+        return record2(R.SubBackward0, res, self, other, (alpha,))
     return make(res)
 
 
@@ -130,14 +144,13 @@ def rsub(self, other, *, alpha=1):
 
 
 def mul(self, other):
-    other = as_operand(other)
-    ad, bd = prep(self, other)
+    other, ad, bd = operands(self, other)
     try:
         res = ad * bd
     except ValueError:
         raise broadcast_error(self, other) from None
     if _needs(self, other):
-        return record(R.MulBackward0, res, (self, other))
+        return record2(R.MulBackward0, res, self, other)
     return make(res)
 
 
@@ -147,12 +160,11 @@ def div(self, other, *, rounding_mode=None):
         return _div_rounded(self, other, rounding_mode)
     ad, bd = prep(self, other, to_float=True)
     try:
-        with np.errstate(divide="ignore", invalid="ignore"):
-            res = ad / bd
+        res = STATE.quiet.run(np.true_divide, ad, bd)
     except ValueError:
         raise broadcast_error(self, other) from None
     if _needs(self, other):
-        return record(R.DivBackward0, res, (self, other))
+        return record2(R.DivBackward0, res, self, other)
     return make(res)
 
 
@@ -187,16 +199,15 @@ def neg(self):
                            "invert a mask, use the `~` or `logical_not()` operator instead.")
     res = -self._data
     if self._requires_grad and STATE.mode > 0:
-        return record(R.NegBackward0, res, (self,))
+        return record1(R.NegBackward0, res, self)
     return make(res)
 
 
 def reciprocal(self):
     ad = self._data if self._data.dtype.kind == "f" else self._data.astype(_dtypes.default_np())
-    with np.errstate(divide="ignore"):
-        res = 1 / ad
+    res = STATE.quiet.run(np.reciprocal, ad)
     if self._requires_grad and STATE.mode > 0:
-        return record(R.ReciprocalBackward0, res, (self,))
+        return record1(R.ReciprocalBackward0, res, self)
     return make(res)
 
 
@@ -247,10 +258,10 @@ def _float_data(t: Tensor) -> np.ndarray:
 
 def _unary(np_fn, node_cls, name: str):
     def op(self):
-        with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
-            res = np_fn(_float_data(self))
+        d = self._data
+        res = STATE.quiet.run(np_fn, d if d.dtype.kind == "f" else d.astype(_dtypes.default_np()))
         if self._requires_grad and STATE.mode > 0:
-            return record(node_cls, res, (self,))
+            return record1(node_cls, res, self)
         return make(res)
     op.__name__ = name
     op.__qualname__ = f"Tensor.{name}"
@@ -280,7 +291,7 @@ sqrt = _unary(np.sqrt, R.SqrtBackward0, "sqrt")
 def relu(self):
     res = np.maximum(self._data, 0) if self._data.dtype.kind != "b" else self._data.copy()
     if self._requires_grad and STATE.mode > 0:
-        return record(R.ReluBackward0, res, (self,))
+        return record1(R.ReluBackward0, res, self)
     return make(res)
 
 
