@@ -111,7 +111,8 @@ class Node:
 
     @property
     def output_tensor(self):
-        """The tensor this node produced, while it is alive (a weak reference)."""
+        """The tensor this node produced, while it is alive (a weak reference, kept while
+        `track_outputs` is on: a weakref per operation costs ~10% of an op's time)."""
         ref = self._out
         return ref() if ref is not None else None
 
@@ -204,6 +205,25 @@ _BACKWARD_SUFFIX = re.compile(r"Backward\d*$")
 def forward_op_name(node) -> str:
     """'ExpBackward0' -> 'Exp', as PyTorch names the op in its in-place error message."""
     return _BACKWARD_SUFFIX.sub("", type(node).__name__)
+
+
+# -- output references for introspection ---------------------------------------------------------------
+OUTPUT_REFS = [True]  # nodes keep a weak reference to the tensor they produced (node.output_tensor)
+
+
+class track_outputs:
+    """`with track_outputs(False):` (or a plain call) stops nodes from keeping a weak reference to
+    their output, for the last bit of speed; viz then shows values only where it can reach them."""
+
+    def __init__(self, mode: bool = True):
+        self.prev = OUTPUT_REFS[0]
+        OUTPUT_REFS[0] = bool(mode)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        OUTPUT_REFS[0] = self.prev
 
 
 # -- saved-tensor hooks ----------------------------------------------------------------------------------

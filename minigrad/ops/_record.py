@@ -20,7 +20,7 @@ import numpy as np
 
 from .._tensor import Tensor, make
 from ..autograd import anomaly_mode
-from ..autograd.graph import BACKWARD_TWICE, FREED, SAVED_HOOKS, Node, Packed, _seq, forward_op_name
+from ..autograd.graph import BACKWARD_TWICE, FREED, OUTPUT_REFS, SAVED_HOOKS, Node, Packed, _seq, forward_op_name
 
 _new = object.__new__
 NONE_EDGE = (None, 0)
@@ -263,7 +263,7 @@ def _finish(node, cls, out) -> Tensor:
         t._vbox = None
         node._res = None
     node._m = (out.shape, out.dtype)
-    node._out = weakref.ref(t)
+    node._out = weakref.ref(t) if OUTPUT_REFS[0] else None
     return t
 
 
