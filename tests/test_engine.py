@@ -264,3 +264,30 @@ def test_missing_pytorch_name_says_minigrad_lacks_it():
         mg.fft
     with pytest.raises(AttributeError, match="minigrad does not implement Tensor.stft"):
         mg.ones(2).stft
+
+
+def test_one_array_returned_for_two_inputs_is_not_shared_by_their_grads():
+    class Twice(mg.autograd.Function):
+        @staticmethod
+        def forward(ctx, a, b):
+            return a + b
+
+        @staticmethod
+        def backward(ctx, g):
+            g2 = g * 2
+            return g2, g2  # the same fresh array for both inputs
+
+    a, b = leaf([1.0, 2.0]), leaf([3.0, 4.0])
+    Twice.apply(a, b).sum().backward()
+    a.grad.add_(100)
+    np.testing.assert_allclose(b.grad.numpy(), [2.0, 2.0])
+    (a * 1).sum().backward()
+    np.testing.assert_allclose(b.grad.numpy(), [2.0, 2.0])
+
+
+def test_user_seed_gradient_is_copied_not_adopted():
+    x = leaf([1.0, 2.0])
+    seed = mg.tensor([1.0, 1.0], dtype=mg.float64)
+    x.backward(seed)
+    x.grad.add_(5)
+    np.testing.assert_allclose(seed.numpy(), [1.0, 1.0])

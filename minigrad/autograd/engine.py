@@ -14,6 +14,7 @@ they are Tensors and grad mode stays on, so the backward pass itself is differen
 from __future__ import annotations
 
 import heapq
+import sys
 import warnings
 
 import numpy as np
@@ -88,6 +89,7 @@ def run_backward(roots: list, grads: list, keep_graph: bool, create_graph: bool,
                     if not keep_graph:
                         node._release()
                     _send(node, outs, buffers, create_graph, send)
+                    outs = None  # drop our reference: AccumulateGrad reads reference counts
             for nxt, _ in node._next:
                 if nxt is None or (send is not None and nxt not in send):
                     continue
@@ -302,8 +304,13 @@ def accumulate_into(var, g, create_graph: bool) -> None:
             g = copy_(make(np.empty_like(g._data)), g)  # a graph-connected copy: CopyBackwards, as PyTorch
         var._grad = g if old is None else old + g
     elif old is None:
-        # the engine may hand the same array to several places; own a private copy
-        var._grad = make(np.array(g, copy=True))
+        # Steal the array when nobody else holds it (as PyTorch does with use_count): the buffer
+        # slot, `g` and getrefcount's argument make 3. A view, or an array a rule passed to two
+        # places, is copied, so that a later in-place `+=` can never change another tensor's grad.
+        if g.__class__ is np.ndarray and g.base is None and g.flags.writeable and sys.getrefcount(g) <= 3:
+            var._grad = make(g)
+        else:
+            var._grad = make(np.array(g, copy=True))
     elif old._grad_fn is not None or old._requires_grad:
         var._grad = make(old._data + g)
     else:

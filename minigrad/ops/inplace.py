@@ -33,8 +33,27 @@ def _kind_name(d: np.dtype) -> str:
             "float16": "Half", "uint8": "Byte", "int8": "Char", "int16": "Short"}[_dtypes.FROM_NP[d].name]
 
 
-def inplace_of(op, name: str):
-    """Make `name_` from the out-of-place `op`."""
+def _ufunc_in_place(self: Tensor, ufunc, other) -> bool:
+    """The untracked fast path of add_/sub_/mul_/div_: one NumPy pass writing into self.
+
+    Returns False when the case needs the general path (promotion to a wider kind, broadcasting
+    self itself, a read-only expanded tensor), which then gives PyTorch's exact errors.
+    """
+    d = self._data
+    od = other._data if isinstance(other, Tensor) else other
+    if not d.flags.writeable or (isinstance(other, Tensor) and not np.can_cast(od.dtype, d.dtype, "same_kind")):
+        return False
+    if isinstance(od, float) and d.dtype.kind != "f":
+        return False
+    try:
+        STATE.quiet.run(ufunc, d, od, out=d, casting="same_kind")
+    except (ValueError, TypeError):  # UFuncTypeError is a TypeError
+        return False
+    return True
+
+
+def inplace_of(op, name: str, ufunc=None):
+    """Make `name_` from the out-of-place `op` (and, untracked, the NumPy `ufunc` writing in place)."""
 
     def method(self, *args, **kwargs):
         check_inplace(self)
@@ -42,6 +61,10 @@ def inplace_of(op, name: str):
             raise RuntimeError("Inplace update to inference tensor outside InferenceMode is not allowed.You can make "
                                "a clone to get a normal tensor before doing inplace update.See "
                                "https://github.com/pytorch/rfcs/pull/17 for more details.")
+        if ufunc is not None and len(args) == 1 and not kwargs and not _tracked(self, args) and \
+                _ufunc_in_place(self, ufunc, args[0]):
+            self._bump()
+            return self
         if not _tracked(self, args):
             prev = STATE.mode
             STATE.mode = 0 if prev > 0 else prev
@@ -66,10 +89,10 @@ def inplace_of(op, name: str):
     return method
 
 
-add_ = inplace_of(P.add, "add_")
-sub_ = inplace_of(P.sub, "sub_")
-mul_ = inplace_of(P.mul, "mul_")
-div_ = inplace_of(P.div, "div_")
+add_ = inplace_of(P.add, "add_", np.add)
+sub_ = inplace_of(P.sub, "sub_", np.subtract)
+mul_ = inplace_of(P.mul, "mul_", np.multiply)
+div_ = inplace_of(P.div, "div_", np.true_divide)
 pow_ = inplace_of(P.pow, "pow_")
 neg_ = inplace_of(P.neg, "neg_")
 exp_ = inplace_of(P.exp, "exp_")
