@@ -6,6 +6,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from .. import _tensor as _t  # partly initialised while minigrad imports: used only at call time
 from . import anomaly_mode, engine, grad_mode, graph
 from .anomaly_mode import detect_anomaly, set_detect_anomaly
 from .function import Function, FunctionCtx, once_differentiable
@@ -18,17 +19,14 @@ __all__ = ["Variable", "Function", "FunctionCtx", "once_differentiable", "backwa
 
 
 def _tensors(x) -> tuple:
-    from .._tensor import Tensor
-
-    if isinstance(x, Tensor):
+    if isinstance(x, _t.Tensor):
         return (x,)
     return tuple(x)
 
 
 def _make_grads(outputs: tuple, grads: tuple, create_graph: bool) -> list:
     """Seed gradients: ones for a one-element output, else the given tensor (shape-checked)."""
-    from .._tensor import Size, make
-
+    Size, make = _t.Size, _t.make
     out = []
     for i, (t, g) in enumerate(zip(outputs, grads)):
         if g is None:

@@ -19,6 +19,7 @@ import warnings
 
 import numpy as np
 
+from .. import _tensor as _t  # a partly initialised module at import time: used only at call time
 from . import anomaly_mode
 from .grad_mode import STATE
 from .graph import AccumulateGrad
@@ -31,8 +32,6 @@ def run_backward(roots: list, grads: list, keep_graph: bool, create_graph: bool,
     With `inputs`, only what leads to them runs; `accumulate=False` returns their gradients
     (autograd.grad) instead of adding them into `.grad`.
     """
-    from .._tensor import Tensor, make
-
     buffers: dict = {}
     starts = []
     for t, g in zip(roots, grads):
@@ -77,26 +76,29 @@ def run_backward(roots: list, grads: list, keep_graph: bool, create_graph: bool,
         while heap:
             node = heapq.heappop(heap)[1]
             buf = buffers.pop(node, None)
+            outs = None
             if buf is not None:
-                buf = _tensor_prehooks(node, buf, create_graph)
+                if node._x is not None or type(node) is AccumulateGrad:
+                    buf = _tensor_prehooks(node, buf, create_graph)
                 if captures is not None and node in captures:
-                    for slot, k in captures[node]:
-                        captured[k] = buf[slot]
-                        if accumulate and type(node) is not AccumulateGrad:
-                            _accumulate_nonleaf(inputs[k], buf[slot], create_graph)
+                    _capture(node, buf, captures, captured, inputs, accumulate, create_graph)
                 if run is None or node in run:
-                    outs = _call(node, buf, create_graph)
+                    if node._x is None and not anomaly_mode.ENABLED[0]:
+                        outs = node._apply(buf, create_graph)
+                    else:
+                        outs = _call(node, buf, create_graph)
                     if not keep_graph:
                         node._release()
-                    _send(node, outs, buffers, create_graph, send)
-                    outs = None  # drop our reference: AccumulateGrad reads reference counts
-            for nxt, _ in node._next:
+            for i, (nxt, slot) in enumerate(node._next):
                 if nxt is None or (send is not None and nxt not in send):
                     continue
+                if outs is not None and outs[i] is not None:
+                    _add_checked(buffers, node, i, nxt, slot, outs[i], create_graph)
                 left = deps[nxt] - 1
                 deps[nxt] = left
                 if left == 0:
                     heapq.heappush(heap, (-nxt._seq, nxt))
+            outs = None  # drop our reference: AccumulateGrad reads reference counts
     finally:
         STATE.mode = prev_mode
 
@@ -110,11 +112,19 @@ def run_backward(roots: list, grads: list, keep_graph: bool, create_graph: bool,
                     f"The differentiated Tensor at index {k} appears to not have been used in the graph. "
                     "Set allow_unused=True if this is the desired behavior.")
             result.append(None)
-        elif isinstance(g, Tensor):
+        elif isinstance(g, _t.Tensor):
             result.append(g)
         else:
-            result.append(make(g))
+            result.append(_t.make(g))
     return tuple(result)
+
+
+def _capture(node, buf: list, captures: dict, captured: list, inputs, accumulate: bool, create_graph: bool):
+    """autograd.grad / backward(inputs=...): take the gradient arriving for each named input."""
+    for slot, k in captures[node]:
+        captured[k] = buf[slot]
+        if accumulate and type(node) is not AccumulateGrad:
+            _accumulate_nonleaf(inputs[k], buf[slot], create_graph)
 
 
 def _existing_accumulator(t):
@@ -156,28 +166,23 @@ def _add(buffers: dict, node, slot: int, n: int, g) -> None:
     buf[slot] = g if old is None else old + g
 
 
-def _send(node, outs: list, buffers: dict, create_graph: bool, send) -> None:
-    """Check each output against what its receiver expects, then add it to the receiver's buffer."""
-    for i, ((nxt, slot), g) in enumerate(zip(node._next, outs)):
-        if nxt is None or g is None or (send is not None and nxt not in send):
-            continue
-        meta = nxt._meta()
-        shape, dtype = meta[slot]
-        g = _validate(node, i, g, shape, dtype, create_graph)
-        buf = buffers.get(nxt)
-        if buf is None:
-            buf = buffers[nxt] = [None] * len(meta)
-        old = buf[slot]
-        buf[slot] = g if old is None else old + g
+def _add_checked(buffers: dict, node, i: int, nxt, slot: int, g, create_graph: bool) -> None:
+    """Check output `i` of `node` against what `nxt` expects, then add it to `nxt`'s buffer."""
+    meta = nxt._meta()
+    shape, dtype = meta[slot]
+    g = _validate(node, i, g, shape, dtype, create_graph)
+    buf = buffers.get(nxt)
+    if buf is None:
+        buf = buffers[nxt] = [None] * len(meta)
+    old = buf[slot]
+    buf[slot] = g if old is None else old + g
 
 
 def _validate(node, i: int, g, shape: tuple, dtype, create_graph: bool):
     """Sum a broadcast gradient back to the input's shape and cast it to the input's dtype."""
     if create_graph:
-        from .._tensor import Tensor, make
-
-        if not isinstance(g, Tensor):
-            g = make(np.asarray(g))
+        if not isinstance(g, _t.Tensor):
+            g = _t.make(np.asarray(g))
         if g._data.shape != shape:
             g = _sum_to_checked(node, i, g, shape)
         if g._data.dtype != dtype:
@@ -231,8 +236,7 @@ def _tensor_prehooks(node, buf: list, create_graph: bool) -> list:
 
 def _accumulate_nonleaf(t, g, create_graph: bool) -> None:
     """`.grad` of a retained (or `inputs=`-named) non-leaf: a fresh copy, added up across calls."""
-    from .._tensor import make
-
+    make = _t.make
     if create_graph:
         t._grad = g if t._grad is None else t._grad + g
         return
@@ -273,11 +277,9 @@ def call_node(node, grads: list) -> list:
 
 
 def _as_tensor(g):
-    from .._tensor import Tensor, make
-
-    if g is None or isinstance(g, Tensor):
+    if g is None or isinstance(g, _t.Tensor):
         return g
-    return make(g if g.__class__ is np.ndarray else np.asarray(g))
+    return _t.make(g if g.__class__ is np.ndarray else np.asarray(g))
 
 
 def _from_hook(g, create_graph: bool):
@@ -288,15 +290,12 @@ def _from_hook(g, create_graph: bool):
 
 def accumulate_into(var, g, create_graph: bool) -> None:
     """AccumulateGrad: `.grad = g` the first time, `.grad += g` (in place, as PyTorch) afterwards."""
-    from .._tensor import make
-
+    make = _t.make
     if g is None:
         return
     old = var._grad
     if create_graph:
-        from .._tensor import Tensor
-
-        if not isinstance(g, Tensor):
+        if not isinstance(g, _t.Tensor):
             g = make(g)
         if old is None and g._requires_grad:
             from ..ops.inplace import copy_
