@@ -186,3 +186,7 @@ def __getattr__(name: str):
 
 
 del _dtypes
+
+# nn, optim, data loading and saving (issue 4), imported last: they build on everything above
+from . import nn, optim, utils  # noqa: E402
+from .serialization import load, save  # noqa: E402

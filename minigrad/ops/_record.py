@@ -50,24 +50,29 @@ class RuleNode(Node):
             grads = [g if g is not None else _zeros(m, create_graph) for g, m in zip(grads, self._m)]
         g = grads[0]
         out = []
-        for (fn, srcs), edge in zip(self._formulas, self._next):
+        for (fn, kind, i, srcs), edge in zip(self._formulas, self._next):
             if edge[0] is None:
                 out.append(None)
-                continue
-            args = []
-            for kind, i in srcs:
-                if kind == _GRAD:
-                    args.append(g)
-                elif kind == _INPUT:
-                    args.append(self._unpack_input(i, create_graph))
-                elif kind == _RESULT:
-                    args.append(self._unpack_result(create_graph))
-                elif kind == _EXTRA:
-                    args.append(self._ex[i])
-                else:
-                    args.append(grads)
-            out.append(fn(*args))
+            elif kind == _GRAD:  # the common one-argument shapes, without building an argument list
+                out.append(fn(g))
+            elif kind == _INPUT:
+                out.append(fn(g, self._unpack_input(i, create_graph)))
+            elif kind == _RESULT:
+                out.append(fn(g, self._unpack_result(create_graph)))
+            else:
+                out.append(fn(*[self._arg(k, j, g, grads, create_graph) for k, j in srcs]))
         return out
+
+    def _arg(self, kind: int, i: int, g, grads: list, create_graph: bool):
+        if kind == _GRAD:
+            return g
+        if kind == _INPUT:
+            return self._unpack_input(i, create_graph)
+        if kind == _RESULT:
+            return self._unpack_result(create_graph)
+        if kind == _EXTRA:
+            return self._ex[i]
+        return grads
 
     def _unpack_input(self, i: int, create_graph: bool):
         v = self._in[i]
@@ -168,6 +173,15 @@ def _picker(keep: tuple):
     return lambda inputs: tuple([x if k else None for x, k in zip(inputs, keep)])
 
 
+def _shape_of(srcs: list) -> tuple:
+    """(kind, index) for formulas `f(grad)`, `f(grad, <input>)`, `f(grad, result)`; (-1, 0) otherwise."""
+    if srcs == [(_GRAD, 0)]:
+        return _GRAD, 0
+    if len(srcs) == 2 and srcs[0] == (_GRAD, 0) and srcs[1][0] in (_INPUT, _RESULT):
+        return srcs[1]
+    return -1, 0
+
+
 def rule(name: str, inputs: str, extras: str = "", *, multi: bool = False, **formulas) -> type:
     """Make the node class `name` from one row of the derivative table."""
     input_names = tuple(inputs.split())
@@ -178,7 +192,7 @@ def rule(name: str, inputs: str, extras: str = "", *, multi: bool = False, **for
     for inp in input_names:
         fn = formulas.pop(inp, None)
         if fn is None:
-            compiled.append((_not_differentiable(name, inp), ()))
+            compiled.append((_not_differentiable(name, inp), _GRAD, 0, ((_GRAD, 0),)))
             reads.append(set())
             continue
         params = fn.__code__.co_varnames[: fn.__code__.co_argcount]
@@ -199,7 +213,7 @@ def rule(name: str, inputs: str, extras: str = "", *, multi: bool = False, **for
                 used.add(input_names.index(p))
             else:
                 raise TypeError(f"{name}: formula for {inp} reads unknown value {p!r}")
-        compiled.append((fn, tuple(srcs)))
+        compiled.append((fn, *_shape_of(srcs), tuple(srcs)))
         reads.append(used)
     if formulas:
         raise TypeError(f"{name}: formulas for unknown inputs {sorted(formulas)}")

@@ -1,0 +1,31 @@
+"""`minigrad.nn`: modules, parameters, losses and initialisers, as `torch.nn`.
+
+    import minigrad as torch
+    import minigrad.nn as nn
+    import minigrad.nn.functional as F
+
+    model = nn.Sequential(nn.Linear(64, 32), nn.ReLU(), nn.Linear(32, 10))
+    loss = nn.CrossEntropyLoss()(model(x), y)
+"""
+
+from . import functional, init
+from .container import ModuleList, Sequential
+from .layers import GELU, Dropout, Flatten, Identity, LeakyReLU, Linear, LogSoftmax, ReLU, Sigmoid, Softmax, Tanh
+from .loss import BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, L1Loss, MSELoss, NLLLoss
+from .module import Module
+from .parameter import Parameter
+
+__all__ = [
+    "BCELoss", "BCEWithLogitsLoss", "CrossEntropyLoss", "Dropout", "Flatten", "GELU", "Identity", "L1Loss",
+    "LeakyReLU", "Linear", "LogSoftmax", "MSELoss", "Module", "ModuleList", "NLLLoss", "Parameter", "ReLU",
+    "Sequential", "Sigmoid", "Softmax", "Tanh", "functional", "init",
+]
+
+
+def __getattr__(name: str):
+    """A PyTorch name this module lacks: say that minigrad does not implement it."""
+    if name.startswith("_"):
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    raise AttributeError(
+        f"minigrad does not implement torch.nn.{name}. minigrad covers PyTorch's autograd API for teaching; "
+        "see 'Differences from PyTorch' in the README for what is left out.")

@@ -1,0 +1,49 @@
+"""`nn.Parameter`: a leaf tensor that a Module registers as one of its weights."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import _dtypes
+from .._tensor import Tensor, _init_like
+
+
+class Parameter(Tensor):
+    """A Tensor that requires grad by default and that assigning to a Module attribute registers.
+
+    `Parameter(t)` shares `t`'s storage, as in PyTorch; math on a parameter gives plain Tensors.
+    """
+
+    __slots__ = ()
+    __module__ = "minigrad.nn.parameter"
+
+    def __new__(cls, data: Tensor | None = None, requires_grad: bool = True):
+        if data is None:
+            arr = np.empty((0,), _dtypes.default_np())
+        elif isinstance(data, Tensor):
+            arr = data._data
+        else:
+            raise TypeError(f"Parameter(data) expects a Tensor, got {type(data).__name__}")
+        if requires_grad and arr.dtype.kind != "f":
+            raise RuntimeError("Only Tensors of floating point and complex dtype can require gradients")
+        p = object.__new__(cls)
+        _init_like(p, arr, bool(requires_grad))
+        return p
+
+    def __init__(self, data: Tensor | None = None, requires_grad: bool = True) -> None:
+        pass  # everything happened in __new__ (Tensor.__init__ is the legacy constructor)
+
+    def __repr__(self) -> str:
+        return "Parameter containing:\n" + super().__repr__()
+
+    __str__ = __repr__
+
+    def __reduce_ex__(self, protocol):
+        return (_rebuild_parameter, (self._data, self._requires_grad))
+
+
+def _rebuild_parameter(data: np.ndarray, requires_grad: bool) -> Parameter:
+    p = object.__new__(Parameter)
+    _init_like(p, data, requires_grad)
+    return p
+

@@ -1,0 +1,5 @@
+"""`minigrad.utils`: data loading helpers (`minigrad.utils.data`), as `torch.utils`."""
+
+from . import data
+
+__all__ = ["data"]

@@ -1,0 +1,73 @@
+"""viz: draw any autograd graph (PyTorch's or minigrad's) with Graphviz.
+
+    import viz
+    viz.draw(loss, params=dict(model.named_parameters()))        # shows as SVG in Jupyter
+    print(viz.summary(loss))                                     # the same graph as text
+
+viz reads graphs only through their public attributes (and minigrad's introspection names
+when present), so it never imports torch or minigrad. The layers: ``walk`` (roots ->
+nodes, iteratively), ``model`` (views, summarising, ghosts), ``dot`` (model -> DOT text),
+``render`` (DOT -> SVG/PNG/PDF), ``summary`` (model -> text table); ``style`` documents
+the visual language.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from . import dot as _dot
+from .graph import Graph
+from .model import DEFAULT_MAX_NODES, GHOST_THRESHOLD, build
+from .summary import Summary
+from .walk import paused_gc
+from .walk import walk as _walk
+
+__all__ = ["draw", "summary", "Graph", "Summary", "DEFAULT_MAX_NODES", "GHOST_THRESHOLD"]
+
+
+def draw(
+    *roots: Any,
+    params: Any = None,
+    view: str = "backward",
+    show_saved: bool = False,
+    show_attrs: bool = False,
+    show_values: bool = False,
+    show_grads: bool = False,
+    rankdir: str = "TB",
+    max_nodes: int | None = None,
+    legend: bool = False,
+) -> Graph:
+    """Draw the autograd graph behind ``roots`` (tensors, or grad_fn nodes).
+
+    ``params`` names leaves (a dict or ``model.named_parameters()``); ``view`` is
+    "backward" (grad_fn nodes, as PyTorch builds them) or "values" (tensors and the ops
+    between them). Past ``max_nodes`` (default ``DEFAULT_MAX_NODES``) the middle of the
+    graph is collapsed into nodes that say how many they hide.
+    """
+    with paused_gc():
+        walked = _walk(roots)
+        try:
+            model = build(walked, view=view, params=params, show_saved=show_saved, show_attrs=show_attrs,
+                          show_values=show_values, show_grads=show_grads, max_nodes=max_nodes)
+        finally:
+            walked.release()
+        return Graph(model, _dot.to_dot(model, rankdir=rankdir, legend=legend))
+
+
+def summary(
+    *roots: Any,
+    params: Any = None,
+    view: str = "backward",
+    show_saved: bool = False,
+    show_attrs: bool = False,
+    max_nodes: int | None = None,
+) -> Summary:
+    """The text twin of ``draw``: a deterministic table of nodes, shapes, values and grads."""
+    with paused_gc():
+        walked = _walk(roots)
+        try:
+            model = build(walked, view=view, params=params, show_saved=show_saved, show_attrs=show_attrs,
+                          show_values=True, show_grads=True, max_nodes=max_nodes)
+        finally:
+            walked.release()
+        return Summary(model)

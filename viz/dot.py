@@ -1,0 +1,202 @@
+"""Graph model -> DOT text.
+
+Every label is an HTML-like label built from escaped text (``html_text``) and every other
+string attribute goes through ``quote``: a grad_fn or parameter name can be anything
+(``<script>``, quotes, braces, newlines, backslashes, ``&``) and must come out as text,
+never as markup, and never break the DOT. Output is deterministic: ids ``n0, n1, ...``
+come from traversal order and nothing depends on memory addresses.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+
+from . import probe, style
+from .model import Model, VEdge, VNode
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+TITLE_LIMIT = 48
+ROW_LIMIT = 64
+TOOLTIP_LIMIT = 300
+
+
+def clean(text: object) -> str:
+    """Plain text safe to encode: no lone surrogates, control characters made visible."""
+    s = str(text).encode("utf-8", "replace").decode("utf-8")
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", s)
+
+
+def html_text(text: object, limit: int | None = None) -> str:
+    """Text for inside an HTML-like label: entities escaped, backslashes doubled (Graphviz
+    would expand ``\\N`` and friends even here), newlines as line breaks."""
+    s = clean(text).replace("\t", " ")
+    if limit is not None:
+        s = probe.truncate(s, limit)
+    s = html.escape(s, quote=True).replace("\\", "\\\\")
+    return s.replace("\r\n", "\n").replace("\r", "\n").replace("\n", '<BR ALIGN="CENTER"/>')
+
+
+def quote(text: object) -> str:
+    """A double-quoted DOT string for plain attributes (ids, colours, tooltips)."""
+    s = clean(text).replace("\n", " ").replace("\r", " ").replace("\t", " ")
+    # Graphviz copies an existing entity (``&amp;``) into SVG as is, so escape ``&`` first;
+    # and it expands escapes in tooltips twice: a literal backslash needs four.
+    s = s.replace("&", "&amp;").replace("\\", "\\\\\\\\").replace('"', '\\"')
+    return f'"{s}"'
+
+
+class Html(str):
+    """An HTML-like label, already built from escaped text: written as ``<...>``, unquoted."""
+
+
+def _attrs(attrs: dict[str, str]) -> str:
+    return " ".join(f"{k}={v if isinstance(v, Html) else quote(v)}" for k, v in attrs.items())
+
+
+def _row(text: str, fill: str | None = None, size: int = 10, color: str | None = None,
+         bold: bool = False) -> str:
+    bg = f' BGCOLOR="{fill}"' if fill else ""
+    body = f"<B>{text}</B>" if bold else text
+    font_color = f' COLOR="{color}"' if color else ""
+    return f'<TR><TD{bg} CELLPADDING="2"><FONT POINT-SIZE="{size}"{font_color}>{body}</FONT></TD></TR>'
+
+
+def node_label(node: VNode, show_values: bool, show_grads: bool) -> Html:
+    rows: list[str] = []
+    if node.caption:
+        rows.append(_row(html_text(node.caption, TITLE_LIMIT), size=8, color=style.MUTED_TEXT))
+    if node.title:
+        rows.append(_row(html_text(node.title, TITLE_LIMIT), size=11, bold=node.role != "none"))
+    if node.subtitle:
+        rows.append(_row(html_text(node.subtitle, ROW_LIMIT), size=9, color=style.MUTED_TEXT))
+    if show_values and node.data is not None:
+        rows.append(_row("data " + html_text(node.data, ROW_LIMIT), size=9))
+    if show_grads and node.grad is not None:
+        rows.append(_row("grad " + html_text(node.grad, ROW_LIMIT), size=9))
+    for kind, text in node.rows:
+        prefix = {"saved": "saved ", "attr": ""}.get(kind, "")
+        rows.append(_row(html_text(prefix + text, ROW_LIMIT), fill=style.ROW_FILL.get(kind), size=9))
+    for badge in node.badges:
+        rows.append(_row(html_text(badge, ROW_LIMIT), fill=style.ROW_FILL["badge"], size=8))
+    styles = []
+    if node.role in style.ROUNDED_ROLES:
+        styles.append("rounded")
+    if node.ghost or node.role in style.DASHED_ROLES:
+        styles.append("dashed")
+    table_style = f' STYLE="{",".join(styles)}"' if styles else ""
+    fill = style.FILL.get(node.role, "#FFFFFF")
+    color = style.MUTED_TEXT if node.role == "none" else style.BORDER
+    return Html(
+        f'<<TABLE BORDER="1" CELLBORDER="0" CELLSPACING="0" CELLPADDING="3" COLOR="{color}" '
+        f'BGCOLOR="{fill}"{table_style}>{"".join(rows)}</TABLE>>'
+    )
+
+
+def _tooltip(node: VNode) -> str:
+    parts = [p for p in (node.caption, node.title, node.subtitle) if p]
+    what = style.TOOLTIPS.get(node.role, "")
+    return probe.truncate(" · ".join(parts + ([what] if what else [])), TOOLTIP_LIMIT)
+
+
+def edge_label(edge: VEdge, view: str) -> Html | None:
+    parts = []
+    if edge.shape is not None and view == "backward":
+        parts.append(html_text(probe.format_shape(edge.shape)))
+    if edge.slot is not None and view == "backward" and not edge.faint:
+        parts.append(f"slot {edge.slot}")
+    if edge.count > 1:
+        parts.append(f"×{edge.count:,}")
+    if not parts:
+        return None
+    return Html(f'<{"<BR/>".join(parts)}>')
+
+
+def _clusters(nodes: list[VNode]) -> tuple[dict[str, list[VNode]], list[str]]:
+    """Nodes per module scope; scopes in first-seen order, parents before children."""
+    members: dict[str, list[VNode]] = {}
+    order: list[str] = []
+    for node in nodes:
+        if not node.module:
+            continue
+        parts = node.module.split(".")
+        for i in range(1, len(parts) + 1):
+            scope = ".".join(parts[:i])
+            if scope not in members:
+                members[scope] = []
+                order.append(scope)
+        members[node.module].append(node)
+    return members, order
+
+
+def to_dot(model: Model, rankdir: str = "TB", legend: bool = False) -> str:
+    """DOT text for a model: the same model always gives the same bytes."""
+    if rankdir not in ("TB", "LR", "BT", "RL"):
+        raise ValueError(f"viz: rankdir must be TB, LR, BT or RL, got {rankdir!r}")
+    graph = dict(style.GRAPH_ATTRS, rankdir=rankdir)
+    if len(model.nodes) >= style.GUARD_FROM_NODES:
+        graph.update(style.GUARD_ATTRS)
+    if len(model.nodes) >= style.STRAIGHT_FROM_NODES or model.crossings >= style.STRAIGHT_FROM_CROSSINGS:
+        graph.update(style.STRAIGHT_ATTRS)
+    lines = ["digraph autograd {"]
+    lines.append(f"  graph [{_attrs(graph)}];")
+    lines.append(f"  node [{_attrs(style.NODE_ATTRS)}];")
+    lines.append(f"  edge [{_attrs(style.EDGE_ATTRS)}];")
+    ids = {node.key: node.id for node in model.nodes}
+    members, order = _clusters(model.nodes)
+    for node in model.nodes:
+        if not node.module:
+            lines.append("  " + _node_line(model, node))
+    cluster_ids = {scope: f"cluster_m{i}" for i, scope in enumerate(order)}
+    for scope in order:
+        if "." not in scope:
+            lines.extend(_cluster_lines(model, scope, members, order, cluster_ids, "  "))
+    for edge in model.edges:
+        attrs: dict[str, str] = {}
+        label = edge_label(edge, model.view)
+        if label:
+            attrs["label"] = label
+        if edge.faint:
+            attrs.update(style="dashed", color=style.FAINT_EDGE)
+        tail = f" [{_attrs(attrs)}]" if attrs else ""
+        lines.append(f"  {ids[edge.src]} -> {ids[edge.dst]}{tail};")
+    if legend:
+        lines.extend(_legend_lines())
+    lines.append("}")
+    return "\n".join(lines) + "\n"
+
+
+def _node_line(model: Model, node: VNode) -> str:
+    attrs = {"label": node_label(node, model.show_values, model.show_grads), "tooltip": _tooltip(node)}
+    return f"{node.id} [{_attrs(attrs)}];"
+
+
+def _cluster_lines(model: Model, scope: str, members: dict[str, list[VNode]], order: list[str],
+                   cluster_ids: dict[str, str], indent: str) -> list[str]:
+    lines = [f"{indent}subgraph {cluster_ids[scope]} {{"]
+    label = Html(f"<{html_text(scope, TITLE_LIMIT)}>")
+    attrs = dict(style.CLUSTER_ATTRS, label=label, tooltip=f"module {scope}")
+    lines.append(f"{indent}  graph [{_attrs(attrs)}];")
+    for node in members[scope]:
+        lines.append(f"{indent}  " + _node_line(model, node))
+    for child in order:
+        if child.rsplit(".", 1)[0] == scope and "." in child:
+            lines.extend(_cluster_lines(model, child, members, order, cluster_ids, indent + "  "))
+    lines.append(f"{indent}}}")
+    return lines
+
+
+def _legend_lines() -> list[str]:
+    attrs = _attrs(dict(style.CLUSTER_ATTRS, label="legend"))
+    lines = ["  subgraph cluster_legend {", f"    graph [{attrs}];"]
+    previous = None
+    for i, (role, title, meaning) in enumerate(style.LEGEND):
+        node = VNode(f"legend{i}", role, title, subtitle=meaning)
+        node.id = f"legend{i}"
+        label = node_label(node, False, False)
+        lines.append(f"    legend{i} [{_attrs({'label': label, 'tooltip': style.TOOLTIPS.get(role, '')})}];")
+        if previous is not None:
+            lines.append(f"    {previous} -> legend{i} [style=invis];")
+        previous = f"legend{i}"
+    lines.append("  }")
+    return lines
