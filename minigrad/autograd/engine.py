@@ -170,7 +170,8 @@ def _add_checked(buffers: dict, node, i: int, nxt, slot: int, g, create_graph: b
     """Check output `i` of `node` against what `nxt` expects, then add it to `nxt`'s buffer."""
     meta = nxt._meta()
     shape, dtype = meta[slot]
-    g = _validate(node, i, g, shape, dtype, create_graph)
+    if create_graph or g.__class__ is not np.ndarray or g.shape != shape or g.dtype != dtype:
+        g = _validate(node, i, g, shape, dtype, create_graph)
     buf = buffers.get(nxt)
     if buf is None:
         buf = buffers[nxt] = [None] * len(meta)
@@ -198,14 +199,13 @@ def _validate(node, i: int, g, shape: tuple, dtype, create_graph: bool):
 
 
 def _sum_to_checked(node, i: int, g, shape: tuple):
-    from ..ops._dual import expandable, sum_to
-
+    dual = sys.modules["minigrad.ops._dual"]  # loaded with minigrad; imported after this module
     gshape = tuple(g.shape)
-    if not expandable(shape, gshape):
+    if not dual.expandable(shape, gshape):
         raise RuntimeError(
             f"Function {node.name()} returned an invalid gradient at index {i} - got {list(gshape)} but expected "
             f"shape compatible with {list(shape)}")
-    return sum_to(g, shape)
+    return dual.sum_to(g, shape)
 
 
 def _tensor_prehooks(node, buf: list, create_graph: bool) -> list:

@@ -193,9 +193,7 @@ class AccumulateGrad(Node):
         return x.hooks if x is not None else None
 
     def _apply(self, grads: list, create_graph: bool) -> list:
-        from .engine import accumulate_into
-
-        accumulate_into(self.variable, grads[0], create_graph)
+        _engine.accumulate_into(self.variable, grads[0], create_graph)
         return []
 
 
@@ -267,3 +265,6 @@ def get_gradient_edge(tensor):
     """(node, input_nr) that a gradient for `tensor` flows into, as PyTorch's GradientEdge."""
     fn = tensor.grad_fn
     return (fn, tensor.output_nr) if fn is not None else (tensor._accumulator(), 0)
+
+
+from . import engine as _engine  # noqa: E402  (engine imports this module; used at call time only)
