@@ -27,7 +27,11 @@ ROOT_ARGS := $(if $(filter 0,$(shell id -u)),--allow-root,)
 NBVAL_COMMON := --nbval-current-env --nbval-sanitize-with .ci/nbval-sanitize.cfg
 FIND_NOTEBOOKS := find notebooks -name '*.ipynb' -not -path '*/.ipynb_checkpoints/*'
 
-.PHONY: help venv install lab test pytest nbval lint format bench torch clean
+.PHONY: help venv install lab test pytest nbval lint format bench torch browser-deps clean
+
+# The browser test (tests/browser) drives Debian's chromium through Playwright's Python package.
+CHROMIUM := /usr/bin/chromium
+SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
 
 help:
 	@echo "make lab     create .venv if needed, install, open JupyterLab on notebooks/"
@@ -37,6 +41,7 @@ help:
 	@echo "make format  ruff format + ruff check --fix on the same folders"
 	@echo "make bench   run bench/run.py"
 	@echo "make torch   install torch==2.13.0 into .venv (the parity tests need it; .ci/run does this)"
+	@echo "make browser-deps  apt-get install chromium when $(CHROMIUM) is missing (the browser test needs it)"
 	@echo "make clean   remove .venv, caches and build artefacts"
 
 venv: $(VENV)/pyvenv.cfg
@@ -57,7 +62,7 @@ lab: install
 	@echo "lab: jupyter lab notebooks/ $(ROOT_ARGS) $(LAB_ARGS)"
 	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(PY) -m jupyter lab notebooks/ $(ROOT_ARGS) $(LAB_ARGS)
 
-test: install
+test: install browser-deps
 	@$(MAKE) lint
 	@$(MAKE) pytest
 	@$(MAKE) nbval
@@ -94,6 +99,11 @@ nbval: install
 	  $(PY) -m pytest --nbval-lax $(NBVAL_COMMON) "$${lax[@]}"; \
 	fi
 
+# Regenerate the course from notebooks/src/: NN_name.ipynb (executed) and exercises/NN_name_learner.ipynb.
+.PHONY: notebooks
+notebooks: install
+	$(PY) notebooks/build.py
+
 bench: install
 	@if [ -f bench/run.py ]; then \
 	  echo "bench: python bench/run.py"; $(PY) bench/run.py; \
@@ -104,6 +114,20 @@ bench: install
 torch: venv
 	@echo "torch: pip install torch==2.13.0 (the local CPU wheel)"
 	$(PY) -m pip install --disable-pip-version-check -q torch==2.13.0
+
+# Never `playwright install`: the browser is Debian's chromium, found at $(CHROMIUM).
+# If it cannot be installed here (no apt-get, no sudo), say so and go on: the browser test
+# then skips locally and fails under CI=true.
+browser-deps:
+	@if [ -x $(CHROMIUM) ]; then \
+	  echo "browser-deps: $(CHROMIUM) found"; \
+	elif command -v apt-get >/dev/null 2>&1; then \
+	  echo "browser-deps: $(CHROMIUM) missing -> $(strip $(SUDO) apt-get install -y chromium) (Debian's package)"; \
+	  $(SUDO) apt-get update -q && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium \
+	    || echo "browser-deps: could not install chromium; the browser test will skip (and fail under CI=true)"; \
+	else \
+	  echo "browser-deps: $(CHROMIUM) missing and no apt-get here: install Chromium yourself (tests/browser needs it)"; \
+	fi
 
 clean:
 	@echo "clean: removing $(VENV), caches and build artefacts"

@@ -22,7 +22,8 @@ from .summary import Summary
 from .walk import paused_gc
 from .walk import walk as _walk
 
-__all__ = ["draw", "summary", "Graph", "Summary", "DEFAULT_MAX_NODES", "GHOST_THRESHOLD"]
+__all__ = ["draw", "summary", "animate", "record", "trace_backward", "Graph", "Summary", "DEFAULT_MAX_NODES",
+           "GHOST_THRESHOLD"]
 
 
 def draw(
@@ -71,3 +72,6 @@ def summary(
         finally:
             walked.release()
         return Summary(model)
+
+
+from .animate import animate, record, trace_backward  # noqa: E402  (animate builds on draw)

@@ -1,0 +1,368 @@
+"""Public entry points: ``animate`` (a backward player), ``trace_backward`` (its frames as
+plain data) and ``record`` (the forward animation: the graph growing op by op).
+
+    import viz
+    viz.animate(loss, params=dict(model.named_parameters()))     # runs loss.backward()
+
+    with viz.record() as rec:
+        h = x @ w
+        loss = h.relu().sum()
+    rec.player()                                                  # or rec.frames
+
+Like the rest of viz, nothing here imports torch or minigrad: the same code animates both.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass, field
+from typing import Any
+
+from . import probe, rules
+from .player import Scene, backward_scene, player_class
+from .trace import Frame, map_graph, record_backward
+from .walk import paused_gc
+from .walk import walk as _walk
+
+__all__ = ["animate", "trace_backward", "record", "Recording", "ForwardFrame"]
+
+
+def animate(
+    loss: Any,
+    params: Any = None,
+    gradient: Any = None,
+    inputs: Any = None,
+    retain_graph: bool | None = None,
+    create_graph: bool = False,
+    *,
+    show_saved: bool = True,
+    rankdir: str = "TB",
+    max_nodes: int | None = None,
+    speed: float = 1.0,
+) -> Any:
+    """Run ``loss.backward(gradient, retain_graph, create_graph, inputs)`` and return a player
+    that replays it node by node.
+
+    The backward pass is the real one: the same ``.grad`` values, user hooks fire, saved
+    values are freed unless ``retain_graph``. viz watches it through hooks it removes again.
+    ``params`` names leaves (a dict or ``model.named_parameters()``), as in ``viz.draw``.
+    """
+    recording = record_backward(loss, params=params, gradient=gradient, inputs=inputs, retain_graph=retain_graph,
+                                create_graph=create_graph, show_saved=show_saved, max_nodes=max_nodes,
+                                rankdir=rankdir)
+    return player_class("BackwardPlayer")(backward_scene(recording), speed=speed)
+
+
+def trace_backward(
+    loss: Any,
+    params: Any = None,
+    gradient: Any = None,
+    inputs: Any = None,
+    retain_graph: bool | None = None,
+    create_graph: bool = False,
+    *,
+    show_saved: bool = True,
+    max_nodes: int | None = None,
+) -> list[Frame]:
+    """Run ``loss.backward(...)`` as ``animate`` does and return the recorded steps as plain
+    data: a list of ``viz.trace.Frame`` (start, one per node that ran, done). Node ids are
+    those of ``viz.draw(loss, params=params, show_saved=show_saved)``."""
+    return record_backward(loss, params=params, gradient=gradient, inputs=inputs, retain_graph=retain_graph,
+                           create_graph=create_graph, show_saved=show_saved, max_nodes=max_nodes).frames
+
+
+# -- forward: the graph growing -----------------------------------------------------------------------------------
+
+
+@dataclass
+class ForwardFrame:
+    """One step of the forward animation: a node (and what it points to) appears."""
+
+    step: int
+    kind: str  # "before" | "create" | "done"
+    name: str = ""
+    node: str | None = None
+    appear: list[str] = field(default_factory=list)  # drawn ids that appear in this step
+    index: int | None = None  # place in viz.walk order
+    sequence_nr: int | None = None
+    variable: str | None = None  # the name the block gave the tensor this node made, if any
+    title: str = ""
+    lines: list[tuple[str, str]] = field(default_factory=list)
+
+    @property
+    def text(self) -> str:
+        return "\n".join([self.title] + [t for _, t in self.lines])
+
+
+MAX_NAMED_OUTPUTS = 8
+
+
+class Recording:
+    """``with viz.record() as rec:`` — remembers the tensors the block creates.
+
+    On exit it looks at the variables of the block's scope (in a notebook: the cell's
+    globals): tensors that are new and have a ``grad_fn`` are the outputs; the graph behind
+    them is ordered by ``_sequence_nr()`` (creation order, in minigrad and PyTorch), and
+    whatever existed before the block is shown from the first frame. ``rec.watch(t)`` adds
+    a tensor the scope does not hold (e.g. one inside an object).
+    """
+
+    def __init__(self, params: Any = None, show_saved: bool = False, rankdir: str = "TB",
+                 max_nodes: int | None = None) -> None:
+        self.params = params
+        self.show_saved = show_saved
+        self.rankdir = rankdir
+        self.max_nodes = max_nodes
+        self._scope: Any = None
+        self._before: dict[str, Any] = {}
+        self._watched: list[Any] = []
+        self._frames: list[ForwardFrame] | None = None
+        self._scene: Scene | None = None
+        self._roots: list[Any] = []
+        self._graph: Any = None
+
+    def __enter__(self) -> Recording:
+        self._scope = sys._getframe(1)
+        self._before = _tensors_in(self._scope.f_locals)
+        self._frames = None
+        return self
+
+    def __exit__(self, exc_type: Any, *exc: Any) -> bool:
+        scope, self._scope = self._scope, None
+        after = _tensors_in(scope.f_locals) if scope is not None else {}
+        del scope
+        try:
+            self._build(after)
+        except Exception:
+            if exc_type is None:
+                raise
+            self._frames = []  # the block's own error is the one to see
+        return False
+
+    def watch(self, *tensors: Any) -> Recording:
+        """Also show the graph behind these tensors (call inside or after the block)."""
+        self._watched.extend(t for t in tensors if probe.is_tensor(t))
+        if self._frames is not None:
+            self._build(self._after)
+        return self
+
+    @property
+    def frames(self) -> list[ForwardFrame]:
+        if self._frames is None:
+            raise RuntimeError("viz.record: the frames exist once the `with` block has ended")
+        return self._frames
+
+    def player(self, speed: float = 1.0) -> Any:
+        """The forward animation as a widget (the graph is laid out once, here)."""
+        frames = self.frames
+        if self._scene is None:
+            from .player import _layout
+
+            steps = [{"ids": [f.node] if f.node else [], "kind": f.kind, "title": f.title,
+                      "lines": [[k, t] for k, t in f.lines], "appear": list(f.appear)} for f in frames]
+            payload = {"mode": "forward", "steps": steps}
+            graph = self._graph
+            if graph is None:
+                root, hint, source = None, "viz.record: no graph was built in the block", ""
+                nodes = 0
+            else:
+                root, hint, source = _layout(graph.source, self._edges, {}, {})
+                nodes = len(graph.model.nodes)
+            self._scene = Scene("forward", root, payload, frames, nodes, source, hint)
+        return player_class("ForwardPlayer")(self._scene, speed=speed)
+
+    def __repr__(self) -> str:
+        if self._frames is None:
+            return "Recording(open)"
+        return f"Recording(outputs={len(self._roots)}, steps={len(self._frames)})"
+
+    # -- building ---------------------------------------------------------------------------------
+    def _build(self, after: dict[str, Any]) -> None:
+        from . import draw
+
+        self._after = after
+        self._scene = None
+        before_ids = {id(t) for t in self._before.values()}
+        names: dict[int, str] = {}
+        for name, t in list(self._before.items()) + list(after.items()):
+            names.setdefault(id(t), name)
+        new = [(name, t) for name, t in after.items() if id(t) not in before_ids]
+        outputs = [(name, t) for name, t in new if getattr(t, "grad_fn", None) is not None]
+        for t in self._watched:
+            if getattr(t, "grad_fn", None) is not None and all(t is not o for _, o in outputs):
+                outputs.append((names.get(id(t), "output"), t))
+        outputs.sort(key=lambda nt: (-_seq(nt[1].grad_fn), nt[0]))
+        if len(outputs) > MAX_NAMED_OUTPUTS:
+            outputs = _final_only(outputs)
+        self._roots = [t for _, t in outputs]
+        if not outputs:
+            self._graph = None
+            self._frames = [ForwardFrame(0, "done", title="No graph was built",
+                                         lines=[("note", "No new tensor with a grad_fn was assigned in the block "
+                                                         "(inputs need requires_grad=True).")])]
+            return
+        params = _param_names(self._before, after, self.params)
+        for name, t in outputs:
+            params.setdefault(name, t)
+        with paused_gc():
+            walk = _walk(tuple(self._roots))
+            graph = draw(*self._roots, params=params, show_saved=self.show_saved, rankdir=self.rankdir,
+                         max_nodes=self.max_nodes or max(len(walk.nodes) + 8, 250))
+        gmap = map_graph(walk, graph.model)
+        self._graph = graph
+        self._edges = gmap.edges
+        before_fns = [t.grad_fn for t in self._before.values() if getattr(t, "grad_fn", None) is not None]
+        old = set()
+        if before_fns:
+            old_walk = _walk(tuple(before_fns))  # keep it: a Walk releases its nodes when it goes
+            old = {id(raw.fn) for raw in old_walk.nodes}
+        var_of = {id(t.grad_fn): name for name, t in after.items() if getattr(t, "grad_fn", None) is not None}
+        self._frames = _forward_frames(walk, gmap, graph.model, old, var_of, outputs)
+
+
+def record(params: Any = None, show_saved: bool = False, rankdir: str = "TB", max_nodes: int | None = None
+           ) -> Recording:
+    """``with viz.record() as rec: ...`` then ``rec.player()`` or ``rec.frames``: the graph
+    growing op by op while the block builds it (see ``Recording``)."""
+    return Recording(params=params, show_saved=show_saved, rankdir=rankdir, max_nodes=max_nodes)
+
+
+def _seq(fn: Any) -> int:
+    try:
+        return int(fn._sequence_nr())
+    except Exception:
+        return -1
+
+
+def _tensors_in(scope: Any) -> dict[str, Any]:
+    """Tensors a scope holds by name (and one level inside lists, tuples and dicts)."""
+    out: dict[str, Any] = {}
+    try:
+        items = list(scope.items())
+    except Exception:
+        return out
+    for name, value in items:
+        if name.startswith("_"):
+            continue
+        if probe.is_tensor(value) and hasattr(value, "requires_grad"):
+            out[name] = value
+        elif isinstance(value, (list, tuple)) and len(value) <= 64:
+            for i, v in enumerate(value):
+                if probe.is_tensor(v) and hasattr(v, "requires_grad"):
+                    out[f"{name}[{i}]"] = v
+        elif isinstance(value, dict) and len(value) <= 64:
+            for k, v in value.items():
+                if probe.is_tensor(v) and hasattr(v, "requires_grad"):
+                    out[f"{name}[{k!r}]"] = v
+    return out
+
+
+def _param_names(before: dict[str, Any], after: dict[str, Any], params: Any) -> dict[str, Any]:
+    names: dict[str, Any] = {}
+    for scope in (before, after):
+        for name, t in scope.items():
+            if getattr(t, "grad_fn", None) is None and getattr(t, "requires_grad", False):
+                names.setdefault(name, t)
+    if params is not None:
+        items = params.items() if hasattr(params, "items") else params
+        for name, t in items:
+            names[str(name)] = t
+    return names
+
+
+def _final_only(outputs: list[tuple[str, Any]]) -> list[tuple[str, Any]]:
+    """Outputs whose node no other output's graph reaches (the 'last' tensors)."""
+    reached: set[int] = set()
+    for _, t in outputs:
+        w = _walk((t,))
+        for raw in w.nodes[1:]:
+            reached.add(id(raw.fn))
+    return [(n, t) for n, t in outputs if id(t.grad_fn) not in reached] or outputs[:1]
+
+
+def _forward_frames(walk: Any, gmap: Any, model: Any, old: set[int], var_of: dict[int, str],
+                    outputs: list[tuple[str, Any]]) -> list[ForwardFrame]:
+    shown: set[str] = set()
+    frames: list[ForwardFrame] = []
+    extra = {n.key: n.id for n in model.nodes}
+    out_box = {}
+    for k, root in enumerate(walk.roots):
+        if root.fn_index is not None and gmap.root_ids[k]:
+            out_box.setdefault(root.fn_index, []).append(gmap.root_ids[k])
+
+    def ids_of(i: int) -> list[str]:
+        return [n for n in gmap.node_ids[i] if n not in shown]
+
+    first = ForwardFrame(0, "before", title="Before the block")
+    for raw in walk.nodes:
+        if id(raw.fn) in old:
+            first.appear.extend(ids_of(raw.index))
+            shown.update(first.appear)
+    if first.appear:
+        first.lines.append(("note", f"{len(set(first.appear))} node(s) existed before the block: they are drawn "
+                                    "from the start."))
+    else:
+        first.lines.append(("note", "Nothing yet: autograd records a node each time an op runs on a tensor that "
+                                    "requires grad."))
+    frames.append(first)
+
+    created = [raw for raw in walk.nodes if id(raw.fn) not in old and raw.leaf is None]
+    created.sort(key=lambda raw: (_seq(raw.fn), -raw.index))
+    for raw in created:
+        i = raw.index
+        name = gmap.names[i]
+        var = var_of.get(id(raw.fn))
+        f = ForwardFrame(len(frames), "create", name=name, index=i, sequence_nr=_seq(raw.fn), variable=var)
+        appear = ids_of(i) + [n for n in out_box.get(i, []) if n not in shown]
+        f.node = (gmap.node_ids[i] or [None])[0]
+        f.title = f"{var} = …  →  {var}.grad_fn is {name}" if var else f"{name} is created"
+        if var:
+            f.lines.append(("in", f"The op that computed {var} recorded the node {name}, so {var}.grad_fn is "
+                                  f"{name}."))
+        else:
+            f.lines.append(("in", f"An op recorded the node {name} (its tensor has no name in the block)."))
+        pairs = []
+        for j, (child, nr) in enumerate(raw.edges):
+            if child is None:
+                pairs.append(f"(None, {nr})")
+                key = f"none:{i}:{j}"
+                if key in extra and extra[key] not in shown:
+                    appear.append(extra[key])
+                f.lines.append(("note", f"next_functions[{j}] = (None, {nr}): that input needs no gradient "
+                                        "(a constant, or requires_grad=False)."))
+                continue
+            child_raw = walk.nodes[child]
+            cname = gmap.names[child]
+            pairs.append(f"({cname}, {nr})")
+            if child_raw.leaf is not None:
+                new_ids = [n for n in ids_of(child) if n not in appear]
+                if new_ids:
+                    appear.extend(new_ids)
+                    leaf = cname[len("AccumulateGrad ("):-1] if cname.startswith("AccumulateGrad (") else "the leaf"
+                    f.lines.append(("acc", f"{leaf} is a leaf that requires grad: its AccumulateGrad node joins the "
+                                           f"graph; backward will add into {leaf}.grad there."))
+        if pairs:
+            f.lines.append(("out", f"next_functions = ({', '.join(pairs)}{',' if len(pairs) == 1 else ''}): where "
+                                   "the gradient will flow from here."))
+        tensors, _ = probe.saved_values(raw.fn)
+        if tensors:
+            f.lines.append(("rule", f"It saves {', '.join(n for n, _ in tensors)} for backward — "
+                                    f"{rules.describe(raw.name)}"))
+        else:
+            f.lines.append(("rule", rules.describe(raw.name)))
+        if f.sequence_nr is not None and f.sequence_nr >= 0:
+            f.lines.append(("note", f"sequence_nr {f.sequence_nr}: nodes are numbered as they are created; "
+                                    "backward runs the newest ready node first."))
+        f.appear = appear
+        shown.update(appear)
+        frames.append(f)
+
+    rest = [n.id for n in model.nodes if n.id not in shown]
+    done = ForwardFrame(len(frames), "done", title="The graph is complete", appear=rest)
+    count = len(walk.nodes)
+    names = ", ".join(name for name, _ in outputs[:3])
+    done.lines.append(("note", f"{count} node{'s' if count != 1 else ''} behind {names}. Nothing has been "
+                               "differentiated yet: backward() will walk these edges from the top, "
+                               "newest node first (viz.animate(loss) shows it)."))
+    frames.append(done)
+    return frames

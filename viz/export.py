@@ -1,0 +1,305 @@
+"""Players outside a kernel: one self-contained HTML file, and a filmstrip of the steps.
+
+``save_html`` writes a page that plays offline: the player's own runtime (player.js, a few
+KB, with a stand-in for the widget model) and its CSS are inlined, the SVG and the payload
+travel as JSON in the page, and nothing is fetched — no CDN, no fonts, no ``<script src>``.
+(ipywidgets' embed helpers load their manager from a CDN, so they are not used.)
+
+``filmstrip`` draws the steps as small multiples in one static SVG, for slides, PDFs and
+README files where no script runs; ``Filmstrip.save("x.png")`` writes PNGs instead, one
+per step, through pygraphviz's bundled Graphviz with the layout fixed (``neato -n2``).
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+import xml.etree.ElementTree as ET
+from pathlib import Path
+from typing import Any
+
+from . import style
+from .player import CSS, ESM, SVG_NS, XLINK_NS, Scene, to_text
+
+MAX_FILMSTRIP_STEPS = 24
+_EXPORT = "export default { render };"
+
+_PAGE = """<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>{title}</title>
+<style>
+body {{ margin: 16px; background: #ffffff; color: #1a1a1a; font: 14px/1.4 {font}; }}
+h1 {{ font-size: 16px; font-weight: 600; margin: 0 0 10px; }}
+.mg-page-note {{ color: {muted}; font-size: 12px; margin-top: 8px; }}
+</style>
+<style>
+{css}
+</style>
+</head>
+<body>
+<h1>{title}</h1>
+<div id="mg-root"></div>
+<p class="mg-page-note">{note}</p>
+<script type="application/json" id="mg-state">{state}</script>
+<script>
+(function () {{
+"use strict";
+{js}
+var state = JSON.parse(document.getElementById("mg-state").textContent);
+var listeners = {{}};
+var model = {{
+  get: function (key) {{ return state[key]; }},
+  set: function (key, value) {{
+    state[key] = value;
+    (listeners["change:" + key] || []).slice().forEach(function (fn) {{ fn(); }});
+  }},
+  save_changes: function () {{}},
+  send: function () {{}},
+  on: function (name, fn) {{ (listeners[name] = listeners[name] || []).push(fn); }},
+  off: function (name, fn) {{
+    listeners[name] = (listeners[name] || []).filter(function (f) {{ return f !== fn; }});
+  }}
+}};
+__mgModule.render({{ model: model, el: document.getElementById("mg-root") }});
+}})();
+</script>
+</body>
+</html>
+"""
+
+
+def standalone_js(esm: str = ESM) -> str:
+    """player.js as a classic script: its one ``export`` becomes a local constant."""
+    if esm.count(_EXPORT) != 1:
+        raise RuntimeError("viz: player.js must end with exactly one `export default { render };`")
+    return esm.replace(_EXPORT, "const __mgModule = { render };")
+
+
+def _json_for_html(value: Any) -> str:
+    """JSON that is safe inside a <script> element."""
+    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    text = text.replace("</", "<\\/").replace("<!--", "\\u003c!--")
+    return text.replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
+
+
+def page(scene: Scene, title: str | None = None, frame: int = 0) -> str:
+    """The standalone HTML text of a player."""
+    title = title or ("viz: backward pass, step by step" if scene.mode == "backward"
+                      else "viz: the graph, built op by op")
+    state = {"svg": scene.svg(html=True), "data": scene.payload, "frame": int(frame), "speed": 1.0}
+    note = ("Play, or step with ← and → (click the player first). Made with viz.animate; "
+            "this page needs no kernel and no network.")
+    return _PAGE.format(title=html.escape(title), font=style.FONT.replace(",", ", "), muted=style.MUTED_TEXT,
+                        css=CSS, note=html.escape(note), state=_json_for_html(state), js=standalone_js())
+
+
+def save_html(scene: Scene, path: Any, title: str | None = None) -> Path:
+    target = Path(path)
+    if target.suffix.lower() not in (".html", ".htm"):
+        raise ValueError(f"viz: save_html() needs a .html path, got {str(path)!r}")
+    target.write_text(page(scene, title), encoding="utf-8")
+    return target
+
+
+# -- the filmstrip ----------------------------------------------------------------------------------------------------
+
+
+class Filmstrip:
+    """Small multiples of a player's steps: shows as SVG in Jupyter, ``save`` writes files."""
+
+    def __init__(self, scene: Scene, steps: list[int], svg: str) -> None:
+        self.scene = scene
+        self.steps = steps
+        self.svg = svg
+
+    def _repr_svg_(self) -> str:
+        return self.svg
+
+    def __repr__(self) -> str:
+        return f"Filmstrip(steps={len(self.steps)})"
+
+    def save(self, path: Any) -> Path | list[Path]:
+        """``.svg`` (the strip), ``.html`` (the strip in a page), or ``.png``: one PNG per
+        step, ``name-00.png``, ``name-01.png``, ... (returns their paths)."""
+        target = Path(path)
+        suffix = target.suffix.lower()
+        if suffix == ".svg":
+            target.write_text(self.svg, encoding="utf-8")
+            return target
+        if suffix in (".html", ".htm"):
+            target.write_text(f"<!DOCTYPE html><meta charset='utf-8'><body style='background:#fff'>{self.svg}",
+                              encoding="utf-8")
+            return target
+        if suffix == ".png":
+            return save_pngs(self.scene, self.steps, target)
+        raise ValueError(f"viz: Filmstrip.save() needs a .svg, .html or .png path, got {str(path)!r}")
+
+
+def pick_steps(count: int, steps: Any = None, limit: int = MAX_FILMSTRIP_STEPS) -> list[int]:
+    if steps is not None:
+        return [s for s in (int(s) for s in steps) if 0 <= s < count]
+    if count <= limit:
+        return list(range(count))
+    picked = {round(i * (count - 1) / (limit - 1)) for i in range(limit)}
+    return sorted(picked)
+
+
+def filmstrip(scene: Scene, columns: int = 4, steps: Any = None, width: float = 260.0) -> Filmstrip:
+    if scene.root is None:
+        raise RuntimeError(scene.hint or "viz: no Graphviz renderer: nothing to draw")
+    chosen = pick_steps(scene.num_steps, steps)
+    columns = max(1, int(columns))
+    view = [float(v) for v in (scene.root.get("viewBox") or "0 0 100 100").split()]
+    vw, vh = max(view[2], 1.0), max(view[3], 1.0)
+    cell_w = float(width)
+    cell_h = cell_w * vh / vw
+    caption_h, gap = 30.0, 14.0
+    rows = (len(chosen) + columns - 1) // columns
+    total_w = columns * cell_w + (columns + 1) * gap
+    total_h = rows * (cell_h + caption_h) + (rows + 1) * gap
+    out = ET.Element(f"{{{SVG_NS}}}svg", {"width": f"{total_w:.0f}", "height": f"{total_h:.0f}",
+                                          "viewBox": f"0 0 {total_w:.1f} {total_h:.1f}"})
+    ET.SubElement(out, f"{{{SVG_NS}}}rect", {"width": "100%", "height": "100%", "fill": "#ffffff"})
+    for n, k in enumerate(chosen):
+        r, c = divmod(n, columns)
+        x = gap + c * (cell_w + gap)
+        y = gap + r * (cell_h + caption_h + gap)
+        cell = ET.SubElement(out, f"{{{SVG_NS}}}g", {"transform": f"translate({x:.1f},{y:.1f})"})
+        ET.SubElement(cell, f"{{{SVG_NS}}}rect", {"width": f"{cell_w:.1f}", "height": f"{cell_h + caption_h:.1f}",
+                                                  "fill": "none", "stroke": "#E0E0E0", "rx": "4"})
+        frame = ET.fromstring(scene.static_svg(k))
+        inner = ET.SubElement(cell, f"{{{SVG_NS}}}svg", {"width": f"{cell_w:.1f}", "height": f"{cell_h:.1f}",
+                                                         "viewBox": frame.get("viewBox", "")})
+        for child in list(frame):
+            inner.append(child)
+        for el in inner.iter():
+            el.attrib.pop("id", None)
+        step = scene.payload["steps"][k]
+        for i, text in enumerate(_caption(k, step.get("title", ""), cell_w)):
+            t = ET.SubElement(cell, f"{{{SVG_NS}}}text", {
+                "x": f"{cell_w / 2:.1f}", "y": f"{cell_h + 12 + 12 * i:.1f}", "text-anchor": "middle",
+                "font-family": style.FONT, "font-size": "10" if i == 0 else "9",
+                "fill": style.TEXT if i == 0 else style.MUTED_TEXT})
+            t.text = text
+    text = to_text(out)
+    if "xmlns:xlink" not in text.split(">", 1)[0]:
+        text = text.replace(f'<svg xmlns="{SVG_NS}"', f'<svg xmlns="{SVG_NS}" xmlns:xlink="{XLINK_NS}"', 1)
+    return Filmstrip(scene, chosen, text)
+
+
+def _caption(k: int, title: str, width: float) -> list[str]:
+    chars = max(int(width / 5.2), 12)
+    first = f"step {k}"
+    rest = title if len(title) <= chars else title[: chars - 1] + "…"
+    return [first, rest] if rest else [first]
+
+
+# -- PNG: one Graphviz render per step ---------------------------------------------------------------------------
+
+_TABLE_COLOR = re.compile(r'^(<TABLE[^>]*?\bCOLOR=")([^"]*)(")')
+_LAST_BOLD = re.compile(r"<B>((?:(?!<B>).)*?)</B>((?:(?!<B>).)*)$", re.S)
+_CLEAR = "#FFFFFF00"
+
+
+def save_pngs(scene: Scene, steps: list[int], target: Path) -> list[Path]:
+    """One PNG per step, rendered by pygraphviz's bundled Graphviz (cairo).
+
+    Every step is the same DOT — the same labels, so dot gives the same layout — with the
+    state written as colours: reserved value lines are transparent until their value is
+    there. (A drawn edge that carried several different gradients, which only happens
+    around nodes hidden by ``max_nodes``, shows none; the SVG filmstrip shows them all.)
+    """
+    import warnings
+
+    from .render import quiet_stderr
+
+    try:
+        with quiet_stderr():
+            import pygraphviz
+    except Exception as exc:
+        raise RuntimeError("viz: PNG filmstrips need pygraphviz (pip install pygraphviz)") from exc
+    paths = []
+    for k in steps:
+        with quiet_stderr(), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            graph = pygraphviz.AGraph(string=scene.dot)
+            graph.graph_attr["bgcolor"] = "white"
+            _png_state(graph, scene, k)
+            data = graph.draw(format="png", prog="dot")
+        path = target.with_name(f"{target.stem}-{k:02d}.png")
+        path.write_bytes(data)
+        paths.append(path)
+    return paths
+
+
+def _set_html(item: Any, html_label: str) -> None:
+    item.attr["label"] = "<" + html_label + ">"  # pygraphviz reads HTML labels without the outer <>
+
+
+def _last_line(label: str, visible: bool, color: str = style.TEXT) -> str:
+    """Colour the reserved (last bold) line of a label, or make it transparent."""
+    fill = color if visible else _CLEAR
+    return _LAST_BOLD.sub(lambda m: f'<FONT COLOR="{fill}"><B>{m.group(1)}</B></FONT>{m.group(2)}', label, count=1)
+
+
+def _png_state(graph: Any, scene: Scene, k: int) -> None:
+    blue = style.OKABE_ITO["blue"]
+    if scene.mode == "backward":
+        from .trace import state_at
+
+        st = state_at(scene.frames, k)
+        reserved = {}
+        for f in scene.frames:
+            for n in f.nodes if f.kind == "accumulate" else ():
+                reserved[n] = ".grad = " + _short(f.grad_after)
+        for node in graph.nodes():
+            n = str(node)
+            label = node.attr.get("label") or ""
+            if not label.startswith("<TABLE"):
+                continue
+            state = st.nodes.get(n)
+            color = {"current": blue, "waiting": blue, "pending": "#C8C8C8"}.get(state)
+            if color:
+                label = _TABLE_COLOR.sub(lambda m, c=color: m.group(1) + c + m.group(3), label, count=1)
+            if n in reserved:
+                label = _last_line(label, st.notes.get(n) is not None and st.notes.get(n) == reserved[n])
+            _set_html(node, label)
+        for edge in graph.edges():
+            key = edge.attr.get("mgk")
+            label = edge.attr.get("label") or ""
+            if key is None or not str(key).isdigit():
+                continue
+            e = int(key)
+            now = e in st.current_edges
+            if "<B>" in label:
+                shown = _LAST_BOLD.search(label)
+                same = shown is not None and e in st.labels and html.unescape(shown.group(1)) == st.labels[e]
+                _set_html(edge, _last_line(label, same, blue if now else style.TEXT))
+            if e in st.labels:
+                edge.attr["color"] = blue if now else style.BORDER
+                edge.attr["penwidth"] = "2.2" if now else "1.3"
+    else:
+        from .player import forward_state
+
+        appear, new = forward_state(scene, k)
+        for node in graph.nodes():
+            if appear.get(str(node), 0) > k:
+                node.attr["style"] = "invis"
+            elif str(node) in new:
+                label = node.attr.get("label") or ""
+                if label.startswith("<TABLE"):
+                    green = style.OKABE_ITO["bluish_green"]
+                    _set_html(node, _TABLE_COLOR.sub(lambda m, c=green: m.group(1) + c + m.group(3), label, count=1))
+        for edge in graph.edges():
+            if max(appear.get(str(edge[0]), 0), appear.get(str(edge[1]), 0)) > k:
+                edge.attr["style"] = "invis"
+
+
+def _short(arr: Any) -> str:
+    from .trace import value_text
+
+    return value_text(arr, short=True)

@@ -1,0 +1,649 @@
+"""The player: one laid-out SVG plus per-step payloads, switched in the browser.
+
+A ``Scene`` is everything a display needs, built once in Python:
+
+- the SVG of ``viz.draw(...)``, laid out once by Graphviz. Before layout, each edge label
+  gets a third line reserved for the longest gradient that edge will carry, and each leaf a
+  ``.grad`` row, so values fit without a second layout; after layout the SVG is decorated:
+  ``data-n`` / ``data-e`` / ``data-src`` / ``data-dst`` attributes, classes on saved-value
+  rows, hook badges, borders and labels, and two small badges per node (step number,
+  gradients arrived);
+- the payload: the steps in run order, each with its own texts, edge labels and notes
+  (O(nodes + edges) in all). The cumulative state at a step (done, waiting, labels so far)
+  is derived in the browser by ``player.js`` — and in Python by ``state_at`` for the
+  static pictures — never stored per frame.
+
+``BackwardPlayer`` / ``ForwardPlayer`` are anywidget widgets carrying the scene; without
+anywidget (or where widgets cannot render) they show the static final frame with a note.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+import xml.etree.ElementTree as ET
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from . import dot as _dot
+from . import render as _render
+from . import style
+from .trace import Frame, state_at
+
+SVG_NS = "http://www.w3.org/2000/svg"
+XLINK_NS = "http://www.w3.org/1999/xlink"
+_S = f"{{{SVG_NS}}}"
+ET.register_namespace("", SVG_NS)
+ET.register_namespace("xlink", XLINK_NS)
+
+HERE = Path(__file__).resolve().parent
+ESM = (HERE / "player.js").read_text(encoding="utf-8")
+CSS = (HERE / "player.css").read_text(encoding="utf-8")
+
+# the player's colours: Okabe–Ito, as in viz.style
+CURRENT = style.OKABE_ITO["blue"]
+DONE = style.OKABE_ITO["bluish_green"]
+HOOK = style.OKABE_ITO["vermillion"]
+ARRIVE = style.OKABE_ITO["yellow"]
+FREED_FILL = "#E6E6E6"
+FREED_TEXT = "#8C8C8C"
+SENT_EDGE = style.BORDER
+
+# -- text widths (Graphviz lays out Helvetica with its AFM metrics; so do we) -----------------------------------
+_HELV = (
+    "278,278,355,556,556,889,667,191,333,333,389,584,278,333,278,278,556,556,556,556,556,556,556,556,556,556,"
+    "278,278,584,584,584,556,1015,667,667,722,722,667,611,778,722,278,500,667,556,833,722,778,667,778,722,667,"
+    "611,722,667,944,667,667,611,278,278,278,469,556,333,556,556,500,556,556,278,556,556,222,222,500,222,833,"
+    "556,556,556,556,333,500,278,556,500,722,500,500,500,334,260,334,584"
+)
+_HELV_BOLD = (
+    "278,333,474,556,556,889,722,238,333,333,389,584,278,333,278,278,556,556,556,556,556,556,556,556,556,556,"
+    "333,333,584,584,584,611,975,722,722,722,722,667,611,778,722,278,556,722,611,833,722,778,667,778,722,667,"
+    "611,722,667,944,667,667,611,333,278,333,584,556,333,556,611,556,611,556,333,611,611,278,278,556,278,889,"
+    "611,611,611,611,389,556,333,611,556,778,556,556,500,389,280,389,584"
+)
+_WIDTHS = {False: [int(w) for w in _HELV.split(",")], True: [int(w) for w in _HELV_BOLD.split(",")]}
+
+
+def text_width(text: str, size: float, bold: bool = False) -> float:
+    """Width of ``text`` in points, by Helvetica's metrics (unknown characters: a digit's)."""
+    table = _WIDTHS[bold]
+    total = 0
+    for ch in text:
+        code = ord(ch)
+        total += table[code - 32] if 32 <= code < 127 else 556
+    return total * size / 1000.0
+
+
+# -- DOT: reserve room for the values -------------------------------------------------------------------------------
+_EDGE_LINE = re.compile(r"^(\s*)(n\d+) -> (n\d+)(.*);\s*$")
+_NODE_LINE = re.compile(r"^(\s*)(n\d+) \[label=")
+LABEL_SIZE = 9
+
+
+def _label_span(attrs: str) -> tuple[int, int] | None:
+    """(start, end) of the ``<...>`` value of ``label=`` in an attribute list, or None."""
+    at = attrs.find("label=<")
+    if at < 0:
+        return None
+    i = at + len("label=")
+    depth = 0
+    for j in range(i, len(attrs)):
+        c = attrs[j]
+        if c == "<":
+            depth += 1
+        elif c == ">":
+            depth -= 1
+            if depth == 0:
+                return i, j + 1
+    return None
+
+
+def reserve(source: str, edge_texts: dict[int, str], node_texts: dict[str, str]) -> str | None:
+    """DOT with an extra bold line on the given edges' labels and an extra row in the given
+    nodes' tables, so Graphviz makes room for them. None when the DOT is not as expected."""
+    lines = source.split("\n")
+    k = 0
+    out = []
+    for line in lines:
+        m = _EDGE_LINE.match(line)
+        if m:
+            text = edge_texts.get(k)
+            indent, src, dst, rest = m.groups()
+            rest = rest.strip()
+            attrs = rest[1:-1] if rest.startswith("[") and rest.endswith("]") else ""
+            if text:
+                extra = f"<B>{_dot.html_text(text)}</B>"
+                span = _label_span(attrs)
+                if span:
+                    a, b = span
+                    attrs = attrs[: b - 1] + "<BR/>" + extra + attrs[b - 1:]
+                else:
+                    attrs = f"label=<{extra}> " + attrs
+            # mgk numbers the edges for the PNG filmstrip (Graphviz ignores unknown attributes)
+            attrs = f'{attrs} mgk="{k}"'.strip()
+            out.append(f"{indent}{src} -> {dst} [{attrs}];")
+            k += 1
+            continue
+        m = _NODE_LINE.match(line)
+        if m and m.group(2) in node_texts:
+            cut = line.rfind("</TABLE>>")
+            if cut > 0:
+                row = (f'<TR><TD BGCOLOR="#FFFFFF" CELLPADDING="2"><FONT POINT-SIZE="{LABEL_SIZE}">'
+                       f'<B>{_dot.html_text(node_texts[m.group(2)])}</B></FONT></TD></TR>')
+                line = line[:cut] + row + line[cut:]
+        out.append(line)
+    if edge_texts and k == 0:
+        return None
+    return "\n".join(out)
+
+
+# -- SVG decoration --------------------------------------------------------------------------------------------------
+_NUM = re.compile(r"-?\d+(?:\.\d+)?")
+
+
+def _bbox(el: ET.Element) -> tuple[float, float, float, float] | None:
+    text = el.get("points") or el.get("d") or ""
+    nums = [float(x) for x in _NUM.findall(text)]
+    if len(nums) < 4:
+        return None
+    xs, ys = nums[0::2], nums[1::2]
+    return min(xs), min(ys), max(xs), max(ys)
+
+
+def _add_class(el: ET.Element, cls: str) -> None:
+    old = el.get("class")
+    el.set("class", f"{old} {cls}" if old else cls)
+
+
+def _texts(el: ET.Element) -> list[ET.Element]:
+    return [t for t in el.iter(f"{_S}text")]
+
+
+def decorate(svg: str, edges: list[tuple[str, str]], edge_texts: dict[int, str],
+             node_texts: dict[str, str]) -> ET.Element:
+    """Parse Graphviz's SVG and mark what the player switches (see the module docstring)."""
+    root = ET.fromstring(svg.encode("utf-8") if isinstance(svg, str) else svg)
+    saved_fill = style.ROW_FILL["saved"].lower()
+    badge_fill = style.ROW_FILL["badge"].lower()
+    graph = root.find(f"{_S}g")
+    by_title: dict[str, list[ET.Element]] = defaultdict(list)
+    for g in root.iter(f"{_S}g"):
+        cls = g.get("class")
+        title_el = g.find(f"{_S}title")
+        title = title_el.text if title_el is not None else None
+        if cls == "node" and title:
+            g.set("data-n", title)
+            _decorate_node(g, title, saved_fill, badge_fill, node_texts.get(title))
+        elif cls == "edge" and title:
+            by_title[title].append(g)
+    # edges: Graphviz numbers them edge1, edge2, ... in DOT order, which is the model's order
+    for g_list in by_title.values():
+        for g in g_list:
+            gid = g.get("id", "")
+            k = int(gid[4:]) - 1 if gid.startswith("edge") and gid[4:].isdigit() else None
+            title = g.find(f"{_S}title").text
+            if k is None or k >= len(edges) or f"{edges[k][0]}->{edges[k][1]}" != title:
+                k = None
+            if k is None:
+                continue
+            g.set("data-e", str(k))
+            g.set("data-src", edges[k][0])
+            g.set("data-dst", edges[k][1])
+            _decorate_edge(g, edge_texts.get(k))
+    if graph is not None:
+        graph.set("class", "graph mg-graph")
+    root.set("class", "mg-svg")
+    _pad(root, BADGE_PAD)
+    # one font-family on the root instead of one per text (a third of the bytes on big graphs)
+    root.set("font-family", style.FONT)
+    for t in root.iter(f"{_S}text"):
+        if t.get("font-family") == style.FONT:
+            del t.attrib["font-family"]
+        if t.get("text-anchor") == "start":  # the default
+            del t.attrib["text-anchor"]
+    return root
+
+
+BADGE_PAD = 14.0  # room around the drawing for the badges on the nodes at its edges
+
+
+def _pad(root: ET.Element, pad: float) -> None:
+    try:
+        x, y, w, h = (float(v) for v in root.get("viewBox", "").split())
+    except ValueError:
+        return
+    root.set("viewBox", f"{x - pad:.2f} {y - pad:.2f} {w + 2 * pad:.2f} {h + 2 * pad:.2f}")
+    root.set("width", f"{w + 2 * pad:.0f}pt")
+    root.set("height", f"{h + 2 * pad:.0f}pt")
+
+
+def _decorate_node(g: ET.Element, title: str, saved_fill: str, badge_fill: str, note: str | None) -> None:
+    shapes = [el for el in g.iter() if el.tag in (f"{_S}polygon", f"{_S}path")]
+    border = None
+    for el in shapes:
+        fill = (el.get("fill") or "").lower()
+        if fill == "none" and el.get("stroke") not in (None, "none"):
+            border = el
+    if border is not None:
+        _add_class(border, "mg-border")
+    if shapes and shapes[0] is not border:
+        _add_class(shapes[0], "mg-bg")
+    # rows: a filled polygon followed by its text
+    kids = [el for el in g.iter() if el.tag in (f"{_S}polygon", f"{_S}text")]
+    mark = None
+    for el in kids:
+        if el.tag == f"{_S}polygon":
+            fill = (el.get("fill") or "").lower()
+            mark = "mg-saved" if fill == saved_fill else "mg-badge" if fill == badge_fill else None
+            if mark:
+                _add_class(el, mark)
+        elif mark:
+            _add_class(el, mark)
+            mark = None
+    if note:
+        for t in reversed(_texts(g)):
+            if t.text == note:
+                _placeholder(t, "mg-note", note)
+                break
+    box = _bbox(border) if border is not None else None
+    if box is None:
+        return
+    x0, y0, x1, _ = box
+    # badges go on the node group itself (outside Graphviz's tooltip link)
+    for cls, cx in (("mg-stepbadge", x0 - 7), ("mg-arrbadge", x1 + 7)):
+        badge = ET.SubElement(g, f"{_S}g", {"class": cls})
+        ET.SubElement(badge, f"{_S}circle", {"cx": f"{cx:.2f}", "cy": f"{y0 + 2:.2f}", "r": "8"})
+        text = ET.SubElement(badge, f"{_S}text", {"x": f"{cx:.2f}", "y": f"{y0 + 5:.2f}", "text-anchor": "middle",
+                                                  "font-size": "8"})
+        text.text = ""
+
+
+def _placeholder(t: ET.Element, cls: str, reserved: str) -> None:
+    """Turn a reserved line into an empty, centred text the player fills."""
+    size = float(t.get("font-size", LABEL_SIZE))
+    x = float(t.get("x", "0"))
+    if t.get("text-anchor", "start") == "start":
+        t.set("x", f"{x + text_width(reserved, size, bold=True) / 2:.2f}")
+    t.set("text-anchor", "middle")
+    t.attrib.pop("font-weight", None)
+    t.text = ""
+    _add_class(t, cls)
+
+
+def _decorate_edge(g: ET.Element, reserved: str | None) -> None:
+    texts = _texts(g)
+    placeholder = None
+    if reserved:
+        for t in reversed(texts):
+            if t.text == reserved:
+                placeholder = t
+                break
+    for t in texts:
+        if t is placeholder:
+            _placeholder(t, "mg-glabel", reserved or "")
+        else:
+            _add_class(t, "mg-elabel")
+    for el in g:
+        if el.tag == f"{_S}path":
+            _add_class(el, "mg-path")
+        elif el.tag == f"{_S}polygon":
+            _add_class(el, "mg-head")
+    if placeholder is None:
+        # no room was reserved (e.g. the DOT changed shape): put the label at the path's middle
+        path = g.find(f"{_S}path")
+        box = _bbox(path) if path is not None else None
+        if box is not None:
+            x = (box[0] + box[2]) / 2 + 4
+            y = (box[1] + box[3]) / 2
+            t = ET.SubElement(g, f"{_S}text", {"x": f"{x:.2f}", "y": f"{y:.2f}", "text-anchor": "start",
+                                               "font-family": style.FONT, "font-size": str(LABEL_SIZE),
+                                               "class": "mg-glabel"})
+            t.text = ""
+
+
+def to_text(root: ET.Element, html: bool = False) -> str:
+    """Serialise; for HTML the namespace declarations go (inline SVG needs none)."""
+    text = ET.tostring(root, encoding="unicode")
+    if html:
+        text = text.replace(f' xmlns="{SVG_NS}"', "").replace(f' xmlns:xlink="{XLINK_NS}"', "")
+    return text
+
+
+# -- the scene -------------------------------------------------------------------------------------------------------
+
+
+@dataclass
+class Scene:
+    """The laid-out picture, the payload for player.js, and the frames behind them."""
+
+    mode: str  # "backward" | "forward"
+    root: ET.Element | None  # the decorated SVG (None when Graphviz is missing)
+    payload: dict
+    frames: list
+    num_nodes: int
+    dot: str = ""
+    hint: str | None = None
+    notes0: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def num_steps(self) -> int:
+        return len(self.payload.get("steps", []))
+
+    def svg(self, html: bool = True) -> str:
+        return to_text(self.root, html=html) if self.root is not None else ""
+
+    def static_svg(self, k: int | None = None, html: bool = False) -> str:
+        """The picture at step ``k`` (default: the last) with the state applied inline:
+        plain SVG that shows the same thing without any script."""
+        if self.root is None:
+            return ""
+        k = self.num_steps - 1 if k is None else max(0, min(int(k), self.num_steps - 1))
+        root = copy.deepcopy(self.root)
+        if self.mode == "backward":
+            _apply_backward(root, self, k)
+        else:
+            _apply_forward(root, self, k)
+        for el in root.iter():  # the player's classes mean nothing without its CSS
+            classes = [c for c in (el.get("class") or "").split() if not c.startswith("mg-")]
+            if classes:
+                el.set("class", " ".join(classes))
+            else:
+                el.attrib.pop("class", None)
+        return to_text(root, html=html)
+
+
+def backward_scene(recording: Any) -> Scene:
+    """Scene for a recorded backward pass (viz.trace.record_backward)."""
+    frames: list[Frame] = recording.frames
+    graph = recording.graph
+    gmap = recording.gmap
+    edge_texts: dict[int, str] = {}
+    for f in frames:
+        for s in f.grads_out:
+            if s.edge is not None and len(s.label) > len(edge_texts.get(s.edge, "")):
+                edge_texts[s.edge] = s.label
+    notes0: dict[str, str] = {}
+    node_texts: dict[str, str] = {}
+    for f in frames:
+        if f.kind == "accumulate":
+            before = ".grad = " + _short(f.grad_before)
+            after = ".grad = " + _short(f.grad_after)
+            for n in f.nodes:
+                notes0.setdefault(n, before)
+                node_texts[n] = max((node_texts.get(n, ""), before, after), key=len)
+    steps = [_step_payload(f) for f in frames]
+    payload = {"mode": "backward", "steps": steps, "notes0": notes0}
+    root, hint, source = _layout(graph.source, gmap.edges, edge_texts, node_texts)
+    return Scene("backward", root, payload, frames, len(gmap.ids), source, hint, notes0)
+
+
+def _short(arr: Any) -> str:
+    from .trace import value_text
+
+    return value_text(arr, short=True)
+
+
+def _step_payload(f: Frame) -> dict:
+    step: dict[str, Any] = {"ids": list(f.nodes), "kind": f.kind, "title": f.title,
+                            "lines": [[kind, text] for kind, text in f.lines]}
+    sends = [[s.edge if s.edge is not None else -1, s.label, s.to or ""] for s in f.grads_out]
+    if sends:
+        step["sends"] = sends
+    if f.kind == "accumulate":
+        step["notes"] = [[n, ".grad = " + _short(f.grad_after)] for n in f.nodes]
+    if f.freed:
+        step["freed"] = list(f.nodes)
+    if f.hooks:
+        step["hooks"] = list(f.nodes)
+    refs = [r for r in dict.fromkeys(f.refs) if r not in f.nodes]
+    if refs:
+        step["refs"] = refs
+    return step
+
+
+def _layout(source: str, edges: list[tuple[str, str]], edge_texts: dict[int, str],
+            node_texts: dict[str, str]) -> tuple[ET.Element | None, str | None, str]:
+    reserved = reserve(source, edge_texts, node_texts)
+    if reserved is None:
+        reserved, edge_texts, node_texts = source, {}, {}
+    svg = _render.render(reserved, "svg")
+    if svg is None:
+        return None, _render.HINT, reserved
+    return decorate(svg.decode("utf-8"), edges, edge_texts, node_texts), None, reserved
+
+
+# -- the state, applied inline (static pictures) ------------------------------------------------------------------
+
+
+def _nodes(root: ET.Element) -> dict[str, ET.Element]:
+    return {g.get("data-n"): g for g in root.iter(f"{_S}g") if g.get("data-n")}
+
+
+def _edges(root: ET.Element) -> dict[int, ET.Element]:
+    return {int(g.get("data-e")): g for g in root.iter(f"{_S}g") if g.get("data-e") is not None}
+
+
+def _find_class(g: ET.Element, cls: str) -> list[ET.Element]:
+    return [el for el in g.iter() if cls in (el.get("class") or "").split()]
+
+
+def _border(g: ET.Element, color: str, width: float, dash: str | None = None) -> None:
+    for el in _find_class(g, "mg-border"):
+        el.set("stroke", color)
+        el.set("stroke-width", str(width))
+        if dash:
+            el.set("stroke-dasharray", dash)
+
+
+def _badge(g: ET.Element, cls: str, text: str | None, fill: str, color: str = "#FFFFFF") -> None:
+    for badge in _find_class(g, cls):
+        if text is None:
+            g.remove(badge)
+            continue
+        badge.find(f"{_S}circle").set("fill", fill)
+        label = badge.find(f"{_S}text")
+        label.text = text
+        label.set("fill", color)
+
+
+def _apply_backward(root: ET.Element, scene: Scene, k: int) -> None:
+    frames = scene.frames
+    st = state_at(frames, k, list(_nodes(root)))
+    run_step: dict[str, int] = {}
+    for f in frames:
+        if f.kind != "done":
+            for n in f.nodes:
+                run_step.setdefault(n, f.step)
+    for n, g in _nodes(root).items():
+        state = st.nodes.get(n, "pending")
+        if state == "pending":
+            g.set("opacity", "0.45")
+        elif state == "current":
+            _border(g, CURRENT, 3)
+        elif state == "waiting":
+            _border(g, CURRENT, 2, "4,2")
+        done = state in ("done", "current") and n in run_step
+        _badge(g, "mg-stepbadge", str(run_step[n]) if done else None, DONE if state == "done" else CURRENT)
+        got, total = st.arrived.get(n, (0, 0))
+        show = total > 1 and state in ("waiting", "current") and got > 0
+        _badge(g, "mg-arrbadge", f"{got}/{total}" if show else None, ARRIVE, style.TEXT)
+        if n in st.freed:
+            for el in _find_class(g, "mg-saved"):
+                if el.tag == f"{_S}polygon":
+                    el.set("fill", FREED_FILL)
+                else:
+                    el.set("fill", FREED_TEXT)
+                    el.set("text-decoration", "line-through")
+        note = st.notes.get(n, scene.notes0.get(n))
+        for el in _find_class(g, "mg-note"):
+            el.text = note or ""
+        if k < len(frames) and n in frames[k].nodes and frames[k].hooks:
+            for el in _find_class(g, "mg-badge"):
+                el.set("fill", HOOK if el.tag == f"{_S}polygon" else "#FFFFFF")
+    for e, g in _edges(root).items():
+        label = st.labels.get(e)
+        for el in _find_class(g, "mg-glabel"):
+            el.text = label or ""
+            el.set("fill", CURRENT if e in st.current_edges else style.TEXT)
+            if e in st.current_edges:
+                el.set("font-weight", "bold")
+        if label is not None:
+            color, width = (CURRENT, "2.2") if e in st.current_edges else (SENT_EDGE, "1.3")
+            for el in _find_class(g, "mg-path"):
+                el.set("stroke", color)
+                el.set("stroke-width", width)
+            for el in _find_class(g, "mg-head"):
+                el.set("stroke", color)
+                el.set("fill", color)
+
+
+def forward_state(scene: Scene, k: int) -> tuple[dict[str, int], set[str]]:
+    """(node id -> step it appears, ids new at step k) for the forward animation."""
+    appear: dict[str, int] = {}
+    for i, step in enumerate(scene.payload["steps"]):
+        for n in step.get("appear", []):
+            appear.setdefault(n, i)
+    new = {n for n, s in appear.items() if s == k}
+    return appear, new
+
+
+def _apply_forward(root: ET.Element, scene: Scene, k: int) -> None:
+    appear, new = forward_state(scene, k)
+    nodes = _nodes(root)
+    graph = root.find(f"{_S}g")
+    for n, g in nodes.items():
+        if appear.get(n, 0) > k:
+            _drop(graph, g)
+        elif n in new:
+            _border(g, DONE, 3)
+        for cls in ("mg-stepbadge", "mg-arrbadge"):
+            _badge(g, cls, None, DONE)
+    for g in list(_edges(root).values()):
+        if max(appear.get(g.get("data-src"), 0), appear.get(g.get("data-dst"), 0)) > k:
+            _drop(graph, g)
+
+
+def _drop(graph: ET.Element | None, g: ET.Element) -> None:
+    if graph is None:
+        return
+    for parent in graph.iter():
+        if g in list(parent):
+            parent.remove(g)
+            return
+
+
+# -- the widget --------------------------------------------------------------------------------------------------------
+
+
+def fallback_html(scene: Scene, note: str | None = None) -> str:
+    """The static final frame plus a note: what shows where widgets cannot render."""
+    note = note or ("viz: this is the last step of an animated player. It plays in JupyterLab, Notebook 7 or "
+                    "VS Code with a running kernel (anywidget), or anywhere after player.save_html(path).")
+    import html
+
+    body = scene.static_svg(html=True) if scene.root is not None else f"<pre>{html.escape(scene.dot)}</pre>"
+    return (f'<div class="mg-fallback">{body}<p style="font:12px {style.FONT};color:{style.MUTED_TEXT}">'
+            f"{html.escape(note)}</p></div>")
+
+
+class _PlayerMixin:
+    """What both players offer, with or without anywidget."""
+
+    kind = "Player"
+    scene: Scene
+
+    @property
+    def frames(self) -> list:
+        """The recorded steps as plain data (viz.trace.Frame for backward)."""
+        return self.scene.frames
+
+    @property
+    def num_steps(self) -> int:
+        return self.scene.num_steps
+
+    def __repr__(self) -> str:
+        return f"{self.kind}(nodes={self.scene.num_nodes}, steps={self.scene.num_steps})"
+
+    def save_html(self, path: Any, title: str | None = None) -> Path:
+        """One self-contained HTML file that plays without a kernel or network."""
+        from .export import save_html
+
+        return save_html(self.scene, path, title=title)
+
+    def filmstrip(self, columns: int = 4, steps: Any = None, width: float = 260.0) -> Any:
+        """Small multiples of the steps, as SVG (``.save(path)`` also writes PNG)."""
+        from .export import filmstrip
+
+        return filmstrip(self.scene, columns=columns, steps=steps, width=width)
+
+    def svg_at(self, k: int | None = None) -> str:
+        """The picture at step ``k`` (default: the last) as static SVG."""
+        return self.scene.static_svg(k)
+
+
+class _StaticPlayer(_PlayerMixin):
+    """The player without anywidget: the last step as a picture, with a note."""
+
+    def __init__(self, scene: Scene, frame: int = 0, speed: float = 1.0) -> None:
+        self.scene = scene
+        self.frame = frame
+        self.speed = speed
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> Any:
+        note = "viz: anywidget is not installed, so this is the last step only (pip install anywidget)."
+        return {"text/plain": repr(self), "text/html": fallback_html(self.scene, note)}
+
+
+_CLASSES: dict[str, type] = {}
+_DOCS = {
+    "BackwardPlayer": "The backward pass, one node per step: ``viz.animate(loss)``.",
+    "ForwardPlayer": "The graph growing op by op: ``with viz.record() as rec: ...; rec.player()``.",
+}
+
+
+def player_class(kind: str) -> type:
+    """``BackwardPlayer`` or ``ForwardPlayer``: an anywidget widget, made on first use (so
+    ``import viz`` does not import ipywidgets), or a static stand-in without anywidget."""
+    if kind in _CLASSES:
+        return _CLASSES[kind]
+    try:  # anywidget is in viz's [lab] extra
+        import anywidget
+        import traitlets
+    except Exception:
+        base: type = _StaticPlayer
+    else:
+
+        class _Widget(_PlayerMixin, anywidget.AnyWidget):
+            _esm = ESM
+            _css = CSS
+            svg = traitlets.Unicode("").tag(sync=True)
+            data = traitlets.Dict().tag(sync=True)
+            frame = traitlets.Int(0).tag(sync=True)
+            speed = traitlets.Float(1.0).tag(sync=True)
+
+            def __init__(self, scene: Scene, frame: int = 0, speed: float = 1.0) -> None:
+                self.scene = scene
+                super().__init__(svg=scene.svg(html=True), data=scene.payload, frame=int(frame),
+                                 speed=float(speed))
+
+            def _repr_mimebundle_(self, **kwargs: Any) -> Any:
+                out = super()._repr_mimebundle_(**kwargs)
+                data, meta = out if isinstance(out, tuple) else (out or {}, {})
+                data = dict(data)
+                data["text/plain"] = repr(self)
+                data["text/html"] = fallback_html(self.scene)
+                return data, meta
+
+        base = _Widget
+    cls = type(kind, (base,), {"kind": kind, "__doc__": _DOCS[kind], "__module__": __name__})
+    _CLASSES[kind] = cls
+    return cls
+
+
+def __getattr__(name: str) -> Any:
+    if name in _DOCS:
+        return player_class(name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

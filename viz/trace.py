@@ -1,0 +1,809 @@
+"""Record a backward pass as plain frames, through the public hooks only.
+
+``record_backward(loss, ...)`` draws the graph first (``viz.draw``: the picture of the graph
+before anything is freed), then registers observer hooks on every node and leaf it walked —
+node prehooks and hooks, tensor hooks on the leaves and on the tensors a node produced (when
+the graph says which: minigrad's ``output_tensor``, and the root itself), post-accumulate
+hooks on the leaves — and runs ``loss.backward(...)`` itself, so the engine, its order, its
+results, user hooks and the freeing of saved values are exactly those of a plain backward.
+The observers never return a value, are registered after the user's hooks (so they see
+what the user's hooks returned) and are removed afterwards, also when backward raises.
+
+Each hook call is one event; the engine runs one node at a time, so consecutive events of
+one node form one step. From the events and the graph map this module builds ``Frame``s:
+one "start" frame (the seed), one frame per node that ran, one "done" frame. Frames hold
+copies of the gradients as NumPy arrays plus the texts the player shows; the cumulative
+state at step k (done, waiting, labels) is derived by ``state_at`` (and in the browser),
+never stored per frame.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict, deque
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from . import probe, rules
+from .walk import Walk
+from .walk import walk as _walk
+
+SMALL = 6  # tensors with at most this many elements are shown with their values
+
+
+# -- frames --------------------------------------------------------------------------------------------------
+
+
+@dataclass
+class HookEvent:
+    """User hooks of one kind firing on a node (or its tensor), and what they did."""
+
+    kind: str  # "tensor hook" | "prehook" | "hook" | "post-accumulate hook"
+    count: int | None  # how many user hooks of this kind (None: the graph does not say)
+    before: Any = None  # the gradient(s) the hooks were given (array, tuple of arrays, or None)
+    after: Any = None  # what came out (the hooks' replacement, or the unchanged value)
+    replaced: bool = False
+    text: str = ""
+
+
+@dataclass
+class Arrival:
+    """The gradient a node received on one output slot: the parts that met, their sum, and
+    what the node finally ran with (after tensor hooks and prehooks)."""
+
+    slot: int
+    parts: list[tuple[str, np.ndarray]] = field(default_factory=list)  # (from whom, value)
+    total: np.ndarray | None = None
+    consumed: np.ndarray | None = None
+    text: str = ""
+
+
+@dataclass
+class Send:
+    """One gradient a node sent along one of its ``next_functions`` edges."""
+
+    input: int  # index in next_functions
+    to: str | None  # drawn id of the receiving node (None when it is not drawn)
+    to_name: str
+    slot: int  # input_nr: the receiving node's slot
+    edge: int | None  # index of the drawn edge (Graph.model.edges), None when not drawn
+    grad: np.ndarray | None
+    text: str = ""  # the value in words (values, or shape and norm)
+    label: str = ""  # the short edge label
+
+
+@dataclass
+class Frame:
+    """One step of the backward pass, as plain data.
+
+    ``kind`` is "start" (the seed enters the graph), "run" (a node ran), "accumulate" (an
+    AccumulateGrad node added into a leaf's ``.grad``), "captured" (the gradient reached a
+    node that ``inputs=`` does not run) or "done". ``node``/``nodes`` are ids of the drawn
+    graph (``n0``, ``n1``, ... as in ``viz.draw``), ``index`` the node's place in
+    ``viz.walk`` order.
+    """
+
+    step: int
+    kind: str
+    name: str = ""
+    node: str | None = None
+    nodes: list[str] = field(default_factory=list)
+    index: int | None = None
+    grads_in: list[Arrival] = field(default_factory=list)
+    grads_out: list[Send] = field(default_factory=list)
+    grad_before: np.ndarray | None = None  # AccumulateGrad: the leaf's .grad before ...
+    grad_after: np.ndarray | None = None  # ... and after this step
+    hooks: list[HookEvent] = field(default_factory=list)
+    freed: list[str] = field(default_factory=list)  # saved values released after the node ran
+    rule: str = ""
+    title: str = ""
+    lines: list[tuple[str, str]] = field(default_factory=list)  # (kind, text) for the side panel
+    refs: list[str] = field(default_factory=list)  # ids the text mentions
+
+    @property
+    def text(self) -> str:
+        """The side panel's words as plain text."""
+        return "\n".join([self.title] + [t for _, t in self.lines])
+
+
+# -- the graph map: raw walk -> drawn ids ----------------------------------------------------------------------
+
+
+@dataclass
+class GraphMap:
+    """Where each walked node and edge ended up in the drawn graph."""
+
+    node_ids: list[list[str]]  # raw index -> drawn ids (ghost copies, or a hidden group)
+    names: list[str]  # raw index -> display name ("MulBackward0", "AccumulateGrad (a)")
+    edge_of: dict[tuple[int, int], int]  # (raw index, index in next_functions) -> drawn edge
+    root_ids: list[str | None]  # root k -> drawn id of its output box
+    root_edges: list[int | None]  # root k -> drawn edge from its box into its grad_fn
+    edges: list[tuple[str, str]]  # drawn edge -> (src id, dst id)
+    ids: list[str]  # every drawn node id, in order
+
+    def first_id(self, raw: int | None) -> str | None:
+        if raw is None:
+            return None
+        ids = self.node_ids[raw]
+        return ids[0] if ids else None
+
+
+def map_graph(walk: Walk, model: Any) -> GraphMap:
+    """Match a walk with the model ``viz.draw`` built from the same roots (same walk order)."""
+    by_base: dict[str, list[str]] = defaultdict(list)
+    titles: dict[str, str] = {}
+    for node in model.nodes:
+        base = node.key.split("#", 1)[0]
+        by_base[base].append(node.id)
+        titles.setdefault(base, node.title)
+    hidden = _hidden_keys(walk, model)
+
+    def owner(raw: int) -> str:
+        key = f"fn:{raw}"
+        return key if key in by_base else hidden.get(raw, key)
+
+    node_ids = [list(by_base.get(owner(raw.index), [])) for raw in walk.nodes]
+    names = []
+    for raw in walk.nodes:
+        name = rules.short_name(raw.name)
+        if raw.leaf is not None:
+            title = titles.get(f"fn:{raw.index}")
+            name = f"{name} ({title})" if title and title != "leaf" else f"{name} (leaf {_shape_text(raw.leaf)})"
+        names.append(name)
+
+    ids = {node.key: node.id for node in model.nodes}
+    pool: dict[tuple[str, str, int | None], deque[int]] = defaultdict(deque)
+    edges = []
+    for k, edge in enumerate(model.edges):
+        src, dst = edge.src.split("#", 1)[0], edge.dst.split("#", 1)[0]
+        pool[(src, dst, edge.slot)].append(k)
+        edges.append((ids[edge.src], ids[edge.dst]))
+
+    def take(src: str, dst: str, slot: int) -> int | None:
+        if src == dst:
+            return None
+        merged = src.startswith("hidden:") or dst.startswith("hidden:")
+        for key in ((src, dst, slot), (src, dst, None)):
+            queue = pool.get(key)
+            if queue:
+                return queue[0] if merged else queue.popleft()
+        return None
+
+    root_ids: list[str | None] = []
+    root_edges: list[int | None] = []
+    for k, root in enumerate(walk.roots):
+        box = by_base.get(f"out:{k}")
+        root_ids.append(box[0] if box else None)
+        if root.tensor is not None and root.fn_index is not None:
+            root_edges.append(take(f"out:{k}", owner(root.fn_index), root.slot))
+        else:
+            root_edges.append(None)
+    edge_of: dict[tuple[int, int], int] = {}
+    for raw in walk.nodes:
+        for j, (child, nr) in enumerate(raw.edges):
+            if child is None:
+                continue
+            k = take(owner(raw.index), owner(child), nr)
+            if k is not None:
+                edge_of[(raw.index, j)] = k
+    return GraphMap(node_ids, names, edge_of, root_ids, root_edges, edges, [n.id for n in model.nodes])
+
+
+def _hidden_keys(walk: Walk, model: Any) -> dict[int, str]:
+    """raw index -> 'hidden:g' for nodes collapsed by max_nodes (same grouping as viz.model)."""
+    if not any(node.role == "hidden" for node in model.nodes):
+        return {}
+    try:
+        from .model import DEFAULT_MAX_NODES, _choose_kept, _hidden_groups
+
+        drawn = sum(1 for node in model.nodes if node.key.startswith("fn:") and "#" not in node.key)
+        budget = max(drawn, 1) if drawn else DEFAULT_MAX_NODES
+        groups = _hidden_groups(walk, _choose_kept(walk, budget))
+    except Exception:  # the summarising rules changed: hidden nodes are simply not highlighted
+        return {}
+    return {i: f"hidden:{g}" for i, g in enumerate(groups) if g is not None}
+
+
+# -- values ----------------------------------------------------------------------------------------------------
+
+
+def to_numpy(value: Any) -> np.ndarray | None:
+    """A private NumPy copy of a tensor (minigrad's or PyTorch's), or None."""
+    if value is None:
+        return None
+    try:
+        t = value.detach() if hasattr(value, "detach") else value
+        if hasattr(t, "cpu"):
+            t = t.cpu()
+        arr = t.numpy() if hasattr(t, "numpy") else np.asarray(t)
+        return np.array(arr, copy=True)
+    except Exception:
+        try:
+            return np.array(value.tolist())
+        except Exception:
+            return None
+
+
+def _shape_text(tensor: Any) -> str:
+    return probe.format_shape(probe.shape_of(tensor))
+
+
+def _nested(values: Any) -> str:
+    if isinstance(values, list):
+        return "[" + ", ".join(_nested(v) for v in values) + "]"
+    return probe.format_number(values)
+
+
+def value_text(arr: np.ndarray | None, short: bool = False) -> str:
+    """Values for small tensors, shape and norm for large ones ('None' for no gradient)."""
+    if arr is None:
+        return "None"
+    if arr.size <= SMALL:
+        return _nested(arr.tolist())
+    norm = float(np.linalg.norm(np.asarray(arr, dtype=np.float64).ravel()))
+    if short:
+        return f"‖g‖={probe.format_number(norm)}"
+    return f"{probe.format_shape(arr.shape)} ‖g‖={probe.format_number(norm)}"
+
+
+def _same(a: np.ndarray | None, b: np.ndarray | None) -> bool:
+    if a is None or b is None:
+        return a is b
+    return a.shape == b.shape and bool(np.array_equal(a, b, equal_nan=True))
+
+
+def _sum_to(arr: np.ndarray, shape: tuple[int, ...] | None, dtype: Any = None) -> np.ndarray:
+    """What the engine does with a gradient before adding it to a buffer: sum broadcast
+    dimensions back to the input's shape and cast to its dtype."""
+    if shape is not None and tuple(arr.shape) != tuple(shape):
+        try:
+            lead = arr.ndim - len(shape)
+            if lead > 0:
+                arr = arr.sum(axis=tuple(range(lead)))
+            axes = tuple(d for d, n in enumerate(shape) if n == 1 and arr.shape[d] != 1)
+            if axes:
+                arr = arr.sum(axis=axes, keepdims=True)
+            arr = arr.reshape(shape)
+        except Exception:
+            pass
+    if dtype is not None and arr.dtype != dtype:
+        try:
+            arr = arr.astype(dtype)
+        except Exception:
+            pass
+    return arr
+
+
+def _post_acc_hooks(tensor: Any) -> int:
+    """Post-accumulate hooks on a leaf: minigrad's ``post_accumulate_hooks``, else PyTorch's
+    private ``_post_accumulate_grad_hooks`` (a dict, or None)."""
+    hooks = probe._try_attr(tensor, "post_accumulate_hooks")
+    if hooks is None or callable(hooks):
+        hooks = probe._try_attr(tensor, "_post_accumulate_grad_hooks")
+    return probe._count(hooks)
+
+
+# -- the recorder ---------------------------------------------------------------------------------------------
+
+
+class Recorder:
+    """Observer hooks on every walked node; ``events`` in the order the engine fired them."""
+
+    def __init__(self, walk: Walk, create_graph: bool = False) -> None:
+        self.walk = walk
+        self.create_graph = create_graph
+        self.events: list[tuple[str, int, Any]] = []
+        self.handles: list[Any] = []
+        self.index = {id(raw.fn): raw.index for raw in walk.nodes}
+        self.children: list[list[tuple[int | None, int]]] = []
+        self.counts: list[dict[str, int | None]] = []
+        self.saved_before: list[list[str]] = []
+        self.targets: list[list[tuple[tuple[int, ...] | None, Any]]] = []
+        self.failed: list[str] = []  # hooks the graph refused (shown in the texts)
+
+    # -- install / remove -----------------------------------------------------------------------
+    def install(self) -> None:
+        try:
+            self._install()
+        except BaseException:
+            self.remove()
+            raise
+
+    def _install(self) -> None:
+        roots_by_node: dict[tuple[int, int], Any] = {}
+        for root in self.walk.roots:
+            if root.tensor is not None and root.fn_index is not None:
+                roots_by_node.setdefault((root.fn_index, root.slot), root.tensor)
+        for raw in self.walk.nodes:
+            fn, i = raw.fn, raw.index
+            kids = []
+            for pair in probe.next_functions(fn):
+                try:
+                    child, nr = pair
+                except (TypeError, ValueError):
+                    kids.append((None, 0))
+                    continue
+                kids.append((self.index.get(id(child)) if child is not None else None, int(nr or 0)))
+            self.children.append(kids)
+            self.targets.append(self._targets(raw))
+            tensors, _ = probe.saved_values(fn)
+            self.saved_before.append([name for name, value in tensors if value is not probe.FREED])
+            known_node_hooks = probe._try_attr(fn, "hooks") is not None
+            hooks, prehooks = probe.node_hooks(fn)
+            counts: dict[str, int | None] = {
+                "hook": hooks if known_node_hooks else None,
+                "prehook": prehooks if known_node_hooks else None,
+            }
+            # tensor hooks: on the leaf, or on the tensors this node produced
+            watched: list[tuple[int, Any]] = []
+            if raw.leaf is not None:
+                watched.append((0, raw.leaf))
+            else:
+                out = probe.output_tensor(fn)
+                if out is not None and getattr(out, "grad_fn", None) is fn:
+                    watched.append((int(getattr(out, "output_nr", 0) or 0), out))
+                for (node_index, slot), tensor in roots_by_node.items():
+                    if node_index == i and all(t is not tensor for _, t in watched):
+                        watched.append((slot, tensor))
+            for slot, tensor in watched:
+                counts[f"tensor hook {slot}"] = self._user_tensor_hooks(tensor)
+                self._register(lambda t=tensor, s=slot, k=i: t.register_hook(self._on_tensor(k, s)), "tensor hook")
+            if raw.leaf is not None:
+                counts["post-accumulate hook"] = _post_acc_hooks(raw.leaf)
+                leaf = raw.leaf
+                self._register(lambda t=leaf, k=i: t.register_post_accumulate_grad_hook(self._on_post_acc(k)),
+                               "post-accumulate hook")
+            self.counts.append(counts)
+            self._register(lambda f=fn, k=i: f.register_prehook(self._on_pre(k)), "prehook")
+            self._register(lambda f=fn, k=i: f.register_hook(self._on_post(k)), "hook")
+
+    def _register(self, make: Any, what: str) -> None:
+        try:
+            handle = make()
+        except Exception as exc:  # e.g. a tensor that does not require grad
+            self.failed.append(f"{what}: {exc}")
+            return
+        self.handles.append(handle)
+
+    def remove(self) -> None:
+        handles, self.handles = self.handles, []
+        for handle in reversed(handles):
+            try:
+                handle.remove()
+            except Exception:
+                pass
+
+    @staticmethod
+    def _user_tensor_hooks(tensor: Any) -> int | None:
+        hooks = probe._try_attr(tensor, "hooks")
+        if hooks is not None and not callable(hooks):
+            return probe._count(hooks)
+        private = probe._try_attr(tensor, "_backward_hooks")  # PyTorch keeps them here (or None)
+        if private is not None or probe.is_tensor(tensor):
+            return probe._count(private)
+        return None
+
+    def _targets(self, raw: Any) -> list[tuple[tuple[int, ...] | None, Any]]:
+        """Shape and NumPy dtype each input slot of a node expects (for the engine's sum_to)."""
+        slots = probe.input_slots(raw.fn)
+        if raw.leaf is not None:
+            arr = to_numpy(raw.leaf)
+            return [(probe.shape_of(raw.leaf), arr.dtype if arr is not None else None)]
+        if slots is None:
+            return []
+        return [(shape, None) for shape, _ in slots]
+
+    # -- the observers (they never return anything) --------------------------------------------------
+    def _on_tensor(self, i: int, slot: int) -> Any:
+        def hook(grad: Any) -> None:
+            self.events.append(("tensor", i, (slot, to_numpy(grad))))
+
+        return hook
+
+    def _on_pre(self, i: int) -> Any:
+        def prehook(grad_outputs: Any) -> None:
+            before = None
+            leaf = self.walk.nodes[i].leaf
+            if leaf is not None:
+                before = to_numpy(probe.grad_of(leaf))
+            self.events.append(("pre", i, (tuple(to_numpy(g) for g in grad_outputs), before)))
+
+        return prehook
+
+    def _on_post(self, i: int) -> Any:
+        def hook(grad_inputs: Any, grad_outputs: Any) -> None:
+            outs = tuple(to_numpy(g) for g in grad_inputs)
+            raw_outs = None
+            raw = self.walk.nodes[i]
+            if self.counts[i].get("hook") and raw.leaf is None and not self.create_graph:
+                raw_outs = self._recompute(raw.fn, grad_outputs)
+            after = to_numpy(probe.grad_of(raw.leaf)) if raw.leaf is not None else None
+            self.events.append(("post", i, (outs, raw_outs, after)))
+
+        return hook
+
+    def _on_post_acc(self, i: int) -> Any:
+        def hook(tensor: Any) -> None:
+            self.events.append(("postacc", i, to_numpy(probe.grad_of(tensor))))
+
+        return hook
+
+    @staticmethod
+    def _recompute(fn: Any, grad_outputs: Any) -> tuple | None:
+        """What the node computed before the user's node hooks replaced it: the node called
+        by hand on the same gradients (its saved values are released only after its hooks)."""
+        try:
+            out = fn(*grad_outputs)
+        except Exception:
+            return None
+        out = out if isinstance(out, (tuple, list)) else (out,)
+        return tuple(to_numpy(g) for g in out)
+
+    # -- after backward -------------------------------------------------------------------------------
+    def freed_now(self) -> list[list[str]]:
+        """For each node, the saved values that existed before backward and are freed now."""
+        out = []
+        for raw, before in zip(self.walk.nodes, self.saved_before):
+            if not before:
+                out.append([])
+                continue
+            tensors, _ = probe.saved_values(raw.fn)
+            freed = {name for name, value in tensors if value is probe.FREED}
+            out.append([name for name in before if name in freed])
+        return out
+
+
+# -- events -> frames --------------------------------------------------------------------------------------------
+
+
+def _steps(events: list[tuple[str, int, Any]]) -> list[tuple[int, list[tuple[str, Any]]]]:
+    """Consecutive events of one node form one step (the engine runs one node at a time)."""
+    steps: list[tuple[int, list[tuple[str, Any]]]] = []
+    for kind, i, payload in events:
+        if steps and steps[-1][0] == i:
+            steps[-1][1].append((kind, payload))
+        else:
+            steps.append((i, [(kind, payload)]))
+    return steps
+
+
+def build_frames(rec: Recorder, gmap: GraphMap, seeds: list[np.ndarray | None], retain_graph: bool,
+                 root_names: list[str], seed_given: bool = False) -> list[Frame]:
+    walk = rec.walk
+    freed_lists = rec.freed_now()
+    pending: dict[int, dict[int, list[tuple[str, np.ndarray]]]] = defaultdict(lambda: defaultdict(list))
+
+    # the start frame: the seed enters the graph at each root
+    start = Frame(0, "start", name="backward()", title="Backward starts")
+    for k, root in enumerate(walk.roots):
+        seed = seeds[k] if k < len(seeds) else None
+        if root.fn_index is None or seed is None:
+            continue
+        pending[root.fn_index][root.slot].append(("seed", seed))
+        to = gmap.first_id(root.fn_index)
+        text = value_text(seed)
+        start.grads_out.append(Send(-1, to, gmap.names[root.fn_index], root.slot, gmap.root_edges[k], seed, text,
+                                    value_text(seed, short=True)))
+        name = root_names[k] if k < len(root_names) else "output"
+        where = f"{gmap.names[root.fn_index]} (the grad_fn of {name})"
+        if not seed_given and seed.size == 1:
+            start.lines.append(("in", f"The seed ∂{name}/∂{name} = {text} enters {where}."))
+        else:
+            start.lines.append(("in", f"The gradient you passed, {text}, enters {where}."))
+        if to:
+            start.refs.append(to)
+    start.nodes = [i for k, r in enumerate(walk.roots) if (i := gmap.root_ids[k])]
+    start.node = start.nodes[0] if start.nodes else None
+    start.lines.append(("note", "Each step runs one node: it turns the gradient of its output into gradients "
+                                "of its inputs (its local derivative rule) and sends them along next_functions."))
+    frames = [start]
+
+    for i, events in _steps(rec.events):
+        frames.append(_frame(len(frames), i, events, rec, gmap, pending, freed_lists, retain_graph))
+
+    done = Frame(len(frames), "done", name="done", title="Backward done")
+    ran = sum(1 for f in frames if f.kind in ("run", "accumulate"))
+    done.lines.append(("note", f"{ran} node{'s' if ran != 1 else ''} ran, each once, after all the gradients "
+                               "flowing into it had arrived."))
+    for f in frames:
+        if f.kind == "accumulate":
+            done.lines.append(("acc", f"{_leaf_label(f.name)}.grad = {value_text(f.grad_after)}"))
+            if f.node:
+                done.refs.append(f.node)
+    if any(f.freed for f in frames):
+        done.lines.append(("free", "Saved values were freed as their nodes finished (retain_graph=False): "
+                                   "a second backward through this graph would fail."))
+    elif retain_graph:
+        done.lines.append(("note", "retain_graph=True: the saved values were kept, so backward can run again."))
+    frames.append(done)
+    return frames
+
+
+def _leaf_label(name: str) -> str:
+    """'AccumulateGrad (a)' -> 'a'."""
+    if name.startswith("AccumulateGrad (") and name.endswith(")"):
+        return name[len("AccumulateGrad ("):-1]
+    return name
+
+
+def _frame(step: int, i: int, events: list[tuple[str, Any]], rec: Recorder, gmap: GraphMap,
+           pending: dict, freed_lists: list[list[str]], retain_graph: bool) -> Frame:
+    raw = rec.walk.nodes[i]
+    name = gmap.names[i]
+    counts = rec.counts[i]
+    tensor_vals: dict[int, np.ndarray | None] = {}
+    pre: tuple | None = None
+    acc_before = acc_after = None
+    outs: tuple | None = None
+    raw_outs: tuple | None = None
+    for kind, payload in events:
+        if kind == "tensor":
+            slot, value = payload
+            tensor_vals[slot] = value
+        elif kind == "pre":
+            pre, acc_before = payload
+        elif kind == "post":
+            outs, raw_outs, after = payload
+            if acc_after is None:
+                acc_after = after
+        elif kind == "postacc":
+            acc_after = payload
+    is_acc = raw.leaf is not None
+    ran = pre is not None or outs is not None
+    frame = Frame(step, "accumulate" if is_acc and ran else ("run" if ran else "captured"), name=name,
+                  nodes=list(gmap.node_ids[i]), index=i)
+    frame.node = frame.nodes[0] if frame.nodes else None
+    frame.rule = rules.describe(raw.name)
+    if is_acc and ran:
+        frame.title = f"{name} adds into {_leaf_label(name)}.grad"
+    else:
+        frame.title = f"{name} runs" if ran else f"{name} receives its gradient"
+
+    # what arrived, and what the hooks made of it
+    slots = sorted(set(pending.get(i, {})) | set(tensor_vals) | set(range(len(pre or ()))))
+    for slot in slots:
+        parts = pending[i].pop(slot, []) if i in pending else []
+        total = None
+        for _, value in parts:
+            total = value.copy() if total is None else total + value
+        after_tensor = tensor_vals.get(slot, total)
+        consumed = pre[slot] if pre is not None and slot < len(pre) else after_tensor
+        arrival = Arrival(slot, parts, total, consumed)
+        frame.grads_in.append(arrival)
+        key = f"tensor hook {slot}"
+        if counts.get(key) or (slot in tensor_vals and counts.get(key) is None and not _same(total, after_tensor)):
+            frame.hooks.append(_hook_event("tensor hook", counts.get(key), total, tensor_vals.get(slot),
+                                           f"on {'the leaf ' + _leaf_label(name) if is_acc else 'its output tensor'}"))
+        if pre is not None and (counts.get("prehook") or (counts.get("prehook") is None
+                                                          and not _same(after_tensor, consumed))):
+            frame.hooks.append(_hook_event("prehook", counts.get("prehook"), after_tensor, consumed, f"on {name}"))
+    _arrival_lines(frame, name, raw, gmap, is_acc)
+
+    if ran:
+        frame.lines.append(("rule", frame.rule))
+    # what it sent
+    kids = rec.children[i]
+    for j, g in enumerate(outs or ()):
+        if j >= len(kids):
+            break
+        child, nr = kids[j]
+        if child is None or g is None:
+            continue
+        targets = rec.targets[child]
+        shape, dtype = targets[nr] if nr < len(targets) else (None, None)
+        value = _sum_to(g, shape, dtype)
+        pending[child][nr].append((gmap.first_id(i) or name, value))
+        send = Send(j, gmap.first_id(child), gmap.names[child], nr, gmap.edge_of.get((i, j)), value,
+                    value_text(value), value_text(value, short=True))
+        frame.grads_out.append(send)
+    if counts.get("hook") and outs is not None:
+        frame.hooks.append(_hook_event("hook", counts["hook"], raw_outs, outs, f"on {name}"))
+    for send in frame.grads_out:
+        names = rules.input_names(raw.name, len(kids))
+        label = names[send.input] if send.input < len(names) else f"input {send.input}"
+        frame.lines.append(("out", f"grad_{label} = {send.text} → {send.to_name}" +
+                            (f" (slot {send.slot})" if send.slot != 0 else "")))
+        if send.to:
+            frame.refs.append(send.to)
+    if ran and not frame.grads_out and not is_acc:
+        frame.lines.append(("out", "No gradient flows on from here (its inputs need none)."))
+
+    if is_acc:
+        frame.grad_before, frame.grad_after = acc_before, acc_after
+        leaf = _leaf_label(name)
+        got = frame.grads_in[0].consumed if frame.grads_in else None
+        if acc_before is None:
+            frame.lines.append(("acc", f"{leaf}.grad was None, so it becomes the gradient: {value_text(acc_after)}"))
+        else:
+            frame.lines.append(("acc", f"{leaf}.grad += {value_text(got)}: {value_text(acc_before)} → "
+                                       f"{value_text(acc_after)} (gradients add up across backward calls)"))
+        if counts.get("post-accumulate hook"):
+            frame.hooks.append(HookEvent("post-accumulate hook", counts["post-accumulate hook"], None, acc_after,
+                                         False, f"post-accumulate hook ×{counts['post-accumulate hook']} ran after "
+                                                f".grad was updated (it sees {leaf} with .grad = "
+                                                f"{value_text(acc_after)})"))
+    for hook in frame.hooks:
+        frame.lines.append(("hook", hook.text))
+    frame.freed = list(freed_lists[i]) if ran else []
+    if frame.freed:
+        frame.lines.append(("free", f"Saved {', '.join(frame.freed)} freed now (retain_graph=False)."))
+    elif ran and rec.saved_before[i] and retain_graph:
+        frame.lines.append(("note", f"Saved {', '.join(rec.saved_before[i])} kept (retain_graph=True)."))
+    return frame
+
+
+def _hook_event(kind: str, count: int | None, before: Any, after: Any, where: str) -> HookEvent:
+    if isinstance(before, tuple) or isinstance(after, tuple):
+        replaced = before is not None and after is not None and (
+            len(before) != len(after) or not all(_same(a, b) for a, b in zip(before, after)))
+    else:
+        replaced = before is not None and after is not None and not _same(before, after)
+    times = f" ×{count}" if count and count > 1 else ""
+    what = f"{kind}{times} {where}"
+    if after is None and before is None:
+        return HookEvent(kind, count, before, after, False, f"{what} fired")
+    shown_after = _many_text(after)
+    if replaced:
+        if before is None:
+            text = f"{what} fired; the gradients after it: {shown_after}"
+        else:
+            text = f"{what} fired and returned {shown_after}, replacing {_many_text(before)}"
+    else:
+        text = f"{what} fired and returned None: the gradient stays {shown_after}"
+    return HookEvent(kind, count, before, after, replaced, text)
+
+
+def _many_text(value: Any) -> str:
+    if isinstance(value, tuple):
+        return "(" + ", ".join(value_text(v) for v in value) + ")"
+    return value_text(value)
+
+
+def _arrival_lines(frame: Frame, name: str, raw: Any, gmap: GraphMap, is_acc: bool) -> None:
+    many = len(frame.grads_in) > 1
+    for arrival in frame.grads_in:
+        where = f" on slot {arrival.slot}" if many else ""
+        parts = arrival.parts
+        if len(parts) > 1:
+            froms = " + ".join(value_text(v) for _, v in parts)
+            arrival.text = (f"{len(parts)} gradients met here{where} and were summed: {froms} = "
+                            f"{value_text(arrival.total)}")
+            frame.lines.append(("sum", arrival.text))
+        elif len(parts) == 1:
+            src, value = parts[0]
+            origin = "the seed" if src == "seed" else _name_of(gmap, src)
+            arrival.text = f"grad{where} = {value_text(value)} (from {origin})"
+            frame.lines.append(("in", arrival.text))
+        else:
+            arrival.text = f"grad{where} = {value_text(arrival.consumed)}"
+            frame.lines.append(("in", arrival.text))
+        for src, _ in parts:
+            if src != "seed":
+                frame.refs.append(src)
+
+
+def _name_of(gmap: GraphMap, drawn_id: str) -> str:
+    for ids, name in zip(gmap.node_ids, gmap.names):
+        if drawn_id in ids:
+            return name
+    return drawn_id
+
+
+# -- cumulative state (what the browser derives) ----------------------------------------------------------------
+
+
+@dataclass
+class State:
+    """What the picture shows at one step: node states, edge labels, notes."""
+
+    nodes: dict[str, str]  # drawn id -> "current" | "done" | "waiting" | "pending"
+    labels: dict[int, str]  # drawn edge -> gradient label
+    current_edges: set[int]
+    notes: dict[str, str]  # drawn id -> note text (".grad = ...")
+    freed: set[str]
+    arrived: dict[str, tuple[int, int]]  # drawn id -> (arrived so far, total)
+
+
+def state_at(frames: list[Frame], k: int, ids: list[str] | None = None) -> State:
+    """The cumulative state after step ``k`` (the same rules as player.js)."""
+    k = max(0, min(k, len(frames) - 1))
+    run_at: dict[str, list[int]] = defaultdict(list)
+    total: dict[str, int] = defaultdict(int)
+    for f in frames:
+        if f.kind != "done":
+            for n in f.nodes:
+                run_at[n].append(f.step)
+        for s in f.grads_out:
+            if s.to:
+                total[s.to] += 1
+    arrived: dict[str, int] = defaultdict(int)
+    labels: dict[int, str] = {}
+    current_edges: set[int] = set()
+    notes: dict[str, str] = {}
+    freed: set[str] = set()
+    for f in frames[: k + 1]:
+        for s in f.grads_out:
+            if s.edge is not None:
+                labels[s.edge] = s.label
+                if f.step == k:
+                    current_edges.add(s.edge)
+            if s.to:
+                arrived[s.to] += 1
+        if f.kind == "accumulate":
+            for n in f.nodes:
+                notes[n] = f".grad = {value_text(f.grad_after, short=True)}"
+        if f.freed:
+            freed.update(f.nodes)
+    states: dict[str, str] = {}
+    everyone = set(ids or []) | set(run_at) | set(total)
+    for n in everyone:
+        steps = run_at.get(n, [])
+        if k in steps and frames[k].kind != "done":
+            states[n] = "current"
+        elif steps and max(steps) <= k:
+            states[n] = "done"
+        elif arrived.get(n, 0) > 0:
+            states[n] = "waiting"
+        else:
+            states[n] = "pending"
+    return State(states, labels, current_edges, notes, freed,
+                 {n: (arrived.get(n, 0), total[n]) for n in total})
+
+
+# -- the entry point used by animate / trace_backward --------------------------------------------------------------
+
+
+@dataclass
+class BackwardRecording:
+    frames: list[Frame]
+    graph: Any  # viz.Graph, drawn before backward ran
+    gmap: GraphMap
+    root_names: list[str]
+
+
+def record_backward(loss: Any, params: Any = None, gradient: Any = None, inputs: Any = None,
+                    retain_graph: bool | None = None, create_graph: bool = False, show_saved: bool = True,
+                    max_nodes: int | None = None, rankdir: str = "TB") -> BackwardRecording:
+    """Draw, hook, run ``loss.backward(...)`` and turn what the hooks saw into frames."""
+    from . import draw  # here, not at import time: viz/__init__ imports this module
+
+    if not probe.is_tensor(loss) or not hasattr(loss, "backward"):
+        raise TypeError(f"viz.animate: expected a tensor to run backward from, got {type(loss).__name__}")
+    walk = _walk((loss,))
+    if max_nodes is None:
+        max_nodes = max(len(walk.nodes) + 8, 250) if len(walk.nodes) <= ANIMATE_MAX_NODES else ANIMATE_MAX_NODES
+    graph = draw(loss, params=params, show_saved=show_saved, max_nodes=max_nodes, rankdir=rankdir)
+    gmap = map_graph(walk, graph.model)
+    root_names = [_root_name(graph.model, gmap, k) for k in range(len(walk.roots))]
+    seed = _seed(loss, gradient)
+    rec = Recorder(walk, create_graph=create_graph)
+    rec.install()
+    try:
+        loss.backward(gradient=gradient, retain_graph=retain_graph, create_graph=create_graph, inputs=inputs)
+    finally:
+        rec.remove()
+    keep = bool(create_graph) if retain_graph is None else bool(retain_graph)
+    frames = build_frames(rec, gmap, [seed], keep, root_names, seed_given=gradient is not None)
+    return BackwardRecording(frames, graph, gmap, root_names)
+
+
+ANIMATE_MAX_NODES = 1500
+
+
+def _seed(loss: Any, gradient: Any) -> np.ndarray | None:
+    if gradient is not None:
+        return to_numpy(gradient)
+    value = to_numpy(loss)
+    return np.ones_like(value) if value is not None else None
+
+
+def _root_name(model: Any, gmap: GraphMap, k: int) -> str:
+    rid = gmap.root_ids[k]
+    if rid is None:
+        return "output"
+    for node in model.nodes:
+        if node.id == rid:
+            return node.title or "output"
+    return "output"
+
