@@ -145,7 +145,11 @@ def tensor_hooks(tensor: Any) -> int:
 
 
 def post_accumulate_hooks(tensor: Any) -> int:
-    return _count(_try_attr(tensor, "_post_accumulate_grad_hooks"))
+    """minigrad's `post_accumulate_hooks`, else PyTorch's private `_post_accumulate_grad_hooks`."""
+    hooks = _try_attr(tensor, "post_accumulate_hooks")
+    if hooks is None:
+        hooks = _try_attr(tensor, "_post_accumulate_grad_hooks")
+    return _count(hooks)
 
 
 def retains_grad(tensor: Any) -> bool:
