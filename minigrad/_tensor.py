@@ -508,7 +508,12 @@ class Tensor:
 
 
 def make(data: np.ndarray, grad_fn=None, requires_grad: bool = False) -> Tensor:
-    """The fast constructor every operation uses (no argument checking)."""
+    """The fast constructor every operation uses (no argument checking).
+
+    NumPy returns scalars, not arrays, from some operations on 0-d arrays; a tensor always holds
+    an ndarray (so `.numpy()` is one, and in-place writes work)."""
+    if data.__class__ is not np.ndarray:
+        data = np.asarray(data)
     t = _new(Tensor)
     t._data = data
     t._grad_fn = grad_fn

@@ -13,6 +13,7 @@ they are Tensors and grad mode stays on, so the backward pass itself is differen
 
 from __future__ import annotations
 
+import contextvars
 import heapq
 import sys
 import warnings
@@ -67,7 +68,18 @@ def run_backward(roots: list, grads: list, keep_graph: bool, create_graph: bool,
             run |= {n for n in captures if type(n) is AccumulateGrad}
     captured = [None] * (len(inputs) if inputs is not None else 0)
 
-    # 2-3. run ready nodes
+    # 2-3. run ready nodes, in a context where NumPy does not warn (sqrt'(0) is inf, as in PyTorch)
+    quiet = contextvars.copy_context()
+    quiet.run(np.seterr, all="ignore")
+    quiet.run(_run_ready, seen, deps, buffers, keep_graph, create_graph, captures, captured, inputs, accumulate,
+              send, run)
+    if inputs is None or accumulate:
+        return None
+    return _captured_grads(captured, allow_unused)
+
+
+def _run_ready(seen, deps, buffers, keep_graph, create_graph, captures, captured, inputs, accumulate, send, run):
+    """The backward loop: pop the next ready node, run it, hand its gradients on."""
     prev_mode = STATE.mode
     STATE.mode = 1 if create_graph else 0
     try:
@@ -102,8 +114,9 @@ def run_backward(roots: list, grads: list, keep_graph: bool, create_graph: bool,
     finally:
         STATE.mode = prev_mode
 
-    if inputs is None or accumulate:
-        return None
+
+def _captured_grads(captured: list, allow_unused: bool) -> tuple:
+    """autograd.grad's result: the captured gradients as tensors, with PyTorch's unused-input error."""
     result = []
     for k, g in enumerate(captured):
         if g is None:

@@ -56,6 +56,10 @@ METHODS = {
     "clamp_": inplace.clamp_, "masked_fill_": inplace.masked_fill_, "log1p_": inplace.log1p_,
     "zero_": inplace.zero_, "fill_": inplace.fill_, "copy_": inplace.copy_, "uniform_": inplace.uniform_,
     "normal_": inplace.normal_,
+    "clamp_min_": inplace.clamp_min_, "clamp_max_": inplace.clamp_max_, "clip_": inplace.clamp_,
+    "square_": inplace.square_, "floor_": inplace.floor_, "ceil_": inplace.ceil_, "round_": inplace.round_,
+    "trunc_": inplace.trunc_, "sign_": inplace.sign_, "rsqrt_": inplace.rsqrt_, "tan_": inplace.tan_,
+    "exp2_": inplace.exp2_, "remainder_": inplace.remainder_, "floor_divide_": inplace.floor_divide_,
     # python operators
     "__add__": pointwise.add, "__radd__": pointwise.radd, "__sub__": pointwise.sub, "__rsub__": pointwise.rsub,
     "__mul__": pointwise.mul, "__rmul__": pointwise.rmul, "__truediv__": pointwise.div,
@@ -68,7 +72,7 @@ METHODS = {
     "__eq__": pointwise.eq, "__ne__": pointwise.ne, "__lt__": pointwise.lt, "__le__": pointwise.le,
     "__gt__": pointwise.gt, "__ge__": pointwise.ge,
     "__iadd__": inplace.add_, "__isub__": inplace.sub_, "__imul__": inplace.mul_, "__itruediv__": inplace.div_,
-    "__ipow__": inplace.pow_,
+    "__ipow__": inplace.pow_, "__imod__": inplace.remainder_, "__ifloordiv__": inplace.floor_divide_,
     "__getitem__": index.getitem, "__setitem__": index.setitem,
 }
 

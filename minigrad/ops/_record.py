@@ -39,6 +39,7 @@ class RuleNode(Node):
     _keep: dict = {}
     _saves_result = False
     _multi = False
+    _exposed: frozenset = frozenset()  # what `_saved_<name>` shows: what formulas read, minus `_private` extras
 
     def _meta(self):
         return self._m if self._multi else (self._m,)
@@ -113,31 +114,28 @@ class RuleNode(Node):
 
     def _saved(self, key: str):
         cls = type(self)
+        if key not in cls._exposed:
+            raise AttributeError(f"'{cls.__name__}' object has no attribute '_saved_{key}'")
         if key in cls._extras:
             return self._ex[cls._extras.index(key)]
-        if key == "result" and cls._saves_result:
+        if key == "result":
             if self._res is FREED:
                 raise RuntimeError(BACKWARD_TWICE)
             return self._unpack_result(True)
-        if key in cls._inputs:
-            if self._in is FREED:
-                raise RuntimeError(BACKWARD_TWICE)
-            if self._in is None:
-                return None
-            v = self._in[cls._inputs.index(key)]
-            if v.__class__ is Packed:
-                return v.unpack(v.obj)
-            if v is None or isinstance(v, Tensor):
-                return v
-            return make(np.asarray(v))  # a Python scalar was saved as a wrapped 0-d tensor
-        raise AttributeError(f"'{cls.__name__}' object has no attribute '_saved_{key}'")
+        if self._in is FREED:
+            raise RuntimeError(BACKWARD_TWICE)
+        if self._in is None:
+            return None
+        v = self._in[cls._inputs.index(key)]
+        if v.__class__ is Packed:
+            return v.unpack(v.obj)
+        if v is None or isinstance(v, Tensor):
+            return v
+        return make(np.asarray(v))  # a Python scalar was saved as a wrapped 0-d tensor
 
     def __dir__(self):
-        cls = type(self)
-        names = [f"_saved_{n}" for n in cls._inputs + cls._extras]
-        if cls._saves_result:
-            names.append("_saved_result")
-        return sorted(set(object.__dir__(self)) | set(names))
+        names = {f"_saved_{n}" for n in type(self)._exposed}
+        return sorted(set(object.__dir__(self)) | names)
 
 
 def modified_message(t: Tensor, now: int, saved: int) -> str:
@@ -225,10 +223,14 @@ def rule(name: str, inputs: str, extras: str = "", *, multi: bool = False, **for
             if mask >> i & 1:
                 used |= reads[i]
         keep[mask] = _picker(tuple(i in used for i in range(n)))
+    read = set().union(*reads) if reads else set()
+    exposed = {input_names[i] for i in read} | {e for e in extra_names if not e.startswith("_")}
+    if saves_result:
+        exposed.add("result")
     return type(name, (RuleNode,), {
         "__slots__": (), "__module__": "minigrad.autograd.graph", "_inputs": input_names,
         "_extras": extra_names, "_formulas": tuple(compiled), "_keep": keep, "_saves_result": saves_result,
-        "_multi": multi,
+        "_multi": multi, "_exposed": frozenset(exposed),
     })
 
 

@@ -27,6 +27,13 @@ MulBackward0 = rule("MulBackward0", "self other",
 DivBackward0 = rule("DivBackward0", "self other",
                     self=lambda grad, other: grad / other,
                     other=lambda grad, self, other: -grad * self / (other * other))
+DivBackward2 = rule("DivBackward2", "self other", "rounding_mode",  # rounded division is piecewise constant
+                    self=lambda grad, self, other: D.zeros_like(grad),
+                    other=lambda grad, self, other: D.zeros_like(grad))
+RemainderBackward0 = rule("RemainderBackward0", "self", self=lambda grad: grad)
+RemainderBackward1 = rule("RemainderBackward1", "self other",
+                          self=lambda grad: grad,
+                          other=lambda grad, self, other: -grad * _floor_div(D.data(self), D.data(other)))
 NegBackward0 = rule("NegBackward0", "self", self=lambda grad: -grad)
 ReciprocalBackward0 = rule("ReciprocalBackward0", "self",
                            self=lambda grad, result: -grad * result * result)
@@ -34,12 +41,13 @@ PowBackward0 = rule("PowBackward0", "self", "exponent",
                     self=lambda grad, self, exponent:
                     D.zeros_like(grad) if exponent == 0 else grad * exponent * self ** (exponent - 1))
 PowBackward1 = rule("PowBackward1", "self exponent",
-                    self=lambda grad, self, exponent: grad * exponent * self ** (exponent - 1),
+                    self=lambda grad, self, exponent:
+                    D.where(D.data(exponent) == 0, 0.0, grad * exponent * self ** (exponent - 1)),
                     exponent=lambda grad, self, exponent, result:
                     grad * D.where((D.data(self) == 0) & (D.data(exponent) >= 0), 0.0, result * D.log(self)))
 PowBackward2 = rule("PowBackward2", "exponent", "self",
-                    exponent=lambda grad, self, result:
-                    grad * 0.0 if self == 0 else grad * result * _log_scalar(self))
+                    exponent=lambda grad, self, exponent, result:
+                    grad * D.where((self == 0) & (D.data(exponent) >= 0), 0.0, result * _log_scalar(self)))
 
 # -- elementwise functions ------------------------------------------------------------------------
 ExpBackward0 = rule("ExpBackward0", "self", self=lambda grad, result: grad * result)
@@ -67,6 +75,7 @@ MeanBackward1 = rule("MeanBackward1", "self", "dim keepdim self_sym_numel self_s
 
 # -- linear algebra ---------------------------------------------------------------------------------
 MmBackward0 = rule("MmBackward0", "self mat2",
+                   "self_sym_sizes self_sym_strides mat2_sym_sizes mat2_sym_strides",
                    self=lambda grad, mat2: grad @ D.t(mat2),
                    mat2=lambda grad, self: D.t(self) @ grad)
 MvBackward0 = rule("MvBackward0", "self vec",
@@ -82,6 +91,8 @@ BmmBackward0 = rule("BmmBackward0", "self mat2",
 # -- shape and views ----------------------------------------------------------------------------------
 ViewBackward0 = rule("ViewBackward0", "self", "self_sym_sizes",
                      self=lambda grad, self_sym_sizes: D.reshape(grad, self_sym_sizes))
+ReshapeAliasBackward0 = rule("ReshapeAliasBackward0", "self", "self_sym_sizes",
+                             self=lambda grad, self_sym_sizes: D.reshape(grad, self_sym_sizes))
 UnsafeViewBackward0 = rule("UnsafeViewBackward0", "self", "self_sym_sizes",
                            self=lambda grad, self_sym_sizes: D.reshape(grad, self_sym_sizes))
 TBackward0 = rule("TBackward0", "self", self=lambda grad: D.t(grad))
@@ -102,8 +113,22 @@ SqueezeBackward2 = rule("SqueezeBackward2", "self", "dim self_sym_sizes",
 UnbindBackward0 = rule("UnbindBackward0", "self", "dim", multi=True,
                        self=lambda grads, dim: D.stack(grads, dim))
 CloneBackward0 = rule("CloneBackward0", "self", self=lambda grad: grad)
+AliasBackward0 = rule("AliasBackward0", "self", self=lambda grad: grad)
 ToCopyBackward0 = rule("ToCopyBackward0", "self", "self_dtype",
                        self=lambda grad, self_dtype: _cast(grad, self_dtype))
+
+# -- in-place fills and copies (the tensor's old value gets no gradient) ----------------------------------------
+ZeroBackward0 = rule("ZeroBackward0", "self", self=lambda grad: D.zeros_like(grad))
+FillBackward2 = rule("FillBackward2", "self", self=lambda grad: D.zeros_like(grad))
+FillBackward3 = rule("FillBackward3", "self value",
+                     self=lambda grad: D.zeros_like(grad),
+                     value=lambda grad: grad.sum())
+CopyBackwards = rule("CopyBackwards", "self src",
+                     self=lambda grad: D.zeros_like(grad),
+                     src=lambda grad: grad)
+CopyBackwards.name = lambda self: "minigrad::autograd::CopyBackwards"
+SqueezeBackward4 = rule("SqueezeBackward4", "self", "dim self_sym_sizes",  # squeeze_(dim), in place
+                        self=lambda grad, dim, self_sym_sizes: D.reshape(grad, self_sym_sizes))
 
 # -- indexing -----------------------------------------------------------------------------------------
 SelectBackward0 = rule("SelectBackward0", "self", "dim index self_sym_sizes",
@@ -114,14 +139,38 @@ SliceBackward0 = rule("SliceBackward0", "self", "dim start end step self_sym_siz
                           grad, self_sym_sizes, _slice_key(dim, start, end, step), False, "SliceBackwardBackward0"))
 IndexBackward0 = rule("IndexBackward0", "self", "indices self_sym_sizes",
                       self=lambda grad, indices, self_sym_sizes: D.scatter_into(
-                          grad, self_sym_sizes, indices, True, "IndexPutBackward0"))
+                          grad, self_sym_sizes, indices, True, "IndexPutImplBackward0"))
 
 
 # -- small helpers the formulas use ---------------------------------------------------------------------
+def _floor_div(a, b):
+    import numpy as np
+
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.floor_divide(a, b)
+
+
+def not_implemented(op: str, n_inputs: int):
+    """PyTorch's `NotImplemented` node: an op without a derivative records it, and backward through it raises."""
+    key = (op, n_inputs)
+    cls = _NOT_IMPLEMENTED.get(key)
+    if cls is None:
+        def fail(grad):
+            raise RuntimeError(f"derivative for aten::{op} is not implemented")
+        names = ("self", "other")[:n_inputs]
+        cls = rule("NotImplemented", " ".join(names), **{n: fail for n in names})
+        cls.name = lambda self: "minigrad::autograd::NotImplemented"
+        _NOT_IMPLEMENTED[key] = cls
+    return cls
+
+
+_NOT_IMPLEMENTED: dict = {}
+
+
 def _log_scalar(x):
     import math
 
-    return math.log(x)
+    return math.log(x) if x > 0 else -math.inf if x == 0 else math.nan
 
 
 def _reduced_count(sizes: tuple, dims: tuple) -> int:
@@ -159,13 +208,24 @@ SignBackward0 = rule("SignBackward0", "self", self=lambda grad: D.zeros_like(gra
 FloorBackward0 = rule("FloorBackward0", "self", self=lambda grad: D.zeros_like(grad))
 CeilBackward0 = rule("CeilBackward0", "self", self=lambda grad: D.zeros_like(grad))
 RoundBackward0 = rule("RoundBackward0", "self", self=lambda grad: D.zeros_like(grad))
+RoundBackward1 = rule("RoundBackward1", "self", self=lambda grad: D.zeros_like(grad))
 TruncBackward0 = rule("TruncBackward0", "self", self=lambda grad: D.zeros_like(grad))
 ClampBackward1 = rule("ClampBackward1", "self", "min max",
                       self=lambda grad, self, min, max: grad * _in_bounds(D.data(self), min, max))
 ClampBackward0 = rule("ClampBackward0", "self min max",
                       self=lambda grad, self, min, max: grad * _in_bounds(D.data(self), D.data(min), D.data(max)),
-                      min=lambda grad, self, min: grad * (D.data(self) < D.data(min)),
-                      max=lambda grad, self, max: grad * (D.data(self) > D.data(max)))
+                      min=lambda grad, self, min, max: grad * _clamp_min_mask(D.data(self), D.data(min), D.data(max)),
+                      max=lambda grad, self, min, max: grad * _clamp_max_mask(D.data(self), D.data(min), D.data(max)))
+ClampMinBackward0 = rule("ClampMinBackward0", "self", "min",
+                         self=lambda grad, self, min: grad * _in_bounds(D.data(self), min, None))
+ClampMaxBackward0 = rule("ClampMaxBackward0", "self", "max",
+                         self=lambda grad, self, max: grad * _in_bounds(D.data(self), None, max))
+ClampMinBackward1 = rule("ClampMinBackward1", "self min",
+                         self=lambda grad, self, min: grad * (D.data(self) >= D.data(min)),
+                         min=lambda grad, self, min: grad * (D.data(self) < D.data(min)))
+ClampMaxBackward1 = rule("ClampMaxBackward1", "self max",
+                         self=lambda grad, self, max: grad * (D.data(self) <= D.data(max)),
+                         max=lambda grad, self, max: grad * (D.data(self) > D.data(max)))
 MaximumBackward0 = rule("MaximumBackward0", "self other",
                         self=lambda grad, self, other: grad * _pick_weight(D.data(self), D.data(other)),
                         other=lambda grad, self, other: grad * _pick_weight(D.data(other), D.data(self)))
@@ -196,6 +256,16 @@ def _in_bounds(x, lo, hi):
     if hi is not None:
         ok &= x <= hi
     return ok
+
+
+def _clamp_min_mask(x, lo, hi):
+    """Where the lower bound wins (PyTorch: x < min, and min < max when both bounds are given)."""
+    return (x < lo) if hi is None else (x < lo) & (lo < hi)
+
+
+def _clamp_max_mask(x, lo, hi):
+    """Where the upper bound wins (PyTorch: x > max, or max < min when both bounds are given)."""
+    return (x > hi) if lo is None else (x > hi) | (hi < lo)
 
 
 def _pick_weight(mine, other):
@@ -271,15 +341,23 @@ def _evenly(grad, self, result):
 
     s, r = D.data(self), D.data(result)
     mask = np.isnan(s) if np.isnan(r) else (s == r)
-    return D.expand(grad / int(mask.sum()), _sizes(s)) * mask
+    share = grad / int(mask.sum())
+    if D.is_t(grad):  # as PyTorch: zeros.masked_fill_(mask, grad / count), so MaskedFillBackward1 when differentiated
+        from .._tensor import make
+
+        return make(np.zeros(s.shape, s.dtype)).masked_fill_(make(mask), share)
+    return np.where(mask, share, np.zeros((), s.dtype))
 
 
 def _select_back(grad, dim, keepdim, indices, sizes):
     """max(dim)/min(dim): the gradient goes to the selected index only."""
     import numpy as np
 
+    if not sizes:  # a 0-d input: the only element was selected
+        return grad
+    dim = dim % len(sizes)
     idx = indices if keepdim else np.expand_dims(indices, dim)
-    g = grad if keepdim else D.unsqueeze_dims(grad, (dim % len(sizes),))
+    g = grad if keepdim else D.unsqueeze_dims(grad, (dim,))
     mask = np.zeros(sizes, bool)
     np.put_along_axis(mask, idx, True, axis=dim)
     return D.expand(g, sizes) * mask
@@ -339,11 +417,10 @@ def _prod_grad(grad, self, result, dim, keepdim):
 
     s = D.data(self)
     if not (s == 0).any():
-        return _keep(grad, dim, keepdim, s) * _keep(result, dim, keepdim, s) / self
-    if D.is_t(grad):
-        raise RuntimeError("minigrad: the second derivative of prod() over inputs containing zeros is not "
-                           "implemented.\nhint: avoid create_graph=True through prod() when the input has zeros.")
+        return _keep(grad, dim, keepdim, s) * (_keep(result, dim, keepdim, s) / self)
     axis = None if dim is None else dim[0] if isinstance(dim, tuple) else dim
+    if D.is_t(self):
+        return _keep(grad, dim, keepdim, s) * _prod_of_others(self, axis)
     flat = s.reshape(-1) if axis is None else np.moveaxis(s, axis, -1)
     left = np.cumprod(np.concatenate([np.ones_like(flat[..., :1]), flat[..., :-1]], -1), -1)
     right = np.flip(np.cumprod(np.concatenate([np.ones_like(flat[..., :1]), np.flip(flat, -1)[..., :-1]], -1), -1),
@@ -352,14 +429,25 @@ def _prod_grad(grad, self, result, dim, keepdim):
     others = others.reshape(s.shape) if axis is None else np.moveaxis(others, -1, axis)
     return _keep(grad, dim, keepdim, s) * others
 
+
+def _prod_of_others(x, axis):
+    """For each element, the product of the other elements along `axis` (all, if None), differentiably:
+    row i of an (n, n) grid holds the values with the i-th replaced by 1, and prod() reduces each row."""
+    import numpy as np
+
+    v = x.reshape(-1) if axis is None else x.transpose(axis, -1)
+    n = v.shape[-1]
+    grid = v.unsqueeze(-2).expand(*v.shape[:-1], n, n)
+    others = D.where(np.eye(n, dtype=bool), 1.0, grid).prod(-1)
+    return others.reshape(tuple(x.shape)) if axis is None else others.transpose(axis, -1)
+
 # -- joining, splitting, gathering (cat/stack rows are made per input count in join.py) -------------------
-SplitBackward0 = rule("SplitBackward0", "self", "dim split_size", multi=True,
+SplitBackward0 = rule("SplitBackward0", "self", "dim self_sym_sizes split_size", multi=True,
                       self=lambda grads, dim: D.cat(grads, dim))
-SplitWithSizesBackward0 = rule("SplitWithSizesBackward0", "self", "dim split_sizes", multi=True,
+SplitWithSizesBackward0 = rule("SplitWithSizesBackward0", "self", "dim self_sym_sizes split_sizes", multi=True,
                                self=lambda grads, dim: D.cat(grads, dim))
-GatherBackward0 = rule("GatherBackward0", "self", "dim index self_sym_sizes",
-                       self=lambda grad, dim, index, self_sym_sizes: D.scatter_add_zeros(grad, dim, index,
-                                                                                         self_sym_sizes))
+GatherBackward0 = rule("GatherBackward0", "self", "dim index sparse_grad",
+                       self=lambda grad, self, dim, index: D.scatter_add_zeros(grad, dim, index, tuple(self.shape)))
 ScatterAddBackward0 = rule("ScatterAddBackward0", "self src", "dim index",
                            self=lambda grad: grad,
                            src=lambda grad, dim, index: D.gather(grad, dim, index))

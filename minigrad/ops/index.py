@@ -1,6 +1,16 @@
-"""Indexing. Basic indexing (ints, slices, None, Ellipsis) makes views through a chain of
-Select/Slice/Unsqueeze nodes, as PyTorch does; advanced indexing (bool masks, integer tensors
-or lists) copies, through one IndexBackward0 whose backward adds into the repeated indices."""
+"""Indexing, as PyTorch indexes.
+
+Reading (`x[key]`): the basic parts of the key (ints, slices, None, Ellipsis) are applied first,
+one at a time, as views (SelectBackward0 / SliceBackward0 / UnsqueezeBackward0 nodes; a key that
+changes nothing gives AliasBackward0); the advanced parts (bool masks, integer tensors or lists)
+then index that view, through one IndexBackward0 whose backward adds into repeated indices. This
+is also how PyTorch's values differ from NumPy's: `x[0, :, [0, 1]]` has shape (n1, 2), not (2, n1).
+
+Writing (`x[key] = v`) goes through the same view: with a basic key, PyTorch copies `v` into the
+view (`copy_` / `fill_`, broadcasting by `expand`), so the base's node becomes CopySlices; with an
+advanced key it calls `index_put_` (IndexPutBackward0, or CopySlices around it when the key also
+had basic parts). In-place writes into views are implemented in `inplace.py`.
+"""
 
 from __future__ import annotations
 
@@ -8,7 +18,6 @@ import builtins
 
 import numpy as np
 
-from .. import _dtypes
 from .._tensor import Tensor, make
 from ..autograd.grad_mode import STATE
 from . import derivatives as R
@@ -16,6 +25,7 @@ from ._record import record, rule
 from .shape import as_view
 
 _BASIC = (builtins.int, slice, type(None), type(Ellipsis), np.integer)
+_FULL = slice(None)
 
 
 def _is_advanced(k) -> bool:
@@ -31,12 +41,78 @@ def _np_key(k):
         return k._data if k._data.ndim or k._data.dtype.kind == "b" else builtins.int(k._data)
     if isinstance(k, list):
         return np.asarray([_np_key(x) if isinstance(x, Tensor) else x for x in k])
+    if isinstance(k, np.ndarray) and k.dtype.kind not in "biu":
+        raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
+    if not isinstance(k, _BASIC + (np.ndarray, builtins.bool)):
+        raise IndexError("only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables are valid "
+                         "indices (got " + type(k).__name__ + ")")
     return k
 
 
 def normalize_key(key) -> tuple:
     key = key if isinstance(key, tuple) else (key,)
     return tuple(_np_key(k) for k in key)
+
+
+def split_key(key: tuple, ndim: int):
+    """PyTorch's applySlicing: a NumPy basic key (advanced parts replaced by full slices) and the advanced key
+    to apply to its result (None when the key is all basic)."""
+    specified = 0
+    for k in key:
+        if isinstance(k, np.ndarray) and k.dtype.kind == "b":
+            specified += k.ndim
+        elif isinstance(k, builtins.bool):
+            continue
+        elif k is not None and k is not Ellipsis:
+            specified += 1
+    basic = []
+    adv = {}
+    dim = 0
+    for k in key:
+        if k is Ellipsis:
+            basic.append(Ellipsis)
+            dim += builtins.max(ndim - specified, 0)
+        elif k is None:
+            basic.append(None)
+            dim += 1
+        elif isinstance(k, builtins.bool):  # x[True]: a new dim indexed by a mask
+            basic.append(None)
+            adv[dim] = np.array([k])
+            dim += 1
+        elif isinstance(k, np.ndarray):
+            n = k.ndim if k.dtype.kind == "b" else 1
+            if k.dtype.kind == "b" and k.ndim == 0:
+                basic.append(None)
+                adv[dim] = k.reshape(1)
+                dim += 1
+                continue
+            basic.extend([_FULL] * n)
+            adv[dim] = k
+            dim += n
+        elif isinstance(k, slice):
+            basic.append(k)
+            dim += 1
+        else:
+            basic.append(builtins.int(k))
+    if not adv:
+        return tuple(basic), None
+    last = builtins.max(adv)
+    akey = []
+    d = 0
+    while d <= last:
+        if d in adv:
+            a = adv[d]
+            akey.append(a)
+            d += a.ndim if a.dtype.kind == "b" else 1
+        else:
+            akey.append(_FULL)
+            d += 1
+    return tuple(basic), tuple(akey)
+
+
+def _view_key(basic: tuple) -> tuple:
+    """A basic key that always gives a NumPy view (all-int keys would give a scalar copy)."""
+    return basic if any(k is Ellipsis for k in basic) else basic + (Ellipsis,)
 
 
 def _check_bounds(key: tuple, shape: tuple) -> None:
@@ -60,26 +136,96 @@ def _check_bounds(key: tuple, shape: tuple) -> None:
         raise IndexError(f"too many indices for tensor of dimension {len(shape)}")
 
 
+def _check_masks(akey: tuple, shape: tuple) -> None:
+    d = 0
+    for k in akey:
+        if k.__class__ is slice:
+            d += 1
+            continue
+        if isinstance(k, np.ndarray) and k.dtype.kind == "b":
+            for j, n in enumerate(k.shape):
+                if d + j < len(shape) and shape[d + j] != n:
+                    raise IndexError(f"The shape of the mask [{', '.join(map(str, k.shape))}] at index {j} does not "
+                                     f"match the shape of the indexed tensor [{', '.join(map(str, shape))}] at index "
+                                     f"{d + j}")
+            d += k.ndim
+        else:
+            d += 1
+
+
+def _advanced(arr: np.ndarray, akey: tuple) -> np.ndarray:
+    _check_masks(akey, arr.shape)
+    try:
+        return np.asarray(arr[akey])  # advanced indexing always copies
+    except IndexError as e:
+        raise IndexError(str(e).replace("array", "tensor").replace("axis", "dimension")) from None
+
+
 def getitem(self, key):
-    raw = key
-    key = normalize_key(key)
-    if builtins.any(_is_advanced(k) for k in (raw if isinstance(raw, tuple) else (raw,))):
-        try:
-            res = self._data[key]
-        except IndexError as e:
-            raise IndexError(str(e).replace("array", "tensor")) from None
-        res = np.array(res, copy=True)
-        if self._requires_grad and STATE.mode > 0:
-            return record(R.IndexBackward0, res, (self,), (key, self._data.shape))
-        return make(res)
-    _check_bounds(key, self._data.shape)
+    kc = key.__class__
+    if kc is builtins.int or kc is slice:  # the common single int / slice, without the general machinery
+        d = self._data
+        if d.ndim:
+            n = d.shape[0]
+            if kc is builtins.int:
+                if -n <= key < n:
+                    if self._requires_grad and STATE.mode > 0:
+                        out = record(R.SelectBackward0, d[key, ...], (self,), (0, key, d.shape))
+                        return as_view(out, self, ("getitem", (key,)))
+                    return as_view(make(d[key, ...]), self, ("getitem", (key,)))
+            elif key.step is None or key.step > 0:
+                if self._requires_grad and STATE.mode > 0:
+                    return _slice(self, 0, key)
+                return as_view(make(d[key]), self, ("getitem", (key,)))
+    elif kc is list or kc is Tensor or kc is np.ndarray:  # a lone advanced index
+        k = _np_key(key)
+        if k.__class__ is np.ndarray and k.ndim and self._data.ndim:
+            akey = (k,)
+            res = _advanced(self._data, akey)
+            if self._requires_grad and STATE.mode > 0:
+                return record(R.IndexBackward0, res, (self,), (akey, self._data.shape))
+            return make(res)
+    single = not isinstance(key, tuple)
+    nkey = normalize_key(key)
+    basic, akey = split_key(nkey, self._data.ndim)
+    _check_bounds(basic, self._data.shape)
     if not (self._requires_grad and STATE.mode > 0):
-        return as_view(make(self._data[key]), self, ("getitem", key))
-    return _basic_chain(self, key)
+        view = self._data[_view_key(basic)]
+        if akey is None:
+            return as_view(make(view), self, ("getitem", basic))
+        return make(_advanced(view, akey))
+    if single and akey is None:
+        k = basic[0]
+        if isinstance(k, slice):  # a lone slice always makes a SliceBackward0, even `x[:]`
+            return _slice(self, 0, k)
+        if k is Ellipsis:
+            return alias(self)
+    sliced = _basic_chain(self, basic)
+    if akey is None:
+        return alias(self) if sliced is self else sliced
+    res = _advanced(sliced._data, akey)
+    return record(R.IndexBackward0, res, (sliced,), (akey, sliced._data.shape))
+
+
+def alias(t: Tensor) -> Tensor:
+    """`x[...]`: a new tensor object viewing all of `x` (AliasBackward0)."""
+    if t._requires_grad and STATE.mode > 0:
+        out = record(R.AliasBackward0, t._data[...], (t,))
+    else:
+        out = make(t._data[...])
+    return as_view(out, t, ("getitem", (Ellipsis,)))
+
+
+def _slice(out: Tensor, dim: int, k: slice) -> Tensor:
+    start, stop, step = k.indices(out._data.shape[dim])
+    sub = (_FULL,) * dim + (slice(start, stop, step),)
+    node_out = record(R.SliceBackward0, out._data[sub], (out,), (dim, start, stop, step, out._data.shape))
+    return as_view(node_out, out, ("getitem", sub))
 
 
 def _basic_chain(t: Tensor, key: tuple) -> Tensor:
-    """Apply a basic index one component at a time, recording PyTorch's chain of view nodes."""
+    """Apply a basic key one component at a time, recording PyTorch's chain of view nodes (slices that keep
+    everything are skipped, as PyTorch's applySlicing does)."""
     from .shape import unsqueeze
 
     nd = t._data.ndim
@@ -93,19 +239,13 @@ def _basic_chain(t: Tensor, key: tuple) -> Tensor:
             out = unsqueeze(out, dim)
             dim += 1
         elif isinstance(k, slice):
-            size = out._data.shape[dim]
-            start, stop, step = k.indices(size)
-            if (start, stop, step) != (0, size, 1):
-                sub = (slice(None),) * dim + (slice(start, stop, step),)
-                res = out._data[sub]
-                node_out = record(R.SliceBackward0, res, (out,), (dim, start, stop, step, out._data.shape))
-                out = as_view(node_out, out, ("getitem", sub))
+            if k.indices(out._data.shape[dim]) != (0, out._data.shape[dim], 1):
+                out = _slice(out, dim, k)
             dim += 1
         else:
             idx = builtins.int(k)
-            sub = (slice(None),) * dim + (idx,)
-            res = out._data[sub]
-            node_out = record(R.SelectBackward0, res, (out,), (dim, idx, out._data.shape))
+            sub = (_FULL,) * dim + (idx,)
+            node_out = record(R.SelectBackward0, out._data[sub + (Ellipsis,)], (out,), (dim, idx, out._data.shape))
             out = as_view(node_out, out, ("getitem", sub))
     return out
 
@@ -124,7 +264,7 @@ def index_backward_op(g: Tensor, shape: tuple, key, accumulate: bool, name: str)
 
 _SCATTER_NODES = {
     n: rule(n, "grad", "key", grad=lambda grad, key: grad[key])
-    for n in ("SelectBackwardBackward0", "SliceBackwardBackward0", "IndexPutBackward0")
+    for n in ("SelectBackwardBackward0", "SliceBackwardBackward0", "IndexPutBackward0", "IndexPutImplBackward0")
 }
 
 
@@ -132,106 +272,175 @@ _SCATTER_NODES = {
 def _masked_out(grad, key):
     """The gradient of the overwritten tensor: zero where the write happened."""
     if isinstance(grad, Tensor):
-        g = grad.clone()
-        g[key] = 0.0
-        return g
-    g = grad.copy()
+        mask = np.ones(grad._data.shape, grad._data.dtype)
+        mask[key] = 0
+        return grad * make(mask)
+    g = np.array(grad, copy=True)
     g[key] = 0
     return g
 
 
-def _sum_like(grad, key, shape):
-    from ._dual import sum_to
-
-    return sum_to(grad[key], shape)
+def _values_grad(grad, key):
+    return grad[key]
 
 
-CopySlices = rule("CopySlices", "self src", "key src_sym_sizes",
-                  self=lambda grad, key: _masked_out(grad, key),
-                  src=lambda grad, key, src_sym_sizes: _sum_like(grad, key, src_sym_sizes))
-IndexPutBackward0 = rule("IndexPutBackward0", "self values", "indices values_sym_sizes",
+IndexPutBackward0 = rule("IndexPutBackward0", "self values", "indices accumulate",
                          self=lambda grad, indices: _masked_out(grad, indices),
-                         values=lambda grad, indices, values_sym_sizes: _sum_like(grad, indices, values_sym_sizes))
-CopySlices.name = lambda self: "minigrad::autograd::CopySlices"
+                         values=lambda grad, indices: _values_grad(grad, indices))
 
 
-def check_inplace(t: Tensor) -> None:
-    """PyTorch's refusal to modify a leaf that requires grad (or a view of one) in place."""
-    if STATE.mode <= 0:
-        return
-    if t._grad_fn is None and t._requires_grad:
-        if t._base is not None:
-            raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place operation.")
-        raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
-    base = t._base
-    if base is not None and base._grad_fn is None and base._requires_grad:
-        raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place operation.")
+def _strip_leading_ones(shape: tuple) -> tuple:
+    i = 0
+    while i < len(shape) and shape[i] == 1:
+        i += 1
+    return tuple(shape[i:])
+
+
+def _value_tensor(self: Tensor, value) -> Tensor:
+    """A number written into a tensor becomes a 0-d tensor of the tensor's dtype (PyTorch's valueToTensor);
+    minigrad also accepts lists and NumPy arrays, taken in the tensor's dtype."""
+    if isinstance(value, Tensor):
+        return value
+    return make(np.array(_as_data(value)).astype(self._data.dtype, copy=False))
+
+
+def _as_data(value):
+    if isinstance(value, (list, tuple)):
+        return [_as_data(v) for v in value]
+    return value._data if isinstance(value, Tensor) else value
+
+
+def _expand_error(vshape: tuple, dshape: tuple) -> RuntimeError:
+    from .shape import expand
+
+    try:
+        expand(make(np.empty(vshape)), dshape)
+    except RuntimeError as e:
+        return e
+    return RuntimeError(f"shape mismatch: value tensor of shape {list(vshape)} cannot be broadcast to {list(dshape)}")
+
+
+def _put_error(vshape: tuple, rshape: tuple) -> RuntimeError:
+    return RuntimeError(f"shape mismatch: value tensor of shape [{', '.join(map(str, vshape))}] cannot be broadcast "
+                        f"to indexing result of shape [{', '.join(map(str, rshape))}]")
 
 
 def setitem(self, key, value):
-    from .pointwise import as_operand
+    from . import inplace
 
-    advanced = builtins.any(_is_advanced(k) for k in (key if isinstance(key, tuple) else (key,)))
-    if not advanced and STATE.mode > 0 and self._grad_fn is None and self._requires_grad:
-        # PyTorch writes a basic index through a view: `x[0] = v` is `x[0].copy_(v)`
-        raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place operation.")
-    check_inplace(self)
     nkey = normalize_key(key)
-    if not advanced:
-        _check_bounds(nkey, self._data.shape)
-    value = as_operand(value)
-    vdata = value._data if isinstance(value, Tensor) else value
-    tracked = STATE.mode > 0 and (self._requires_grad or (isinstance(value, Tensor) and value._requires_grad))
-    if self._data.dtype.kind != "f" and isinstance(value, Tensor) and value._data.dtype.kind == "f":
-        vdata = vdata.astype(self._data.dtype)
+    basic, akey = split_key(nkey, self._data.ndim)
+    _check_bounds(basic, self._data.shape)
+    value = _value_tensor(self, value)
+    inplace.own_array(self)
+    tracked = STATE.mode > 0 and (self._requires_grad or value._requires_grad)
     if not tracked:
-        _write(self, nkey, vdata)
+        inplace.check_inference(self)
+        _write_untracked(self, basic, akey, value)
         self._bump()
         return
-    if self._base is not None:
-        raise RuntimeError("minigrad does not yet support writing into a view of a tensor that requires grad.\n"
-                           "hint: write into the base tensor itself, or clone() the view first.")
-    old = make(self._data.copy(), self._grad_fn, self._requires_grad)
-    old._out_nr = self._out_nr
-    new = self._data.copy()
-    _write_arr(new, nkey, vdata)
-    src = value if isinstance(value, Tensor) else value
-    shape = np.shape(vdata)
-    cls = IndexPutBackward0 if advanced else CopySlices
-    out = record(cls, new, (old, src), (nkey, shape))
-    self._data[...] = new
-    _adopt(self, out)
+    dst = _write_target(self, basic)
+    if akey is None:
+        _copy_to(dst, value)
+        return
+    if value._data.dtype != dst._data.dtype:
+        raise RuntimeError(f"Index put requires the source and destination dtypes match, got "
+                           f"{inplace.kind_name(dst._data.dtype)} for the destination and "
+                           f"{inplace.kind_name(value._data.dtype)} for the source.")
+    stripped = _strip_leading_ones(value._data.shape)
+    if stripped != value._data.shape:
+        from .shape import view
+
+        value = view(value, stripped)
+    index_put_(dst, akey, value)
 
 
-def _write_arr(arr: np.ndarray, key, vdata) -> None:
+def _write_target(self: Tensor, basic: tuple) -> Tensor:
+    """The view a write goes through (PyTorch's setitem: slices that keep everything are skipped, and a key
+    that selects everything writes into the tensor itself)."""
+    if _is_noop(basic, self._data.shape):
+        return self
+    if self._requires_grad:
+        return _basic_chain(self, basic)
+    return as_view(make(self._data[_view_key(basic)]), self, ("getitem", basic))
+
+
+def _is_noop(basic: tuple, shape: tuple) -> bool:
+    n_real = builtins.sum(1 for k in basic if k is not None and k is not Ellipsis)
+    dim = 0
+    for k in basic:
+        if k is Ellipsis:
+            dim += len(shape) - n_real
+        elif isinstance(k, slice) and k.indices(shape[dim]) == (0, shape[dim], 1):
+            dim += 1
+        else:
+            return False
+    return True
+
+
+def _write_untracked(self: Tensor, basic: tuple, akey, value: Tensor) -> None:
+    from .inplace import writable
+
+    target = self._data[_view_key(basic)]
+    vdata = value._data
+    if akey is None:
+        writable(self, target)
+        stripped = vdata.reshape(_strip_leading_ones(vdata.shape)) if vdata.ndim else vdata
+        try:
+            b = np.broadcast_to(stripped, target.shape)
+        except ValueError:
+            raise _expand_error(stripped.shape, target.shape) from None
+        target[...] = b
+        return
+    if vdata.ndim and vdata.dtype != target.dtype:
+        from .inplace import kind_name
+
+        raise RuntimeError(f"Index put requires the source and destination dtypes match, got "
+                           f"{kind_name(target.dtype)} for the destination and {kind_name(vdata.dtype)} for the "
+                           "source.")
+    _check_masks(akey, target.shape)
+    writable(self, target)
     try:
-        arr[key] = vdata
-    except ValueError as e:
-        raise RuntimeError(str(e).replace("array", "tensor")) from None
+        target[akey] = vdata.reshape(_strip_leading_ones(vdata.shape)) if vdata.ndim else vdata
+    except IndexError as e:
+        raise IndexError(str(e).replace("array", "tensor").replace("axis", "dimension")) from None
+    except ValueError:
+        raise _put_error(vdata.shape, np.shape(target[akey])) from None
 
 
-def _write(t: Tensor, key, vdata) -> None:
-    if not t._data.flags.writeable:
-        raise RuntimeError("unsupported operation: more than one element of the written-to tensor refers to a single "
-                           "memory location. Please clone() the tensor before performing the operation.")
-    _write_arr(t._data, key, vdata)
+def _copy_to(dst: Tensor, value: Tensor) -> None:
+    """PyTorch's copy_to: same shape -> copy_; a 0-d value -> fill_; else view, expand, copy_."""
+    from .inplace import copy_, fill_
+    from .shape import expand, view
+
+    if value._data.shape == dst._data.shape:
+        copy_(dst, value)
+        return
+    if value._data.ndim == 0:
+        fill_(dst, value)
+        return
+    src = view(value, _strip_leading_ones(value._data.shape))
+    if src._data.shape != dst._data.shape:
+        src = expand(src, dst._data.shape)
+    copy_(dst, src)
 
 
-def _adopt(t: Tensor, out: Tensor) -> None:
-    """After an in-place op: `t` keeps its identity and storage, takes the new node, bumps its version."""
-    import weakref
+def index_put_(self: Tensor, indices: tuple, values: Tensor) -> Tensor:
+    """`self[indices] = values` in place (IndexPutBackward0; through a view: CopySlices)."""
+    from .inplace import run_inplace
 
-    node = out._grad_fn
-    t._grad_fn = node
-    t._requires_grad = True
-    t._out_nr = 0
-    node._out = weakref.ref(t)
-    if node._res is not None:
-        arr, _, _ = node._res
-        t._bump()
-        node._res = (t._data, t._box(), t._version)
-    else:
-        t._bump()
+    def compute(src: Tensor) -> Tensor:
+        res = np.array(src._data, copy=True)
+        _check_masks(indices, res.shape)
+        try:
+            res[indices] = values._data
+        except IndexError as e:
+            raise IndexError(str(e).replace("array", "tensor").replace("axis", "dimension")) from None
+        except ValueError:
+            raise _put_error(values._data.shape, np.shape(src._data[indices])) from None
+        if STATE.mode > 0 and (src._requires_grad or values._requires_grad):
+            return record(IndexPutBackward0, res, (src, values), (indices, False))
+        return make(res)
 
+    return run_inplace(self, compute, (values,))
 
-_ = _dtypes

@@ -1,38 +1,368 @@
-"""In-place ops (`add_`, `x += y`, `zero_`, ...): they keep the tensor's identity and storage,
-bump its version counter, and — when autograd records them — give it a new grad_fn whose input
-is the tensor's previous value, exactly as PyTorch rebases a tensor after an in-place op."""
+"""In-place ops (`add_`, `x += y`, `zero_`, `x[k] = v`, ...), as PyTorch records them.
+
+An in-place op keeps the tensor's identity and storage and bumps its version counter. When autograd
+records it, the op runs out of place on a stand-in for the tensor's previous value, and the tensor
+takes the new node ("rebasing its history").
+
+Through a view (`b[0].mul_(2)`, `v = b[0]; v.add_(1)`), the write changes the view's base too, so the
+base's node becomes CopySlices: its backward takes the gradient of the whole base, runs the in-place
+op's own backward on the view's region of it, writes the result back into that region, and passes
+the op's other gradients on. Every live view of the base then gets a node rebuilt from the base's
+new one (PyTorch rebuilds them lazily as AsStridedBackward0; minigrad rebuilds them at once, with
+their own view names — contract §3), so a view taken before the write sees the new history.
+"""
 
 from __future__ import annotations
+
+import weakref
 
 import numpy as np
 
 from .. import _dtypes
 from .._tensor import Tensor, make
 from ..autograd.grad_mode import STATE
+from ..autograd.graph import BACKWARD_TWICE, Node, _seq, forward_op_name
+from . import derivatives as R
 from . import pointwise as P
-from .index import _adopt, _write, check_inplace
+from ._record import record, rule
+from .shape import REGENERATING, creation_meta, live_views, view_recipes
 
 
-def _tracked(self: Tensor, args) -> bool:
-    return STATE.mode > 0 and (self._requires_grad or any(isinstance(a, Tensor) and a._requires_grad for a in args))
+# -- checks -------------------------------------------------------------------------------------------------
+def check_inplace(t: Tensor, tracked: bool = True) -> None:
+    """PyTorch's check_inplace: views made in no_grad mode or by multi-output ops, and leaves, refuse."""
+    if not tracked or STATE.mode <= 0:
+        return
+    base = t._base
+    if base is not None:
+        meta = creation_meta(t)
+        if meta is not None:
+            raise RuntimeError(view_rebase_message(t, meta, indirect=False))
+        if t._requires_grad and base._grad_fn is None and base._requires_grad:
+            raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place operation.")
+    if t._requires_grad and t._grad_fn is None:
+        raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
+
+
+def view_rebase_message(t: Tensor, meta: str, indirect: bool) -> str:
+    modified = "its base or another view of its base has been" if indirect else "is being"
+    fn = t._grad_fn
+    if meta == "no_grad" or fn is None:
+        prefix = (f"Output {t._out_nr} of {forward_op_name(fn)} is a view of a view which was created in" if fn
+                  else "A view was created in")
+        msg = f"{prefix} no_grad mode and {modified} modified inplace with grad mode enabled."
+    else:
+        msg = f"Output {t._out_nr} of {forward_op_name(fn)} is a view and {modified} modified inplace."
+    if meta == "multi":
+        return msg + (" This view is the output of a function that returns multiple views. Such functions do not "
+                      "allow the output views to be modified inplace. You should replace the inplace operation by "
+                      "an out-of-place one.")
+    return msg + (" Given that this use case is ambiguous and error-prone, it is forbidden. You can clarify your code "
+                  "by moving both the view and the inplace either both inside the no_grad block (if you don't want "
+                  "the inplace to be tracked) or both outside (if you want the inplace to be tracked).")
+
+
+def check_inference(t: Tensor) -> None:
+    if t.is_inference() and STATE.mode >= 0:
+        raise RuntimeError("Inplace update to inference tensor outside InferenceMode is not allowed.You can make a "
+                           "clone to get a normal tensor before doing inplace update.See "
+                           "https://github.com/pytorch/rfcs/pull/17 for more details.")
+
+
+def writable(t: Tensor, arr: np.ndarray) -> None:
+    if not arr.flags.writeable:
+        raise RuntimeError("unsupported operation: more than one element of the written-to tensor refers to a single "
+                           "memory location. Please clone() the tensor before performing the operation.")
+
+
+def kind_name(d: np.dtype) -> str:
+    """PyTorch's scalar type name (Float, Double, Long, ...)."""
+    return {"float32": "Float", "float64": "Double", "int64": "Long", "int32": "Int", "bool": "Bool",
+            "float16": "Half", "uint8": "Byte", "int8": "Char", "int16": "Short"}[_dtypes.FROM_NP[np.dtype(d)].name]
+
+
+
+def own_array(t: Tensor) -> None:
+    """NumPy gives scalars, not arrays, for 0-d results; a tensor written in place needs a real (writable) array."""
+    if t._data.__class__ is not np.ndarray:
+        t._data = np.array(t._data)
+
+
+def _write(t: Tensor, key, vdata) -> None:
+    own_array(t)
+    writable(t, t._data)
+    try:
+        t._data[key] = vdata
+    except ValueError as e:
+        raise RuntimeError(str(e).replace("array", "tensor")) from None
 
 
 def _store(self: Tensor, res: np.ndarray) -> None:
     """Write an out-of-place result back into `self`, with PyTorch's cast and shape rules."""
     if res.dtype != self._data.dtype and not np.can_cast(res.dtype, self._data.dtype, "same_kind"):
-        raise RuntimeError(f"result type {_kind_name(res.dtype)} can't be cast to the desired output type "
-                           f"{_kind_name(self._data.dtype)}")
+        raise RuntimeError(f"result type {kind_name(res.dtype)} can't be cast to the desired output type "
+                           f"{kind_name(self._data.dtype)}")
     if res.shape != self._data.shape:
         raise RuntimeError(f"output with shape {list(self._data.shape)} doesn't match the broadcast shape "
                            f"{list(res.shape)}")
     _write(self, Ellipsis, res)
 
 
-def _kind_name(d: np.dtype) -> str:
-    return {"float32": "Float", "float64": "Double", "int64": "Long", "int32": "Int", "bool": "Bool",
-            "float16": "Half", "uint8": "Byte", "int8": "Char", "int16": "Short"}[_dtypes.FROM_NP[d].name]
+# -- the in-place machinery -----------------------------------------------------------------------------------
+def _tracked(self: Tensor, others) -> bool:
+    return STATE.mode > 0 and (self._requires_grad or any(isinstance(a, Tensor) and a._requires_grad
+                                                          for a in others))
 
 
+def run_inplace(self: Tensor, compute, others=()) -> Tensor:
+    """Apply an in-place op to `self`. `compute(src)` returns the op's out-of-place result for input `src`
+    (recording its node when grad mode is on and something requires grad); `others` are its other arguments."""
+    tracked = _tracked(self, others)
+    check_inplace(self, tracked)
+    check_inference(self)
+    own_array(self)
+    if not tracked:
+        prev = STATE.mode
+        STATE.mode = 0 if prev > 0 else prev
+        try:
+            res = compute(self)._data
+        finally:
+            STATE.mode = prev
+        _store(self, res)
+        self._bump()
+        return self
+    base = self._base
+    if base is not None and not self._requires_grad and base._requires_grad:
+        _regenerate(self, base)  # a view taken before its base required grad (PyTorch rebuilds it on access)
+    old = make(self._data.copy(), self._grad_fn, self._requires_grad)
+    old._out_nr = self._out_nr
+    out = compute(old)
+    _store(self, out._data)
+    if base is None:
+        _adopt(self, out)
+        refresh_views(self)
+    else:
+        _rebase_view(self, out)
+    return self
+
+
+def _adopt(t: Tensor, out: Tensor) -> None:
+    """After an in-place op: `t` keeps its identity and storage, takes the new node, bumps its version."""
+    node = out._grad_fn
+    old, old_nr = t._grad_fn, t._out_nr
+    t._grad_fn = node
+    t._requires_grad = True
+    t._out_nr = 0
+    node._out = weakref.ref(t)
+    _move_retain(t, old, old_nr)
+    t._bump()
+    if node._res is not None:
+        node._res = (t._data, t._box(), t._version)
+
+
+def _edge(t: Tensor) -> tuple:
+    if not t._requires_grad:
+        return (None, 0)
+    return (t._grad_fn, t._out_nr) if t._grad_fn is not None else (t._accumulator(), 0)
+
+
+class CopySlices(Node):
+    """The base's node after an in-place write through one of its views (PyTorch's CopySlices).
+
+    Backward: the gradient of the base, with the view's region replaced by what the in-place op's own
+    node (`fn`) computes from that region; the op's other inputs get `fn`'s other gradients.
+    """
+
+    __slots__ = ("_fn", "_idx", "_m")
+
+    def name(self) -> str:
+        return "minigrad::autograd::CopySlices"
+
+    def _meta(self):
+        return (self._m,)
+
+    def _release(self) -> None:
+        if self._fn is not None:  # PyTorch drops the wrapped node: CopySlices never runs twice
+            self._fn._release()
+            self._fn = None
+
+    def _apply(self, grads: list, create_graph: bool) -> list:
+        g = grads[0]
+        n = len(self._next)
+        if self._fn is None:
+            raise RuntimeError(BACKWARD_TWICE)
+        if g is None:
+            return [None] * n
+        idx = self._idx
+        shape, dtype = self._m
+        size = int(np.prod(shape))
+        if create_graph:
+            if not isinstance(g, Tensor):
+                g = make(np.asarray(g))
+            region = g.reshape(-1)[idx]
+        else:
+            g = np.asarray(g)
+            region = g.reshape(-1)[idx]
+        res = self._fn._apply([region], create_graph)
+        out = [None] * n
+        if self._next[0][0] is not None:
+            r0 = res[0]
+            if create_graph:
+                from .index import index_backward_op
+
+                keep = np.ones(size, g._data.dtype)
+                keep[idx] = 0
+                result = g * make(keep.reshape(shape))
+                if r0 is not None:
+                    r0 = r0 if isinstance(r0, Tensor) else make(np.asarray(r0, g._data.dtype))
+                    if tuple(r0.shape) != idx.shape:
+                        r0 = r0.expand(idx.shape)
+                    result = result + index_backward_op(r0, (size,), idx, False, "IndexPutBackward0").reshape(shape)
+            else:
+                result = np.array(g, copy=True, order="C")
+                result.reshape(-1)[idx] = 0 if r0 is None else r0
+            out[0] = result
+        out[1:] = res[1:]
+        return out
+
+
+def _rebase_view(view: Tensor, out: Tensor) -> None:
+    """The base of `view` takes a CopySlices node around the in-place op's node; the views are rebuilt."""
+    root = view._base
+    fn = out._grad_fn
+    node = object.__new__(CopySlices)
+    node._next = (_edge(root),) + tuple(fn._next[1:])
+    node._seq = next(_seq)
+    node._x = None
+    node._fn = fn
+    node._idx = index_map(root._data.shape, view_recipes(view))
+    node._m = (root._data.shape, root._data.dtype)
+    node._out = weakref.ref(root)
+    root._grad_fn = node
+    root._requires_grad = True
+    root._out_nr = 0
+    view._bump()  # the version counter is the base's
+    if fn._res is not None:  # the op's saved result is the view itself, as modified
+        fn._res = (view._data, view._box(), view._version)
+    refresh_views(root, view)
+
+
+def index_map(shape: tuple, recipes) -> np.ndarray:
+    """For each element of the view, its flat position in the base (the view recipes applied to an arange)."""
+    m = np.arange(int(np.prod(shape))).reshape(shape)
+    for r in recipes:
+        m = _np_apply(m, r)
+    return np.asarray(m)
+
+
+def _np_apply(a: np.ndarray, r: tuple):
+    kind = r[0]
+    if kind == "getitem":
+        return a[r[1]]
+    if kind == "reshape":
+        return a.reshape(r[1])
+    if kind == "T":
+        return a.T
+    if kind == "swapaxes":
+        return np.swapaxes(a, r[1], r[2])
+    if kind == "transpose":
+        return np.transpose(a, r[1])
+    if kind == "expand_dims":
+        return np.expand_dims(a, r[1])
+    if kind == "broadcast_to":
+        return np.broadcast_to(a, r[1])
+    raise ValueError(f"unknown view recipe {r!r}")
+
+
+def _t_apply(t: Tensor, r: tuple) -> Tensor:
+    from . import shape as S
+    from .index import getitem
+
+    kind = r[0]
+    if kind == "getitem":
+        return getitem(t, r[1])
+    if kind == "reshape":
+        return S.view(t, r[1])
+    if kind == "T":
+        return S.t(t)
+    if kind == "swapaxes":
+        return S.transpose(t, r[1], r[2])
+    if kind == "transpose":
+        return S.permute(t, r[1])
+    if kind == "expand_dims":
+        return S.unsqueeze(t, r[1])
+    if kind == "broadcast_to":
+        return S.expand(t, r[1])
+    raise ValueError(f"unknown view recipe {r!r}")
+
+
+def refresh_views(root: Tensor, also: Tensor | None = None) -> None:
+    """Rebuild the node of every live view of `root` from root's current node."""
+    views = live_views(root)
+    if also is not None and not any(v is also for v in views):
+        views.append(also)
+    for v in views:
+        _regenerate(v, root)
+
+
+def _regenerate(v: Tensor, root: Tensor) -> None:
+    from .index import alias
+
+    if STATE.mode <= 0:
+        return
+    meta = creation_meta(v)
+    if meta is not None:
+        if v._requires_grad:  # PyTorch refuses to use such a view again (it raises when the view is used)
+            node_out = record(ViewError, v._data, (root,), (view_rebase_message(v, meta, indirect=True),))
+            _take_node(v, node_out)
+        return
+    REGENERATING[0] = True
+    try:
+        t = root
+        for r in view_recipes(v):
+            t = _t_apply(t, r)
+        if t is root:
+            t = alias(root)
+    finally:
+        REGENERATING[0] = False
+    _take_node(v, t)
+    from .shape import register_view
+
+    register_view(root, v)
+
+
+def _take_node(v: Tensor, t: Tensor) -> None:
+    node = t._grad_fn
+    old, old_nr = v._grad_fn, v._out_nr
+    v._grad_fn = node
+    v._requires_grad = True
+    v._out_nr = t._out_nr
+    node._out = weakref.ref(v)
+    _move_retain(v, old, old_nr)
+
+
+def _move_retain(t: Tensor, old, old_nr: int) -> None:
+    """retain_grad() follows the tensor to its new node: `.grad` is the gradient of its current value (PyTorch).
+    Tensor hooks stay behind with the old value, as in PyTorch."""
+    x = t._x
+    if x is None or not x.retains_grad:
+        return
+    if old is not None and old._x:
+        retained = old._x.get("retain")
+        if retained:
+            retained.pop(old_nr, None)
+    t._grad_fn._extra().setdefault("retain", {})[t._out_nr] = weakref.ref(t)
+
+
+def _raise(message: str):
+    raise RuntimeError(message)
+
+
+ViewError = rule("Error", "self", "message", self=lambda grad, message: _raise(message))
+ViewError.name = lambda self: "minigrad::autograd::Error"
+
+
+# -- the ops ----------------------------------------------------------------------------------------------------
 def _ufunc_in_place(self: Tensor, ufunc, other) -> bool:
     """The untracked fast path of add_/sub_/mul_/div_: one NumPy pass writing into self.
 
@@ -41,7 +371,8 @@ def _ufunc_in_place(self: Tensor, ufunc, other) -> bool:
     """
     d = self._data
     od = other._data if isinstance(other, Tensor) else other
-    if not d.flags.writeable or (isinstance(other, Tensor) and not np.can_cast(od.dtype, d.dtype, "same_kind")):
+    if d.__class__ is not np.ndarray or not d.flags.writeable or (
+            isinstance(other, Tensor) and not np.can_cast(od.dtype, d.dtype, "same_kind")):
         return False
     if isinstance(od, float) and d.dtype.kind != "f":
         return False
@@ -56,34 +387,12 @@ def inplace_of(op, name: str, ufunc=None):
     """Make `name_` from the out-of-place `op` (and, untracked, the NumPy `ufunc` writing in place)."""
 
     def method(self, *args, **kwargs):
-        check_inplace(self)
-        if self.is_inference() and STATE.mode >= 0:
-            raise RuntimeError("Inplace update to inference tensor outside InferenceMode is not allowed.You can make "
-                               "a clone to get a normal tensor before doing inplace update.See "
-                               "https://github.com/pytorch/rfcs/pull/17 for more details.")
-        if ufunc is not None and len(args) == 1 and not kwargs and not _tracked(self, args) and \
-                _ufunc_in_place(self, ufunc, args[0]):
-            self._bump()
-            return self
-        if not _tracked(self, args):
-            prev = STATE.mode
-            STATE.mode = 0 if prev > 0 else prev
-            try:
-                res = op(self, *args, **kwargs)._data
-            finally:
-                STATE.mode = prev
-            _store(self, res)
-            self._bump()
-            return self
-        if self._base is not None and (self._base._requires_grad or self._requires_grad):
-            raise RuntimeError("minigrad does not yet support in-place operations on a view of a tensor that "
-                               "requires grad.\nhint: clone() the view first, or apply the operation out of place.")
-        old = make(self._data.copy(), self._grad_fn, self._requires_grad)
-        old._out_nr = self._out_nr
-        out = op(old, *args, **kwargs)
-        _store(self, out._data)
-        _adopt(self, out)
-        return self
+        if ufunc is not None and len(args) == 1 and not kwargs and not _tracked(self, args):
+            check_inference(self)
+            if _ufunc_in_place(self, ufunc, args[0]):
+                self._bump()
+                return self
+        return run_inplace(self, lambda src: op(src, *args, **kwargs), args + tuple(kwargs.values()))
 
     method.__name__ = name
     return method
@@ -106,80 +415,69 @@ abs_ = inplace_of(P.abs, "abs_")
 sqrt_ = inplace_of(P.sqrt, "sqrt_")
 reciprocal_ = inplace_of(P.reciprocal, "reciprocal_")
 clamp_ = inplace_of(P.clamp, "clamp_")
+clamp_min_ = inplace_of(P.clamp_min, "clamp_min_")
+clamp_max_ = inplace_of(P.clamp_max, "clamp_max_")
 masked_fill_ = inplace_of(P.masked_fill, "masked_fill_")
 log1p_ = inplace_of(P.log1p, "log1p_")
+square_ = inplace_of(P.square, "square_")
+floor_ = inplace_of(P.floor, "floor_")
+ceil_ = inplace_of(P.ceil, "ceil_")
+round_ = inplace_of(P.round, "round_")
+trunc_ = inplace_of(P.trunc, "trunc_")
+sign_ = inplace_of(P.sign, "sign_")
+rsqrt_ = inplace_of(P.rsqrt, "rsqrt_")
+tan_ = inplace_of(P.tan, "tan_")
+exp2_ = inplace_of(P.exp2, "exp2_")
+remainder_ = inplace_of(P.remainder, "remainder_")
+floor_divide_ = inplace_of(P.floordiv, "floor_divide_")
 
 
-def _fill_value(self: Tensor, value) -> np.ndarray:
+def _tracking(*ts) -> bool:
+    return STATE.mode > 0 and any(isinstance(t, Tensor) and t._requires_grad for t in ts)
+
+
+def zero_(self):
+    def compute(src):
+        res = np.zeros_like(src._data)
+        return record(R.ZeroBackward0, res, (src,)) if _tracking(src) else make(res)
+
+    return run_inplace(self, compute)
+
+
+def fill_(self, value):
+    """Fill with a number (FillBackward2) or with a 0-d tensor (FillBackward3, whose gradient is the sum)."""
     if isinstance(value, Tensor):
         if value._data.ndim:
             raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor with "
                                f"{value._data.ndim} dimensions.")
-        value = value._data
-    return np.full(self._data.shape, value, dtype=self._data.dtype)
 
+        def compute_t(src):
+            res = np.full(src._data.shape, value._data, dtype=src._data.dtype)
+            return record(R.FillBackward3, res, (src, value)) if _tracking(src, value) else make(res)
 
-def _write_untracked(self: Tensor, values: np.ndarray) -> Tensor:
-    check_inplace(self)
-    _write(self, Ellipsis, values)
-    self._bump()
-    if STATE.mode > 0 and self._grad_fn is not None:
-        # the old values no longer flow into this tensor: it is cut from the graph, as PyTorch's
-        # zero_/fill_ give a node (ZeroBackward0/FillBackward0) whose gradient is zero
-        from ._record import record
+        return run_inplace(self, compute_t, (value,))
 
-        out = record(_FILL_NODE, self._data.copy(), (make(self._data, self._grad_fn, True),))
-        _adopt(self, out)
-    return self
+    def compute(src):
+        res = np.full(src._data.shape, value, dtype=src._data.dtype)
+        return record(R.FillBackward2, res, (src,)) if _tracking(src) else make(res)
 
-
-_FILL_NODE = None
-
-
-def zero_(self):
-    return _write_untracked(self, np.zeros_like(self._data))
-
-
-def fill_(self, value):
-    return _write_untracked(self, _fill_value(self, value))
+    return run_inplace(self, compute)
 
 
 def copy_(self, src, non_blocking: bool = False):
-    """Copy `src` (broadcast) into self; differentiable w.r.t. src (CopyBackwards)."""
-    check_inplace(self)
+    """Copy `src` (broadcast, cast) into self; differentiable w.r.t. src (CopyBackwards)."""
     src = P.as_operand(src)
-    sdata = src._data if isinstance(src, Tensor) else np.asarray(src)
-    try:
-        vals = np.broadcast_to(sdata, self._data.shape).astype(self._data.dtype)
-    except ValueError:
-        raise P.broadcast_error(self, src) from None
-    if not _tracked(self, (src,)):
-        _write(self, Ellipsis, vals)
-        self._bump()
-        return self
-    from ._record import record
+    if not isinstance(src, Tensor):
+        src = make(np.asarray(src))
 
-    old = make(self._data.copy(), self._grad_fn, self._requires_grad)
-    old._out_nr = self._out_nr
-    out = record(_COPY_NODE, vals.copy(), (old, src), (self._data.dtype,))
-    _write(self, Ellipsis, vals)
-    _adopt(self, out)
-    return self
+    def compute(dst):
+        try:
+            vals = np.broadcast_to(src._data, dst._data.shape).astype(dst._data.dtype)
+        except ValueError:
+            raise P.broadcast_error(dst, src) from None
+        return record(R.CopyBackwards, vals, (dst, src)) if _tracking(dst, src) else make(vals)
 
-
-def _make_nodes():
-    from . import _dual as D
-    from ._record import rule
-
-    fill = rule("FillBackward0", "self", self=lambda grad: D.zeros_like(grad))
-    copy = rule("CopyBackwards", "self src", "src_dtype",
-                self=lambda grad: D.zeros_like(grad),
-                src=lambda grad, src_dtype: grad if D.data(grad).dtype == src_dtype else
-                (grad.to(src_dtype) if D.is_t(grad) else grad.astype(src_dtype)))
-    return fill, copy
-
-
-_FILL_NODE, _COPY_NODE = _make_nodes()
+    return run_inplace(self, compute, (src,))
 
 
 def uniform_(self, a: float = 0.0, b: float = 1.0, *, generator=None):
@@ -197,10 +495,7 @@ def normal_(self, mean: float = 0.0, std: float = 1.0, *, generator=None):
 
 
 def _random_fill(self: Tensor, values: np.ndarray) -> Tensor:
-    check_inplace(self)
+    check_inplace(self, _tracked(self, ()))
     _write(self, Ellipsis, values.astype(self._data.dtype))
     self._bump()
     return self
-
-
-_ = make

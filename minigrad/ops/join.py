@@ -20,7 +20,16 @@ from .shape import as_view
 
 
 def _narrow_grad(i: int):
-    return lambda grad, dim, sizes: D.narrow(grad, dim, sum(sizes[:i]), sizes[i])
+    return lambda grad, dim, _sizes: _cat_piece(grad, dim, _sizes, i)
+
+
+def _cat_piece(grad, dim: int, sizes: tuple, i: int):
+    """Input i's share of cat's gradient; `sizes[i]` is None for a skipped legacy empty (0,) input."""
+    if sizes[i] is None:
+        return D.zeros_like(grad).reshape(-1)[:0] if D.is_t(grad) else np.zeros((0,), grad.dtype)
+    d = dim % len(grad.shape)
+    start = sum(s for s in sizes[:i] if s is not None)
+    return D.narrow(grad, d, start, sizes[i])
 
 
 def _select_grad(i: int):
@@ -30,7 +39,7 @@ def _select_grad(i: int):
 @functools.cache
 def _cat_node(n: int):
     names = " ".join(f"t{i}" for i in range(n))
-    return rule("CatBackward0", names, "dim sizes", **{f"t{i}": _narrow_grad(i) for i in range(n)})
+    return rule("CatBackward0", names, "dim _sizes", **{f"t{i}": _narrow_grad(i) for i in range(n)})
 
 
 @functools.cache
@@ -71,7 +80,8 @@ def cat(tensors, dim: int = 0):
     dt = _tier_dtypes(ts)
     res = np.concatenate([t._data.astype(dt, copy=False) for t in parts], axis=d)
     if _recording(ts):
-        sizes = tuple(t._data.shape[d] if t._data.ndim else 0 for t in ts)
+        skipped = len(parts) < len(ts)
+        sizes = tuple(None if skipped and t._data.shape == (0,) else t._data.shape[d] for t in ts)
         return record(_cat_node(len(ts)), res, tuple(ts), (dim, sizes))
     return make(res)
 
@@ -114,10 +124,11 @@ def split(self, split_size_or_sections, dim: int = 0):
     keys = [(slice(None),) * d + (slice(int(s), int(s) + sz),) for s, sz in zip(starts, sizes)]
     parts = [self._data[k] for k in keys]
     if self._requires_grad and STATE.mode > 0:
-        outs = record_multi(name, parts, (self,), (d, tuple(sizes)))
+        split = split_size_or_sections if name is R.SplitBackward0 else tuple(sizes)
+        outs = record_multi(name, parts, (self,), (dim, self._data.shape, split))
     else:
         outs = [make(p) for p in parts]
-    return tuple(as_view(o, self, ("getitem", k)) for o, k in zip(outs, keys))
+    return tuple(as_view(o, self, ("getitem", k), multi=True) for o, k in zip(outs, keys))
 
 
 def chunk(self, chunks: int, dim: int = 0):
@@ -143,13 +154,13 @@ def narrow(self, dim: int, start: int, length: int):
 def gather(self, dim: int, index, *, sparse_grad: bool = False):
     d = _wrap_dim(dim, self._data.ndim)
     idx = index._data
-    if idx.dtype != np.int64:
-        raise RuntimeError("gather(): Expected dtype int64 for index")
+    if idx.dtype.kind not in "iu":
+        raise RuntimeError("gather(): Expected dtype int32/int64 for index")
     if idx.ndim != self._data.ndim:
         raise RuntimeError("Index tensor must have the same number of dimensions as input tensor")
     res = np.take_along_axis(self._data, idx, axis=d)
     if self._requires_grad and STATE.mode > 0:
-        return record(R.GatherBackward0, res, (self,), (d, idx, self._data.shape))
+        return record(R.GatherBackward0, res, (self,), (d, idx, sparse_grad))
     return make(res)
 
 

@@ -39,7 +39,8 @@ def mm(self, mat2):
     _dtype_check(self, mat2, "mm")
     res = self._data @ mat2._data
     if _needs(self, mat2):
-        return record(R.MmBackward0, res, (self, mat2))
+        return record(R.MmBackward0, res, (self, mat2), (self._data.shape, _strides(self._data), mat2._data.shape,
+                                                          _strides(mat2._data)))
     return make(res)
 
 
@@ -86,16 +87,53 @@ def bmm(self, mat2):
 
 
 def outer(self, vec2):
-    """PyTorch computes outer as `self.unsqueeze(1) * vec2` (so its node is MulBackward0)."""
+    """PyTorch computes outer as `self.reshape(n, 1) * vec2` (so its nodes are MulBackward0 over ViewBackward0)."""
     from .pointwise import mul
-    from .shape import unsqueeze
+    from .shape import reshape
 
-    return mul(unsqueeze(self, 1), vec2)
+    if self._data.ndim != 1 or vec2._data.ndim != 1:
+        bad, which = (self, "self") if self._data.ndim != 1 else (vec2, "vec2")
+        raise RuntimeError(f"outer: Expected 1-D argument {which}, but got {bad._data.ndim}-D")
+    return mul(reshape(self, (self._data.shape[0], 1)), vec2)
+
+
+def _strides(a: np.ndarray) -> tuple:
+    return tuple(s // a.itemsize for s in a.strides)
+
+
+def _should_fold(t1: Tensor, t2: Tensor) -> bool:
+    """at::matmul's choice between folding the batch into mm/mv and a broadcast bmm (PyTorch's should_fold)."""
+    larger = t1._data.ndim >= t2._data.ndim
+    big = t1._data if larger else np.swapaxes(t2._data, -1, -2)
+    dim_small = t2._data.ndim if larger else t1._data.ndim
+    if not (big.ndim >= 3 and dim_small <= 2):
+        return False
+    if (t2 if larger else t1)._requires_grad:
+        return True
+    if t1._data.ndim == 2:
+        return False
+    if big.size == 0:
+        return True
+    shape, st = big.shape, _strides(big)
+    return all(st[i] == st[i + 1] * shape[i + 1] for i in range(big.ndim - 2))
+
+
+def _squeeze0_(t: Tensor) -> Tensor:
+    """`t.squeeze_(0)` on a fresh result: SqueezeBackward1, and the version counter moves to 1 (as PyTorch)."""
+    res = t._data.reshape(t._data.shape[1:])
+    if t._requires_grad and STATE.mode > 0:
+        out = record(R.SqueezeBackward4, res, (t,), (0, t._data.shape))
+    else:
+        out = make(res)
+    out._bump()
+    return out
 
 
 def matmul(self, other):
-    """Rank dispatch as at::matmul: 1-D @ 1-D is dot, 2-D @ 1-D mv, 2-D @ 2-D mm, batches fold or bmm."""
-    from .shape import _unsafe_view, expand, reshape, squeeze, unsqueeze
+    """Rank dispatch exactly as at::matmul, so the graph has the same nodes as PyTorch's:
+    1-D @ 1-D is dot, 2-D @ 1-D mv, 1-D @ 2-D an unsqueezed mm, 2-D @ 2-D mm; a batch against a
+    matrix or vector folds into mm/mv when PyTorch folds; everything else broadcasts and runs bmm."""
+    from .shape import _unsafe_view, contiguous, expand, reshape, squeeze, t, transpose, unsqueeze
 
     other = as_operand(other)
     if not isinstance(other, Tensor):
@@ -108,38 +146,43 @@ def matmul(self, other):
     if d1 == 2 and d2 == 1:
         return mv(self, other)
     if d1 == 1 and d2 == 2:
-        return squeeze(mm(unsqueeze(self, 0), other), 0)
+        return _squeeze0_(mm(unsqueeze(self, 0), other))
     if d1 == 2 and d2 == 2:
         return mm(self, other)
-    if d1 >= 3 and d2 in (1, 2):
-        lead = self._data.shape[:-1]
-        folded = reshape(self, (-1, self._data.shape[-1]))
-        if d2 == 1:
-            out = mv(folded, other)
-            return _unsafe_view(out, lead)
-        out = mm(folded, other)
-        return _unsafe_view(out, lead + (other._data.shape[-1],))
-    # batched: broadcast the batch dims, fold them into one, bmm, unfold
-    a = self if d1 > 1 else unsqueeze(self, 0)
-    b = other if d2 > 1 else unsqueeze(other, -1)
-    batch_a, batch_b = a._data.shape[:-2], b._data.shape[:-2]
+    if _should_fold(self, other):
+        swap = d2 > d1
+        t1 = transpose(other, -2, -1) if swap else self
+        t2 = (t(self) if d1 == 2 else self) if swap else other
+        sizes_1 = t1._data.shape
+        output_shape = sizes_1[:-1]
+        folded = int(np.prod(output_shape))
+        t1_folded = reshape(t1, (folded, sizes_1[-1]))
+        if t2._data.ndim == 2:
+            output = _unsafe_view(mm(t1_folded, t2), output_shape + (t2._data.shape[1],))
+            return contiguous(transpose(output, -2, -1)) if swap else output
+        return _unsafe_view(mv(t1_folded, t2), output_shape)
+    # broadcast the batch dims, fold them into one, bmm, unfold
+    shape1, shape2 = self._data.shape, other._data.shape
+    n = shape1[-2] if d1 > 1 else 1
+    m1 = shape1[-1]
+    m2 = shape2[0] if d2 == 1 else shape2[-2]
+    p = shape2[-1] if d2 > 1 else 1
+    batch1, batch2 = shape1[:max(d1 - 2, 0)], shape2[:max(d2 - 2, 0)]
     try:
-        batch = np.broadcast_shapes(batch_a, batch_b)
+        batch = tuple(np.broadcast_shapes(batch1, batch2))
     except ValueError:
         from .pointwise import broadcast_error
 
-        raise broadcast_error(make(np.empty(batch_a)), make(np.empty(batch_b))) from None
-    n, m = a._data.shape[-2:]
-    m2, p = b._data.shape[-2:]
-    if m != m2:
-        raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: "
-                           f"[{int(np.prod(batch))}, {m}] but got: [{int(np.prod(batch))}, {m2}].")
-    bsz = int(np.prod(batch)) if batch else 1
-    a3 = reshape(expand(a, batch + (n, m)), (bsz, n, m))
-    b3 = reshape(expand(b, batch + (m2, p)), (bsz, m2, p))
+        raise broadcast_error(make(np.empty(batch1)), make(np.empty(batch2))) from None
+    bsz = int(np.prod(batch))
+    a3 = reshape(expand(self, batch + (n, m1)), (bsz, n, m1))
+    if d2 == 1:
+        b3 = unsqueeze(reshape(expand(other, batch + (m2,)), (bsz, m2)), 2)
+    else:
+        b3 = reshape(expand(other, batch + (m2, p)), (bsz, m2, p))
+    out_shape = batch + ((n,) if d1 > 1 else ()) + ((p,) if d2 > 1 else ())
     out = bmm(a3, b3)
-    shape = batch + ((n,) if d1 > 1 else ()) + ((p,) if d2 > 1 else ())
-    return _unsafe_view(out, shape)
+    return _unsafe_view(squeeze(out, -1) if d2 == 1 else out, out_shape)
 
 
 def rmatmul(self, other):

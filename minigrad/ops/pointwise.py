@@ -35,6 +35,22 @@ def as_operand(x):
     raise TypeError(f"unsupported operand type: {type(x).__name__}")
 
 
+_CATEGORY = {"b": 0, "u": 1, "i": 1, "f": 2}
+
+
+def _within_tier(dts: list) -> list:
+    """PyTorch's promotion inside one tier: a higher category wins outright (int64 with float32 is float32,
+    where NumPy says float64); dtypes of the same category promote as NumPy does."""
+    if len(dts) < 2:
+        return dts
+    top = builtins.max(_CATEGORY[d.kind] for d in dts)
+    d = None
+    for x in dts:
+        if _CATEGORY[x.kind] == top:
+            d = x if d is None else np.promote_types(d, x)
+    return [d]
+
+
 def _tier_dtypes(ops) -> np.dtype:
     dims, zero_dims, scalars = [], [], []
     for o in ops:
@@ -42,7 +58,7 @@ def _tier_dtypes(ops) -> np.dtype:
             (dims if o._data.ndim else zero_dims).append(o._data.dtype)
         else:
             scalars.append(o)
-    return _dtypes.promote(dims, zero_dims, scalars)
+    return _dtypes.promote(_within_tier(dims), _within_tier(zero_dims), scalars)
 
 
 def prep(a, b, to_float: bool = False):
@@ -118,6 +134,9 @@ def add(self, other, *, alpha=1, out=None):
 
 def sub(self, other, *, alpha=1):
     other = as_operand(other)
+    if self._data.dtype.kind == "b" and isinstance(other, Tensor) and other._data.dtype.kind == "b":
+        raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` or "
+                           "`logical_xor()` operator instead.")
     if self._data.dtype.kind == "b" or (isinstance(other, Tensor) and other._data.dtype.kind == "b"):
         raise RuntimeError("Subtraction, the `-` operator, with a bool tensor is not supported. If you are trying "
                            "to invert a mask, use the `~` or `logical_not()` operator instead.")
@@ -169,20 +188,28 @@ def div(self, other, *, rounding_mode=None):
 
 
 def _div_rounded(self, other, mode: str):
-    ad, bd = prep(self, other)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        if mode == "floor":
-            res = np.floor_divide(ad, bd)
-        elif mode == "trunc":
-            res = np.trunc(ad / bd).astype(np.result_type(ad, bd)) if np.asarray(ad).dtype.kind in "iu" \
-                else np.trunc(ad / bd)
-        else:
-            raise RuntimeError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found "
-                               f"'{mode}'")
+    if mode not in ("floor", "trunc"):
+        raise RuntimeError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found "
+                           f"'{mode}'")
+    res = _rounded(self, other, mode)
     if _needs(self, other):
-        raise RuntimeError("the derivative for 'div' with a rounding_mode is not implemented.\n"
-                           "hint: rounded division is piecewise constant; detach() the inputs if that is intended.")
-    return make(np.asarray(res))
+        return record(R.DivBackward2, res, (self, other), (mode,))
+    return make(res)
+
+
+def _rounded(self, other, mode: str) -> np.ndarray:
+    ad, bd = prep(self, other)
+    try:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            if mode == "floor":
+                res = np.floor_divide(ad, bd)
+            elif np.asarray(ad).dtype.kind in "iu" and np.asarray(bd).dtype.kind in "iu":
+                res = np.trunc(np.true_divide(ad, bd)).astype(np.result_type(ad, bd))
+            else:
+                res = np.trunc(ad / bd)
+    except ValueError:
+        raise broadcast_error(self, other) from None
+    return np.asarray(res)
 
 
 def rdiv(self, other):
@@ -212,6 +239,8 @@ def reciprocal(self):
 
 
 def pow(self, exponent):
+    if not isinstance(self, Tensor):  # minigrad.pow(2.0, x)
+        return rpow(exponent, self)
     exponent = as_operand(exponent)
     if isinstance(exponent, Tensor):
         ad, bd = prep(self, exponent)
@@ -308,8 +337,10 @@ def where(condition, input, other):
 
     cond = condition._data if isinstance(condition, Tensor) else np.asarray(condition)
     if cond.dtype.kind != "b":
+        from .inplace import kind_name
+
         raise RuntimeError(f"where expected condition to be a boolean tensor, but got a tensor with dtype "
-                           f"{_dtypes.FROM_NP[cond.dtype].name.capitalize()}")
+                           f"{kind_name(cond.dtype)}")
     input, other = as_operand(input), as_operand(other)
     ad, bd = prep(input, other)
     res = np.where(cond, ad, bd)
@@ -373,30 +404,55 @@ def logical_not(self):
 
 
 def floordiv(self, other):
-    return div(self, other, rounding_mode="floor")
+    """`a // b`: no derivative; PyTorch records a NotImplemented node that refuses backward."""
+    other = as_operand(other)
+    res = _rounded(self, other, "floor")
+    if _needs(self, other):
+        if isinstance(other, Tensor):
+            return record(R.not_implemented("floor_divide", 2), res, (self, other))
+        return record(R.not_implemented("floor_divide", 1), res, (self,))
+    return make(res)
 
 
 def rfloordiv(self, other):
     other = as_operand(other)
     if isinstance(other, Tensor):
         return floordiv(other, self)
-    return make(np.asarray(np.floor_divide(other, self._data)))
+    res = _rounded(other, self, "floor")
+    if _needs(self, None):
+        return record(R.not_implemented("floor_divide", 1), res, (self,))
+    return make(res)
+
+
+def _mod(ad, bd) -> np.ndarray:
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.asarray(np.mod(ad, bd))
 
 
 def remainder(self, other):
+    """Python's `%` (the sign of the divisor): RemainderBackward0 (scalar divisor) / RemainderBackward1."""
     other = as_operand(other)
     ad, bd = prep(self, other)
+    try:
+        res = _mod(ad, bd)
+    except ValueError:
+        raise broadcast_error(self, other) from None
     if _needs(self, other):
-        raise RuntimeError("the derivative for 'remainder' is not implemented in minigrad yet.")
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return make(np.asarray(np.mod(ad, bd)))
+        if isinstance(other, Tensor):
+            return record(R.RemainderBackward1, res, (self, other))
+        return record(R.RemainderBackward0, res, (self,))
+    return make(res)
 
 
 def rremainder(self, other):
     other = as_operand(other)
     if isinstance(other, Tensor):
         return remainder(other, self)
-    return make(np.asarray(np.mod(other, self._data)))
+    ad, bd = prep(other, self)
+    res = _mod(ad, bd)
+    if _needs(self, None):
+        return record(R.not_implemented("remainder", 1), res, (self,))
+    return make(res)
 
 
 def radd(self, other):
@@ -437,17 +493,17 @@ ceil = _piecewise(np.ceil, R.CeilBackward0, "ceil")
 trunc = _piecewise(np.trunc, R.TruncBackward0, "trunc")
 
 
-def round(self, decimals: int = 0):
-    res = np.round(self._data, decimals)  # NumPy rounds half to even, as PyTorch does
+def round(self, decimals=None):
+    res = np.round(self._data, decimals or 0)  # NumPy rounds half to even, as PyTorch does
     if self._requires_grad and STATE.mode > 0:
-        return record(R.RoundBackward0, res, (self,))
+        return record(R.RoundBackward0 if decimals is None else R.RoundBackward1, res, (self,))
     return make(np.asarray(res))
 
 
 def clamp(self, min=None, max=None):
     """Clamp to [min, max]: scalar bounds give ClampBackward1, tensor bounds ClampBackward0."""
     if min is None and max is None:
-        raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
+        raise RuntimeError("minigrad.clamp: At least one of 'min' or 'max' must not be None")
     if isinstance(min, Tensor) or isinstance(max, Tensor):
         lo = as_operand(min) if min is not None else None
         hi = as_operand(max) if max is not None else None
@@ -469,11 +525,30 @@ def clamp(self, min=None, max=None):
 
 
 def clamp_min(self, min):
-    return clamp(self, min=min)
+    """`clamp_min(x, m)`: ClampMinBackward0 (scalar bound) / ClampMinBackward1 (tensor bound)."""
+    return _clamp_one(self, min, np.maximum, R.ClampMinBackward0, R.ClampMinBackward1)
 
 
 def clamp_max(self, max):
-    return clamp(self, max=max)
+    return _clamp_one(self, max, np.minimum, R.ClampMaxBackward0, R.ClampMaxBackward1)
+
+
+def _clamp_one(self, bound, np_fn, scalar_node, tensor_node):
+    bound = as_operand(bound)
+    if isinstance(bound, Tensor):
+        try:
+            res = np.asarray(np_fn(self._data, bound._data)).astype(_tier_dtypes([self, bound]), copy=False)
+        except ValueError:
+            raise broadcast_error(self, bound) from None
+        if _needs(self, bound):
+            return record(tensor_node, res, (self, bound))
+        return make(res)
+    res = np.asarray(np_fn(self._data, bound))
+    if res.dtype != self._data.dtype:
+        res = res.astype(_tier_dtypes([self, bound]))
+    if self._requires_grad and STATE.mode > 0:
+        return record(scalar_node, res, (self,), (bound,))
+    return make(res)
 
 
 def maximum(self, other):
@@ -501,8 +576,9 @@ def minimum(self, other):
 def masked_fill(self, mask, value):
     m = mask._data if isinstance(mask, Tensor) else np.asarray(mask)
     if m.dtype.kind != "b":
-        raise RuntimeError(f"masked_fill_ only supports boolean masks, but got mask with dtype "
-                           f"{_dtypes.FROM_NP[m.dtype]}")
+        from .linalg import _name
+
+        raise RuntimeError(f"masked_fill_ only supports boolean masks, but got mask with dtype {_name(make(m))}")
     value = as_operand(value)
     if isinstance(value, Tensor) and value._data.ndim:
         raise RuntimeError(f"masked_fill_ only supports a 0-dimensional value tensor, but got tensor with "
@@ -542,7 +618,9 @@ def gelu(self, approximate: str = "none"):
 
 def isclose(self, other, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False):
     ad, bd = prep(self, as_operand(other))
-    return make(np.asarray(np.isclose(ad, bd, rtol=rtol, atol=atol, equal_nan=equal_nan)))
+    out = make(np.asarray(np.isclose(ad, bd, rtol=rtol, atol=atol, equal_nan=equal_nan)))
+    out._bump()  # PyTorch builds the result with in-place ops: its version is 1
+    return out
 
 
 def allclose(self, other, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False) -> bool:

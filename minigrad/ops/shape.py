@@ -4,6 +4,7 @@ change through either is seen by both (and by autograd's version checks)."""
 from __future__ import annotations
 
 import builtins
+import weakref
 
 import numpy as np
 
@@ -14,15 +15,84 @@ from . import derivatives as R
 from ._record import record
 
 
-def as_view(t: Tensor, base: Tensor, recipe) -> Tensor:
-    """Mark `t` as a view of `base`: same version counter; `recipe` rebuilds it from the base."""
-    root = base._base if base._base is not None else base
+def as_view(t: Tensor, base: Tensor, recipe, multi: bool = False) -> Tensor:
+    """Mark `t` as a view of `base`: same version counter; `recipe` rebuilds it from the base.
+
+    The recipes from the root base to the view are kept in `view_fn`, followed by a ("meta", kind) entry
+    for views PyTorch will not let you write into with autograd on (PyTorch's CreationMeta): views made
+    in no_grad mode, and the outputs of ops returning several views (split, chunk, unbind).
+    Views that require grad are remembered (weakly) so an in-place write into their base rebuilds them.
+    """
+    root = base._base
+    if root is None:
+        root = base
+        chain = (recipe,)
+        if base._data.__class__ is not np.ndarray:  # a NumPy scalar (a 0-d result): views must share a real array
+            from .inplace import _np_apply
+
+            base._data = np.array(base._data)
+            t._data = _np_apply(base._data, recipe)
+    else:
+        x = base._x
+        chain = (x.view_fn if x is not None and x.view_fn else ()) + (recipe,)
     t._base = root
-    t._vbox = base._box()
-    if recipe is not None or base._base is not None:
-        prev = base._x.view_fn if base._base is not None and base._x is not None else None
-        t._extra().view_fn = (prev or ()) + ((recipe,) if recipe is not None else ())
+    box = base._vbox
+    t._vbox = box if box is not None else base._box()
+    mode = STATE.mode
+    if mode == 0 or multi:
+        chain += (("meta", "no_grad" if mode == 0 else "multi"),)
+        if mode == 0 and base._requires_grad:  # PyTorch: a view made in no_grad mode still requires grad (a leaf)
+            t._requires_grad = True
+    t._extra().view_fn = chain
+    if mode > 0 and t._requires_grad and not REGENERATING[0]:
+        register_view(root, t)
     return t
+
+
+# id(root) -> [weak reference to the root (its callback drops the entry), [weak references to views], prune at]
+_VIEWS: dict = {}
+REGENERATING = [False]  # set while in-place ops rebuild view nodes (those temporaries are not remembered)
+
+
+def register_view(root: Tensor, view: Tensor) -> None:
+    key = id(root)
+    entry = _VIEWS.get(key)
+    if entry is None:
+        entry = _VIEWS[key] = [weakref.ref(root, lambda _r, key=key: _VIEWS.pop(key, None)), [], 16]
+    refs = entry[1]
+    refs.append(weakref.ref(view))
+    if len(refs) >= entry[2]:
+        refs[:] = [r for r in refs if r() is not None]
+        entry[2] = builtins.max(16, 2 * len(refs))
+
+
+def live_views(root: Tensor) -> list:
+    entry = _VIEWS.get(id(root))
+    if entry is None:
+        return []
+    out, seen = [], set()
+    for r in entry[1]:
+        v = r()
+        if v is not None and v._base is root and id(v) not in seen:
+            seen.add(id(v))
+            out.append(v)
+    entry[1][:] = [weakref.ref(v) for v in out]
+    return out
+
+
+def view_recipes(t: Tensor) -> tuple:
+    """The recipes that rebuild view `t` from its root base (without the meta entries)."""
+    chain = t._x.view_fn if t._x is not None and t._x.view_fn else ()
+    return tuple(r for r in chain if r[0] != "meta")
+
+
+def creation_meta(t: Tensor):
+    """"no_grad" / "multi" when PyTorch forbids in-place writes into this view with autograd on, else None."""
+    chain = t._x.view_fn if t._x is not None and t._x.view_fn else ()
+    for r in reversed(chain):
+        if r[0] == "meta":
+            return r[1]
+    return None
 
 
 def _shape_arg(size) -> tuple:
@@ -77,7 +147,9 @@ def reshape(self, *shape):
     except ValueError:
         # not expressible as a view: PyTorch copies (clone) and then views the copy
         return _unsafe_view(clone(self), shape)
-    return _record_view(R.ViewBackward0, self, res, (self._data.shape,), ("reshape", shape))
+    # PyTorch: a contiguous input is view()ed; a strided one that can still be viewed goes through _reshape_alias
+    node = R.ViewBackward0 if self._data.flags.c_contiguous else R.ReshapeAliasBackward0
+    return _record_view(node, self, res, (self._data.shape,), ("reshape", shape))
 
 
 def _unsafe_view(self, shape):
@@ -284,9 +356,9 @@ def unbind(self, dim: int = 0):
     if nd == 0:
         raise IndexError("Dimension specified as 0 but tensor has no dimensions")
     d = _wrap_dim(dim, nd)
-    parts = [self._data[(slice(None),) * d + (i,)] for i in range(self._data.shape[d])]
+    parts = [self._data[(slice(None),) * d + (i, Ellipsis)] for i in range(self._data.shape[d])]
     if self._requires_grad and STATE.mode > 0 and parts:
         outs = record_multi(R.UnbindBackward0, parts, (self,), (d,))
     else:
         outs = [make(p) for p in parts]
-    return tuple(as_view(o, self, ("getitem", (slice(None),) * d + (i,))) for i, o in enumerate(outs))
+    return tuple(as_view(o, self, ("getitem", (slice(None),) * d + (i,)), multi=True) for i, o in enumerate(outs))
