@@ -69,8 +69,7 @@ def run_backward(roots: list, grads: list, keep_graph: bool, create_graph: bool,
     captured = [None] * (len(inputs) if inputs is not None else 0)
 
     # 2-3. run ready nodes, in a context where NumPy does not warn (sqrt'(0) is inf, as in PyTorch)
-    quiet = contextvars.copy_context()
-    quiet.run(np.seterr, all="ignore")
+    quiet = STATE.backward_ctx if not STATE.in_backward else _quiet_context()
     quiet.run(_run_ready, seen, deps, buffers, keep_graph, create_graph, captures, captured, inputs, accumulate,
               send, run)
     if inputs is None or accumulate:
@@ -78,10 +77,17 @@ def run_backward(roots: list, grads: list, keep_graph: bool, create_graph: bool,
     return _captured_grads(captured, allow_unused)
 
 
+def _quiet_context() -> contextvars.Context:
+    quiet = contextvars.copy_context()
+    quiet.run(np.seterr, all="ignore")
+    return quiet
+
+
 def _run_ready(seen, deps, buffers, keep_graph, create_graph, captures, captured, inputs, accumulate, send, run):
     """The backward loop: pop the next ready node, run it, hand its gradients on."""
-    prev_mode = STATE.mode
+    prev_mode, prev_in = STATE.mode, STATE.in_backward
     STATE.mode = 1 if create_graph else 0
+    STATE.in_backward = True  # a backward inside this one (a hook, gradcheck) needs a context of its own
     try:
         heap = [(-n._seq, n) for n in seen if n not in deps]
         heapq.heapify(heap)
@@ -112,7 +118,7 @@ def _run_ready(seen, deps, buffers, keep_graph, create_graph, captures, captured
                     heapq.heappush(heap, (-nxt._seq, nxt))
             outs = None  # drop our reference: AccumulateGrad reads reference counts
     finally:
-        STATE.mode = prev_mode
+        STATE.mode, STATE.in_backward = prev_mode, prev_in
 
 
 def _captured_grads(captured: list, allow_unused: bool) -> tuple:

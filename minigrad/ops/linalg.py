@@ -9,8 +9,9 @@ from .. import _dtypes
 from .._tensor import Tensor, make
 from ..autograd.grad_mode import STATE
 from . import derivatives as R
-from ._record import record
-from .pointwise import as_operand
+from ._record import record, record2
+from .pointwise import as_operand, mul
+from .shape import _unsafe_view, contiguous, expand, reshape, squeeze, t, transpose, unsqueeze
 
 
 def _dtype_check(a: Tensor, b: Tensor, what: str) -> None:
@@ -29,18 +30,19 @@ def _needs(a: Tensor, b: Tensor) -> bool:
 
 
 def mm(self, mat2):
-    if self._data.ndim != 2:
+    a, b = self._data, mat2._data
+    if a.ndim != 2:
         raise RuntimeError("self must be a matrix")
-    if mat2._data.ndim != 2:
+    if b.ndim != 2:
         raise RuntimeError("mat2 must be a matrix")
-    if self._data.shape[1] != mat2._data.shape[0]:
+    if a.shape[1] != b.shape[0]:
         raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({self._data.shape[0]}x{self._data.shape[1]} "
                            f"and {mat2._data.shape[0]}x{mat2._data.shape[1]})")
-    _dtype_check(self, mat2, "mm")
-    res = self._data @ mat2._data
+    if a.dtype is not b.dtype:
+        _dtype_check(self, mat2, "mm")
+    res = a @ b
     if _needs(self, mat2):
-        return record(R.MmBackward0, res, (self, mat2), (self._data.shape, _strides(self._data), mat2._data.shape,
-                                                          _strides(mat2._data)))
+        return record2(R.MmBackward0, res, self, mat2, (a.shape, _strides(a), b.shape, _strides(b)))
     return make(res)
 
 
@@ -88,9 +90,6 @@ def bmm(self, mat2):
 
 def outer(self, vec2):
     """PyTorch computes outer as `self.reshape(n, 1) * vec2` (so its nodes are MulBackward0 over ViewBackward0)."""
-    from .pointwise import mul
-    from .shape import reshape
-
     if self._data.ndim != 1 or vec2._data.ndim != 1:
         bad, which = (self, "self") if self._data.ndim != 1 else (vec2, "vec2")
         raise RuntimeError(f"outer: Expected 1-D argument {which}, but got {bad._data.ndim}-D")
@@ -98,7 +97,11 @@ def outer(self, vec2):
 
 
 def _strides(a: np.ndarray) -> tuple:
-    return tuple(s // a.itemsize for s in a.strides)
+    """Strides in elements, as PyTorch reports them (NumPy counts bytes)."""
+    st, size = a.strides, a.itemsize
+    if len(st) == 2:
+        return (st[0] // size, st[1] // size)
+    return tuple([s // size for s in st])
 
 
 def _should_fold(t1: Tensor, t2: Tensor) -> bool:
@@ -133,8 +136,6 @@ def matmul(self, other):
     """Rank dispatch exactly as at::matmul, so the graph has the same nodes as PyTorch's:
     1-D @ 1-D is dot, 2-D @ 1-D mv, 1-D @ 2-D an unsqueezed mm, 2-D @ 2-D mm; a batch against a
     matrix or vector folds into mm/mv when PyTorch folds; everything else broadcasts and runs bmm."""
-    from .shape import _unsafe_view, contiguous, expand, reshape, squeeze, t, transpose, unsqueeze
-
     other = as_operand(other)
     if not isinstance(other, Tensor):
         raise TypeError("matmul(): argument 'other' must be Tensor")

@@ -8,7 +8,7 @@ from .. import _dtypes
 from .._tensor import Tensor, _wrap_dim, make
 from ..autograd.grad_mode import STATE
 from . import derivatives as R
-from ._record import record
+from ._record import record, record1
 
 
 def norm_dims(dim, ndim: int) -> tuple:
@@ -59,18 +59,20 @@ def mean(self, dim=None, keepdim: bool = False, *, dtype=None):
     if d.dtype.kind != "f":
         raise RuntimeError("mean(): could not infer output dtype. Input dtype must be either a floating point or "
                            f"complex dtype. Got: {_dtypes.FROM_NP[d.dtype]._legacy[:-6]}")
-    with np.errstate(invalid="ignore", divide="ignore"):
-        if dim is None:
-            res = np.asarray(d.mean()) if d.size else np.asarray(np.nan, d.dtype)
+    if dim is None:
+        res = STATE.quiet.run(d.mean) if d.size else np.asarray(np.nan, d.dtype)
+        if keepdim:
+            res = np.reshape(res, (1,) * d.ndim)
+        if self._requires_grad and STATE.mode > 0:
             if keepdim:
-                res = res.reshape((1,) * d.ndim)
-            if self._requires_grad and STATE.mode > 0:
-                if keepdim:
-                    return record(R.MeanBackward1, res, (self,), (tuple(range(d.ndim)), True, d.size, d.shape))
-                return record(R.MeanBackward0, res, (self,), (d.size, d.shape))
-            return make(res)
-        axes = norm_dims(dim, d.ndim)
-        res = np.asarray(d.mean(axis=axes if d.ndim else None, keepdims=keepdim))
+                return record(R.MeanBackward1, res, (self,), (tuple(range(d.ndim)), True, d.size, d.shape))
+            return record1(R.MeanBackward0, res, self, (d.size, d.shape))
+        return make(res)
+    axes = norm_dims(dim, d.ndim)
+    if d.size:
+        res = STATE.quiet.run(d.mean, axes if d.ndim else None, None, None, keepdim)
+    else:  # the mean over nothing is nan; NumPy would also warn about it
+        res = np.full(np.sum(d, axis=axes if d.ndim else None, keepdims=keepdim).shape, np.nan, d.dtype)
     if self._requires_grad and STATE.mode > 0:
         return record(R.MeanBackward1, res, (self,), (_saved_dim(dim), keepdim, d.size, d.shape))
     return make(res)
