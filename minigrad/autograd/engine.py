@@ -46,7 +46,7 @@ def run_backward(roots: list, grads: list, keep_graph: bool, create_graph: bool,
     stack = list(seen)
     while stack:
         node = stack.pop()
-        for nxt, _ in node._next:
+        for nxt in node._nx[::2]:
             if nxt is None:
                 continue
             deps[nxt] = deps.get(nxt, 0) + 1
@@ -63,7 +63,7 @@ def run_backward(roots: list, grads: list, keep_graph: bool, create_graph: bool,
             if node is not None and node in seen:
                 captures.setdefault(node, []).append((t._out_nr, k))
         send = _leading_to(_topological(seen, deps), captures)
-        run = {n for n in send if any(nxt in send for nxt, _ in n._next if nxt is not None)}
+        run = {n for n in send if any(nxt in send for nxt in n._nx[::2] if nxt is not None)}
         if accumulate:
             run |= {n for n in captures if type(n) is AccumulateGrad}
     captured = [None] * (len(inputs) if inputs is not None else 0)
@@ -107,11 +107,13 @@ def _run_ready(seen, deps, buffers, keep_graph, create_graph, captures, captured
                         outs = _call(node, buf, create_graph)
                     if not keep_graph:
                         node._release()
-            for i, (nxt, slot) in enumerate(node._next):
+            nx = node._nx
+            for i in range(len(nx) >> 1):
+                nxt = nx[2 * i]
                 if nxt is None or (send is not None and nxt not in send):
                     continue
                 if outs is not None and outs[i] is not None:
-                    _add_checked(buffers, node, i, nxt, slot, outs[i], create_graph)
+                    _add_checked(buffers, node, i, nxt, nx[2 * i + 1], outs[i], create_graph)
                 left = deps[nxt] - 1
                 deps[nxt] = left
                 if left == 0:
@@ -160,7 +162,7 @@ def _topological(nodes: set, deps: dict) -> list:
     while ready:
         node = ready.pop()
         order.append(node)
-        for nxt, _ in node._next:
+        for nxt in node._nx[::2]:
             if nxt is not None:
                 left[nxt] -= 1
                 if left[nxt] == 0:
@@ -172,7 +174,7 @@ def _leading_to(order: list, targets) -> set:
     """The nodes from which some target can be reached, targets included (parents come first in `order`)."""
     reach = set()
     for node in reversed(order):
-        if node in targets or any(nxt in reach for nxt, _ in node._next if nxt is not None):
+        if node in targets or any(nxt in reach for nxt in node._nx[::2] if nxt is not None):
             reach.add(node)
     return reach
 

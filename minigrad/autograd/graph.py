@@ -69,7 +69,10 @@ class HookDict(dict):
 class Node:
     """Base of every graph node (`isinstance(t.grad_fn, minigrad.autograd.graph.Node)`)."""
 
-    __slots__ = ("_next", "_seq", "_out", "_x", "__weakref__")
+    # `_nx` holds the edges flat, (node0, input_nr0, node1, input_nr1, ...): one tuple per node
+    # instead of one per edge too, which matters because every tuple in a graph is work for Python's
+    # cyclic garbage collector while the graph is alive.
+    __slots__ = ("_nx", "_seq", "_out", "_x", "__weakref__")
 
     # -- the public PyTorch API -------------------------------------------------------------
     def name(self) -> str:
@@ -78,6 +81,16 @@ class Node:
     @property
     def next_functions(self) -> tuple:
         return self._next
+
+    @property
+    def _next(self) -> tuple:
+        """The edges as PyTorch shows them: ((node_or_None, input_nr), ...)."""
+        nx = self._nx
+        return tuple(zip(nx[::2], nx[1::2]))
+
+    @_next.setter
+    def _next(self, edges) -> None:
+        self._nx = tuple(x for edge in edges for x in edge)
 
     @property
     def metadata(self) -> dict:
@@ -176,7 +189,7 @@ class AccumulateGrad(Node):
 
     def __init__(self, variable):
         self.variable = variable
-        self._next = ()
+        self._nx = ()
         self._seq = _ACC_SEQ + next(_seq)
         self._out = None
         self._x = None

@@ -51,8 +51,9 @@ class RuleNode(Node):
             grads = [g if g is not None else _zeros(m, create_graph) for g, m in zip(grads, self._m)]
         g = grads[0]
         out = []
-        for (fn, kind, i, srcs), edge in zip(self._formulas, self._next):
-            if edge[0] is None:
+        nx = self._nx
+        for k, (fn, kind, i, srcs) in enumerate(self._formulas):
+            if nx[2 * k] is None:
                 out.append(None)
             elif kind == _GRAD:  # the common one-argument shapes, without building an argument list
                 out.append(fn(g))
@@ -296,7 +297,7 @@ def _slow_extras(node) -> None:
 def record1(cls, out, a: Tensor, extras: tuple = ()) -> Tensor:
     """`record` for one input that requires grad (the unary-op fast path)."""
     node = _new(cls)
-    node._next = (_edge(a),)
+    node._nx = _edge(a)
     node._seq = next(_seq)
     node._x = None
     node._ex = extras
@@ -313,18 +314,24 @@ def record1(cls, out, a: Tensor, extras: tuple = ()) -> Tensor:
 def record2(cls, out, a, b, extras: tuple = ()) -> Tensor:
     """`record` for two inputs (the binary-op fast path); `b` may be a Python scalar."""
     mask = 0
+    fa = fb = None
+    na = nb = 0
     if isinstance(a, Tensor) and a._requires_grad:
-        ea = _edge(a)
+        fa = a._grad_fn
+        if fa is None:
+            fa = a._accumulator()
+        else:
+            na = a._out_nr
         mask = 1
-    else:
-        ea = NONE_EDGE
     if isinstance(b, Tensor) and b._requires_grad:
-        eb = _edge(b)
+        fb = b._grad_fn
+        if fb is None:
+            fb = b._accumulator()
+        else:
+            nb = b._out_nr
         mask |= 2
-    else:
-        eb = NONE_EDGE
     node = _new(cls)
-    node._next = (ea, eb)
+    node._nx = (fa, na, fb, nb)
     node._seq = next(_seq)
     node._x = None
     node._ex = extras
@@ -350,13 +357,13 @@ def record(cls, out, inputs: tuple, extras: tuple = ()) -> Tensor:
     bit = 1
     for a in inputs:
         if isinstance(a, Tensor) and a._requires_grad:
-            edges.append(_edge(a))
+            edges += _edge(a)
             mask |= bit
         else:
-            edges.append(NONE_EDGE)
+            edges += NONE_EDGE
         bit <<= 1
     node = _new(cls)
-    node._next = tuple(edges)
+    node._nx = tuple(edges)
     node._seq = next(_seq)
     node._x = None
     node._ex = extras

@@ -188,7 +188,7 @@ class CopySlices(Node):
 
     def _apply(self, grads: list, create_graph: bool) -> list:
         g = grads[0]
-        n = len(self._next)
+        n = len(self._nx) >> 1
         if self._fn is None:
             raise RuntimeError(BACKWARD_TWICE)
         if g is None:
@@ -205,7 +205,7 @@ class CopySlices(Node):
             region = g.reshape(-1)[idx]
         res = self._fn._apply([region], create_graph)
         out = [None] * n
-        if self._next[0][0] is not None:
+        if self._nx[0] is not None:
             r0 = res[0]
             if create_graph:
                 from .index import index_backward_op
