@@ -13,7 +13,7 @@ import warnings
 import numpy as np
 
 from .grad_mode import STATE, no_grad
-from .graph import BACKWARD_TWICE, FREED, Node, _seq
+from .graph import FREED, Node, _seq, freed_error
 
 LEGACY = ("Legacy autograd function with non-static forward method is deprecated. Please use new-style autograd "
           "function with static forward method. (Example: https://pytorch.org/docs/stable/autograd.html"
@@ -42,7 +42,7 @@ class FunctionCtx:
     def saved_tensors(self) -> tuple:
         saved = self.__dict__.get("_saved")
         if saved is FREED:
-            raise RuntimeError(BACKWARD_TWICE)
+            raise freed_error(self)
         if saved is None:
             return tuple(self.__dict__.get("_to_save", ()))
         return tuple(_unpack(self, s) for s in saved)
@@ -94,7 +94,7 @@ class BackwardCFunction(Node, FunctionCtx):
         from .._tensor import Tensor, make
 
         if self.__dict__.get("_saved") is FREED:
-            raise RuntimeError(BACKWARD_TWICE)
+            raise freed_error(self)
         materialize = self.__dict__.get("_materialize", True)
         args = []
         for g, meta in zip(grads, self._metas):

@@ -33,6 +33,12 @@ BACKWARD_TWICE = (
 InputMetadata = namedtuple("InputMetadata", "shape dtype")
 
 
+def freed_error(node) -> RuntimeError:
+    """PyTorch's message, plus a hint that names the node whose saved values are gone."""
+    return RuntimeError(f"{BACKWARD_TWICE}\nhint: {node.name()} saved values for backward, and the earlier "
+                        "backward() freed them; pass retain_graph=True to that earlier call if you need two.")
+
+
 class RemovableHandle:
     """Returned by every `register_*hook`; `.remove()` takes the hook out again."""
 

@@ -20,7 +20,7 @@ import numpy as np
 
 from .._tensor import Tensor, make
 from ..autograd import anomaly_mode
-from ..autograd.graph import BACKWARD_TWICE, FREED, OUTPUT_REFS, SAVED_HOOKS, Node, Packed, _seq, forward_op_name
+from ..autograd.graph import FREED, OUTPUT_REFS, SAVED_HOOKS, Node, Packed, _seq, forward_op_name, freed_error
 
 _new = object.__new__
 NONE_EDGE = (None, 0)
@@ -46,7 +46,7 @@ class RuleNode(Node):
 
     def _apply(self, grads: list, create_graph: bool) -> list:
         if self._in is FREED:
-            raise RuntimeError(BACKWARD_TWICE)
+            raise freed_error(self)
         if self._multi:
             grads = [g if g is not None else _zeros(m, create_graph) for g, m in zip(grads, self._m)]
         g = grads[0]
@@ -121,10 +121,10 @@ class RuleNode(Node):
             return self._ex[cls._extras.index(key)]
         if key == "result":
             if self._res is FREED:
-                raise RuntimeError(BACKWARD_TWICE)
+                raise freed_error(self)
             return self._unpack_result(True)
         if self._in is FREED:
-            raise RuntimeError(BACKWARD_TWICE)
+            raise freed_error(self)
         if self._in is None:
             return None
         v = self._in[cls._inputs.index(key)]

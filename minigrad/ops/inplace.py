@@ -21,7 +21,7 @@ import numpy as np
 from .. import _dtypes
 from .._tensor import Tensor, make
 from ..autograd.grad_mode import STATE
-from ..autograd.graph import BACKWARD_TWICE, Node, _seq, forward_op_name
+from ..autograd.graph import Node, _seq, forward_op_name, freed_error
 from . import derivatives as R
 from . import pointwise as P
 from ._record import record, rule
@@ -190,7 +190,7 @@ class CopySlices(Node):
         g = grads[0]
         n = len(self._nx) >> 1
         if self._fn is None:
-            raise RuntimeError(BACKWARD_TWICE)
+            raise freed_error(self)
         if g is None:
             return [None] * n
         idx = self._idx
