@@ -115,6 +115,9 @@ def operands(self, other):
     return other, ad, bd
 
 
+_ALPHA_1 = (1,)  # the extras of almost every add/sub: shared, not a new tuple per operation
+
+
 def _needs(a, b) -> bool:
     return STATE.mode > 0 and ((isinstance(a, Tensor) and a._requires_grad)
                                or (isinstance(b, Tensor) and b._requires_grad))
@@ -128,7 +131,7 @@ def add(self, other, *, alpha=1, out=None):
     except ValueError:
         raise broadcast_error(self, other) from None
     if _needs(self, other):
-        return record2(R.AddBackward0, res, self, other, (alpha,))
+        return record2(R.AddBackward0, res, self, other, _ALPHA_1 if alpha == 1 else (alpha,))
     return make(res)
 
 
@@ -146,7 +149,7 @@ def sub(self, other, *, alpha=1):
     except ValueError:
         raise broadcast_error(self, other) from None
     if _needs(self, other):
-        return record2(R.SubBackward0, res, self, other, (alpha,))
+        return record2(R.SubBackward0, res, self, other, _ALPHA_1 if alpha == 1 else (alpha,))
     return make(res)
 
 
