@@ -291,3 +291,26 @@ def test_user_seed_gradient_is_copied_not_adopted():
     x.backward(seed)
     x.grad.add_(5)
     np.testing.assert_allclose(seed.numpy(), [1.0, 1.0])
+
+
+def test_hooks_run_in_the_callers_context():
+    """Jupyter routes prints by a context variable: hooks must see the caller's context, not a snapshot."""
+    import contextvars
+
+    var = contextvars.ContextVar("where", default="snapshot")
+    var.set("caller")
+    seen = []
+    x = leaf([1.0])
+    x.register_hook(lambda g: seen.append(var.get()))
+    (x * 2).sum().backward()
+    assert seen == ["caller"]
+
+
+def test_backward_at_zero_of_sqrt_is_inf_without_numpy_warnings():
+    import warnings
+
+    x = leaf([0.0, 4.0])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        x.sqrt().sum().backward()
+    assert x.grad.tolist() == [float("inf"), 0.25]

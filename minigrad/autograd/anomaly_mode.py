@@ -74,4 +74,10 @@ def _warn_forward(node) -> None:
     tb = (node._x or {}).get("traceback")
     if tb:
         warnings.warn(f"Error detected in {node.name()}. Traceback of forward call that caused the error:\n{tb}",
-                      UserWarning, stacklevel=2)
+                      UserWarning, stacklevel=_engine_stacklevel())
+
+
+def _engine_stacklevel() -> int:
+    from .engine import user_stacklevel
+
+    return user_stacklevel() - 1  # counted from _warn_forward, one frame below this one

@@ -13,7 +13,6 @@ they are Tensors and grad mode stays on, so the backward pass itself is differen
 
 from __future__ import annotations
 
-import contextvars
 import heapq
 import sys
 import warnings
@@ -69,25 +68,17 @@ def run_backward(roots: list, grads: list, keep_graph: bool, create_graph: bool,
     captured = [None] * (len(inputs) if inputs is not None else 0)
 
     # 2-3. run ready nodes, in a context where NumPy does not warn (sqrt'(0) is inf, as in PyTorch)
-    quiet = STATE.backward_ctx if not STATE.in_backward else _quiet_context()
-    quiet.run(_run_ready, seen, deps, buffers, keep_graph, create_graph, captures, captured, inputs, accumulate,
-              send, run)
+    with np.errstate(all="ignore"):  # in the caller's own context: hooks still print to the right cell
+        _run_ready(seen, deps, buffers, keep_graph, create_graph, captures, captured, inputs, accumulate, send, run)
     if inputs is None or accumulate:
         return None
     return _captured_grads(captured, allow_unused)
 
 
-def _quiet_context() -> contextvars.Context:
-    quiet = contextvars.copy_context()
-    quiet.run(np.seterr, all="ignore")
-    return quiet
-
-
 def _run_ready(seen, deps, buffers, keep_graph, create_graph, captures, captured, inputs, accumulate, send, run):
     """The backward loop: pop the next ready node, run it, hand its gradients on."""
-    prev_mode, prev_in = STATE.mode, STATE.in_backward
+    prev_mode = STATE.mode
     STATE.mode = 1 if create_graph else 0
-    STATE.in_backward = True  # a backward inside this one (a hook, gradcheck) needs a context of its own
     try:
         heap = [(-n._seq, n) for n in seen if n not in deps]
         heapq.heapify(heap)
@@ -120,7 +111,7 @@ def _run_ready(seen, deps, buffers, keep_graph, create_graph, captures, captured
                     heapq.heappush(heap, (-nxt._seq, nxt))
             outs = None  # drop our reference: AccumulateGrad reads reference counts
     finally:
-        STATE.mode, STATE.in_backward = prev_mode, prev_in
+        STATE.mode = prev_mode
 
 
 def _captured_grads(captured: list, allow_unused: bool) -> tuple:
@@ -346,9 +337,20 @@ def accumulate_into(var, g, create_graph: bool) -> None:
             fn(var)
 
 
+def user_stacklevel() -> int:
+    """The `stacklevel` that points a warning at the first frame outside minigrad (the learner's line)."""
+    import os
+
+    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    frame, level = sys._getframe(1), 1
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(package):
+        frame, level = frame.f_back, level + 1
+    return level
+
+
 def warn_create_graph_backward() -> None:
     warnings.warn(
         "Using backward() with create_graph=True will create a reference cycle between the parameter and its "
         "gradient which can cause a memory leak. We recommend using autograd.grad when creating the graph to "
         "avoid this. If you have to use this function, make sure to reset the .grad fields of your parameters "
-        "to None after use to break the cycle and avoid the leak.", UserWarning, stacklevel=3)
+        "to None after use to break the cycle and avoid the leak.", UserWarning, stacklevel=user_stacklevel())

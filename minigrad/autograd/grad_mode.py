@@ -19,12 +19,10 @@ class _State(threading.local):
     as in PyTorch): entering it costs ~30 ns where `np.errstate` costs ~1 us per operation."""
 
     mode = 1  # class default: every new thread starts with grad enabled, as in PyTorch
-    in_backward = False
 
     def __init__(self):
         with np.errstate(all="ignore"):
-            self.quiet = contextvars.copy_context()  # forward ufuncs run in it
-            self.backward_ctx = contextvars.copy_context()  # the outermost backward loop runs in it
+            self.quiet = contextvars.copy_context()  # only NumPy ufuncs run in it, never user code
 
 
 STATE = _State()

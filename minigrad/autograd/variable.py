@@ -23,6 +23,8 @@ class Variable(metaclass=_VariableMeta):
         if volatile:
             warnings.warn("volatile was removed and now has no effect. Use `with minigrad.no_grad():` instead.",
                           UserWarning, stacklevel=2)
+            if requires_grad:
+                raise ValueError("Variable can't be volatile and require_grad at the same time!")
         if data is None:
             data = tensor([])
         if not isinstance(data, Tensor):
