@@ -1,0 +1,79 @@
+# %% [markdown]
+# # Start here: autograd, stepped through
+#
+# Welcome! This course takes apart PyTorch's automatic differentiation ("autograd") one idea
+# at a time. It is written for someone who knows Python and a little calculus (what a
+# derivative is, and the chain rule) and is reading, or about to read, PyTorch's autograd
+# tutorials. Each lesson is a short notebook: read the text, run the cells in order, look at
+# the pictures, and do the exercise at the end.
+#
+# Everything runs on **minigrad**, a small re-implementation of PyTorch's autograd API on top
+# of NumPy: the notebooks start with `import minigrad as torch`, and the same code runs with
+# `import torch` and prints the same results. The graphs are drawn by **viz**, which draws
+# PyTorch's graphs just as well.
+
+# %%
+import minigrad as torch
+import viz
+
+x = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
+loss = (x * 2).exp().sum()
+loss.backward()
+print("loss:  ", loss)
+print("x.grad:", x.grad)
+print("minigrad and viz are ready.")
+
+# %% [markdown]
+# If that cell printed a loss and a gradient, you are set up. (If not: from the repository
+# root, `make lab` creates the environment and opens JupyterLab here.)
+#
+# ## The lessons
+#
+# 1. [Tensors and `requires_grad`](01_tensors_and_requires_grad.ipynb): leaves and
+#    non-leaves, `is_leaf`, `grad`, `grad_fn`, how `requires_grad` spreads, why a non-leaf's
+#    `.grad` is `None`. Exercise: [predict the leaves](exercises/01_tensors_and_requires_grad_learner.ipynb).
+# 2. [The computation graph](02_computation_graph.ipynb): `grad_fn`, `next_functions`,
+#    `AccumulateGrad`, `(None, 0)`, saved tensors, `viz.draw`.
+#    Exercise: [count the nodes](exercises/02_computation_graph_learner.ipynb).
+# 3. [`backward()`](03_backward.ipynb): the chain rule node by node, vector-Jacobian products,
+#    `autograd.backward`, `autograd.grad`, the backward animation.
+#    Exercise: [a Jacobian row by row](exercises/03_backward_learner.ipynb).
+# 4. [Accumulation and `retain_graph`](04_accumulation_and_retain_graph.ipynb): gradients add
+#    up, zeroing, "backward through the graph a second time", when `retain_graph=True` helps
+#    and when it hides a bug.
+#    Exercise: [fix a training loop](exercises/04_accumulation_and_retain_graph_learner.ipynb).
+# 5. [Hooks and `retain_grad`](05_hooks.ipynb): tensor hooks, node hooks and prehooks, their
+#    order, removing them, hooks in the animation.
+#    Exercise: [a clipping hook](exercises/05_hooks_learner.ipynb).
+# 6. [Turning autograd off](06_turning_autograd_off.ipynb): `no_grad`, `set_grad_enabled`,
+#    `inference_mode`, `detach`, `.data`, the legacy `Variable` and `volatile`.
+#    Exercise: [a quiz and an evaluation helper](exercises/06_turning_autograd_off_learner.ipynb).
+# 7. [Custom `autograd.Function`](07_custom_function.ipynb): `ctx`, `save_for_backward`,
+#    `needs_input_grad`, `MulConstant`, `gradcheck`.
+#    Exercise: [your own sigmoid](exercises/07_custom_function_learner.ipynb).
+# 8. [Higher-order gradients](08_higher_order.ipynb): `create_graph`, second derivatives, the
+#    graph of the backward pass, Hessian-vector products.
+#    Exercise: [your own `hvp`](exercises/08_higher_order_learner.ipynb).
+# 9. [In-place operations and versions](09_inplace_and_versions.ipynb): `_version`, the two
+#    in-place errors, why they exist, how to fix the code.
+#    Exercise: [repair softplus](exercises/09_inplace_and_versions_learner.ipynb).
+# 10. [Training a network](10_training.ipynb): `nn.Module`, a loss, an optimizer, a training
+#    loop on handwritten digits. Exercise: [the training step](exercises/10_training_learner.ipynb).
+#
+# Lessons 1 to 4 build on each other; take them in order. After that, 5 to 9 can be read in
+# any order, and 10 uses everything.
+#
+# ## How the exercises work
+#
+# Each lesson exists twice:
+#
+# - **`NN_name.ipynb`** (this folder): the full lesson, with the exercise solved and the
+#   outputs shown. Read it like a book.
+# - **`exercises/NN_name_learner.ipynb`**: the same lesson, with `...` placeholders where the
+#   solutions were. Every cell runs as it is; replace a placeholder with your code and run the
+#   `check_...()` cell below it. It prints **✓** with a summary when you are right, or **✗**
+#   with a hint pointing at what to look at. The checks never crash, so experiment freely.
+#
+# Pictures (`viz.draw`) and animations (`viz.animate`, a player with play and step buttons)
+# appear in JupyterLab. Each one is followed by a cell that prints the same graph as text,
+# so nothing is lost where pictures cannot be shown.

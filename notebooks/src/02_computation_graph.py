@@ -1,0 +1,204 @@
+# %% [markdown]
+# # 2. The computation graph
+#
+# In lesson 1 every computed tensor got a `grad_fn`. That object is not a label: it is a node
+# in a graph that autograd builds *while your code runs*, one node per operation. `backward()`
+# walks this graph from the output back to the leaves. In this lesson you will walk it by
+# hand, through exactly the attributes `backward()` uses, and then draw it.
+
+# %%
+import minigrad as torch
+import viz
+
+x = torch.tensor([1.0, 2.0], requires_grad=True)
+w = torch.tensor([3.0, 4.0], requires_grad=True)
+c = torch.tensor([1.0, 1.0])  # a constant: requires_grad=False
+
+y = x * w
+z = y + c
+out = z.exp().sum()
+print(out)
+
+# %% [markdown]
+# ## One hop at a time: `next_functions`
+#
+# `out.grad_fn` is the node of the *last* operation, `.sum()`. Each node lists where its
+# gradient goes next in `next_functions`: one entry per input of the operation, in the order
+# the inputs were given.
+
+# %%
+node = out.grad_fn
+print(node.name(), node.next_functions)
+
+node = node.next_functions[0][0]  # ExpBackward0
+print(node.name(), node.next_functions)
+
+node = node.next_functions[0][0]  # AddBackward0
+print(node.name(), node.next_functions)
+
+# %% [markdown]
+# Each entry is a pair `(node, input_nr)`:
+#
+# - `node` is the `grad_fn` of that input, the next stop on the way back;
+# - `input_nr` says which of that node's outputs the input was (always `0` here: most
+#   operations have a single output; `split` or `unbind` have several).
+#
+# Look at `AddBackward0`: its second input was `c`, which does not require grad, so that slot
+# is **`(None, 0)`**: there is nowhere to send a gradient, and autograd will not compute one.
+# A Python number does the same (`x * 2` gives a `(None, 0)` entry for the `2`).
+#
+# ## The end of the road: `AccumulateGrad`
+#
+# Follow the first slot of `AddBackward0` to `MulBackward0`, whose inputs were `x` and `w`:
+
+# %%
+mul = z.grad_fn.next_functions[0][0]
+print(mul.name(), mul.next_functions)
+
+acc_x = mul.next_functions[0][0]  # the AccumulateGrad node of x
+print(acc_x.name())
+print("acc_x.variable is x:", acc_x.variable is x)
+print("acc_x.next_functions:", acc_x.next_functions)
+
+# %% [markdown]
+# Leaves that require grad have no `grad_fn`, yet the graph still needs a node for them: the
+# `AccumulateGrad` node. Its `.variable` is the leaf tensor itself, and its job is the last
+# step of every backward pass: **add** the incoming gradient into `variable.grad` (why "add"
+# rather than "store" is lesson 4). It has no `next_functions`: the walk ends here.
+#
+# (PyTorch names this node `torch::autograd::AccumulateGrad` because it is written in C++;
+# minigrad says `minigrad::autograd::AccumulateGrad`.)
+#
+# ## Walking the whole graph
+#
+# Those two attributes are enough to visit everything. A recursive walk prints the graph as
+# a tree, indented by depth:
+
+# %%
+def show(node, depth=0):
+    if node is None:
+        print("    " * depth + "None  (an input that needs no gradient)")
+        return
+    label = node.name()
+    if hasattr(node, "variable"):
+        label += f"  -> leaf {node.variable.tolist()}"
+    print("    " * depth + label)
+    for child, _input_nr in node.next_functions:
+        show(child, depth + 1)
+
+
+show(out.grad_fn)
+
+# %% [markdown]
+# ## Drawing it
+#
+# `viz.draw` does the same walk and lays the graph out with Graphviz. The output is at the
+# top and every arrow is one `next_functions` entry, so the arrows point the way gradients
+# will flow: from the output down to the leaves. `params` gives the leaves their names.
+#
+# (Picture cells start with `# NBVAL_IGNORE_OUTPUT`: the course's tests compare every other
+# output as text, and a picture cannot be. The next cell prints the picture's text twin,
+# `viz.summary`, one row per node.)
+
+# %%
+# NBVAL_IGNORE_OUTPUT
+viz.draw(out, params={"x": x, "w": w})
+
+# %%
+print(viz.summary(out, params={"x": x, "w": w}))
+
+# %% [markdown]
+# The `to` column is `next_functions` written as ids: `n5:0` means "slot 0 of node n5", and
+# a bare `n4` is the `None` entry for `c`. The `data` column shows the values of tensors that
+# are still alive; `ExpBackward0`'s output was a temporary that no variable holds, so that
+# cell is blank (its values live on inside the node as a saved tensor, as you will see next).
+#
+# ## What the nodes remember
+#
+# To compute $\partial(x \cdot w)/\partial x = w$ later, `MulBackward0` must keep `w` (and
+# `x`, for the other slot). These **saved tensors** are visible as `_saved_<name>`
+# attributes, and `show_saved=True` adds them to the picture:
+
+# %%
+print("MulBackward0 saved self: ", mul._saved_self)
+print("MulBackward0 saved other:", mul._saved_other)
+print("ExpBackward0 saved result:", out.grad_fn.next_functions[0][0]._saved_result)
+
+# %%
+# NBVAL_IGNORE_OUTPUT
+viz.draw(out, params={"x": x, "w": w}, show_saved=True)
+
+# %%
+print(viz.summary(out, params={"x": x, "w": w}, show_saved=True))
+
+# %% [markdown]
+# `exp` saves its *result*, because $\frac{d}{dz}e^z = e^z$: the output is exactly what the
+# backward pass needs. Saved tensors are what makes a graph cost memory, and freeing them
+# after `backward()` is the reason for lesson 4's "backward through the graph a second time"
+# error.
+#
+# ## Shared nodes
+#
+# The graph is not always a tree. Using a tensor twice makes two edges into the same node:
+
+# %%
+s = (x * x + x).sum()
+add = s.grad_fn.next_functions[0][0]
+mul = add.next_functions[0][0]
+print(add.name(), add.next_functions)
+print(mul.name(), mul.next_functions)
+print("one AccumulateGrad for x:", mul.next_functions[0][0] is mul.next_functions[1][0] is add.next_functions[1][0])
+
+# %%
+# NBVAL_IGNORE_OUTPUT
+viz.draw(s, params={"x": x})
+
+# %%
+print(viz.summary(s, params={"x": x}))
+
+# %% [markdown]
+# All three edges end at the same `AccumulateGrad`: three gradients arrive and are summed,
+# which is the multivariable chain rule ($\frac{d}{dx}(x^2 + x) = x + x + 1$). Note that the
+# `show` function above would print that node three times: it walks paths, not nodes.
+#
+# ## Exercise 2: count the nodes
+#
+# Write `count_nodes(root)` that returns how many **distinct** nodes are reachable from the
+# node `root` (including `root` itself, not counting `None` entries). For `s.grad_fn` above
+# the answer is 4 (`SumBackward0`, `AddBackward0`, `MulBackward0`, one `AccumulateGrad`).
+# Hint: keep a set of the nodes you have seen and a list of nodes still to visit.
+
+# %%
+def count_nodes(root):
+    # PLACEHOLDER: return ...
+    # SOLUTION
+    seen, todo = set(), [root]
+    while todo:
+        node = todo.pop()
+        if node is None or node in seen:
+            continue
+        seen.add(node)
+        todo.extend(child for child, _ in node.next_functions)
+    return len(seen)
+    # END SOLUTION
+
+
+print(count_nodes(s.grad_fn))
+
+# %%
+from course import check_count_nodes
+
+check_count_nodes(count_nodes)
+
+# %% [markdown]
+# ## What to remember
+#
+# - Each operation on tensors that require grad adds a node; `t.grad_fn` is the node that
+#   produced `t`.
+# - `node.next_functions` holds one `(node, input_nr)` pair per input; `(None, 0)` marks an
+#   input that needs no gradient.
+# - Leaves that require grad end the graph in `AccumulateGrad` nodes, whose `.variable` is the
+#   leaf and whose job is to add into `.grad`.
+# - Nodes keep saved tensors for the backward pass; `viz.draw` / `viz.summary` show all of it.
+#
+# Next: [3. `backward()`](03_backward.ipynb), where gradients start to flow through this graph.

@@ -1,0 +1,197 @@
+# %% [markdown]
+# # 3. `backward()`: gradients flowing through the graph
+#
+# Lesson 2 built the graph; this lesson runs it. `backward()` starts at a result, walks
+# `next_functions` from node to node, and at each node applies one local rule of calculus:
+# the chain rule. You will see it on a scalar, then learn what `backward()` really computes
+# for a vector output (a vector-Jacobian product), and meet its two functional cousins,
+# `torch.autograd.backward` and `torch.autograd.grad`.
+
+# %%
+import minigrad as torch
+import viz
+
+x = torch.tensor([1.0, 2.0, 3.0, 4.0], requires_grad=True)
+out = (x**2).sum()
+out.backward()
+print("out =", out)
+print("x.grad =", x.grad, " (d out / dx = 2x)")
+
+# %% [markdown]
+# ## What happened, node by node
+#
+# `backward()` on a scalar starts with the gradient of `out` with respect to itself, which is
+# 1 (the *seed*). `SumBackward0` copies that 1 to every element (each $x_i^2$ contributes to
+# the sum with weight 1); `PowBackward0` multiplies by its local derivative $2x_i$, using the
+# `x` it saved; `AccumulateGrad` stores the result in `x.grad`. Every node only knows its own
+# little derivative; the chain rule is the *product along the path*.
+#
+# `viz.animate` runs `backward()` for you and replays it one node at a time: press play, or
+# step with the arrows. The animation is a widget, so the cell after it prints the graph as
+# text instead, now with the gradient that reached `x` (`player.frames` holds every step as
+# plain data, if you want to look at them in code).
+
+# %%
+# NBVAL_IGNORE_OUTPUT
+x = torch.tensor([1.0, 2.0, 3.0, 4.0], requires_grad=True)
+squares = x**2
+out = squares.sum()
+player = viz.animate(out, params={"x": x})
+player
+
+# %%
+print(viz.summary(out, params={"x": x}))
+
+# %% [markdown]
+# ## A vector output needs a `gradient`
+#
+# Now stop before the sum. `squares` has four elements, so "the derivative of `squares`
+# with respect to `x`" is a 4×4 matrix, the Jacobian $J_{ij} = \partial y_i / \partial x_j$.
+# `backward()` refuses to guess what you want from it:
+
+# %%
+try:
+    squares.backward()
+except RuntimeError as err:
+    print("RuntimeError:", err)
+
+# %% [markdown]
+# Autograd never builds Jacobians. What it computes, in a single backward pass, is a
+# **vector-Jacobian product**: you pass a vector $v$ with the shape of the output, and it
+# returns $v^\top J$, that is $\sum_i v_i \, \partial y_i / \partial x_j$ for each $j$. In the
+# scalar case the seed was simply $v = 1$.
+#
+# Think of $v$ as "how much each output matters". It is exactly the gradient of some later
+# scalar $L$ with respect to `y` ($v_i = \partial L / \partial y_i$), and then $v^\top J$ is
+# $\partial L / \partial x$ by the chain rule: this is how gradients move through every node
+# of every network. PyTorch's tutorial shows it with the weights `[1, 0.1, 0.01, 0.001]`:
+
+# %%
+x = torch.tensor([1.0, 2.0, 3.0, 4.0], requires_grad=True)
+y = x**2
+v = torch.tensor([1, 0.1, 0.01, 0.001])
+y.backward(gradient=v)
+print("v      =", v)
+print("x.grad =", x.grad, " (= v * 2x)")
+
+# %% [markdown]
+# Here $J$ is diagonal ($\partial y_i / \partial x_j = 2x_i$ when $i = j$, else 0), so
+# $v^\top J$ is just $v_i \cdot 2x_i$. `torch.autograd.functional.jacobian` builds the full
+# matrix (with one backward pass per row), so we can check:
+
+# %%
+J = torch.autograd.functional.jacobian(lambda t: t**2, x.detach())
+print(J)
+print("v @ J  =", v @ J)
+
+# %% [markdown]
+# The same backward pass, animated: the seed is now `v` instead of 1.
+
+# %%
+# NBVAL_IGNORE_OUTPUT
+x = torch.tensor([1.0, 2.0, 3.0, 4.0], requires_grad=True)
+y = x**2
+player = viz.animate(y, params={"x": x}, gradient=v)
+player
+
+# %%
+print(viz.summary(y, params={"x": x}))
+
+# %% [markdown]
+# ## `torch.autograd.backward`: several outputs at once
+#
+# `t.backward(gradient)` is shorthand for `torch.autograd.backward([t], [gradient])`. The
+# function form takes several outputs (and one `grad_tensors` entry per output) and runs one
+# combined backward pass, so the gradients of all of them add up in `.grad`:
+
+# %%
+x = torch.tensor([1.0, 2.0, 3.0, 4.0], requires_grad=True)
+a = x.sum()  # d/dx = 1
+b = (x**3).sum()  # d/dx = 3x^2
+torch.autograd.backward([a, b])  # scalars: the seeds default to 1
+print("x.grad =", x.grad, " (= 1 + 3x^2)")
+
+x.grad = None
+torch.autograd.backward([x * 2, x**2], grad_tensors=[torch.ones(4), v])
+print("x.grad =", x.grad, " (= 2 + v * 2x)")
+
+# %% [markdown]
+# ## `torch.autograd.grad`: gradients as return values
+#
+# `backward()` writes into `.grad` of leaves. `torch.autograd.grad(outputs, inputs)` instead
+# **returns** the gradients with respect to exactly the `inputs` you name, and leaves every
+# `.grad` untouched. The inputs do not have to be leaves, which makes it the tool for
+# "gradient of the loss with respect to this intermediate tensor", and for lesson 8's
+# higher-order derivatives.
+
+# %%
+x = torch.tensor([1.0, 2.0, 3.0, 4.0], requires_grad=True)
+w = torch.tensor([0.5, -1.0], requires_grad=True)
+h = x * 3
+z = (h[:2] * w).sum()
+
+gx, gw, gh = torch.autograd.grad(z, [x, w, h])
+print("dz/dx =", gx)
+print("dz/dw =", gw)
+print("dz/dh =", gh, " (h is not a leaf: no problem)")
+print("x.grad, w.grad:", x.grad, w.grad, " (untouched)")
+
+# %% [markdown]
+# Asking for the gradient with respect to a tensor the output does not depend on is an
+# error by default (it usually means a bug); `allow_unused=True` returns `None` for it:
+
+# %%
+unused = torch.tensor(1.0, requires_grad=True)
+try:
+    torch.autograd.grad((x * 2).sum(), [x, unused])
+except RuntimeError as err:
+    print("RuntimeError:", err)
+print(torch.autograd.grad((x * 2).sum(), [x, unused], allow_unused=True))
+
+# %% [markdown]
+# ## Exercise 3: a Jacobian, one row at a time
+#
+# Write `jacobian(f, x)` for a function `f` from a 1-D tensor to a 1-D tensor. It should
+# return the matrix $J_{ij} = \partial f(x)_i / \partial x_j$ as a 2-D tensor. Use the idea of
+# this lesson: the vector-Jacobian product with the one-hot vector $e_i$ (1 at position `i`,
+# 0 elsewhere) is row `i` of $J$. Build each row with `torch.autograd.grad(f(x), x,
+# grad_outputs=...)` (recomputing `f(x)` for every row is fine) and `torch.stack` the rows.
+
+# %%
+def jacobian(f, x):
+    x = x.detach().requires_grad_()
+    # PLACEHOLDER: return ...
+    # SOLUTION
+    m = f(x).numel()
+    rows = []
+    for i in range(m):
+        onehot = torch.zeros(m, dtype=x.dtype)
+        onehot[i] = 1.0
+        (row,) = torch.autograd.grad(f(x), x, grad_outputs=onehot)
+        rows.append(row)
+    return torch.stack(rows)
+    # END SOLUTION
+
+
+print(jacobian(lambda t: t**2, torch.tensor([1.0, 2.0, 3.0])))
+
+# %%
+from course import check_jacobian
+
+check_jacobian(jacobian)
+
+# %% [markdown]
+# A Jacobian costs one backward pass per output element. That is why training minimises a
+# **scalar** loss: one backward pass then gives the gradient with respect to every parameter
+# at once.
+#
+# ## What to remember
+#
+# - `backward()` on a scalar seeds the graph with 1 and applies the chain rule node by node;
+#   each node multiplies by its local derivative.
+# - For a non-scalar output, `backward(gradient=v)` computes the vector-Jacobian product
+#   $v^\top J$; `v` has the output's shape.
+# - `torch.autograd.backward` handles several outputs at once; `torch.autograd.grad` returns
+#   gradients for the inputs you name (leaves or not) without touching `.grad`.
+#
+# Next: [4. Accumulation and `retain_graph`](04_accumulation_and_retain_graph.ipynb).

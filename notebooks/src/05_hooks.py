@@ -1,0 +1,199 @@
+# %% [markdown]
+# # 5. Hooks and `retain_grad`
+#
+# The backward pass of lesson 3 runs out of sight: gradients are computed, passed on, and
+# (except at leaves) thrown away. **Hooks** are functions you attach to a tensor or to a node
+# so that autograd calls them *during* the backward pass, with the gradient in hand. A hook
+# can look at a gradient (debugging, logging, visualising) or replace it (clipping, scaling,
+# masking). This lesson covers tensor hooks, `retain_grad`, node hooks and prehooks, the
+# order in which they fire, and how to remove them.
+
+# %%
+import minigrad as torch
+import viz
+
+x = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
+y = x * 2
+handle = y.register_hook(lambda grad: print("hook on y sees", grad))
+
+z = (y**2).sum()
+z.backward()
+print("x.grad:", x.grad)
+
+# %% [markdown]
+# ## Tensor hooks: `register_hook`
+#
+# `t.register_hook(fn)` asks autograd to call `fn(grad)` when the gradient of the loss with
+# respect to `t` has been computed (here $\partial z / \partial y = 2y = [4, 8, 12]$). A hook
+# that returns `None` only looks. The call returns a **handle**, and `handle.remove()` takes
+# the hook off again. A hook on `y` lives as long as that graph does; a hook on a leaf stays
+# for every backward pass that reaches the leaf, until you remove it:
+
+# %%
+handle.remove()
+
+x_handle = x.register_hook(lambda grad: print("hook on x sees", grad))
+(x * 3).sum().backward()  # the hook fires
+x_handle.remove()
+(x * 3).sum().backward()  # silence: the hook is gone
+print("x.grad:", x.grad, " (8x from before, plus 3, plus 3)")
+
+# %% [markdown]
+# ## Hooks that change the gradient
+#
+# If the hook **returns a tensor**, that tensor replaces the gradient from then on: every
+# node further back sees the new value. A common use is clipping the gradient of one
+# intermediate result:
+
+# %%
+x = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
+y = x * 2
+y.register_hook(lambda grad: grad.clamp(-5, 5))  # dz/dy = [4, 8, 12] becomes [4, 5, 5]
+(y**2).sum().backward()
+print("x.grad:", x.grad, " (unclipped it would be [8, 16, 24])")
+
+# %% [markdown]
+# ## `retain_grad`: keep a non-leaf's gradient
+#
+# Lesson 1 showed that `y.grad` stays `None` for non-leaves. `y.retain_grad()` is a built-in
+# hook that stores the gradient in `y.grad`. It stores the value **after** all the tensor's
+# hooks have run, whatever the order you registered them in:
+
+# %%
+x = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
+y = x * 2
+y.retain_grad()
+y.register_hook(lambda grad: grad * 10)  # registered after retain_grad, still seen by it
+(y**2).sum().backward()
+print("y.grad:", y.grad, " (= 10 * 2y)")
+print("x.grad:", x.grad)
+
+# %% [markdown]
+# Hooks can only go on tensors that require grad (there would never be a gradient to hook):
+
+# %%
+try:
+    torch.tensor([1.0, 2.0]).register_hook(lambda grad: grad)
+except RuntimeError as err:
+    print("RuntimeError:", err)
+
+# %% [markdown]
+# ## Node hooks and prehooks
+#
+# Nodes (`grad_fn` objects, `AccumulateGrad` included) take hooks too:
+#
+# - `node.register_prehook(fn)`: `fn(grad_outputs)` runs **before** the node computes, with a
+#   tuple of the gradients arriving at the node; returning a tuple replaces them.
+# - `node.register_hook(fn)`: `fn(grad_inputs, grad_outputs)` runs **after**, with what the
+#   node computed for each input (`None` for inputs that need no gradient) and what it received.
+
+# %%
+x = torch.tensor([1.0, 2.0], requires_grad=True)
+y = x * 3
+
+
+def halve(grad_outputs):
+    print("prehook receives", grad_outputs)
+    return (grad_outputs[0] * 0.5,)
+
+
+def report(grad_inputs, grad_outputs):
+    print("hook: grad_inputs =", grad_inputs, " grad_outputs =", grad_outputs)
+
+
+y.grad_fn.register_prehook(halve)
+y.grad_fn.register_hook(report)
+y.sum().backward()
+print("x.grad:", x.grad)
+
+# %% [markdown]
+# `grad_inputs` has a `None` for the constant 3, exactly like the `(None, 0)` entry in
+# `next_functions`. (A node hook's return value replaces `grad_inputs` too, but changing a
+# gradient on the tensor, or in a prehook, says more clearly what you mean.)
+#
+# ## The order of everything
+#
+# With every kind of hook registered on `y = x * 2`, one backward pass calls them in this
+# order (the same as PyTorch 2.13):
+
+# %%
+x = torch.tensor([1.0, 2.0], requires_grad=True)
+y = x * 2
+acc = y.grad_fn.next_functions[0][0]  # x's AccumulateGrad node
+log = []
+y.register_hook(lambda g: log.append("tensor hook on y"))
+y.grad_fn.register_prehook(lambda go: log.append("MulBackward0 prehook"))
+y.grad_fn.register_hook(lambda gi, go: log.append("MulBackward0 hook"))
+x.register_hook(lambda g: log.append("tensor hook on x (the leaf)"))
+acc.register_prehook(lambda go: log.append("AccumulateGrad prehook"))
+x.register_post_accumulate_grad_hook(lambda t: log.append("post-accumulate hook on x"))
+acc.register_hook(lambda gi, go: log.append("AccumulateGrad hook"))
+y.sum().backward()
+print("\n".join(f"{i}. {entry}" for i, entry in enumerate(log, 1)))
+
+# %% [markdown]
+# The gradient of `y` is finished before `MulBackward0` starts, so `y`'s tensor hooks run
+# first, then the node's prehook, the node, its hook; then the same pattern one node further
+# back. `register_post_accumulate_grad_hook` (on leaves only) runs once `x.grad` has been
+# updated; optimizers that step each parameter as soon as its gradient is ready use it.
+#
+# ## Hooks in the animation
+#
+# `viz.animate` runs the real backward pass, so your hooks fire in it and the player marks
+# the steps where they did (and shows when a hook replaced a gradient). Here a clipping hook
+# sits on `h`, and also notes what it did in a list, so we can print it afterwards:
+
+# %%
+x = torch.tensor([0.5, -1.0, 2.0], requires_grad=True)
+w = torch.tensor([3.0, 1.0, -2.0], requires_grad=True)
+h = x * w
+fired = []
+
+
+def clip(grad):
+    fired.append(f"hook on h: {grad.tolist()} -> {grad.clamp(-2, 2).tolist()}")
+    return grad.clamp(-2, 2)
+
+
+h.register_hook(clip)
+loss = (h**2).sum()
+
+# %%
+# NBVAL_IGNORE_OUTPUT
+player = viz.animate(loss, params={"x": x, "w": w})
+player
+
+# %%
+print("\n".join(fired))
+print(viz.summary(loss, params={"x": x, "w": w}))
+
+# %% [markdown]
+# ## Exercise 5: a clipping hook
+#
+# Write `clip_hook(grad)`, a tensor hook that limits every element of the gradient to the
+# range $[-1, 1]$. The check registers it on an intermediate tensor, runs `backward()`, and
+# compares the leaf's gradient with the expected clipped one.
+
+# %%
+def clip_hook(grad):
+    # PLACEHOLDER: return ...
+    # SOLUTION
+    return grad.clamp(-1.0, 1.0)
+    # END SOLUTION
+
+
+# %%
+from course import check_clip_hook
+
+check_clip_hook(clip_hook)
+
+# %% [markdown]
+# ## What to remember
+#
+# - `tensor.register_hook(fn)`: `fn(grad)` during backward; return `None` to look, a tensor
+#   to replace the gradient. `retain_grad()` keeps the (hooked) gradient in `.grad`.
+# - `node.register_prehook(fn(grad_outputs))` runs before a node, `node.register_hook(fn(grad_inputs,
+#   grad_outputs))` after it.
+# - Every `register_*` returns a handle; `handle.remove()` undoes it.
+#
+# Next: [6. Turning autograd off](06_turning_autograd_off.ipynb).

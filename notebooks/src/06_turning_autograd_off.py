@@ -1,0 +1,235 @@
+# %% [markdown]
+# # 6. Turning autograd off
+#
+# Recording a graph costs time and memory: every operation allocates a node and keeps saved
+# tensors alive until `backward()`. Much of the time you do not want that: when you evaluate a
+# model, when you update parameters, when you log a metric, when you convert a tensor to
+# NumPy. PyTorch gives you several switches. They differ in *scope* (a block of code, or one
+# tensor) and in *strictness*; this lesson goes through all of them, including the legacy
+# names you will meet in old code.
+
+# %%
+import minigrad as torch
+
+x = torch.tensor([1.0, 2.0], requires_grad=True)
+
+with torch.no_grad():
+    y = x * 2
+print(y, "requires_grad:", y.requires_grad, " grad_fn:", y.grad_fn)
+print("grad mode back on after the block:", torch.is_grad_enabled())
+
+# %% [markdown]
+# ## `no_grad`: a block that records nothing
+#
+# Inside `with torch.no_grad():` operations run normally, but no graph is recorded: results
+# have `requires_grad=False`, even when their inputs require grad. The classic uses:
+#
+# - **evaluation**: a forward pass whose result you will not differentiate;
+# - **parameter updates**: `w -= lr * w.grad` must not itself become part of the graph (and an
+#   in-place change of a leaf that requires grad is an error outside `no_grad`, lesson 9).
+#
+# It also works as a decorator, and `enable_grad()` switches recording back on inside it:
+
+# %%
+@torch.no_grad()
+def evaluate(t):
+    return (t * 2).sum()
+
+
+print("decorated:", evaluate(x).requires_grad)
+
+with torch.no_grad():
+    with torch.enable_grad():
+        print("enable_grad inside no_grad:", (x * 2).requires_grad)
+
+# %% [markdown]
+# ## `set_grad_enabled`: on or off, decided at run time
+#
+# `torch.set_grad_enabled(mode)` takes a boolean, which makes it the natural switch for code
+# shared by training and evaluation:
+
+# %%
+def run_epoch(train):
+    with torch.set_grad_enabled(train):
+        out = (x * 3).sum()
+    return out.requires_grad
+
+
+print("train=True: ", run_epoch(True))
+print("train=False:", run_epoch(False))
+
+# %% [markdown]
+# ## `inference_mode`: no_grad, stricter and faster
+#
+# `torch.inference_mode()` is `no_grad` plus a promise: the tensors created inside will
+# **never** be used in autograd later. In PyTorch that promise lets it skip even the
+# bookkeeping that `no_grad` keeps (the version counters of lesson 9), which makes pure
+# inference a little faster. Break the promise and you get an error:
+
+# %%
+with torch.inference_mode():
+    i = x * 2
+print(i, "requires_grad:", i.requires_grad, " is_inference:", i.is_inference())
+
+try:
+    (i * x).sum().backward()
+except RuntimeError as err:
+    print("RuntimeError:", err)
+
+# %% [markdown]
+# Use `inference_mode` for serving a model or computing predictions you will only look at;
+# use `no_grad` when results may flow back into training (for example a target computed by
+# another network).
+#
+# ## `detach()`: one tensor, cut from the graph
+#
+# The switches above act on a *block*. `t.detach()` acts on one tensor: it returns a new
+# tensor with the same values (and the same memory) that is a leaf with no history. Gradient
+# does not flow back through a detached tensor, which is how you say "treat this value as a
+# constant":
+
+# %%
+z = x * 3
+c = z.detach()
+print(c, "requires_grad:", c.requires_grad, " is_leaf:", c.is_leaf)
+
+(z * c).sum().backward()  # d/dx (3x * const) = 3 * const; the constant's own history is ignored
+print("x.grad:", x.grad)
+
+# The everyday use: handing values to NumPy or a plotting library.
+try:
+    z.numpy()
+except RuntimeError as err:
+    print("RuntimeError:", err)
+print(z.detach().numpy())
+
+# %% [markdown]
+# ## `.data`: the old, dangerous way
+#
+# Before `detach()` existed, code reached into `t.data`. It also gives the values without
+# history, but with one crucial difference: `.data` **does not share the version counter**
+# (lesson 9), so autograd cannot notice when you change it in place. The same mistake, made
+# both ways:
+
+# %%
+a = torch.tensor([1.0, 2.0], requires_grad=True)
+correct = (a.sigmoid() * (1 - a.sigmoid())).detach()  # d sigmoid(a) / da
+
+s = a.sigmoid()
+s.data.add_(1)  # changes the saved output behind autograd's back
+s.sum().backward()
+print("with .data:  a.grad =", a.grad, " (silently wrong)")
+print("correct:             ", correct)
+
+a.grad = None
+s = a.sigmoid()
+s.detach().add_(1)  # the same change through detach()...
+try:
+    s.sum().backward()
+except RuntimeError as err:
+    print("with detach(): RuntimeError:", err)  # ...is caught
+
+# %% [markdown]
+# `SigmoidBackward0` saved its output to compute $\sigma(1 - \sigma)$. Through `.data` the
+# output became $\sigma + 1$ and the gradient came out wrong without a word. Through
+# `detach()` the version counter moved and `backward()` refused. **Use `detach()`.** The only
+# common legitimate `.data` in modern code is inside an optimizer that is already under
+# `no_grad`, and even there `with torch.no_grad(): w -= ...` says the same thing more clearly.
+#
+# ## The legacy `Variable` and `volatile`
+#
+# Before PyTorch 0.4 (2018), tensors could not require grad. You wrapped them in a
+# `Variable` to record operations, and `Variable(t, volatile=True)` meant "never record
+# anything that touches this", the ancestor of `no_grad`. Since 0.4 every tensor is a
+# Variable: `Variable(t)` survives only so old code runs, and returns a plain tensor.
+# `volatile` does nothing at all, except warn:
+
+# %%
+from minigrad.autograd import Variable
+
+v = Variable(torch.ones(2), requires_grad=True)
+print(v, type(v).__name__, " isinstance(v, Variable):", isinstance(v, Variable))
+
+old = Variable(torch.ones(2), volatile=True)  # old code: "no graph for anything using old"
+r = old * x
+print("r.requires_grad:", r.requires_grad, " (a graph is recorded after all)")
+
+# %% [markdown]
+# Old code with `volatile=True` therefore runs, prints a warning, and silently records graphs
+# it used to skip, costing memory during evaluation. The translation table:
+#
+# | old code | today |
+# |---|---|
+# | `Variable(t)` | `t` |
+# | `Variable(t, requires_grad=True)` | `t.requires_grad_()`, or `torch.tensor(..., requires_grad=True)` |
+# | `Variable(t, volatile=True)` | run the code inside `with torch.no_grad():` (or `inference_mode()`) |
+# | `v.data` to get the values | `v.detach()` |
+# | `v.data[0]` / `loss.data[0]` to get a number | `v[0].item()` / `loss.item()` |
+#
+# ## Exercise 6a: does it require grad?
+#
+# For each snippet, predict whether `r.requires_grad` is `True` or `False` (here `x` requires
+# grad). Fill in the dictionary with booleans.
+#
+# | key | snippet |
+# |---|---|
+# | `"a"` | `with torch.no_grad(): r = x * 2` |
+# | `"b"` | `r = x.detach() * 2` |
+# | `"c"` | `with torch.no_grad(): r = x` |
+# | `"d"` | `with torch.set_grad_enabled(False): r = (x * 2).requires_grad_()` |
+# | `"e"` | `with torch.inference_mode(): r = x + 1` |
+# | `"f"` | `r = Variable(torch.ones(2), volatile=True) * x` |
+
+# %%
+# PLACEHOLDER: answers = {"a": ..., "b": ..., "c": ..., "d": ..., "e": ..., "f": ...}
+# SOLUTION
+answers = {"a": False, "b": False, "c": True, "d": True, "e": False, "f": True}
+# END SOLUTION
+
+# %%
+from course import check_grad_quiz
+
+check_grad_quiz(answers)
+
+# %% [markdown]
+# ## Exercise 6b: an evaluation helper
+#
+# Write `accuracy(w, inputs, labels)` for a tiny linear classifier: the prediction for row
+# `i` is `1` when `(inputs[i] * w).sum() > 0`, else `0`. Return the fraction of correct
+# predictions as a tensor. It must not record a graph (the result must have
+# `requires_grad=False` even though `w` requires grad), and grad mode must be on again when
+# it returns.
+
+# %%
+def accuracy(w, inputs, labels):
+    # PLACEHOLDER: return ...
+    # SOLUTION
+    with torch.no_grad():
+        predicted = ((inputs * w).sum(dim=1) > 0).float()
+        return (predicted == labels).float().mean()
+    # END SOLUTION
+
+
+w = torch.tensor([1.0, -1.0], requires_grad=True)
+inputs = torch.tensor([[2.0, 1.0], [0.0, 3.0], [1.0, 0.5], [1.0, 2.0]])
+labels = torch.tensor([1.0, 0.0, 0.0, 0.0])
+print(accuracy(w, inputs, labels))
+
+# %%
+from course import check_accuracy
+
+check_accuracy(accuracy)
+
+# %% [markdown]
+# ## What to remember
+#
+# - `no_grad()` / `set_grad_enabled(False)`: a block that records nothing; use it for
+#   evaluation and parameter updates. `set_grad_enabled(mode)` when the choice is a variable.
+# - `inference_mode()`: like `no_grad`, stricter (its tensors can never enter autograd later)
+#   and a little faster in PyTorch.
+# - `detach()`: one tensor without history, sharing memory *and* the version counter.
+#   `.data` shares the memory but not the counter: avoid it.
+# - `Variable` and `volatile` are history: `Variable(t)` is `t`, and `volatile=True` is
+#   `with torch.no_grad():`.
+#
+# Next: [7. Custom `autograd.Function`](07_custom_function.ipynb).

@@ -1,0 +1,159 @@
+# %% [markdown]
+# # 8. Higher-order gradients with `create_graph`
+#
+# A gradient is itself computed by operations (multiplications, additions, a `cos` here and
+# there), performed by the backward pass. Normally autograd does not record them: the
+# gradient comes out as a plain tensor, the end of the story. With `create_graph=True` the
+# backward pass *is recorded*, like any forward computation, so the gradient has a `grad_fn`
+# and can be differentiated again. That gives second derivatives, Hessian-vector products
+# (the workhorse of second-order optimisation and of some meta-learning and physics-informed
+# losses), and gradient penalties.
+
+# %%
+import minigrad as torch
+import viz
+
+x = torch.tensor(2.0, requires_grad=True)
+y = x**3
+
+(dy,) = torch.autograd.grad(y, x)  # the usual way
+print("dy/dx =", dy, " requires_grad:", dy.requires_grad)
+try:
+    torch.autograd.grad(dy, x)
+except RuntimeError as err:
+    print("RuntimeError:", err)
+
+# %% [markdown]
+# Without `create_graph`, $dy/dx = 3x^2 = 12$ is a constant as far as autograd knows: it has
+# no `grad_fn`, so there is nothing to differentiate. Ask for the graph and it becomes an
+# ordinary differentiable tensor:
+
+# %%
+y = x**3
+(dy,) = torch.autograd.grad(y, x, create_graph=True)
+print("dy/dx    =", dy)
+(d2y,) = torch.autograd.grad(dy, x, create_graph=True)
+print("d2y/dx2  =", d2y, " (6x)")
+(d3y,) = torch.autograd.grad(d2y, x)
+print("d3y/dx3  =", d3y, " (6)")
+
+# %% [markdown]
+# ## The graph of the backward pass
+#
+# `dy` has a `grad_fn`, so it has a graph, and we can draw it. It is the backward pass of
+# `x**3` written out as operations: `PowBackward0`'s rule, $\text{grad} \cdot 3x^2$, became a
+# `PowBackward0` (for $x^2$) and a `MulBackward0` (for the product). The other factor, the
+# seed 1 times the exponent 3, is a constant that needs no gradient: the `None` input.
+# (PyTorch 2.13 multiplies by the 3 in a separate step, so its drawing has one node more, a
+# `MulBackward1`; the values are the same.)
+
+# %%
+# NBVAL_IGNORE_OUTPUT
+viz.draw(dy, params={"x": x})
+
+# %%
+print(viz.summary(dy, params={"x": x}))
+
+# %% [markdown]
+# Differentiating `dy` runs a backward pass through *that* graph. Here it is, animated
+# (the next cell prints the graph as text, with the gradient that reached `x`):
+
+# %%
+y = x**3
+(dy,) = torch.autograd.grad(y, x, create_graph=True)
+
+# %%
+# NBVAL_IGNORE_OUTPUT
+player = viz.animate(dy, params={"x": x})
+player
+
+# %%
+print(viz.summary(dy, params={"x": x}))
+print("x.grad =", x.grad, " (d2y/dx2 = 6x = 12)")
+
+# %% [markdown]
+# (`viz.animate` calls `dy.backward()`, so the second derivative landed in `x.grad`.)
+#
+# `t.backward(create_graph=True)` exists too, but it stores a gradient that has a graph in
+# `.grad`, which creates a reference cycle between a parameter and its gradient (PyTorch warns
+# about the memory leak). Prefer `torch.autograd.grad(..., create_graph=True)`, as here.
+#
+# ## Hessian-vector products
+#
+# For $f: \mathbb{R}^n \to \mathbb{R}$ the second derivatives form the $n \times n$ Hessian
+# $H_{ij} = \partial^2 f / \partial x_i \partial x_j$. For a model with a million
+# parameters that matrix has $10^{12}$ entries, far too many to build. But what
+# second-order methods need is usually $H v$ for a vector $v$, and that takes only **two**
+# backward passes:
+#
+# 1. $g = \nabla f(x)$ with `create_graph=True` (a differentiable gradient);
+# 2. the gradient of the scalar $g \cdot v$: since $\partial (g \cdot v) / \partial x_j
+#    = \sum_i v_i \, \partial g_i / \partial x_j = (H v)_j$ (the Hessian is symmetric).
+#
+# Take $f(x) = \tfrac12 x^\top A x + \sum_i e^{x_i}$, whose Hessian is $A + \mathrm{diag}(e^x)$
+# for a symmetric $A$:
+
+# %%
+A = torch.tensor([[2.0, 1.0, 0.0], [1.0, 3.0, -1.0], [0.0, -1.0, 1.0]])
+
+
+def f(x):
+    return 0.5 * x @ A @ x + x.exp().sum()
+
+
+x = torch.tensor([0.0, 1.0, -1.0], requires_grad=True)
+v = torch.tensor([1.0, 0.0, 2.0])
+
+(g,) = torch.autograd.grad(f(x), x, create_graph=True)  # pass 1
+(hv,) = torch.autograd.grad(g @ v, x)  # pass 2
+print("g  =", g)
+print("Hv =", hv)
+
+# %% [markdown]
+# Check it against the full Hessian (fine for 3 variables), which
+# `torch.autograd.functional.hessian` builds with one backward pass per row, and against
+# the library's own `hvp`:
+
+# %%
+H = torch.autograd.functional.hessian(f, x.detach())
+print(H)
+print("H @ v =", H @ v)
+print("expected H = A + diag(e^x):", torch.allclose(H, A + torch.eye(3) * x.detach().exp()))
+print("functional.hvp:", torch.autograd.functional.hvp(f, x.detach(), v)[1])
+
+# %% [markdown]
+# ## Exercise 8: your own `hvp`
+#
+# Write `hvp(f, x, v)` that returns $H v$ with the two-pass recipe above (`f` maps a 1-D
+# tensor to a scalar). Do not build the Hessian.
+
+# %%
+def hvp(f, x, v):
+    x = x.detach().requires_grad_()
+    # PLACEHOLDER: return ...
+    # SOLUTION
+    (g,) = torch.autograd.grad(f(x), x, create_graph=True)
+    (hv,) = torch.autograd.grad(g @ v, x)
+    return hv
+    # END SOLUTION
+
+
+print(hvp(f, torch.tensor([0.0, 1.0, -1.0]), torch.tensor([1.0, 0.0, 2.0])))
+
+# %%
+from course import check_hvp
+
+check_hvp(hvp)
+
+# %% [markdown]
+# ## What to remember
+#
+# - `create_graph=True` records the backward pass, so gradients get a `grad_fn` and can be
+#   differentiated again (second, third derivatives).
+# - That recorded backward pass is an ordinary graph: `viz.draw` draws it, `viz.animate`
+#   replays its backward pass.
+# - A Hessian-vector product costs two backward passes: `g = grad(f, x, create_graph=True)`,
+#   then `grad(g @ v, x)`.
+# - Prefer `torch.autograd.grad` over `backward(create_graph=True)`.
+#
+# Next: [9. In-place operations and version counters](09_inplace_and_versions.ipynb).

@@ -1,0 +1,202 @@
+# %% [markdown]
+# # 10. Training a network
+#
+# Everything so far comes together here. A neural network is a function with many leaf
+# tensors (its *parameters*); a loss turns its output into one number; `backward()` fills
+# every parameter's `.grad`; an optimizer nudges the parameters against their gradients; and
+# a loop repeats that until the network is good at its task. Our task: recognise handwritten
+# digits from 8×8 images, using scikit-learn's bundled `digits` data set (it ships with
+# scikit-learn, so no download is needed).
+
+# %%
+import numpy as np
+from sklearn.datasets import load_digits
+
+import minigrad as torch
+import viz
+from minigrad import nn
+from minigrad.utils.data import DataLoader, TensorDataset
+
+digits = load_digits()
+X = (digits.data / 16.0).astype(np.float32)  # 1797 images, 64 pixels each, scaled to [0, 1]
+y = digits.target.astype(np.int64)  # the digit, 0-9
+
+order = np.random.default_rng(0).permutation(len(X))  # a seeded shuffle, then an 80/20 split
+train_idx, test_idx = order[:1437], order[1437:]
+X_train, y_train = torch.tensor(X[train_idx]), torch.tensor(y[train_idx])
+X_test, y_test = torch.tensor(X[test_idx]), torch.tensor(y[test_idx])
+print("train:", X_train.shape, y_train.shape, " test:", X_test.shape, y_test.shape)
+print("first labels:", y_train[:10])
+
+# %% [markdown]
+# ## A model: `nn.Module`
+#
+# `nn.Module` is a container that keeps track of parameters for you. Assign layers as
+# attributes in `__init__` and describe the computation in `forward`; calling `model(x)` runs
+# `forward`. Each `nn.Linear(in, out)` holds a weight matrix and a bias vector, created as
+# leaf tensors with `requires_grad=True`, so every forward pass records a graph back to them.
+
+# %%
+class MLP(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.hidden = nn.Linear(64, 32)
+        self.out = nn.Linear(32, 10)
+
+    def forward(self, x):
+        return self.out(torch.relu(self.hidden(x)))
+
+
+torch.manual_seed(0)  # the initial weights are random: seed them for a reproducible run
+model = MLP()
+print(model)
+for name, p in model.named_parameters():
+    print(f"{name:14s} shape={tuple(p.shape)}  is_leaf={p.is_leaf}  requires_grad={p.requires_grad}")
+
+# %% [markdown]
+# ## A loss
+#
+# The network outputs 10 numbers per image (*logits*), one score per digit.
+# `nn.CrossEntropyLoss` turns scores into probabilities with a softmax and measures how
+# much probability the correct digit got ($-\log p_\text{correct}$, averaged over the batch).
+# Before training every digit is about equally likely, so the loss is near $\log 10 \approx 2.3$:
+
+# %%
+loss_fn = nn.CrossEntropyLoss()
+logits = model(X_train[:8])
+loss = loss_fn(logits, y_train[:8])
+print("logits:", logits.shape, " loss:", loss)
+
+# %% [markdown]
+# The graph behind that loss is the one `backward()` will walk. `params=` gives the leaves
+# their parameter names, and dashed boxes show which module (`hidden`, `out`) made each node:
+
+# %%
+# NBVAL_IGNORE_OUTPUT
+viz.draw(loss, params=dict(model.named_parameters()))
+
+# %%
+print(viz.summary(loss, params=dict(model.named_parameters())))
+
+# %% [markdown]
+# Each `Linear` is an `AddmmBackward0` (a matrix product plus the bias) fed by a
+# `TBackward0` (the weight is used transposed); `NllLossBackward0` and `LogSoftmaxBackward0`
+# are the two halves of cross-entropy. The input batch does not require grad, so it appears
+# as `None`.
+#
+# ## One step, animated
+#
+# A training step is always the same four lines: **zero** the old gradients, run the
+# **forward** pass and the loss, **backward**, and let the optimizer **step**. Here is the
+# backward pass of one step, node by node (`viz.animate` calls `loss.backward()` itself and
+# replays it; press play). The cell after it prints the graph as text, now with a gradient
+# for every parameter.
+
+# %%
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+optimizer.zero_grad()
+loss = loss_fn(model(X_train[:8]), y_train[:8])
+
+# %%
+# NBVAL_IGNORE_OUTPUT
+player = viz.animate(loss, params=dict(model.named_parameters()))
+player
+
+# %%
+print(viz.summary(loss, params=dict(model.named_parameters())))
+
+# %% [markdown]
+# Every parameter now has a `.grad` of its own shape. The optimizer's `step()` uses it to update
+# the parameter in place, under `no_grad` (lesson 6); with plain SGD that is
+# `p -= lr * p.grad`. (With `momentum=0.9`, as here, the step also remembers a running average of
+# past gradients, which speeds training up.)
+
+# %%
+before = model.out.bias.detach().clone()
+optimizer.step()
+print("out.bias.grad:      ", model.out.bias.grad)
+print("out.bias before:    ", before)
+print("out.bias after step:", model.out.bias.detach())
+print("same as bias - lr * grad:", torch.allclose(model.out.bias, before - 0.1 * model.out.bias.grad))
+
+# %% [markdown]
+# ## Exercise 10: the training step
+#
+# Write `train_step(model, loss_fn, optimizer, xb, yb)`: one complete step on the batch
+# `(xb, yb)`, returning the loss as a Python number. The check runs it twice in a row on a
+# fresh model and compares the parameters with a correct run, so the order matters
+# (lesson 4 explains what goes wrong without zeroing).
+
+# %%
+def train_step(model, loss_fn, optimizer, xb, yb):
+    # PLACEHOLDER: return ...
+    # SOLUTION
+    optimizer.zero_grad()
+    loss = loss_fn(model(xb), yb)
+    loss.backward()
+    optimizer.step()
+    return loss.item()
+    # END SOLUTION
+
+
+# %%
+from course import check_train_step
+
+check_train_step(train_step)
+
+# %% [markdown]
+# ## The training loop
+#
+# A `DataLoader` serves the training set in shuffled mini-batches (seeded, so the run is
+# reproducible); one pass over all batches is an *epoch*. Inside, the four lines of a step,
+# once per batch. The progress bar is a widget and
+# its timings change from run to run, so nbval ignores that cell; the next cell prints the
+# results.
+
+# %%
+# NBVAL_IGNORE_OUTPUT
+from tqdm.auto import tqdm
+
+torch.manual_seed(0)
+model = MLP()
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+loader = DataLoader(TensorDataset(X_train, y_train), batch_size=32, shuffle=True,
+                    generator=torch.Generator().manual_seed(0))
+
+epoch_losses = []
+for _ in tqdm(range(10), desc="epochs"):
+    model.train()
+    total = 0.0
+    for xb, yb in loader:
+        optimizer.zero_grad()
+        loss = loss_fn(model(xb), yb)
+        loss.backward()
+        optimizer.step()
+        total += loss.item() * len(xb)
+    epoch_losses.append(total / len(X_train))
+
+# %%
+model.eval()
+with torch.no_grad():  # evaluation: no graph needed
+    predicted = model(X_test).argmax(dim=1)
+accuracy = (predicted == y_test).float().mean().item()
+
+print("mean training loss per epoch:", ", ".join(f"{v:.3f}" for v in epoch_losses))
+print(f"test accuracy: {accuracy:.1%} ({int((predicted == y_test).sum())} of {len(y_test)})")
+print("accuracy >= 95%:", accuracy >= 0.95)
+
+# %% [markdown]
+# About 98% of the digits the network never saw are recognised, after about a second of
+# training on NumPy. The same code with `import torch` trains the same way (the random initial weights
+# differ, so the numbers will too).
+#
+# ## What to remember
+#
+# - An `nn.Module` registers its layers' parameters; `model.parameters()` hands them to the
+#   optimizer.
+# - A step is `zero_grad()`, forward + loss, `backward()`, `step()`: the first four lessons in
+#   four lines.
+# - Evaluate under `no_grad()` (and `model.eval()`, which matters for layers like dropout).
+#
+# This is the end of the course. [Start here](00_start_here.ipynb) has the list of lessons,
+# if you want to revisit one.
