@@ -79,20 +79,21 @@ def _run_ready(seen, deps, buffers, keep_graph, create_graph, captures, captured
     """The backward loop: pop the next ready node, run it, hand its gradients on."""
     prev_mode = STATE.mode
     STATE.mode = 1 if create_graph else 0
+    pop, push, anomaly, pruned = heapq.heappop, heapq.heappush, anomaly_mode.ENABLED, send is not None
     try:
         heap = [(-n._seq, n) for n in seen if n not in deps]
         heapq.heapify(heap)
         while heap:
-            node = heapq.heappop(heap)[1]
+            node = pop(heap)[1]
             buf = buffers.pop(node, None)
             outs = None
             if buf is not None:
-                if node._x is not None or type(node) is AccumulateGrad:
+                if node._x is not None or (type(node) is AccumulateGrad and _leaf_hooks(node)):
                     buf = _tensor_prehooks(node, buf, create_graph)
                 if captures is not None and node in captures:
                     _capture(node, buf, captures, captured, inputs, accumulate, create_graph)
                 if run is None or node in run:
-                    if node._x is None and not anomaly_mode.ENABLED[0]:
+                    if node._x is None and not anomaly[0]:
                         outs = node._apply(buf, create_graph)
                     else:
                         outs = _call(node, buf, create_graph)
@@ -101,17 +102,22 @@ def _run_ready(seen, deps, buffers, keep_graph, create_graph, captures, captured
             nx = node._nx
             for i in range(len(nx) >> 1):
                 nxt = nx[2 * i]
-                if nxt is None or (send is not None and nxt not in send):
+                if nxt is None or (pruned and nxt not in send):
                     continue
                 if outs is not None and outs[i] is not None:
                     _add_checked(buffers, node, i, nxt, nx[2 * i + 1], outs[i], create_graph)
                 left = deps[nxt] - 1
                 deps[nxt] = left
-                if left == 0:
-                    heapq.heappush(heap, (-nxt._seq, nxt))
+                if not left:
+                    push(heap, (-nxt._seq, nxt))
             outs = None  # drop our reference: AccumulateGrad reads reference counts
     finally:
         STATE.mode = prev_mode
+
+
+def _leaf_hooks(node) -> bool:
+    vx = node.variable._x
+    return vx is not None and bool(vx.hooks)
 
 
 def _captured_grads(captured: list, allow_unused: bool) -> tuple:
@@ -222,8 +228,6 @@ def _sum_to_checked(node, i: int, g, shape: tuple):
 
 def _tensor_prehooks(node, buf: list, create_graph: bool) -> list:
     """Tensor hooks (`t.register_hook`) of the node's outputs, then retain_grad, before the node runs."""
-    if node._x is None and type(node) is not AccumulateGrad:
-        return buf
     for slot in range(len(buf)):
         g = buf[slot]
         if g is None:
