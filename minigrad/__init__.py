@@ -176,14 +176,9 @@ def get_default_device() -> device:
     return device("cpu")
 
 
-def __getattr__(name: str):
-    """A PyTorch name minigrad does not have: say so, instead of a bare AttributeError."""
-    if name.startswith("__"):
-        raise AttributeError(name)
-    raise AttributeError(
-        f"minigrad does not implement torch.{name}. minigrad covers PyTorch's autograd API for teaching; "
-        "see 'Differences from PyTorch' in the README for what is left out.")
+from ._missing import missing_name  # noqa: E402
 
+__getattr__ = missing_name(__name__, "torch")
 
 del _dtypes
 

@@ -12,6 +12,7 @@ import warnings
 
 import numpy as np
 
+from .._missing import missing_name
 from .._random import default_generator
 from .._tensor import Tensor, make
 from ..autograd.grad_mode import STATE
@@ -419,10 +420,4 @@ def binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight: Tens
     return make(res)
 
 
-def __getattr__(name: str):
-    """A PyTorch name this module lacks: say that minigrad does not implement it."""
-    if name.startswith("_"):
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    raise AttributeError(
-        f"minigrad does not implement torch.nn.functional.{name}. minigrad covers PyTorch's autograd API for teaching; "
-        "see 'Differences from PyTorch' in the README for what is left out.")
+__getattr__ = missing_name(__name__, "torch.nn.functional")

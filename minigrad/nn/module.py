@@ -460,18 +460,9 @@ class Module:
 
     def zero_grad(self, set_to_none: bool = True) -> None:
         """Reset every parameter's .grad: to None (the default, as PyTorch 2) or to zeros in place."""
-        for p in self.parameters():
-            g = p._grad
-            if g is None:
-                continue
-            if set_to_none:
-                p._grad = None
-            else:
-                if g._grad_fn is not None:
-                    g.detach_()
-                else:
-                    g.requires_grad_(False)
-                g.zero_()
+        from ..optim.optimizer import zero_grads
+
+        zero_grads(self.parameters(), set_to_none)
 
     def apply(self, fn: Callable[[Module], None]) -> Module:
         """Call `fn` on every submodule (children first) and then on self, e.g. to initialise weights."""

@@ -106,19 +106,7 @@ class Optimizer:
 
     def zero_grad(self, set_to_none: bool = True) -> None:
         """Reset every parameter's .grad: to None (the default) or to zeros in place."""
-        for group in self.param_groups:
-            for p in group["params"]:
-                g = p._grad
-                if g is None:
-                    continue
-                if set_to_none:
-                    p._grad = None
-                else:
-                    if g._grad_fn is not None:
-                        g.detach_()
-                    else:
-                        g.requires_grad_(False)
-                    g.zero_()
+        zero_grads((p for group in self.param_groups for p in group["params"]), set_to_none)
 
     def step(self, closure: Callable[[], Any] | None = None):
         raise NotImplementedError
@@ -189,3 +177,19 @@ class Optimizer:
             return new
 
         self.__setstate__({"state": state, "param_groups": [update(g, s) for g, s in zip(groups, saved_groups)]})
+
+
+def zero_grads(params, set_to_none: bool = True) -> None:
+    """Reset `.grad` of each parameter: to None (PyTorch 2's default) or to zeros in place, detached."""
+    for p in params:
+        g = p._grad
+        if g is None:
+            continue
+        if set_to_none:
+            p._grad = None
+        else:
+            if g._grad_fn is not None:
+                g.detach_()
+            else:
+                g.requires_grad_(False)
+            g.zero_()

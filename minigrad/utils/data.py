@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from .. import _random
+from .._missing import missing_name
 from .._tensor import Tensor, make
 from ..autograd.grad_mode import STATE
 
@@ -224,10 +225,4 @@ class DataLoader:
         return n // self.batch_size if self.drop_last else math.ceil(n / self.batch_size)
 
 
-def __getattr__(name: str):
-    """A PyTorch name this module lacks: say that minigrad does not implement it."""
-    if name.startswith("_"):
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    raise AttributeError(
-        f"minigrad does not implement torch.utils.data.{name}. minigrad covers PyTorch's autograd API for teaching; "
-        "see 'Differences from PyTorch' in the README for what is left out.")
+__getattr__ = missing_name(__name__, "torch.utils.data")
