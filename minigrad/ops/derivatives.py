@@ -382,13 +382,17 @@ def _var_grad(grad, self, correction, dim, keepdim):
 
 
 def _safe_div(a, b, zero_mask):
-    """a / b, with 0 where b is 0 (PyTorch's std and norm at 0)."""
+    """a / b, with 0 where b is 0 (PyTorch's std and norm at 0).
+
+    Written as PyTorch writes it, `(a / b).masked_fill_(b == 0, 0)`: the division itself is not
+    protected, so the second derivative at 0 is nan exactly where PyTorch's is.
+    """
     import numpy as np
 
     if D.is_t(a) or D.is_t(b):
-        return D.where(zero_mask, 0.0, a / D.where(zero_mask, 1.0, b))
+        return D.where(zero_mask, 0.0, a / b)
     with np.errstate(divide="ignore", invalid="ignore"):
-        return np.where(zero_mask, 0.0, a / np.where(zero_mask, 1.0, b)).astype(np.result_type(a, b))
+        return np.where(zero_mask, 0.0, a / b).astype(np.result_type(a, b))
 
 
 def _norm_grad(grad, self, result, ord, dim, keepdim):

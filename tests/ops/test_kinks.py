@@ -107,3 +107,19 @@ def test_prod_with_a_zero_has_second_derivatives():
     assert g.tolist() == [6.0, 0.0, 0.0]
     (h,) = minigrad.autograd.grad(g[0], x)
     assert h.tolist() == [0.0, 3.0, 2.0]
+
+
+@pytest.mark.parametrize("op", ["norm", "std"])
+def test_second_derivative_at_zero_is_nan_like_pytorch(torch, op):
+    """norm'(0) = 0 by convention, but the function has no second derivative there: PyTorch's
+    double backward gives nan, and so must minigrad's (not a made-up finite number)."""
+    def second(lib):
+        x = lib.tensor(np.zeros((2, 3)), requires_grad=True)
+        y = x.norm() if op == "norm" else x.std()
+        (g,) = lib.autograd.grad(y, x, create_graph=True)
+        (h,) = lib.autograd.grad((g * g).sum() + g.sum(), x)
+        return g.detach().numpy(), h.numpy()
+
+    (g_t, h_t), (g_m, h_m) = second(torch), second(minigrad)
+    np.testing.assert_array_equal(g_m, g_t)
+    np.testing.assert_array_equal(np.isnan(h_m), np.isnan(h_t))
