@@ -186,13 +186,20 @@ def _add(buffers: dict, node, slot: int, n: int, g) -> None:
 
 def _add_checked(buffers: dict, node, i: int, nxt, slot: int, g, create_graph: bool) -> None:
     """Check output `i` of `node` against what `nxt` expects, then add it to `nxt`'s buffer."""
-    meta = nxt._meta()
-    shape, dtype = meta[slot]
+    cls = nxt.__class__
+    if cls is AccumulateGrad:  # the common receivers, without building a metadata tuple
+        d = nxt.variable._data
+        shape, dtype, n = d.shape, d.dtype, 1
+    elif getattr(cls, "_multi", True) is False:
+        (shape, dtype), n = nxt._m, 1
+    else:
+        meta = nxt._meta()
+        (shape, dtype), n = meta[slot], len(meta)
     if create_graph or g.__class__ is not np.ndarray or g.shape != shape or g.dtype != dtype:
         g = _validate(node, i, g, shape, dtype, create_graph)
     buf = buffers.get(nxt)
     if buf is None:
-        buf = buffers[nxt] = [None] * len(meta)
+        buf = buffers[nxt] = [None] * n
     old = buf[slot]
     buf[slot] = g if old is None else old + g
 
