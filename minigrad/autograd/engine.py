@@ -83,8 +83,8 @@ def _run_ready(seen, deps, buffers, keep_graph, create_graph, captures, captured
     try:
         heap = [(-n._seq, n) for n in seen if n not in deps]
         heapq.heapify(heap)
-        while heap:
-            node = pop(heap)[1]
+        node = pop(heap)[1] if heap else None
+        while node is not None:
             buf = buffers.pop(node, None)
             outs = None
             if buf is not None:
@@ -99,6 +99,7 @@ def _run_ready(seen, deps, buffers, keep_graph, create_graph, captures, captured
                         outs = _call(node, buf, create_graph)
                     if not keep_graph:
                         node._release()
+            single = None  # a chain hands on to one ready node: take it directly, skipping the heap
             nx = node._nx
             for i in range(len(nx) >> 1):
                 nxt = nx[2 * i]
@@ -109,8 +110,15 @@ def _run_ready(seen, deps, buffers, keep_graph, create_graph, captures, captured
                 left = deps[nxt] - 1
                 deps[nxt] = left
                 if not left:
-                    push(heap, (-nxt._seq, nxt))
+                    if single is None and not heap:
+                        single = nxt
+                    else:
+                        if single is not None:
+                            push(heap, (-single._seq, single))
+                            single = None
+                        push(heap, (-nxt._seq, nxt))
             outs = None  # drop our reference: AccumulateGrad reads reference counts
+            node = single if single is not None else (pop(heap)[1] if heap else None)
     finally:
         STATE.mode = prev_mode
 
