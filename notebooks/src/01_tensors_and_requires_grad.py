@@ -48,6 +48,25 @@ for name, t in [("x", x), ("w", w), ("y", y), ("z", z)]:
 # The printed `0x...` is a memory address: it changes from run to run and means nothing more
 # than "this particular node object".
 #
+# Each `grad_fn` appears the moment its operation runs. `viz.record()` lets you watch that:
+# run ordinary code inside the `with` block, then `rec.player()` replays it one node at a
+# time (press play). The cell after it prints the same steps as text.
+
+# %%
+# NBVAL_IGNORE_OUTPUT
+import viz
+
+with viz.record(params={"x": x, "w": w}) as rec:
+    y = x * w
+    z = y.sum()
+rec.player()
+
+# %%
+for frame in rec.frames:
+    print(frame.text.splitlines()[0])
+print(viz.summary(z, params={"x": x, "w": w}))
+
+# %% [markdown]
 # `w` does not require grad, and neither does anything computed from `w` alone. Such a tensor
 # is also a leaf: autograd did not record how it was made, so as far as the graph is
 # concerned it is a starting point, just a constant.
