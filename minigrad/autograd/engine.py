@@ -232,13 +232,24 @@ def _validate(node, i: int, g, shape: tuple, dtype, create_graph: bool):
 
 
 def _sum_to_checked(node, i: int, g, shape: tuple):
-    dual = sys.modules["minigrad.ops._dual"]  # loaded with minigrad; imported after this module
+    """Sum a broadcast gradient back to `shape`; the axes to sum are cached per shape pair
+    (a training loop meets the same few pairs, e.g. a bias, on every step)."""
     gshape = tuple(g.shape)
-    if not dual.expandable(shape, gshape):
-        raise RuntimeError(
-            f"Function {node.name()} returned an invalid gradient at index {i} - got {list(gshape)} but expected "
-            f"shape compatible with {list(shape)}")
-    return dual.sum_to(g, shape)
+    dims = _SUM_AXES.get((shape, gshape))
+    if dims is None:
+        dual = sys.modules["minigrad.ops._dual"]  # loaded with minigrad; imported after this module
+        if not dual.expandable(shape, gshape):
+            raise RuntimeError(
+                f"Function {node.name()} returned an invalid gradient at index {i} - got {list(gshape)} but "
+                f"expected shape compatible with {list(shape)}")
+        if len(_SUM_AXES) > 4096:
+            _SUM_AXES.clear()
+        dims = _SUM_AXES[(shape, gshape)] = dual._sum_dims(shape, gshape)
+    out = g.sum(dims, keepdim=True) if g.__class__ is not np.ndarray else g.sum(axis=dims, keepdims=True)
+    return out.reshape(shape)
+
+
+_SUM_AXES: dict = {}  # (input shape, gradient shape) -> axes to sum
 
 
 def _tensor_prehooks(node, buf: list, create_graph: bool) -> list:

@@ -372,7 +372,7 @@ def _ufunc_in_place(self: Tensor, ufunc, other) -> bool:
     d = self._data
     od = other._data if isinstance(other, Tensor) else other
     if d.__class__ is not np.ndarray or not d.flags.writeable or (
-            isinstance(other, Tensor) and not np.can_cast(od.dtype, d.dtype, "same_kind")):
+            isinstance(other, Tensor) and od.dtype is not d.dtype and not np.can_cast(od.dtype, d.dtype, "same_kind")):
         return False
     if isinstance(od, float) and d.dtype.kind != "f":
         return False
