@@ -489,26 +489,13 @@ class Module:
 
     def to(self, *args, **kwargs) -> Module:
         """`to(dtype)`, `to(device)` (the CPU only), `to(tensor)`: floating-point state changes dtype."""
-        from .._device import device as device_cls
+        from ..ops.shape import parse_to
 
-        dtype = kwargs.pop("dtype", None)
-        dev = kwargs.pop("device", None)
-        kwargs.pop("non_blocking", None)
-        if kwargs:
-            raise TypeError(f"to() got an unexpected keyword argument '{next(iter(kwargs))}'")
-        for a in args:
-            if isinstance(a, Tensor):
-                dtype = a.dtype
-            elif isinstance(a, _dtypes.dtype):
-                dtype = a
-            elif isinstance(a, (str, device_cls)):
-                dev = a
-            elif not isinstance(a, bool):
-                raise TypeError(f"to() received an invalid combination of arguments - got ({type(a).__name__})")
-        if dev is not None:
-            device_cls(dev)  # only the CPU exists: anything else is a clear error
+        dtype, _ = parse_to(args, kwargs)
         if dtype is None:
             return self
+        if not isinstance(dtype, _dtypes.dtype):
+            dtype = _dtypes.FROM_NP[_dtypes.to_np(dtype)]
         if not dtype.is_floating_point:
             raise TypeError(f"nn.Module.to only accepts floating point or complex dtypes, but got desired "
                             f"dtype={dtype}")

@@ -293,8 +293,9 @@ def contiguous(self, memory_format=None):
     return clone(self)
 
 
-def to(self, *args, **kwargs):
-    """`to(dtype)`, `to(device)`, `to(device, dtype)`, `to(other)`; no node when nothing changes."""
+def parse_to(args: tuple, kwargs: dict) -> tuple:
+    """The (dtype, copy) a `.to(...)` call asks for (Tensor.to and Module.to read it the same way);
+    a device other than the CPU is a clear error here."""
     from .._device import device as device_cls
 
     dtype = kwargs.pop("dtype", None)
@@ -310,12 +311,16 @@ def to(self, *args, **kwargs):
             dtype = a
         elif isinstance(a, (str, device_cls)):
             dev = a
-        elif isinstance(a, builtins.bool):
-            pass
-        else:
+        elif not isinstance(a, builtins.bool):
             raise TypeError(f"to() received an invalid combination of arguments - got ({type(a).__name__})")
     if dev is not None:
         device_cls(dev)  # only the CPU exists: anything else is a clear error
+    return dtype, copy
+
+
+def to(self, *args, **kwargs):
+    """`to(dtype)`, `to(device)`, `to(device, dtype)`, `to(other)`; no node when nothing changes."""
+    dtype, copy = parse_to(args, kwargs)
     if dtype is None:
         return clone(self) if copy else self
     target = _dtypes.to_np(dtype)
