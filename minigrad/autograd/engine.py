@@ -61,8 +61,7 @@ def run_backward(roots: list, grads: list, keep_graph: bool, create_graph: bool,
             node = t._grad_fn if t._grad_fn is not None else _existing_accumulator(t)
             if node is not None and node in seen:
                 captures.setdefault(node, []).append((t._out_nr, k))
-        send = _leading_to(_topological(seen, deps), captures)
-        run = {n for n in send if any(nxt in send for nxt in n._nx[::2] if nxt is not None)}
+        send, run = _leading_to(_topological(seen, deps), captures)
         if accumulate:
             run |= {n for n in captures if type(n) is AccumulateGrad}
     captured = [None] * (len(inputs) if inputs is not None else 0)
@@ -175,13 +174,17 @@ def _topological(nodes: set, deps: dict) -> list:
     return order
 
 
-def _leading_to(order: list, targets) -> set:
-    """The nodes from which some target can be reached, targets included (parents come first in `order`)."""
-    reach = set()
+def _leading_to(order: list, targets) -> tuple[set, set]:
+    """(nodes from which a target can be reached, targets included; nodes that must run because a
+    target lies beyond them). `order` lists every node before the nodes it feeds."""
+    reach, run = set(), set()
     for node in reversed(order):
-        if node in targets or any(nxt in reach for nxt in node._nx[::2] if nxt is not None):
+        if any(nxt in reach for nxt in node._nx[::2]):
+            run.add(node)
             reach.add(node)
-    return reach
+        elif node in targets:
+            reach.add(node)
+    return reach, run
 
 
 def _add(buffers: dict, node, slot: int, n: int, g) -> None:
