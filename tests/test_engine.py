@@ -314,3 +314,15 @@ def test_backward_at_zero_of_sqrt_is_inf_without_numpy_warnings():
         warnings.simplefilter("error")
         x.sqrt().sum().backward()
     assert x.grad.tolist() == [float("inf"), 0.25]
+
+
+def test_track_outputs_off_drops_the_weak_reference_and_viz_still_draws():
+    import viz
+
+    x = leaf([1.0, 2.0])
+    with mg.autograd.graph.track_outputs(False):
+        y = (x * 2).exp()
+    assert y.grad_fn.output_tensor is None
+    assert (x * 2).grad_fn.output_tensor is not None  # restored after the block
+    text = str(viz.summary(y.sum(), params={"x": x}))
+    assert "ExpBackward0" in text and "MulBackward0" in text
