@@ -209,11 +209,23 @@ def permute(self, *dims):
 
 
 def T(self):
-    """`.T`: all dims reversed (PermuteBackward0 on a matrix, as PyTorch)."""
+    """`.T`: all dims reversed (PermuteBackward0, as PyTorch), with PyTorch's warning once per
+    process when the tensor is not a matrix."""
     nd = self._data.ndim
-    if nd < 2:
-        return self
+    if nd != 2 and not _T_WARNED:
+        import warnings
+
+        from ..autograd.engine import user_stacklevel
+
+        _T_WARNED.append(True)
+        warnings.warn("The use of `x.T` on tensors of dimension other than 2 to reverse their shape is deprecated "
+                      "and it will throw an error in a future release. Consider `x.mT` to transpose batches of "
+                      "matrices or `x.permute(*minigrad.arange(x.ndim - 1, -1, -1))` to reverse the dimensions "
+                      "of a tensor.", UserWarning, stacklevel=user_stacklevel())
     return permute(self, tuple(range(nd - 1, -1, -1)))
+
+
+_T_WARNED: list = []  # PyTorch warns once per process (TORCH_WARN_ONCE)
 
 
 def mT(self):
