@@ -62,8 +62,22 @@ class RuleNode(Node):
             elif kind == _RESULT:
                 out.append(fn(g, self._unpack_result(create_graph)))
             else:
-                out.append(fn(*[self._arg(k, j, g, grads, create_graph) for k, j in srcs]))
+                out.append(fn(*[self._arg(src, j, g, grads, create_graph) for src, j in srcs]))
         return out
+
+    def _apply_one(self, grads: list, create_graph: bool) -> list:
+        """`_apply` for the many one-input rules (exp, tanh, sum, views...): no loop over inputs."""
+        if self._in is FREED:
+            raise freed_error(self)
+        fn, kind, i, srcs = self._formulas[0]
+        g = grads[0]
+        if kind == _GRAD:
+            return [fn(g)]
+        if kind == _RESULT:
+            return [fn(g, self._unpack_result(create_graph))]
+        if kind == _INPUT:
+            return [fn(g, self._unpack_input(i, create_graph))]
+        return [fn(*[self._arg(src, j, g, grads, create_graph) for src, j in srcs])]
 
     def _arg(self, kind: int, i: int, g, grads: list, create_graph: bool):
         if kind == _GRAD:
@@ -232,6 +246,7 @@ def rule(name: str, inputs: str, extras: str = "", *, multi: bool = False, **for
         "__slots__": (), "__module__": "minigrad.autograd.graph", "_inputs": input_names,
         "_extras": extra_names, "_formulas": tuple(compiled), "_keep": keep, "_saves_result": saves_result,
         "_multi": multi, "_exposed": frozenset(exposed),
+        **({"_apply": RuleNode._apply_one} if len(input_names) == 1 and not multi else {}),
     })
 
 
