@@ -12,7 +12,7 @@ from .. import _dtypes
 from .._tensor import Tensor, _wrap_dim, make
 from ..autograd.grad_mode import STATE
 from . import derivatives as R
-from ._record import record
+from ._record import record, record1
 
 
 def as_view(t: Tensor, base: Tensor, recipe, multi: bool = False) -> Tensor:
@@ -122,7 +122,7 @@ def infer_shape(shape: tuple, numel: int) -> tuple:
 
 def _record_view(cls, self: Tensor, res: np.ndarray, extras: tuple, recipe) -> Tensor:
     if self._requires_grad and STATE.mode > 0:
-        out = record(cls, res, (self,), extras)
+        out = record1(cls, res, self, extras)
     else:
         out = make(res)
     return as_view(out, self, recipe)
