@@ -75,9 +75,11 @@ def _broadcast_pair(input: Tensor, target: Tensor) -> tuple:
 
 
 def _size_warning(input: Tensor, target: Tensor) -> None:
+    from ..autograd.engine import user_stacklevel
+
     warnings.warn(f"Using a target size ({target.size()}) that is different to the input size ({input.size()}). "
                   "This will likely lead to incorrect results due to broadcasting. Please ensure they have the same "
-                  "size.", UserWarning, stacklevel=3)
+                  "size.", UserWarning, stacklevel=user_stacklevel())
 
 
 def _scalar_node(cls, t: Tensor, value, res: np.ndarray) -> Tensor:
@@ -205,15 +207,22 @@ def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
 
 
 # -- losses ----------------------------------------------------------------------------------------------
-def mse_loss(input: Tensor, target: Tensor, size_average=None, reduce=None, reduction: str = "mean",
-             weight=None) -> Tensor:
-    """Mean squared error (MseLossBackward0)."""
+def _pointwise_loss_args(name: str, input: Tensor, target: Tensor, size_average, reduce, reduction: str, weight):
+    """The checks mse_loss and l1_loss share: the reduction, no `weight`, and PyTorch's warning and
+    broadcast when the target's shape differs from the input's."""
     red = _reduction(reduction, size_average, reduce)
     if weight is not None:
-        raise NotImplementedError("minigrad: mse_loss(weight=...) is not implemented.")
+        raise NotImplementedError(f"minigrad: {name}(weight=...) is not implemented.")
     if target._data.shape != input._data.shape:
         _size_warning(input, target)
         input, target = _broadcast_pair(input, target)
+    return input, target, red
+
+
+def mse_loss(input: Tensor, target: Tensor, size_average=None, reduce=None, reduction: str = "mean",
+             weight=None) -> Tensor:
+    """Mean squared error (MseLossBackward0)."""
+    input, target, red = _pointwise_loss_args("mse_loss", input, target, size_average, reduce, reduction, weight)
     d = input._data - target._data
     res = _reduce(d * d, red)
     if _tracked(input, target):
@@ -224,12 +233,7 @@ def mse_loss(input: Tensor, target: Tensor, size_average=None, reduce=None, redu
 def l1_loss(input: Tensor, target: Tensor, size_average=None, reduce=None, reduction: str = "mean",
             weight=None) -> Tensor:
     """Mean absolute error: PyTorch composes it, `(input - target).abs().mean()` (MeanBackward0)."""
-    red = _reduction(reduction, size_average, reduce)
-    if weight is not None:
-        raise NotImplementedError("minigrad: l1_loss(weight=...) is not implemented.")
-    if target._data.shape != input._data.shape:
-        _size_warning(input, target)
-        input, target = _broadcast_pair(input, target)
+    input, target, red = _pointwise_loss_args("l1_loss", input, target, size_average, reduce, reduction, weight)
     diff = (input - target).abs()
     return diff.mean() if red == N.MEAN else diff.sum() if red == N.SUM else diff
 
