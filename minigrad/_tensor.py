@@ -198,14 +198,22 @@ class Tensor:
     def _bump(self) -> None:
         box = self._vbox
         if box is None:
-            self._vbox = [1]
+            self._new_box(1)
         else:
             box[0] += 1
 
     def _box(self) -> list:
         box = self._vbox
         if box is None:
-            box = self._vbox = [0]
+            box = self._new_box(0)
+        return box
+
+    def _new_box(self, version: int) -> list:
+        """Create the version counter; a node that saved this tensor as its result starts watching it."""
+        box = self._vbox = [version]
+        fn = self._grad_fn
+        if fn is not None:
+            fn._saw_box(self, box)
         return box
 
     def _extra(self) -> _Extra:
@@ -305,6 +313,7 @@ class Tensor:
                 "(DDP) for training, and gradient_as_bucket_view is set as True, gradients are views of DDP "
                 "buckets, and hence detach_() cannot be called on these gradients. To fix this error, please "
                 "refer to the Optimizer.zero_grad() function in torch/optim/optimizer.py as the solution.")
+        self._box()  # a node that saved this tensor as its result must still see later in-place changes
         self._grad_fn = None
         self._requires_grad = False
         self._out_nr = 0

@@ -181,6 +181,9 @@ class Node:
     def _release(self) -> None:
         pass
 
+    def _saw_box(self, t, box: list) -> None:
+        """`t`, an output of this node, just got a version counter (RuleNode watches saved results)."""
+
 
 def _dtype_name(np_dtype) -> str:
     from .._dtypes import FROM_NP

@@ -30,7 +30,9 @@ _GRAD, _GRADS, _INPUT, _RESULT, _EXTRA = range(5)
 class RuleNode(Node):
     """A node whose backward is a row of the derivative table."""
 
-    __slots__ = ("_in", "_vers", "_res", "_ex", "_m")
+    # `_res` is the saved output array (rules that read `result`), `_rv` its version when saved and
+    # `_rb` the output's version counter once it has one (`_saw_box`): no per-op box or tuple.
+    __slots__ = ("_in", "_vers", "_res", "_rb", "_rv", "_ex", "_m")
 
     # filled in by rule(): input names, extra names, per-input (formula, argument sources), ...
     _inputs: tuple = ()
@@ -105,15 +107,26 @@ class RuleNode(Node):
         return v
 
     def _unpack_result(self, create_graph: bool):
-        arr, box, saved = self._res
-        if box[0] != saved:
+        arr, box = self._res, self._rb
+        if box is not None and box[0] != self._rv:
             t = make(arr, self, True)
-            raise RuntimeError(modified_message(t, box[0], saved))
+            raise RuntimeError(modified_message(t, box[0], self._rv))
         if not create_graph:
             return arr
         t = make(arr, self, True)
         t._vbox = box
         return t
+
+    def _saw_box(self, t: Tensor, box: list) -> None:
+        """`t` just got its version counter; if `t` is the result this node saved, watch that counter."""
+        if self._saves_result and self._res is t._data:
+            self._rb = box
+
+    def _save_result(self, t: Tensor) -> None:
+        """Save `t` (already modified in place, so at a version above 0) as this node's result."""
+        self._res = t._data
+        self._rv = t._version
+        self._rb = t._vbox
 
     def _release(self) -> None:
         if self._in is not None or self._res is not None:
@@ -288,15 +301,28 @@ def _finish(node, cls, out) -> Tensor:
     t._base = None
     t._out_nr = 0
     t._x = None
+    t._vbox = None
     if cls._saves_result:
-        box = t._vbox = [0]
-        node._res = (out, box, 0)
+        node._res = out
+        node._rb = None
+        node._rv = 0
     else:
-        t._vbox = None
         node._res = None
-    node._m = (out.shape, out.dtype)
+    key = (out.shape, out.dtype)
+    meta = METAS.get(key)
+    node._m = meta if meta is not None else _intern_meta(key)
     node._out = weakref.ref(t) if OUTPUT_REFS[0] else None
     return t
+
+
+METAS: dict = {}  # (shape, dtype) -> itself: nodes share one metadata tuple instead of making two per op
+
+
+def _intern_meta(key: tuple) -> tuple:
+    if len(METAS) > 4096:
+        METAS.clear()
+    METAS[key] = key
+    return key
 
 
 def _slow_extras(node) -> None:

@@ -150,6 +150,7 @@ def _adopt(t: Tensor, out: Tensor) -> None:
     """After an in-place op: `t` keeps its identity and storage, takes the new node, bumps its version."""
     node = out._grad_fn
     old, old_nr = t._grad_fn, t._out_nr
+    t._box()  # the old node, if it saved `t` as its result, must see the coming version bump
     t._grad_fn = node
     t._requires_grad = True
     t._out_nr = 0
@@ -157,7 +158,7 @@ def _adopt(t: Tensor, out: Tensor) -> None:
     _move_retain(t, old, old_nr)
     t._bump()
     if node._res is not None:
-        node._res = (t._data, t._box(), t._version)
+        node._save_result(t)
 
 
 def _edge(t: Tensor) -> tuple:
@@ -238,12 +239,13 @@ def _rebase_view(view: Tensor, out: Tensor) -> None:
     node._idx = index_map(root._data.shape, view_recipes(view))
     node._m = (root._data.shape, root._data.dtype)
     node._out = weakref.ref(root)
+    root._box()  # see _adopt
     root._grad_fn = node
     root._requires_grad = True
     root._out_nr = 0
     view._bump()  # the version counter is the base's
     if fn._res is not None:  # the op's saved result is the view itself, as modified
-        fn._res = (view._data, view._box(), view._version)
+        fn._save_result(view)
     refresh_views(root, view)
 
 
@@ -334,6 +336,7 @@ def _regenerate(v: Tensor, root: Tensor) -> None:
 def _take_node(v: Tensor, t: Tensor) -> None:
     node = t._grad_fn
     old, old_nr = v._grad_fn, v._out_nr
+    v._box()  # see _adopt
     v._grad_fn = node
     v._requires_grad = True
     v._out_nr = t._out_nr
