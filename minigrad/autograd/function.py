@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import functools
 import warnings
+import weakref
 
 import numpy as np
 
 from .grad_mode import STATE, no_grad
-from .graph import FREED, Node, _seq, freed_error
+from .graph import FREED, NOBODY, Node, _seq, freed_error
 
 LEGACY = ("Legacy autograd function with non-static forward method is deprecated. Please use new-style autograd "
           "function with static forward method. (Example: https://pytorch.org/docs/stable/autograd.html"
@@ -186,10 +187,9 @@ class Function(FunctionCtx, metaclass=FunctionMeta):
 def _apply(cls, args: tuple, kwargs: dict):
     from .._tensor import Tensor, make
 
-    node = cls._backward_cls.__new__(cls._backward_cls)
+    node = weakref.ref.__new__(cls._backward_cls, NOBODY)  # its outputs are not known yet: see below
     node._next = ()
     node._seq = next(_seq)
-    node._out = None
     node._x = None
     needs = tuple(isinstance(a, Tensor) and a._requires_grad for a in args)
     node.needs_input_grad = needs
@@ -251,9 +251,7 @@ def _apply(cls, args: tuple, kwargs: dict):
         new_outs.append(t)
     node._metas = tuple(metas)
     if new_outs and isinstance(new_outs[0], Tensor):
-        import weakref
-
-        node._out = weakref.ref(new_outs[0])
+        node._set_output(new_outs[0])
     to_save = node.__dict__.pop("_to_save", None)
     if to_save is not None:
         saved = []

@@ -5,6 +5,10 @@ the values its derivative rule reads (saved at forward time), and the shape/dtyp
 it receives. It never references the tensor it produced (only weakly), so a graph has no
 reference cycles and is freed by reference counting the moment the last tensor goes away.
 
+A node *is* that weak reference (`Node` subclasses `weakref.ref`): one object per operation
+instead of two. Python's cyclic garbage collector walks every live container object while a
+graph is alive, so the number of objects per operation is what its cost grows with.
+
 Everything only introspection reads (`metadata`, hooks, `_saved_*`) lives behind one rarely-set
 slot `_x` or is computed on access, to keep the per-operation cost of recording low.
 """
@@ -72,13 +76,29 @@ class HookDict(dict):
         return handle
 
 
-class Node:
-    """Base of every graph node (`isinstance(t.grad_fn, minigrad.autograd.graph.Node)`)."""
+class _Nobody:
+    """The referent of a node whose output is not known or not tracked (`track_outputs(False)`)."""
+
+    __slots__ = ("__weakref__",)
+
+
+NOBODY = _Nobody()
+_deref = weakref.ref.__call__
+
+
+class Node(weakref.ref):
+    """Base of every graph node (`isinstance(t.grad_fn, minigrad.autograd.graph.Node)`).
+
+    Made with `Node.__new__(cls, output_tensor)`; identity, not the referent, is its hash and equality.
+    """
 
     # `_nx` holds the edges flat, (node0, input_nr0, node1, input_nr1, ...): one tuple per node
     # instead of one per edge too, which matters because every tuple in a graph is work for Python's
     # cyclic garbage collector while the graph is alive.
-    __slots__ = ("_nx", "_seq", "_out", "_x", "__weakref__")
+    __slots__ = ("_nx", "_seq", "_x", "__weakref__")
+    __hash__ = object.__hash__
+    __eq__ = object.__eq__
+    __ne__ = object.__ne__
 
     # -- the public PyTorch API -------------------------------------------------------------
     def name(self) -> str:
@@ -130,10 +150,17 @@ class Node:
 
     @property
     def output_tensor(self):
-        """The tensor this node produced, while it is alive (a weak reference, kept while
-        `track_outputs` is on: a weakref per operation costs ~10% of an op's time)."""
-        ref = self._out
-        return ref() if ref is not None else None
+        """The tensor this node produced, while it is alive (the node is a weak reference to it;
+        an in-place op that takes over a node re-points it through `_x["output"]`)."""
+        x = self._x
+        if x is not None and "output" in x:
+            return x["output"]()
+        t = _deref(self)
+        return None if t is NOBODY else t
+
+    def _set_output(self, t) -> None:
+        """Re-point `output_tensor` (an in-place op hands its node to an existing tensor)."""
+        self._extra()["output"] = weakref.ref(t)
 
     @property
     def hooks(self) -> tuple:
@@ -196,11 +223,13 @@ class AccumulateGrad(Node):
 
     __slots__ = ("variable",)
 
+    def __new__(cls, variable):
+        return weakref.ref.__new__(cls, NOBODY)
+
     def __init__(self, variable):
         self.variable = variable
         self._nx = ()
         self._seq = _ACC_SEQ + next(_seq)
-        self._out = None
         self._x = None
 
     def name(self) -> str:
@@ -228,12 +257,12 @@ def forward_op_name(node) -> str:
 
 
 # -- output references for introspection ---------------------------------------------------------------
-OUTPUT_REFS = [True]  # nodes keep a weak reference to the tensor they produced (node.output_tensor)
+OUTPUT_REFS = [True]  # nodes refer weakly to the tensor they produced (node.output_tensor)
 
 
 class track_outputs:
-    """`with track_outputs(False):` (or a plain call) stops nodes from keeping a weak reference to
-    their output, for the last bit of speed; viz then shows values only where it can reach them."""
+    """`with track_outputs(False):` (or a plain call) makes new nodes forget their output tensor
+    (they refer to a placeholder instead); viz then shows values only where it can reach them."""
 
     def __init__(self, mode: bool = True):
         self.prev = OUTPUT_REFS[0]

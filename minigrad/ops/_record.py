@@ -20,9 +20,10 @@ import numpy as np
 
 from .._tensor import Tensor, make
 from ..autograd import anomaly_mode
-from ..autograd.graph import FREED, OUTPUT_REFS, SAVED_HOOKS, Node, Packed, _seq, forward_op_name, freed_error
+from ..autograd.graph import FREED, NOBODY, OUTPUT_REFS, SAVED_HOOKS, Node, Packed, _seq, forward_op_name, freed_error
 
 _new = object.__new__
+_wnew = weakref.ref.__new__  # a node is a weak reference to its output tensor (graph.Node)
 NONE_EDGE = (None, 0)
 _GRAD, _GRADS, _INPUT, _RESULT, _EXTRA = range(5)
 
@@ -287,13 +288,13 @@ def _version(v: Tensor) -> int:
     return box[0] if box is not None else 0
 
 
-def _finish(node, cls, out) -> Tensor:
-    """Common tail of recording: the output tensor, the saved result, the output's metadata."""
+def _finish(node, cls, out, t: Tensor) -> Tensor:
+    """Common tail of recording: fill in the output tensor `t` (the node refers to it weakly), the
+    saved result, the output's metadata."""
     if SAVED_HOOKS or anomaly_mode.ENABLED[0]:
         _slow_extras(node)
     if out.__class__ is not np.ndarray:
         out = np.asarray(out)
-    t = _new(Tensor)
     t._data = out
     t._grad_fn = node
     t._requires_grad = True
@@ -311,7 +312,6 @@ def _finish(node, cls, out) -> Tensor:
     key = (out.shape, out.dtype)
     meta = METAS.get(key)
     node._m = meta if meta is not None else _intern_meta(key)
-    node._out = weakref.ref(t) if OUTPUT_REFS[0] else None
     return t
 
 
@@ -337,7 +337,8 @@ def _slow_extras(node) -> None:
 
 def record1(cls, out, a: Tensor, extras: tuple = ()) -> Tensor:
     """`record` for one input that requires grad (the unary-op fast path)."""
-    node = _new(cls)
+    t = _new(Tensor)
+    node = _wnew(cls, t if OUTPUT_REFS[0] else NOBODY)
     node._nx = _edge(a)
     node._seq = next(_seq)
     node._x = None
@@ -349,7 +350,7 @@ def record1(cls, out, a: Tensor, extras: tuple = ()) -> Tensor:
     else:
         node._in = None
         node._vers = None
-    return _finish(node, cls, out)
+    return _finish(node, cls, out, t)
 
 
 def record2(cls, out, a, b, extras: tuple = ()) -> Tensor:
@@ -371,7 +372,8 @@ def record2(cls, out, a, b, extras: tuple = ()) -> Tensor:
         else:
             nb = b._out_nr
         mask |= 2
-    node = _new(cls)
+    t = _new(Tensor)
+    node = _wnew(cls, t if OUTPUT_REFS[0] else NOBODY)
     node._nx = (fa, na, fb, nb)
     node._seq = next(_seq)
     node._x = None
@@ -385,7 +387,7 @@ def record2(cls, out, a, b, extras: tuple = ()) -> Tensor:
         va = _version(a) if isinstance(kept[0], Tensor) else 0
         vb = _version(b) if isinstance(kept[1], Tensor) else 0
         node._vers = [va, vb] if va or vb else None
-    return _finish(node, cls, out)
+    return _finish(node, cls, out, t)
 
 
 def record(cls, out, inputs: tuple, extras: tuple = ()) -> Tensor:
@@ -403,7 +405,8 @@ def record(cls, out, inputs: tuple, extras: tuple = ()) -> Tensor:
         else:
             edges += NONE_EDGE
         bit <<= 1
-    node = _new(cls)
+    t = _new(Tensor)
+    node = _wnew(cls, t if OUTPUT_REFS[0] else NOBODY)
     node._nx = tuple(edges)
     node._seq = next(_seq)
     node._x = None
@@ -415,7 +418,7 @@ def record(cls, out, inputs: tuple, extras: tuple = ()) -> Tensor:
         vers = [_version(v) if isinstance(v, Tensor) else 0 for v in kept]
         if any(vers):
             node._vers = vers
-    return _finish(node, cls, out)
+    return _finish(node, cls, out, t)
 
 
 def record_multi(cls, outs: list, inputs: tuple, extras: tuple = ()) -> list:

@@ -154,7 +154,7 @@ def _adopt(t: Tensor, out: Tensor) -> None:
     t._grad_fn = node
     t._requires_grad = True
     t._out_nr = 0
-    node._out = weakref.ref(t)
+    node._set_output(t)
     _move_retain(t, old, old_nr)
     t._bump()
     if node._res is not None:
@@ -231,14 +231,13 @@ def _rebase_view(view: Tensor, out: Tensor) -> None:
     """The base of `view` takes a CopySlices node around the in-place op's node; the views are rebuilt."""
     root = view._base
     fn = out._grad_fn
-    node = object.__new__(CopySlices)
+    node = weakref.ref.__new__(CopySlices, root)
     node._next = (_edge(root),) + tuple(fn._next[1:])
     node._seq = next(_seq)
     node._x = None
     node._fn = fn
     node._idx = index_map(root._data.shape, view_recipes(view))
     node._m = (root._data.shape, root._data.dtype)
-    node._out = weakref.ref(root)
     root._box()  # see _adopt
     root._grad_fn = node
     root._requires_grad = True
@@ -340,7 +339,7 @@ def _take_node(v: Tensor, t: Tensor) -> None:
     v._grad_fn = node
     v._requires_grad = True
     v._out_nr = t._out_nr
-    node._out = weakref.ref(v)
+    node._set_output(v)
     _move_retain(v, old, old_nr)
 
 
