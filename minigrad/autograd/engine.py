@@ -201,7 +201,7 @@ def _add_checked(buffers: dict, node, i: int, nxt, slot: int, g, create_graph: b
     if cls is AccumulateGrad:  # the common receivers, without building a metadata tuple
         d = nxt.variable._data
         shape, dtype, n = d.shape, d.dtype, 1
-    elif getattr(cls, "_multi", True) is False:
+    elif cls._multi is False:
         (shape, dtype), n = nxt._m, 1
     else:
         meta = nxt._meta()

@@ -96,6 +96,7 @@ class Node(weakref.ref):
     # instead of one per edge too, which matters because every tuple in a graph is work for Python's
     # cyclic garbage collector while the graph is alive.
     __slots__ = ("_nx", "_seq", "_x", "__weakref__")
+    _multi = True  # False: `_m` is the (shape, dtype) of this node's one output (RuleNode, CopySlices)
     __hash__ = object.__hash__
     __eq__ = object.__eq__
     __ne__ = object.__ne__

@@ -256,8 +256,9 @@ def rule(name: str, inputs: str, extras: str = "", *, multi: bool = False, **for
     exposed = {input_names[i] for i in read} | {e for e in extra_names if not e.startswith("_")}
     if saves_result:
         exposed.add("result")
+    scalar_keep = (0 in reads[0], 1 in reads[0]) if n == 2 else None  # record_scalar: only input 0 needs grad
     return type(name, (RuleNode,), {
-        "__slots__": (), "__module__": "minigrad.autograd.graph", "_inputs": input_names,
+        "__slots__": (), "__module__": "minigrad.autograd.graph", "_inputs": input_names, "_k1": scalar_keep,
         "_extras": extra_names, "_formulas": tuple(compiled), "_keep": keep, "_saves_result": saves_result,
         "_multi": multi, "_exposed": frozenset(exposed),
         **({"_apply": RuleNode._apply_one} if len(input_names) == 1 and not multi else {}),
@@ -288,9 +289,9 @@ def _version(v: Tensor) -> int:
     return box[0] if box is not None else 0
 
 
-def _finish(node, cls, out, t: Tensor) -> Tensor:
+def _finish(node, cls, out, t: Tensor, meta: tuple | None = None) -> Tensor:
     """Common tail of recording: fill in the output tensor `t` (the node refers to it weakly), the
-    saved result, the output's metadata."""
+    saved result, the output's metadata (`meta` when the caller knows it)."""
     if SAVED_HOOKS or anomaly_mode.ENABLED[0]:
         _slow_extras(node)
     if out.__class__ is not np.ndarray:
@@ -309,9 +310,12 @@ def _finish(node, cls, out, t: Tensor) -> Tensor:
         node._rv = 0
     else:
         node._res = None
-    key = (out.shape, out.dtype)
-    meta = METAS.get(key)
-    node._m = meta if meta is not None else _intern_meta(key)
+    if meta is None:
+        key = (out.shape, out.dtype)
+        meta = METAS.get(key)
+        if meta is None:
+            meta = _intern_meta(key)
+    node._m = meta
     return t
 
 
@@ -335,11 +339,19 @@ def _slow_extras(node) -> None:
         anomaly_mode.remember_forward(node)
 
 
-def record1(cls, out, a: Tensor, extras: tuple = ()) -> Tensor:
-    """`record` for one input that requires grad (the unary-op fast path)."""
+def record1(cls, out, a: Tensor, extras: tuple = (), like: bool = False) -> Tensor:
+    """`record` for one input that requires grad (the unary-op fast path); `like`: the output has
+    `a`'s shape and dtype (elementwise math), so its metadata is that of `a`'s node."""
     t = _new(Tensor)
     node = _wnew(cls, t if OUTPUT_REFS[0] else NOBODY)
-    node._nx = _edge(a)
+    fa = a._grad_fn
+    meta = None
+    if fa is None:
+        node._nx = (a._accumulator(), 0)
+    else:
+        node._nx = (fa, a._out_nr)
+        if like and fa._multi is False:
+            meta = fa._m
     node._seq = next(_seq)
     node._x = None
     node._ex = extras
@@ -350,7 +362,7 @@ def record1(cls, out, a: Tensor, extras: tuple = ()) -> Tensor:
     else:
         node._in = None
         node._vers = None
-    return _finish(node, cls, out, t)
+    return _finish(node, cls, out, t, meta)
 
 
 def record2(cls, out, a, b, extras: tuple = ()) -> Tensor:
@@ -388,6 +400,33 @@ def record2(cls, out, a, b, extras: tuple = ()) -> Tensor:
         vb = _version(b) if isinstance(kept[1], Tensor) else 0
         node._vers = [va, vb] if va or vb else None
     return _finish(node, cls, out, t)
+
+
+def record_scalar(cls, out, a: Tensor, s, extras: tuple = ()) -> Tensor:
+    """`record2` for `a op s`: a tensor that requires grad and a Python scalar, with an output of
+    `a`'s shape and dtype (so the metadata is `a`'s node's, when it has one)."""
+    t = _new(Tensor)
+    node = _wnew(cls, t if OUTPUT_REFS[0] else NOBODY)
+    fa = a._grad_fn
+    if fa is None:
+        node._nx = (a._accumulator(), 0, None, 0)
+        meta = None
+    else:
+        node._nx = (fa, a._out_nr, None, 0)
+        meta = fa._m if fa._multi is False else None
+    node._seq = next(_seq)
+    node._x = None
+    node._ex = extras
+    keep_a, keep_s = cls._k1
+    node._vers = None
+    if keep_a:
+        node._in = (a, s if keep_s else None)
+        v = _version(a)
+        if v:
+            node._vers = [v, 0]
+    else:
+        node._in = (None, s) if keep_s else None
+    return _finish(node, cls, out, t, meta)
 
 
 def record(cls, out, inputs: tuple, extras: tuple = ()) -> Tensor:

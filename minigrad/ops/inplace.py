@@ -175,6 +175,7 @@ class CopySlices(Node):
     """
 
     __slots__ = ("_fn", "_idx", "_m")
+    _multi = False
 
     def name(self) -> str:
         return "minigrad::autograd::CopySlices"

@@ -15,7 +15,7 @@ from .. import _dtypes
 from .._tensor import Tensor, make
 from ..autograd.grad_mode import STATE
 from . import derivatives as R
-from ._record import record, record1, record2
+from ._record import record, record1, record2, record_scalar
 
 _SCALAR = (builtins.int, builtins.float, builtins.bool)
 
@@ -125,6 +125,13 @@ def _needs(a, b) -> bool:
 
 # -- arithmetic -------------------------------------------------------------------------------------
 def add(self, other, *, alpha=1, out=None):
+    if other.__class__ is builtins.float and alpha == 1:  # `x + 0.5`: the scalar fast path
+        ad = self._data
+        if ad.dtype.kind == "f":
+            res = ad + other
+            if self._requires_grad and STATE.mode > 0:
+                return record_scalar(R.AddBackward0, res, self, other, _ALPHA_1)
+            return make(res)
     other, ad, bd = operands(self, other)
     try:
         res = ad + bd if alpha == 1 else ad + bd * alpha
@@ -136,6 +143,13 @@ def add(self, other, *, alpha=1, out=None):
 
 
 def sub(self, other, *, alpha=1):
+    if other.__class__ is builtins.float and alpha == 1:  # `x - 0.5`: the scalar fast path
+        ad = self._data
+        if ad.dtype.kind == "f":
+            res = ad - other
+            if self._requires_grad and STATE.mode > 0:
+                return record_scalar(R.SubBackward0, res, self, other, _ALPHA_1)
+            return make(res)
     other = as_operand(other)
     if self._data.dtype.kind == "b" and isinstance(other, Tensor) and other._data.dtype.kind == "b":
         raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` or "
@@ -166,6 +180,13 @@ def rsub(self, other, *, alpha=1):
 
 
 def mul(self, other):
+    if other.__class__ is builtins.float:  # `x * 2.0`: the scalar fast path
+        ad = self._data
+        if ad.dtype.kind == "f":
+            res = ad * other
+            if self._requires_grad and STATE.mode > 0:
+                return record_scalar(R.MulBackward0, res, self, other)
+            return make(res)
     other, ad, bd = operands(self, other)
     try:
         res = ad * bd
@@ -180,6 +201,13 @@ def div(self, other, *, rounding_mode=None):
     other = as_operand(other)
     if rounding_mode is not None:
         return _div_rounded(self, other, rounding_mode)
+    if other.__class__ is builtins.float:  # `x / 2.0`: the scalar fast path
+        ad = self._data
+        if ad.dtype.kind == "f":
+            res = STATE.quiet.run(np.true_divide, ad, other)
+            if self._requires_grad and STATE.mode > 0:
+                return record_scalar(R.DivBackward0, res, self, other)
+            return make(res)
     ad, bd = prep(self, other, to_float=True)
     try:
         res = STATE.quiet.run(np.true_divide, ad, bd)
@@ -293,7 +321,7 @@ def _unary(np_fn, node_cls, name: str):
         d = self._data
         res = STATE.quiet.run(np_fn, d if d.dtype.kind == "f" else d.astype(_dtypes.default_np()))
         if self._requires_grad and STATE.mode > 0:
-            return record1(node_cls, res, self)
+            return record1(node_cls, res, self, (), True)
         return make(res)
     op.__name__ = name
     op.__qualname__ = f"Tensor.{name}"
