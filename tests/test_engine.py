@@ -326,3 +326,19 @@ def test_track_outputs_off_drops_the_weak_reference_and_viz_still_draws():
     assert (x * 2).grad_fn.output_tensor is not None  # restored after the block
     text = str(viz.summary(y.sum(), params={"x": x}))
     assert "ExpBackward0" in text and "MulBackward0" in text
+
+
+def test_backward_from_several_roots_where_one_feeds_another(torch):
+    """Roots that lie on each other's paths: every gradient arrives once (no double counting, no deadlock)."""
+    def run(m):
+        x = m.tensor([1.0, 2.0], requires_grad=True)
+        y = (x * x).sum()
+        z = y * 3.0 + x.sum()
+        w = z.exp()
+        m.autograd.backward([w, y, z], [m.tensor(0.5), m.tensor(2.0), m.tensor(-1.0)], retain_graph=True)
+        g1 = x.grad.tolist()
+        (gy,) = m.autograd.grad([y, w], [x], [m.tensor(1.5), m.tensor(0.25)])
+        return g1, gy.tolist()
+    got, want = run(mg), run(torch)
+    np.testing.assert_allclose(got[0], want[0], rtol=1e-6)
+    np.testing.assert_allclose(got[1], want[1], rtol=1e-6)

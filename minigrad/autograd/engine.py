@@ -39,19 +39,22 @@ def run_backward(roots: list, grads: list, keep_graph: bool, create_graph: bool,
         _add(buffers, node, t._out_nr, len(node._meta()), g)
         starts.append(node)
 
-    # 1. dependency counts (iterative: a chain of a million nodes is fine)
+    # 1. dependency counts (iterative: a chain of a million nodes is fine); a node is reachable
+    # when it is a start or has a count
     deps: dict = {}
-    seen = set(starts)
-    stack = list(seen)
+    start_set = set(starts)
+    stack = list(start_set)
     while stack:
-        node = stack.pop()
-        for nxt in node._nx[::2]:
+        for nxt in stack.pop()._nx[::2]:
             if nxt is None:
                 continue
-            deps[nxt] = deps.get(nxt, 0) + 1
-            if nxt not in seen:
-                seen.add(nxt)
-                stack.append(nxt)
+            if nxt in deps:
+                deps[nxt] += 1
+            else:
+                deps[nxt] = 1
+                if nxt not in start_set:  # a start is already on the stack
+                    stack.append(nxt)
+    seen = deps.keys() | start_set
 
     captures = None  # node -> [(slot, index in inputs)]
     send = run = None  # with `inputs`: nodes gradients flow to, and nodes that execute
@@ -80,7 +83,7 @@ def _run_ready(seen, deps, buffers, keep_graph, create_graph, captures, captured
     STATE.mode = 1 if create_graph else 0
     pop, push, anomaly, pruned = heapq.heappop, heapq.heappush, anomaly_mode.ENABLED, send is not None
     try:
-        heap = [(-n._seq, n) for n in seen if n not in deps]
+        heap = [(-n._seq, n) for n in seen if n not in deps]  # the starts nothing leads to
         heapq.heapify(heap)
         node = pop(heap)[1] if heap else None
         while node is not None:
@@ -206,7 +209,7 @@ def _add_checked(buffers: dict, node, i: int, nxt, slot: int, g, create_graph: b
     else:
         meta = nxt._meta()
         (shape, dtype), n = meta[slot], len(meta)
-    if create_graph or g.__class__ is not np.ndarray or g.shape != shape or g.dtype != dtype:
+    if create_graph or g.__class__ is not np.ndarray or g.shape != shape or (g.dtype is not dtype and g.dtype != dtype):
         g = _validate(node, i, g, shape, dtype, create_graph)
     buf = buffers.get(nxt)
     if buf is None:

@@ -48,39 +48,55 @@ class RuleNode(Node):
         return self._m if self._multi else (self._m,)
 
     def _apply(self, grads: list, create_graph: bool) -> list:
-        if self._in is FREED:
+        saved = self._in
+        if saved is FREED:
             raise freed_error(self)
         if self._multi:
             grads = [g if g is not None else _zeros(m, create_graph) for g, m in zip(grads, self._m)]
         g = grads[0]
         out = []
         nx = self._nx
-        for k, (fn, kind, i, srcs) in enumerate(self._formulas):
-            if nx[2 * k] is None:
+        k = 0
+        for fn, kind, i, srcs in self._formulas:
+            if nx[k] is None:
                 out.append(None)
             elif kind == _GRAD:  # the common one-argument shapes, without building an argument list
                 out.append(fn(g))
             elif kind == _INPUT:
-                out.append(fn(g, self._unpack_input(i, create_graph)))
+                v = saved[i]
+                out.append(fn(g, v if v.__class__ is float else self._unpack_input(i, create_graph)))
             elif kind == _RESULT:
                 out.append(fn(g, self._unpack_result(create_graph)))
             else:
                 out.append(fn(*[self._arg(src, j, g, grads, create_graph) for src, j in srcs]))
+            k += 2
         return out
 
+    # One-input rules (exp, tanh, sum, views...) get one of these as `_apply`, chosen by what their
+    # formula reads: no loop over inputs, no dispatch on the formula's shape.
+    def _apply_grad1(self, grads: list, create_graph: bool) -> list:
+        if self._in is FREED:
+            raise freed_error(self)
+        return [self._formulas[0][0](grads[0])]
+
+    def _apply_result1(self, grads: list, create_graph: bool) -> list:
+        res = self._res
+        if res is FREED:
+            raise freed_error(self)
+        if create_graph or self._rb is not None:
+            res = self._unpack_result(create_graph)
+        return [self._formulas[0][0](grads[0], res)]
+
+    def _apply_input1(self, grads: list, create_graph: bool) -> list:
+        if self._in is FREED:
+            raise freed_error(self)
+        return [self._formulas[0][0](grads[0], self._unpack_input(0, create_graph))]
+
     def _apply_one(self, grads: list, create_graph: bool) -> list:
-        """`_apply` for the many one-input rules (exp, tanh, sum, views...): no loop over inputs."""
         if self._in is FREED:
             raise freed_error(self)
         fn, kind, i, srcs = self._formulas[0]
-        g = grads[0]
-        if kind == _GRAD:
-            return [fn(g)]
-        if kind == _RESULT:
-            return [fn(g, self._unpack_result(create_graph))]
-        if kind == _INPUT:
-            return [fn(g, self._unpack_input(i, create_graph))]
-        return [fn(*[self._arg(src, j, g, grads, create_graph) for src, j in srcs])]
+        return [fn(*[self._arg(src, j, grads[0], grads, create_graph) for src, j in srcs])]
 
     def _arg(self, kind: int, i: int, g, grads: list, create_graph: bool):
         if kind == _GRAD:
@@ -261,8 +277,12 @@ def rule(name: str, inputs: str, extras: str = "", *, multi: bool = False, **for
         "__slots__": (), "__module__": "minigrad.autograd.graph", "_inputs": input_names, "_k1": scalar_keep,
         "_extras": extra_names, "_formulas": tuple(compiled), "_keep": keep, "_saves_result": saves_result,
         "_multi": multi, "_exposed": frozenset(exposed),
-        **({"_apply": RuleNode._apply_one} if len(input_names) == 1 and not multi else {}),
+        **({"_apply": _ONE_INPUT[compiled[0][1]]} if len(input_names) == 1 and not multi else {}),
     })
+
+
+_ONE_INPUT = {_GRAD: RuleNode._apply_grad1, _RESULT: RuleNode._apply_result1, _INPUT: RuleNode._apply_input1,
+              -1: RuleNode._apply_one}
 
 
 def _not_differentiable(node: str, inp: str):
