@@ -18,6 +18,7 @@ import sys
 import warnings
 
 import numpy as np
+from numpy import ndarray
 
 from .. import _tensor as _t  # a partly initialised module at import time: used only at call time
 from . import anomaly_mode
@@ -90,25 +91,32 @@ def _run_ready(seen, deps, buffers, keep_graph, create_graph, captures, captured
             buf = buffers.pop(node, None)
             outs = None
             if buf is not None:
-                if node._x is not None or (type(node) is AccumulateGrad and _leaf_hooks(node)):
-                    buf = _tensor_prehooks(node, buf, create_graph)
-                if captures is not None and node in captures:
-                    _capture(node, buf, captures, captured, inputs, accumulate, create_graph)
-                if run is None or node in run:
-                    if node._x is None and not anomaly[0]:
-                        outs = node._apply(buf, create_graph)
-                    else:
-                        outs = _call(node, buf, create_graph)
+                if node._x is None and captures is None and not anomaly[0] and type(node) is not AccumulateGrad:
+                    outs = node._apply(buf, create_graph)
                     if not keep_graph:
                         node._release()
+                else:
+                    outs = _run_special(node, buf, keep_graph, create_graph, captures, captured, inputs, accumulate,
+                                        run)
             single = None  # a chain hands on to one ready node: take it directly, skipping the heap
             nx = node._nx
             for i in range(len(nx) >> 1):
                 nxt = nx[2 * i]
                 if nxt is None or (pruned and nxt not in send):
                     continue
-                if outs is not None and outs[i] is not None:
-                    _add_checked(buffers, node, i, nxt, nx[2 * i + 1], outs[i], create_graph)
+                g = outs[i] if outs is not None else None
+                if g is not None:  # checked against what `nxt` expects (`_m`), then added to its buffer
+                    slot = nx[2 * i + 1]
+                    one = nxt._multi is False
+                    shape, dtype = nxt._m if one else nxt._meta()[slot]
+                    if create_graph or g.__class__ is not ndarray or g.shape != shape or (
+                            g.dtype is not dtype and g.dtype != dtype):
+                        g = _validate(node, i, g, shape, dtype, create_graph)
+                    into = buffers.get(nxt)
+                    if into is None:
+                        into = buffers[nxt] = [None] if one else [None] * len(nxt._meta())
+                    old = into[slot]
+                    into[slot] = g if old is None else old + g
                 left = deps[nxt] - 1
                 deps[nxt] = left
                 if not left:
@@ -119,10 +127,29 @@ def _run_ready(seen, deps, buffers, keep_graph, create_graph, captures, captured
                             push(heap, (-single._seq, single))
                             single = None
                         push(heap, (-nxt._seq, nxt))
-            outs = None  # drop our reference: AccumulateGrad reads reference counts
+            outs = g = old = None  # drop our references: AccumulateGrad reads reference counts
             node = single if single is not None else (pop(heap)[1] if heap else None)
     finally:
         STATE.mode = prev_mode
+
+
+def _run_special(node, buf: list, keep_graph: bool, create_graph: bool, captures, captured, inputs, accumulate,
+                 run):
+    """A node off the plain path: tensor hooks, node hooks, anomaly mode, leaves, and the captures
+    and pruning of `inputs=` / autograd.grad."""
+    if node._x is not None or (type(node) is AccumulateGrad and _leaf_hooks(node)):
+        buf = _tensor_prehooks(node, buf, create_graph)
+    if captures is not None and node in captures:
+        _capture(node, buf, captures, captured, inputs, accumulate, create_graph)
+    if run is not None and node not in run:
+        return None
+    if node._x is None and not anomaly_mode.ENABLED[0]:
+        outs = node._apply(buf, create_graph)
+    else:
+        outs = _call(node, buf, create_graph)
+    if not keep_graph:
+        node._release()
+    return outs
 
 
 def _leaf_hooks(node) -> bool:
@@ -194,26 +221,6 @@ def _add(buffers: dict, node, slot: int, n: int, g) -> None:
     buf = buffers.get(node)
     if buf is None:
         buf = buffers[node] = [None] * n
-    old = buf[slot]
-    buf[slot] = g if old is None else old + g
-
-
-def _add_checked(buffers: dict, node, i: int, nxt, slot: int, g, create_graph: bool) -> None:
-    """Check output `i` of `node` against what `nxt` expects, then add it to `nxt`'s buffer."""
-    cls = nxt.__class__
-    if cls is AccumulateGrad:  # the common receivers, without building a metadata tuple
-        d = nxt.variable._data
-        shape, dtype, n = d.shape, d.dtype, 1
-    elif cls._multi is False:
-        (shape, dtype), n = nxt._m, 1
-    else:
-        meta = nxt._meta()
-        (shape, dtype), n = meta[slot], len(meta)
-    if create_graph or g.__class__ is not np.ndarray or g.shape != shape or (g.dtype is not dtype and g.dtype != dtype):
-        g = _validate(node, i, g, shape, dtype, create_graph)
-    buf = buffers.get(nxt)
-    if buf is None:
-        buf = buffers[nxt] = [None] * n
     old = buf[slot]
     buf[slot] = g if old is None else old + g
 

@@ -233,12 +233,18 @@ class AccumulateGrad(Node):
         self._seq = _ACC_SEQ + next(_seq)
         self._x = None
 
+    _multi = False
+
     def name(self) -> str:
         return "minigrad::autograd::AccumulateGrad"
 
-    def _meta(self):
+    @property
+    def _m(self) -> tuple:
         d = self.variable._data
-        return ((d.shape, d.dtype),)
+        return d.shape, d.dtype
+
+    def _meta(self):
+        return (self._m,)
 
     def _tensor_prehooks(self, nr: int):
         x = self.variable._x
