@@ -19,7 +19,7 @@ from . import _dtypes
 from ._device import CPU
 from ._device import device as _device_cls
 from .autograd.grad_mode import STATE
-from .autograd.graph import AccumulateGrad, HookDict
+from .autograd.graph import AccumulateGrad, HookDict, new_accumulator
 
 _new = object.__new__
 
@@ -223,14 +223,15 @@ class Tensor:
         return x
 
     def _accumulator(self) -> AccumulateGrad:
-        """The leaf's AccumulateGrad node, kept weakly (as PyTorch does) so no cycle forms."""
+        """The leaf's AccumulateGrad node, kept weakly (as PyTorch does) so no cycle forms; a training
+        loop makes a new one per step (the old graph, which held it, is gone)."""
         x = self._x
         if x is None:
             x = self._x = _Extra()
         ref = x.acc
         node = ref() if ref is not None else None
         if node is None:
-            node = AccumulateGrad(self)
+            node = new_accumulator(self)
             x.acc = weakref.ref(node)
         return node
 

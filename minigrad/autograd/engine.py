@@ -55,11 +55,11 @@ def run_backward(roots: list, grads: list, keep_graph: bool, create_graph: bool,
                 deps[nxt] = 1
                 if nxt not in start_set:  # a start is already on the stack
                     stack.append(nxt)
-    seen = deps.keys() | start_set
 
     captures = None  # node -> [(slot, index in inputs)]
     send = run = None  # with `inputs`: nodes gradients flow to, and nodes that execute
     if inputs is not None:
+        seen = deps.keys() | start_set
         captures = {}
         for k, t in enumerate(inputs):
             node = t._grad_fn if t._grad_fn is not None else _existing_accumulator(t)
@@ -72,32 +72,36 @@ def run_backward(roots: list, grads: list, keep_graph: bool, create_graph: bool,
 
     # 2-3. run ready nodes, in a context where NumPy does not warn (sqrt'(0) is inf, as in PyTorch)
     with np.errstate(all="ignore"):  # in the caller's own context: hooks still print to the right cell
-        _run_ready(seen, deps, buffers, keep_graph, create_graph, captures, captured, inputs, accumulate, send, run)
+        _run_ready(start_set, deps, buffers, keep_graph, create_graph, captures, captured, inputs, accumulate, send,
+                   run)
     if inputs is None or accumulate:
         return None
     return _captured_grads(captured, allow_unused)
 
 
-def _run_ready(seen, deps, buffers, keep_graph, create_graph, captures, captured, inputs, accumulate, send, run):
+def _run_ready(starts, deps, buffers, keep_graph, create_graph, captures, captured, inputs, accumulate, send, run):
     """The backward loop: pop the next ready node, run it, hand its gradients on."""
     prev_mode = STATE.mode
     STATE.mode = 1 if create_graph else 0
     pop, push, anomaly, pruned = heapq.heappop, heapq.heappush, anomaly_mode.ENABLED, send is not None
     try:
-        heap = [(-n._seq, n) for n in seen if n not in deps]  # the starts nothing leads to
+        heap = [(-n._seq, n) for n in starts if n not in deps]  # the starts nothing leads to
         heapq.heapify(heap)
         node = pop(heap)[1] if heap else None
         while node is not None:
             buf = buffers.pop(node, None)
             outs = None
-            if buf is not None:
-                if node._x is None and captures is None and not anomaly[0] and type(node) is not AccumulateGrad:
-                    outs = node._apply(buf, create_graph)
-                    if not keep_graph:
-                        node._release()
-                else:
-                    outs = _run_special(node, buf, keep_graph, create_graph, captures, captured, inputs, accumulate,
-                                        run)
+            if buf is None:
+                pass
+            elif captures is not None or node._x is not None or anomaly[0] or (
+                    type(node) is AccumulateGrad and _leaf_hooks(node)):
+                outs = _run_special(node, buf, keep_graph, create_graph, captures, captured, inputs, accumulate, run)
+            elif type(node) is AccumulateGrad:
+                accumulate_into(node.variable, buf[0], create_graph)
+            else:
+                outs = node._apply(buf, create_graph)
+                if not keep_graph:
+                    node._release()
             single = None  # a chain hands on to one ready node: take it directly, skipping the heap
             nx = node._nx
             for i in range(len(nx) >> 1):
@@ -258,8 +262,13 @@ def _sum_to_checked(node, i: int, g, shape: tuple):
         if len(_SUM_AXES) > 4096:
             _SUM_AXES.clear()
         dims = _SUM_AXES[(shape, gshape)] = dual._sum_dims(shape, gshape)
-    out = g.sum(dims, keepdim=True) if g.__class__ is not np.ndarray else g.sum(axis=dims, keepdims=True)
-    return out.reshape(shape)
+    if g.__class__ is not np.ndarray:
+        return g.sum(dims, keepdim=True).reshape(shape)
+    # summing away only leading dims (a bias) gives `shape` itself: a fresh array AccumulateGrad can keep
+    out = np.add.reduce(g, dims, keepdims=len(gshape) == len(shape) or dims[-1] >= len(gshape) - len(shape))
+    if out.__class__ is not np.ndarray:  # a sum over everything is a NumPy scalar
+        return np.asarray(out)
+    return out if out.shape == shape else out.reshape(shape)
 
 
 _SUM_AXES: dict = {}  # (input shape, gradient shape) -> axes to sum

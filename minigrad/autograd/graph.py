@@ -228,10 +228,7 @@ class AccumulateGrad(Node):
         return weakref.ref.__new__(cls, NOBODY)
 
     def __init__(self, variable):
-        self.variable = variable
-        self._nx = ()
-        self._seq = _ACC_SEQ + next(_seq)
-        self._x = None
+        _fill_accumulator(self, variable)
 
     _multi = False
 
@@ -253,6 +250,19 @@ class AccumulateGrad(Node):
     def _apply(self, grads: list, create_graph: bool) -> list:
         _engine.accumulate_into(self.variable, grads[0], create_graph)
         return []
+
+
+def _fill_accumulator(node: AccumulateGrad, variable) -> AccumulateGrad:
+    node.variable = variable
+    node._nx = ()
+    node._seq = _ACC_SEQ + next(_seq)
+    node._x = None
+    return node
+
+
+def new_accumulator(variable) -> AccumulateGrad:
+    """`AccumulateGrad(variable)` without the Python-level `__new__`/`__init__` calls (one per leaf per step)."""
+    return _fill_accumulator(weakref.ref.__new__(AccumulateGrad, NOBODY), variable)
 
 
 _BACKWARD_SUFFIX = re.compile(r"Backward\d*$")

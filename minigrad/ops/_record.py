@@ -42,6 +42,7 @@ class RuleNode(Node):
     _keep: dict = {}
     _saves_result = False
     _multi = False
+    _shown: dict = {}
     _exposed: frozenset = frozenset()  # what `_saved_<name>` shows: what formulas read, minus `_private` extras
 
     def _meta(self):
@@ -162,7 +163,9 @@ class RuleNode(Node):
         if key not in cls._exposed:
             raise AttributeError(f"'{cls.__name__}' object has no attribute '_saved_{key}'")
         if key in cls._extras:
-            return self._ex[cls._extras.index(key)]
+            value = self._ex[cls._extras.index(key)]
+            show = cls._shown.get(key)
+            return show(self, value) if show is not None else value
         if key == "result":
             if self._res is FREED:
                 raise freed_error(self)
@@ -225,8 +228,10 @@ def _shape_of(srcs: list) -> tuple:
     return -1, 0
 
 
-def rule(name: str, inputs: str, extras: str = "", *, multi: bool = False, **formulas) -> type:
-    """Make the node class `name` from one row of the derivative table."""
+def rule(name: str, inputs: str, extras: str = "", *, multi: bool = False, shown: dict | None = None,
+         **formulas) -> type:
+    """Make the node class `name` from one row of the derivative table. `shown` maps an extra to
+    `f(node, stored)`, what `_saved_<extra>` shows when the op stores something cheaper to get."""
     input_names = tuple(inputs.split())
     extra_names = tuple(extras.split())
     compiled = []
@@ -276,6 +281,7 @@ def rule(name: str, inputs: str, extras: str = "", *, multi: bool = False, **for
     return type(name, (RuleNode,), {
         "__slots__": (), "__module__": "minigrad.autograd.graph", "_inputs": input_names, "_k1": scalar_keep,
         "_extras": extra_names, "_formulas": tuple(compiled), "_keep": keep, "_saves_result": saves_result,
+        "_shown": shown or {},
         "_multi": multi, "_exposed": frozenset(exposed),
         **({"_apply": _ONE_INPUT[compiled[0][1]]} if len(input_names) == 1 and not multi else {}),
     })

@@ -74,10 +74,17 @@ MeanBackward1 = rule("MeanBackward1", "self", "dim keepdim self_sym_numel self_s
                      D.reduced_expand(grad, self_sym_sizes, dim, keepdim) / _reduced_count(self_sym_sizes, dim))
 
 # -- linear algebra ---------------------------------------------------------------------------------
+def _element_strides(node, byte_strides: tuple) -> tuple:
+    """mm saves NumPy's byte strides (cheap to read); introspection shows PyTorch's element strides."""
+    size = node._m[1].itemsize
+    return tuple(st // size for st in byte_strides)
+
+
 MmBackward0 = rule("MmBackward0", "self mat2",
                    "self_sym_sizes self_sym_strides mat2_sym_sizes mat2_sym_strides",
                    self=lambda grad, mat2: grad @ D.t(mat2),
-                   mat2=lambda grad, self: D.t(self) @ grad)
+                   mat2=lambda grad, self: D.t(self) @ grad,
+                   shown={"self_sym_strides": _element_strides, "mat2_sym_strides": _element_strides})
 MvBackward0 = rule("MvBackward0", "self vec",
                    self=lambda grad, vec: D.outer(grad, vec),
                    vec=lambda grad, self: D.t(self) @ grad)

@@ -41,8 +41,8 @@ def mm(self, mat2):
     if a.dtype is not b.dtype:
         _dtype_check(self, mat2, "mm")
     res = a @ b
-    if _needs(self, mat2):
-        return record2(R.MmBackward0, res, self, mat2, (a.shape, _strides(a), b.shape, _strides(b)))
+    if _needs(self, mat2):  # strides in bytes; `_saved_*_sym_strides` shows them in elements (R.MmBackward0)
+        return record2(R.MmBackward0, res, self, mat2, (a.shape, a.strides, b.shape, b.strides))
     return make(res)
 
 
@@ -136,10 +136,13 @@ def matmul(self, other):
     """Rank dispatch exactly as at::matmul, so the graph has the same nodes as PyTorch's:
     1-D @ 1-D is dot, 2-D @ 1-D mv, 1-D @ 2-D an unsqueezed mm, 2-D @ 2-D mm; a batch against a
     matrix or vector folds into mm/mv when PyTorch folds; everything else broadcasts and runs bmm."""
-    other = as_operand(other)
-    if not isinstance(other, Tensor):
-        raise TypeError("matmul(): argument 'other' must be Tensor")
+    if other.__class__ is not Tensor:
+        other = as_operand(other)
+        if not isinstance(other, Tensor):
+            raise TypeError("matmul(): argument 'other' must be Tensor")
     d1, d2 = self._data.ndim, other._data.ndim
+    if d1 == 2 and d2 == 2:
+        return mm(self, other)
     if d1 == 0 or d2 == 0:
         raise RuntimeError(f"both arguments to matmul need to be at least 1D, but they are {d1}D and {d2}D")
     if d1 == 1 and d2 == 1:

@@ -150,6 +150,14 @@ def sub(self, other, *, alpha=1):
             if self._requires_grad and STATE.mode > 0:
                 return record_scalar(R.SubBackward0, res, self, other, _ALPHA_1)
             return make(res)
+    if other.__class__ is Tensor and self._data.dtype is other._data.dtype and self._data.dtype.kind == "f":
+        try:  # same-dtype float tensors: the common case, without the promotion and bool checks
+            res = self._data - other._data if alpha == 1 else self._data - other._data * alpha
+        except ValueError:
+            raise broadcast_error(self, other) from None
+        if _needs(self, other):
+            return record2(R.SubBackward0, res, self, other, _ALPHA_1 if alpha == 1 else (alpha,))
+        return make(res)
     other = as_operand(other)
     if self._data.dtype.kind == "b" and isinstance(other, Tensor) and other._data.dtype.kind == "b":
         raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` or "

@@ -60,7 +60,7 @@ def mean(self, dim=None, keepdim: bool = False, *, dtype=None):
         raise RuntimeError("mean(): could not infer output dtype. Input dtype must be either a floating point or "
                            f"complex dtype. Got: {_dtypes.FROM_NP[d.dtype]._legacy[:-6]}")
     if dim is None:
-        res = STATE.quiet.run(d.mean) if d.size else np.asarray(np.nan, d.dtype)
+        res = STATE.quiet.run(_mean_all, d) if d.size else np.asarray(np.nan, d.dtype)
         if keepdim:
             res = np.reshape(res, (1,) * d.ndim)
         if self._requires_grad and STATE.mode > 0:
@@ -76,6 +76,13 @@ def mean(self, dim=None, keepdim: bool = False, *, dtype=None):
     if self._requires_grad and STATE.mode > 0:
         return record(R.MeanBackward1, res, (self,), (_saved_dim(dim), keepdim, d.size, d.shape))
     return make(res)
+
+
+def _mean_all(d: np.ndarray):
+    """`d.mean()` without NumPy's Python-level wrapper (the same sum, then the same division)."""
+    if d.dtype.itemsize < 4:  # float16 sums in float32, as NumPy's mean does
+        return d.mean()
+    return np.add.reduce(d, axis=None) / d.size
 
 
 def sum_to_size(self, *size):
