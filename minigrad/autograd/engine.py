@@ -59,13 +59,12 @@ def run_backward(roots: list, grads: list, keep_graph: bool, create_graph: bool,
     captures = None  # node -> [(slot, index in inputs)]
     send = run = None  # with `inputs`: nodes gradients flow to, and nodes that execute
     if inputs is not None:
-        seen = deps.keys() | start_set
         captures = {}
         for k, t in enumerate(inputs):
             node = t._grad_fn if t._grad_fn is not None else _existing_accumulator(t)
-            if node is not None and node in seen:
+            if node is not None and (node in deps or node in start_set):
                 captures.setdefault(node, []).append((t._out_nr, k))
-        send, run = _leading_to(_topological(seen, deps), captures)
+        send, run = _leading_to(_topological(start_set, deps), captures)
         if accumulate:
             run |= {n for n in captures if type(n) is AccumulateGrad}
     captured = [None] * (len(inputs) if inputs is not None else 0)
@@ -192,10 +191,10 @@ def _existing_accumulator(t):
     return ref() if ref is not None else None
 
 
-def _topological(nodes: set, deps: dict) -> list:
+def _topological(starts: set, deps: dict) -> list:
     """Kahn's order of the reachable graph: every node comes after all the nodes that feed it."""
     left = dict(deps)
-    ready = [n for n in nodes if n not in left]
+    ready = [n for n in starts if n not in left]
     order = []
     while ready:
         node = ready.pop()
@@ -213,11 +212,14 @@ def _leading_to(order: list, targets) -> tuple[set, set]:
     target lies beyond them). `order` lists every node before the nodes it feeds."""
     reach, run = set(), set()
     for node in reversed(order):
-        if any(nxt in reach for nxt in node._nx[::2]):
-            run.add(node)
-            reach.add(node)
-        elif node in targets:
-            reach.add(node)
+        for nxt in node._nx[::2]:
+            if nxt in reach:
+                run.add(node)
+                reach.add(node)
+                break
+        else:
+            if node in targets:
+                reach.add(node)
     return reach, run
 
 

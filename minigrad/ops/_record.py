@@ -391,40 +391,43 @@ def record1(cls, out, a: Tensor, extras: tuple = (), like: bool = False) -> Tens
     return _finish(node, cls, out, t, meta)
 
 
-def record2(cls, out, a, b, extras: tuple = ()) -> Tensor:
+def record2(cls, out, a: Tensor, b, extras: tuple = ()) -> Tensor:
     """`record` for two inputs (the binary-op fast path); `b` may be a Python scalar."""
+    t = _new(Tensor)
+    node = _wnew(cls, t if OUTPUT_REFS[0] else NOBODY)
     mask = 0
     fa = fb = None
     na = nb = 0
-    if isinstance(a, Tensor) and a._requires_grad:
+    if a._requires_grad:
         fa = a._grad_fn
         if fa is None:
             fa = a._accumulator()
         else:
             na = a._out_nr
         mask = 1
-    if isinstance(b, Tensor) and b._requires_grad:
+    b_tensor = isinstance(b, Tensor)
+    if b_tensor and b._requires_grad:
         fb = b._grad_fn
         if fb is None:
             fb = b._accumulator()
         else:
             nb = b._out_nr
         mask |= 2
-    t = _new(Tensor)
-    node = _wnew(cls, t if OUTPUT_REFS[0] else NOBODY)
     node._nx = (fa, na, fb, nb)
     node._seq = next(_seq)
     node._x = None
     node._ex = extras
     pick = cls._keep[mask]
+    node._vers = None
     if pick is False:
         node._in = None
-        node._vers = None
     else:
         kept = node._in = (a, b) if pick is None else pick((a, b))
-        va = _version(a) if isinstance(kept[0], Tensor) else 0
-        vb = _version(b) if isinstance(kept[1], Tensor) else 0
-        node._vers = [va, vb] if va or vb else None
+        # a tensor never modified in place and not an inference tensor is at version 0: skip the call
+        va = 0 if kept[0] is None or (a._vbox is None and a._x is None) else _version(a)
+        vb = 0 if kept[1] is None or not b_tensor or (b._vbox is None and b._x is None) else _version(b)
+        if va or vb:
+            node._vers = [va, vb]
     return _finish(node, cls, out, t)
 
 

@@ -137,7 +137,7 @@ def add(self, other, *, alpha=1, out=None):
         res = ad + bd if alpha == 1 else ad + bd * alpha
     except ValueError:
         raise broadcast_error(self, other) from None
-    if _needs(self, other):
+    if STATE.mode > 0 and (self._requires_grad or (isinstance(other, Tensor) and other._requires_grad)):
         return record2(R.AddBackward0, res, self, other, _ALPHA_1 if alpha == 1 else (alpha,))
     return make(res)
 
@@ -177,6 +177,12 @@ def sub(self, other, *, alpha=1):
 
 def rsub(self, other, *, alpha=1):
     """`other - self` for a scalar `other` (PyTorch's RsubBackward1)."""
+    cls = other.__class__
+    if (cls is builtins.float or cls is builtins.int) and alpha == 1 and self._data.dtype.kind == "f":
+        res = other - self._data  # `1 - x`: the scalar fast path
+        if self._requires_grad and STATE.mode > 0:
+            return record1(R.RsubBackward1, res, self, _ALPHA_1, True)
+        return make(res)
     other = as_operand(other)
     if isinstance(other, Tensor):
         return sub(other, self, alpha=alpha)
@@ -200,7 +206,7 @@ def mul(self, other):
         res = ad * bd
     except ValueError:
         raise broadcast_error(self, other) from None
-    if _needs(self, other):
+    if STATE.mode > 0 and (self._requires_grad or (isinstance(other, Tensor) and other._requires_grad)):
         return record2(R.MulBackward0, res, self, other)
     return make(res)
 

@@ -12,6 +12,7 @@ from .. import _dtypes
 from .._tensor import Tensor, _wrap_dim, make
 from ..autograd.grad_mode import STATE
 from . import derivatives as R
+from ._dual import broadcast_view
 from ._record import record, record1
 
 
@@ -284,7 +285,7 @@ def expand(self, *sizes):
             else:
                 target.append(s)
     target = tuple(target)
-    res = np.broadcast_to(self._data, target)
+    res = broadcast_view(self._data, target)
     return _record_view(R.ExpandBackward0, self, res, (shape,), ("broadcast_to", target))
 
 
