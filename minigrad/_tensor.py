@@ -57,18 +57,18 @@ class Size(tuple):
 
 
 class _Extra:
-    """State few tensors need: hooks, retain_grad, the leaf's AccumulateGrad, view recipe."""
+    """State few tensors need: hooks, retain_grad, the leaf's AccumulateGrad, view recipe.
 
-    __slots__ = ("hooks", "post_hooks", "retains_grad", "acc", "inference", "view_fn", "name")
+    Class-level defaults instead of an `__init__`: every view and every leaf gets one, and a tensor
+    sets one or two of these fields."""
 
-    def __init__(self):
-        self.hooks = None
-        self.post_hooks = None
-        self.retains_grad = False
-        self.acc = None
-        self.inference = False
-        self.view_fn = None
-        self.name = None
+    hooks = None
+    post_hooks = None
+    retains_grad = False
+    acc = None
+    inference = False
+    view_fn = None
+    name = None
 
 
 class _LegacyTypeMeta(type):

@@ -64,9 +64,12 @@ def run_backward(roots: list, grads: list, keep_graph: bool, create_graph: bool,
             node = t._grad_fn if t._grad_fn is not None else _existing_accumulator(t)
             if node is not None and (node in deps or node in start_set):
                 captures.setdefault(node, []).append((t._out_nr, k))
-        send, run = _leading_to(_topological(start_set, deps), captures)
-        if accumulate:
-            run |= {n for n in captures if type(n) is AccumulateGrad}
+        if _all_ends_captured(deps, start_set, captures):  # everything leads to an input: nothing to prune
+            run = _AllBut(() if accumulate else [n for n in captures if type(n) is AccumulateGrad])
+        else:
+            send, run = _leading_to(_topological(start_set, deps), captures)
+            if accumulate:
+                run |= {n for n in captures if type(n) is AccumulateGrad}
     captured = [None] * (len(inputs) if inputs is not None else 0)
 
     # 2-3. run ready nodes, in a context where NumPy does not warn (sqrt'(0) is inf, as in PyTorch)
@@ -189,6 +192,24 @@ def _existing_accumulator(t):
     x = t._x
     ref = x.acc if x is not None else None
     return ref() if ref is not None else None
+
+
+def _all_ends_captured(deps: dict, starts: set, captures: dict) -> bool:
+    """Is every node without a way further (a leaf's AccumulateGrad, usually) one of the inputs? Then
+    every node leads to an input, and autograd.grad needs no pruning (the common case)."""
+    for nodes in (deps, starts):
+        for node in nodes:
+            if node not in captures and not any(node._nx[::2]):
+                return False
+    return True
+
+
+class _AllBut(frozenset):
+    """`run` when nothing is pruned: every node runs except these (the inputs' AccumulateGrads, whose
+    gradient autograd.grad returns instead of accumulating)."""
+
+    def __contains__(self, node) -> bool:
+        return not frozenset.__contains__(self, node)
 
 
 def _topological(starts: set, deps: dict) -> list:

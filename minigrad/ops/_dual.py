@@ -63,18 +63,24 @@ def expand(g, shape: tuple):
 def broadcast_view(a, shape: tuple):
     """`np.broadcast_to(a, shape)`: the same read-only view, built directly (a quarter of the cost)
     for the contiguous arrays a training loop meets; anything else goes to NumPy."""
-    if a.__class__ is not np.ndarray or a.size == 0 or len(shape) < a.ndim or not a.flags.c_contiguous:
+    if a.__class__ is not np.ndarray:
         return np.broadcast_to(a, shape)
-    lead = len(shape) - a.ndim
-    strides = [0] * lead
-    for n, want, st in zip(a.shape, shape[lead:], a.strides):
-        if n == want:
-            strides.append(st)
-        elif n == 1:
-            strides.append(0)
-        else:
-            return np.broadcast_to(a, shape)  # NumPy's error
-    out = np.ndarray(shape, a.dtype, a, 0, tuple(strides))
+    if a.ndim == 0:  # a scalar gradient spread over a shape: the most common case
+        strides = (0,) * len(shape)
+    elif a.size == 0 or len(shape) < a.ndim or not a.flags.c_contiguous:
+        return np.broadcast_to(a, shape)
+    else:
+        lead = len(shape) - a.ndim
+        strides = [0] * lead
+        for n, want, st in zip(a.shape, shape[lead:], a.strides):
+            if n == want:
+                strides.append(st)
+            elif n == 1:
+                strides.append(0)
+            else:
+                return np.broadcast_to(a, shape)  # NumPy's error
+        strides = tuple(strides)
+    out = np.ndarray(shape, a.dtype, a, 0, strides)
     out.setflags(write=False)
     return out
 

@@ -32,9 +32,14 @@ def _sum_dtype(d: np.ndarray, dtype) -> np.dtype | None:
 
 def sum(self, dim=None, keepdim: bool = False, *, dtype=None, axis=None):
     """Sum of all elements (SumBackward0) or over `dim` (SumBackward1)."""
+    d = self._data
+    if dim is None and axis is None and dtype is None and not keepdim and d.dtype.kind == "f":
+        res = np.add.reduce(d, axis=None)  # `x.sum()` of floats: the fast path (ndarray.sum wraps this in Python)
+        if self._requires_grad and STATE.mode > 0:
+            return record1(R.SumBackward0, res, self, (d.shape,))
+        return make(res)
     if axis is not None:
         dim = axis
-    d = self._data
     acc = _sum_dtype(d, dtype)
     if dim is None:
         res = np.asarray(d.sum(dtype=acc))

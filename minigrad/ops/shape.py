@@ -99,7 +99,10 @@ def creation_meta(t: Tensor):
 def _shape_arg(size) -> tuple:
     if len(size) == 1 and isinstance(size[0], (tuple, list)):
         size = tuple(size[0])
-    return tuple(builtins.int(s) for s in size)
+    for s in size:
+        if s.__class__ is not builtins.int:
+            return tuple(builtins.int(s) for s in size)  # Size, NumPy or tensor integers
+    return size  # a tuple of plain ints already (the common case)
 
 
 def infer_shape(shape: tuple, numel: int) -> tuple:
@@ -267,6 +270,9 @@ def expand(self, *sizes):
                            f"size=[{', '.join(map(str, sizes))}]): the number of sizes provided ({len(sizes)}) must "
                            f"be greater or equal to the number of dimensions in the tensor ({len(shape)})")
     lead = len(sizes) - len(shape)
+    if sizes[lead:] == shape and (not sizes or builtins.min(sizes) >= 0):  # new leading dims only: nothing to check
+        return _record_view(R.ExpandBackward0, self, broadcast_view(self._data, sizes), (shape,),
+                            ("broadcast_to", sizes))
     target = []
     for i, s in enumerate(sizes):
         if i < lead:
