@@ -16,6 +16,7 @@ METHODS = {
     "neg": pointwise.neg, "negative": pointwise.neg, "pow": pointwise.pow, "exp": pointwise.exp,
     "log": pointwise.log, "sin": pointwise.sin, "cos": pointwise.cos, "tanh": pointwise.tanh,
     "sigmoid": pointwise.sigmoid, "relu": pointwise.relu, "abs": pointwise.abs, "sqrt": pointwise.sqrt,
+    "_tanh_backward": pointwise.tanh_backward, "_sigmoid_backward": pointwise.sigmoid_backward,
     "square": pointwise.square, "reciprocal": pointwise.reciprocal, "eq": pointwise.eq, "ne": pointwise.ne,
     "lt": pointwise.lt, "le": pointwise.le, "gt": pointwise.gt, "ge": pointwise.ge,
     "logical_not": pointwise.logical_not, "remainder": pointwise.remainder, "floor_divide": pointwise.floordiv,

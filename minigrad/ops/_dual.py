@@ -10,11 +10,29 @@ import math
 
 import numpy as np
 
-from .._tensor import Tensor
+from .._tensor import Tensor, make
 
 
 def is_t(x) -> bool:
     return isinstance(x, Tensor)
+
+
+def tanh_backward(g, y):
+    """`g * (1 - y²)`, tanh's derivative from its output; on Tensors one fused op (TanhBackwardBackward0)."""
+    if is_t(g) or is_t(y):
+        return _as_t(g)._tanh_backward(_as_t(y))
+    return g * (1 - y * y)
+
+
+def sigmoid_backward(g, y):
+    """`g * y * (1 - y)`, sigmoid's derivative from its output; on Tensors one fused op."""
+    if is_t(g) or is_t(y):
+        return _as_t(g)._sigmoid_backward(_as_t(y))
+    return g * y * (1 - y)
+
+
+def _as_t(x) -> Tensor:
+    return x if is_t(x) else make(np.asarray(x))
 
 
 def expandable(shape: tuple, target: tuple) -> bool:

@@ -54,8 +54,15 @@ ExpBackward0 = rule("ExpBackward0", "self", self=lambda grad, result: grad * res
 LogBackward0 = rule("LogBackward0", "self", self=lambda grad, self: grad / self)
 SinBackward0 = rule("SinBackward0", "self", self=lambda grad, self: grad * D.cos(self))
 CosBackward0 = rule("CosBackward0", "self", self=lambda grad, self: grad * -D.sin(self))
-TanhBackward0 = rule("TanhBackward0", "self", self=lambda grad, result: grad * (1 - result * result))
-SigmoidBackward0 = rule("SigmoidBackward0", "self", self=lambda grad, result: grad * result * (1 - result))
+TanhBackward0 = rule("TanhBackward0", "self", self=lambda grad, result: D.tanh_backward(grad, result))
+SigmoidBackward0 = rule("SigmoidBackward0", "self", self=lambda grad, result: D.sigmoid_backward(grad, result))
+# PyTorch's fused backward ops: with create_graph, the two rules above record one node each (as PyTorch)
+TanhBackwardBackward0 = rule("TanhBackwardBackward0", "grad_output output",
+                             grad_output=lambda grad, output: D.tanh_backward(grad, output),
+                             output=lambda grad, grad_output, output: grad * (-2 * output * grad_output))
+SigmoidBackwardBackward0 = rule("SigmoidBackwardBackward0", "grad_output output",
+                                grad_output=lambda grad, output: D.sigmoid_backward(grad, output),
+                                output=lambda grad, grad_output, output: grad * grad_output * (-2 * output + 1))
 ReluBackward0 = rule("ReluBackward0", "self", self=lambda grad, result: grad * (D.data(result) > 0))
 AbsBackward0 = rule("AbsBackward0", "self", self=lambda grad, self: grad * D.sign(D.data(self)))
 SqrtBackward0 = rule("SqrtBackward0", "self", self=lambda grad, result: grad / (2 * result))

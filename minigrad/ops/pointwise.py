@@ -353,6 +353,24 @@ def _sigmoid(x: np.ndarray) -> np.ndarray:
     return out
 
 
+def tanh_backward(grad_output: Tensor, output: Tensor) -> Tensor:
+    """PyTorch's fused `tanh_backward` (what TanhBackward0 computes under create_graph)."""
+    y = output._data
+    return _fused(R.TanhBackwardBackward0, grad_output._data * (1 - y * y), grad_output, output)
+
+
+def sigmoid_backward(grad_output: Tensor, output: Tensor) -> Tensor:
+    """PyTorch's fused `sigmoid_backward`."""
+    y = output._data
+    return _fused(R.SigmoidBackwardBackward0, grad_output._data * y * (1 - y), grad_output, output)
+
+
+def _fused(cls, res, grad_output: Tensor, output: Tensor) -> Tensor:
+    if STATE.mode > 0 and (grad_output._requires_grad or output._requires_grad):
+        return record2(cls, res, grad_output, output)
+    return make(res)
+
+
 exp = _unary(np.exp, R.ExpBackward0, "exp")
 log = _unary(np.log, R.LogBackward0, "log")
 sin = _unary(np.sin, R.SinBackward0, "sin")
