@@ -176,7 +176,7 @@ def get_default_device() -> device:
     return device("cpu")
 
 
-from ._missing import missing_name  # noqa: E402
+from ._missing import install_tensor_stubs, missing_name  # noqa: E402
 
 __getattr__ = missing_name(__name__, "torch")
 
@@ -185,3 +185,5 @@ del _dtypes
 # nn, optim, data loading and saving (issue 4), imported last: they build on everything above
 from . import nn, optim, utils  # noqa: E402
 from .serialization import load, save  # noqa: E402
+
+Tensor._STUBS = install_tensor_stubs(Tensor)  # last: after every module has added its Tensor methods

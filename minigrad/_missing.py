@@ -14,3 +14,32 @@ def missing_name(module: str, torch_prefix: str):
             "teaching; see 'Differences from PyTorch' in the README for what is left out.")
 
     return __getattr__
+
+
+MISSING_HINT = ("minigrad covers PyTorch's autograd API for teaching; see 'Differences from PyTorch' in the README "
+                "for what is left out.")
+
+
+class _MissingAttribute:
+    """A PyTorch Tensor attribute minigrad lacks: reading it says so (`hasattr` is False)."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str):
+        self.name = name
+
+    def __get__(self, obj, owner=None):
+        raise AttributeError(f"'Tensor' object has no attribute '{self.name}' (minigrad does not implement "
+                             f"Tensor.{self.name}; see 'Differences from PyTorch' in the README)")
+
+
+def install_tensor_stubs(cls) -> frozenset:
+    """Put a `_MissingAttribute` on `cls` for each PyTorch Tensor name it does not define; returns the names."""
+    from ._torch_tensor_names import TENSOR_NAMES
+
+    added = []
+    for name in TENSOR_NAMES:
+        if name not in dir(cls):
+            setattr(cls, name, _MissingAttribute(name))
+            added.append(name)
+    return frozenset(added)

@@ -505,11 +505,12 @@ class Tensor:
 
     __str__ = __repr__
 
-    def __getattr__(self, name: str):
-        if name.startswith("_"):
-            raise AttributeError(f"'Tensor' object has no attribute '{name}'")
-        raise AttributeError(f"'Tensor' object has no attribute '{name}' (minigrad does not implement "
-                             f"Tensor.{name}; see 'Differences from PyTorch' in the README)")
+    # No `__getattr__` (it would slow every attribute read): PyTorch names minigrad lacks are stubs that
+    # say so (_missing.install_tensor_stubs), hidden from dir().
+    _STUBS: frozenset = frozenset()
+
+    def __dir__(self):
+        return sorted(set(object.__dir__(self)) - Tensor._STUBS)
 
     def __format__(self, spec: str) -> str:
         if self._data.ndim == 0:

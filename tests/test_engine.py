@@ -266,6 +266,22 @@ def test_missing_pytorch_name_says_minigrad_lacks_it():
         mg.ones(2).stft
 
 
+def test_missing_tensor_names_are_hidden_stubs_and_unknown_names_get_pytorchs_message(torch):
+    t = mg.ones(2)
+    assert not hasattr(t, "acos") and "acos" not in dir(t) and "exp" in dir(t)
+    with pytest.raises(AttributeError) as err:
+        t.no_such_thing
+    want = str(pytest.raises(AttributeError, lambda: torch.ones(2).no_such_thing).value)
+    assert str(err.value) == want
+    node = (mg.ones(2, requires_grad=True) * 2.0).grad_fn
+    tnode = (torch.ones(2, requires_grad=True) * 2.0).grad_fn
+    def saved(n):
+        return [a for a in dir(n) if a.startswith(("_saved_", "_raw_saved_"))]
+    assert saved(node) == saved(tnode)
+    with pytest.raises(AttributeError, match="'MulBackward0' object has no attribute '_saved_foo'"):
+        node._saved_foo
+
+
 def test_one_array_returned_for_two_inputs_is_not_shared_by_their_grads():
     class Twice(mg.autograd.Function):
         @staticmethod

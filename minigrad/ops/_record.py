@@ -151,14 +151,7 @@ class RuleNode(Node):
             self._in = FREED
             self._res = FREED
 
-    def __getattr__(self, name: str):
-        if name.startswith("_saved_"):
-            return self._saved(name[7:])
-        if name.startswith("_raw_saved_"):
-            return self._saved(name[11:])
-        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
-
-    def _saved(self, key: str):
+    def _read_saved(self, key: str):
         cls = type(self)
         if key not in cls._exposed:
             raise AttributeError(f"'{cls.__name__}' object has no attribute '_saved_{key}'")
@@ -181,9 +174,6 @@ class RuleNode(Node):
             return v
         return make(np.asarray(v))  # a Python scalar was saved as a wrapped 0-d tensor
 
-    def __dir__(self):
-        names = {f"_saved_{n}" for n in type(self)._exposed}
-        return sorted(set(object.__dir__(self)) | names)
 
 
 def modified_message(t: Tensor, now: int, saved: int) -> str:
@@ -278,13 +268,19 @@ def rule(name: str, inputs: str, extras: str = "", *, multi: bool = False, shown
     if saves_result:
         exposed.add("result")
     scalar_keep = (0 in reads[0], 1 in reads[0]) if n == 2 else None  # record_scalar: only input 0 needs grad
-    return type(name, (RuleNode,), {
+    saved = {f"{prefix}{key}": _saved_property(key) for key in exposed for prefix in ("_saved_", "_raw_saved_")}
+    return type(name, (RuleNode,), {**saved,
         "__slots__": (), "__module__": "minigrad.autograd.graph", "_inputs": input_names, "_k1": scalar_keep,
         "_extras": extra_names, "_formulas": tuple(compiled), "_keep": keep, "_saves_result": saves_result,
         "_shown": shown or {},
         "_multi": multi, "_exposed": frozenset(exposed),
         **({"_apply": _ONE_INPUT[compiled[0][1]]} if len(input_names) == 1 and not multi else {}),
     })
+
+
+def _saved_property(key: str) -> property:
+    """`node._saved_<key>`: a property per exposed name (a class `__getattr__` would slow every attribute read)."""
+    return property(lambda node: node._read_saved(key), doc=f"The value this node saved as `{key}`.")
 
 
 _ONE_INPUT = {_GRAD: RuleNode._apply_grad1, _RESULT: RuleNode._apply_result1, _INPUT: RuleNode._apply_input1,
