@@ -65,7 +65,15 @@ class RuleNode(Node):
                 out.append(fn(g))
             elif kind == _INPUT:
                 v = saved[i]
-                out.append(fn(g, v if v.__class__ is float else self._unpack_input(i, create_graph)))
+                if v.__class__ is not float:
+                    # never modified in place (no version counter, none saved): the array, without the call
+                    if not create_graph and self._vers is None and isinstance(v, Tensor) and v._vbox is None:
+                        v = v._data
+                    else:
+                        v = self._unpack_input(i, create_graph)
+                out.append(fn(g, v))
+            elif kind == _EXTRA:
+                out.append(fn(g, self._ex[i]))
             elif kind == _RESULT:
                 out.append(fn(g, self._unpack_result(create_graph)))
             else:
@@ -92,6 +100,12 @@ class RuleNode(Node):
         if self._in is FREED:
             raise freed_error(self)
         return [self._formulas[0][0](grads[0], self._unpack_input(0, create_graph))]
+
+    def _apply_extra1(self, grads: list, create_graph: bool) -> list:
+        if self._in is FREED:
+            raise freed_error(self)
+        fn, _, i, _ = self._formulas[0]
+        return [fn(grads[0], self._ex[i])]
 
     def _apply_one(self, grads: list, create_graph: bool) -> list:
         if self._in is FREED:
@@ -210,10 +224,11 @@ def _picker(keep: tuple):
 
 
 def _shape_of(srcs: list) -> tuple:
-    """(kind, index) for formulas `f(grad)`, `f(grad, <input>)`, `f(grad, result)`; (-1, 0) otherwise."""
+    """(kind, index) for formulas `f(grad)`, `f(grad, <input>)`, `f(grad, result)`, `f(grad, <extra>)`;
+    (-1, 0) otherwise."""
     if srcs == [(_GRAD, 0)]:
         return _GRAD, 0
-    if len(srcs) == 2 and srcs[0] == (_GRAD, 0) and srcs[1][0] in (_INPUT, _RESULT):
+    if len(srcs) == 2 and srcs[0] == (_GRAD, 0) and srcs[1][0] in (_INPUT, _RESULT, _EXTRA):
         return srcs[1]
     return -1, 0
 
@@ -284,7 +299,7 @@ def _saved_property(key: str) -> property:
 
 
 _ONE_INPUT = {_GRAD: RuleNode._apply_grad1, _RESULT: RuleNode._apply_result1, _INPUT: RuleNode._apply_input1,
-              -1: RuleNode._apply_one}
+              _EXTRA: RuleNode._apply_extra1, -1: RuleNode._apply_one}
 
 
 def _not_differentiable(node: str, inp: str):
