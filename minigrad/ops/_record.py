@@ -283,14 +283,22 @@ def rule(name: str, inputs: str, extras: str = "", *, multi: bool = False, shown
     if saves_result:
         exposed.add("result")
     scalar_keep = (0 in reads[0], 1 in reads[0]) if n == 2 else None  # record_scalar: only input 0 needs grad
+    # record2: per mask of the inputs that need grad, (keep input 0, keep input 1)
+    keep2 = tuple((0 in _reads_of(reads, m), 1 in _reads_of(reads, m)) for m in range(4)) if n == 2 else None
     saved = {f"{prefix}{key}": _saved_property(key) for key in exposed for prefix in ("_saved_", "_raw_saved_")}
     return type(name, (RuleNode,), {**saved,
         "__slots__": (), "__module__": "minigrad.autograd.graph", "_inputs": input_names, "_k1": scalar_keep,
+        "_k2": keep2,
         "_extras": extra_names, "_formulas": tuple(compiled), "_keep": keep, "_saves_result": saves_result,
         "_shown": shown or {},
         "_multi": multi, "_exposed": frozenset(exposed),
         **({"_apply": _ONE_INPUT[compiled[0][1]]} if len(input_names) == 1 and not multi else {}),
     })
+
+
+def _reads_of(reads: list, mask: int) -> set:
+    """The inputs the formulas of the inputs in `mask` read."""
+    return set().union(*[r for i, r in enumerate(reads) if mask >> i & 1])
 
 
 def _saved_property(key: str) -> property:
@@ -384,7 +392,7 @@ def record1(cls, out, a: Tensor, extras: tuple = (), like: bool = False) -> Tens
     fa = a._grad_fn
     meta = None
     if fa is None:
-        node._nx = (a._accumulator(), 0)
+        node._nx = (_leaf_node(a), 0)
     else:
         node._nx = (fa, a._out_nr)
         if like and fa._multi is False:
@@ -412,7 +420,7 @@ def record2(cls, out, a: Tensor, b, extras: tuple = ()) -> Tensor:
     if a._requires_grad:
         fa = a._grad_fn
         if fa is None:
-            fa = a._accumulator()
+            fa = _leaf_node(a)
         else:
             na = a._out_nr
         mask = 1
@@ -420,7 +428,7 @@ def record2(cls, out, a: Tensor, b, extras: tuple = ()) -> Tensor:
     if b_tensor and b._requires_grad:
         fb = b._grad_fn
         if fb is None:
-            fb = b._accumulator()
+            fb = _leaf_node(b)
         else:
             nb = b._out_nr
         mask |= 2
@@ -428,18 +436,30 @@ def record2(cls, out, a: Tensor, b, extras: tuple = ()) -> Tensor:
     node._seq = next(_seq)
     node._x = None
     node._ex = extras
-    pick = cls._keep[mask]
+    keep_a, keep_b = cls._k2[mask]
     node._vers = None
-    if pick is False:
-        node._in = None
-    else:
-        kept = node._in = (a, b) if pick is None else pick((a, b))
+    if keep_a or keep_b:
+        node._in = (a if keep_a else None, b if keep_b else None)
         # a tensor never modified in place and not an inference tensor is at version 0: skip the call
-        va = 0 if kept[0] is None or (a._vbox is None and a._x is None) else _version(a)
-        vb = 0 if kept[1] is None or not b_tensor or (b._vbox is None and b._x is None) else _version(b)
+        va = 0 if not keep_a or (a._vbox is None and a._x is None) else _version(a)
+        vb = 0 if not keep_b or not b_tensor or (b._vbox is None and b._x is None) else _version(b)
         if va or vb:
             node._vers = [va, vb]
+    else:
+        node._in = None
     return _finish(node, cls, out, t)
+
+
+def _leaf_node(a: Tensor):
+    """The leaf's AccumulateGrad: the cached one when alive (inline), else `_accumulator()`."""
+    x = a._x
+    if x is not None:
+        ref = x.acc
+        if ref is not None:
+            node = ref()
+            if node is not None:
+                return node
+    return a._accumulator()
 
 
 def record_scalar(cls, out, a: Tensor, s, extras: tuple = ()) -> Tensor:
@@ -449,7 +469,7 @@ def record_scalar(cls, out, a: Tensor, s, extras: tuple = ()) -> Tensor:
     node = _wnew(cls, t if OUTPUT_REFS[0] else NOBODY)
     fa = a._grad_fn
     if fa is None:
-        node._nx = (a._accumulator(), 0, None, 0)
+        node._nx = (_leaf_node(a), 0, None, 0)
         meta = None
     else:
         node._nx = (fa, a._out_nr, None, 0)
