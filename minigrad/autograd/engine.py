@@ -86,6 +86,7 @@ def _run_ready(starts, deps, buffers, keep_graph, create_graph, captures, captur
     prev_mode = STATE.mode
     STATE.mode = 1 if create_graph else 0
     pop, push, anomaly, pruned = heapq.heappop, heapq.heappush, anomaly_mode.ENABLED, send is not None
+    plain = captures is None and not anomaly[0]  # no autograd.grad captures, no anomaly checks
     try:
         heap = [(-n._seq, n) for n in starts if n not in deps]  # the starts nothing leads to
         heapq.heapify(heap)
@@ -104,12 +105,15 @@ def _run_ready(starts, deps, buffers, keep_graph, create_graph, captures, captur
                 outs = node._apply(buf, create_graph)
                 if not keep_graph:
                     node._release()
+            buf = None  # an array a rule passes through unchanged may then be kept by AccumulateGrad
             single = None  # a chain hands on to one ready node: take it directly, skipping the heap
             nx = node._nx
             for i in range(len(nx) >> 1):
                 nxt = nx[2 * i]
                 if nxt is None or (pruned and nxt not in send):
                     continue
+                left = deps[nxt] - 1
+                deps[nxt] = left
                 g = outs[i] if outs is not None else None
                 if g is not None:  # checked against what `nxt` expects (`_m`), then added to its buffer
                     slot = nx[2 * i + 1]
@@ -120,11 +124,14 @@ def _run_ready(starts, deps, buffers, keep_graph, create_graph, captures, captur
                         g = _validate(node, i, g, shape, dtype, create_graph)
                     into = buffers.get(nxt)
                     if into is None:
+                        if not left and plain and nxt.__class__ is AccumulateGrad and _no_hooks(nxt):
+                            # a leaf's only gradient: accumulate now (its turn would come next anyway)
+                            outs[i] = None  # so that accumulate_into may keep the array (reference count)
+                            accumulate_into(nxt.variable, g, create_graph)
+                            continue
                         into = buffers[nxt] = [None] if one else [None] * len(nxt._meta())
                     old = into[slot]
                     into[slot] = g if old is None else old + g
-                left = deps[nxt] - 1
-                deps[nxt] = left
                 if not left:
                     if single is None and not heap:
                         single = nxt
@@ -156,6 +163,14 @@ def _run_special(node, buf: list, keep_graph: bool, create_graph: bool, captures
     if not keep_graph:
         node._release()
     return outs
+
+
+def _no_hooks(node) -> bool:
+    """An AccumulateGrad nothing watches: no node hooks, no tensor or post-accumulate hooks on its leaf."""
+    if node._x is not None:
+        return False
+    vx = node.variable._x
+    return vx is None or (not vx.hooks and not vx.post_hooks)
 
 
 def _leaf_hooks(node) -> bool:
