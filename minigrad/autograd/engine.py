@@ -72,13 +72,37 @@ def run_backward(roots: list, grads: list, keep_graph: bool, create_graph: bool,
                 run |= {n for n in captures if type(n) is AccumulateGrad}
     captured = [None] * (len(inputs) if inputs is not None else 0)
 
-    # 2-3. run ready nodes, in a context where NumPy does not warn (sqrt'(0) is inf, as in PyTorch)
-    with np.errstate(all="ignore"):  # in the caller's own context: hooks still print to the right cell
+    # 2-3. run ready nodes, with NumPy's warnings off (sqrt'(0) is inf, as in PyTorch), in the caller's
+    # own context (hooks still print to the right cell)
+    token = _set_quiet()
+    try:
         _run_ready(start_set, deps, buffers, keep_graph, create_graph, captures, captured, inputs, accumulate, send,
                    run)
+    finally:
+        _reset_quiet(token)
     if inputs is None or accumulate:
         return None
     return _captured_grads(captured, allow_unused)
+
+
+try:  # np.errstate(all="ignore") without rebuilding its error object on every backward (~1 us)
+    from numpy._core._ufunc_config import _extobj_contextvar, _make_extobj
+
+    _QUIET_EXTOBJ = _make_extobj(all="ignore")
+
+    def _set_quiet():
+        return _extobj_contextvar.set(_QUIET_EXTOBJ)
+
+    def _reset_quiet(token) -> None:
+        _extobj_contextvar.reset(token)
+except (ImportError, TypeError):  # another NumPy layout: the public way
+    def _set_quiet():
+        state = np.errstate(all="ignore")
+        state.__enter__()
+        return state
+
+    def _reset_quiet(state) -> None:
+        state.__exit__(None, None, None)
 
 
 def _run_ready(starts, deps, buffers, keep_graph, create_graph, captures, captured, inputs, accumulate, send, run):

@@ -337,9 +337,9 @@ def _version(v: Tensor) -> int:
 def _finish(node, cls, out, t: Tensor, meta: tuple | None = None) -> Tensor:
     """Common tail of recording: fill in the output tensor `t` (the node refers to it weakly), the
     saved result, the output's metadata (`meta` when the caller knows it)."""
-    if SAVED_HOOKS or anomaly_mode.ENABLED[0]:
+    if SAVED_HOOKS or _ANOMALY[0]:
         _slow_extras(node)
-    if out.__class__ is not np.ndarray:
+    if out.__class__ is not _ndarray:
         out = np.asarray(out)
     t._data = out
     t._grad_fn = node
@@ -356,22 +356,28 @@ def _finish(node, cls, out, t: Tensor, meta: tuple | None = None) -> Tensor:
     else:
         node._res = None
     if meta is None:
-        key = (out.shape, out.dtype)
-        meta = METAS.get(key)
-        if meta is None:
-            meta = _intern_meta(key)
+        meta = METAS.get(out.shape)
+        if meta is None or meta[1] is not out.dtype:
+            meta = _intern_meta(out.shape, out.dtype)
     node._m = meta
     return t
 
 
-METAS: dict = {}  # (shape, dtype) -> itself: nodes share one metadata tuple instead of making two per op
+# Nodes share one (shape, dtype) tuple per shape instead of making two tuples per op: shape -> the
+# meta last used for it (one lookup in the common one-dtype program), and (shape, dtype) -> meta.
+METAS: dict = {}
+_METAS_BY_DTYPE: dict = {}
+_ANOMALY = anomaly_mode.ENABLED  # mutated in place by anomaly mode, never rebound
+_ndarray = np.ndarray
 
 
-def _intern_meta(key: tuple) -> tuple:
-    if len(METAS) > 4096:
+def _intern_meta(shape: tuple, dtype) -> tuple:
+    if len(_METAS_BY_DTYPE) > 4096:
         METAS.clear()
-    METAS[key] = key
-    return key
+        _METAS_BY_DTYPE.clear()
+    key = (shape, dtype)
+    meta = METAS[shape] = _METAS_BY_DTYPE.setdefault(key, key)
+    return meta
 
 
 def _slow_extras(node) -> None:
