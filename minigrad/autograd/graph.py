@@ -261,8 +261,17 @@ def _fill_accumulator(node: AccumulateGrad, variable) -> AccumulateGrad:
 
 
 def new_accumulator(variable) -> AccumulateGrad:
-    """`AccumulateGrad(variable)` without the Python-level `__new__`/`__init__` calls (one per leaf per step)."""
-    return _fill_accumulator(weakref.ref.__new__(AccumulateGrad, NOBODY), variable)
+    """`AccumulateGrad(variable)` without the Python-level `__new__`/`__init__` calls (one per leaf per step:
+    the leaf holds it weakly, so it dies with the graph)."""
+    node = _wnew(AccumulateGrad, NOBODY)
+    node.variable = variable
+    node._nx = ()
+    node._seq = _ACC_SEQ + next(_seq)
+    node._x = None
+    return node
+
+
+_wnew = weakref.ref.__new__
 
 
 _BACKWARD_SUFFIX = re.compile(r"Backward\d*$")

@@ -330,10 +330,14 @@ def _float_data(t: Tensor) -> np.ndarray:
     return d if d.dtype.kind == "f" else d.astype(_dtypes.default_np())
 
 
-def _unary(np_fn, node_cls, name: str):
+def _unary(np_fn, node_cls, name: str, warns: bool = True):
+    """The op `name`: `np_fn` elementwise, recorded as `node_cls`. Functions that can warn (log(0),
+    exp overflow) run where NumPy is quiet, as PyTorch returns inf/nan silently; the rest run directly."""
     def op(self):
         d = self._data
-        res = STATE.quiet.run(np_fn, d if d.dtype.kind == "f" else d.astype(_dtypes.default_np()))
+        if d.dtype.kind != "f":
+            d = d.astype(_dtypes.default_np())
+        res = STATE.quiet.run(np_fn, d) if warns else np_fn(d)
         if self._requires_grad and STATE.mode > 0:
             return record1(node_cls, res, self, (), True)
         return make(res)
@@ -375,7 +379,7 @@ exp = _unary(np.exp, R.ExpBackward0, "exp")
 log = _unary(np.log, R.LogBackward0, "log")
 sin = _unary(np.sin, R.SinBackward0, "sin")
 cos = _unary(np.cos, R.CosBackward0, "cos")
-tanh = _unary(np.tanh, R.TanhBackward0, "tanh")
+tanh = _unary(np.tanh, R.TanhBackward0, "tanh", warns=False)
 sigmoid = _unary(_sigmoid, R.SigmoidBackward0, "sigmoid")
 sqrt = _unary(np.sqrt, R.SqrtBackward0, "sqrt")
 
