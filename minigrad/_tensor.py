@@ -243,9 +243,10 @@ class Tensor:
 
     # -- autograd API ----------------------------------------------------------------------------
     def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None) -> None:
-        from .autograd import backward
-
-        backward(self, gradient, retain_graph, create_graph, inputs=inputs)
+        fn = _AUTOGRAD_BACKWARD
+        if fn is None:
+            fn = _autograd_backward()
+        fn(self, gradient, retain_graph, create_graph, inputs=inputs)
 
     def register_hook(self, hook):
         """`hook(grad)` runs when this tensor's gradient is computed; a returned tensor replaces it."""
@@ -516,6 +517,17 @@ class Tensor:
         if self._data.ndim == 0:
             return self._data.item().__format__(spec)
         return object.__format__(self, spec)
+
+
+_AUTOGRAD_BACKWARD = None  # minigrad.autograd.backward, found on first use (autograd imports this module)
+
+
+def _autograd_backward():
+    global _AUTOGRAD_BACKWARD
+    from .autograd import backward
+
+    _AUTOGRAD_BACKWARD = backward
+    return backward
 
 
 def make(data: np.ndarray, grad_fn=None, requires_grad: bool = False) -> Tensor:

@@ -429,10 +429,11 @@ def accumulate_into(var, g, create_graph: bool) -> None:
             g = copy_(make(np.empty_like(g._data)), g)  # a graph-connected copy: CopyBackwards, as PyTorch
         var._grad = g if old is None else old + g
     elif old is None:
-        # Steal the array when nobody else holds it (as PyTorch does with use_count): the buffer
-        # slot, `g` and getrefcount's argument make 3. A view, or an array a rule passed to two
-        # places, is copied, so that a later in-place `+=` can never change another tensor's grad.
-        if g.__class__ is np.ndarray and g.base is None and g.flags.writeable and sys.getrefcount(g) <= 3:
+        # Steal the array when nobody else holds it (as PyTorch does with use_count): the caller's one
+        # reference (a buffer slot, or the engine's `g`), `g` and getrefcount's argument make 3. A view,
+        # or an array a rule passed to two places, is copied, so that a later in-place `+=` can never
+        # change another tensor's grad.
+        if g.__class__ is np.ndarray and sys.getrefcount(g) <= 3 and g.base is None and g.flags.writeable:
             var._grad = make(g)
         else:
             var._grad = make(np.array(g, copy=True))
