@@ -62,8 +62,8 @@ METHODS = {
     "trunc_": inplace.trunc_, "sign_": inplace.sign_, "rsqrt_": inplace.rsqrt_, "tan_": inplace.tan_,
     "exp2_": inplace.exp2_, "remainder_": inplace.remainder_, "floor_divide_": inplace.floor_divide_,
     # python operators
-    "__add__": pointwise.add, "__radd__": pointwise.radd, "__sub__": pointwise.sub, "__rsub__": pointwise.rsub,
-    "__mul__": pointwise.mul, "__rmul__": pointwise.rmul, "__truediv__": pointwise.div,
+    "__add__": pointwise.add, "__radd__": pointwise.add, "__sub__": pointwise.sub, "__rsub__": pointwise.rsub,
+    "__mul__": pointwise.mul, "__rmul__": pointwise.mul, "__truediv__": pointwise.div,
     "__rtruediv__": pointwise.rdiv, "__floordiv__": pointwise.floordiv, "__rfloordiv__": pointwise.rfloordiv,
     "__mod__": pointwise.remainder, "__rmod__": pointwise.rremainder, "__pow__": pointwise.pow,
     "__rpow__": pointwise.rpow, "__matmul__": linalg.matmul, "__rmatmul__": linalg.rmatmul,

@@ -373,14 +373,16 @@ def _ufunc_in_place(self: Tensor, ufunc, other) -> bool:
     self itself, a read-only expanded tensor), which then gives PyTorch's exact errors.
     """
     d = self._data
-    od = other._data if isinstance(other, Tensor) else other
-    if d.__class__ is not np.ndarray or not d.flags.writeable or (
-            isinstance(other, Tensor) and od.dtype is not d.dtype and not np.can_cast(od.dtype, d.dtype, "same_kind")):
-        return False
-    if isinstance(od, float) and d.dtype.kind != "f":
-        return False
-    try:
-        STATE.quiet.run(ufunc, d, od, out=d, casting="same_kind")
+    if isinstance(other, Tensor):
+        od = other._data
+        if od.dtype is not d.dtype and not np.can_cast(od.dtype, d.dtype, "same_kind"):
+            return False
+    else:
+        od = other
+        if isinstance(od, float) and d.dtype.kind != "f":
+            return False
+    try:  # out=d positionally; a ufunc's default casting is "same_kind"; a read-only d raises ValueError
+        STATE.quiet.run(ufunc, d, od, d)
     except (ValueError, TypeError):  # UFuncTypeError is a TypeError
         return False
     return True
@@ -391,9 +393,15 @@ def inplace_of(op, name: str, ufunc=None):
 
     def method(self, *args, **kwargs):
         if ufunc is not None and len(args) == 1 and not kwargs and not _tracked(self, args):
-            check_inference(self)
+            x = self._x
+            if x is not None and x.inference:
+                check_inference(self)
             if _ufunc_in_place(self, ufunc, args[0]):
-                self._bump()
+                box = self._vbox
+                if box is None:
+                    self._new_box(1)
+                else:
+                    box[0] += 1
                 return self
         return run_inplace(self, lambda src: op(src, *args, **kwargs), args + tuple(kwargs.values()))
 

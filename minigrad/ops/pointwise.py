@@ -522,14 +522,6 @@ def rremainder(self, other):
     return make(res)
 
 
-def radd(self, other):
-    return add(self, other)
-
-
-def rmul(self, other):
-    return mul(self, other)
-
-
 def rsub_op(self, other):
     return rsub(self, other)
 
