@@ -10,6 +10,7 @@ attached to the class there; this file holds what makes a tensor an autograd ten
 from __future__ import annotations
 
 import builtins
+import sys
 import warnings
 import weakref
 
@@ -243,10 +244,14 @@ class Tensor:
 
     # -- autograd API ----------------------------------------------------------------------------
     def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None) -> None:
-        fn = _AUTOGRAD_BACKWARD
-        if fn is None:
-            fn = _autograd_backward()
-        fn(self, gradient, retain_graph, create_graph, inputs=inputs)
+        d = self._data
+        if gradient is None and inputs is None and not create_graph and self._requires_grad and d.size == 1 \
+                and d.dtype.kind == "f":  # `loss.backward()`: the checks of autograd.backward all pass
+            seed = np.empty(d.shape, d.dtype)
+            seed.fill(1)
+            _engine().run_backward([self], [seed], bool(retain_graph), False)
+            return
+        _autograd().backward(self, gradient, retain_graph, create_graph, inputs=inputs)
 
     def register_hook(self, hook):
         """`hook(grad)` runs when this tensor's gradient is computed; a returned tensor replaces it."""
@@ -519,15 +524,13 @@ class Tensor:
         return object.__format__(self, spec)
 
 
-_AUTOGRAD_BACKWARD = None  # minigrad.autograd.backward, found on first use (autograd imports this module)
+def _autograd():
+    """minigrad.autograd (which imports this module, so it is looked up at call time)."""
+    return sys.modules["minigrad.autograd"]
 
 
-def _autograd_backward():
-    global _AUTOGRAD_BACKWARD
-    from .autograd import backward
-
-    _AUTOGRAD_BACKWARD = backward
-    return backward
+def _engine():
+    return sys.modules["minigrad.autograd.engine"]
 
 
 def make(data: np.ndarray, grad_fn=None, requires_grad: bool = False) -> Tensor:

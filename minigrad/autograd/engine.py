@@ -37,7 +37,7 @@ def run_backward(roots: list, grads: list, keep_graph: bool, create_graph: bool,
     starts = []
     for t, g in zip(roots, grads):
         node = t._grad_fn if t._grad_fn is not None else t._accumulator()
-        _add(buffers, node, t._out_nr, len(node._meta()), g)
+        _add(buffers, node, t._out_nr, 1 if node._multi is False else len(node._meta()), g)
         starts.append(node)
 
     # 1. dependency counts (iterative: a chain of a million nodes is fine); a node is reachable
