@@ -46,7 +46,7 @@ def run_backward(roots: list, grads: list, keep_graph: bool, create_graph: bool,
     start_set = set(starts)
     stack = list(start_set)
     while stack:
-        for nxt in stack.pop()._nx[::2]:
+        for nxt in stack.pop()._nx:
             if nxt is None:
                 continue
             if nxt in deps:
@@ -132,15 +132,15 @@ def _run_ready(starts, deps, buffers, keep_graph, create_graph, captures, captur
             buf = None  # an array a rule passes through unchanged may then be kept by AccumulateGrad
             single = None  # a chain hands on to one ready node: take it directly, skipping the heap
             nx = node._nx
-            for i in range(len(nx) >> 1):
-                nxt = nx[2 * i]
+            for i in range(len(nx)):
+                nxt = nx[i]
                 if nxt is None or (pruned and nxt not in send):
                     continue
                 left = deps[nxt] - 1
                 deps[nxt] = left
                 g = outs[i] if outs is not None else None
                 if g is not None:  # checked against what `nxt` expects (`_m`), then added to its buffer
-                    slot = nx[2 * i + 1]
+                    slot = 0 if node._nr is None else node._nr[i]
                     one = nxt._multi is False
                     shape, dtype = nxt._m if one else nxt._meta()[slot]
                     if create_graph or g.__class__ is not ndarray or g.shape != shape or (
@@ -238,7 +238,7 @@ def _all_ends_captured(deps: dict, starts: set, captures: dict) -> bool:
     every node leads to an input, and autograd.grad needs no pruning (the common case)."""
     for nodes in (deps, starts):
         for node in nodes:
-            if node not in captures and not any(node._nx[::2]):
+            if node not in captures and not any(node._nx):
                 return False
     return True
 
@@ -259,7 +259,7 @@ def _topological(starts: set, deps: dict) -> list:
     while ready:
         node = ready.pop()
         order.append(node)
-        for nxt in node._nx[::2]:
+        for nxt in node._nx:
             if nxt is not None:
                 left[nxt] -= 1
                 if left[nxt] == 0:
@@ -272,7 +272,7 @@ def _leading_to(order: list, targets) -> tuple[set, set]:
     target lies beyond them). `order` lists every node before the nodes it feeds."""
     reach, run = set(), set()
     for node in reversed(order):
-        for nxt in node._nx[::2]:
+        for nxt in node._nx:
             if nxt in reach:
                 run.add(node)
                 reach.add(node)

@@ -92,10 +92,10 @@ class Node(weakref.ref):
     Made with `Node.__new__(cls, output_tensor)`; identity, not the referent, is its hash and equality.
     """
 
-    # `_nx` holds the edges flat, (node0, input_nr0, node1, input_nr1, ...): one tuple per node
-    # instead of one per edge too, which matters because every tuple in a graph is work for Python's
-    # cyclic garbage collector while the graph is alive.
-    __slots__ = ("_nx", "_seq", "_x", "__weakref__")
+    # The edges are `_nx`, the next node per input (None where no gradient flows), and `_nr`, the
+    # input number at each (None when all are 0, nearly always): no tuple per edge, which matters
+    # because every tuple in a graph is work for Python's cyclic garbage collector while it is alive.
+    __slots__ = ("_nx", "_nr", "_seq", "_x", "__weakref__")
     _multi = True  # False: `_m` is the (shape, dtype) of this node's one output (RuleNode, CopySlices)
     __hash__ = object.__hash__
     __eq__ = object.__eq__
@@ -112,12 +112,15 @@ class Node(weakref.ref):
     @property
     def _next(self) -> tuple:
         """The edges as PyTorch shows them: ((node_or_None, input_nr), ...)."""
-        nx = self._nx
-        return tuple(zip(nx[::2], nx[1::2]))
+        nx, nr = self._nx, self._nr
+        return tuple(zip(nx, nr if nr is not None else (0,) * len(nx)))
 
     @_next.setter
     def _next(self, edges) -> None:
-        self._nx = tuple(x for edge in edges for x in edge)
+        edges = tuple(edges)
+        self._nx = tuple(fn for fn, _ in edges)
+        nrs = tuple(nr for _, nr in edges)
+        self._nr = nrs if any(nrs) else None
 
     @property
     def metadata(self) -> dict:
@@ -255,6 +258,7 @@ class AccumulateGrad(Node):
 def _fill_accumulator(node: AccumulateGrad, variable) -> AccumulateGrad:
     node.variable = variable
     node._nx = ()
+    node._nr = None
     node._seq = _ACC_SEQ + next(_seq)
     node._x = None
     return node
@@ -266,6 +270,7 @@ def new_accumulator(variable) -> AccumulateGrad:
     node = _wnew(AccumulateGrad, NOBODY)
     node.variable = variable
     node._nx = ()
+    node._nr = None
     node._seq = _ACC_SEQ + next(_seq)
     node._x = None
     return node

@@ -98,7 +98,7 @@ def _tag_nodes(result, scope: _Scope, parent: _Scope | None) -> None:
                 x["metadata"] = {"module": name}
             elif "module" not in md:
                 md["module"] = name
-        for nxt in node._nx[::2]:
+        for nxt in node._nx:
             if nxt is not None:
                 stack.append(nxt)
 

@@ -24,7 +24,6 @@ from ..autograd.graph import FREED, NOBODY, OUTPUT_REFS, SAVED_HOOKS, Node, Pack
 
 _new = object.__new__
 _wnew = weakref.ref.__new__  # a node is a weak reference to its output tensor (graph.Node)
-NONE_EDGE = (None, 0)
 _GRAD, _GRADS, _INPUT, _RESULT, _EXTRA = range(5)
 
 
@@ -78,7 +77,7 @@ class RuleNode(Node):
                 out.append(fn(g, self._unpack_result(create_graph)))
             else:
                 out.append(fn(*[self._arg(src, j, g, grads, create_graph) for src, j in srcs]))
-            k += 2
+            k += 1
         return out
 
     # One-input rules (exp, tanh, sum, views...) get one of these as `_apply`, chosen by what their
@@ -320,11 +319,6 @@ def forward_op_name_from(node_name: str) -> str:
     return node_name.split("Backward")[0].lower()
 
 
-def _edge(a: Tensor) -> tuple:
-    fn = a._grad_fn
-    return (fn, a._out_nr) if fn is not None else (a._accumulator(), 0)
-
-
 def _version(v: Tensor) -> int:
     """The version a saved tensor has now (0 unless modified in place); refuses inference tensors."""
     vx = v._x
@@ -398,9 +392,11 @@ def record1(cls, out, a: Tensor, extras: tuple = (), like: bool = False) -> Tens
     fa = a._grad_fn
     meta = None
     if fa is None:
-        node._nx = (_leaf_node(a), 0)
+        node._nx = (_leaf_node(a),)
+        node._nr = None
     else:
-        node._nx = (fa, a._out_nr)
+        node._nx = (fa,)
+        node._nr = None if a._out_nr == 0 else (a._out_nr,)
         if like and fa._multi is False:
             meta = fa._m
     node._seq = next(_seq)
@@ -438,7 +434,8 @@ def record2(cls, out, a: Tensor, b, extras: tuple = ()) -> Tensor:
         else:
             nb = b._out_nr
         mask |= 2
-    node._nx = (fa, na, fb, nb)
+    node._nx = (fa, fb)
+    node._nr = None if na == 0 and nb == 0 else (na, nb)
     node._seq = next(_seq)
     node._x = None
     node._ex = extras
@@ -475,10 +472,12 @@ def record_scalar(cls, out, a: Tensor, s, extras: tuple = ()) -> Tensor:
     node = _wnew(cls, t if OUTPUT_REFS[0] else NOBODY)
     fa = a._grad_fn
     if fa is None:
-        node._nx = (_leaf_node(a), 0, None, 0)
+        node._nx = (_leaf_node(a), None)
+        node._nr = None
         meta = None
     else:
-        node._nx = (fa, a._out_nr, None, 0)
+        node._nx = (fa, None)
+        node._nr = None if a._out_nr == 0 else (a._out_nr, 0)
         meta = fa._m if fa._multi is False else None
     node._seq = next(_seq)
     node._x = None
@@ -500,19 +499,24 @@ def record(cls, out, inputs: tuple, extras: tuple = ()) -> Tensor:
 
     Callers have already checked that grad mode is on and some input requires grad.
     """
-    edges = []
+    nexts = []
+    nrs = []
     mask = 0
     bit = 1
     for a in inputs:
         if isinstance(a, Tensor) and a._requires_grad:
-            edges += _edge(a)
+            fn = a._grad_fn
+            nexts.append(fn if fn is not None else _leaf_node(a))
+            nrs.append(a._out_nr if fn is not None else 0)
             mask |= bit
         else:
-            edges += NONE_EDGE
+            nexts.append(None)
+            nrs.append(0)
         bit <<= 1
     t = _new(Tensor)
     node = _wnew(cls, t if OUTPUT_REFS[0] else NOBODY)
-    node._nx = tuple(edges)
+    node._nx = tuple(nexts)
+    node._nr = tuple(nrs) if any(nrs) else None
     node._seq = next(_seq)
     node._x = None
     node._ex = extras

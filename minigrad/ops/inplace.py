@@ -190,7 +190,7 @@ class CopySlices(Node):
 
     def _apply(self, grads: list, create_graph: bool) -> list:
         g = grads[0]
-        n = len(self._nx) >> 1
+        n = len(self._nx)
         if self._fn is None:
             raise freed_error(self)
         if g is None:
