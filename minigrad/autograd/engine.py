@@ -131,7 +131,7 @@ def _run_ready(starts, deps, buffers, keep_graph, create_graph, captures, captur
                     node._release()
             buf = None  # an array a rule passes through unchanged may then be kept by AccumulateGrad
             single = None  # a chain hands on to one ready node: take it directly, skipping the heap
-            nx = node._nx
+            nx, nr = node._nx, node._nr
             for i in range(len(nx)):
                 nxt = nx[i]
                 if nxt is None or (pruned and nxt not in send):
@@ -140,15 +140,20 @@ def _run_ready(starts, deps, buffers, keep_graph, create_graph, captures, captur
                 deps[nxt] = left
                 g = outs[i] if outs is not None else None
                 if g is not None:  # checked against what `nxt` expects (`_m`), then added to its buffer
-                    slot = 0 if node._nr is None else node._nr[i]
-                    one = nxt._multi is False
-                    shape, dtype = nxt._m if one else nxt._meta()[slot]
+                    slot = 0 if nr is None else nr[i]
+                    if nxt.__class__ is AccumulateGrad:  # a leaf's gradient has the leaf's shape and dtype
+                        d = nxt.variable._data
+                        shape, dtype, one = d.shape, d.dtype, True
+                    else:
+                        one = nxt._multi is False
+                        shape, dtype = nxt._m if one else nxt._meta()[slot]
                     if create_graph or g.__class__ is not ndarray or g.shape != shape or (
                             g.dtype is not dtype and g.dtype != dtype):
                         g = _validate(node, i, g, shape, dtype, create_graph)
                     into = buffers.get(nxt)
                     if into is None:
-                        if not left and plain and nxt.__class__ is AccumulateGrad and _no_hooks(nxt):
+                        if not left and plain and nxt.__class__ is AccumulateGrad and nxt._x is None and (
+                                nxt.variable._x is None or _no_leaf_hooks(nxt.variable._x)):
                             # a leaf's only gradient: accumulate now (its turn would come next anyway)
                             outs[i] = None  # so that accumulate_into may keep the array (reference count)
                             accumulate_into(nxt.variable, g, create_graph)
@@ -189,12 +194,10 @@ def _run_special(node, buf: list, keep_graph: bool, create_graph: bool, captures
     return outs
 
 
-def _no_hooks(node) -> bool:
-    """An AccumulateGrad nothing watches: no node hooks, no tensor or post-accumulate hooks on its leaf."""
-    if node._x is not None:
-        return False
-    vx = node.variable._x
-    return vx is None or (not vx.hooks and not vx.post_hooks)
+def _no_leaf_hooks(vx) -> bool:
+    """No tensor hooks and no post-accumulate hooks on a leaf (given its `_x`): nothing watches its AccumulateGrad
+    (with no node hooks either) run."""
+    return not vx.hooks and not vx.post_hooks
 
 
 def _leaf_hooks(node) -> bool:
