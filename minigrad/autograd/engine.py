@@ -127,7 +127,7 @@ def _run_ready(starts, deps, buffers, keep_graph, create_graph, captures, captur
                 accumulate_into(node.variable, buf[0], create_graph)
             else:
                 outs = node._apply(buf, create_graph)
-                if not keep_graph:
+                if not keep_graph and (node._in is not None or node._res is not None):
                     node._release()
             buf = None  # an array a rule passes through unchanged may then be kept by AccumulateGrad
             single = None  # a chain hands on to one ready node: take it directly, skipping the heap

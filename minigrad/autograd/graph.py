@@ -97,6 +97,8 @@ class Node(weakref.ref):
     # because every tuple in a graph is work for Python's cyclic garbage collector while it is alive.
     __slots__ = ("_nx", "_nr", "_seq", "_x", "__weakref__")
     _multi = True  # False: `_m` is the (shape, dtype) of this node's one output (RuleNode, CopySlices)
+    # What the node saved for backward (RuleNode's slots: None when nothing); other nodes always release
+    _in = _res = True
     __hash__ = object.__hash__
     __eq__ = object.__eq__
     __ne__ = object.__ne__

@@ -64,12 +64,14 @@ class RuleNode(Node):
                 out.append(fn(g))
             elif kind == _INPUT:
                 v = saved[i]
-                if v.__class__ is not float:
-                    # never modified in place (no version counter, none saved): the array, without the call
-                    if not create_graph and self._vers is None and isinstance(v, Tensor) and v._vbox is None:
+                if isinstance(v, Tensor) and not create_graph:
+                    box = v._vbox  # the version check of _unpack_input, inline: the array when unchanged
+                    if box is None or box[0] == (0 if self._vers is None else self._vers[i]):
                         v = v._data
                     else:
-                        v = self._unpack_input(i, create_graph)
+                        v = self._unpack_input(i, create_graph)  # raises PyTorch's error
+                elif v.__class__ is not float:
+                    v = self._unpack_input(i, create_graph)
                 out.append(fn(g, v))
             elif kind == _EXTRA:
                 out.append(fn(g, self._ex[i]))
