@@ -125,7 +125,18 @@ def _needs(a, b) -> bool:
 
 # -- arithmetic -------------------------------------------------------------------------------------
 def add(self, other, *, alpha=1, out=None):
-    if other.__class__ is builtins.float and alpha == 1:  # `x + 0.5`: the scalar fast path
+    cls = other.__class__
+    if cls is Tensor and alpha == 1:
+        ad, bd = self._data, other._data
+        if ad.dtype is bd.dtype:  # `h + b`, same dtypes: nothing to promote (the common case)
+            try:
+                res = ad + bd
+            except ValueError:
+                raise broadcast_error(self, other) from None
+            if (self._requires_grad or other._requires_grad) and STATE.mode > 0:
+                return record2(R.AddBackward0, res, self, other, _ALPHA_1)
+            return make(res)
+    elif cls is builtins.float and alpha == 1:  # `x + 0.5`: the scalar fast path
         ad = self._data
         if ad.dtype.kind == "f":
             res = ad + other
@@ -194,7 +205,18 @@ def rsub(self, other, *, alpha=1):
 
 
 def mul(self, other):
-    if other.__class__ is builtins.float:  # `x * 2.0`: the scalar fast path
+    cls = other.__class__
+    if cls is Tensor:
+        ad, bd = self._data, other._data
+        if ad.dtype is bd.dtype:  # same dtypes: nothing to promote (the common case)
+            try:
+                res = ad * bd
+            except ValueError:
+                raise broadcast_error(self, other) from None
+            if (self._requires_grad or other._requires_grad) and STATE.mode > 0:
+                return record2(R.MulBackward0, res, self, other)
+            return make(res)
+    elif cls is builtins.float:  # `x * 2.0`: the scalar fast path
         ad = self._data
         if ad.dtype.kind == "f":
             res = ad * other
