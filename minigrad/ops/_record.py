@@ -415,29 +415,28 @@ def record1(cls, out, a: Tensor, extras: tuple = (), like: bool = False) -> Tens
 
 
 def record2(cls, out, a: Tensor, b, extras: tuple = ()) -> Tensor:
-    """`record` for two inputs (the binary-op fast path); `b` may be a Python scalar."""
+    """`record` for two inputs (the binary-op fast path); `b` may be a Python scalar.
+
+    The most used recorder (+ - * @ between tensors): `_finish` is written out here, and a leaf
+    input's AccumulateGrad is looked up inline."""
     t = _new(Tensor)
     node = _wnew(cls, t if OUTPUT_REFS[0] else NOBODY)
     mask = 0
     fa = fb = None
-    na = nb = 0
     if a._requires_grad:
         fa = a._grad_fn
         if fa is None:
             fa = _leaf_node(a)
-        else:
-            na = a._out_nr
         mask = 1
-    b_tensor = isinstance(b, Tensor)
+    b_tensor = b.__class__ is Tensor or isinstance(b, Tensor)
     if b_tensor and b._requires_grad:
         fb = b._grad_fn
         if fb is None:
             fb = _leaf_node(b)
-        else:
-            nb = b._out_nr
         mask |= 2
     node._nx = (fa, fb)
-    node._nr = None if na == 0 and nb == 0 else (na, nb)
+    node._nr = None if (fa is None or a._out_nr == 0) and (fb is None or b._out_nr == 0) else (
+        a._out_nr if fa is not None else 0, b._out_nr if fb is not None else 0)
     node._seq = next(_seq)
     node._x = None
     node._ex = extras
@@ -452,7 +451,28 @@ def record2(cls, out, a: Tensor, b, extras: tuple = ()) -> Tensor:
             node._vers = [va, vb]
     else:
         node._in = None
-    return _finish(node, cls, out, t)
+    if SAVED_HOOKS or _ANOMALY[0]:
+        _slow_extras(node)
+    if out.__class__ is not _ndarray:
+        out = np.asarray(out)
+    t._data = out
+    t._grad_fn = node
+    t._requires_grad = True
+    t._grad = None
+    t._base = None
+    t._out_nr = 0
+    t._x = None
+    t._vbox = None
+    if cls._saves_result:
+        node._res = out
+        node._rb = None
+        node._rv = 0
+    else:
+        node._res = None
+    shape = out.shape
+    meta = METAS.get(shape)
+    node._m = meta if meta is not None and meta[1] is out.dtype else _intern_meta(shape, out.dtype)
+    return t
 
 
 def _leaf_node(a: Tensor):
