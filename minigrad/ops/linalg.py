@@ -41,9 +41,15 @@ def mm(self, mat2):
     if a.dtype is not b.dtype:
         _dtype_check(self, mat2, "mm")
     res = a @ b
-    if _needs(self, mat2):  # strides in bytes; `_saved_*_sym_strides` shows them in elements (R.MmBackward0)
-        return record2(R.MmBackward0, res, self, mat2, (a.shape, a.strides, b.shape, b.strides))
+    if _needs(self, mat2):
+        return record2(R.MmBackward0, res, self, mat2, _mm_extras(a, b, self._requires_grad, mat2._requires_grad))
     return make(res)
+
+
+def _mm_extras(a: np.ndarray, b: np.ndarray, a_grad: bool, b_grad: bool) -> tuple:
+    """MmBackward0's sizes, and the strides of the inputs that need a gradient (PyTorch saves `()` for the
+    others); NumPy's byte strides, shown in elements by `_saved_*_sym_strides` (R.MmBackward0)."""
+    return a.shape, a.strides if a_grad else (), b.shape, b.strides if b_grad else ()
 
 
 def mv(self, vec):
@@ -146,8 +152,9 @@ def matmul(self, other):
         if a.dtype is not b.dtype or a.shape[1] != b.shape[0]:
             return mm(self, other)  # its errors
         res = a @ b  # mm's fast path, inline: a training loop's most common product
-        if STATE.mode > 0 and (self._requires_grad or other._requires_grad):
-            return record2(R.MmBackward0, res, self, other, (a.shape, a.strides, b.shape, b.strides))
+        ra, rb = self._requires_grad, other._requires_grad
+        if (ra or rb) and STATE.mode > 0:
+            return record2(R.MmBackward0, res, self, other, _mm_extras(a, b, ra, rb))
         return make(res)
     if d1 == 0 or d2 == 0:
         raise RuntimeError(f"both arguments to matmul need to be at least 1D, but they are {d1}D and {d2}D")

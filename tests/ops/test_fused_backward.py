@@ -37,3 +37,14 @@ def test_fused_backward_nodes_match_pytorch(torch, op, grad_requires):
 def test_fused_backward_gradgradcheck():
     x = mg.tensor(np.linspace(-1.0, 1.0, 5), requires_grad=True)
     assert mg.autograd.gradgradcheck(lambda t: t.tanh() * t.sigmoid(), (x,))
+
+
+@pytest.mark.parametrize("needs", [(True, False), (False, True), (True, True)])
+def test_mm_saves_the_strides_of_the_inputs_that_need_grad(torch, needs):
+    def saved(m):
+        a = m.tensor(np.ones((4, 3)), requires_grad=needs[0]).t()  # (3, 4), not contiguous
+        b = m.tensor(np.ones((5, 4)), requires_grad=needs[1])
+        n = (a @ b.t()).grad_fn
+        return [tuple(getattr(n, f"_saved_{k}")) for k in
+                ("self_sym_sizes", "self_sym_strides", "mat2_sym_sizes", "mat2_sym_strides")]
+    assert saved(mg) == saved(torch)
