@@ -269,13 +269,7 @@ def _fill_accumulator(node: AccumulateGrad, variable) -> AccumulateGrad:
 def new_accumulator(variable) -> AccumulateGrad:
     """`AccumulateGrad(variable)` without the Python-level `__new__`/`__init__` calls (one per leaf per step:
     the leaf holds it weakly, so it dies with the graph)."""
-    node = _wnew(AccumulateGrad, NOBODY)
-    node.variable = variable
-    node._nx = ()
-    node._nr = None
-    node._seq = _ACC_SEQ + next(_seq)
-    node._x = None
-    return node
+    return _fill_accumulator(_wnew(AccumulateGrad, NOBODY), variable)
 
 
 _wnew = weakref.ref.__new__
