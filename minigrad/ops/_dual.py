@@ -24,8 +24,8 @@ def tanh_backward(g, y):
     t = y * y
     if g.__class__ is not np.ndarray or t.__class__ is not np.ndarray or g.dtype is not t.dtype or g.shape != t.shape:
         return g * (1 - t)
-    np.subtract(1, t, out=t)  # in place: one temporary array instead of three, the same arithmetic
-    np.multiply(g, t, out=t)
+    np.subtract(1, t, t)  # in place (out=t, positionally): one temporary instead of three, the same arithmetic
+    np.multiply(g, t, t)
     return t
 
 

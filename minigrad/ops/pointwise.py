@@ -115,6 +115,25 @@ def operands(self, other):
     return other, ad, bd
 
 
+_F64 = np.dtype(np.float64)
+_SCALARS: dict = {}  # float -> read-only 0-d float64 array
+
+
+def _scalar64(v: float):
+    """`v` for arithmetic with a float64 array: a cached 0-d array, which NumPy 2 combines with an array
+    faster than a Python float (no weak-scalar conversion), with the same float64 result. 0.0 and -0.0
+    compare equal and NaN never does, so those stay Python floats."""
+    z = _SCALARS.get(v)
+    if z is None:
+        if not v or v != v:
+            return v
+        if len(_SCALARS) >= 256:
+            _SCALARS.clear()
+        z = _SCALARS[v] = np.array(v)
+        z.flags.writeable = False
+    return z
+
+
 _ALPHA_1 = (1,)  # the extras of almost every add/sub: shared, not a new tuple per operation
 
 
@@ -139,7 +158,7 @@ def add(self, other, *, alpha=1, out=None):
     elif cls is builtins.float and alpha == 1:  # `x + 0.5`: the scalar fast path
         ad = self._data
         if ad.dtype.kind == "f":
-            res = ad + other
+            res = ad + (_scalar64(other) if ad.dtype is _F64 else other)
             if self._requires_grad and STATE.mode > 0:
                 return record_scalar(R.AddBackward0, res, self, other, _ALPHA_1)
             return make(res)
@@ -157,7 +176,7 @@ def sub(self, other, *, alpha=1):
     if other.__class__ is builtins.float and alpha == 1:  # `x - 0.5`: the scalar fast path
         ad = self._data
         if ad.dtype.kind == "f":
-            res = ad - other
+            res = ad - (_scalar64(other) if ad.dtype is _F64 else other)
             if self._requires_grad and STATE.mode > 0:
                 return record_scalar(R.SubBackward0, res, self, other, _ALPHA_1)
             return make(res)
@@ -219,7 +238,7 @@ def mul(self, other):
     elif cls is builtins.float:  # `x * 2.0`: the scalar fast path
         ad = self._data
         if ad.dtype.kind == "f":
-            res = ad * other
+            res = ad * (_scalar64(other) if ad.dtype is _F64 else other)
             if self._requires_grad and STATE.mode > 0:
                 return record_scalar(R.MulBackward0, res, self, other)
             return make(res)
@@ -240,7 +259,7 @@ def div(self, other, *, rounding_mode=None):
     if other.__class__ is builtins.float:  # `x / 2.0`: the scalar fast path
         ad = self._data
         if ad.dtype.kind == "f":
-            res = STATE.quiet.run(np.true_divide, ad, other)
+            res = STATE.quiet.run(np.true_divide, ad, _scalar64(other) if ad.dtype is _F64 else other)
             if self._requires_grad and STATE.mode > 0:
                 return record_scalar(R.DivBackward0, res, self, other)
             return make(res)
