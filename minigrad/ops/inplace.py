@@ -390,22 +390,37 @@ def _ufunc_in_place(self: Tensor, ufunc, other) -> bool:
 
 def inplace_of(op, name: str, ufunc=None):
     """Make `name_` from the out-of-place `op` (and, untracked, the NumPy `ufunc` writing in place)."""
+    if ufunc is not None:
+        return _inplace_binary(op, name, ufunc)
 
     def method(self, *args, **kwargs):
-        if ufunc is not None and len(args) == 1 and not kwargs and not _tracked(self, args):
+        return run_inplace(self, lambda src: op(src, *args, **kwargs), args + tuple(kwargs.values()))
+
+    method.__name__ = name
+    return method
+
+
+def _inplace_binary(op, name: str, ufunc):
+    """`add_`, `sub_`, `mul_`, `div_` (and `+=` ...): untracked, one NumPy `ufunc` call writing into the
+    tensor (the SGD update `p -= lr * p.grad`); tracked, the general in-place path."""
+
+    def method(self, other, **kwargs):
+        if not kwargs and not ((self._requires_grad or (isinstance(other, Tensor) and other._requires_grad))
+                               and STATE.mode > 0):
             x = self._x
             if x is not None and x.inference:
                 check_inference(self)
-            if _ufunc_in_place(self, ufunc, args[0]):
+            if _ufunc_in_place(self, ufunc, other):
                 box = self._vbox
                 if box is None:
                     self._new_box(1)
                 else:
                     box[0] += 1
                 return self
-        return run_inplace(self, lambda src: op(src, *args, **kwargs), args + tuple(kwargs.values()))
+        return run_inplace(self, lambda src: op(src, other, **kwargs), (other,) + tuple(kwargs.values()))
 
     method.__name__ = name
+    method.__qualname__ = f"Tensor.{name}"
     return method
 
 

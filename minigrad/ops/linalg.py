@@ -149,12 +149,14 @@ def matmul(self, other):
     a, b = self._data, other._data
     d1, d2 = a.ndim, b.ndim
     if d1 == 2 and d2 == 2:
-        if a.dtype is not b.dtype or a.shape[1] != b.shape[0]:
+        sa, sb = a.shape, b.shape
+        if a.dtype is not b.dtype or sa[1] != sb[0]:
             return mm(self, other)  # its errors
         res = a @ b  # mm's fast path, inline: a training loop's most common product
         ra, rb = self._requires_grad, other._requires_grad
         if (ra or rb) and STATE.mode > 0:
-            return record2(R.MmBackward0, res, self, other, _mm_extras(a, b, ra, rb))
+            return record2(R.MmBackward0, res, self, other,
+                           (sa, a.strides if ra else (), sb, b.strides if rb else ()))  # as _mm_extras
         return make(res)
     if d1 == 0 or d2 == 0:
         raise RuntimeError(f"both arguments to matmul need to be at least 1D, but they are {d1}D and {d2}D")
