@@ -20,9 +20,10 @@ from . import _dtypes
 from ._device import CPU
 from ._device import device as _device_cls
 from .autograd.grad_mode import STATE
-from .autograd.graph import AccumulateGrad, HookDict, new_accumulator
+from .autograd.graph import NOBODY, AccumulateGrad, HookDict, _fill_accumulator
 
 _new = object.__new__
+_wnew = weakref.ref.__new__
 
 NONLEAF_GRAD_WARNING = (
     "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad attribute won't "
@@ -230,10 +231,12 @@ class Tensor:
         if x is None:
             x = self._x = _Extra()
         ref = x.acc
-        node = ref() if ref is not None else None
-        if node is None:
-            node = new_accumulator(self)
-            x.acc = weakref.ref(node)
+        if ref is not None:
+            node = ref()
+            if node is not None:
+                return node
+        node = _fill_accumulator(_wnew(AccumulateGrad, NOBODY), self)  # no __new__/__init__: once per leaf per step
+        x.acc = weakref.ref(node)
         return node
 
     def is_inference(self) -> bool:

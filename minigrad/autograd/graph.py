@@ -266,13 +266,6 @@ def _fill_accumulator(node: AccumulateGrad, variable) -> AccumulateGrad:
     return node
 
 
-def new_accumulator(variable) -> AccumulateGrad:
-    """`AccumulateGrad(variable)` without the Python-level `__new__`/`__init__` calls (one per leaf per step:
-    the leaf holds it weakly, so it dies with the graph)."""
-    return _fill_accumulator(_wnew(AccumulateGrad, NOBODY), variable)
-
-
-_wnew = weakref.ref.__new__
 
 
 _BACKWARD_SUFFIX = re.compile(r"Backward\d*$")

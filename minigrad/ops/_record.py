@@ -394,7 +394,7 @@ def record1(cls, out, a: Tensor, extras: tuple = (), like: bool = False) -> Tens
     fa = a._grad_fn
     meta = None
     if fa is None:
-        node._nx = (_leaf_node(a),)
+        node._nx = (a._accumulator(),)
         node._nr = None
     else:
         node._nx = (fa,)
@@ -426,13 +426,13 @@ def record2(cls, out, a: Tensor, b, extras: tuple = ()) -> Tensor:
     if a._requires_grad:
         fa = a._grad_fn
         if fa is None:
-            fa = _leaf_node(a)
+            fa = a._accumulator()
         mask = 1
     b_tensor = b.__class__ is Tensor or isinstance(b, Tensor)
     if b_tensor and b._requires_grad:
         fb = b._grad_fn
         if fb is None:
-            fb = _leaf_node(b)
+            fb = b._accumulator()
         mask |= 2
     node._nx = (fa, fb)
     node._nr = None if (fa is None or a._out_nr == 0) and (fb is None or b._out_nr == 0) else (
@@ -475,18 +475,6 @@ def record2(cls, out, a: Tensor, b, extras: tuple = ()) -> Tensor:
     return t
 
 
-def _leaf_node(a: Tensor):
-    """The leaf's AccumulateGrad: the cached one when alive (inline), else `_accumulator()`."""
-    x = a._x
-    if x is not None:
-        ref = x.acc
-        if ref is not None:
-            node = ref()
-            if node is not None:
-                return node
-    return a._accumulator()
-
-
 def record_scalar(cls, out, a: Tensor, s, extras: tuple = ()) -> Tensor:
     """`record2` for `a op s`: a tensor that requires grad and a Python scalar, with an output of
     `a`'s shape and dtype (so the metadata is `a`'s node's, when it has one)."""
@@ -494,7 +482,7 @@ def record_scalar(cls, out, a: Tensor, s, extras: tuple = ()) -> Tensor:
     node = _wnew(cls, t if OUTPUT_REFS[0] else NOBODY)
     fa = a._grad_fn
     if fa is None:
-        node._nx = (_leaf_node(a), None)
+        node._nx = (a._accumulator(), None)
         node._nr = None
         meta = None
     else:
@@ -528,7 +516,7 @@ def record(cls, out, inputs: tuple, extras: tuple = ()) -> Tensor:
     for a in inputs:
         if isinstance(a, Tensor) and a._requires_grad:
             fn = a._grad_fn
-            nexts.append(fn if fn is not None else _leaf_node(a))
+            nexts.append(fn if fn is not None else a._accumulator())
             nrs.append(a._out_nr if fn is not None else 0)
             mask |= bit
         else:
