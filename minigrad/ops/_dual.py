@@ -19,10 +19,12 @@ def is_t(x) -> bool:
 
 def tanh_backward(g, y):
     """`g * (1 - y²)`, tanh's derivative from its output; on Tensors one fused op (TanhBackwardBackward0)."""
-    if is_t(g) or is_t(y):
-        return _as_t(g)._tanh_backward(_as_t(y))
+    if g.__class__ is not np.ndarray or y.__class__ is not np.ndarray:
+        if is_t(g) or is_t(y):
+            return _as_t(g)._tanh_backward(_as_t(y))
+        return g * (1 - y * y)  # NumPy scalars
     t = y * y
-    if g.__class__ is not np.ndarray or t.__class__ is not np.ndarray or g.dtype is not t.dtype or g.shape != t.shape:
+    if t.__class__ is not np.ndarray or g.dtype is not t.dtype or g.shape != t.shape:
         return g * (1 - t)
     np.subtract(1, t, t)  # in place (out=t, positionally): one temporary instead of three, the same arithmetic
     np.multiply(g, t, t)
@@ -31,7 +33,7 @@ def tanh_backward(g, y):
 
 def sigmoid_backward(g, y):
     """`g * y * (1 - y)`, sigmoid's derivative from its output; on Tensors one fused op."""
-    if is_t(g) or is_t(y):
+    if (g.__class__ is not np.ndarray or y.__class__ is not np.ndarray) and (is_t(g) or is_t(y)):
         return _as_t(g)._sigmoid_backward(_as_t(y))
     return g * y * (1 - y)
 
