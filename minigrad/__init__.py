@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import builtins as _builtins
+import warnings as _warnings
 
 from . import (
     _dtypes,
@@ -187,3 +188,8 @@ from . import nn, optim, utils  # noqa: E402
 from .serialization import load, save  # noqa: E402
 
 Tensor._STUBS = install_tensor_stubs(Tensor)  # last: after every module has added its Tensor methods
+
+# PyTorch computes inf and nan silently (`inf - inf` is nan, no warning); NumPy warns. The common ops
+# (arithmetic, matmul, sum, log, exp, division, backward) run with NumPy's error state off; for the
+# rest, NumPy's floating-point RuntimeWarnings raised inside minigrad's own modules are filtered out.
+_warnings.filterwarnings("ignore", category=RuntimeWarning, module=r"minigrad\.(ops|autograd|nn)\.")

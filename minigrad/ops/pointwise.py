@@ -149,7 +149,7 @@ def add(self, other, *, alpha=1, out=None):
         ad, bd = self._data, other._data
         if ad.dtype is bd.dtype:  # `h + b`, same dtypes: nothing to promote (the common case)
             try:
-                res = ad + bd
+                res = STATE.quiet.run(np.add, ad, bd)
             except ValueError:
                 raise broadcast_error(self, other) from None
             if (self._requires_grad or other._requires_grad) and STATE.mode > 0:
@@ -158,13 +158,13 @@ def add(self, other, *, alpha=1, out=None):
     elif cls is builtins.float and alpha == 1:  # `x + 0.5`: the scalar fast path
         ad = self._data
         if ad.dtype.kind == "f":
-            res = ad + (_scalar64(other) if ad.dtype is _F64 else other)
+            res = STATE.quiet.run(np.add, ad, _scalar64(other) if ad.dtype is _F64 else other)
             if self._requires_grad and STATE.mode > 0:
                 return record_scalar(R.AddBackward0, res, self, other, _ALPHA_1)
             return make(res)
     other, ad, bd = operands(self, other)
     try:
-        res = ad + bd if alpha == 1 else ad + bd * alpha
+        res = STATE.quiet.run(np.add, ad, bd if alpha == 1 else bd * alpha)
     except ValueError:
         raise broadcast_error(self, other) from None
     if STATE.mode > 0 and (self._requires_grad or (isinstance(other, Tensor) and other._requires_grad)):
@@ -176,13 +176,13 @@ def sub(self, other, *, alpha=1):
     if other.__class__ is builtins.float and alpha == 1:  # `x - 0.5`: the scalar fast path
         ad = self._data
         if ad.dtype.kind == "f":
-            res = ad - (_scalar64(other) if ad.dtype is _F64 else other)
+            res = STATE.quiet.run(np.subtract, ad, _scalar64(other) if ad.dtype is _F64 else other)
             if self._requires_grad and STATE.mode > 0:
                 return record_scalar(R.SubBackward0, res, self, other, _ALPHA_1)
             return make(res)
     if other.__class__ is Tensor and self._data.dtype is other._data.dtype and self._data.dtype.kind == "f":
         try:  # same-dtype float tensors: the common case, without the promotion and bool checks
-            res = self._data - other._data if alpha == 1 else self._data - other._data * alpha
+            res = STATE.quiet.run(np.subtract, self._data, other._data if alpha == 1 else other._data * alpha)
         except ValueError:
             raise broadcast_error(self, other) from None
         if _needs(self, other):
@@ -197,7 +197,7 @@ def sub(self, other, *, alpha=1):
                            "to invert a mask, use the `~` or `logical_not()` operator instead.")
     ad, bd = prep(self, other)
     try:
-        res = ad - bd if alpha == 1 else ad - bd * alpha
+        res = STATE.quiet.run(np.subtract, ad, bd if alpha == 1 else bd * alpha)
     except ValueError:
         raise broadcast_error(self, other) from None
     if _needs(self, other):
@@ -209,7 +209,7 @@ def rsub(self, other, *, alpha=1):
     """`other - self` for a scalar `other` (PyTorch's RsubBackward1)."""
     cls = other.__class__
     if (cls is builtins.float or cls is builtins.int) and alpha == 1 and self._data.dtype.kind == "f":
-        res = other - self._data  # `1 - x`: the scalar fast path
+        res = STATE.quiet.run(np.subtract, other, self._data)  # `1 - x`: the scalar fast path
         if self._requires_grad and STATE.mode > 0:
             return record1(R.RsubBackward1, res, self, _ALPHA_1, True)
         return make(res)
@@ -229,7 +229,7 @@ def mul(self, other):
         ad, bd = self._data, other._data
         if ad.dtype is bd.dtype:  # same dtypes: nothing to promote (the common case)
             try:
-                res = ad * bd
+                res = STATE.quiet.run(np.multiply, ad, bd)
             except ValueError:
                 raise broadcast_error(self, other) from None
             if (self._requires_grad or other._requires_grad) and STATE.mode > 0:
@@ -238,13 +238,13 @@ def mul(self, other):
     elif cls is builtins.float:  # `x * 2.0`: the scalar fast path
         ad = self._data
         if ad.dtype.kind == "f":
-            res = ad * (_scalar64(other) if ad.dtype is _F64 else other)
+            res = STATE.quiet.run(np.multiply, ad, _scalar64(other) if ad.dtype is _F64 else other)
             if self._requires_grad and STATE.mode > 0:
                 return record_scalar(R.MulBackward0, res, self, other)
             return make(res)
     other, ad, bd = operands(self, other)
     try:
-        res = ad * bd
+        res = STATE.quiet.run(np.multiply, ad, bd)
     except ValueError:
         raise broadcast_error(self, other) from None
     if STATE.mode > 0 and (self._requires_grad or (isinstance(other, Tensor) and other._requires_grad)):

@@ -34,7 +34,7 @@ def sum(self, dim=None, keepdim: bool = False, *, dtype=None, axis=None):
     """Sum of all elements (SumBackward0) or over `dim` (SumBackward1)."""
     d = self._data
     if dim is None and axis is None and dtype is None and not keepdim and d.dtype.kind == "f":
-        res = np.add.reduce(d, axis=None)  # `x.sum()` of floats: the fast path (ndarray.sum wraps this in Python)
+        res = STATE.quiet.run(np.add.reduce, d, None)  # `x.sum()` of floats: ndarray.sum wraps this in Python
         if self._requires_grad and STATE.mode > 0:
             return record1(R.SumBackward0, res, self, (d.shape,))
         return make(res)

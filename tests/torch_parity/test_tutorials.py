@@ -1720,6 +1720,19 @@ def devices_cpu(torch, Variable):
     print(torch.zeros(2, device="cpu").device)
 
 
+@snippet
+def inf_arithmetic_gives_nan_silently(torch, Variable):
+    # PyTorch prints no warning for inf - inf or inf * 0 (NumPy would): forward, backward, no_grad
+    x = torch.tensor([float("inf"), 1.0], requires_grad=True)
+    y = x - x
+    print(y)
+    print(x * 0.0, x + float("-inf"), x * torch.tensor([0.0, 2.0]))
+    (x * torch.tensor([0.0, 2.0])).sum().backward()
+    print(x.grad)
+    with torch.no_grad():
+        print(x - x, (x * 0.0).sum())
+
+
 # ==================================================================================================
 # The one test
 
