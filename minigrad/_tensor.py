@@ -250,9 +250,7 @@ class Tensor:
         d = self._data
         if gradient is None and inputs is None and not create_graph and self._requires_grad and d.size == 1 \
                 and d.dtype.kind == "f":  # `loss.backward()`: the checks of autograd.backward all pass
-            seed = np.empty(d.shape, d.dtype)
-            seed.fill(1)
-            _engine().run_backward([self], [seed], bool(retain_graph), False)
+            _engine().run_backward([self], [ones_like_array(d)], bool(retain_graph), False)
             return
         _autograd().backward(self, gradient, retain_graph, create_graph, inputs=inputs)
 
@@ -525,6 +523,13 @@ class Tensor:
         if self._data.ndim == 0:
             return self._data.item().__format__(spec)
         return object.__format__(self, spec)
+
+
+def ones_like_array(d: np.ndarray) -> np.ndarray:
+    """The seed gradient of a one-element output (`np.ones` is a Python wrapper around these two steps)."""
+    seed = np.empty(d.shape, d.dtype)
+    seed.fill(1)
+    return seed
 
 
 def _autograd():

@@ -35,8 +35,7 @@ def _make_grads(outputs: tuple, grads: tuple, create_graph: bool) -> list:
             if t._data.dtype.kind != "f":
                 raise RuntimeError(f"grad can be implicitly created only for real scalar outputs but got "
                                    f"{t.dtype}")
-            arr = np.empty(t._data.shape, t._data.dtype)  # np.ones is a Python wrapper around the same two steps
-            arr.fill(1)
+            arr = _t.ones_like_array(t._data)
             out.append(make(arr) if create_graph else arr)
             continue
         if not hasattr(g, "_data"):

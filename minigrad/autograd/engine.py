@@ -152,8 +152,7 @@ def _run_ready(starts, deps, buffers, keep_graph, create_graph, captures, captur
                         g = _validate(node, i, g, shape, dtype, create_graph)
                     into = buffers.get(nxt)
                     if into is None:
-                        if not left and plain and nxt.__class__ is AccumulateGrad and nxt._x is None and (
-                                nxt.variable._x is None or _no_leaf_hooks(nxt.variable._x)):
+                        if not left and plain and nxt.__class__ is AccumulateGrad and not _watched(nxt):
                             # a leaf's only gradient: accumulate now (its turn would come next anyway)
                             outs[i] = None  # so that accumulate_into may keep the array (reference count)
                             accumulate_into(nxt.variable, g, create_graph)
@@ -194,10 +193,12 @@ def _run_special(node, buf: list, keep_graph: bool, create_graph: bool, captures
     return outs
 
 
-def _no_leaf_hooks(vx) -> bool:
-    """No tensor hooks and no post-accumulate hooks on a leaf (given its `_x`): nothing watches its AccumulateGrad
-    (with no node hooks either) run."""
-    return not vx.hooks and not vx.post_hooks
+def _watched(acc) -> bool:
+    """Does anything watch this AccumulateGrad run: node hooks, or tensor or post-accumulate hooks on its leaf?"""
+    if acc._x is not None:
+        return True
+    vx = acc.variable._x
+    return vx is not None and bool(vx.hooks or vx.post_hooks)
 
 
 def _leaf_hooks(node) -> bool:

@@ -228,14 +228,13 @@ class AccumulateGrad(Node):
     """The sink of a leaf: adds the arriving gradient into `variable.grad`."""
 
     __slots__ = ("variable",)
+    _multi = False  # `_m` below is the shape and dtype of the one gradient it receives
 
     def __new__(cls, variable):
         return weakref.ref.__new__(cls, NOBODY)
 
     def __init__(self, variable):
         _fill_accumulator(self, variable)
-
-    _multi = False
 
     def name(self) -> str:
         return "minigrad::autograd::AccumulateGrad"
@@ -264,8 +263,6 @@ def _fill_accumulator(node: AccumulateGrad, variable) -> AccumulateGrad:
     node._seq = _ACC_SEQ + next(_seq)
     node._x = None
     return node
-
-
 
 
 _BACKWARD_SUFFIX = re.compile(r"Backward\d*$")

@@ -190,7 +190,6 @@ class RuleNode(Node):
         return make(np.asarray(v))  # a Python scalar was saved as a wrapped 0-d tensor
 
 
-
 def modified_message(t: Tensor, now: int, saved: int) -> str:
     from .._dtypes import FROM_NP
 
@@ -283,13 +282,11 @@ def rule(name: str, inputs: str, extras: str = "", *, multi: bool = False, shown
     exposed = {input_names[i] for i in read} | {e for e in extra_names if not e.startswith("_")}
     if saves_result:
         exposed.add("result")
-    scalar_keep = (0 in reads[0], 1 in reads[0]) if n == 2 else None  # record_scalar: only input 0 needs grad
-    # record2: per mask of the inputs that need grad, (keep input 0, keep input 1)
+    # record2, record_scalar: per mask of the inputs that need grad, (keep input 0, keep input 1)
     keep2 = tuple((0 in _reads_of(reads, m), 1 in _reads_of(reads, m)) for m in range(4)) if n == 2 else None
     saved = {f"{prefix}{key}": _saved_property(key) for key in exposed for prefix in ("_saved_", "_raw_saved_")}
     return type(name, (RuleNode,), {**saved,
-        "__slots__": (), "__module__": "minigrad.autograd.graph", "_inputs": input_names, "_k1": scalar_keep,
-        "_k2": keep2,
+        "__slots__": (), "__module__": "minigrad.autograd.graph", "_inputs": input_names, "_k2": keep2,
         "_extras": extra_names, "_formulas": tuple(compiled), "_keep": keep, "_saves_result": saves_result,
         "_shown": shown or {},
         "_multi": multi, "_exposed": frozenset(exposed),
@@ -415,10 +412,8 @@ def record1(cls, out, a: Tensor, extras: tuple = (), like: bool = False) -> Tens
 
 
 def record2(cls, out, a: Tensor, b, extras: tuple = ()) -> Tensor:
-    """`record` for two inputs (the binary-op fast path); `b` may be a Python scalar.
-
-    The most used recorder (+ - * @ between tensors): `_finish` is written out here, and a leaf
-    input's AccumulateGrad is looked up inline."""
+    """`record` for two inputs (the binary-op fast path: + - * @ between tensors); `b` may be a
+    Python scalar."""
     t = _new(Tensor)
     node = _wnew(cls, t if OUTPUT_REFS[0] else NOBODY)
     mask = 0
@@ -451,28 +446,7 @@ def record2(cls, out, a: Tensor, b, extras: tuple = ()) -> Tensor:
             node._vers = [va, vb]
     else:
         node._in = None
-    if SAVED_HOOKS or _ANOMALY[0]:
-        _slow_extras(node)
-    if out.__class__ is not _ndarray:
-        out = np.asarray(out)
-    t._data = out
-    t._grad_fn = node
-    t._requires_grad = True
-    t._grad = None
-    t._base = None
-    t._out_nr = 0
-    t._x = None
-    t._vbox = None
-    if cls._saves_result:
-        node._res = out
-        node._rb = None
-        node._rv = 0
-    else:
-        node._res = None
-    shape = out.shape
-    meta = METAS.get(shape)
-    node._m = meta if meta is not None and meta[1] is out.dtype else _intern_meta(shape, out.dtype)
-    return t
+    return _finish(node, cls, out, t)
 
 
 def record_scalar(cls, out, a: Tensor, s, extras: tuple = ()) -> Tensor:
@@ -492,7 +466,7 @@ def record_scalar(cls, out, a: Tensor, s, extras: tuple = ()) -> Tensor:
     node._seq = next(_seq)
     node._x = None
     node._ex = extras
-    keep_a, keep_s = cls._k1
+    keep_a, keep_s = cls._k2[1]  # only input 0 needs grad
     node._vers = None
     if keep_a:
         node._in = (a, s if keep_s else None)

@@ -14,6 +14,7 @@ import numpy as np
 from .. import _dtypes
 from .._tensor import Tensor, make
 from ..autograd.grad_mode import STATE
+from . import _dual as D
 from . import derivatives as R
 from ._record import record, record1, record2, record_scalar
 
@@ -137,6 +138,26 @@ def _scalar64(v: float):
 _ALPHA_1 = (1,)  # the extras of almost every add/sub: shared, not a new tuple per operation
 
 
+def _same_dtype(self, ufunc, other, node_cls, extras: tuple = ()) -> Tensor:
+    """`self <op> other` for two tensors of one dtype (nothing to promote): the common case of + - *."""
+    try:
+        res = STATE.quiet.run(ufunc, self._data, other._data)
+    except ValueError:
+        raise broadcast_error(self, other) from None
+    if (self._requires_grad or other._requires_grad) and STATE.mode > 0:
+        return record2(node_cls, res, self, other, extras)
+    return make(res)
+
+
+def _with_float(self, ufunc, other: float, node_cls, extras: tuple = ()) -> Tensor:
+    """`self <op> other` for a floating tensor and a Python float (`x * 2.0`): the scalar case of + - * /."""
+    d = self._data
+    res = STATE.quiet.run(ufunc, d, _scalar64(other) if d.dtype is _F64 else other)
+    if self._requires_grad and STATE.mode > 0:
+        return record_scalar(node_cls, res, self, other, extras)
+    return make(res)
+
+
 def _needs(a, b) -> bool:
     return STATE.mode > 0 and ((isinstance(a, Tensor) and a._requires_grad)
                                or (isinstance(b, Tensor) and b._requires_grad))
@@ -144,50 +165,29 @@ def _needs(a, b) -> bool:
 
 # -- arithmetic -------------------------------------------------------------------------------------
 def add(self, other, *, alpha=1, out=None):
-    cls = other.__class__
-    if cls is Tensor and alpha == 1:
-        ad, bd = self._data, other._data
-        if ad.dtype is bd.dtype:  # `h + b`, same dtypes: nothing to promote (the common case)
-            try:
-                res = STATE.quiet.run(np.add, ad, bd)
-            except ValueError:
-                raise broadcast_error(self, other) from None
-            if (self._requires_grad or other._requires_grad) and STATE.mode > 0:
-                return record2(R.AddBackward0, res, self, other, _ALPHA_1)
-            return make(res)
-    elif cls is builtins.float and alpha == 1:  # `x + 0.5`: the scalar fast path
-        ad = self._data
-        if ad.dtype.kind == "f":
-            res = STATE.quiet.run(np.add, ad, _scalar64(other) if ad.dtype is _F64 else other)
-            if self._requires_grad and STATE.mode > 0:
-                return record_scalar(R.AddBackward0, res, self, other, _ALPHA_1)
-            return make(res)
+    if alpha == 1:
+        cls = other.__class__
+        if cls is Tensor and self._data.dtype is other._data.dtype:
+            return _same_dtype(self, np.add, other, R.AddBackward0, _ALPHA_1)
+        if cls is builtins.float and self._data.dtype.kind == "f":
+            return _with_float(self, np.add, other, R.AddBackward0, _ALPHA_1)
     other, ad, bd = operands(self, other)
     try:
         res = STATE.quiet.run(np.add, ad, bd if alpha == 1 else bd * alpha)
     except ValueError:
         raise broadcast_error(self, other) from None
-    if STATE.mode > 0 and (self._requires_grad or (isinstance(other, Tensor) and other._requires_grad)):
+    if _needs(self, other):
         return record2(R.AddBackward0, res, self, other, _ALPHA_1 if alpha == 1 else (alpha,))
     return make(res)
 
 
 def sub(self, other, *, alpha=1):
-    if other.__class__ is builtins.float and alpha == 1:  # `x - 0.5`: the scalar fast path
-        ad = self._data
-        if ad.dtype.kind == "f":
-            res = STATE.quiet.run(np.subtract, ad, _scalar64(other) if ad.dtype is _F64 else other)
-            if self._requires_grad and STATE.mode > 0:
-                return record_scalar(R.SubBackward0, res, self, other, _ALPHA_1)
-            return make(res)
-    if other.__class__ is Tensor and self._data.dtype is other._data.dtype and self._data.dtype.kind == "f":
-        try:  # same-dtype float tensors: the common case, without the promotion and bool checks
-            res = STATE.quiet.run(np.subtract, self._data, other._data if alpha == 1 else other._data * alpha)
-        except ValueError:
-            raise broadcast_error(self, other) from None
-        if _needs(self, other):
-            return record2(R.SubBackward0, res, self, other, _ALPHA_1 if alpha == 1 else (alpha,))
-        return make(res)
+    if alpha == 1 and self._data.dtype.kind == "f":  # (a bool tensor gets PyTorch's errors below)
+        cls = other.__class__
+        if cls is Tensor and self._data.dtype is other._data.dtype:
+            return _same_dtype(self, np.subtract, other, R.SubBackward0, _ALPHA_1)
+        if cls is builtins.float:
+            return _with_float(self, np.subtract, other, R.SubBackward0, _ALPHA_1)
     other = as_operand(other)
     if self._data.dtype.kind == "b" and isinstance(other, Tensor) and other._data.dtype.kind == "b":
         raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` or "
@@ -225,29 +225,16 @@ def rsub(self, other, *, alpha=1):
 
 def mul(self, other):
     cls = other.__class__
-    if cls is Tensor:
-        ad, bd = self._data, other._data
-        if ad.dtype is bd.dtype:  # same dtypes: nothing to promote (the common case)
-            try:
-                res = STATE.quiet.run(np.multiply, ad, bd)
-            except ValueError:
-                raise broadcast_error(self, other) from None
-            if (self._requires_grad or other._requires_grad) and STATE.mode > 0:
-                return record2(R.MulBackward0, res, self, other)
-            return make(res)
-    elif cls is builtins.float:  # `x * 2.0`: the scalar fast path
-        ad = self._data
-        if ad.dtype.kind == "f":
-            res = STATE.quiet.run(np.multiply, ad, _scalar64(other) if ad.dtype is _F64 else other)
-            if self._requires_grad and STATE.mode > 0:
-                return record_scalar(R.MulBackward0, res, self, other)
-            return make(res)
+    if cls is Tensor and self._data.dtype is other._data.dtype:
+        return _same_dtype(self, np.multiply, other, R.MulBackward0)
+    if cls is builtins.float and self._data.dtype.kind == "f":
+        return _with_float(self, np.multiply, other, R.MulBackward0)
     other, ad, bd = operands(self, other)
     try:
         res = STATE.quiet.run(np.multiply, ad, bd)
     except ValueError:
         raise broadcast_error(self, other) from None
-    if STATE.mode > 0 and (self._requires_grad or (isinstance(other, Tensor) and other._requires_grad)):
+    if _needs(self, other):
         return record2(R.MulBackward0, res, self, other)
     return make(res)
 
@@ -256,13 +243,8 @@ def div(self, other, *, rounding_mode=None):
     other = as_operand(other)
     if rounding_mode is not None:
         return _div_rounded(self, other, rounding_mode)
-    if other.__class__ is builtins.float:  # `x / 2.0`: the scalar fast path
-        ad = self._data
-        if ad.dtype.kind == "f":
-            res = STATE.quiet.run(np.true_divide, ad, _scalar64(other) if ad.dtype is _F64 else other)
-            if self._requires_grad and STATE.mode > 0:
-                return record_scalar(R.DivBackward0, res, self, other)
-            return make(res)
+    if other.__class__ is builtins.float and self._data.dtype.kind == "f":
+        return _with_float(self, np.true_divide, other, R.DivBackward0)
     ad, bd = prep(self, other, to_float=True)
     try:
         res = STATE.quiet.run(np.true_divide, ad, bd)
@@ -400,14 +382,14 @@ def _sigmoid(x: np.ndarray) -> np.ndarray:
 
 def tanh_backward(grad_output: Tensor, output: Tensor) -> Tensor:
     """PyTorch's fused `tanh_backward` (what TanhBackward0 computes under create_graph)."""
-    y = output._data
-    return _fused(R.TanhBackwardBackward0, grad_output._data * (1 - y * y), grad_output, output)
+    res = D.tanh_backward(grad_output._data, output._data)
+    return _fused(R.TanhBackwardBackward0, res, grad_output, output)
 
 
 def sigmoid_backward(grad_output: Tensor, output: Tensor) -> Tensor:
     """PyTorch's fused `sigmoid_backward`."""
-    y = output._data
-    return _fused(R.SigmoidBackwardBackward0, grad_output._data * y * (1 - y), grad_output, output)
+    res = D.sigmoid_backward(grad_output._data, output._data)
+    return _fused(R.SigmoidBackwardBackward0, res, grad_output, output)
 
 
 def _fused(cls, res, grad_output: Tensor, output: Tensor) -> Tensor:

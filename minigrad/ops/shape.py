@@ -270,9 +270,14 @@ def expand(self, *sizes):
                            f"size=[{', '.join(map(str, sizes))}]): the number of sizes provided ({len(sizes)}) must "
                            f"be greater or equal to the number of dimensions in the tensor ({len(shape)})")
     lead = len(sizes) - len(shape)
-    if sizes[lead:] == shape and (not sizes or builtins.min(sizes) >= 0):  # new leading dims only: nothing to check
-        return _record_view(R.ExpandBackward0, self, broadcast_view(self._data, sizes), (shape,),
-                            ("broadcast_to", sizes))
+    target = sizes if sizes[lead:] == shape and (not sizes or builtins.min(sizes) >= 0) else _expand_target(
+        sizes, shape, lead)  # new leading dims only (the common case): nothing to check
+    res = broadcast_view(self._data, target)
+    return _record_view(R.ExpandBackward0, self, res, (shape,), ("broadcast_to", target))
+
+
+def _expand_target(sizes: tuple, shape: tuple, lead: int) -> tuple:
+    """The shape `expand(*sizes)` gives (-1 keeps a size), with PyTorch's errors."""
     target = []
     for i, s in enumerate(sizes):
         if i < lead:
@@ -290,9 +295,7 @@ def expand(self, *sizes):
                                    f"Tensor sizes: [{', '.join(map(str, shape))}]")
             else:
                 target.append(s)
-    target = tuple(target)
-    res = broadcast_view(self._data, target)
-    return _record_view(R.ExpandBackward0, self, res, (shape,), ("broadcast_to", target))
+    return tuple(target)
 
 
 def expand_as(self, other):
