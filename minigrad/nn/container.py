@@ -15,19 +15,8 @@ def _renumber(container: Module) -> None:
     _m._STRUCTURE[0] += 1
 
 
-class Sequential(Module):
-    """Modules applied one after the other: `Sequential(Linear(2, 3), ReLU())(x)`."""
-
-    __module__ = "minigrad.nn"
-
-    def __init__(self, *args) -> None:
-        super().__init__()
-        if len(args) == 1 and isinstance(args[0], OrderedDict):
-            for key, module in args[0].items():
-                self.add_module(key, module)
-        else:
-            for idx, module in enumerate(args):
-                self.add_module(str(idx), module)
+class _Indexed:
+    """What Sequential and ModuleList share: their modules by position (negative counts from the end)."""
 
     def _index(self, idx: int) -> str:
         size = len(self)
@@ -35,11 +24,6 @@ class Sequential(Module):
         if not -size <= idx < size:
             raise IndexError(f"index {idx} is out of range")
         return list(self._modules)[idx % size]
-
-    def __getitem__(self, idx):
-        if isinstance(idx, slice):
-            return type(self)(OrderedDict(list(self._modules.items())[idx]))
-        return self._modules[self._index(idx)]
 
     def __setitem__(self, idx: int, module: Module) -> None:
         setattr(self, self._index(idx), module)
@@ -57,6 +41,26 @@ class Sequential(Module):
 
     def __iter__(self) -> Iterator[Module]:
         return iter(self._modules.values())
+
+
+class Sequential(_Indexed, Module):
+    """Modules applied one after the other: `Sequential(Linear(2, 3), ReLU())(x)`."""
+
+    __module__ = "minigrad.nn"
+
+    def __init__(self, *args) -> None:
+        super().__init__()
+        if len(args) == 1 and isinstance(args[0], OrderedDict):
+            for key, module in args[0].items():
+                self.add_module(key, module)
+        else:
+            for idx, module in enumerate(args):
+                self.add_module(str(idx), module)
+
+    def __getitem__(self, idx):
+        if isinstance(idx, slice):
+            return type(self)(OrderedDict(list(self._modules.items())[idx]))
+        return self._modules[self._index(idx)]
 
     def __add__(self, other: Sequential) -> Sequential:
         if not isinstance(other, Sequential):
@@ -111,7 +115,7 @@ class Sequential(Module):
         return v
 
 
-class ModuleList(Module):
+class ModuleList(_Indexed, Module):
     """A list of modules that registers them (their parameters show up in `parameters()`)."""
 
     __module__ = "minigrad.nn"
@@ -121,33 +125,10 @@ class ModuleList(Module):
         if modules is not None:
             self.extend(modules)
 
-    def _index(self, idx: int) -> str:
-        idx = operator.index(idx)
-        if not -len(self) <= idx < len(self):
-            raise IndexError(f"index {idx} is out of range")
-        return str(idx % len(self))
-
     def __getitem__(self, idx):
         if isinstance(idx, slice):
             return type(self)(list(self._modules.values())[idx])
         return self._modules[self._index(idx)]
-
-    def __setitem__(self, idx: int, module: Module) -> None:
-        setattr(self, self._index(idx), module)
-
-    def __delitem__(self, idx) -> None:
-        if isinstance(idx, slice):
-            for k in range(len(self._modules))[idx]:
-                delattr(self, str(k))
-        else:
-            delattr(self, self._index(idx))
-        _renumber(self)
-
-    def __len__(self) -> int:
-        return len(self._modules)
-
-    def __iter__(self) -> Iterator[Module]:
-        return iter(self._modules.values())
 
     def __iadd__(self, modules: Iterable[Module]) -> ModuleList:
         return self.extend(modules)
