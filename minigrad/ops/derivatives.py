@@ -89,8 +89,8 @@ def _element_strides(node, byte_strides: tuple) -> tuple:
 
 MmBackward0 = rule("MmBackward0", "self mat2",
                    "self_sym_sizes self_sym_strides mat2_sym_sizes mat2_sym_strides",
-                   self=lambda grad, mat2: grad @ D.t(mat2),
-                   mat2=lambda grad, self: D.t(self) @ grad,
+                   self=lambda grad, mat2: D.mm(grad, D.t(mat2)),
+                   mat2=lambda grad, self: D.mm(D.t(self), grad),
                    shown={"self_sym_strides": _element_strides, "mat2_sym_strides": _element_strides})
 MvBackward0 = rule("MvBackward0", "self vec",
                    self=lambda grad, vec: D.outer(grad, vec),
