@@ -330,6 +330,9 @@ def _sum_to_checked(node, i: int, g, shape: tuple):
         dims = _SUM_AXES[(shape, gshape)] = dual._sum_dims(shape, gshape)
     if g.__class__ is not np.ndarray:
         return g.sum(dims, keepdim=True).reshape(shape)
+    if len(gshape) == 2 and shape == gshape[1:] and g.dtype.kind == "f" and gshape[0] > 1:
+        # a bias's gradient, (batch, n) -> (n,): ones @ g is one BLAS call, twice as fast as the reduction
+        return np.dot(_ones(gshape[0], g.dtype), g)
     # summing away only leading dims (a bias) gives `shape` itself: a fresh array AccumulateGrad can keep
     out = np.add.reduce(g, dims, keepdims=len(gshape) == len(shape) or dims[-1] >= len(gshape) - len(shape))
     if out.__class__ is not np.ndarray:  # a sum over everything is a NumPy scalar
@@ -338,6 +341,17 @@ def _sum_to_checked(node, i: int, g, shape: tuple):
 
 
 _SUM_AXES: dict = {}  # (input shape, gradient shape) -> axes to sum
+_ONES: dict = {}  # (length, dtype) -> a read-only vector of ones
+
+
+def _ones(n: int, dtype) -> np.ndarray:
+    v = _ONES.get((n, dtype))
+    if v is None:
+        if len(_ONES) > 256:
+            _ONES.clear()
+        v = _ONES[(n, dtype)] = np.ones(n, dtype)
+        v.flags.writeable = False
+    return v
 
 
 def _tensor_prehooks(node, buf: list, create_graph: bool) -> list:
