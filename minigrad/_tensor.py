@@ -93,6 +93,10 @@ class Tensor:
     __array_priority__ = 1000
     __module__ = "minigrad"
 
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        TENSOR_TYPES.add(cls)
+
     # -- construction -----------------------------------------------------------------------
     def __init__(self, *args, dtype=None, device=None):
         """Legacy constructor: `Tensor(3, 4)` (uninitialised float32), `Tensor([1, 2])`."""
@@ -456,8 +460,9 @@ class Tensor:
             raise TypeError("iteration over a 0-d tensor")
         return iter(self.unbind(0))
 
-    def __hash__(self) -> int:
-        return id(self)
+    # By identity, as PyTorch's (the `__eq__` that ops/ sets is elementwise). object's C slot: the engine
+    # keys its dicts by leaf tensors (graph.pin_leaf).
+    __hash__ = object.__hash__
 
     def __reduce_ex__(self, protocol):
         return (_rebuild, (self._data, self._requires_grad))
@@ -539,6 +544,9 @@ def _autograd():
 
 def _engine():
     return sys.modules["minigrad.autograd.engine"]
+
+
+TENSOR_TYPES = {Tensor}  # and every subclass (Parameter, ...): how the engine tells a leaf in an edge from a node
 
 
 def make(data: np.ndarray, grad_fn=None, requires_grad: bool = False) -> Tensor:

@@ -23,7 +23,7 @@ from numpy import ndarray
 from .. import _tensor as _t  # a partly initialised module at import time: used only at call time
 from . import anomaly_mode
 from .grad_mode import STATE
-from .graph import AccumulateGrad
+from .graph import AccumulateGrad, pin_leaf
 
 
 def run_backward(roots: list, grads: list, keep_graph: bool, create_graph: bool,
@@ -45,6 +45,11 @@ def run_backward(roots: list, grads: list, keep_graph: bool, create_graph: bool,
     deps: dict = {}
     start_set = set(starts)
     stack = list(start_set)
+    # Leaf tensors stand for their AccumulateGrad in edges (graph.pin_leaf); these need the node itself:
+    # all of them for autograd.grad / inputs= and anomaly mode, else those with hooks or a live node.
+    pin = []
+    every_leaf = inputs is not None or anomaly_mode.ENABLED[0]
+    tensor_types = _t.TENSOR_TYPES
     while stack:
         for nxt in stack.pop()._nx:
             if nxt is None:
@@ -53,8 +58,13 @@ def run_backward(roots: list, grads: list, keep_graph: bool, create_graph: bool,
                 deps[nxt] += 1
             else:
                 deps[nxt] = 1
-                if nxt not in start_set:  # a start is already on the stack
+                if nxt.__class__ in tensor_types:
+                    if every_leaf or (nxt._x is not None and _leaf_watched(nxt)):
+                        pin.append(nxt)
+                elif nxt not in start_set:  # a start is already on the stack
                     stack.append(nxt)
+    if pin:
+        _pin_leaves(deps, start_set, pin)
 
     captures = None  # node -> [(slot, index in inputs)]
     send = run = None  # with `inputs`: nodes gradients flow to, and nodes that execute
@@ -110,6 +120,7 @@ def _run_ready(starts, deps, buffers, keep_graph, create_graph, captures, captur
     prev_mode = STATE.mode
     STATE.mode = 1 if create_graph else 0
     pop, push, anomaly, pruned = heapq.heappop, heapq.heappush, anomaly_mode.ENABLED, send is not None
+    tensor_types = _t.TENSOR_TYPES
     plain = captures is None and not anomaly[0]  # no autograd.grad captures, no anomaly checks
     try:
         heap = [(-n._seq, n) for n in starts if n not in deps]  # the starts nothing leads to
@@ -139,6 +150,25 @@ def _run_ready(starts, deps, buffers, keep_graph, create_graph, captures, captur
                 left = deps[nxt] - 1
                 deps[nxt] = left
                 g = outs[i] if outs is not None else None
+                if nxt.__class__ in tensor_types:  # a leaf nothing watches (graph.pin_leaf): accumulate when complete
+                    if g is not None:
+                        d = nxt._data
+                        if create_graph or g.__class__ is not ndarray or g.shape != d.shape or (
+                                g.dtype is not d.dtype and g.dtype != d.dtype):
+                            g = _validate(node, i, g, d.shape, d.dtype, create_graph)
+                        into = buffers.get(nxt)
+                        if into is not None:
+                            into[0] = into[0] + g
+                        elif left:
+                            buffers[nxt] = [g]
+                        else:  # its only gradient: `outs` lets go, so accumulate_into may keep the array
+                            outs[i] = None
+                            accumulate_into(nxt, g, create_graph)
+                            continue
+                    if not left and nxt in buffers:
+                        g = None
+                        accumulate_into(nxt, buffers.pop(nxt)[0], create_graph)
+                    continue
                 if g is not None:  # checked against what `nxt` expects (`_m`), then added to its buffer
                     slot = 0 if nr is None else nr[i]
                     if nxt.__class__ is AccumulateGrad:  # a leaf's gradient has the leaf's shape and dtype
@@ -191,6 +221,26 @@ def _run_special(node, buf: list, keep_graph: bool, create_graph: bool, captures
     if not keep_graph:
         node._release()
     return outs
+
+
+def _leaf_watched(t) -> bool:
+    """Must this leaf (with a `_x`) have its gradient go through its AccumulateGrad node: hooks on the
+    leaf, or a node alive elsewhere (which may have hooks, and is the one PyTorch would use)?"""
+    x = t._x
+    return bool(x.hooks or x.post_hooks or (x.acc is not None and x.acc() is not None))
+
+
+def _pin_leaves(deps: dict, starts: set, leaves: list) -> None:
+    """Replace these leaves in the reachable edges by their AccumulateGrad nodes (hooks, autograd.grad
+    and anomaly mode work on nodes); the others are accumulated straight from the edge."""
+    pin = set(leaves)
+    for node in [n for n in deps if n.__class__ not in _t.TENSOR_TYPES] + list(starts):
+        nx = node._nx
+        if any(e in pin for e in nx if e is not None):
+            node._nx = tuple(pin_leaf(e, node, i) if e is not None and e in pin else e for i, e in enumerate(nx))
+    for t in leaves:
+        acc = t._accumulator()
+        deps[acc] = deps.get(acc, 0) + deps.pop(t)
 
 
 def _watched(acc) -> bool:

@@ -115,6 +115,9 @@ class Node(weakref.ref):
     def _next(self) -> tuple:
         """The edges as PyTorch shows them: ((node_or_None, input_nr), ...)."""
         nx, nr = self._nx, self._nr
+        if any(e is not None and not isinstance(e, Node) for e in nx):
+            nx = self._nx = tuple(pin_leaf(e, self, i) if e is not None and not isinstance(e, Node) else e
+                                  for i, e in enumerate(nx))
         return tuple(zip(nx, nr if nr is not None else (0,) * len(nx)))
 
     @_next.setter
@@ -260,9 +263,25 @@ def _fill_accumulator(node: AccumulateGrad, variable) -> AccumulateGrad:
     node.variable = variable
     node._nx = ()
     node._nr = None
-    node._seq = _ACC_SEQ + next(_seq)
+    node._seq = _ACC_SEQ + next(_seq) * _ACC_SPAN
     node._x = None
     return node
+
+
+# A leaf's edge holds the leaf tensor itself until something needs its AccumulateGrad (introspection,
+# hooks, autograd.grad): a training step then makes no AccumulateGrad at all, where PyTorch makes one
+# per parameter per step. `pin_leaf` makes (or finds) the node and orders it by the leaf's first use,
+# as if it had been made then: AccumulateGrads run in the order their leaves were first used.
+_ACC_SPAN = 1024  # AccumulateGrad order: (sequence number of the first use) * _ACC_SPAN + input position
+
+
+def pin_leaf(leaf, consumer: Node, i: int) -> AccumulateGrad:
+    """The AccumulateGrad that stands for `leaf`, the input `i` of `consumer`."""
+    acc = leaf._accumulator()
+    seq = _ACC_SEQ + consumer._seq * _ACC_SPAN + min(i, _ACC_SPAN - 1)
+    if seq < acc._seq:
+        acc._seq = seq
+    return acc
 
 
 _BACKWARD_SUFFIX = re.compile(r"Backward\d*$")

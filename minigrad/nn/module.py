@@ -15,7 +15,7 @@ from collections import OrderedDict, namedtuple
 from collections.abc import Callable, Iterator, Mapping
 
 from .. import _dtypes
-from .._tensor import Size, Tensor
+from .._tensor import TENSOR_TYPES, Size, Tensor
 from ..autograd.grad_mode import STATE, no_grad
 from ..autograd.graph import AccumulateGrad, HookDict, RemovableHandle, _seq
 from .parameter import Parameter
@@ -79,7 +79,7 @@ def _tag_nodes(result, scope: _Scope, parent: _Scope | None) -> None:
     seen = set()
     while stack:
         node = stack.pop()
-        if node in seen or type(node) is AccumulateGrad:
+        if node in seen or type(node) is AccumulateGrad or node.__class__ in TENSOR_TYPES:  # a leaf's edge
             continue
         seen.add(node)
         if node._seq < start:

@@ -391,7 +391,7 @@ def record1(cls, out, a: Tensor, extras: tuple = (), like: bool = False) -> Tens
     fa = a._grad_fn
     meta = None
     if fa is None:
-        node._nx = (a._accumulator(),)
+        node._nx = (a,)  # a leaf: the tensor stands for its AccumulateGrad (graph.pin_leaf)
         node._nr = None
     else:
         node._nx = (fa,)
@@ -421,13 +421,13 @@ def record2(cls, out, a: Tensor, b, extras: tuple = ()) -> Tensor:
     if a._requires_grad:
         fa = a._grad_fn
         if fa is None:
-            fa = a._accumulator()
+            fa = a  # a leaf stands for its AccumulateGrad (graph.pin_leaf)
         mask = 1
     b_tensor = b.__class__ is Tensor or isinstance(b, Tensor)
     if b_tensor and b._requires_grad:
         fb = b._grad_fn
         if fb is None:
-            fb = b._accumulator()
+            fb = b
         mask |= 2
     node._nx = (fa, fb)
     node._nr = None if (fa is None or a._out_nr == 0) and (fb is None or b._out_nr == 0) else (
@@ -456,7 +456,7 @@ def record_scalar(cls, out, a: Tensor, s, extras: tuple = ()) -> Tensor:
     node = _wnew(cls, t if OUTPUT_REFS[0] else NOBODY)
     fa = a._grad_fn
     if fa is None:
-        node._nx = (a._accumulator(), None)
+        node._nx = (a, None)  # a leaf stands for its AccumulateGrad (graph.pin_leaf)
         node._nr = None
         meta = None
     else:
@@ -490,7 +490,7 @@ def record(cls, out, inputs: tuple, extras: tuple = ()) -> Tensor:
     for a in inputs:
         if isinstance(a, Tensor) and a._requires_grad:
             fn = a._grad_fn
-            nexts.append(fn if fn is not None else a._accumulator())
+            nexts.append(fn if fn is not None else a)  # a leaf stands for its AccumulateGrad
             nrs.append(a._out_nr if fn is not None else 0)
             mask |= bit
         else:
