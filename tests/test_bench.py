@@ -221,3 +221,25 @@ def test_command_line_with_an_alias_writes_json(
     assert row["ratios"]["minigrad/torch"] > 0 and row["target"]["met"] in (True, False)
     assert doc["machine"]["blas"] and doc["aliases"] == {"minigrad": "torch"}
     assert "W6 hessian diag" in capsys.readouterr().out
+
+
+def test_interleaved_takes_turns_and_keeps_failures() -> None:
+    calls: list[str] = []
+
+    def timer(name: str, fail_at: int | None = None):
+        def tick() -> float:
+            calls.append(name)
+            if fail_at is not None and calls.count(name) == fail_at:
+                raise RuntimeError(f"{name} broke")
+            return float(len(calls))
+        return tick
+
+    timers = {
+        "a": {"m": timer("a.m"), "n": timer("a.n", fail_at=2)},
+        "b": {"m": timer("b.m"), "n": run.Cell(status="FAILED", note="wrong gradient")},
+    }
+    out = run.interleaved(timers, repeats=3)
+    assert calls == ["a.m", "a.n", "b.m", "a.m", "a.n", "b.m", "a.m", "b.m"]  # a.n stops after it raised
+    assert out["a"]["m"].samples == [1.0, 4.0, 7.0] and out["b"]["m"].samples == [3.0, 6.0, 8.0]
+    assert out["a"]["n"].status == "FAILED" and "a.n broke" in out["a"]["n"].note
+    assert out["b"]["n"].status == "FAILED" and out["b"]["n"].note == "wrong gradient"
