@@ -45,26 +45,29 @@ def run_backward(roots: list, grads: list, keep_graph: bool, create_graph: bool,
     deps: dict = {}
     start_set = set(starts)
     stack = list(start_set)
-    # Leaf tensors stand for their AccumulateGrad in edges (graph.pin_leaf); these need the node itself:
+    # Leaf tensors stand for their AccumulateGrad in edges (graph.pin_leaf); some need the node itself:
     # all of them for autograd.grad / inputs= and anomaly mode, else those with hooks or a live node.
-    pin = []
     every_leaf = inputs is not None or anomaly_mode.ENABLED[0]
     tensor_types = _t.TENSOR_TYPES
     while stack:
-        for nxt in stack.pop()._nx:
+        node = stack.pop()
+        pin = False
+        for nxt in node._nx:
             if nxt is None:
                 continue
-            if nxt in deps:
+            if nxt in deps:  # (a leaf that needs its node never gets here: it is never counted itself)
                 deps[nxt] += 1
+            elif nxt.__class__ in tensor_types:
+                if every_leaf or (nxt._x is not None and _leaf_watched(nxt)):
+                    pin = True  # counted once the edge holds the node (_pin_edges)
+                else:
+                    deps[nxt] = 1
             else:
                 deps[nxt] = 1
-                if nxt.__class__ in tensor_types:
-                    if every_leaf or (nxt._x is not None and _leaf_watched(nxt)):
-                        pin.append(nxt)
-                elif nxt not in start_set:  # a start is already on the stack
+                if nxt not in start_set:  # a start is already on the stack
                     stack.append(nxt)
-    if pin:
-        _pin_leaves(deps, start_set, pin)
+        if pin:
+            _pin_edges(node, deps, every_leaf)
 
     captures = None  # node -> [(slot, index in inputs)]
     send = run = None  # with `inputs`: nodes gradients flow to, and nodes that execute
@@ -230,17 +233,16 @@ def _leaf_watched(t) -> bool:
     return bool(x.hooks or x.post_hooks or (x.acc is not None and x.acc() is not None))
 
 
-def _pin_leaves(deps: dict, starts: set, leaves: list) -> None:
-    """Replace these leaves in the reachable edges by their AccumulateGrad nodes (hooks, autograd.grad
-    and anomaly mode work on nodes); the others are accumulated straight from the edge."""
-    pin = set(leaves)
-    for node in [n for n in deps if n.__class__ not in _t.TENSOR_TYPES] + list(starts):
-        nx = node._nx
-        if any(e in pin for e in nx if e is not None):
-            node._nx = tuple(pin_leaf(e, node, i) if e is not None and e in pin else e for i, e in enumerate(nx))
-    for t in leaves:
-        acc = t._accumulator()
-        deps[acc] = deps.get(acc, 0) + deps.pop(t)
+def _pin_edges(node, deps: dict, every_leaf: bool) -> None:
+    """Replace the leaves in `node`'s edges that need their AccumulateGrad node (hooks, autograd.grad and
+    anomaly mode work on nodes) by that node, and count those edges; other leaves are accumulated
+    straight from the edge."""
+    nx = list(node._nx)
+    for i, e in enumerate(nx):
+        if e is not None and e.__class__ in _t.TENSOR_TYPES and (every_leaf or (e._x is not None and _leaf_watched(e))):
+            acc = nx[i] = pin_leaf(e, node, i)
+            deps[acc] = deps.get(acc, 0) + 1
+    node._nx = tuple(nx)
 
 
 def _watched(acc) -> bool:
