@@ -134,8 +134,8 @@ def _run_ready(starts, deps, buffers, keep_graph, create_graph, captures, captur
             outs = None
             if buf is None:
                 pass
-            elif captures is not None or node._x is not None or anomaly[0] or (
-                    type(node) is AccumulateGrad and _leaf_hooks(node)):
+            elif (captures is not None and (node in captures or (pruned and node not in run))) or (
+                    node._x is not None or anomaly[0] or (type(node) is AccumulateGrad and _leaf_hooks(node))):
                 outs = _run_special(node, buf, keep_graph, create_graph, captures, captured, inputs, accumulate, run)
             elif type(node) is AccumulateGrad:
                 accumulate_into(node.variable, buf[0], create_graph)
@@ -301,7 +301,8 @@ def _all_ends_captured(deps: dict, starts: set, captures: dict) -> bool:
 
 class _AllBut(frozenset):
     """`run` when nothing is pruned: every node runs except these (the inputs' AccumulateGrads, whose
-    gradient autograd.grad returns instead of accumulating)."""
+    gradient autograd.grad returns instead of accumulating). They are all captured, so `_run_ready`
+    sends only captured nodes to `_run_special` to be tested against this set."""
 
     def __contains__(self, node) -> bool:
         return not frozenset.__contains__(self, node)
