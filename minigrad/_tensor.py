@@ -229,8 +229,8 @@ class Tensor:
         return x
 
     def _accumulator(self) -> AccumulateGrad:
-        """The leaf's AccumulateGrad node, kept weakly (as PyTorch does) so no cycle forms; a training
-        loop makes a new one per step (the old graph, which held it, is gone)."""
+        """The leaf's AccumulateGrad node, kept weakly (as PyTorch does) so no cycle forms. Made only
+        when asked for (graph.pin_leaf): until then an edge holds the leaf itself."""
         x = self._x
         if x is None:
             x = self._x = _Extra()
@@ -239,7 +239,7 @@ class Tensor:
             node = ref()
             if node is not None:
                 return node
-        node = _fill_accumulator(_wnew(AccumulateGrad, NOBODY), self)  # no __new__/__init__: once per leaf per step
+        node = _fill_accumulator(_wnew(AccumulateGrad, NOBODY), self)  # no __new__/__init__
         x.acc = weakref.ref(node)
         return node
 
