@@ -140,3 +140,31 @@ def test_anomaly_mode_and_create_graph_with_leaves_in_edges():
         (x * x).sum().backward(create_graph=True)
     assert x.grad.grad_fn is not None
     np.testing.assert_allclose(x.grad.detach().numpy(), [1.0, -2.0])
+
+
+def _captures(m):
+    """autograd.grad and backward(inputs=) over leaves in edges: pruned and unpruned graphs, a leaf
+    listed twice, an unused input, a non-leaf input beside leaves."""
+    a = m.tensor([1.0, 2.0], requires_grad=True)
+    b = m.tensor([3.0, 4.0], requires_grad=True)
+    c = m.tensor([0.5, 0.25], requires_grad=True)
+    out = []
+    y = (a * a + b.exp() * a).sum()
+    out.append([g.tolist() for g in m.autograd.grad(y, [a, b, a], retain_graph=True)])
+    z = (a * 2.0 + c * 3.0).sum()  # c leads nowhere near a: pruned
+    out.append([g.tolist() for g in m.autograd.grad(z, a, retain_graph=True)])
+    out.append([g if g is None else g.tolist() for g in m.autograd.grad(z, [a, b], allow_unused=True)])
+    try:
+        m.autograd.grad((a * 2.0).sum(), [a, b])
+    except RuntimeError as e:
+        out.append(str(e).split(".")[0])
+    h = a * b
+    (h * c).sum().backward(inputs=[h, c])
+    out.append([a.grad, b.grad, h.grad.tolist(), c.grad.tolist()])
+    (a * b).sum().backward(inputs=[b])
+    out.append([a.grad, b.grad.tolist()])
+    return out
+
+
+def test_autograd_grad_and_inputs_capture_leaves_like_pytorch(torch):
+    assert _captures(mg) == _captures(torch)

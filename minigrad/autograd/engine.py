@@ -46,8 +46,8 @@ def run_backward(roots: list, grads: list, keep_graph: bool, create_graph: bool,
     start_set = set(starts)
     stack = list(start_set)
     # Leaf tensors stand for their AccumulateGrad in edges (graph.pin_leaf); some need the node itself:
-    # all of them for autograd.grad / inputs= and anomaly mode, else those with hooks or a live node.
-    every_leaf = inputs is not None or anomaly_mode.ENABLED[0]
+    # all of them in anomaly mode, else those with hooks or a live node.
+    every_leaf = anomaly_mode.ENABLED[0]
     tensor_types = _t.TENSOR_TYPES
     while stack:
         node = stack.pop()
@@ -74,15 +74,20 @@ def run_backward(roots: list, grads: list, keep_graph: bool, create_graph: bool,
     if inputs is not None:
         captures = {}
         for k, t in enumerate(inputs):
-            node = t._grad_fn if t._grad_fn is not None else _existing_accumulator(t)
-            if node is not None and (node in deps or node in start_set):
+            node = t._grad_fn
+            if node is None:  # a leaf: its edges hold its AccumulateGrad if it was pinned, else the leaf
+                node = _existing_accumulator(t)
+                if node is None or not (node in deps or node in start_set):
+                    node = t
+            if node in deps or node in start_set:
                 captures.setdefault(node, []).append((t._out_nr, k))
+        leaves = [n for n in captures if type(n) is AccumulateGrad or n.__class__ in tensor_types]
         if _all_ends_captured(deps, start_set, captures):  # everything leads to an input: nothing to prune
-            run = _AllBut(() if accumulate else [n for n in captures if type(n) is AccumulateGrad])
+            run = _AllBut(() if accumulate else leaves)
         else:
             send, run = _leading_to(_topological(start_set, deps), captures)
             if accumulate:
-                run |= {n for n in captures if type(n) is AccumulateGrad}
+                run.update(leaves)
     captured = [None] * (len(inputs) if inputs is not None else 0)
 
     # 2-3. run ready nodes, with NumPy's warnings off (sqrt'(0) is inf, as in PyTorch), in the caller's
@@ -162,7 +167,7 @@ def _run_ready(starts, deps, buffers, keep_graph, create_graph, captures, captur
                         into = buffers.get(nxt)
                         if into is not None:
                             into[0] = into[0] + g
-                        elif left:
+                        elif left or captures is not None:
                             buffers[nxt] = [g]
                         else:  # its only gradient: `outs` lets go, so accumulate_into may keep the array
                             outs[i] = None
@@ -170,7 +175,14 @@ def _run_ready(starts, deps, buffers, keep_graph, create_graph, captures, captur
                             continue
                     if not left and nxt in buffers:
                         g = None
-                        accumulate_into(nxt, buffers.pop(nxt)[0], create_graph)
+                        total = buffers.pop(nxt)[0]
+                        if captures is not None:  # autograd.grad / inputs=: the inputs' gradients
+                            for _, k in captures.get(nxt, ()):
+                                captured[k] = total
+                            if nxt not in run:
+                                continue
+                        accumulate_into(nxt, total, create_graph)
+                        total = None
                     continue
                 if g is not None:  # checked against what `nxt` expects (`_m`), then added to its buffer
                     slot = 0 if nr is None else nr[i]
@@ -294,15 +306,20 @@ def _all_ends_captured(deps: dict, starts: set, captures: dict) -> bool:
     every node leads to an input, and autograd.grad needs no pruning (the common case)."""
     for nodes in (deps, starts):
         for node in nodes:
-            if node not in captures and not any(node._nx):
+            if node not in captures and all(e is None for e in _edges(node)):
                 return False
     return True
 
 
+def _edges(node) -> tuple:
+    """A node's next nodes; none for a leaf tensor standing in an edge for its AccumulateGrad."""
+    return () if node.__class__ in _t.TENSOR_TYPES else node._nx
+
+
 class _AllBut(frozenset):
-    """`run` when nothing is pruned: every node runs except these (the inputs' AccumulateGrads, whose
-    gradient autograd.grad returns instead of accumulating). They are all captured, so `_run_ready`
-    sends only captured nodes to `_run_special` to be tested against this set."""
+    """`run` when nothing is pruned: every node runs except these (the inputs' AccumulateGrads or leaves,
+    whose gradient autograd.grad returns instead of accumulating). They are all captured, so
+    `_run_ready` tests only captured nodes against this set."""
 
     def __contains__(self, node) -> bool:
         return not frozenset.__contains__(self, node)
@@ -316,7 +333,7 @@ def _topological(starts: set, deps: dict) -> list:
     while ready:
         node = ready.pop()
         order.append(node)
-        for nxt in node._nx:
+        for nxt in _edges(node):
             if nxt is not None:
                 left[nxt] -= 1
                 if left[nxt] == 0:
@@ -329,7 +346,7 @@ def _leading_to(order: list, targets) -> tuple[set, set]:
     target lies beyond them). `order` lists every node before the nodes it feeds."""
     reach, run = set(), set()
     for node in reversed(order):
-        for nxt in node._nx:
+        for nxt in _edges(node):
             if nxt in reach:
                 run.add(node)
                 reach.add(node)
