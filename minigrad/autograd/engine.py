@@ -157,33 +157,10 @@ def _run_ready(starts, deps, buffers, keep_graph, create_graph, captures, captur
                     continue
                 left = deps[nxt] - 1
                 deps[nxt] = left
-                g = outs[i] if outs is not None else None
-                if nxt.__class__ in tensor_types:  # a leaf nothing watches (graph.pin_leaf): accumulate when complete
-                    if g is not None:
-                        d = nxt._data
-                        if create_graph or g.__class__ is not ndarray or g.shape != d.shape or (
-                                g.dtype is not d.dtype and g.dtype != d.dtype):
-                            g = _validate(node, i, g, d.shape, d.dtype, create_graph)
-                        into = buffers.get(nxt)
-                        if into is not None:
-                            into[0] = into[0] + g
-                        elif left or captures is not None:
-                            buffers[nxt] = [g]
-                        else:  # its only gradient: `outs` lets go, so accumulate_into may keep the array
-                            outs[i] = None
-                            accumulate_into(nxt, g, create_graph)
-                            continue
-                    if not left and nxt in buffers:
-                        g = None
-                        total = buffers.pop(nxt)[0]
-                        if captures is not None:  # autograd.grad / inputs=: the inputs' gradients
-                            for _, k in captures.get(nxt, ()):
-                                captured[k] = total
-                            if nxt not in run:
-                                continue
-                        accumulate_into(nxt, total, create_graph)
-                        total = None
+                if nxt.__class__ in tensor_types:  # a leaf nothing watches (graph.pin_leaf)
+                    _to_leaf(node, i, outs, nxt, left, buffers, create_graph, captures, captured, run)
                     continue
+                g = outs[i] if outs is not None else None
                 if g is not None:  # checked against what `nxt` expects (`_m`), then added to its buffer
                     slot = 0 if nr is None else nr[i]
                     if nxt.__class__ is AccumulateGrad:  # a leaf's gradient has the leaf's shape and dtype
@@ -217,6 +194,35 @@ def _run_ready(starts, deps, buffers, keep_graph, create_graph, captures, captur
             node = single if single is not None else (pop(heap)[1] if heap else None)
     finally:
         STATE.mode = prev_mode
+
+
+def _to_leaf(node, i: int, outs, leaf, left: int, buffers: dict, create_graph: bool, captures, captured: list,
+             run) -> None:
+    """Gradient `outs[i]` for a leaf in an edge: summed until the last one (`left` more to come)
+    has arrived, then added into `.grad`, or taken for autograd.grad / inputs=."""
+    g = outs[i] if outs is not None else None
+    if g is not None:
+        outs[i] = None  # only `g` holds it now: accumulate_into may keep the array (reference count)
+        d = leaf._data
+        if create_graph or g.__class__ is not ndarray or g.shape != d.shape or (
+                g.dtype is not d.dtype and g.dtype != d.dtype):
+            g = _validate(node, i, g, d.shape, d.dtype, create_graph)
+        into = buffers.get(leaf)
+        if into is not None:
+            into[0] = into[0] + g
+        elif left or captures is not None:
+            buffers[leaf] = [g]
+        else:  # its only gradient
+            accumulate_into(leaf, g, create_graph)
+            return
+    if not left and leaf in buffers:
+        g = buffers.pop(leaf)[0]
+        if captures is not None:  # autograd.grad / inputs=: the inputs' gradients
+            for _, k in captures.get(leaf, ()):
+                captured[k] = g
+            if leaf not in run:
+                return
+        accumulate_into(leaf, g, create_graph)
 
 
 def _run_special(node, buf: list, keep_graph: bool, create_graph: bool, captures, captured, inputs, accumulate,
