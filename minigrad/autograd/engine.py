@@ -7,6 +7,10 @@
    checked against what the receiving node expects (broadcast gradients summed back to the
    input's shape, dtype cast), then added to the receivers' buffers.
 
+A leaf in an edge stands for its AccumulateGrad (graph.pin_leaf): its gradients are summed and
+added into `.grad` (or taken by autograd.grad) straight from the edge. Where something watches the
+leaf (hooks, a live AccumulateGrad, anomaly mode), step 1 puts the node itself into the edge.
+
 On the fast path gradients are NumPy arrays and no graph is recorded; with `create_graph=True`
 they are Tensors and grad mode stays on, so the backward pass itself is differentiable.
 """
@@ -252,9 +256,9 @@ def _leaf_watched(t) -> bool:
 
 
 def _pin_edges(node, deps: dict, every_leaf: bool) -> None:
-    """Replace the leaves in `node`'s edges that need their AccumulateGrad node (hooks, autograd.grad and
-    anomaly mode work on nodes) by that node, and count those edges; other leaves are accumulated
-    straight from the edge."""
+    """Replace the leaves in `node`'s edges that need their AccumulateGrad node (hooks, a live node,
+    anomaly mode: what works on nodes) by that node, and count those edges; other leaves are
+    accumulated straight from the edge."""
     nx = list(node._nx)
     for i, e in enumerate(nx):
         if e is not None and e.__class__ in _t.TENSOR_TYPES and (every_leaf or (e._x is not None and _leaf_watched(e))):
