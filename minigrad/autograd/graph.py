@@ -92,7 +92,8 @@ class Node(weakref.ref):
     Made with `Node.__new__(cls, output_tensor)`; identity, not the referent, is its hash and equality.
     """
 
-    # The edges are `_nx`, the next node per input (None where no gradient flows), and `_nr`, the
+    # The edges are `_nx`, the next node per input (None where no gradient flows; a leaf tensor that
+    # stands for its AccumulateGrad until `next_functions` asks, see pin_leaf), and `_nr`, the
     # input number at each (None when all are 0, nearly always): no tuple per edge, which matters
     # because every tuple in a graph is work for Python's cyclic garbage collector while it is alive.
     __slots__ = ("_nx", "_nr", "_seq", "_x", "__weakref__")
