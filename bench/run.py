@@ -849,10 +849,9 @@ def render_header(info: dict[str, Any], cfg: Config, quick: bool) -> str:
 
 
 def run_workload(wid: str, lib: Lib, cfg: Config, aliases: dict[str, str]) -> dict[str, Cell]:
+    """A workload timed one library at a time (W2 and W3 take turns instead: INTERLEAVED)."""
     fns: dict[str, Callable[[], dict[str, Cell]]] = {
         "W1": lambda: bench_w1(lib, cfg),
-        "W2": lambda: bench_w2(lib, cfg),
-        "W3": lambda: bench_w3(lib, cfg),
         "W4": lambda: bench_w4(lib, cfg, aliases),
         "W5": lambda: bench_w5(lib, cfg, aliases),
         "W6": lambda: bench_w6(lib, cfg),

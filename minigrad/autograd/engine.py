@@ -62,7 +62,7 @@ def run_backward(roots: list, grads: list, keep_graph: bool, create_graph: bool,
             if nxt in deps:  # (a leaf that needs its node never gets here: it is never counted itself)
                 deps[nxt] += 1
             elif nxt.__class__ in tensor_types:
-                if every_leaf or (nxt._x is not None and _leaf_watched(nxt)):
+                if every_leaf or (nxt._x is not None and _needs_node(nxt)):
                     pin = True  # counted once the edge holds the node (_pin_edges)
                 else:
                     deps[nxt] = 1
@@ -208,9 +208,7 @@ def _to_leaf(node, i: int, outs, leaf, left: int, buffers: dict, create_graph: b
     if g is not None:
         outs[i] = None  # only `g` holds it now: accumulate_into may keep the array (reference count)
         d = leaf._data
-        if create_graph or g.__class__ is not ndarray or g.shape != d.shape or (
-                g.dtype is not d.dtype and g.dtype != d.dtype):
-            g = _validate(node, i, g, d.shape, d.dtype, create_graph)
+        g = _validate(node, i, g, d.shape, d.dtype, create_graph)
         into = buffers.get(leaf)
         if into is not None:
             into[0] = into[0] + g
@@ -248,9 +246,9 @@ def _run_special(node, buf: list, keep_graph: bool, create_graph: bool, captures
     return outs
 
 
-def _leaf_watched(t) -> bool:
-    """Must this leaf (with a `_x`) have its gradient go through its AccumulateGrad node: hooks on the
-    leaf, or a node alive elsewhere (which may have hooks, and is the one PyTorch would use)?"""
+def _needs_node(t) -> bool:
+    """Must this leaf (one with a `_x`) have its gradient go through its AccumulateGrad node: hooks on
+    the leaf, or a node alive elsewhere (which may have hooks, and is the one PyTorch would use)?"""
     x = t._x
     return bool(x.hooks or x.post_hooks or (x.acc is not None and x.acc() is not None))
 
@@ -261,7 +259,7 @@ def _pin_edges(node, deps: dict, every_leaf: bool) -> None:
     accumulated straight from the edge."""
     nx = list(node._nx)
     for i, e in enumerate(nx):
-        if e is not None and e.__class__ in _t.TENSOR_TYPES and (every_leaf or (e._x is not None and _leaf_watched(e))):
+        if e.__class__ in _t.TENSOR_TYPES and (every_leaf or (e._x is not None and _needs_node(e))):
             acc = nx[i] = pin_leaf(e, node, i)
             deps[acc] = deps.get(acc, 0) + 1
     node._nx = tuple(nx)

@@ -270,7 +270,7 @@ def _fill_accumulator(node: AccumulateGrad, variable) -> AccumulateGrad:
 
 
 # A leaf's edge holds the leaf tensor itself until something needs its AccumulateGrad (introspection,
-# hooks, autograd.grad): a training step then makes no AccumulateGrad at all, where PyTorch makes one
+# hooks, anomaly mode): a training step then makes no AccumulateGrad at all, where PyTorch makes one
 # per parameter per step. `pin_leaf` makes (or finds) the node and orders it by the leaf's first use,
 # as if it had been made then: AccumulateGrads run in the order their leaves were first used.
 _ACC_SPAN = 1024  # AccumulateGrad order: (sequence number of the first use) * _ACC_SPAN + input position

@@ -411,11 +411,7 @@ def _inplace_binary(op, name: str, ufunc):
             if x is not None and x.inference:
                 check_inference(self)
             if _ufunc_in_place(self, ufunc, other):
-                box = self._vbox
-                if box is None:
-                    self._new_box(1)
-                else:
-                    box[0] += 1
+                self._bump()
                 return self
         return run_inplace(self, lambda src: op(src, other, **kwargs), (other,) + tuple(kwargs.values()))
 
