@@ -66,3 +66,15 @@ def test_summary_of_fakes_lists_badges_and_modules(fakes):
     text = str(viz.summary(g["y"], params={"x": g["x"]}))
     assert "module square; prehooks ×1" in text
     assert "[1, 4, 9]" in text  # the output_tensor of x * x
+
+
+def test_statistics_print_a_mean_within_rounding_noise_as_zero(torch):
+    """A bias gradient's mean is 0 up to the last bits, which change with the BLAS build: printed as 0."""
+    from viz import probe
+
+    noisy = torch.tensor([0.5, -0.25, -0.25 + 3e-9, 0.0, 0.1, -0.1, 0.0], dtype=torch.float32)
+    assert probe.describe_values(noisy).startswith("mean 0 std ")
+    real = torch.tensor([0.5, -0.25, -0.25, 0.0, 0.1, -0.1, 0.01], dtype=torch.float32)
+    assert probe.describe_values(real).startswith("mean 0.001429 std ")
+    tiny64 = torch.tensor([1e-12, 2e-12, 3e-12, 4e-12, 5e-12, 6e-12, 7e-12], dtype=torch.float64)
+    assert probe.describe_values(tiny64).startswith("mean 4e-12 std ")
