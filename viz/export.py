@@ -264,7 +264,9 @@ def frame_png(scene: Scene, k: int, note: str | None = None) -> Any:
         graph = frame_agraph(scene, max(0, min(int(k), scene.num_steps - 1)), note)
     except RuntimeError:
         return None
-    return draw_png(graph)
+    view = [float(v) for v in (scene.root.get("viewBox") or "").split()] if scene.root is not None else []
+    css_size = (view[2] * 4 / 3, view[3] * 4 / 3) if len(view) == 4 else None
+    return draw_png(graph, css_size)
 
 
 def _set_html(item: Any, html_label: str) -> None:

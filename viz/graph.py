@@ -52,9 +52,11 @@ class Graph:
         return self._svg
 
     def png(self) -> render.Png | None:
-        """The picture as a PNG at 2x its SVG size (cached), or None without a PNG renderer."""
+        """The picture as a PNG at 2x its SVG size (less for huge graphs, see
+        ``viz.render.png_scale``; cached), or None without a PNG renderer."""
         if not self._png_done:
-            self._png = render.render_png(self.source)
+            svg = self.svg()
+            self._png = render.render_png(self.source, render.svg_css_size(svg) if svg else None)
             self._png_done = True
         return self._png
 

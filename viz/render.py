@@ -143,7 +143,7 @@ class Png:
     data: bytes
     width: int
     height: int
-    scale: int = PNG_SCALE
+    scale: float = PNG_SCALE
 
     def mimebundle(self) -> tuple[dict[str, str], dict[str, dict[str, int]]]:
         """``(data, metadata)`` for Jupyter: base64 PNG, shown at its CSS size."""
@@ -153,10 +153,33 @@ class Png:
                 {"image/png": {"width": self.width, "height": self.height}})
 
 
-def render_png(source: str, scale: int = PNG_SCALE) -> Png | None:
-    """The picture of ``render(source, "svg")`` as a PNG at ``scale`` x its CSS size, or None
-    when no renderer can make PNGs."""
-    attrs = {"dpi": str(CSS_DPI * scale)}
+MAX_PNG_PIXELS = 4_000_000  # device pixels: 2x up to a 1000 x 1000 CSS px picture, less beyond
+_SVG_SIZE = re.compile(r'<svg[^>]*?\swidth="([\d.]+)pt"[^>]*?\sheight="([\d.]+)pt"')
+
+
+def svg_css_size(svg: str) -> tuple[float, float] | None:
+    """The CSS pixel size a browser gives Graphviz's SVG (its width and height are in pt)."""
+    m = _SVG_SIZE.search(svg[:2000])
+    return (float(m.group(1)) * 4 / 3, float(m.group(2)) * 4 / 3) if m else None
+
+
+def png_scale(css_size: tuple[float, float] | None, scale: float = PNG_SCALE) -> float:
+    """``scale``, or less for a picture so big that ``scale`` would pass ``MAX_PNG_PIXELS``.
+
+    Notebook front ends shrink big pictures to the page width anyway; without the cap a
+    500-node graph made a 32,000-pixel-wide PNG of 6 MB in a minute and a half.
+    """
+    if not css_size:
+        return float(scale)
+    area = max(css_size[0] * css_size[1], 1.0)
+    return min(float(scale), (MAX_PNG_PIXELS / area) ** 0.5)
+
+
+def render_png(source: str, css_size: tuple[float, float] | None = None, scale: float = PNG_SCALE) -> Png | None:
+    """The picture of ``render(source, "svg")`` as a PNG at ``scale`` x its CSS size (less
+    when it would be huge, see ``png_scale``), or None when no renderer can make PNGs."""
+    s = png_scale(css_size, scale)
+    attrs = {"dpi": f"{CSS_DPI * s:.4g}"}
     renderer = find_renderer()
     if renderer == "pygraphviz":
         data = _render_pygraphviz(source, "png", attrs)
@@ -164,10 +187,10 @@ def render_png(source: str, scale: int = PNG_SCALE) -> Png | None:
         data = _render_dot(source, "png", attrs)
     else:
         return None
-    return _checked_png(data, scale)
+    return _checked_png(data, s)
 
 
-def _checked_png(data: bytes | None, scale: int) -> Png | None:
+def _checked_png(data: bytes | None, scale: float) -> Png | None:
     """``png_at_scale(data)``, or None when ``data`` is empty or not a PNG (a ``dot`` built
     without a PNG plugin prints an error or nothing)."""
     if not data:
@@ -178,15 +201,16 @@ def _checked_png(data: bytes | None, scale: int) -> Png | None:
         return None
 
 
-def draw_png(agraph: Any, scale: int = PNG_SCALE) -> Png | None:
-    """A pygraphviz AGraph (already styled by the caller) as a PNG at ``scale``."""
+def draw_png(agraph: Any, css_size: tuple[float, float] | None = None, scale: float = PNG_SCALE) -> Png | None:
+    """A pygraphviz AGraph (already styled by the caller) as a PNG, as ``render_png``."""
     import warnings
 
+    s = png_scale(css_size, scale)
     with quiet_stderr(), warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        agraph.graph_attr["dpi"] = str(CSS_DPI * scale)
+        agraph.graph_attr["dpi"] = f"{CSS_DPI * s:.4g}"
         data = agraph.draw(format="png", prog="dot")
-    return _checked_png(data, scale)
+    return _checked_png(data, s)
 
 
 _PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
@@ -221,8 +245,9 @@ def _chunk(kind: bytes, body: bytes) -> bytes:
     return struct.pack(">I", len(body)) + kind + body + struct.pack(">I", zlib.crc32(kind + body) & 0xFFFFFFFF)
 
 
-def png_at_scale(data: bytes, scale: int = PNG_SCALE) -> Png:
-    """Make Graphviz's PNG exactly ``scale`` x a whole CSS size, and deterministic.
+def png_at_scale(data: bytes, scale: float = PNG_SCALE) -> Png:
+    """Make Graphviz's PNG deterministic, and exactly ``scale`` x a whole CSS size when
+    ``scale`` is whole (2, normally).
 
     Graphviz rounds the canvas to whole pixels, so at 2x it can be one pixel wider or
     taller than twice a whole CSS size; that pixel is cut from the right / bottom margin
@@ -233,8 +258,10 @@ def png_at_scale(data: bytes, scale: int = PNG_SCALE) -> Png:
     chunks = png_chunks(data)
     header = chunks[0][1]
     width, height, depth, colour, _compression, _filter, interlace = struct.unpack(">IIBBBBB", header[:13])
-    new_w, new_h = max(width // scale, 1) * scale, max(height // scale, 1) * scale
     raw = zlib.decompress(b"".join(body for kind, body in chunks if kind == b"IDAT"))
+    whole = float(scale).is_integer() and scale >= 1
+    step = int(scale) if whole else 1
+    new_w, new_h = max(width // step, 1) * step, max(height // step, 1) * step
     if (new_w, new_h) != (width, height) and interlace == 0 and depth % 8 == 0 and colour in _CHANNELS:
         pixel = _CHANNELS[colour] * depth // 8
         stride = 1 + pixel * width
@@ -248,4 +275,6 @@ def png_at_scale(data: bytes, scale: int = PNG_SCALE) -> Png:
     out = [_PNG_SIGNATURE, _chunk(b"IHDR", header)]
     out += [_chunk(kind, body) for kind, body in chunks[1:] if kind in _KEEP]
     out += [_chunk(b"IDAT", zlib.compress(raw, 9)), _chunk(b"IEND", b"")]
-    return Png(b"".join(out), -(-new_w // scale), -(-new_h // scale), scale)
+    if whole:
+        return Png(b"".join(out), -(-new_w // step), -(-new_h // step), scale)
+    return Png(b"".join(out), max(round(new_w / scale), 1), max(round(new_h / scale), 1), scale)

@@ -109,7 +109,7 @@ def test_odd_sizes_are_cut_to_an_exact_multiple_without_changing_pixels(pgv):
 
 
 def test_no_png_renderer_is_one_plain_line(fakes, pgv, monkeypatch):
-    monkeypatch.setattr(render, "render_png", lambda source, scale=2: None)
+    monkeypatch.setattr(render, "render_png", lambda source, css_size=None, scale=2: None)
     graph = viz.draw(small(fakes))
     data = graph._repr_mimebundle_()
     assert isinstance(data, dict) and "image/png" not in data
@@ -176,3 +176,18 @@ def test_quiet_stderr_restores_fd2_after_an_exception(capfd):
             raise RuntimeError("boom")
     os.write(2, b"shown\n")
     assert capfd.readouterr().err == "shown\n"
+
+
+def test_huge_pictures_are_capped_not_drawn_at_2x(pgv):
+    # a wide graph, 120 columns of 3 nodes: at 2x it would be ~20 million device pixels
+    chains = " ".join(f'"root" -> "leaf {i}" -> "mid {i}" -> "end {i}";' for i in range(120))
+    source = f"digraph {{ node [shape=box]; {chains} }}"
+    svg = render.render(source, "svg").decode()
+    css = render.svg_css_size(svg)
+    assert css[0] * css[1] * 4 > 4 * render.MAX_PNG_PIXELS
+    png = render.render_png(source, css)
+    w, h = render.png_size(png.data)
+    assert w * h <= render.MAX_PNG_PIXELS * 1.01 and png.scale < 2
+    assert abs(png.width - css[0]) <= 2 and abs(png.height - css[1]) <= 2  # still shown at the SVG's size
+    small = render.render_png("digraph { a -> b }", (100.0, 100.0))
+    assert small.scale == 2 and render.png_size(small.data) == (2 * small.width, 2 * small.height)
