@@ -13,8 +13,10 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.minigrad-lab-installed
 
-# Folders ruff checks (only those that exist yet).
-LINT_DIRS := $(wildcard minigrad viz tests bench)
+# Folders ruff checks (only those that exist yet). `make format` leaves notebooks/ alone: its
+# lessons are generated (make notebooks) and its sources keep the course's own layout.
+LINT_DIRS := $(wildcard minigrad viz tests bench notebooks)
+FORMAT_DIRS := $(wildcard minigrad viz tests bench)
 
 # Extra arguments for `jupyter lab`, e.g. make lab LAB_ARGS="--ServerApp.open_browser=False --port 8899"
 LAB_ARGS ?=
@@ -22,8 +24,9 @@ LAB_ARGS ?=
 PYTEST_ARGS ?=
 ROOT_ARGS := $(if $(filter 0,$(shell id -u)),--allow-root,)
 
-# nbval: notebooks whose file name contains "learner" are exercise versions, stored unexecuted
-# and run with --nbval-lax; every other notebook is stored executed and compared in full.
+# nbval compares every stored notebook with a fresh run: the lessons (notebooks/*.ipynb, with
+# placeholders) in full except their exercise cells, which carry the nbval-ignore-output tag, and
+# the solutions (notebooks/solutions/) in full.
 NBVAL_COMMON := --nbval-current-env --nbval-sanitize-with .ci/nbval-sanitize.cfg
 FIND_NOTEBOOKS := find notebooks -name '*.ipynb' -not -path '*/.ipynb_checkpoints/*'
 
@@ -37,8 +40,8 @@ help:
 	@echo "make lab     create .venv if needed, install, open JupyterLab on notebooks/"
 	@echo "make test    create .venv if needed, install, run ruff, pytest on tests/, nbval on notebooks/"
 	@echo "make pytest  only pytest on tests/ (PYTEST_ARGS=\"-k name -x\" to narrow); make nbval: only notebooks"
-	@echo "make lint    ruff on minigrad viz tests bench"
-	@echo "make format  ruff format + ruff check --fix on the same folders"
+	@echo "make lint    ruff on minigrad viz tests bench notebooks"
+	@echo "make format  ruff format + ruff check --fix on minigrad viz tests bench"
 	@echo "make bench   run bench/run.py"
 	@echo "make torch   install torch==2.13.0 into .venv (the parity tests need it; .ci/run does this)"
 	@echo "make browser-deps  apt-get install chromium when $(CHROMIUM) is missing (the browser test needs it)"
@@ -72,9 +75,9 @@ lint: install
 	@$(PY) -m ruff check $(LINT_DIRS)
 
 format: install
-	@echo "format: ruff format + ruff check --fix $(LINT_DIRS)"
-	@$(PY) -m ruff format $(LINT_DIRS)
-	@$(PY) -m ruff check --fix $(LINT_DIRS)
+	@echo "format: ruff format + ruff check --fix $(FORMAT_DIRS)"
+	@$(PY) -m ruff format $(FORMAT_DIRS)
+	@$(PY) -m ruff check --fix $(FORMAT_DIRS)
 
 pytest: install
 	@echo "pytest: tests/ $(PYTEST_ARGS)"
@@ -82,24 +85,16 @@ pytest: install
 
 nbval: install
 	@set -f; IFS=$$'\n'; \
-	full=(); lax=(); \
-	if [ -d notebooks ]; then \
-	  full=($$($(FIND_NOTEBOOKS) -not -name '*learner*' | sort)); \
-	  lax=($$($(FIND_NOTEBOOKS) -name '*learner*' | sort)); \
-	fi; \
-	if [ $${#full[@]} -eq 0 ] && [ $${#lax[@]} -eq 0 ]; then \
+	nbs=(); \
+	if [ -d notebooks ]; then nbs=($$($(FIND_NOTEBOOKS) | sort)); fi; \
+	if [ $${#nbs[@]} -eq 0 ]; then \
 	  echo "nbval: no notebooks in notebooks/ yet, skipped"; exit 0; \
 	fi; \
-	if [ $${#full[@]} -gt 0 ]; then \
-	  echo "nbval: $${#full[@]} notebook(s), outputs compared (--nbval)"; \
-	  $(PY) -m pytest --nbval $(NBVAL_COMMON) "$${full[@]}"; \
-	fi; \
-	if [ $${#lax[@]} -gt 0 ]; then \
-	  echo "nbval: $${#lax[@]} learner notebook(s), run only (--nbval-lax)"; \
-	  $(PY) -m pytest --nbval-lax $(NBVAL_COMMON) "$${lax[@]}"; \
-	fi
+	echo "nbval: $${#nbs[@]} notebook(s), outputs compared (--nbval; exercise cells of the lessons run unchecked)"; \
+	$(PY) -m pytest --nbval $(NBVAL_COMMON) "$${nbs[@]}"
 
-# Regenerate the course from notebooks/src/: NN_name.ipynb (executed) and exercises/NN_name_learner.ipynb.
+# Regenerate the course from notebooks/src/: NN_name.ipynb (the lessons with blanks) and solutions/NN_name.ipynb,
+# both executed.
 .PHONY: notebooks
 notebooks: install
 	$(PY) notebooks/build.py

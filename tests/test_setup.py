@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import fnmatch
 import importlib.metadata
+import importlib.util
 import json
 import os
 import re
 import shlex
+import subprocess
 import sys
 from pathlib import Path
 from urllib.parse import urlparse
@@ -193,3 +195,24 @@ def test_nbval_sanitizers_cover_addresses_and_kernel_paths():
 def test_readme_opens_with_the_two_setup_commands():
     head = (ROOT / "README.md").read_text()[:1500]
     assert "make lab" in head and "make test" in head
+
+
+def test_course_checks_are_one_installed_module(pyproject):
+    """The exercise checks live once, in notebooks/minigrad_course/, installed beside minigrad and viz:
+    the lessons, their solutions and a grader import the same file (no generated copy)."""
+    find = pyproject["tool"]["setuptools"]["packages"]["find"]
+    assert find["where"] == [".", "notebooks"]
+    assert (ROOT / "notebooks" / "minigrad_course" / "__init__.py").is_file()
+    found = importlib.util.find_spec("minigrad_course")
+    assert found is not None, "minigrad_course is not installed (make install)"
+    assert Path(found.origin).resolve() == ROOT / "notebooks" / "minigrad_course" / "__init__.py"
+
+
+def test_top_level_stays_as_the_design_asks():
+    listed = subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True, text=True)
+    if listed.returncode != 0:
+        pytest.skip("not a git checkout")
+    top = {line.split("/")[0] for line in listed.stdout.splitlines()}
+    allowed = {"pyproject.toml", "minigrad", "notebooks", "viz", "tests", "README.md", "Makefile", ".ci", "bench",
+               "binder", "CONTRIBUTING.md", "LICENSE", ".gitignore"}
+    assert top <= allowed, sorted(top - allowed)

@@ -158,7 +158,7 @@ print("a.grad:", a.grad)
 # it is a leaf and whether its `.grad` will be a tensor (not `None`) after `e.backward()`.
 # Write your answers as sets of names, then run the check.
 
-# %%
+# %% answer=1
 p = torch.tensor([1.0, 2.0], requires_grad=True)
 q = torch.tensor([3.0, 4.0])
 r = p * q
@@ -176,8 +176,8 @@ leaves = {"p", "q", "s"}
 gets_grad = {"p"}
 # END SOLUTION
 
-# %%
-from course import check_leaves
+# %% check=1 points=1
+from minigrad_course import check_leaves
 
 check_leaves(leaves, gets_grad)
 

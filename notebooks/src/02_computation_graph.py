@@ -168,7 +168,7 @@ print(viz.summary(s, params={"x": x}))
 # the answer is 4 (`SumBackward0`, `AddBackward0`, `MulBackward0`, one `AccumulateGrad`).
 # Hint: keep a set of the nodes you have seen and a list of nodes still to visit.
 
-# %%
+# %% answer=2
 def count_nodes(root):
     # PLACEHOLDER: return ...
     # SOLUTION
@@ -185,8 +185,8 @@ def count_nodes(root):
 
 print(count_nodes(s.grad_fn))
 
-# %%
-from course import check_count_nodes
+# %% check=2 points=2
+from minigrad_course import check_count_nodes
 
 check_count_nodes(count_nodes)
 

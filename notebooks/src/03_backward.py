@@ -157,7 +157,7 @@ print(torch.autograd.grad((x * 2).sum(), [x, unused], allow_unused=True))
 # 0 elsewhere) is row `i` of $J$. Build each row with `torch.autograd.grad(f(x), x,
 # grad_outputs=...)` (recomputing `f(x)` for every row is fine) and `torch.stack` the rows.
 
-# %%
+# %% answer=3
 def jacobian(f, x):
     x = x.detach().requires_grad_()
     # PLACEHOLDER: return ...
@@ -175,8 +175,8 @@ def jacobian(f, x):
 
 print(jacobian(lambda t: t**2, torch.tensor([1.0, 2.0, 3.0])))
 
-# %%
-from course import check_jacobian
+# %% check=3 points=2
+from minigrad_course import check_jacobian
 
 check_jacobian(jacobian)
 

@@ -185,7 +185,7 @@ except Exception as err:
 # with `ctx.save_for_backward` and use it in `backward`. (The check compares your values with
 # NumPy's and runs `gradcheck` on your function.)
 
-# %%
+# %% answer=7
 class MySigmoid(Function):
     @staticmethod
     def forward(ctx, x):
@@ -205,8 +205,8 @@ class MySigmoid(Function):
         # END SOLUTION
 
 
-# %%
-from course import check_sigmoid
+# %% check=7 points=2
+from minigrad_course import check_sigmoid
 
 check_sigmoid(MySigmoid)
 

@@ -127,7 +127,7 @@ print("functional.hvp:", torch.autograd.functional.hvp(f, x.detach(), v)[1])
 # Write `hvp(f, x, v)` that returns $H v$ with the two-pass recipe above (`f` maps a 1-D
 # tensor to a scalar). Do not build the Hessian.
 
-# %%
+# %% answer=8
 def hvp(f, x, v):
     x = x.detach().requires_grad_()
     # PLACEHOLDER: return ...
@@ -140,8 +140,8 @@ def hvp(f, x, v):
 
 print(hvp(f, torch.tensor([0.0, 1.0, -1.0]), torch.tensor([1.0, 0.0, 2.0])))
 
-# %%
-from course import check_hvp
+# %% check=8 points=2
+from minigrad_course import check_hvp
 
 check_hvp(hvp)
 

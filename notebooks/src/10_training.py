@@ -127,7 +127,7 @@ print("same as bias - lr * grad:", torch.allclose(model.out.bias, before - 0.1 *
 # fresh model and compares the parameters with a correct run, so the order matters
 # (lesson 4 explains what goes wrong without zeroing).
 
-# %%
+# %% answer=10
 def train_step(model, loss_fn, optimizer, xb, yb):
     # PLACEHOLDER: return ...
     # SOLUTION
@@ -139,8 +139,8 @@ def train_step(model, loss_fn, optimizer, xb, yb):
     # END SOLUTION
 
 
-# %%
-from course import check_train_step
+# %% check=10 points=2
+from minigrad_course import check_train_step
 
 check_train_step(train_step)
 
