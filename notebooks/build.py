@@ -406,9 +406,30 @@ def blank_exercises(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
     return nb
 
 
+CARRIAGE_RETURN = re.compile(r"^.*\r(?=[^\n])", re.MULTILINE)  # text a later \r on the same line overwrites
+
+
+def coalesce_streams(outputs: list) -> list:
+    """Merge consecutive stream outputs of the same name and keep, on each line, what follows its
+    last carriage return: what the notebook shows (a progress bar's final state), stored once
+    rather than as one output per redraw."""
+    merged: list = []
+    for output in outputs:
+        previous = merged[-1] if merged else None
+        if (output.output_type == "stream" and previous is not None and previous.output_type == "stream"
+                and previous.name == output.name):
+            previous.text += output.text
+        else:
+            merged.append(output)
+    for output in merged:
+        if output.output_type == "stream" and "\r" in output.text:
+            output.text = CARRIAGE_RETURN.sub("", output.text.replace("\r\n", "\n"))
+    return merged
+
+
 def clean(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
-    """Deterministic metadata: no widget state, no timings, the fixed kernel description, and
-    widget outputs with a stable model id."""
+    """Deterministic metadata: no widget state, no timings, the fixed kernel description,
+    widget outputs with a stable model id, and stream outputs coalesced."""
     meta = nb.metadata
     course = meta.get(META)
     meta.clear()
@@ -419,7 +440,8 @@ def clean(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
         cell.metadata.pop("execution", None)
         cell.metadata.pop("widgets", None)
         if cell.cell_type == "code":
-            for output in cell.get("outputs", []):
+            cell.outputs = coalesce_streams(cell.get("outputs", []))
+            for output in cell.outputs:
                 if "metadata" in output:
                     output.metadata.pop("widgets", None)
                 view = output.get("data", {}).get(WIDGET_VIEW)

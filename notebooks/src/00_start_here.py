@@ -33,7 +33,8 @@ print("minigrad and viz are ready.")
 #    non-leaves, `is_leaf`, `grad`, `grad_fn`, how `requires_grad` spreads, why a non-leaf's
 #    `.grad` is `None`. Exercise: predict the leaves.
 # 2. [The computation graph](02_computation_graph.ipynb): `grad_fn`, `next_functions`,
-#    `AccumulateGrad`, `(None, 0)`, saved tensors, `viz.draw`. Exercise: count the nodes.
+#    `AccumulateGrad`, `(None, 0)`, saved tensors, `viz.draw`, the graph growing as code runs
+#    (`viz.record`). Exercise: count the nodes.
 # 3. [`backward()`](03_backward.ipynb): the chain rule node by node, vector-Jacobian products,
 #    `autograd.backward`, `autograd.grad`, the backward animation. Exercise: a Jacobian row by row.
 # 4. [Accumulation and `retain_graph`](04_accumulation_and_retain_graph.ipynb): gradients add
@@ -45,7 +46,8 @@ print("minigrad and viz are ready.")
 #    `inference_mode`, `detach`, `.data`, the legacy `Variable` and `volatile`.
 #    Exercises: a quiz, and an evaluation helper that records nothing.
 # 7. [Custom `autograd.Function`](07_custom_function.ipynb): `ctx`, `save_for_backward`,
-#    `needs_input_grad`, `MulConstant`, `gradcheck`. Exercise: your own sigmoid.
+#    `needs_input_grad`, `mark_non_differentiable`, `mark_dirty`, `gradcheck`. Exercise: your own
+#    sigmoid.
 # 8. [Higher-order gradients](08_higher_order.ipynb): `create_graph`, second derivatives, the
 #    graph of the backward pass, Hessian-vector products. Exercise: your own `hvp`.
 # 9. [In-place operations and versions](09_inplace_and_versions.ipynb): `_version`, the two

@@ -226,3 +226,15 @@ def test_format_errors_name_the_line(build, tmp_path, text, message):
 def test_solution_links_stay_in_solutions(build):
     text = "Next: [3](03_backward.ipynb), or [the index](00_start_here.ipynb)."
     assert build.solution_links(text) == "Next: [3](03_backward.ipynb), or [the index](../00_start_here.ipynb)."
+
+
+def test_streams_are_stored_as_shown(build):
+    """A progress bar redraws its line with carriage returns: the stored output is its last state,
+    in one stream output, as the notebook shows it (and as nbval compares it)."""
+    out = nbformat.v4.new_output
+    outputs = [out("stream", name="stdout", text="\repochs:   0%| 0/10"), out("stream", name="stdout",
+               text="\repochs:  50%| 5/10"), out("stream", name="stdout", text="\repochs: 100%| 10/10\n"),
+               out("stream", name="stderr", text="warning\n"), out("stream", name="stdout", text="a\r\nb\n")]
+    merged = build.coalesce_streams(outputs)
+    assert [(o.name, o.text) for o in merged] == [
+        ("stdout", "epochs: 100%| 10/10\n"), ("stderr", "warning\n"), ("stdout", "a\nb\n")]

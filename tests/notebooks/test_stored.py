@@ -43,6 +43,10 @@ REQUIRED = {
     "optim": r"\boptim\.\w+\(",
     "viz.draw": r"\bviz\.draw\(",
     "viz.animate": r"\bviz\.animate\(",
+    "viz.record": r"\bviz\.record\(",
+    "mark_dirty": r"ctx\.mark_dirty\(",
+    "mark_non_differentiable": r"ctx\.mark_non_differentiable\(",
+    "momentum": r"momentum\s*=",
 }
 
 
@@ -149,7 +153,7 @@ def test_pictures_and_widgets_are_ignored_and_have_a_text_twin(path):
         if ignored and "tqdm" not in cell.source:
             twin = cells[i + 1] if i + 1 < len(cells) else None
             assert twin is not None and twin.cell_type == "code" and re.search(
-                r"viz\.summary\(", twin.source), f"cell {i}: no text twin right after it"
+                r"viz\.summary\(|\.frames\b", twin.source), f"cell {i}: no text twin right after it"
 
 
 @pytest.mark.parametrize("path", SOLUTIONS, ids=lambda p: p.name)
