@@ -216,3 +216,30 @@ def test_top_level_stays_as_the_design_asks():
     allowed = {"pyproject.toml", "minigrad", "notebooks", "viz", "tests", "README.md", "Makefile", ".ci", "bench",
                "binder", "CONTRIBUTING.md", "LICENSE", ".gitignore"}
     assert top <= allowed, sorted(top - allowed)
+
+
+def _make_rule(makefile: str, target: str) -> tuple[list[str], str]:
+    """(prerequisites, recipe) of a Makefile rule."""
+    m = re.search(rf"^{re.escape(target)}:(?P<deps>[^\n=]*)\n(?P<recipe>(?:\t[^\n]*\n|[ \t]*\\\n)*)", makefile,
+                  re.MULTILINE)
+    assert m, f"no rule for {target}"
+    return m.group("deps").split(), m.group("recipe")
+
+
+def test_make_lab_installs_the_course_only_and_make_test_everything():
+    makefile = (ROOT / "Makefile").read_text()
+    deps, _ = _make_rule(makefile, "lab")
+    assert deps == ["install-lab"]
+    _, recipe = _make_rule(makefile, "$(LAB_STAMP)")
+    assert "-e '.[lab]'" in recipe and "[test]" not in recipe
+    deps, _ = _make_rule(makefile, "test")
+    assert deps[:2] == ["install", "torch"], "make test installs torch 2.13.0 when missing, so nothing is skipped"
+    deps, _ = _make_rule(makefile, "pytest")
+    assert "torch" in deps
+    _, recipe = _make_rule(makefile, "$(TEST_STAMP)")
+    assert "-e '.[test]'" in recipe
+    # the only torch spec pip ever sees is the local wheel's
+    assert re.search(r"^TORCH_SPEC := torch==2\.13\.0$", makefile, re.MULTILINE)
+    _, recipe = _make_rule(makefile, "torch")
+    assert "pip install --disable-pip-version-check -q $(TORCH_SPEC)" in recipe
+    assert not re.search(r"pip install[^\n]*\btorch(?!==2\.13\.0)\b", makefile.replace("$(TORCH_SPEC)", ""))
