@@ -373,7 +373,8 @@ def check_count_nodes(count_nodes: Any) -> str:
         if got is None:
             raise fail("returns-none", "count_nodes returned None", "end with `return len(seen)` (or your counter)")
         if isinstance(got, bool) or not isinstance(got, (int, np.integer)):
-            raise fail("not-int", f"count_nodes returned {_kind(got)} ({_fmt(got)}), not an int",
+            shown = f" ({got!r})" if isinstance(got, (float, np.floating)) else ""
+            raise fail("not-int", f"count_nodes returned {_kind(got)}{shown}, not an int",
                        "return len(seen): a whole number")
         results.append((label, root, int(got), _walk_count(root)))
     wrong = [(label, root, got, want) for label, root, got, want in results if got != want]

@@ -62,7 +62,7 @@ e = (r + s).sum()
           "leaves-missing-s", "s = q * 2 is computed only from q"),
     Wrong("q, created without requires_grad, not seen as a leaf", 'leaves = {"p", "s"}\ngets_grad = {"p"}',
           "leaves-missing-created", "every tensor made by torch.tensor(...) is a leaf"),
-    Wrong("the old format hint copied ({'p', 'q'})", 'leaves = {"p", "q", "s"}\ngets_grad = {"p", "q"}',
+    Wrong("q expected to get a gradient too",  'leaves = {"p", "q", "s"}\ngets_grad = {"p", "q"}',
           "grad-no-requires-grad", "q and s never asked for gradients"),
     Wrong("a non-leaf expected to keep its gradient", 'leaves = {"p", "q", "s"}\ngets_grad = {"p", "r"}',
           "grad-non-leaf", "thrown away unless you call retain_grad()"),
@@ -224,7 +224,8 @@ EX3 = Exercise("check_jacobian", ("jacobian",), right=[
         return torch.stack([torch.autograd.grad(y, x, eye[i], retain_graph=True)[0] for i in range(y.numel())])
     """),
 ], wrong=[
-    Wrong("a Python list of rows (issue 16)", _JAC_ROWS.format(result="rows"), "list-not-tensor", "torch.stack(rows)"),
+    Wrong("a Python list of rows",  # issue 16
+          _JAC_ROWS.format(result="rows"), "list-not-tensor", "torch.stack(rows)"),
     Wrong("a NumPy array", _JAC_ROWS.format(result="torch.stack(rows).numpy()"), "not-a-tensor",
           "return torch.stack(rows)"),
     Wrong("the transpose", _JAC_ROWS.format(result="torch.stack(rows).t()"), "transpose",
@@ -320,13 +321,13 @@ EX4 = Exercise("check_train", ("train",), wrap=_train, right=[
         with torch.no_grad():
             w -= lr * w.grad
     """, "accumulating", "gradients pile up"),
-    Wrong("the update outside no_grad (issue 16)", """
+    Wrong("the update outside no_grad", """
     for _ in range(steps):
         loss = (w * x - target) ** 2
         loss.backward()
         w -= lr * w.grad
         w.grad = None
-    """, "no-no-grad", "`with torch.no_grad():`"),
+    """, "no-no-grad", "`with torch.no_grad():`"),  # issue 16
     Wrong("w rebound out of place (w = w - ...)", """
     for _ in range(steps):
         loss = (w * x - target) ** 2
@@ -371,7 +372,8 @@ EX5 = Exercise("check_clip_hook", ("clip_hook",), wrap=_hook, right=[
     _hook("return grad.clone().clamp_(-1, 1)"),
     _hook("return torch.where(grad > 1, torch.ones_like(grad), torch.where(grad < -1, -torch.ones_like(grad), grad))"),
 ], wrong=[
-    Wrong("clamp_ in place, nothing returned (issue 16)", "grad.clamp_(-1, 1)", "in-place",
+    Wrong("clamp_ in place, nothing returned",  # issue 16
+          "grad.clamp_(-1, 1)", "in-place",
           "must not modify its argument"),
     Wrong("clamp_ in place, returned", "return grad.clamp_(-1, 1)", "in-place", "must not modify its argument"),
     Wrong("the clipped tensor computed but not returned", "clipped = grad.clamp(-1, 1)", "returns-none",
@@ -499,7 +501,7 @@ EX7 = Exercise("check_sigmoid", ("MySigmoid",), right=[
     _sigmoid("result = (torch.tanh(x / 2) + 1) / 2\nctx.save_for_backward(x, result)\nreturn result",
              "_, s = ctx.saved_tensors\nreturn grad_output * s * (1 - s)"),
 ], wrong=[
-    Wrong("the input saved instead of the result (issue 16)",
+    Wrong("the input saved instead of the result",  # issue 16
           _sigmoid("ctx.save_for_backward(x)\nreturn 1 / (1 + torch.exp(-x))",
                    "(x,) = ctx.saved_tensors\ns = 1 / (1 + torch.exp(-x))\nreturn grad_output * s * (1 - s)"),
           "saved-input", "ctx.save_for_backward(result)"),
@@ -539,7 +541,8 @@ EX8 = Exercise("check_hvp", ("hvp",), wrap=_hvp, right=[
          "return torch.autograd.grad(g, x, grad_outputs=v)[0]"),
     _hvp("g = torch.autograd.grad(f(x), x, create_graph=True)[0]\nreturn torch.autograd.grad((g * v).sum(), x)[0]"),
 ], wrong=[
-    Wrong("the full Hessian (issue 16)", "H = torch.autograd.functional.hessian(f, x)\nreturn H @ v",
+    Wrong("the full Hessian",  # issue 16
+          "H = torch.autograd.functional.hessian(f, x)\nreturn H @ v",
           "full-hessian", "the Hessian is never built"),
     Wrong("the Hessian built row by row", """
     (g,) = torch.autograd.grad(f(x), x, create_graph=True)
