@@ -428,8 +428,10 @@ def coalesce_streams(outputs: list) -> list:
 
 
 def clean(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
-    """Deterministic metadata: no widget state, no timings, the fixed kernel description,
-    widget outputs with a stable model id, and stream outputs coalesced."""
+    """Deterministic metadata: no widget state, no timings, the fixed kernel description, and stream
+    outputs coalesced. A player's stored output keeps its picture (image/png) but not its widget view:
+    without the widget's state (never stored) the view would only say "Error displaying widget" where the
+    picture shows."""
     meta = nb.metadata
     course = meta.get(META)
     meta.clear()
@@ -444,10 +446,7 @@ def clean(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
             for output in cell.outputs:
                 if "metadata" in output:
                     output.metadata.pop("widgets", None)
-                view = output.get("data", {}).get(WIDGET_VIEW)
-                if isinstance(view, dict) and "model_id" in view:
-                    # random per run, and meaningless without the (stripped) widget state
-                    view["model_id"] = hashlib.sha1(cell.id.encode()).hexdigest()[:32]
+                output.get("data", {}).pop(WIDGET_VIEW, None)
     return nb
 
 
