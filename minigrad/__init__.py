@@ -11,7 +11,7 @@ import warnings as _warnings
 from . import (
     _dtypes,
     autograd,
-    ops,  # noqa: E402  (binds the math methods onto Tensor)
+    ops,  # declares the ops and gives Tensor its methods
 )
 from ._creation import (
     arange,
@@ -79,94 +79,16 @@ from .autograd.grad_mode import (
     no_grad,
     set_grad_enabled,
 )
-from .ops.index import getitem as _getitem  # noqa: F401
-from .ops.join import cat, chunk, concat, concatenate, gather, narrow, repeat, scatter_add, split, stack
-from .ops.linalg import bmm, dot, matmul, mm, mv, outer
-from .ops.pointwise import (
-    abs,
-    add,
-    all,
-    allclose,
-    any,
-    ceil,
-    clamp,
-    clamp_max,
-    clamp_min,
-    cos,
-    div,
-    eq,
-    equal,
-    erf,
-    exp,
-    exp2,
-    floor,
-    ge,
-    gt,
-    isclose,
-    isfinite,
-    isinf,
-    isnan,
-    le,
-    log,
-    log1p,
-    logical_and,
-    logical_not,
-    logical_or,
-    lt,
-    masked_fill,
-    maximum,
-    minimum,
-    mul,
-    ne,
-    neg,
-    pow,
-    reciprocal,
-    relu,
-    round,
-    rsqrt,
-    sigmoid,
-    sign,
-    sin,
-    sqrt,
-    square,
-    sub,
-    tan,
-    tanh,
-    trunc,
-    where,
-)
-from .ops.reduce import (
-    amax,
-    amin,
-    argmax,
-    argmin,
-    cumsum,
-    log_softmax,
-    logsumexp,
-    max,
-    mean,
-    min,
-    norm,
-    prod,
-    softmax,
-    std,
-    sum,
-    var,
-)
-from .ops.shape import flatten, permute, reshape, squeeze, t, transpose, unbind, unsqueeze
 
 __version__ = "0.1.0"
 
-subtract, multiply, divide, true_divide, negative, clip = sub, mul, div, div, neg, clamp
-ger = outer
+# every public op declared for the top-level namespace (ops/registry.py): minigrad.exp, minigrad.cat, ...
+globals().update({name: op.function for op in ops.REGISTRY.values() if op.public and op.namespace == ""
+                  for name in (op.name, *op.aliases)})
 
 
 def is_floating_point(input: Tensor) -> _builtins.bool:
     return input.is_floating_point()
-
-
-def clone(input: Tensor, *, memory_format=None) -> Tensor:
-    return input.clone()
 
 
 def detach(input: Tensor) -> Tensor:

@@ -7,7 +7,7 @@ import warnings
 import numpy as np
 
 import minigrad as mg
-from minigrad.ops import shape
+from minigrad.ops import views as shape
 
 
 def test_T_reverses_every_dim_through_permute_as_pytorch(torch):

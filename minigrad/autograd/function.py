@@ -53,7 +53,7 @@ class FunctionCtx:
 
 
 def _unpack(node, entry):
-    from ..ops._record import modified_message  # lazy: the ops sit above autograd's Function
+    from ..ops.recording import modified_message  # lazy: the ops sit above autograd's Function
 
     if entry is None:
         return None

@@ -110,7 +110,7 @@ def jacobian(func, inputs, create_graph: bool = False, strict: bool = False, vec
                 rows[i].append(g if g is not None else make(np.zeros_like(t._data)))
         per_input = []
         for i, t in enumerate(ins):
-            from ..ops.join import stack
+            from ..ops.joining import stack
 
             if rows[i]:
                 j = stack(rows[i], 0).reshape(o._data.shape + t._data.shape)

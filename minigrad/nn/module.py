@@ -483,7 +483,7 @@ class Module:
 
     def to(self, *args, **kwargs) -> Module:
         """`to(dtype)`, `to(device)` (the CPU only), `to(tensor)`: floating-point state changes dtype."""
-        from ..ops.shape import parse_to
+        from ..ops.views import parse_to
 
         dtype, _ = parse_to(args, kwargs)
         if dtype is None:

@@ -18,14 +18,14 @@ import weakref
 
 import numpy as np
 
-from .. import _dtypes
 from .._state import GRAD
 from .._tensor import Tensor, make
 from ..autograd.graph import Node, accumulator, forward_op_name, freed_error, new_node
-from . import derivatives as R
-from . import pointwise as P
-from ._record import record, rule, save_result
-from .shape import REGENERATING, creation_meta, live_views, view_recipes
+from . import xp
+from .operands import as_operand, broadcast_error, kind_name
+from .recording import record, rule, save_result
+from .registry import Sample, declare
+from .views import REGENERATING, creation_meta, live_views, view_recipes
 
 
 # -- checks -------------------------------------------------------------------------------------------------
@@ -74,11 +74,6 @@ def writable(t: Tensor, arr: np.ndarray) -> None:
         raise RuntimeError("unsupported operation: more than one element of the written-to tensor refers to a single "
                            "memory location. Please clone() the tensor before performing the operation.")
 
-
-def kind_name(d: np.dtype) -> str:
-    """PyTorch's scalar type name (Float, Double, Long, ...)."""
-    return {"float32": "Float", "float64": "Double", "int64": "Long", "int32": "Int", "bool": "Bool",
-            "float16": "Half", "uint8": "Byte", "int8": "Char", "int16": "Short"}[_dtypes.FROM_NP[np.dtype(d)].name]
 
 
 
@@ -212,7 +207,7 @@ class CopySlices(Node):
         if self._next_nodes[0] is not None:
             r0 = res[0]
             if create_graph:
-                from .index import index_backward_op
+                from .indexing import index_backward_op
 
                 keep = np.ones(size, g._data.dtype)
                 keep[idx] = 0
@@ -275,8 +270,8 @@ def _np_apply(a: np.ndarray, r: tuple):
 
 
 def _t_apply(t: Tensor, r: tuple) -> Tensor:
-    from . import shape as S
-    from .index import getitem
+    from . import views as S
+    from .indexing import getitem
 
     kind = r[0]
     if kind == "getitem":
@@ -306,7 +301,7 @@ def refresh_views(root: Tensor, also: Tensor | None = None) -> None:
 
 
 def _regenerate(v: Tensor, root: Tensor) -> None:
-    from .index import alias
+    from .indexing import alias
 
     if GRAD.mode <= 0:
         return
@@ -326,7 +321,7 @@ def _regenerate(v: Tensor, root: Tensor) -> None:
     finally:
         REGENERATING[0] = False
     _take_node(v, t)
-    from .shape import register_view
+    from .views import register_view
 
     register_view(root, v)
 
@@ -364,92 +359,28 @@ ViewError.name = lambda self: "minigrad::autograd::Error"
 
 
 # -- the ops ----------------------------------------------------------------------------------------------------
-def _ufunc_in_place(self: Tensor, ufunc, other) -> bool:
-    """The untracked fast path of add_/sub_/mul_/div_: one NumPy pass writing into self.
-
-    Returns False when the case needs the general path (promotion to a wider kind, broadcasting
-    self itself, a read-only expanded tensor), which then gives PyTorch's exact errors.
-    """
-    d = self._data
-    if isinstance(other, Tensor):
-        od = other._data
-        if od.dtype is not d.dtype and not np.can_cast(od.dtype, d.dtype, "same_kind"):
-            return False
-    else:
-        od = other
-        if isinstance(od, float) and d.dtype.kind != "f":
-            return False
-    try:  # out=d positionally; a ufunc's default casting is "same_kind"; a read-only d raises ValueError
-        GRAD.quiet.run(ufunc, d, od, d)
-    except (ValueError, TypeError):  # UFuncTypeError is a TypeError
-        return False
-    return True
-
-
-def inplace_of(op, name: str, ufunc=None):
-    """Make `name_` from the out-of-place `op` (and, untracked, the NumPy `ufunc` writing in place)."""
-    if ufunc is not None:
-        return _inplace_binary(op, name, ufunc)
+def inplace_of(op, name: str):
+    """`name` (`exp_`, `clamp_`, ...): the out-of-place `op` run by the in-place machinery (`run_inplace`)."""
 
     def method(self, *args, **kwargs):
         return run_inplace(self, lambda src: op(src, *args, **kwargs), args + tuple(kwargs.values()))
 
-    method.__name__ = name
+    method.__name__ = method.__qualname__ = name
     return method
 
 
-def _inplace_binary(op, name: str, ufunc):
-    """`add_`, `sub_`, `mul_`, `div_` (and `+=` ...): untracked, one NumPy `ufunc` call writing into the
-    tensor (the SGD update `p -= lr * p.grad`); tracked, the general in-place path."""
-
-    def method(self, other, **kwargs):
-        if not kwargs and not ((self._requires_grad or (isinstance(other, Tensor) and other._requires_grad))
-                               and GRAD.mode > 0):
-            x = self._extras
-            if x is not None and x.inference:
-                check_inference(self)
-            if _ufunc_in_place(self, ufunc, other):
-                self._bump_version()
-                return self
-        return run_inplace(self, lambda src: op(src, other, **kwargs), (other,) + tuple(kwargs.values()))
-
-    method.__name__ = name
-    method.__qualname__ = f"Tensor.{name}"
-    return method
-
-
-add_ = inplace_of(P.add, "add_", np.add)
-sub_ = inplace_of(P.sub, "sub_", np.subtract)
-mul_ = inplace_of(P.mul, "mul_", np.multiply)
-div_ = inplace_of(P.div, "div_", np.true_divide)
-pow_ = inplace_of(P.pow, "pow_")
-neg_ = inplace_of(P.neg, "neg_")
-exp_ = inplace_of(P.exp, "exp_")
-log_ = inplace_of(P.log, "log_")
-sin_ = inplace_of(P.sin, "sin_")
-cos_ = inplace_of(P.cos, "cos_")
-tanh_ = inplace_of(P.tanh, "tanh_")
-sigmoid_ = inplace_of(P.sigmoid, "sigmoid_")
-relu_ = inplace_of(P.relu, "relu_")
-abs_ = inplace_of(P.abs, "abs_")
-sqrt_ = inplace_of(P.sqrt, "sqrt_")
-reciprocal_ = inplace_of(P.reciprocal, "reciprocal_")
-clamp_ = inplace_of(P.clamp, "clamp_")
-clamp_min_ = inplace_of(P.clamp_min, "clamp_min_")
-clamp_max_ = inplace_of(P.clamp_max, "clamp_max_")
-masked_fill_ = inplace_of(P.masked_fill, "masked_fill_")
-log1p_ = inplace_of(P.log1p, "log1p_")
-square_ = inplace_of(P.square, "square_")
-floor_ = inplace_of(P.floor, "floor_")
-ceil_ = inplace_of(P.ceil, "ceil_")
-round_ = inplace_of(P.round, "round_")
-trunc_ = inplace_of(P.trunc, "trunc_")
-sign_ = inplace_of(P.sign, "sign_")
-rsqrt_ = inplace_of(P.rsqrt, "rsqrt_")
-tan_ = inplace_of(P.tan, "tan_")
-exp2_ = inplace_of(P.exp2, "exp2_")
-remainder_ = inplace_of(P.remainder, "remainder_")
-floor_divide_ = inplace_of(P.floordiv, "floor_divide_")
+# -- ops that exist only in place: zero_, fill_, copy_, uniform_, normal_ ----------------------------------------
+ZeroBackward0 = rule("ZeroBackward0", "self", text="grad_self = 0  (every element was overwritten)",
+                     self=lambda grad: xp.zeros_like(grad))
+FillBackward2 = rule("FillBackward2", "self", text="grad_self = 0  (every element was overwritten)",
+                     self=lambda grad: xp.zeros_like(grad))
+FillBackward3 = rule("FillBackward3", "self value", text="grad_self = 0  (overwritten), grad_value = sum(grad)",
+                     self=lambda grad: xp.zeros_like(grad),
+                     value=lambda grad: grad.sum())
+CopyBackwards = rule("CopyBackwards", "self src", text="grad_self = 0 (overwritten), grad_src = grad",
+                     self=lambda grad: xp.zeros_like(grad),
+                     src=lambda grad: grad)
+CopyBackwards.name = lambda self: "minigrad::autograd::CopyBackwards"
 
 
 def _tracking(*ts) -> bool:
@@ -459,7 +390,7 @@ def _tracking(*ts) -> bool:
 def zero_(self):
     def compute(src):
         res = np.zeros_like(src._data)
-        return record(R.ZeroBackward0, res, (src,)) if _tracking(src) else make(res)
+        return record(ZeroBackward0, res, (src,)) if _tracking(src) else make(res)
 
     return run_inplace(self, compute)
 
@@ -473,20 +404,20 @@ def fill_(self, value):
 
         def compute_t(src):
             res = np.full(src._data.shape, value._data, dtype=src._data.dtype)
-            return record(R.FillBackward3, res, (src, value)) if _tracking(src, value) else make(res)
+            return record(FillBackward3, res, (src, value)) if _tracking(src, value) else make(res)
 
         return run_inplace(self, compute_t, (value,))
 
     def compute(src):
         res = np.full(src._data.shape, value, dtype=src._data.dtype)
-        return record(R.FillBackward2, res, (src,)) if _tracking(src) else make(res)
+        return record(FillBackward2, res, (src,)) if _tracking(src) else make(res)
 
     return run_inplace(self, compute)
 
 
 def copy_(self, src, non_blocking: bool = False):
     """Copy `src` (broadcast, cast) into self; differentiable w.r.t. src (CopyBackwards)."""
-    src = P.as_operand(src)
+    src = as_operand(src)
     if not isinstance(src, Tensor):
         src = make(np.asarray(src))
 
@@ -494,21 +425,21 @@ def copy_(self, src, non_blocking: bool = False):
         try:
             vals = np.broadcast_to(src._data, dst._data.shape).astype(dst._data.dtype)
         except ValueError:
-            raise P.broadcast_error(dst, src) from None
-        return record(R.CopyBackwards, vals, (dst, src)) if _tracking(dst, src) else make(vals)
+            raise broadcast_error(dst, src) from None
+        return record(CopyBackwards, vals, (dst, src)) if _tracking(dst, src) else make(vals)
 
     return run_inplace(self, compute, (src,))
 
 
 def uniform_(self, a: float = 0.0, b: float = 1.0, *, generator=None):
-    from .._random import default_generator
+    from .._random import default_generator  # lazy: the random state sits beside the ops, not below them
 
     gen = generator or default_generator
     return _random_fill(self, gen._np.uniform(a, b, self._data.shape))
 
 
 def normal_(self, mean: float = 0.0, std: float = 1.0, *, generator=None):
-    from .._random import default_generator
+    from .._random import default_generator  # lazy: the random state sits beside the ops, not below them
 
     gen = generator or default_generator
     return _random_fill(self, gen._np.normal(mean, std, self._data.shape))
@@ -519,3 +450,13 @@ def _random_fill(self: Tensor, values: np.ndarray) -> Tensor:
     _write(self, Ellipsis, values.astype(self._data.dtype))
     self._bump_version()
     return self
+
+
+_ONE = (Sample((((3, 4), "real"),)),)
+declare("zero_", zero_, namespace="Tensor", nodes=(ZeroBackward0,), samples=_ONE, differentiable=False)
+declare("fill_", fill_, namespace="Tensor", nodes=(FillBackward2, FillBackward3),
+        samples=(Sample((((3, 4), "real"),), (0.5,)),), differentiable=False)
+declare("copy_", copy_, namespace="Tensor", nodes=(CopyBackwards,), samples=(Sample((((3, 4), "real"),
+                                                                                   ((4,), "real"))),))
+declare("uniform_", uniform_, namespace="Tensor", differentiable=False)
+declare("normal_", normal_, namespace="Tensor", differentiable=False)

@@ -8,10 +8,107 @@ import numpy as np
 from .. import _dtypes
 from .._state import GRAD
 from .._tensor import Tensor, make
-from . import derivatives as R
-from ._record import record
-from .pointwise import as_operand, mul
-from .shape import _unsafe_view, contiguous, expand, reshape, squeeze, t, transpose, unsqueeze
+from . import xp
+from .arithmetic import mul
+from .operands import as_operand, kind_name
+from .recording import record, rule
+from .registry import Sample, declare
+from .views import _unsafe_view, contiguous, expand, reshape, squeeze, t, transpose, unsqueeze
+
+
+# == derivative rows, and the helpers their formulas use ======================================================
+# -- linear algebra ---------------------------------------------------------------------------------
+def _element_strides(node, byte_strides: tuple) -> tuple:
+    """mm saves NumPy's byte strides (cheap to read); introspection shows PyTorch's element strides."""
+    size = node._input_metadata[0][1].itemsize
+    return tuple(st // size for st in byte_strides)
+
+
+MmBackward0 = rule("MmBackward0", "self mat2",
+                   saves="self mat2 self_sym_sizes self_sym_strides mat2_sym_sizes mat2_sym_strides",
+                   text="grad_self = grad @ mat2ᵀ, grad_mat2 = selfᵀ @ grad",
+                   self=lambda grad, mat2: xp.mm(grad, xp.t(mat2)),
+                   mat2=lambda grad, self: xp.mm(xp.t(self), grad),
+                   shown={"self_sym_strides": _element_strides, "mat2_sym_strides": _element_strides})
+MvBackward0 = rule("MvBackward0", "self vec", saves="self vec",
+                   text="grad_self = outer(grad, vec), grad_vec = selfᵀ @ grad",
+                   self=lambda grad, vec: xp.outer(grad, vec),
+                   vec=lambda grad, self: xp.t(self) @ grad)
+DotBackward0 = rule("DotBackward0", "self tensor", saves="self tensor",
+                    text="grad_self = grad * tensor, grad_tensor = grad * self",
+                    self=lambda grad, tensor: grad * tensor,
+                    tensor=lambda grad, self: grad * self)
+BmmBackward0 = rule("BmmBackward0", "self mat2", saves="self mat2",
+                    text="grad_self = grad @ mat2ᵀ (per batch), grad_mat2 = selfᵀ @ grad (per batch)",
+                    self=lambda grad, mat2: grad @ xp.transpose(mat2, 1, 2),
+                    mat2=lambda grad, self: xp.transpose(self, 1, 2) @ grad)
+
+
+SqueezeBackward4 = rule("SqueezeBackward4", "self", saves="dim self_sym_sizes",
+                        text="grad_self = grad.unsqueeze(dim)",  # squeeze_(dim), in place
+                        self=lambda grad, dim, self_sym_sizes: xp.reshape(grad, self_sym_sizes))
+
+
+# -- linear (torch.nn.functional.linear): bias + input @ weightᵀ ------------------------------------------------
+AddmmBackward0 = rule(
+    "AddmmBackward0", "self mat1 mat2",
+    saves="mat1 mat2 alpha beta mat1_sym_sizes mat1_sym_strides mat2_sym_sizes mat2_sym_strides",
+    text="grad_self = grad * beta (summed to self's shape), grad_mat1 = grad @ mat2ᵀ * alpha, "
+         "grad_mat2 = mat1ᵀ @ grad * alpha",
+    self=lambda grad, beta: grad if beta == 1 else grad * beta,
+    mat1=lambda grad, mat2, alpha: grad @ xp.t(mat2) if alpha == 1 else (grad @ xp.t(mat2)) * alpha,
+    mat2=lambda grad, mat1, alpha: xp.t(mat1) @ grad if alpha == 1 else (xp.t(mat1) @ grad) * alpha)
+
+
+
+def _addmm(bias: Tensor, mat1: Tensor, mat2: Tensor) -> Tensor:
+    """bias + mat1 @ mat2 in one node (AddmmBackward0), as nn.Linear computes it."""
+    a, b = mat1._data, mat2._data
+    if a.ndim != 2 or b.ndim != 2:
+        raise RuntimeError(f"mat1 must be a matrix, got {a.ndim}-D tensor" if a.ndim != 2
+                           else f"mat2 must be a matrix, got {b.ndim}-D tensor")
+    if a.shape[1] != b.shape[0]:
+        raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({a.shape[0]}x{a.shape[1]} and "
+                           f"{b.shape[0]}x{b.shape[1]})")
+    if a.dtype != b.dtype:
+        raise RuntimeError(f"mat1 and mat2 must have the same dtype, but got {kind_name(a.dtype)} and "
+                           f"{kind_name(b.dtype)}")
+    if bias._data.dtype != a.dtype:
+        raise RuntimeError(f"self and mat2 must have the same dtype, but got {kind_name(bias._data.dtype)} and "
+                           f"{kind_name(a.dtype)}")
+    res = a @ b
+    try:
+        np.add(res, bias._data, out=res)
+    except ValueError:
+        raise RuntimeError(f"The expanded size of the tensor ({res.shape[-1]}) must match the existing size "
+                           f"({bias._data.shape[-1]}) at non-singleton dimension {bias._data.ndim - 1}.  Target "
+                           f"sizes: [{res.shape[0]}, {res.shape[1]}].  Tensor sizes: "
+                           f"[{', '.join(map(str, bias._data.shape))}]") from None
+    if _recording(bias, mat1, mat2):
+        return record(AddmmBackward0, res, (bias, mat1, mat2), alpha=1, beta=1, mat1_sym_sizes=a.shape,
+                      mat1_sym_strides=_strides(a), mat2_sym_sizes=b.shape, mat2_sym_strides=_strides(b))
+    return make(res)
+
+
+def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
+    """y = x W^T + b, with PyTorch's graph: AddmmBackward0 (2-D input), ViewBackward0 around it otherwise."""
+    nd = input._data.ndim
+    if bias is not None and nd == 2:
+        return _addmm(bias, input, weight.t())
+    if bias is not None and nd >= 1 and input._data.flags.c_contiguous and (nd == 3 or bias._data.ndim == 1):
+        lead = input._data.shape[:-1]
+        rows = 1
+        for s in lead:
+            rows *= s
+        out = _addmm(bias, input.reshape(rows, input._data.shape[-1]), weight.t())
+        return out.view(*lead, out._data.shape[1])
+    out = matmul(input, weight.t())
+    return out if bias is None else out + bias
+
+
+def _recording(*ts) -> bool:
+    return GRAD.mode > 0 and any(isinstance(t, Tensor) and t._requires_grad for t in ts)
+
 
 _dot = np.dot
 
@@ -42,15 +139,15 @@ def mm(self, mat2):
                            f"and {mat2._data.shape[0]}x{mat2._data.shape[1]})")
     if a.dtype is not b.dtype:
         _dtype_check(self, mat2, "mm")
-    res = GRAD.quiet.run(_dot, a, b)  # np.dot: matmul's BLAS call with less overhead (see _dual.mm)
+    res = GRAD.quiet.run(_dot, a, b)  # np.dot: matmul's BLAS call with less overhead (see xp.mm)
     if _needs(self, mat2):
-        return record(R.MmBackward0, res, (self, mat2), **_mm_args(a, b, self._requires_grad, mat2._requires_grad))
+        return record(MmBackward0, res, (self, mat2), **_mm_args(a, b, self._requires_grad, mat2._requires_grad))
     return make(res)
 
 
 def _mm_args(a: np.ndarray, b: np.ndarray, a_grad: bool, b_grad: bool) -> dict:
     """MmBackward0's sizes, and the strides of the inputs that need a gradient (PyTorch saves `()` for the
-    others); NumPy's byte strides, shown in elements by `_saved_*_sym_strides` (R.MmBackward0)."""
+    others); NumPy's byte strides, shown in elements by `_saved_*_sym_strides` (MmBackward0)."""
     return {"self_sym_sizes": a.shape, "self_sym_strides": a.strides if a_grad else (), "mat2_sym_sizes": b.shape,
             "mat2_sym_strides": b.strides if b_grad else ()}
 
@@ -64,7 +161,7 @@ def mv(self, vec):
     _dtype_check(self, vec, "mv")
     res = self._data @ vec._data
     if _needs(self, vec):
-        return record(R.MvBackward0, res, (self, vec))
+        return record(MvBackward0, res, (self, vec))
     return make(res)
 
 
@@ -78,7 +175,7 @@ def dot(self, tensor):
     _dtype_check(self, tensor, "dot")
     res = np.asarray(self._data @ tensor._data)
     if _needs(self, tensor):
-        return record(R.DotBackward0, res, (self, tensor))
+        return record(DotBackward0, res, (self, tensor))
     return make(res)
 
 
@@ -93,7 +190,7 @@ def bmm(self, mat2):
     _dtype_check(self, mat2, "bmm")
     res = np.matmul(self._data, mat2._data)
     if _needs(self, mat2):
-        return record(R.BmmBackward0, res, (self, mat2))
+        return record(BmmBackward0, res, (self, mat2))
     return make(res)
 
 
@@ -134,7 +231,7 @@ def _squeeze0_(t: Tensor) -> Tensor:
     """`t.squeeze_(0)` on a fresh result: SqueezeBackward1, and the version counter moves to 1 (as PyTorch)."""
     res = t._data.reshape(t._data.shape[1:])
     if t._requires_grad and GRAD.mode > 0:
-        out = record(R.SqueezeBackward4, res, (t,), dim=0, self_sym_sizes=t._data.shape)
+        out = record(SqueezeBackward4, res, (t,), dim=0, self_sym_sizes=t._data.shape)
     else:
         out = make(res)
     out._bump_version()
@@ -184,7 +281,7 @@ def matmul(self, other):
     try:
         batch = tuple(np.broadcast_shapes(batch1, batch2))
     except ValueError:
-        from .pointwise import broadcast_error
+        from .operands import broadcast_error
 
         raise broadcast_error(make(np.empty(batch1)), make(np.empty(batch2))) from None
     bsz = int(np.prod(batch))
@@ -201,3 +298,20 @@ def matmul(self, other):
 def rmatmul(self, other):
     other = as_operand(other)
     return matmul(other, self)
+
+
+# == declarations ===============================================================================================
+declare("matmul", matmul, operators={"__matmul__": matmul, "__rmatmul__": rmatmul},
+        nodes=(MmBackward0, MvBackward0, DotBackward0, BmmBackward0, SqueezeBackward4),
+        samples=(Sample((((3, 4), "real"), ((4, 2), "real"))), Sample((((3, 4), "real"), ((4,), "real"))),
+                 Sample((((4,), "real"), ((4,), "real"))), Sample((((4,), "real"), ((4, 2), "real"))),
+                 Sample((((2, 3, 4), "real"), ((4, 2), "real"))), Sample((((2, 3, 4), "real"), ((2, 4, 5), "real")))))
+declare("mm", mm, nodes=(MmBackward0,), samples=(Sample((((3, 4), "real"), ((4, 2), "real"))),))
+declare("mv", mv, nodes=(MvBackward0,), samples=(Sample((((3, 4), "real"), ((4,), "real"))),))
+declare("dot", dot, nodes=(DotBackward0,), samples=(Sample((((4,), "real"), ((4,), "real"))),))
+declare("bmm", bmm, nodes=(BmmBackward0,), samples=(Sample((((2, 3, 4), "real"), ((2, 4, 5), "real"))),))
+declare("outer", outer, aliases=("ger",), samples=(Sample((((3,), "real"), ((4,), "real"))),))
+declare("linear", linear, namespace="nn.functional", method=False, nodes=(AddmmBackward0,),
+        samples=(Sample((((5, 3), "real"), ((4, 3), "real"), ((4,), "real"))),
+                 Sample((((2, 5, 3), "real"), ((4, 3), "real"), ((4,), "real"))),
+                 Sample((((3,), "real"), ((4, 3), "real"))), Sample((((5, 3), "real"), ((4, 3), "real")))))

@@ -124,7 +124,7 @@ def default_collate(batch: list) -> Any:
     """
     elem = batch[0]
     if isinstance(elem, Tensor):
-        from ..ops.join import stack
+        from ..ops.joining import stack
 
         return stack(list(batch), 0)
     if isinstance(elem, np.ndarray):

@@ -24,6 +24,7 @@ def _load(name: str):
 
 
 opcheck = _load("opcheck")
+sweeps = _load("sweeps")
 
 
 @pytest.fixture(autouse=True)

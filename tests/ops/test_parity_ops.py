@@ -926,10 +926,10 @@ def test_remainder_gradient(parity):
 
 def test_missing_derivative_raises_not_silently_zero():
     """A node whose formula is missing raises when backward reaches it, never returns a made-up gradient."""
-    from minigrad.ops._record import rule
+    from minigrad.ops.recording import rule
 
     Half = rule("HalfBackward0", "self other", text="grad_self = grad", self=lambda grad: grad)  # none for `other`
-    from minigrad.ops._record import record
+    from minigrad.ops.recording import record
 
     a = minigrad.tensor([1.0, 2.0], dtype=minigrad.float64, requires_grad=True)
     b = minigrad.tensor([3.0, 4.0], dtype=minigrad.float64, requires_grad=True)
@@ -938,7 +938,7 @@ def test_missing_derivative_raises_not_silently_zero():
         y.sum().backward()
 
 
-# -- known gaps in files this test suite may not change (minigrad/ops/_record.py, autograd/, _tensor.py) ---------------
+# -- known gaps in files this test suite may not change (minigrad/ops/recording.py, autograd/, _tensor.py) -----------
 def _saved_names(node) -> list:
     return sorted(k for k in dir(node) if k.startswith("_saved_"))
 

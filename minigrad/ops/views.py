@@ -11,9 +11,58 @@ import numpy as np
 from .. import _dtypes
 from .._state import GRAD
 from .._tensor import Tensor, _wrap_dim, make
-from . import derivatives as R
-from ._dual import broadcast_view
-from ._record import record
+from . import xp
+from .recording import record, record_multi, rule
+from .registry import Sample, declare
+from .xp import broadcast_view
+
+# == derivative rows, and the helpers their formulas use ======================================================
+# -- shape and views ----------------------------------------------------------------------------------
+ViewBackward0 = rule("ViewBackward0", "self", saves="self_sym_sizes", text="grad_self = grad.reshape(self's shape)",
+                     self=lambda grad, self_sym_sizes: xp.reshape(grad, self_sym_sizes))
+ReshapeAliasBackward0 = rule("ReshapeAliasBackward0", "self", saves="self_sym_sizes",
+                             text="grad_self = grad.reshape(self's shape)",
+                             self=lambda grad, self_sym_sizes: xp.reshape(grad, self_sym_sizes))
+UnsafeViewBackward0 = rule("UnsafeViewBackward0", "self", saves="self_sym_sizes",
+                           text="grad_self = grad.reshape(self's shape)",
+                           self=lambda grad, self_sym_sizes: xp.reshape(grad, self_sym_sizes))
+TBackward0 = rule("TBackward0", "self", text="grad_self = gradᵀ", self=lambda grad: xp.t(grad))
+TransposeBackward0 = rule("TransposeBackward0", "self", saves="dim0 dim1",
+                          text="grad_self = grad.transpose(dim0, dim1)",
+                          self=lambda grad, dim0, dim1: xp.transpose(grad, dim0, dim1))
+PermuteBackward0 = rule("PermuteBackward0", "self", saves="dims", text="grad_self = grad.permute(inverse of dims)",
+                        self=lambda grad, dims: xp.permute(grad, _inverse_perm(dims)))
+ExpandBackward0 = rule("ExpandBackward0", "self", saves="self_sym_sizes",
+                       text="grad_self = grad summed over the expanded dims",
+                       self=lambda grad, self_sym_sizes: xp.sum_to(grad, self_sym_sizes))
+UnsqueezeBackward0 = rule("UnsqueezeBackward0", "self", saves="dim", text="grad_self = grad.squeeze(dim)",
+                          self=lambda grad, dim: xp.squeeze_dims(grad, (dim,)))
+SqueezeBackward0 = rule("SqueezeBackward0", "self", saves="self_sym_sizes",
+                        text="grad_self = grad.reshape(self's shape)",
+                        self=lambda grad, self_sym_sizes: xp.reshape(grad, self_sym_sizes))
+SqueezeBackward1 = rule("SqueezeBackward1", "self", saves="dim self_sym_sizes", text="grad_self = grad.unsqueeze(dim)",
+                        self=lambda grad, dim, self_sym_sizes: xp.reshape(grad, self_sym_sizes))
+SqueezeBackward2 = rule("SqueezeBackward2", "self", saves="dim self_sym_sizes", text="grad_self = grad.unsqueeze(dims)",
+                        self=lambda grad, dim, self_sym_sizes: xp.reshape(grad, self_sym_sizes))
+UnbindBackward0 = rule("UnbindBackward0", "self", saves="dim",
+                       text="grad_self = stack(grads, dim)  (missing pieces count as 0)", multi=True,
+                       self=lambda grads, dim: xp.stack(grads, dim))
+CloneBackward0 = rule("CloneBackward0", "self", text="grad_self = grad", self=lambda grad: grad)
+AliasBackward0 = rule("AliasBackward0", "self", text="grad_self = grad", self=lambda grad: grad)
+ToCopyBackward0 = rule("ToCopyBackward0", "self", saves="self_dtype", text="grad_self = grad cast back to self's dtype",
+                       self=lambda grad, self_dtype: _cast(grad, self_dtype))
+
+
+def _inverse_perm(dims):
+    inv = [0] * len(dims)
+    for i, d in enumerate(dims):
+        inv[d] = i
+    return tuple(inv)
+
+
+
+def _cast(g, np_dtype):
+    return g.to(np_dtype) if xp.is_t(g) else g.astype(np_dtype)
 
 
 def as_view(t: Tensor, base: Tensor, recipe, multi: bool = False) -> Tensor:
@@ -140,7 +189,7 @@ def view(self, *size):
     except ValueError:
         raise RuntimeError("view size is not compatible with input tensor's size and stride (at least one dimension "
                            "spans across two contiguous subspaces). Use .reshape(...) instead.") from None
-    return _record_view(R.ViewBackward0, self, res, {"self_sym_sizes": self._data.shape}, ("reshape", shape))
+    return _record_view(ViewBackward0, self, res, {"self_sym_sizes": self._data.shape}, ("reshape", shape))
 
 
 def reshape(self, *shape):
@@ -151,7 +200,7 @@ def reshape(self, *shape):
         # not expressible as a view: PyTorch copies (clone) and then views the copy
         return _unsafe_view(clone(self), shape)
     # PyTorch: a contiguous input is view()ed; a strided one that can still be viewed goes through _reshape_alias
-    node = R.ViewBackward0 if self._data.flags.c_contiguous else R.ReshapeAliasBackward0
+    node = ViewBackward0 if self._data.flags.c_contiguous else ReshapeAliasBackward0
     return _record_view(node, self, res, {"self_sym_sizes": self._data.shape}, ("reshape", shape))
 
 
@@ -159,7 +208,7 @@ def _unsafe_view(self, shape):
     shape = infer_shape(tuple(shape), self._data.size)
     res = self._data.reshape(shape)
     if self._requires_grad and GRAD.mode > 0:
-        return record(R.UnsafeViewBackward0, res, (self,), self_sym_sizes=self._data.shape)
+        return record(UnsafeViewBackward0, res, (self,), self_sym_sizes=self._data.shape)
     return make(res)
 
 
@@ -187,14 +236,14 @@ def reshape_as(self, other):
 def t(self):
     if self._data.ndim > 2:
         raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {self._data.ndim}D")
-    return _record_view(R.TBackward0, self, self._data.T, {}, ("T",))
+    return _record_view(TBackward0, self, self._data.T, {}, ("T",))
 
 
 def transpose(self, dim0: int, dim1: int):
     nd = self._data.ndim
     d0, d1 = _wrap_dim(dim0, nd), _wrap_dim(dim1, nd)
     res = np.swapaxes(self._data, d0, d1) if nd else self._data
-    return _record_view(R.TransposeBackward0, self, res, {"dim0": dim0, "dim1": dim1}, ("swapaxes", d0, d1))
+    return _record_view(TransposeBackward0, self, res, {"dim0": dim0, "dim1": dim1}, ("swapaxes", d0, d1))
 
 
 def permute(self, *dims):
@@ -208,7 +257,7 @@ def permute(self, *dims):
     if len(set(wrapped)) != len(wrapped):
         raise RuntimeError("permute(): duplicate dims are not allowed.")
     res = np.transpose(self._data, wrapped)
-    return _record_view(R.PermuteBackward0, self, res, {"dims": wrapped}, ("transpose", wrapped))
+    return _record_view(PermuteBackward0, self, res, {"dims": wrapped}, ("transpose", wrapped))
 
 
 def T(self):
@@ -241,24 +290,24 @@ def mT(self):
 def unsqueeze(self, dim: int):
     d = _wrap_dim(dim, self._data.ndim + 1)
     res = np.expand_dims(self._data, d)
-    return _record_view(R.UnsqueezeBackward0, self, res, {"dim": d}, ("expand_dims", d))
+    return _record_view(UnsqueezeBackward0, self, res, {"dim": d}, ("expand_dims", d))
 
 
 def squeeze(self, dim=None):
     shape = self._data.shape
     if dim is None:
         res = self._data.reshape(tuple(s for s in shape if s != 1))
-        return _record_view(R.SqueezeBackward0, self, res, {"self_sym_sizes": shape}, ("reshape", res.shape))
+        return _record_view(SqueezeBackward0, self, res, {"self_sym_sizes": shape}, ("reshape", res.shape))
     if isinstance(dim, (tuple, list)):
         dims = tuple(_wrap_dim(d, len(shape)) for d in dim)
         keep = tuple(s for i, s in enumerate(shape) if not (i in dims and s == 1))
         res = self._data.reshape(keep)
-        return _record_view(R.SqueezeBackward2, self, res, {"dim": tuple(dim), "self_sym_sizes": shape},
+        return _record_view(SqueezeBackward2, self, res, {"dim": tuple(dim), "self_sym_sizes": shape},
                             ("reshape", keep))
     d = _wrap_dim(dim, len(shape))
     keep = tuple(s for i, s in enumerate(shape) if not (i == d and s == 1))
     res = self._data.reshape(keep)
-    return _record_view(R.SqueezeBackward1, self, res, {"dim": dim, "self_sym_sizes": shape}, ("reshape", keep))
+    return _record_view(SqueezeBackward1, self, res, {"dim": dim, "self_sym_sizes": shape}, ("reshape", keep))
 
 
 def expand(self, *sizes):
@@ -273,7 +322,7 @@ def expand(self, *sizes):
     target = sizes if sizes[lead:] == shape and (not sizes or builtins.min(sizes) >= 0) else _expand_target(
         sizes, shape, lead)  # new leading dims only (the common case): nothing to check
     res = broadcast_view(self._data, target)
-    return _record_view(R.ExpandBackward0, self, res, {"self_sym_sizes": shape}, ("broadcast_to", target))
+    return _record_view(ExpandBackward0, self, res, {"self_sym_sizes": shape}, ("broadcast_to", target))
 
 
 def _expand_target(sizes: tuple, shape: tuple, lead: int) -> tuple:
@@ -305,7 +354,7 @@ def expand_as(self, other):
 def clone(self, *, memory_format=None):
     res = self._data.copy()
     if self._requires_grad and GRAD.mode > 0:
-        return record(R.CloneBackward0, res, (self,))
+        return record(CloneBackward0, res, (self,))
     return make(res)
 
 
@@ -352,7 +401,7 @@ def to(self, *args, **kwargs):
     if self._requires_grad and GRAD.mode > 0:
         if target.kind != "f":
             return make(res)
-        return record(R.ToCopyBackward0, res, (self,), self_dtype=self._data.dtype)
+        return record(ToCopyBackward0, res, (self,), self_dtype=self._data.dtype)
     return make(res)
 
 
@@ -377,15 +426,45 @@ def type_as(self, other):
 
 def unbind(self, dim: int = 0):
     """Split along `dim` into a tuple of views (one UnbindBackward0 node with several outputs)."""
-    from ._record import record_multi
-
     nd = self._data.ndim
     if nd == 0:
         raise IndexError("Dimension specified as 0 but tensor has no dimensions")
     d = _wrap_dim(dim, nd)
     parts = [self._data[(slice(None),) * d + (i, Ellipsis)] for i in range(self._data.shape[d])]
     if self._requires_grad and GRAD.mode > 0 and parts:
-        outs = record_multi(R.UnbindBackward0, parts, (self,), dim=d)
+        outs = record_multi(UnbindBackward0, parts, (self,), dim=d)
     else:
         outs = [make(p) for p in parts]
     return tuple(as_view(o, self, ("getitem", (slice(None),) * d + (i,)), multi=True) for i, o in enumerate(outs))
+
+
+# == declarations ===============================================================================================
+def _on(shape: tuple, *calls, domain: str = "real") -> tuple:
+    """Samples of a shape op on a tensor of `shape`: each call is (args, kwargs)."""
+    return tuple(Sample(((shape, domain),), args, kwargs) for args, kwargs in calls)
+
+
+declare("view", view, namespace="Tensor", nodes=(ViewBackward0,), samples=_on((3, 4), ((12,), {}), ((2, -1), {})))
+declare("reshape", reshape, nodes=(ViewBackward0, ReshapeAliasBackward0, UnsafeViewBackward0),
+        samples=_on((3, 4), (((12,),), {}), (((4, 3),), {})))
+declare("flatten", flatten, nodes=(ViewBackward0,), samples=_on((2, 3, 2), ((), {}), ((1,), {})))
+declare("view_as", view_as, namespace="Tensor")
+declare("reshape_as", reshape_as, namespace="Tensor")
+declare("t", t, nodes=(TBackward0,), samples=_on((3, 4), ((), {})))
+declare("transpose", transpose, aliases=("swapaxes",), nodes=(TransposeBackward0,),
+        samples=_on((2, 3, 4), ((0, 2), {}), ((-1, 1), {})))
+declare("permute", permute, nodes=(PermuteBackward0,), samples=_on((2, 3, 4), (((2, 0, 1),), {})))
+declare("unsqueeze", unsqueeze, nodes=(UnsqueezeBackward0,), samples=_on((3, 4), ((1,), {}), ((-1,), {})))
+declare("squeeze", squeeze, nodes=(SqueezeBackward0, SqueezeBackward1, SqueezeBackward2),
+        samples=_on((3, 1, 4, 1), ((), {}), ((1,), {}), (((1, 3),), {})))
+declare("expand", expand, namespace="Tensor", nodes=(ExpandBackward0,), samples=_on((3, 1), ((3, 4), {}),
+                                                                                     ((2, 3, 4), {})))
+declare("expand_as", expand_as, namespace="Tensor")
+declare("clone", clone, nodes=(CloneBackward0,), samples=_on((3, 4), ((), {})))
+declare("contiguous", contiguous, namespace="Tensor", samples=_on((3, 4), ((), {})))
+declare("to", to, namespace="Tensor", nodes=(ToCopyBackward0,))
+declare("type_as", type_as, namespace="Tensor")
+declare("unbind", unbind, nodes=(UnbindBackward0,), samples=_on((3, 4), ((), {}), ((1,), {})))
+for _name, _cast_fn in (("float", float), ("double", double), ("half", half), ("long", long), ("int", int),
+                        ("bool", bool)):
+    declare(_name, _cast_fn, namespace="Tensor", nodes=(ToCopyBackward0,))

@@ -1,7 +1,8 @@
-"""Helpers that work on NumPy arrays (fast backward) and on Tensors (create_graph=True).
+"""The functions derivative formulas call: each works on NumPy arrays (the plain backward) and on
+Tensors (`create_graph=True`, when the backward pass is itself recorded), so a formula is written once.
 
-Derivative formulas call these instead of NumPy or Tensor methods directly, so each formula
-is written once. Anything that is not a Tensor is treated as an array.
+`xp` is the array-API name for "the array namespace": these are NumPy's functions, made to accept
+minigrad Tensors too. Anything that is not a Tensor is treated as an array.
 """
 
 from __future__ import annotations
@@ -17,29 +18,19 @@ def is_t(x) -> bool:
     return isinstance(x, Tensor)
 
 
-def tanh_backward(g, y):
-    """`g * (1 - y²)`, tanh's derivative from its output; on Tensors one fused op (TanhBackwardBackward0)."""
-    if g.__class__ is not np.ndarray or y.__class__ is not np.ndarray:
-        if is_t(g) or is_t(y):
-            return _as_t(g)._tanh_backward(_as_t(y))
-        return g * (1 - y * y)  # NumPy scalars
-    t = y * y
-    if t.__class__ is not np.ndarray or g.dtype is not t.dtype or g.shape != t.shape:
-        return g * (1 - t)
-    np.subtract(1, t, t)  # in place (out=t, positionally): one temporary instead of three, the same arithmetic
-    np.multiply(g, t, t)
-    return t
+def either(kernel, op):
+    """A function for formulas: `kernel(*arrays)` on arrays, `op(*tensors)` (which records its node) as soon
+    as one argument is a Tensor; the first two arguments are the tensor operands, the rest are numbers."""
 
+    def call(a, b, *args):
+        if a.__class__ is np.ndarray and b.__class__ is np.ndarray:
+            return kernel(a, b, *args)
+        if is_t(a) or is_t(b):
+            return op(a if is_t(a) else make(np.asarray(a)), b if is_t(b) else make(np.asarray(b)), *args)
+        return kernel(a, b, *args)  # NumPy scalars
 
-def sigmoid_backward(g, y):
-    """`g * y * (1 - y)`, sigmoid's derivative from its output; on Tensors one fused op."""
-    if (g.__class__ is not np.ndarray or y.__class__ is not np.ndarray) and (is_t(g) or is_t(y)):
-        return _as_t(g)._sigmoid_backward(_as_t(y))
-    return g * y * (1 - y)
-
-
-def _as_t(x) -> Tensor:
-    return x if is_t(x) else make(np.asarray(x))
+    call.__name__ = getattr(op, "__name__", "either")
+    return call
 
 
 def expandable(shape: tuple, target: tuple) -> bool:
@@ -190,7 +181,7 @@ sigmoid = _unary("sigmoid", lambda x: 1 / (1 + np.exp(-x)))
 def where(cond, a, b):
     """`cond` is always a plain boolean array (masks carry no gradient)."""
     if is_t(a) or is_t(b):
-        from .pointwise import where as t_where
+        from .selection import where as t_where
 
         return t_where(cond, a, b)
     return np.where(cond, a, b)
@@ -212,7 +203,7 @@ def zeros_like(x):
 def scatter_into(g, shape: tuple, key, accumulate: bool, name: str):
     """A zero tensor of `shape` with `g` placed at `key`: backward of select/slice/indexing."""
     if is_t(g):
-        from .index import index_backward_op
+        from .indexing import index_backward_op
 
         return index_backward_op(g, tuple(shape), key, accumulate, name)
     out = np.zeros(shape, dtype=g.dtype)
@@ -229,7 +220,7 @@ def stack(values, dim: int):
 
         if not all(is_t(v) for v in values):
             values = [v if is_t(v) else make(np.asarray(v)) for v in values]
-        from .join import stack as t_stack
+        from .joining import stack as t_stack
 
         return t_stack(values, dim)
     return np.stack(values, dim)
@@ -268,7 +259,7 @@ def select(g, dim: int, i: int):
 def cat(values, dim: int):
     if any(is_t(v) for v in values):
         from .._tensor import make
-        from .join import cat as t_cat
+        from .joining import cat as t_cat
 
         return t_cat([v if is_t(v) else make(np.asarray(v)) for v in values], dim)
     return np.concatenate(values, dim)
@@ -285,10 +276,10 @@ def gather(g, dim: int, index):
 def scatter_add_zeros(g, dim: int, index, shape):
     if is_t(g):
         from .._tensor import make
-        from .join import scatter_add
+        from .joining import scatter_add
 
         return scatter_add(make(np.zeros(shape, g._data.dtype)), dim, make(index), g)
-    from .join import _scatter_add_into
+    from .joining import _scatter_add_into
 
     out = np.zeros(shape, g.dtype)
     _scatter_add_into(out, dim, index, g)

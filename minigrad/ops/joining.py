@@ -10,11 +10,43 @@ import numpy as np
 
 from .._state import GRAD
 from .._tensor import Tensor, _wrap_dim, make
-from . import _dual as D
-from . import derivatives as R
-from ._record import record, record_multi, rule
-from .pointwise import _tier_dtypes
-from .shape import as_view
+from . import xp
+from .operands import result_dtype
+from .recording import record, record_multi, rule
+from .registry import Sample, declare
+from .views import as_view
+
+# == derivative rows, and the helpers their formulas use ======================================================
+# -- joining, splitting, gathering (cat/stack rows are made per input count in join.py) -------------------
+SplitBackward0 = rule("SplitBackward0", "self", saves="dim self_sym_sizes split_size",
+                      text="grad_self = cat(grads, dim)  (missing pieces count as 0)", multi=True,
+                      self=lambda grads, dim: xp.cat(grads, dim))
+SplitWithSizesBackward0 = rule("SplitWithSizesBackward0", "self", saves="dim self_sym_sizes split_sizes",
+                               text="grad_self = cat(grads, dim)  (missing pieces count as 0)", multi=True,
+                               self=lambda grads, dim: xp.cat(grads, dim))
+GatherBackward0 = rule("GatherBackward0", "self", saves="self dim index sparse_grad",
+                       text="grad_self = zeros(self's shape) with grad scatter-added at index along dim",
+                       self=lambda grad, self, dim, index: xp.scatter_add_zeros(grad, dim, index, tuple(self.shape)))
+ScatterAddBackward0 = rule("ScatterAddBackward0", "self src", saves="dim index",
+                           text="grad_self = grad, grad_src = grad.gather(dim, index)",
+                           self=lambda grad: grad,
+                           src=lambda grad, dim, index: xp.gather(grad, dim, index))
+RepeatBackward0 = rule("RepeatBackward0", "self", saves="repeats self_sym_sizes",
+                       text="grad_self = grad summed over the repeated copies",
+                       self=lambda grad, repeats, self_sym_sizes: _repeat_grad(grad, repeats, self_sym_sizes))
+
+
+def _repeat_grad(grad, repeats, sizes):
+    """Sum the tiled copies: view the gradient as (r0, s0, r1, s1, ...) and sum over the r axes."""
+    lead = len(repeats) - len(sizes)
+    full = (1,) * lead + tuple(sizes)
+    split = []
+    for r, s in zip(repeats, full):
+        split += [r, s]
+    g = xp.reshape(grad, split)
+    axes = tuple(range(0, 2 * len(full), 2))
+    g = g.sum(axes) if xp.is_t(g) else g.sum(axis=axes)
+    return xp.reshape(g, sizes)
 
 
 def _cat_pieces(grad, dim: int, sizes: tuple) -> list:
@@ -23,9 +55,9 @@ def _cat_pieces(grad, dim: int, sizes: tuple) -> list:
     pieces, start = [], 0
     for size in sizes:
         if size is None:
-            pieces.append(D.zeros_like(grad).reshape(-1)[:0] if D.is_t(grad) else np.zeros((0,), grad.dtype))
+            pieces.append(xp.zeros_like(grad).reshape(-1)[:0] if xp.is_t(grad) else np.zeros((0,), grad.dtype))
         else:
-            pieces.append(D.narrow(grad, d, start, size))
+            pieces.append(xp.narrow(grad, d, start, size))
             start += size
     return pieces
 
@@ -34,7 +66,7 @@ CatBackward0 = rule("CatBackward0", "tensors[]", saves="dim _sizes",
                     text="grad_tensors[i] = the slice of grad that came from tensors[i]",
                     tensors=lambda grad, dim, _sizes: _cat_pieces(grad, dim, _sizes))
 StackBackward0 = rule("StackBackward0", "tensors[]", saves="dim", text="grad_tensors[i] = grad.select(dim, i)",
-                      tensors=lambda grad, dim: [D.select(grad, dim, i) for i in range(grad.shape[dim])])
+                      tensors=lambda grad, dim: [xp.select(grad, dim, i) for i in range(grad.shape[dim])])
 
 
 def _tensors(tensors, what: str) -> list:
@@ -66,7 +98,7 @@ def cat(tensors, dim: int = 0):
                 raise RuntimeError(f"Sizes of tensors must match except in dimension {d}. Expected size "
                                    f"{ref._data.shape[ax]} but got size {t._data.shape[ax]} for tensor number {i} in "
                                    "the list.")
-    dt = _tier_dtypes(ts)
+    dt = result_dtype(ts)
     res = np.concatenate([t._data.astype(dt, copy=False) for t in parts], axis=d)
     if _recording(ts):
         skipped = len(parts) < len(ts)
@@ -86,7 +118,7 @@ def stack(tensors, dim: int = 0):
             raise RuntimeError(f"stack expects each tensor to be equal size, but got {list(shape)} at entry 0 and "
                                f"{list(t._data.shape)} at entry {i}")
     d = _wrap_dim(dim, len(shape) + 1)
-    dt = _tier_dtypes(ts)
+    dt = result_dtype(ts)
     res = np.stack([t._data.astype(dt, copy=False) for t in ts], axis=d)
     if _recording(ts):
         return record(StackBackward0, res, tuple(ts), dim=d)
@@ -102,20 +134,20 @@ def split(self, split_size_or_sections, dim: int = 0):
         if step <= 0 and n:
             raise RuntimeError(f"split_size can only be 0 if dimension size is 0, but got dimension size of {n}")
         sizes = [min(step, n - s) for s in range(0, n, step)] if n else [0]
-        name = R.SplitBackward0
+        name = SplitBackward0
     else:
         sizes = list(split_size_or_sections)
         if sum(sizes) != n:
             raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {n} (input tensor's size at "
                                f"dimension {d}), but got split_sizes={sizes}")
-        name = R.SplitWithSizesBackward0
+        name = SplitWithSizesBackward0
     starts = np.cumsum([0] + sizes[:-1])
     keys = [(slice(None),) * d + (slice(int(s), int(s) + sz),) for s, sz in zip(starts, sizes)]
     parts = [self._data[k] for k in keys]
     if self._requires_grad and GRAD.mode > 0:
-        split = split_size_or_sections if name is R.SplitBackward0 else tuple(sizes)
+        split = split_size_or_sections if name is SplitBackward0 else tuple(sizes)
         outs = record_multi(name, parts, (self,), dim=dim, self_sym_sizes=self._data.shape,
-                            **{"split_size" if name is R.SplitBackward0 else "split_sizes": split})
+                            **{"split_size" if name is SplitBackward0 else "split_sizes": split})
     else:
         outs = [make(p) for p in parts]
     return tuple(as_view(o, self, ("getitem", k), multi=True) for o, k in zip(outs, keys))
@@ -130,7 +162,7 @@ def chunk(self, chunks: int, dim: int = 0):
 
 
 def narrow(self, dim: int, start: int, length: int):
-    from .index import getitem
+    from .indexing import getitem
 
     d = _wrap_dim(dim, self._data.ndim)
     n = self._data.shape[d]
@@ -150,7 +182,7 @@ def gather(self, dim: int, index, *, sparse_grad: bool = False):
         raise RuntimeError("Index tensor must have the same number of dimensions as input tensor")
     res = np.take_along_axis(self._data, idx, axis=d)
     if self._requires_grad and GRAD.mode > 0:
-        return record(R.GatherBackward0, res, (self,), dim=d, index=idx, sparse_grad=sparse_grad)
+        return record(GatherBackward0, res, (self,), dim=d, index=idx, sparse_grad=sparse_grad)
     return make(res)
 
 
@@ -159,7 +191,7 @@ def scatter_add(self, dim: int, index, src):
     out = self._data.copy()
     _scatter_add_into(out, d, index._data, src._data)
     if GRAD.mode > 0 and (self._requires_grad or src._requires_grad):
-        return record(R.ScatterAddBackward0, out, (self, src), dim=d, index=index._data)
+        return record(ScatterAddBackward0, out, (self, src), dim=d, index=index._data)
     return make(out)
 
 
@@ -176,5 +208,21 @@ def repeat(self, *sizes):
                            "tensor")
     res = np.tile(self._data, reps)
     if self._requires_grad and GRAD.mode > 0:
-        return record(R.RepeatBackward0, res, (self,), repeats=reps, self_sym_sizes=self._data.shape)
+        return record(RepeatBackward0, res, (self,), repeats=reps, self_sym_sizes=self._data.shape)
     return make(res)
+
+
+# == declarations ===============================================================================================
+_TWO = (((2, 3), "real"), ((2, 3), "real"))
+declare("cat", cat, aliases=("concat", "concatenate"), method=False, nodes=(CatBackward0,),
+        samples=(Sample(_TWO, as_list=True), Sample(_TWO, (1,), as_list=True)))
+declare("stack", stack, method=False, nodes=(StackBackward0,),
+        samples=(Sample(_TWO, as_list=True), Sample(_TWO, (1,), as_list=True)))
+declare("split", split, nodes=(SplitBackward0, SplitWithSizesBackward0),
+        samples=(Sample((((5, 2), "real"),), (2,)), Sample((((5, 2), "real"),), ([2, 3],))))
+declare("chunk", chunk, nodes=(SplitBackward0,), samples=(Sample((((5, 2), "real"),), (2,)),))
+declare("narrow", narrow, samples=(Sample((((5, 2), "real"),), (0, 1, 3)),))
+declare("gather", gather, nodes=(GatherBackward0,))
+declare("scatter_add", scatter_add, nodes=(ScatterAddBackward0,))
+declare("repeat", repeat, namespace="Tensor", nodes=(RepeatBackward0,),
+        samples=(Sample((((2, 3), "real"),), (2, 1)), Sample((((3,), "real"),), (2, 2))))

@@ -20,9 +20,35 @@ import numpy as np
 
 from .._state import GRAD
 from .._tensor import Tensor, make
-from . import derivatives as R
-from ._record import record, rule
-from .shape import as_view
+from . import xp
+from .recording import record, rule
+from .registry import Sample, declare
+from .views import AliasBackward0, as_view
+
+# == derivative rows, and the helpers their formulas use ======================================================
+# -- indexing -----------------------------------------------------------------------------------------
+SelectBackward0 = rule("SelectBackward0", "self", saves="dim index self_sym_sizes",
+                       text="grad_self = zeros(self's shape) with grad written at [index] along dim",
+                       self=lambda grad, dim, index, self_sym_sizes: xp.scatter_into(
+                           grad, self_sym_sizes, _select_key(dim, index), False, "SelectBackwardBackward0"))
+SliceBackward0 = rule("SliceBackward0", "self", saves="dim start end step self_sym_sizes",
+                      text="grad_self = zeros(self's shape) with grad written at [start:end:step] along dim",
+                      self=lambda grad, dim, start, end, step, self_sym_sizes: xp.scatter_into(
+                          grad, self_sym_sizes, _slice_key(dim, start, end, step), False, "SliceBackwardBackward0"))
+IndexBackward0 = rule("IndexBackward0", "self", saves="indices self_sym_sizes",
+                      text="grad_self = zeros(self's shape) with grad added at the indexed places",
+                      self=lambda grad, indices, self_sym_sizes: xp.scatter_into(
+                          grad, self_sym_sizes, indices, True, "IndexPutImplBackward0"))
+
+
+
+def _select_key(dim: int, index: int):
+    return (slice(None),) * dim + (index,)
+
+
+def _slice_key(dim: int, start: int, end: int, step: int):
+    return (slice(None),) * dim + (slice(start, end, step),)
+
 
 _BASIC = (builtins.int, slice, type(None), type(Ellipsis), np.integer)
 _FULL = slice(None)
@@ -170,7 +196,7 @@ def getitem(self, key):
             if kc is builtins.int:
                 if -n <= key < n:
                     if self._requires_grad and GRAD.mode > 0:
-                        out = record(R.SelectBackward0, d[key, ...], (self,), dim=0, index=key, self_sym_sizes=d.shape)
+                        out = record(SelectBackward0, d[key, ...], (self,), dim=0, index=key, self_sym_sizes=d.shape)
                         return as_view(out, self, ("getitem", (key,)))
                     return as_view(make(d[key, ...]), self, ("getitem", (key,)))
             elif key.step is None or key.step > 0:
@@ -183,7 +209,7 @@ def getitem(self, key):
             akey = (k,)
             res = _advanced(self._data, akey)
             if self._requires_grad and GRAD.mode > 0:
-                return record(R.IndexBackward0, res, (self,), indices=akey, self_sym_sizes=self._data.shape)
+                return record(IndexBackward0, res, (self,), indices=akey, self_sym_sizes=self._data.shape)
             return make(res)
     single = not isinstance(key, tuple)
     nkey = normalize_key(key)
@@ -204,13 +230,13 @@ def getitem(self, key):
     if akey is None:
         return alias(self) if sliced is self else sliced
     res = _advanced(sliced._data, akey)
-    return record(R.IndexBackward0, res, (sliced,), indices=akey, self_sym_sizes=sliced._data.shape)
+    return record(IndexBackward0, res, (sliced,), indices=akey, self_sym_sizes=sliced._data.shape)
 
 
 def alias(t: Tensor) -> Tensor:
     """`x[...]`: a new tensor object viewing all of `x` (AliasBackward0)."""
     if t._requires_grad and GRAD.mode > 0:
-        out = record(R.AliasBackward0, t._data[...], (t,))
+        out = record(AliasBackward0, t._data[...], (t,))
     else:
         out = make(t._data[...])
     return as_view(out, t, ("getitem", (Ellipsis,)))
@@ -219,7 +245,7 @@ def alias(t: Tensor) -> Tensor:
 def _slice(out: Tensor, dim: int, k: slice) -> Tensor:
     start, stop, step = k.indices(out._data.shape[dim])
     sub = (_FULL,) * dim + (slice(start, stop, step),)
-    node_out = record(R.SliceBackward0, out._data[sub], (out,), dim=dim, start=start, end=stop, step=step,
+    node_out = record(SliceBackward0, out._data[sub], (out,), dim=dim, start=start, end=stop, step=step,
                       self_sym_sizes=out._data.shape)
     return as_view(node_out, out, ("getitem", sub))
 
@@ -227,7 +253,7 @@ def _slice(out: Tensor, dim: int, k: slice) -> Tensor:
 def _basic_chain(t: Tensor, key: tuple) -> Tensor:
     """Apply a basic key one component at a time, recording PyTorch's chain of view nodes (slices that keep
     everything are skipped, as PyTorch's applySlicing does)."""
-    from .shape import unsqueeze
+    from .views import unsqueeze
 
     nd = t._data.ndim
     n_real = builtins.sum(1 for k in key if k is not None and k is not Ellipsis)
@@ -246,7 +272,7 @@ def _basic_chain(t: Tensor, key: tuple) -> Tensor:
         else:
             idx = builtins.int(k)
             sub = (_FULL,) * dim + (idx,)
-            node_out = record(R.SelectBackward0, out._data[sub + (Ellipsis,)], (out,), dim=dim, index=idx,
+            node_out = record(SelectBackward0, out._data[sub + (Ellipsis,)], (out,), dim=dim, index=idx,
                               self_sym_sizes=out._data.shape)
             out = as_view(node_out, out, ("getitem", sub))
     return out
@@ -315,7 +341,7 @@ def _as_data(value):
 
 
 def _expand_error(vshape: tuple, dshape: tuple) -> RuntimeError:
-    from .shape import expand
+    from .views import expand
 
     try:
         expand(make(np.empty(vshape)), dshape)
@@ -353,7 +379,7 @@ def setitem(self, key, value):
                            f"{inplace.kind_name(value._data.dtype)} for the source.")
     stripped = _strip_leading_ones(value._data.shape)
     if stripped != value._data.shape:
-        from .shape import view
+        from .views import view
 
         value = view(value, stripped)
     index_put_(dst, akey, value)
@@ -415,7 +441,7 @@ def _write_untracked(self: Tensor, basic: tuple, akey, value: Tensor) -> None:
 def _copy_to(dst: Tensor, value: Tensor) -> None:
     """PyTorch's copy_to: same shape -> copy_; a 0-d value -> fill_; else view, expand, copy_."""
     from .inplace import copy_, fill_
-    from .shape import expand, view
+    from .views import expand, view
 
     if value._data.shape == dst._data.shape:
         copy_(dst, value)
@@ -448,3 +474,10 @@ def index_put_(self: Tensor, indices: tuple, values: Tensor) -> Tensor:
 
     return run_inplace(self, compute, (values,))
 
+
+# == declarations ===============================================================================================
+declare("__getitem__", getitem, namespace="Tensor",
+        nodes=(SelectBackward0, SliceBackward0, IndexBackward0, AliasBackward0),
+        samples=(Sample((((3, 4), "real"),), (1,)), Sample((((3, 4), "real"),), ((slice(1, None), slice(None, 2)),)),
+                 Sample((((3, 4), "real"),), (([0, 2],),)), Sample((((3, 4), "real"),), ((Ellipsis, 0),))))
+declare("__setitem__", setitem, namespace="Tensor", nodes=(IndexPutBackward0,))

@@ -1,0 +1,446 @@
+"""Arithmetic: + - * / ** // % and their functions (add, sub, mul, div, pow, ...), with PyTorch's type
+promotion, each op declared beside its derivative rows.
+
+The common cases come first in each op: two tensors of one dtype (nothing to promote), and a floating
+tensor with a Python float (`x * 2.0`); everything else goes through `promoted`, which applies
+PyTorch's promotion rules. A node is recorded only when grad mode is on and an operand requires grad.
+"""
+
+from __future__ import annotations
+
+import builtins
+import math
+
+import numpy as np
+
+from .._state import GRAD
+from .._tensor import Tensor, make
+from . import xp
+from .inplace import check_inference, inplace_of, run_inplace
+from .operands import as_operand, broadcast_error, float_data, float_operand, promoted
+from .recording import record, rule
+from .registry import Sample, declare
+
+# -- derivative rows ----------------------------------------------------------------------------------------
+AddBackward0 = rule("AddBackward0", "self other", saves="alpha", defaults={"alpha": 1},
+                    text="grad_self = grad, grad_other = grad * alpha",
+                    self=lambda grad: grad,
+                    other=lambda grad, alpha: grad if alpha == 1 else grad * alpha)
+SubBackward0 = rule("SubBackward0", "self other", saves="alpha", defaults={"alpha": 1},
+                    text="grad_self = grad, grad_other = -grad * alpha",
+                    self=lambda grad: grad,
+                    other=lambda grad, alpha: -grad if alpha == 1 else -grad * alpha)
+RsubBackward1 = rule("RsubBackward1", "self", saves="alpha", defaults={"alpha": 1}, text="grad_self = -grad * alpha",
+                     self=lambda grad, alpha: -grad if alpha == 1 else -grad * alpha)
+MulBackward0 = rule("MulBackward0", "self other", saves="self other",
+                    text="grad_self = grad * other, grad_other = grad * self",
+                    self=lambda grad, other: grad * other,
+                    other=lambda grad, self: grad * self)
+DivBackward0 = rule("DivBackward0", "self other", saves="self other",
+                    text="grad_self = grad / other, grad_other = -grad * self / other²",
+                    self=lambda grad, other: grad / other,
+                    other=lambda grad, self, other: -grad * self / (other * other))
+DivBackward2 = rule("DivBackward2", "self other", saves="self other rounding_mode",
+                    text="grad_self = 0, grad_other = 0  (rounded division is flat almost everywhere)",
+                    self=lambda grad, self, other: xp.zeros_like(grad),
+                    other=lambda grad, self, other: xp.zeros_like(grad))
+NegBackward0 = rule("NegBackward0", "self", text="grad_self = -grad", self=lambda grad: -grad)
+ReciprocalBackward0 = rule("ReciprocalBackward0", "self", saves="result", text="grad_self = -grad * result²",
+                           self=lambda grad, result: -grad * result * result)
+PowBackward0 = rule("PowBackward0", "self", saves="self exponent",
+                    text="grad_self = grad * exponent * self^(exponent - 1)",
+                    self=lambda grad, self, exponent:
+                    xp.zeros_like(grad) if exponent == 0 else grad * exponent * self ** (exponent - 1))
+PowBackward1 = rule("PowBackward1", "self exponent", saves="self exponent result",
+                    text="grad_self = grad * exponent * self^(exponent - 1), grad_exponent = grad * result * log(self)",
+                    self=lambda grad, self, exponent:
+                    xp.where(xp.data(exponent) == 0, 0.0, grad * exponent * self ** (exponent - 1)),
+                    exponent=lambda grad, self, exponent, result:
+                    grad * xp.where((xp.data(self) == 0) & (xp.data(exponent) >= 0), 0.0, result * xp.log(self)))
+PowBackward2 = rule("PowBackward2", "exponent", saves="exponent result self",
+                    text="grad_exponent = grad * result * log(self)  (self is a number)",
+                    exponent=lambda grad, self, exponent, result:
+                    grad * xp.where((self == 0) & (xp.data(exponent) >= 0), 0.0, result * _log_scalar(self)))
+RemainderBackward0 = rule("RemainderBackward0", "self", text="grad_self = grad  (other is a number)",
+                          self=lambda grad: grad)
+RemainderBackward1 = rule("RemainderBackward1", "self other", saves="self other",
+                          text="grad_self = grad, grad_other = -grad * floor(self / other)",
+                          self=lambda grad: grad,
+                          other=lambda grad, self, other: -grad * _floor_div(xp.data(self), xp.data(other)))
+
+
+def _no_derivative(grad, _op):
+    raise RuntimeError(f"derivative for aten::{_op} is not implemented")
+
+
+# PyTorch's `NotImplemented` node: what an op without a derivative (floor division) records; backward through
+# it raises. `_op` names the op in the message.
+NotImplemented1 = rule("NotImplemented", "self", saves="_op", text="no derivative: backward through this op raises",
+                       self=_no_derivative)
+NotImplemented2 = rule("NotImplemented", "self other", saves="_op",
+                       text="no derivative: backward through this op raises", self=_no_derivative,
+                       other=_no_derivative)
+NotImplemented1.name = NotImplemented2.name = lambda self: "minigrad::autograd::NotImplemented"
+
+
+def _floor_div(a, b):
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.floor_divide(a, b)
+
+
+def _log_scalar(x: float) -> float:
+    return math.log(x) if x > 0 else -math.inf if x == 0 else math.nan
+
+
+def _recording(a, b) -> bool:
+    return GRAD.mode > 0 and ((isinstance(a, Tensor) and a._requires_grad)
+                              or (isinstance(b, Tensor) and b._requires_grad))
+
+
+def _binary(self, other, ufunc, node_cls, to_float: bool = False, **args) -> Tensor:
+    """`self <ufunc> other` for every operand mix, with PyTorch's promotion and broadcast error."""
+    other = as_operand(other)
+    ad, bd = promoted(self, other, to_float)
+    try:
+        res = GRAD.quiet.run(ufunc, ad, bd)
+    except ValueError:
+        raise broadcast_error(self, other) from None
+    if _recording(self, other):
+        return record(node_cls, res, (self, other), **args)
+    return make(res)
+
+
+# -- + - * / -------------------------------------------------------------------------------------------------
+def add(self, other, *, alpha=1, out=None):
+    """self + alpha * other."""
+    if alpha == 1:
+        cls = other.__class__
+        if cls is Tensor and self._data.dtype is other._data.dtype:  # the common cases first
+            try:
+                res = GRAD.quiet.run(np.add, self._data, other._data)
+            except ValueError:
+                raise broadcast_error(self, other) from None
+            if (self._requires_grad or other._requires_grad) and GRAD.mode > 0:
+                return record(AddBackward0, res, (self, other))
+            return make(res)
+        if cls is builtins.float and self._data.dtype.kind == "f":
+            res = GRAD.quiet.run(np.add, self._data, float_operand(self._data, other))
+            if self._requires_grad and GRAD.mode > 0:
+                return record(AddBackward0, res, (self, other))
+            return make(res)
+        return _binary(self, other, np.add, AddBackward0)
+    other = as_operand(other)
+    ad, bd = promoted(self, other)
+    try:
+        res = GRAD.quiet.run(np.add, ad, bd * alpha)
+    except ValueError:
+        raise broadcast_error(self, other) from None
+    if _recording(self, other):
+        return record(AddBackward0, res, (self, other), alpha=alpha)
+    return make(res)
+
+
+def sub(self, other, *, alpha=1):
+    """self - alpha * other."""
+    if alpha == 1 and self._data.dtype.kind == "f":  # (a bool tensor gets PyTorch's errors below)
+        cls = other.__class__
+        if cls is Tensor and self._data.dtype is other._data.dtype:
+            try:
+                res = GRAD.quiet.run(np.subtract, self._data, other._data)
+            except ValueError:
+                raise broadcast_error(self, other) from None
+            if (self._requires_grad or other._requires_grad) and GRAD.mode > 0:
+                return record(SubBackward0, res, (self, other))
+            return make(res)
+        if cls is builtins.float:
+            res = GRAD.quiet.run(np.subtract, self._data, float_operand(self._data, other))
+            if self._requires_grad and GRAD.mode > 0:
+                return record(SubBackward0, res, (self, other))
+            return make(res)
+    other = as_operand(other)
+    if self._data.dtype.kind == "b" and isinstance(other, Tensor) and other._data.dtype.kind == "b":
+        raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` or "
+                           "`logical_xor()` operator instead.")
+    if self._data.dtype.kind == "b" or (isinstance(other, Tensor) and other._data.dtype.kind == "b"):
+        raise RuntimeError("Subtraction, the `-` operator, with a bool tensor is not supported. If you are trying "
+                           "to invert a mask, use the `~` or `logical_not()` operator instead.")
+    ad, bd = promoted(self, other)
+    try:
+        res = GRAD.quiet.run(np.subtract, ad, bd if alpha == 1 else bd * alpha)
+    except ValueError:
+        raise broadcast_error(self, other) from None
+    if _recording(self, other):
+        return record(SubBackward0, res, (self, other), **({} if alpha == 1 else {"alpha": alpha}))
+    return make(res)
+
+
+def rsub(self, other, *, alpha=1):
+    """`other - self` for a number `other` (PyTorch's RsubBackward1)."""
+    other = as_operand(other)
+    if isinstance(other, Tensor):
+        return sub(other, self, alpha=alpha)
+    ad, bd = promoted(self, other)
+    res = GRAD.quiet.run(np.subtract, bd, ad if alpha == 1 else ad * alpha)
+    if _recording(self, None):
+        return record(RsubBackward1, res, (self,), **({} if alpha == 1 else {"alpha": alpha}))
+    return make(res)
+
+
+def mul(self, other):
+    """self * other."""
+    cls = other.__class__
+    if cls is Tensor and self._data.dtype is other._data.dtype:  # the common cases first
+        try:
+            res = GRAD.quiet.run(np.multiply, self._data, other._data)
+        except ValueError:
+            raise broadcast_error(self, other) from None
+        if (self._requires_grad or other._requires_grad) and GRAD.mode > 0:
+            return record(MulBackward0, res, (self, other))
+        return make(res)
+    if cls is builtins.float and self._data.dtype.kind == "f":
+        res = GRAD.quiet.run(np.multiply, self._data, float_operand(self._data, other))
+        if self._requires_grad and GRAD.mode > 0:
+            return record(MulBackward0, res, (self, other))
+        return make(res)
+    return _binary(self, other, np.multiply, MulBackward0)
+
+
+def div(self, other, *, rounding_mode=None):
+    """self / other (true division: integers give the default float), or rounded ("floor", "trunc")."""
+    if rounding_mode is not None:
+        return _div_rounded(self, as_operand(other), rounding_mode)
+    if other.__class__ is builtins.float and self._data.dtype.kind == "f":
+        res = GRAD.quiet.run(np.true_divide, self._data, float_operand(self._data, other))
+        if self._requires_grad and GRAD.mode > 0:
+            return record(DivBackward0, res, (self, other))
+        return make(res)
+    return _binary(self, other, np.true_divide, DivBackward0, to_float=True)
+
+
+def _div_rounded(self, other, mode: str):
+    if mode not in ("floor", "trunc"):
+        raise RuntimeError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found "
+                           f"'{mode}'")
+    res = _rounded(self, other, mode)
+    if _recording(self, other):
+        return record(DivBackward2, res, (self, other), rounding_mode=mode)
+    return make(res)
+
+
+def _rounded(self, other, mode: str) -> np.ndarray:
+    ad, bd = promoted(self, other)
+    try:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            if mode == "floor":
+                res = np.floor_divide(ad, bd)
+            elif np.asarray(ad).dtype.kind in "iu" and np.asarray(bd).dtype.kind in "iu":
+                res = np.trunc(np.true_divide(ad, bd)).astype(np.result_type(ad, bd))
+            else:
+                res = np.trunc(ad / bd)
+    except ValueError:
+        raise broadcast_error(self, other) from None
+    return np.asarray(res)
+
+
+def rdiv(self, other):
+    """`other / self`: PyTorch computes it as `self.reciprocal() * other` (so MulBackward0)."""
+    other = as_operand(other)
+    if isinstance(other, Tensor):
+        return div(other, self)
+    return mul(reciprocal(self), other)
+
+
+def neg(self):
+    """-self."""
+    if self._data.dtype.kind == "b":
+        raise RuntimeError("Negation, the `-` operator, on a bool tensor is not supported. If you are trying to "
+                           "invert a mask, use the `~` or `logical_not()` operator instead.")
+    res = -self._data
+    if self._requires_grad and GRAD.mode > 0:
+        return record(NegBackward0, res, (self,))
+    return make(res)
+
+
+def reciprocal(self):
+    """1 / self."""
+    res = GRAD.quiet.run(np.reciprocal, float_data(self))
+    if self._requires_grad and GRAD.mode > 0:
+        return record(ReciprocalBackward0, res, (self,))
+    return make(res)
+
+
+# -- powers ---------------------------------------------------------------------------------------------------
+def pow(self, exponent):
+    """self ** exponent: PowBackward0 (a number exponent), PowBackward1 (a tensor), PowBackward2 (a number
+    base: `pow(2.0, x)`)."""
+    if not isinstance(self, Tensor):  # minigrad.pow(2.0, x)
+        return rpow(exponent, self)
+    exponent = as_operand(exponent)
+    if isinstance(exponent, Tensor):
+        ad, bd = promoted(self, exponent)
+        try:
+            res = GRAD.quiet.run(np.power, ad, bd)
+        except ValueError:
+            raise broadcast_error(self, exponent) from None
+        if _recording(self, exponent):
+            return record(PowBackward1, res, (self, exponent))
+        return make(res)
+    ad, bd = promoted(self, exponent)
+    if np.asarray(ad).dtype.kind in "iu" and isinstance(bd, builtins.int) and bd < 0:
+        raise RuntimeError("Integers to negative integer powers are not allowed.")
+    res = GRAD.quiet.run(np.power, ad, bd)
+    if self._requires_grad and GRAD.mode > 0:
+        return record(PowBackward0, res, (self,), exponent=exponent)
+    return make(res)
+
+
+def rpow(self, base):
+    """`base ** self` for a number base (PowBackward2)."""
+    base = as_operand(base)
+    if isinstance(base, Tensor):
+        return pow(base, self)
+    bd, ed = promoted(base, self)
+    res = GRAD.quiet.run(np.power, bd, ed)
+    if self._requires_grad and GRAD.mode > 0:
+        return record(PowBackward2, res, (self,), self=base)
+    return make(np.asarray(res))
+
+
+def square(self):
+    """self ** 2 (PowBackward0, as PyTorch records it)."""
+    return pow(self, 2)
+
+
+# -- // and % --------------------------------------------------------------------------------------------------
+def floor_divide(self, other):
+    """`a // b`: no derivative; PyTorch records a NotImplemented node that refuses backward."""
+    other = as_operand(other)
+    res = _rounded(self, other, "floor")
+    if _recording(self, other):
+        if isinstance(other, Tensor):
+            return record(NotImplemented2, res, (self, other), _op="floor_divide")
+        return record(NotImplemented1, res, (self,), _op="floor_divide")
+    return make(res)
+
+
+def rfloordiv(self, other):
+    other = as_operand(other)
+    if isinstance(other, Tensor):
+        return floor_divide(other, self)
+    res = _rounded(other, self, "floor")
+    if _recording(self, None):
+        return record(NotImplemented1, res, (self,), _op="floor_divide")
+    return make(res)
+
+
+def _mod(ad, bd) -> np.ndarray:
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.asarray(np.mod(ad, bd))
+
+
+def remainder(self, other):
+    """Python's `%` (the sign of the divisor): RemainderBackward0 (a number divisor) / RemainderBackward1."""
+    other = as_operand(other)
+    ad, bd = promoted(self, other)
+    try:
+        res = _mod(ad, bd)
+    except ValueError:
+        raise broadcast_error(self, other) from None
+    if _recording(self, other):
+        if isinstance(other, Tensor):
+            return record(RemainderBackward1, res, (self, other))
+        return record(RemainderBackward0, res, (self,))
+    return make(res)
+
+
+def rremainder(self, other):
+    other = as_operand(other)
+    if isinstance(other, Tensor):
+        return remainder(other, self)
+    ad, bd = promoted(other, self)
+    res = _mod(ad, bd)
+    if _recording(self, None):
+        return record(NotImplemented1, res, (self,), _op="remainder")
+    return make(res)
+
+
+# -- in place: add_ sub_ mul_ div_ (+= -= *= /=) -----------------------------------------------------------------
+def _ufunc_in_place(self: Tensor, ufunc, other) -> bool:
+    """One NumPy pass writing into `self` (the SGD update `p -= lr * p.grad` under no_grad). Returns False when
+    the case needs the general in-place path (a wider kind, broadcasting `self` itself, a read-only expanded
+    tensor), which gives PyTorch's exact errors."""
+    d = self._data
+    if isinstance(other, Tensor):
+        od = other._data
+        if od.dtype is not d.dtype and not np.can_cast(od.dtype, d.dtype, "same_kind"):
+            return False
+    else:
+        od = other
+        if isinstance(od, builtins.float) and d.dtype.kind != "f":
+            return False
+    try:  # out=d; a ufunc casts "same_kind"; a read-only `d` raises ValueError
+        GRAD.quiet.run(ufunc, d, od, d)
+    except (ValueError, TypeError):  # UFuncTypeError is a TypeError
+        return False
+    return True
+
+
+def _inplace_arithmetic(op, name: str, ufunc):
+    """`add_`, `sub_`, `mul_`, `div_` (and `+=` ...): when nothing is recorded, one NumPy call writing into the
+    tensor; when something is, the general in-place path."""
+
+    def method(self, other, **kwargs):
+        if not kwargs and not ((self._requires_grad or (isinstance(other, Tensor) and other._requires_grad))
+                               and GRAD.mode > 0):
+            if self._extras is not None and self._extras.inference:
+                check_inference(self)
+            if _ufunc_in_place(self, ufunc, other):
+                self._bump_version()
+                return self
+        return run_inplace(self, lambda src: op(src, other, **kwargs), (other,) + tuple(kwargs.values()))
+
+    method.__name__ = method.__qualname__ = name
+    return method
+
+
+add_ = _inplace_arithmetic(add, "add_", np.add)
+sub_ = _inplace_arithmetic(sub, "sub_", np.subtract)
+mul_ = _inplace_arithmetic(mul, "mul_", np.multiply)
+div_ = _inplace_arithmetic(div, "div_", np.true_divide)
+pow_ = inplace_of(pow, "pow_")
+remainder_ = inplace_of(remainder, "remainder_")
+floor_divide_ = inplace_of(floor_divide, "floor_divide_")
+
+
+# -- declarations -------------------------------------------------------------------------------------------------
+def _pairs(a: str = "real", b: str = "real") -> tuple:
+    """Samples of a binary op: equal shapes, broadcasting, a 0-d operand, a Python number."""
+    return (Sample((((3, 4), a), ((3, 4), b))), Sample((((3, 1), a), ((1, 4), b))),
+            Sample((((2, 3), a), ((), b))), Sample((((2, 3), a),), (1.5,)))
+
+
+declare("add", add, operators={"__add__": add, "__radd__": add, "__iadd__": add_}, inplace=add_,
+        nodes=(AddBackward0,), samples=_pairs() + (Sample((((3,), "real"), ((3,), "real")), kwargs={"alpha": 2}),))
+declare("sub", sub, aliases=("subtract",), operators={"__sub__": sub, "__rsub__": rsub, "__isub__": sub_},
+        inplace=sub_, nodes=(SubBackward0, RsubBackward1), samples=_pairs())
+declare("mul", mul, aliases=("multiply",), operators={"__mul__": mul, "__rmul__": mul, "__imul__": mul_},
+        inplace=mul_, nodes=(MulBackward0,), samples=_pairs())
+declare("div", div, aliases=("divide", "true_divide"),
+        operators={"__truediv__": div, "__rtruediv__": rdiv, "__itruediv__": div_}, inplace=div_,
+        nodes=(DivBackward0, DivBackward2), samples=_pairs("real", "positive"))
+declare("neg", neg, aliases=("negative",), operators={"__neg__": neg}, inplace=inplace_of(neg, "neg_"),
+        nodes=(NegBackward0,), samples=(Sample((((3, 4), "real"),)), Sample((((), "real"),))))
+declare("reciprocal", reciprocal, inplace=inplace_of(reciprocal, "reciprocal_"), nodes=(ReciprocalBackward0,),
+        samples=(Sample((((3,), "positive"),)),))
+declare("pow", pow, operators={"__pow__": pow, "__rpow__": rpow, "__ipow__": pow_}, inplace=pow_,
+        nodes=(PowBackward0, PowBackward1, PowBackward2),
+        samples=(Sample((((3, 4), "real"),), (2,)), Sample((((3,), "positive"),), (0.5,)),
+                 Sample((((3, 4), "positive"), ((3, 4), "real"))), Sample((((3, 1), "positive"), ((4,), "real")))))
+declare("square", square, inplace=inplace_of(square, "square_"), nodes=(PowBackward0,),
+        samples=(Sample((((3, 2), "real"),)),))
+declare("floor_divide", floor_divide, operators={"__floordiv__": floor_divide, "__rfloordiv__": rfloordiv,
+                                                 "__ifloordiv__": floor_divide_},
+        inplace=floor_divide_, nodes=(NotImplemented1, NotImplemented2), differentiable=False)
+declare("remainder", remainder, operators={"__mod__": remainder, "__rmod__": rremainder, "__imod__": remainder_},
+        inplace=remainder_, nodes=(RemainderBackward0, RemainderBackward1),
+        samples=(Sample((((5,), "real"),), (0.7,), second_order=False),))

@@ -1,0 +1,268 @@
+"""Elementwise functions of one tensor: exp, log, tanh, relu, ... One `unary(...)` declaration per op.
+
+A declaration gives the op's name, the NumPy function that computes it, its node (named as PyTorch
+names it), what the node saves (`self`, the op's input, or `result`, its output), the derivative
+formula, the one-line rule the animation shows, and the domain the test sweeps draw inputs from. The
+op is then `minigrad.<name>`, `Tensor.<name>` and, in place, `Tensor.<name>_`.
+
+Formulas run on NumPy arrays (the plain backward) and on Tensors (`create_graph=True`): they use
+operators and `xp` functions, which work on both. tanh, sigmoid and softplus differentiate through
+PyTorch's fused backward ops, so that their backward pass records the nodes PyTorch records
+(TanhBackwardBackward0, ...).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .._state import GRAD
+from .._tensor import Tensor, make
+from . import xp
+from .inplace import inplace_of
+from .operands import float_data
+from .recording import record, rule
+from .registry import Sample, declare
+
+_LN2 = math.log(2)
+_LN10 = math.log(10)
+_SQRT_2_OVER_PI = math.sqrt(2 / math.pi)
+
+
+def unary_samples(domain: str = "real", second_order: bool = True) -> tuple:
+    """The test sweeps' inputs for an elementwise op: a 0-d, a 1-d and a 2-d tensor of `domain`."""
+    return tuple(Sample(((shape, domain),), second_order=second_order) for shape in ((), (3,), (2, 3)))
+
+
+def unary(name: str, np_fn, node: str, *, saves: str, grad, text: str, domain: str = "real",
+          aliases: tuple = (), keeps_dtype: bool = False, second_order: bool = True):
+    """Declare `name`: `np_fn` elementwise, recorded as the node `node` with the derivative `grad(grad, ...)`
+    (reading what `saves` names). Integer and bool inputs compute in the default float unless `keeps_dtype`.
+    Returns the op's function."""
+    node_cls = rule(node, "self", saves, text=text, self=grad)
+
+    def op(self):
+        d = self._data
+        if not keeps_dtype and d.dtype.kind != "f":
+            d = float_data(self)
+        res = GRAD.quiet.run(np_fn, d)
+        if self._requires_grad and GRAD.mode > 0:
+            return record(node_cls, res, (self,))
+        return make(res)
+
+    op.__name__ = op.__qualname__ = name
+    op.__doc__ = f"{name}(input) -> Tensor, elementwise. Its derivative ({node}): {text}"
+    declare(name, op, aliases=aliases, inplace=inplace_of(op, name + "_"), nodes=(node_cls,),
+            samples=unary_samples(domain, second_order))
+    return op
+
+
+def _sigmoid(x: np.ndarray) -> np.ndarray:
+    """1 / (1 + exp(-x)), split by sign so that exp never overflows."""
+    out = np.empty_like(x)
+    pos = x >= 0
+    out[pos] = 1 / (1 + np.exp(-x[pos]))
+    e = np.exp(x[~pos])
+    out[~pos] = e / (1 + e)
+    return out
+
+
+def _erf(x: np.ndarray) -> np.ndarray:
+    return np.vectorize(math.erf, otypes=[x.dtype])(x) if x.size else x.copy()
+
+
+# -- PyTorch's fused backward ops: what tanh's, sigmoid's and softplus's formulas call ---------------------
+def _fused_op(name: str, kernel, node_cls, arg_names: tuple = ()):
+    """A backward op of PyTorch's (`tanh_backward(grad_output, output)`, ...): `kernel` on arrays, and on
+    Tensors the op that records `node_cls`, so a create_graph backward records the node PyTorch records."""
+
+    def op(grad_output, other, *args):
+        res = GRAD.quiet.run(kernel, grad_output._data, other._data, *args)
+        if GRAD.mode > 0 and (grad_output._requires_grad or other._requires_grad):
+            return record(node_cls, res, (grad_output, other), **dict(zip(arg_names, args)))
+        return make(res)
+
+    op.__name__ = op.__qualname__ = name
+    declare(name, op, method=False, public=False, nodes=(node_cls,))
+    return xp.either(kernel, op)
+
+
+def _tanh_backward(g, y):
+    return g * (1 - y * y)
+
+
+def _sigmoid_backward(g, y):
+    return g * y * (1 - y)
+
+
+def _softplus_backward(g, x, beta, threshold):
+    z = np.exp(x * beta)
+    return np.where(x * beta > threshold, g, g * z / (z + 1))
+
+
+def _softplus_double_backward(g, x, beta, threshold):
+    """PyTorch's softplus_double_backward, written with xp so it records its graph under create_graph."""
+    z = xp.exp(x * beta)
+    return xp.where(xp.data(x) * beta > threshold, 0.0, g * beta * z / ((z + 1) * (z + 1)))
+
+
+tanh_backward = _fused_op("tanh_backward", _tanh_backward, rule(
+    "TanhBackwardBackward0", "grad_output output", saves="grad_output output",
+    text="grad_grad_output = grad * (1 - output²), grad_output = grad * -2 * output * grad_output",
+    grad_output=lambda grad, output: tanh_backward(grad, output),
+    output=lambda grad, grad_output, output: grad * (-2 * output * grad_output)))
+sigmoid_backward = _fused_op("sigmoid_backward", _sigmoid_backward, rule(
+    "SigmoidBackwardBackward0", "grad_output output", saves="grad_output output",
+    text="grad_grad_output = grad * output * (1 - output), grad_output = grad * grad_output * (1 - 2 * output)",
+    grad_output=lambda grad, output: sigmoid_backward(grad, output),
+    output=lambda grad, grad_output, output: grad * grad_output * (-2 * output + 1)))
+softplus_backward = _fused_op("softplus_backward", _softplus_backward, rule(
+    "SoftplusBackwardBackward0", "grad_output self", saves="grad_output self beta threshold",
+    text="grad_grad_output = softplus'(self) * grad, grad_self = grad * grad_output * softplus''(self)",
+    grad_output=lambda grad, self, beta, threshold: softplus_backward(grad, self, beta, threshold),
+    self=lambda grad, grad_output, self, beta, threshold:
+    _softplus_double_backward(grad * grad_output, self, beta, threshold)), ("beta", "threshold"))
+
+
+# -- the ops -----------------------------------------------------------------------------------------------
+exp = unary("exp", np.exp, "ExpBackward0", saves="result", grad=lambda grad, result: grad * result,
+            text="grad_self = grad * result  (result = exp(self))")
+exp2 = unary("exp2", np.exp2, "Exp2Backward0", saves="result", grad=lambda grad, result: grad * result * _LN2,
+             text="grad_self = grad * result * ln 2")
+log = unary("log", np.log, "LogBackward0", saves="self", grad=lambda grad, self: grad / self,
+            text="grad_self = grad / self", domain="positive")
+log2 = unary("log2", np.log2, "Log2Backward0", saves="self", grad=lambda grad, self: grad / (self * _LN2),
+             text="grad_self = grad / (self * ln 2)", domain="positive")
+log10 = unary("log10", np.log10, "Log10Backward0", saves="self", grad=lambda grad, self: grad / (self * _LN10),
+              text="grad_self = grad / (self * ln 10)", domain="positive")
+log1p = unary("log1p", np.log1p, "Log1PBackward0", saves="self", grad=lambda grad, self: grad / (self + 1),
+              text="grad_self = grad / (self + 1)", domain="positive")
+sqrt = unary("sqrt", np.sqrt, "SqrtBackward0", saves="result", grad=lambda grad, result: grad / (2 * result),
+             text="grad_self = grad / (2 * result)", domain="positive")
+rsqrt = unary("rsqrt", lambda x: 1 / np.sqrt(x), "RsqrtBackward0", saves="result",
+              grad=lambda grad, result: -0.5 * grad * result * result * result,
+              text="grad_self = -0.5 * grad * result³", domain="positive")
+sin = unary("sin", np.sin, "SinBackward0", saves="self", grad=lambda grad, self: grad * xp.cos(self),
+            text="grad_self = grad * cos(self)")
+cos = unary("cos", np.cos, "CosBackward0", saves="self", grad=lambda grad, self: grad * -xp.sin(self),
+            text="grad_self = grad * -sin(self)")
+tan = unary("tan", np.tan, "TanBackward0", saves="result", grad=lambda grad, result: grad * (1 + result * result),
+            text="grad_self = grad * (1 + result²)", domain="unit")
+atan = unary("atan", np.arctan, "AtanBackward0", saves="self", grad=lambda grad, self: grad / (self * self + 1),
+             text="grad_self = grad / (1 + self²)", aliases=("arctan",))
+tanh = unary("tanh", np.tanh, "TanhBackward0", saves="result", grad=lambda grad, result: tanh_backward(grad, result),
+             text="grad_self = grad * (1 - result²)")
+sigmoid = unary("sigmoid", _sigmoid, "SigmoidBackward0", saves="result",
+                grad=lambda grad, result: sigmoid_backward(grad, result),
+                text="grad_self = grad * result * (1 - result)")
+erf = unary("erf", _erf, "ErfBackward0", saves="self",
+            grad=lambda grad, self: grad * 1.1283791670955126 * xp.exp(-(self * self)),
+            text="grad_self = grad * 2/√π * exp(-self²)")
+relu = unary("relu", lambda x: np.maximum(x, 0) if x.dtype.kind != "b" else x.copy(), "ReluBackward0",
+             saves="result", grad=lambda grad, result: grad * (xp.data(result) > 0),
+             text="grad_self = grad * (result > 0)", domain="away", keeps_dtype=True)
+abs = unary("abs", np.abs, "AbsBackward0", saves="self", grad=lambda grad, self: grad * xp.sign(xp.data(self)),
+            text="grad_self = grad * sign(self)", domain="away", keeps_dtype=True)
+# flat almost everywhere: the gradient is 0
+sign = unary("sign", np.sign, "SignBackward0", saves="", grad=lambda grad: xp.zeros_like(grad),
+             text="grad_self = 0  (sign is flat almost everywhere)", keeps_dtype=True, second_order=False)
+floor = unary("floor", np.floor, "FloorBackward0", saves="", grad=lambda grad: xp.zeros_like(grad),
+              text="grad_self = 0", keeps_dtype=True, second_order=False)
+ceil = unary("ceil", np.ceil, "CeilBackward0", saves="", grad=lambda grad: xp.zeros_like(grad),
+             text="grad_self = 0", keeps_dtype=True, second_order=False)
+trunc = unary("trunc", np.trunc, "TruncBackward0", saves="", grad=lambda grad: xp.zeros_like(grad),
+              text="grad_self = 0", keeps_dtype=True, second_order=False)
+
+RoundBackward0 = rule("RoundBackward0", "self", text="grad_self = 0", self=lambda grad: xp.zeros_like(grad))
+RoundBackward1 = rule("RoundBackward1", "self", saves="decimals", text="grad_self = 0",
+                      self=lambda grad: xp.zeros_like(grad))
+
+
+def round(self, decimals=None):
+    """Round half to even, as PyTorch (and NumPy) do; `decimals` digits after the point."""
+    res = np.round(self._data, decimals or 0)
+    if self._requires_grad and GRAD.mode > 0:
+        if decimals is None:
+            return record(RoundBackward0, res, (self,))
+        return record(RoundBackward1, res, (self,), decimals=decimals)
+    return make(np.asarray(res))
+
+
+declare("round", round, inplace=inplace_of(round, "round_"), nodes=(RoundBackward0, RoundBackward1),
+        samples=unary_samples(second_order=False) + (Sample((((3,), "real"),), kwargs={"decimals": 2},
+                                                            second_order=False),))
+
+
+# -- activations with arguments (torch.nn.functional) ------------------------------------------------------
+LeakyReluBackward0 = rule("LeakyReluBackward0", "self", saves="self negative_slope",
+                          text="grad_self = grad * (1 if self > 0 else negative_slope)",
+                          self=lambda grad, self, negative_slope:
+                          grad * xp.where(xp.data(self) > 0, 1.0, negative_slope))
+
+
+def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:
+    """x where x > 0, else negative_slope * x."""
+    x = input._data
+    res = np.where(x > 0, x, x * negative_slope).astype(x.dtype)
+    if inplace:
+        return leaky_relu_(input, negative_slope)
+    if input._requires_grad and GRAD.mode > 0:
+        return record(LeakyReluBackward0, res, (input,), negative_slope=negative_slope)
+    return make(res)
+
+
+leaky_relu_ = inplace_of(lambda self, negative_slope=0.01: leaky_relu(self, negative_slope), "leaky_relu_")
+declare("leaky_relu", leaky_relu, namespace="nn.functional", method=False, nodes=(LeakyReluBackward0,),
+        samples=unary_samples("away") + (Sample((((3,), "away"),), (0.2,)),))
+
+
+def _gelu_grad(x, approximate: str):
+    """gelu'(x): exact, from the normal distribution's cdf and pdf; or the tanh approximation's derivative."""
+    if approximate == "tanh":
+        inner = _SQRT_2_OVER_PI * (x + 0.044715 * x * x * x)
+        t = xp.tanh(inner)
+        return 0.5 * (1 + t) + 0.5 * x * (1 - t * t) * _SQRT_2_OVER_PI * (1 + 3 * 0.044715 * x * x)
+    cdf = 0.5 * (1 + xp.erf(x / math.sqrt(2)))
+    pdf = xp.exp(-0.5 * x * x) / math.sqrt(2 * math.pi)
+    return cdf + x * pdf
+
+
+GeluBackward0 = rule("GeluBackward0", "self", saves="self approximate", text="grad_self = grad * gelu'(self)",
+                     self=lambda grad, self, approximate: grad * _gelu_grad(self, approximate))
+
+
+def gelu(input: Tensor, approximate: str = "none") -> Tensor:
+    """x * Φ(x), Φ the standard normal cdf; `approximate="tanh"` uses PyTorch's tanh formula."""
+    if approximate not in ("none", "tanh"):
+        raise RuntimeError(f"approximate argument must be either none or tanh. (got {approximate})")
+    x = input._data
+    if approximate == "tanh":
+        res = (0.5 * x * (1 + np.tanh(_SQRT_2_OVER_PI * (x + 0.044715 * x ** 3)))).astype(x.dtype)
+    else:
+        res = (0.5 * x * (1 + _erf(x / math.sqrt(2)))).astype(x.dtype) if x.size else x.copy()
+    if input._requires_grad and GRAD.mode > 0:
+        return record(GeluBackward0, res, (input,), approximate=approximate)
+    return make(res)
+
+
+declare("gelu", gelu, namespace="nn.functional", method=False, nodes=(GeluBackward0,),
+        samples=unary_samples() + (Sample((((2, 3), "real"),), kwargs={"approximate": "tanh"}),))
+
+SoftplusBackward0 = rule("SoftplusBackward0", "self", saves="self beta threshold",
+                         text="grad_self = grad * sigmoid(beta * self)  (grad where beta * self > threshold)",
+                         self=lambda grad, self, beta, threshold: softplus_backward(grad, self, beta, threshold))
+
+
+def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
+    """log(1 + exp(beta * x)) / beta, and x itself where beta * x > threshold (numerically linear there)."""
+    x = float_data(input)
+    with np.errstate(over="ignore"):
+        res = np.where(x * beta > threshold, x, np.log1p(np.exp(x * beta)) / beta).astype(x.dtype)
+    if input._requires_grad and GRAD.mode > 0:
+        return record(SoftplusBackward0, res, (input,), beta=beta, threshold=threshold)
+    return make(res)
+
+
+declare("softplus", softplus, namespace="nn.functional", method=False, nodes=(SoftplusBackward0,),
+        samples=unary_samples() + (Sample((((3,), "real"),), kwargs={"beta": 2.0, "threshold": 1.0}),))

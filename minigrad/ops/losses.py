@@ -1,0 +1,453 @@
+"""The losses of `torch.nn.functional` (mse_loss, nll_loss, cross_entropy, binary_cross_entropy, ...), each
+declared beside its derivative rows, named as PyTorch names them.
+
+Constant operands (targets that need no gradient, masks, class weights) are plain arrays in the formulas,
+which work on NumPy arrays (plain backward) and on Tensors (`create_graph=True`), so second derivatives
+through every loss come for free.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+
+from .._state import GRAD
+from .._tensor import Tensor, make
+from ..autograd.engine import user_stacklevel
+from . import xp
+from .operands import kind_name
+from .recording import record, rule
+from .registry import Sample, declare
+
+EPSILON = float(np.float32(1e-12))  # PyTorch floors x * (1 - x) at 1e-12 as a C++ float
+MEAN, SUM, NONE = 1, 2, 0  # PyTorch's reduction enum, as `_saved_reduction` shows it
+
+
+# -- helpers that work on arrays and on Tensors ----------------------------------------------------
+def arr(x):
+    """A constant's array (None stays None): weights and targets carry no gradient."""
+    if x is None:
+        return None
+    return xp.data(x)
+
+
+def clamp_min(x, lo: float):
+    return x.clamp(min=lo) if xp.is_t(x) else np.maximum(x, lo)
+
+
+def log_sigmoid(x):
+    """log(sigmoid(x)) = min(x, 0) - log1p(exp(-|x|)): never overflows."""
+    if xp.is_t(x):
+        return x.clamp(max=0) - (-x.abs()).exp().log1p()
+    return np.minimum(x, 0) - np.log1p(np.exp(-np.abs(x)))
+
+
+def numel(x) -> int:
+    return int(np.prod(x.shape)) if len(x.shape) else 1
+
+
+def scaled(g, weight, reduction: int, n: int):
+    """Multiply by the class/element weight and divide by n for a mean, as PyTorch's kernels do."""
+    if weight is not None:
+        g = g * weight
+    if reduction == MEAN:
+        g = g / n
+    return g
+
+
+# scalar-operand forms PyTorch's C++ losses use (a Python number on the right)
+MulBackward1 = rule("MulBackward1", "self", saves="other", text="grad_self = grad * other  (other is a number)",
+                    self=lambda grad, other: grad * other)
+DivBackward1 = rule("DivBackward1", "self", saves="other", text="grad_self = grad / other  (other is a number)",
+                    self=lambda grad, other: grad / other)
+
+
+# -- losses ----------------------------------------------------------------------------------------
+def _mse_grad(grad, self, target, reduction):
+    norm = 2.0 / numel(self) if reduction == MEAN else 2.0
+    return norm * (self - target) * grad
+
+
+MseLossBackward0 = rule(
+    "MseLossBackward0", "self target", saves="self target reduction",
+    text="grad_self = grad * 2 * (self - target) / N, grad_target = -grad_self",
+    self=lambda grad, self, target, reduction: _mse_grad(grad, self, target, reduction),
+    target=lambda grad, self, target, reduction: -_mse_grad(grad, self, target, reduction))
+
+
+def nll_scatter(shape: tuple, dtype, target: np.ndarray, weight, reduction: int, ignore_index: int,
+                total_weight) -> np.ndarray:
+    """d loss / d input for a gradient of 1: -w[target] at each target class, 0 elsewhere.
+
+    Works for input (C,), (N, C) and (N, C, d1, ...); the class dim is 1 (0 for a 1-D input).
+    """
+    if len(shape) == 1:
+        shape2, t = (1,) + tuple(shape), target.reshape(1)
+    else:
+        shape2, t = tuple(shape), target
+    ignored = t == ignore_index
+    safe = np.where(ignored, 0, t)
+    w = np.ones(t.shape, dtype) if weight is None else np.asarray(weight, dtype)[safe]
+    coef = np.where(ignored, 0, -w).astype(dtype)
+    if reduction == MEAN:
+        tw = float(total_weight)
+        coef = coef / tw if tw != 0 else np.zeros_like(coef)
+    out = np.zeros(shape2, dtype)
+    np.put_along_axis(out, np.expand_dims(safe, 1), np.expand_dims(coef, 1), axis=1)
+    return out.reshape(shape)
+
+
+def _nll_grad(grad, self, target, weight, reduction, ignore_index, total_weight):
+    x = xp.data(self)
+    scatter = nll_scatter(x.shape, x.dtype, arr(target), arr(weight), reduction, ignore_index, arr(total_weight))
+    if reduction == NONE and x.ndim >= 2:
+        grad = xp.unsqueeze_dims(grad, (1,))
+    return grad * scatter
+
+
+def _nll_rule(name: str):
+    return rule(name, "self", saves="self weight reduction ignore_index total_weight target",
+                text="grad_self = -grad * weight[target] / total_weight at each target class, 0 elsewhere",
+                self=lambda grad, self, target, weight, reduction, ignore_index, total_weight:
+                _nll_grad(grad, self, target, weight, reduction, ignore_index, total_weight))
+
+
+NllLossBackward0 = _nll_rule("NllLossBackward0")
+NllLoss2DBackward0 = _nll_rule("NllLoss2DBackward0")
+
+
+def _bce_grad(grad, self, target, weight, reduction):
+    g = (self - target) / clamp_min((1 - self) * self, EPSILON) * grad
+    return scaled(g, arr(weight), reduction, numel(self))
+
+
+def _bce_target_grad(grad, self, weight, reduction):
+    logit = xp.log(self) - xp.log(1 - self)
+    return scaled(-logit * grad, arr(weight), reduction, numel(self))
+
+
+BinaryCrossEntropyBackward0 = rule(
+    "BinaryCrossEntropyBackward0", "self target", saves="self target weight reduction",
+    text="grad_self = grad * (self - target) / (self * (1 - self)) / N",
+    self=lambda grad, self, target, weight, reduction: _bce_grad(grad, self, target, weight, reduction),
+    target=lambda grad, self, weight, reduction: _bce_target_grad(grad, self, weight, reduction))
+
+
+def _bce_logits_grad(grad, self, target, weight, pos_weight, reduction):
+    sig = xp.sigmoid(self)
+    if pos_weight is not None:
+        t = arr(pos_weight) * target
+        g = ((t + 1 - target) * sig - t) * grad
+    else:
+        g = (sig - target) * grad
+    return scaled(g, arr(weight), reduction, numel(self))
+
+
+def _bce_logits_target_grad(grad, self, weight, pos_weight, reduction):
+    if pos_weight is not None:
+        g = (log_sigmoid(-self) - log_sigmoid(self) * arr(pos_weight)) * grad
+    else:
+        g = -self * grad
+    return scaled(g, arr(weight), reduction, numel(self))
+
+
+BinaryCrossEntropyWithLogitsBackward0 = rule(
+    "BinaryCrossEntropyWithLogitsBackward0", "self target", saves="self target weight pos_weight reduction",
+    text="grad_self = grad * (sigmoid(self) - target) / N",
+    self=lambda grad, self, target, weight, pos_weight, reduction:
+    _bce_logits_grad(grad, self, target, weight, pos_weight, reduction),
+    target=lambda grad, self, weight, pos_weight, reduction:
+    _bce_logits_target_grad(grad, self, weight, pos_weight, reduction))
+
+
+# == the losses ==================================================================================================
+_REDUCTIONS = {"none": NONE, "mean": MEAN, "sum": SUM}
+
+
+def _tracked(*ts) -> bool:
+    return GRAD.mode > 0 and any(isinstance(t, Tensor) and t._requires_grad for t in ts)
+
+
+def _reduction(reduction: str, size_average=None, reduce=None) -> int:
+    """PyTorch's reduction enum; the legacy `size_average`/`reduce` flags still work, with its warning."""
+    if size_average is not None or reduce is not None:
+        size_average = True if size_average is None else size_average
+        reduce = True if reduce is None else reduce
+        reduction = "mean" if size_average and reduce else "sum" if reduce else "none"
+        warnings.warn(f"size_average and reduce args will be deprecated, please use reduction='{reduction}' "
+                      "instead.", UserWarning, stacklevel=3)
+    if reduction not in _REDUCTIONS:
+        raise ValueError(f"{reduction} is not a valid value for reduction")
+    return _REDUCTIONS[reduction]
+
+
+def _reduce(arr: np.ndarray, reduction: int) -> np.ndarray:
+    if reduction == MEAN:
+        return np.asarray(arr.mean() if arr.size else np.nan, arr.dtype)
+    if reduction == SUM:
+        return np.asarray(arr.sum(), arr.dtype)
+    return arr
+
+
+def _broadcast_pair(input: Tensor, target: Tensor) -> tuple:
+    """torch.broadcast_tensors for a loss's (input, target): views only where shapes differ."""
+    shape = np.broadcast_shapes(input._data.shape, target._data.shape)
+    if input._data.shape != shape:
+        input = input.expand(shape)
+    if target._data.shape != shape:
+        target = target.expand(shape)
+    return input, target
+
+
+def _size_warning(input: Tensor, target: Tensor) -> None:
+    warnings.warn(f"Using a target size ({target.size()}) that is different to the input size ({input.size()}). "
+                  "This will likely lead to incorrect results due to broadcasting. Please ensure they have the same "
+                  "size.", UserWarning, stacklevel=user_stacklevel())
+
+
+def _scalar_node(cls, t: Tensor, value, res: np.ndarray) -> Tensor:
+    """`t * 0.5` / `t / n` as PyTorch's C++ losses write them (MulBackward1 / DivBackward1)."""
+    if _tracked(t):
+        return record(cls, np.asarray(res), (t,), other=value)
+    return make(np.asarray(res))
+
+
+# -- losses ----------------------------------------------------------------------------------------------
+def _pointwise_loss_args(name: str, input: Tensor, target: Tensor, size_average, reduce, reduction: str, weight):
+    """The checks mse_loss and l1_loss share: the reduction, no `weight`, and PyTorch's warning and
+    broadcast when the target's shape differs from the input's."""
+    red = _reduction(reduction, size_average, reduce)
+    if weight is not None:
+        raise NotImplementedError(f"minigrad: {name}(weight=...) is not implemented.")
+    if target._data.shape != input._data.shape:
+        _size_warning(input, target)
+        input, target = _broadcast_pair(input, target)
+    return input, target, red
+
+
+def mse_loss(input: Tensor, target: Tensor, size_average=None, reduce=None, reduction: str = "mean",
+             weight=None) -> Tensor:
+    """Mean squared error (MseLossBackward0)."""
+    input, target, red = _pointwise_loss_args("mse_loss", input, target, size_average, reduce, reduction, weight)
+    d = input._data - target._data
+    res = _reduce(d * d, red)
+    if _tracked(input, target):
+        return record(MseLossBackward0, res, (input, target), reduction=red)
+    return make(res)
+
+
+def l1_loss(input: Tensor, target: Tensor, size_average=None, reduce=None, reduction: str = "mean",
+            weight=None) -> Tensor:
+    """Mean absolute error: PyTorch composes it, `(input - target).abs().mean()` (MeanBackward0)."""
+    input, target, red = _pointwise_loss_args("l1_loss", input, target, size_average, reduce, reduction, weight)
+    diff = (input - target).abs()
+    return diff.mean() if red == MEAN else diff.sum() if red == SUM else diff
+
+
+def _check_target(input: Tensor, target: Tensor) -> None:
+    if target._data.dtype.kind not in "iu":
+        raise RuntimeError(f"expected target dtype to be Long or Byte, but got {kind_name(target._data.dtype)}")
+    x, t = input._data, target._data
+    if x.ndim == 1:
+        if t.ndim != 0:
+            raise RuntimeError(f"0D or 1D target tensor expected, multi-target not supported (got a "
+                               f"{t.ndim}-D target for a 1-D input)")
+    elif x.ndim >= 2 and (t.ndim == 0 or t.shape[0] != x.shape[0]):
+        raise ValueError(f"Expected input batch_size ({x.shape[0]}) to match target batch_size "
+                         f"({t.shape[0] if t.ndim else 0}).")
+
+
+def _nll(input: Tensor, target: Tensor, weight: Tensor | None, red: int, ignore_index: int, cls) -> Tensor:
+    """One NllLoss node: -w[t] * input[t], summed, averaged over the total weight, or per sample."""
+    x, t = input._data, target._data.astype(np.int64, copy=False)
+    xs, ts = (x[None], t.reshape(1)) if x.ndim == 1 else (x, t)
+    n_classes = xs.shape[1]
+    ignored = ts == ignore_index
+    bad = (~ignored) & ((ts < 0) | (ts >= n_classes))
+    if bad.any():
+        raise IndexError(f"Target {int(ts[bad].flat[0])} is out of bounds.")
+    if weight is not None and weight._data.shape != (n_classes,):
+        raise RuntimeError(f"weight tensor should be defined either for all {n_classes} classes or no classes but "
+                           f"got weight tensor of shape: [{', '.join(map(str, weight._data.shape))}]")
+    safe = np.where(ignored, 0, ts)
+    w = np.ones(ts.shape, x.dtype) if weight is None else weight._data.astype(x.dtype, copy=False)[safe]
+    w = np.where(ignored, 0, w).astype(x.dtype, copy=False)
+    picked = np.take_along_axis(xs, np.expand_dims(safe, 1), axis=1).squeeze(1)
+    losses = -w * picked
+    total = np.asarray(w.sum() if red != NONE else 0, x.dtype)
+    if red == NONE:
+        res = losses.reshape(t.shape)
+    elif red == SUM:
+        res = np.asarray(losses.sum(), x.dtype)
+    else:
+        with np.errstate(invalid="ignore", divide="ignore"):
+            res = np.asarray(losses.sum() / total, x.dtype)
+    if _tracked(input):
+        return record(cls, res, (input,), weight=weight, reduction=red, ignore_index=ignore_index,
+                      total_weight=make(total), target=target)
+    return make(res)
+
+
+def _nll_nd(input: Tensor, target: Tensor, weight, red: int, ignore_index: int) -> Tensor:
+    """nll_loss over (C,), (N, C) or (N, C, d1, ...) inputs, dispatched as at::nll_loss_nd."""
+    _check_target(input, target)
+    shape = input._data.shape
+    if len(shape) in (1, 2):
+        return _nll(input, target, weight, red, ignore_index, NllLossBackward0)
+    if tuple(target._data.shape[1:]) != tuple(shape[2:]):
+        raise RuntimeError(f"Expected target size [{', '.join(map(str, (shape[0],) + shape[2:]))}], got "
+                           f"[{', '.join(map(str, target._data.shape))}]")
+    if len(shape) == 4:
+        return _nll(input, target, weight, red, ignore_index, NllLoss2DBackward0)
+    n, c = shape[0], shape[1]
+    flat_in = input.contiguous().view(n, c, 1, -1)
+    flat_t = target.contiguous().view(n, 1, -1)
+    out = _nll(flat_in, flat_t, weight, red, ignore_index, NllLoss2DBackward0)
+    return out if red != NONE else out.view((n,) + shape[2:])
+
+
+def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None, size_average=None,
+             ignore_index: int = -100, reduce=None, reduction: str = "mean") -> Tensor:
+    """Negative log likelihood of the target classes (input holds log-probabilities)."""
+    return _nll_nd(input, target, weight, _reduction(reduction, size_average, reduce), ignore_index)
+
+
+def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None, size_average=None,
+                  ignore_index: int = -100, reduce=None, reduction: str = "mean",
+                  label_smoothing: float = 0.0) -> Tensor:
+    """log_softmax over the class dim, then nll_loss: the graph is NllLossBackward0 <- LogSoftmaxBackward0.
+
+    Targets are class indices, or class probabilities (a float tensor shaped like the input).
+    """
+    red = _reduction(reduction, size_average, reduce)
+    if not 0.0 <= label_smoothing <= 1.0:
+        raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
+    class_dim = 0 if input._data.ndim == 1 else 1
+    logp = input.log_softmax(class_dim)
+    if target._data.shape == input._data.shape:
+        if target._data.dtype.kind != "f":
+            raise RuntimeError(f"Expected floating point type for target with class probabilities, got "
+                               f"{kind_name(target._data.dtype)}")
+        if ignore_index >= 0:
+            raise RuntimeError("ignore_index is not supported for floating point target")
+        return _cross_entropy_probs(logp, target, weight, red, label_smoothing, class_dim)
+    if label_smoothing > 0:
+        return _cross_entropy_smoothed(logp, target, weight, red, ignore_index, label_smoothing, class_dim)
+    return _nll_nd(logp, target, weight, red, ignore_index)
+
+
+def _class_view(weight: Tensor, ndim: int, class_dim: int) -> Tensor:
+    shape = [1] * ndim
+    shape[class_dim] = weight._data.shape[0]
+    return weight.view(*shape)
+
+
+def _cross_entropy_probs(logp: Tensor, target: Tensor, weight, red: int, smoothing: float, class_dim: int) -> Tensor:
+    """Soft targets: -(log p * target * w), reduced as PyTorch does (mean divides by N, not by numel)."""
+    n_classes = logp._data.shape[class_dim]
+    if smoothing > 0:
+        target = target * (1 - smoothing) + smoothing / n_classes
+    prod = logp * target
+    if weight is not None:
+        prod = prod * _class_view(weight, logp._data.ndim, class_dim)
+    if red == NONE:
+        return -prod.sum(class_dim)
+    total = -prod.sum()
+    if red == SUM:
+        return total
+    n = logp._data.size // n_classes
+    return _scalar_node(DivBackward1, total, n, total._data / n)
+
+
+def _cross_entropy_smoothed(logp: Tensor, target: Tensor, weight, red: int, ignore_index: int, smoothing: float,
+                            class_dim: int) -> Tensor:
+    """Label smoothing, composed as PyTorch's C++ does: (1-ε)·nll + ε/C · (-Σ log p)."""
+    n_classes = logp._data.shape[class_dim]
+    nll = _nll_nd(logp, target, weight, red, ignore_index)
+    ignore_mask = target == ignore_index
+    if weight is not None:
+        smooth = -(logp * _class_view(weight, logp._data.ndim, class_dim)).sum(class_dim)
+    else:
+        smooth = -logp.sum(class_dim)
+    smooth = smooth.masked_fill(ignore_mask, 0.0)
+    if red == MEAN:
+        if weight is not None:
+            kept = target._data[~ignore_mask._data].reshape(-1)
+            ret = smooth.sum() / make(np.asarray(weight._data[kept].sum(), weight._data.dtype))
+        else:
+            ret = smooth.sum() / make(np.asarray((~ignore_mask._data).sum(), np.int64))
+    elif red == SUM:
+        ret = smooth.sum()
+    else:
+        ret = smooth
+    a = 1 - smoothing
+    b = smoothing / n_classes
+    left = _scalar_node(MulBackward1, nll, a, nll._data * np.asarray(a, nll._data.dtype))
+    right = _scalar_node(MulBackward1, ret, b, ret._data * np.asarray(b, ret._data.dtype))
+    return left + right
+
+
+def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None, size_average=None,
+                         reduce=None, reduction: str = "mean") -> Tensor:
+    """-w [t log x + (1-t) log(1-x)] for probabilities x (BinaryCrossEntropyBackward0); logs are floored at -100."""
+    red = _reduction(reduction, size_average, reduce)
+    if target._data.shape != input._data.shape:
+        raise ValueError(f"Using a target size ({target.size()}) that is different to the input size "
+                         f"({input.size()}) is deprecated. Please ensure they have the same size.")
+    if weight is not None:
+        weight = weight.expand(np.broadcast_shapes(target._data.shape, weight._data.shape))
+    x, t = input._data, target._data
+    if ((x < 0) | (x > 1)).any():
+        raise RuntimeError("all elements of input should be between 0 and 1")
+    if ((t < 0) | (t > 1)).any():
+        raise RuntimeError("all elements of target should be between 0 and 1")
+    with np.errstate(divide="ignore"):
+        loss = (t - 1) * np.maximum(np.log1p(-x), -100) - t * np.maximum(np.log(x), -100)
+    if weight is not None:
+        loss = loss * weight._data
+    res = _reduce(loss.astype(x.dtype, copy=False), red)
+    if _tracked(input, target):
+        return record(BinaryCrossEntropyBackward0, res, (input, target), weight=weight, reduction=red)
+    return make(res)
+
+
+def binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight: Tensor | None = None,
+                                     size_average=None, reduce=None, reduction: str = "mean",
+                                     pos_weight: Tensor | None = None) -> Tensor:
+    """Sigmoid and BCE in one numerically stable step (BinaryCrossEntropyWithLogitsBackward0)."""
+    red = _reduction(reduction, size_average, reduce)
+    if target._data.shape != input._data.shape:
+        raise ValueError(f"Target size ({target.size()}) must be the same as input size ({input.size()})")
+    x, t = input._data, target._data
+    log_sig = log_sigmoid(x)
+    if pos_weight is not None:
+        log_sig = log_sig * ((pos_weight._data - 1) * t + 1)
+    loss = (1 - t) * x - log_sig
+    if weight is not None:
+        loss = loss * weight._data
+    res = _reduce(np.asarray(loss).astype(x.dtype, copy=False), red)
+    if _tracked(input, target):
+        return record(BinaryCrossEntropyWithLogitsBackward0, res, (input, target), weight=weight,
+                      pos_weight=pos_weight, reduction=red)
+    return make(res)
+
+
+# == declarations ===============================================================================================
+_PAIR = (((3, 4), "real"), ((3, 4), "const"))
+_F = "nn.functional"
+declare("mse_loss", mse_loss, namespace=_F, method=False, nodes=(MseLossBackward0,),
+        samples=(Sample((((3, 4), "real"), ((3, 4), "real"))), Sample(_PAIR, kwargs={"reduction": "sum"}),
+                 Sample(_PAIR, kwargs={"reduction": "none"})))
+declare("l1_loss", l1_loss, namespace=_F, method=False, samples=(Sample((((3, 4), "away"), ((3, 4), "const"))),))
+declare("nll_loss", nll_loss, namespace=_F, method=False, nodes=(NllLossBackward0, NllLoss2DBackward0),
+        samples=(Sample((((3, 4), "real"), ((3,), "index"))), Sample((((3, 4), "real"), ((3,), "index")),
+                                                                     kwargs={"reduction": "sum"})))
+declare("cross_entropy", cross_entropy, namespace=_F, method=False, nodes=(MulBackward1, DivBackward1),
+        samples=(Sample((((3, 4), "real"), ((3,), "index"))), Sample((((3, 4), "real"), ((3,), "index")),
+                                                                     kwargs={"label_smoothing": 0.1})))
+declare("binary_cross_entropy", binary_cross_entropy, namespace=_F, method=False,
+        nodes=(BinaryCrossEntropyBackward0,), samples=(Sample((((3, 4), "probability"), ((3, 4), "probability"))),))
+declare("binary_cross_entropy_with_logits", binary_cross_entropy_with_logits, namespace=_F, method=False,
+        nodes=(BinaryCrossEntropyWithLogitsBackward0,),
+        samples=(Sample((((3, 4), "real"), ((3, 4), "probability"))),))

@@ -1,0 +1,583 @@
+"""Reductions: sum and mean over all elements or over `dim` (int or tuple), with `keepdim`."""
+
+from __future__ import annotations
+
+import builtins
+
+import numpy as np
+
+from .. import _dtypes
+from .._state import GRAD
+from .._tensor import Tensor, _wrap_dim, make
+from . import xp
+from .recording import record, rule
+from .registry import Sample, declare
+
+# == derivative rows, and the helpers their formulas use ======================================================
+# -- reductions -------------------------------------------------------------------------------------
+SumBackward0 = rule("SumBackward0", "self", saves="self_sym_sizes",
+                    text="grad_self = grad expanded to self's shape (every element gets grad)",
+                    self=lambda grad, self_sym_sizes: xp.expand(grad, self_sym_sizes))
+SumBackward1 = rule("SumBackward1", "self", saves="dim keepdim self_sym_sizes",
+                    text="grad_self = grad expanded back over the summed dims",
+                    self=lambda grad, dim, keepdim, self_sym_sizes:
+                    xp.reduced_expand(grad, self_sym_sizes, dim, keepdim))
+MeanBackward0 = rule("MeanBackward0", "self", saves="self_sym_numel self_sym_sizes",
+                     text="grad_self = grad / numel, expanded to self's shape",
+                     self=lambda grad, self_sym_numel, self_sym_sizes:
+                     xp.expand(grad / self_sym_numel, self_sym_sizes))
+MeanBackward1 = rule("MeanBackward1", "self", saves="dim keepdim self_sym_numel self_sym_sizes",
+                     text="grad_self = grad / (count over dim), expanded back over dim",
+                     self=lambda grad, dim, keepdim, self_sym_numel, self_sym_sizes:
+                     xp.reduced_expand(grad, self_sym_sizes, dim, keepdim) / _reduced_count(self_sym_sizes, dim))
+
+
+def _reduced_count(sizes: tuple, dims: tuple) -> int:
+    n = 1
+    for d in dims:
+        n *= sizes[d % len(sizes)] if sizes else 1
+    return n
+
+
+
+# -- more reductions -------------------------------------------------------------------------------------
+ProdBackward0 = rule("ProdBackward0", "self", saves="self result",
+                     text="grad_self = grad * result / self  (the product of the other elements)",
+                     self=lambda grad, self, result: _prod_grad(grad, self, result, None, False))
+ProdBackward1 = rule("ProdBackward1", "self", saves="self result dim keepdim",
+                     text="grad_self = grad * (product of the other elements along dim)",
+                     self=lambda grad, self, result, dim, keepdim: _prod_grad(grad, self, result, dim, keepdim))
+MaxBackward1 = rule("MaxBackward1", "self", saves="self result",
+                    text="grad_self = grad at the max element(s), 0 elsewhere (ties share it)",
+                    self=lambda grad, self, result: _evenly(grad, self, result))
+MinBackward1 = rule("MinBackward1", "self", saves="self result",
+                    text="grad_self = grad at the min element(s), 0 elsewhere (ties share it)",
+                    self=lambda grad, self, result: _evenly(grad, self, result))
+MaxBackward0 = rule("MaxBackward0", "self", saves="dim keepdim indices self_sym_sizes",
+                    text="grad_self = grad scattered to the argmax along dim, 0 elsewhere",
+                    self=lambda grad, dim, keepdim, indices, self_sym_sizes:
+                    _select_back(grad, dim, keepdim, indices, self_sym_sizes))
+MinBackward0 = rule("MinBackward0", "self", saves="dim keepdim indices self_sym_sizes",
+                    text="grad_self = grad scattered to the argmin along dim, 0 elsewhere",
+                    self=lambda grad, dim, keepdim, indices, self_sym_sizes:
+                    _select_back(grad, dim, keepdim, indices, self_sym_sizes))
+AmaxBackward0 = rule("AmaxBackward0", "self", saves="self result dim keepdim",
+                     text="grad_self = grad split evenly among the max elements along dim",
+                     self=lambda grad, self, result, dim, keepdim: _amax_grad(grad, self, result, dim, keepdim))
+AminBackward0 = rule("AminBackward0", "self", saves="self result dim keepdim",
+                     text="grad_self = grad split evenly among the min elements along dim",
+                     self=lambda grad, self, result, dim, keepdim: _amax_grad(grad, self, result, dim, keepdim))
+VarBackward0 = rule("VarBackward0", "self", saves="self correction dim keepdim",
+                    text="grad_self = grad * 2 * (self - mean) / (N - correction)",
+                    self=lambda grad, self, correction, dim, keepdim: _var_grad(grad, self, correction, dim, keepdim))
+StdBackward0 = rule("StdBackward0", "self", saves="self result correction dim keepdim",
+                    text="grad_self = grad * (self - mean) / ((N - correction) * result)",
+                    self=lambda grad, self, result, correction, dim, keepdim:
+                    _var_grad(_safe_div(grad, 2 * result, xp.data(result) == 0), self, correction, dim, keepdim))
+LinalgVectorNormBackward0 = rule("LinalgVectorNormBackward0", "self", saves="self result ord dim keepdim",
+                                 text="grad_self = grad * self * |self|^(ord-2) / result^(ord-1)  "
+                                      "(ord 2: self / result)",
+                                 self=lambda grad, self, result, ord, dim, keepdim:
+                                 _norm_grad(grad, self, result, ord, dim, keepdim))
+LogsumexpBackward0 = rule("LogsumexpBackward0", "self", saves="self result dim keepdim",
+                          text="grad_self = grad * exp(self - result)",
+                          self=lambda grad, self, result, dim, keepdim:
+                          _keep(grad, dim, keepdim, self) * xp.exp(self - _keep(result, dim, keepdim, self)))
+SoftmaxBackward0 = rule("SoftmaxBackward0", "self", saves="result dim",
+                        text="grad_self = result * (grad - sum(grad * result, dim))",
+                        self=lambda grad, result, dim: result * (grad - xp.sum_keep(grad * result, dim)))
+LogSoftmaxBackward0 = rule("LogSoftmaxBackward0", "self", saves="result dim",
+                           text="grad_self = grad - exp(result) * sum(grad, dim)",
+                           self=lambda grad, result, dim: grad - xp.exp(result) * xp.sum_keep(grad, dim))
+CumsumBackward0 = rule("CumsumBackward0", "self", saves="dim",
+                       text="grad_self = reversed cumulative sum of grad along dim",
+                       self=lambda grad, dim: xp.sum_keep(grad, dim) - xp.cumsum(grad, dim) + grad)
+
+
+def _keep(g, dim, keepdim, like):
+    """Put the reduced dims back (size 1) so `g` broadcasts against the input."""
+    nd = len(like.shape)
+    if dim is None:
+        return xp.reshape(g, (1,) * nd)
+    dims = tuple(d % nd for d in ((dim,) if isinstance(dim, int) else dim)) if nd else ()
+    return g if keepdim or not dims else xp.unsqueeze_dims(g, dims)
+
+
+def _sizes(x):
+    return tuple(x.shape)
+
+
+def _evenly(grad, self, result):
+    """Gradient of a full max/min: shared equally between all elements equal to the result."""
+    import numpy as np
+
+    s, r = xp.data(self), xp.data(result)
+    mask = np.isnan(s) if np.isnan(r) else (s == r)
+    share = grad / int(mask.sum())
+    if xp.is_t(grad):  # as PyTorch: zeros.masked_fill_(mask, grad / count), so MaskedFillBackward1 when differentiated
+        from .._tensor import make
+
+        return make(np.zeros(s.shape, s.dtype)).masked_fill_(make(mask), share)
+    return np.where(mask, share, np.zeros((), s.dtype))
+
+
+def _select_back(grad, dim, keepdim, indices, sizes):
+    """max(dim)/min(dim): the gradient goes to the selected index only."""
+    import numpy as np
+
+    if not sizes:  # a 0-d input: the only element was selected
+        return grad
+    dim = dim % len(sizes)
+    idx = indices if keepdim else np.expand_dims(indices, dim)
+    g = grad if keepdim else xp.unsqueeze_dims(grad, (dim,))
+    mask = np.zeros(sizes, bool)
+    np.put_along_axis(mask, idx, True, axis=dim)
+    return xp.expand(g, sizes) * mask
+
+
+def _amax_grad(grad, self, result, dim, keepdim):
+    s = xp.data(self)
+    r = xp.data(_keep(xp.data(result), dim, keepdim, s))
+    mask = s == r
+    count = mask.sum(axis=tuple(d % s.ndim for d in dim) if s.ndim else None, keepdims=True)
+    return _keep(grad, dim, keepdim, s) * (mask / count).astype(s.dtype)
+
+
+def _var_grad(grad, self, correction, dim, keepdim):
+    import numpy as np
+
+    s = xp.data(self)
+    dims = tuple(range(s.ndim)) if dim is None else tuple(d % builtins.max(s.ndim, 1) for d in dim)
+    n = int(np.prod([s.shape[d] for d in dims])) if s.ndim else 1
+    centered = self - (self.mean(dims, keepdim=True) if xp.is_t(self) else s.mean(axis=dims, keepdims=True))
+    return _keep(grad, dims if dim is not None else None, keepdim, s) * centered * (2.0 / (n - correction))
+
+
+def _safe_div(a, b, zero_mask):
+    """a / b, with 0 where b is 0 (PyTorch's std and norm at 0).
+
+    Written as PyTorch writes it, `(a / b).masked_fill_(b == 0, 0)`: the division itself is not
+    protected, so the second derivative at 0 is nan exactly where PyTorch's is.
+    """
+    import numpy as np
+
+    if xp.is_t(a) or xp.is_t(b):
+        return xp.where(zero_mask, 0.0, a / b)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(zero_mask, 0.0, a / b).astype(np.result_type(a, b))
+
+
+def _norm_grad(grad, self, result, ord, dim, keepdim):
+    import numpy as np
+
+    s = xp.data(self)
+    g = _keep(grad, dim, keepdim, s)
+    r = _keep(result, dim, keepdim, s)
+    if ord == 2:
+        return g * _safe_div(self, r, xp.data(r) == 0)
+    if ord == 1:
+        return g * np.sign(s).astype(s.dtype)
+    if ord == 0:
+        return xp.zeros_like(self)
+    if ord in (float("inf"), float("-inf")):
+        mask = np.abs(s) == xp.data(r)
+        count = mask.sum(axis=None if dim is None else tuple(d % s.ndim for d in dim), keepdims=True)
+        return g * (np.sign(s) * mask / count).astype(s.dtype)
+    absx = xp.abs(self)
+    return g * _safe_div(self * absx ** (ord - 2), r ** (ord - 1), xp.data(r) == 0)
+
+
+def _prod_grad(grad, self, result, dim, keepdim):
+    """Product rule, safe when the input has zeros (no division by zero)."""
+    import numpy as np
+
+    s = xp.data(self)
+    if not (s == 0).any():
+        return _keep(grad, dim, keepdim, s) * (_keep(result, dim, keepdim, s) / self)
+    axis = None if dim is None else dim[0] if isinstance(dim, tuple) else dim
+    if xp.is_t(self):
+        return _keep(grad, dim, keepdim, s) * _prod_of_others(self, axis)
+    flat = s.reshape(-1) if axis is None else np.moveaxis(s, axis, -1)
+    left = np.cumprod(np.concatenate([np.ones_like(flat[..., :1]), flat[..., :-1]], -1), -1)
+    right = np.flip(np.cumprod(np.concatenate([np.ones_like(flat[..., :1]), np.flip(flat, -1)[..., :-1]], -1), -1),
+                    -1)
+    others = left * right
+    others = others.reshape(s.shape) if axis is None else np.moveaxis(others, -1, axis)
+    return _keep(grad, dim, keepdim, s) * others
+
+
+def _prod_of_others(x, axis):
+    """For each element, the product of the other elements along `axis` (all, if None), differentiably:
+    row i of an (n, n) grid holds the values with the i-th replaced by 1, and prod() reduces each row."""
+    import numpy as np
+
+    v = x.reshape(-1) if axis is None else x.transpose(axis, -1)
+    n = v.shape[-1]
+    grid = v.unsqueeze(-2).expand(*v.shape[:-1], n, n)
+    others = xp.where(np.eye(n, dtype=bool), 1.0, grid).prod(-1)
+    return others.reshape(tuple(x.shape)) if axis is None else others.transpose(axis, -1)
+
+
+def norm_dims(dim, ndim: int) -> tuple:
+    """`dim` as a tuple of non-negative axes; accepts an int, a tuple or a list (PyTorch's checks)."""
+    dims = (dim,) if isinstance(dim, (int, np.integer)) else tuple(dim)
+    out = tuple(_wrap_dim(int(d), ndim) for d in dims)
+    if len(set(out)) != len(out):
+        raise RuntimeError(f"dim {out[0]} appears multiple times in the list of dims")
+    return out
+
+
+def _saved_dim(dim) -> tuple:
+    return (int(dim),) if isinstance(dim, (int, np.integer)) else tuple(int(d) for d in dim)
+
+
+def _sum_dtype(d: np.ndarray, dtype) -> np.dtype | None:
+    if dtype is not None:
+        return _dtypes.to_np(dtype)
+    return np.dtype("int64") if d.dtype.kind in "biu" else None
+
+
+def sum(self, dim=None, keepdim: bool = False, *, dtype=None, axis=None):
+    """Sum of all elements (SumBackward0) or over `dim` (SumBackward1)."""
+    d = self._data
+    if dim is None and axis is None and dtype is None and not keepdim and d.dtype.kind == "f":
+        res = GRAD.quiet.run(np.add.reduce, d, None)  # `x.sum()` of floats: ndarray.sum wraps this in Python
+        if self._requires_grad and GRAD.mode > 0:
+            return record(SumBackward0, res, (self,), self_sym_sizes=d.shape)
+        return make(res)
+    if axis is not None:
+        dim = axis
+    acc = _sum_dtype(d, dtype)
+    if dim is None:
+        res = np.asarray(d.sum(dtype=acc))
+        if keepdim:
+            res = res.reshape((1,) * d.ndim)
+        if self._requires_grad and GRAD.mode > 0:
+            if keepdim:
+                return record(SumBackward1, res, (self,), dim=tuple(range(d.ndim)), keepdim=True,
+                              self_sym_sizes=d.shape)
+            return record(SumBackward0, res, (self,), self_sym_sizes=d.shape)
+        return make(res)
+    axes = norm_dims(dim, d.ndim)
+    res = np.asarray(d.sum(axis=axes if d.ndim else None, keepdims=keepdim, dtype=acc))
+    if self._requires_grad and GRAD.mode > 0:
+        return record(SumBackward1, res, (self,), dim=_saved_dim(dim), keepdim=keepdim, self_sym_sizes=d.shape)
+    return make(res)
+
+
+def mean(self, dim=None, keepdim: bool = False, *, dtype=None):
+    d = self._data
+    if dtype is not None:
+        d = d.astype(_dtypes.to_np(dtype))
+    if d.dtype.kind != "f":
+        raise RuntimeError("mean(): could not infer output dtype. Input dtype must be either a floating point or "
+                           f"complex dtype. Got: {_dtypes.FROM_NP[d.dtype]._legacy[:-6]}")
+    if dim is None:
+        res = GRAD.quiet.run(_mean_all, d) if d.size else np.asarray(np.nan, d.dtype)
+        if keepdim:
+            res = np.reshape(res, (1,) * d.ndim)
+        if self._requires_grad and GRAD.mode > 0:
+            if keepdim:
+                return record(MeanBackward1, res, (self,), dim=tuple(range(d.ndim)), keepdim=True,
+                              self_sym_numel=d.size, self_sym_sizes=d.shape)
+            return record(MeanBackward0, res, (self,), self_sym_numel=d.size, self_sym_sizes=d.shape)
+        return make(res)
+    axes = norm_dims(dim, d.ndim)
+    if d.size:
+        res = GRAD.quiet.run(d.mean, axes if d.ndim else None, None, None, keepdim)
+    else:  # the mean over nothing is nan; NumPy would also warn about it
+        res = np.full(np.sum(d, axis=axes if d.ndim else None, keepdims=keepdim).shape, np.nan, d.dtype)
+    if self._requires_grad and GRAD.mode > 0:
+        return record(MeanBackward1, res, (self,), dim=_saved_dim(dim), keepdim=keepdim, self_sym_numel=d.size,
+                      self_sym_sizes=d.shape)
+    return make(res)
+
+
+def _mean_all(d: np.ndarray):
+    """`d.mean()` without NumPy's Python-level wrapper (the same sum, then the same division)."""
+    if d.dtype.itemsize < 4:  # float16 sums in float32, as NumPy's mean does
+        return d.mean()
+    return np.add.reduce(d, axis=None) / d.size
+
+
+def sum_to_size(self, *size):
+    """Sum this tensor down to `size` (the reverse of broadcasting), as PyTorch's sum_to_size."""
+    size = tuple(size[0]) if len(size) == 1 and isinstance(size[0], (tuple, list)) else tuple(size)
+    from .xp import _sum_dims, expandable
+
+    shape = self._data.shape
+    if not expandable(size, shape):
+        raise RuntimeError(f"size {{{', '.join(map(str, size))}}} is not expandable to size "
+                           f"{{{', '.join(map(str, shape))}}}.")
+    if shape == size:
+        return self
+    dims = _sum_dims(size, shape)
+    out = sum(self, dims, keepdim=True) if dims else self
+    lead = len(shape) - len(size)
+    if lead:
+        from .views import view
+
+        out = view(out, size)
+    return out
+
+
+# -- the rest of the reductions ------------------------------------------------------------------------
+class _ReturnType(tuple):
+    """`minigrad.return_types.max(values=..., indices=...)`: a named pair, printed as PyTorch does."""
+
+    _kind = "max"
+
+    def __new__(cls, values, indices):
+        return tuple.__new__(cls, (values, indices))
+
+    @property
+    def values(self):
+        return self[0]
+
+    @property
+    def indices(self):
+        return self[1]
+
+    def __repr__(self) -> str:
+        return f"minigrad.return_types.{self._kind}(\nvalues={self[0]!r},\nindices={self[1]!r})"
+
+
+def _return_type(kind: str):
+    return type(kind, (_ReturnType,), {"_kind": kind, "__module__": "minigrad.return_types"})
+
+
+MaxResult, MinResult = _return_type("max"), _return_type("min")
+_tracked = lambda t: t._requires_grad and GRAD.mode > 0  # noqa: E731
+
+
+def prod(self, dim=None, keepdim: bool = False, *, dtype=None):
+    d = self._data
+    acc = _sum_dtype(d, dtype)
+    if dim is None:
+        res = np.asarray(d.prod(dtype=acc))
+        if _tracked(self):
+            return record(ProdBackward0, res, (self,))
+        return make(res)
+    axis = norm_dims(dim, d.ndim)[0]
+    res = np.asarray(d.prod(axis=axis if d.ndim else None, keepdims=keepdim, dtype=acc))
+    if _tracked(self):
+        return record(ProdBackward1, res, (self,), dim=int(dim), keepdim=keepdim)
+    return make(res)
+
+
+def _extreme(self, dim, keepdim, other, np_red, np_arg, full_node, dim_node, result_cls, pairwise):
+    if isinstance(dim, Tensor):  # max(a, b): the elementwise maximum
+        other, dim = dim, None
+    if other is not None:
+        return pairwise(self, other)
+    d = self._data
+    if dim is None:
+        if d.size == 0:
+            raise RuntimeError(f"{np_red.__name__[1:] if np_red.__name__.startswith('a') else np_red.__name__}(): "
+                               "Expected reduction dim to be specified for input.numel() == 0. Specify the reduction "
+                               "dim with the 'dim' argument.")
+        res = np.asarray(np_red(d))
+        if _tracked(self):
+            return record(full_node, res, (self,))
+        return make(res)
+    ax = _wrap_dim(int(dim), d.ndim)
+    src = d if d.ndim else d.reshape(1)
+    idx = np_arg(src, axis=ax, keepdims=True)
+    vals = np.take_along_axis(src, idx, axis=ax)
+    if not keepdim or not d.ndim:
+        idx, vals = np.squeeze(idx, ax), np.squeeze(vals, ax)
+    if not d.ndim:
+        idx, vals = idx.reshape(()), vals.reshape(())
+    indices = make(np.asarray(idx, np.int64))
+    if _tracked(self):
+        values = record(dim_node, np.asarray(vals), (self,), dim=int(dim), keepdim=keepdim, indices=np.asarray(idx),
+                        self_sym_sizes=d.shape)
+    else:
+        values = make(np.asarray(vals))
+    return result_cls(values, indices)
+
+
+def max(self, dim=None, keepdim: bool = False, *, other=None):
+    from .selection import maximum
+
+    return _extreme(self, dim, keepdim, other, np.max, np.argmax, MaxBackward1, MaxBackward0, MaxResult, maximum)
+
+
+def min(self, dim=None, keepdim: bool = False, *, other=None):
+    from .selection import minimum
+
+    return _extreme(self, dim, keepdim, other, np.min, np.argmin, MinBackward1, MinBackward0, MinResult, minimum)
+
+
+def _amax_like(np_red, node):
+    def op(self, dim=(), keepdim: bool = False):
+        d = self._data
+        dims = tuple(range(d.ndim)) if dim in ((), None) else norm_dims(dim, d.ndim)
+        res = np.asarray(np_red(d, axis=dims if d.ndim else None, keepdims=keepdim))
+        if _tracked(self):
+            return record(node, res, (self,), dim=dims if dim not in ((), None) else tuple(range(d.ndim)),
+                          keepdim=keepdim)
+        return make(res)
+    return op
+
+
+amax = _amax_like(np.max, AmaxBackward0)
+amin = _amax_like(np.min, AminBackward0)
+
+
+def argmax(self, dim=None, keepdim: bool = False):
+    d = self._data
+    if dim is None:
+        return make(np.asarray(np.argmax(d), np.int64).reshape((1,) * d.ndim if keepdim else ()))
+    return make(np.asarray(np.argmax(d, axis=_wrap_dim(dim, d.ndim), keepdims=keepdim), np.int64))
+
+
+def argmin(self, dim=None, keepdim: bool = False):
+    d = self._data
+    if dim is None:
+        return make(np.asarray(np.argmin(d), np.int64).reshape((1,) * d.ndim if keepdim else ()))
+    return make(np.asarray(np.argmin(d, axis=_wrap_dim(dim, d.ndim), keepdims=keepdim), np.int64))
+
+
+def _correction(unbiased, correction) -> float:
+    if correction is not None:
+        return correction
+    return 1 if unbiased is None or unbiased else 0
+
+
+def var(self, dim=None, unbiased=None, keepdim: bool = False, *, correction=None):
+    if isinstance(dim, bool):  # var(unbiased) positional form
+        unbiased, dim = dim, None
+    c = _correction(unbiased, correction)
+    d = self._data
+    dims = None if dim is None else norm_dims(dim, d.ndim)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        res = np.asarray(np.var(d, axis=dims, ddof=c, keepdims=keepdim))
+    if _tracked(self):
+        return record(VarBackward0, res.astype(d.dtype), (self,), correction=c, dim=dims, keepdim=keepdim)
+    return make(res.astype(d.dtype))
+
+
+def std(self, dim=None, unbiased=None, keepdim: bool = False, *, correction=None):
+    if isinstance(dim, bool):
+        unbiased, dim = dim, None
+    c = _correction(unbiased, correction)
+    d = self._data
+    dims = None if dim is None else norm_dims(dim, d.ndim)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        res = np.asarray(np.std(d, axis=dims, ddof=c, keepdims=keepdim))
+    if _tracked(self):
+        return record(StdBackward0, res.astype(d.dtype), (self,), correction=c, dim=dims, keepdim=keepdim)
+    return make(res.astype(d.dtype))
+
+
+def norm(self, p="fro", dim=None, keepdim: bool = False, dtype=None):
+    """Vector norm (p=2 by default) over all elements or `dim` (LinalgVectorNormBackward0)."""
+    ord = 2.0 if p in ("fro", None) else float("inf") if p == "inf" else float(p)
+    d = self._data
+    if d.dtype.kind != "f":
+        raise RuntimeError(f"linalg.vector_norm: Expected a floating point or complex tensor as input. Got "
+                           f"{_dtypes.FROM_NP[d.dtype]._legacy[:-6]}")
+    dims = None if dim is None else norm_dims(dim, d.ndim)
+    a = np.abs(d)
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        if ord == float("inf"):
+            res = a.max(axis=dims, keepdims=keepdim) if a.size else np.zeros(())
+        elif ord == float("-inf"):
+            res = a.min(axis=dims, keepdims=keepdim)
+        elif ord == 0:
+            res = (a != 0).sum(axis=dims, keepdims=keepdim).astype(d.dtype)
+        elif ord == 2:
+            res = np.sqrt((a * a).sum(axis=dims, keepdims=keepdim))
+        else:
+            res = (a ** ord).sum(axis=dims, keepdims=keepdim) ** (1 / ord)
+    res = np.asarray(res, d.dtype)
+    if _tracked(self):
+        return record(LinalgVectorNormBackward0, res, (self,), ord=ord, dim=dims, keepdim=keepdim)
+    return make(res)
+
+
+def logsumexp(self, dim, keepdim: bool = False):
+    d = self._data if self._data.dtype.kind == "f" else self._data.astype(_dtypes.default_np())
+    dims = norm_dims(dim, d.ndim)
+    with np.errstate(invalid="ignore", over="ignore"):
+        m = np.max(d, axis=dims, keepdims=True) if d.size else np.zeros((1,) * d.ndim, d.dtype)
+        m = np.where(np.isfinite(m), m, 0)
+        res = np.log(np.sum(np.exp(d - m), axis=dims, keepdims=True)) + m
+    if not keepdim:
+        res = np.squeeze(res, axis=dims)
+    res = np.asarray(res, d.dtype)
+    if _tracked(self):
+        return record(LogsumexpBackward0, res, (self,), dim=_saved_dim(dim), keepdim=keepdim)
+    return make(res)
+
+
+def _softmax_dim(dim, ndim: int) -> int:
+    if dim is None:
+        import warnings
+
+        warnings.warn("Implicit dimension choice for softmax has been deprecated. Change the call to include dim=X "
+                      "as an argument.", UserWarning, stacklevel=3)
+        dim = 0 if ndim in (0, 1, 3) else 1
+    return _wrap_dim(dim, ndim)
+
+
+def softmax(self, dim=None, dtype=None):
+    d = self._data if dtype is None else self._data.astype(_dtypes.to_np(dtype))
+    ax = _softmax_dim(dim, d.ndim)
+    e = np.exp(d - d.max(axis=ax, keepdims=True)) if d.size else d.copy()
+    res = e / e.sum(axis=ax, keepdims=True) if d.size else e
+    if _tracked(self):
+        return record(SoftmaxBackward0, res, (self,), dim=ax)
+    return make(res)
+
+
+def log_softmax(self, dim=None, dtype=None):
+    d = self._data if dtype is None else self._data.astype(_dtypes.to_np(dtype))
+    ax = _softmax_dim(dim, d.ndim)
+    if d.size:
+        shifted = d - d.max(axis=ax, keepdims=True)
+        res = shifted - np.log(np.exp(shifted).sum(axis=ax, keepdims=True))
+    else:
+        res = d.copy()
+    if _tracked(self):
+        return record(LogSoftmaxBackward0, res, (self,), dim=ax)
+    return make(res)
+
+
+def cumsum(self, dim, *, dtype=None):
+    d = self._data
+    ax = _wrap_dim(dim, d.ndim)
+    res = np.cumsum(d, axis=ax if d.ndim else None, dtype=_sum_dtype(d, dtype)).reshape(d.shape)
+    if _tracked(self):
+        return record(CumsumBackward0, res, (self,), dim=ax)
+    return make(res)
+
+
+# == declarations ===============================================================================================
+def _over(domain: str, *calls) -> tuple:
+    """Samples of a reduction on a (3, 4) tensor of `domain`: each call is (args, kwargs)."""
+    return tuple(Sample((((3, 4), domain),), args, kwargs) for args, kwargs in calls)
+
+
+_ALL, _DIM, _KEEP, _DIMS = ((), {}), ((1,), {}), ((0,), {"keepdim": True}), (((0, 1),), {})
+declare("sum", sum, nodes=(SumBackward0, SumBackward1), samples=_over("real", _ALL, _DIM, _KEEP, _DIMS))
+declare("mean", mean, nodes=(MeanBackward0, MeanBackward1), samples=_over("real", _ALL, _DIM, _KEEP, _DIMS))
+declare("sum_to_size", sum_to_size, namespace="Tensor", nodes=(SumBackward1,),
+        samples=_over("real", ((1, 4), {}), ((4,), {})))
+declare("prod", prod, nodes=(ProdBackward0, ProdBackward1), samples=_over("away", _ALL, _DIM, _KEEP))
+declare("max", max, nodes=(MaxBackward0, MaxBackward1), samples=_over("distinct", _ALL, _DIM, _KEEP))
+declare("min", min, nodes=(MinBackward0, MinBackward1), samples=_over("distinct", _ALL, _DIM, _KEEP))
+declare("amax", amax, nodes=(AmaxBackward0,), samples=_over("distinct", _ALL, _DIM, _KEEP))
+declare("amin", amin, nodes=(AminBackward0,), samples=_over("distinct", _ALL, _DIM, _KEEP))
+declare("argmax", argmax, samples=_over("distinct", _ALL, _DIM), differentiable=False)
+declare("argmin", argmin, samples=_over("distinct", _ALL, _DIM), differentiable=False)
+declare("var", var, nodes=(VarBackward0,), samples=_over("real", _ALL, _DIM, _KEEP, ((), {"correction": 0})))
+declare("std", std, nodes=(StdBackward0,), samples=_over("real", _ALL, _DIM, _KEEP))
+declare("norm", norm, nodes=(LinalgVectorNormBackward0,),
+        samples=_over("away", _ALL, ((3,), {}), ((2, 1), {}), ((1, (0, 1)), {"keepdim": True})))
+declare("logsumexp", logsumexp, nodes=(LogsumexpBackward0,), samples=_over("real", _DIM, _KEEP))
+declare("softmax", softmax, functional=True, nodes=(SoftmaxBackward0,), samples=_over("real", _DIM, ((0,), {})))
+declare("log_softmax", log_softmax, functional=True, nodes=(LogSoftmaxBackward0,),
+        samples=_over("real", _DIM, ((0,), {})))
+declare("cumsum", cumsum, nodes=(CumsumBackward0,), samples=_over("real", _DIM, ((0,), {})))

@@ -1,0 +1,104 @@
+"""The op registry: one declaration per op says everything about it.
+
+`declare(...)` records an op: the function that runs it, its public names (a `minigrad.<name>`
+function, `Tensor` methods, Python operators, the in-place variant `<name>_`, an `nn.functional`
+name), the node classes it records (each made by `rule(...)`, which says what the node saves, its
+derivative formula per input and the rule text the animation shows), and how the test sweeps call
+it (`samples`). The public API, `dir()`, the parity / gradcheck / float32 test sweeps and viz's rule
+lookup for PyTorch graphs all read this registry, so a new op is one declaration.
+
+The families of simple ops have makers that build the op function from a NumPy function and a
+derivative formula (`elementwise.unary`, ...); the others declare a hand-written function.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+__all__ = ["Op", "Sample", "declare", "REGISTRY", "NODES", "node_rule", "ops"]
+
+# Domains the test sweeps draw tensor values from (the sweeps keep away from kinks and ties).
+DOMAINS = ("real", "positive", "unit", "away", "distinct", "int", "nonneg_int", "bool", "index")
+
+
+@dataclass(frozen=True)
+class Sample:
+    """One way the test sweeps call an op: its tensor arguments, each a (shape, domain) pair, then the other
+    arguments. Domains: "real" (-2..2), "positive" (0.5..2), "unit" (-0.9..0.9), "away" (|x| > 0.1: off a
+    kink at 0), "distinct" (no ties), "int", "nonneg_int", "bool", "index" (valid indices into the first
+    tensor's last dim). A tensor of domain "const" is a float tensor that does not require grad."""
+
+    tensors: tuple
+    args: tuple = ()
+    kwargs: dict = field(default_factory=dict)
+    second_order: bool = True  # does gradgradcheck apply (False for ops whose gradient is piecewise constant)
+    as_list: bool = False  # the tensors go in as one list argument (cat, stack)
+
+
+@dataclass(frozen=True)
+class Op:
+    """A declared op (see the module docstring)."""
+
+    name: str
+    function: Callable
+    namespace: str = ""  # "" for minigrad.<name>, "nn.functional" for minigrad.nn.functional.<name>
+    aliases: tuple = ()  # more names in the same namespace (and as methods, when `method`)
+    method: bool = True  # also Tensor.<name> (and Tensor.<alias>)
+    inplace: Callable | None = None  # Tensor.<name>_ (the function)
+    operators: dict = field(default_factory=dict)  # Python operators: {"__add__": fn, ...}
+    nodes: tuple = ()  # the node classes it records
+    samples: tuple = ()  # how the test sweeps call it; empty: not swept (listed in the sweeps' exceptions)
+    differentiable: bool = True
+    functional: bool = False  # also nn.functional.<name>
+    public: bool = True  # False: an op only derivative formulas call (PyTorch's fused backward ops)
+
+    def call(self, lib, *args, **kwargs):
+        """Call the op on `lib`: minigrad runs this declaration's function; another library with PyTorch's API
+        (torch) is called the way a learner would, `lib.<namespace>.<name>(...)`, or the Tensor method when the
+        op has no function of its own."""
+        if lib.__name__.split(".")[0] == "minigrad":
+            return self.function(*args, **kwargs)
+        if self.namespace == "Tensor":
+            return getattr(args[0], self.name)(*args[1:], **kwargs)
+        where = lib
+        for part in self.namespace.split(".") if self.namespace else ():
+            where = getattr(where, part)
+        return getattr(where, self.name)(*args, **kwargs)
+
+
+REGISTRY: dict[str, Op] = {}  # "name" or "nn.functional.name" -> Op
+NODES: dict[str, type] = {}  # node class name -> node class, for every node a declared op records
+
+
+def declare(name: str, function: Callable, *, namespace: str = "", aliases: tuple = (), method: bool = True,
+            inplace: Callable | None = None, operators: dict | None = None, nodes: tuple = (),
+            samples: tuple = (), differentiable: bool = True, functional: bool = False, public: bool = True,
+            register: bool = True) -> Op:
+    """Record an op (see the module docstring). `register=False` makes the declaration without adding it to
+    the registry (a test can then sweep an op it declares itself)."""
+    op = Op(name, function, namespace, tuple(aliases), method, inplace, dict(operators or {}), tuple(nodes),
+            tuple(samples), differentiable, functional, public)
+    if register:
+        key = f"{namespace}.{name}" if namespace and namespace != "Tensor" else name
+        if key in REGISTRY:
+            raise ValueError(f"op {key!r} is declared twice")
+        REGISTRY[key] = op
+        for node in op.nodes:
+            NODES[node.__name__] = node
+    return op
+
+
+def ops() -> list[Op]:
+    """Every declared op, in declaration order."""
+    return list(REGISTRY.values())
+
+
+def node_rule(node_name: str):
+    """(input names, rule text) of the node class called `node_name` (as `type(node).__name__` or `name()`
+    gives it, PyTorch's `torch::autograd::` prefix allowed), or None when no declared op records it. viz uses
+    this for PyTorch graphs, whose nodes do not carry their rule."""
+    cls = NODES.get(node_name.rsplit("::", 1)[-1])
+    if cls is None or not hasattr(cls, "_text"):
+        return None
+    return cls._inputs, cls._text
