@@ -110,6 +110,24 @@ def _size(size) -> tuple:
     return tuple(builtins.int(s) for s in size)
 
 
+def _size_arg(name: str, positional: tuple, kwargs: dict) -> tuple:
+    """`zeros(2, 3)`, `zeros((2, 3))` or `zeros(size=(2, 3))`, as PyTorch accepts them."""
+    size = kwargs.pop("size", None)
+    for key in kwargs:
+        raise TypeError(f"{name}() got an unexpected keyword argument '{key}'")
+    if size is None:
+        return positional
+    if positional:
+        if name.startswith("rand"):  # (PyTorch's argument parser words this one differently)
+            got = ", ".join(type(p).__name__ for p in positional)
+            raise TypeError(f"{name}() received an invalid combination of arguments - got ({got}, size="
+                            f"{type(size).__name__}), but expected one of:\n * (tuple of ints size, *, "
+                            "minigrad.Generator generator, minigrad.dtype dtype = None, minigrad.device device = None, "
+                            "bool requires_grad = False)\n")
+        raise TypeError(f"{name}() got multiple values for argument 'size'")
+    return (size,)
+
+
 def _dt(dtype, default=None) -> np.dtype:
     if dtype is not None:
         return _dtypes.to_np(dtype)
@@ -123,17 +141,17 @@ def _filled(fill, size, dtype, requires_grad, device) -> Tensor:
     return _finish(fill(shape, _dt(dtype)), requires_grad, device)
 
 
-def ones(*size, dtype=None, device=None, requires_grad=False, out=None) -> Tensor:
-    return _filled(np.ones, size, dtype, requires_grad, device)
+def ones(*size, dtype=None, device=None, requires_grad=False, out=None, **kwargs) -> Tensor:
+    return _filled(np.ones, _size_arg("ones", size, kwargs), dtype, requires_grad, device)
 
 
-def zeros(*size, dtype=None, device=None, requires_grad=False, out=None) -> Tensor:
-    return _filled(np.zeros, size, dtype, requires_grad, device)
+def zeros(*size, dtype=None, device=None, requires_grad=False, out=None, **kwargs) -> Tensor:
+    return _filled(np.zeros, _size_arg("zeros", size, kwargs), dtype, requires_grad, device)
 
 
-def empty(*size, dtype=None, device=None, requires_grad=False, memory_format=None) -> Tensor:
+def empty(*size, dtype=None, device=None, requires_grad=False, memory_format=None, **kwargs) -> Tensor:
     # zeros, not garbage: "uninitialised" memory would make notebooks non-deterministic
-    return _filled(np.zeros, size, dtype, requires_grad, device)
+    return _filled(np.zeros, _size_arg("empty", size, kwargs), dtype, requires_grad, device)
 
 
 def full(size, fill_value, *, dtype=None, device=None, requires_grad=False) -> Tensor:
@@ -200,14 +218,16 @@ def _gen(generator):
     return (generator or default_generator)._np
 
 
-def rand(*size, generator=None, dtype=None, device=None, requires_grad=False) -> Tensor:
+def rand(*size, generator=None, dtype=None, device=None, requires_grad=False, **kwargs) -> Tensor:
     d = _dt(dtype)
-    return _finish(_gen(generator).random(_size(size)).astype(d), requires_grad, device)
+    shape = _size(_size_arg("rand", size, kwargs))
+    return _finish(_gen(generator).random(shape).astype(d), requires_grad, device)
 
 
-def randn(*size, generator=None, dtype=None, device=None, requires_grad=False) -> Tensor:
+def randn(*size, generator=None, dtype=None, device=None, requires_grad=False, **kwargs) -> Tensor:
     d = _dt(dtype)
-    return _finish(_gen(generator).standard_normal(_size(size)).astype(d), requires_grad, device)
+    shape = _size(_size_arg("randn", size, kwargs))
+    return _finish(_gen(generator).standard_normal(shape).astype(d), requires_grad, device)
 
 
 def randint(low, high=None, size=None, *, generator=None, dtype=None, device=None, requires_grad=False) -> Tensor:

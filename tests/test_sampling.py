@@ -272,3 +272,20 @@ def test_normal_with_a_mean_that_requires_grad_is_not_implemented_yet(torch):
     with minigrad.no_grad():
         out = minigrad.normal(minigrad.zeros(2, requires_grad=True), 1.0)
     assert out.grad_fn is None and not out.requires_grad
+
+
+# -- size= as a keyword (d2l writes torch.rand(size=(8, 8))) ---------------------------------------------------
+@pytest.mark.parametrize("name", ["zeros", "ones", "empty", "rand", "randn"])
+def test_size_keyword_matches_torch(torch, name):
+    got = []
+    for lib in (torch, minigrad):
+        fn = getattr(lib, name)
+        got.append([_shape_dtype(fn(size=(2, 3))), _shape_dtype(fn(size=[4])), _shape_dtype(fn((2, 1))),
+                    _shape_dtype(fn(3, dtype=lib.float64))])
+        phrase = ("received an invalid combination of arguments - got \\(int, size=tuple\\)" if name.startswith("rand")
+                  else "got multiple values for argument 'size'")
+        with pytest.raises(TypeError, match=f"{name}\\(\\) {phrase}"):
+            fn(2, size=(2,))
+    assert got[1] == got[0]
+    with pytest.raises(TypeError, match=f"{name}\\(\\) got an unexpected keyword argument 'shape'"):
+        getattr(minigrad, name)(shape=(2,))
