@@ -8,8 +8,9 @@ marker gets removed). Only the errors a missing API raises count as the expected
 (AttributeError, TypeError, IndexError, NotImplementedError): a wrong value (AssertionError) on minigrad
 is never hidden behind the marker.
 
-Shared helpers live in ``helpers.py``, loaded here by path and registered as the module
-``teaching_helpers`` (tests are not importable under ``--import-mode=importlib``).
+Shared helpers live in ``helpers.py`` and ``d2l_lib.py`` (the parts of d2l.ai's ``d2l`` package the d2l
+ports use), loaded here by path and registered as the modules ``teaching_helpers`` and ``teaching_d2l``
+(tests are not importable under ``--import-mode=importlib``).
 """
 
 from __future__ import annotations
@@ -24,17 +25,16 @@ import pytest
 MISSING_API_ERRORS = (AttributeError, TypeError, IndexError, NotImplementedError)
 
 
-def _load_helpers():
-    name = "teaching_helpers"
+def _load(name: str, file: str) -> None:
     if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, Path(__file__).with_name("helpers.py"))
+        spec = importlib.util.spec_from_file_location(name, Path(__file__).with_name(file))
         module = importlib.util.module_from_spec(spec)
         sys.modules[name] = module
         spec.loader.exec_module(module)
-    return sys.modules[name]
 
 
-_load_helpers()
+_load("teaching_helpers", "helpers.py")
+_load("teaching_d2l", "d2l_lib.py")
 
 
 def pytest_configure(config: pytest.Config) -> None:
