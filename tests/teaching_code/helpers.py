@@ -11,6 +11,8 @@ import contextlib
 import io
 import math
 import re
+import signal
+import threading
 from collections.abc import Callable
 
 import numpy as np
@@ -141,3 +143,49 @@ class NumpyShuffle:
 
     def __len__(self) -> int:
         return self.n
+
+
+# -- guards: turn a known hang into the error a missing API raises ------------------------------------------------
+@contextlib.contextmanager
+def hang_guard(what: str, seconds: float):
+    """Raise NotImplementedError(what) if the block runs longer than `seconds` (SIGALRM; POSIX main thread).
+
+    For a port whose minigrad run would hang, not fail: with the guard the run ends, as a strict xfail,
+    within the limit. The limits are hundreds of times what the guarded code takes once it works.
+    """
+    if not hasattr(signal, "setitimer") or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def timeout(signum, frame):
+        raise _Timeout
+
+    previous = signal.signal(signal.SIGALRM, timeout)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    except _Timeout:
+        timed_out = True
+    else:
+        timed_out = False
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+    if timed_out:  # raised here, outside the interrupted frames, so the traceback is a plain one
+        raise NotImplementedError(f"{what} did not finish within {seconds} s") from None
+
+
+class _Timeout(BaseException):
+    """Raised by hang_guard's alarm inside the guarded block (a BaseException: no `except Exception` eats it)."""
+
+
+def require_stack_of_many(lib, n: int = 40) -> None:
+    """Stack and concatenate n tensors that require grad (an RNN's outputs over n time steps).
+
+    minigrad 0.1 builds the node class of an n-input stack/cat over all 2**n subsets of inputs (20 inputs:
+    2 s; 32: hours): a port that stacks a sequence would hang, so it calls this first.
+    """
+    xs = [lib.ones(2, requires_grad=True) for _ in range(n)]
+    with hang_guard(f"stack/cat of {n} tensors that require grad (StackBackward0/CatBackward0)", 2.0):
+        lib.stack(xs).sum().backward()
+        lib.cat(xs).sum().backward()
