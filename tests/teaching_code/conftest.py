@@ -51,13 +51,14 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         return
     needs = metafunc.definition.get_closest_marker("needs")
     differs = metafunc.definition.get_closest_marker("differs")
-    marks = []
+    reasons, raises = [], ()
     if needs is not None:
-        marks.append(pytest.mark.xfail(strict=True, raises=MISSING_API_ERRORS,
-                                       reason="needs: " + ", ".join(needs.args)))
+        reasons.append("needs: " + ", ".join(needs.args))
+        raises += MISSING_API_ERRORS
     if differs is not None:
-        marks.append(pytest.mark.xfail(strict=True, raises=AssertionError,
-                                       reason="differs from PyTorch: " + ", ".join(differs.args)))
+        reasons.append("differs from PyTorch: " + ", ".join(differs.args))
+        raises += (AssertionError,)
+    marks = [pytest.mark.xfail(strict=True, raises=raises, reason="; ".join(reasons))] if reasons else []
     metafunc.parametrize("lib", [pytest.param("torch", id="torch"),
                                  pytest.param("minigrad", id="minigrad", marks=marks)], indirect=True)
 
