@@ -417,6 +417,9 @@ class DataLoader:
         return self.batch_sampler if self._auto_collation else self.sampler
 
     def __iter__(self) -> Iterator:
+        if self.pin_memory:  # (PyTorch warns when the iterator is made, without an accelerator to pin for)
+            warnings.warn("'pin_memory' argument is set as true but no accelerator is found, then device pinned "
+                          "memory won't be used.", UserWarning, stacklevel=2)
         if self._iterable:
             yield from self._iter_stream()
             return

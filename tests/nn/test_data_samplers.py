@@ -294,3 +294,14 @@ def test_random_split_subsets_feed_a_loader():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert len(mdata.DataLoader(train, batch_size=4)) == 3
+
+
+def test_pin_memory_warns_like_torch_when_iterated(torch):
+    for lib, data in _libs(torch):
+        loader = data.DataLoader(_dataset(lib, data), batch_size=4, pin_memory=True)
+        with pytest.warns(UserWarning, match="'pin_memory' argument is set as true but no accelerator is found, "
+                                             "then device pinned memory won't be used."):
+            next(iter(loader))
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            next(iter(data.DataLoader(_dataset(lib, data), batch_size=4)))
