@@ -1,7 +1,8 @@
 # minigrad: the whole setup is `make lab` or `make test`.
 # Every target runs tools as `.venv/bin/python -m ...`: no activation needed.
-# The venv is created when missing and reused otherwise; the editable install is redone only
-# when pyproject.toml is newer than the stamp file inside .venv.
+# The venv is created when missing and reused otherwise. `make lab` installs the `lab` extra only
+# (the course), `make test` the `test` extra and torch 2.13.0 (the parity tests); each editable
+# install is redone only when pyproject.toml is newer than its stamp file inside .venv.
 
 SHELL := /bin/bash
 .SHELLFLAGS := -eu -o pipefail -c
@@ -11,10 +12,19 @@ MAKEFLAGS += --no-print-directory
 PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
-STAMP  := $(VENV)/.minigrad-lab-installed
+LAB_STAMP  := $(VENV)/.minigrad-lab-lab
+TEST_STAMP := $(VENV)/.minigrad-lab-test
+# Exactly this spec: it resolves to the local CPU wheel. Any other torch spec downloads gigabytes.
+TORCH_SPEC := torch==2.13.0
+# JupyterLab settings shipped with the course (added to Jupyter's config search path for `make lab`
+# only, never written to the user's ~/.jupyter): labconfig/page_config.json turns off the plugin
+# that asks to fetch Jupyter news and checks for updates.
+LAB_CONFIG := notebooks/.jupyter
 
-# Folders ruff checks (only those that exist yet).
-LINT_DIRS := $(wildcard minigrad viz tests bench)
+# Folders ruff checks (only those that exist yet). `make format` leaves notebooks/ alone: its
+# lessons are generated (make notebooks) and its sources keep the course's own layout.
+LINT_DIRS := $(wildcard minigrad viz tests bench notebooks)
+FORMAT_DIRS := $(wildcard minigrad viz tests bench)
 
 # Extra arguments for `jupyter lab`, e.g. make lab LAB_ARGS="--ServerApp.open_browser=False --port 8899"
 LAB_ARGS ?=
@@ -22,25 +32,27 @@ LAB_ARGS ?=
 PYTEST_ARGS ?=
 ROOT_ARGS := $(if $(filter 0,$(shell id -u)),--allow-root,)
 
-# nbval: notebooks whose file name contains "learner" are exercise versions, stored unexecuted
-# and run with --nbval-lax; every other notebook is stored executed and compared in full.
+# nbval compares every stored notebook with a fresh run: the lessons (notebooks/*.ipynb, with
+# placeholders) in full except their exercise cells, which carry the nbval-ignore-output tag, and
+# the solutions (notebooks/solutions/) in full.
 NBVAL_COMMON := --nbval-current-env --nbval-sanitize-with .ci/nbval-sanitize.cfg
 FIND_NOTEBOOKS := find notebooks -name '*.ipynb' -not -path '*/.ipynb_checkpoints/*'
 
-.PHONY: help venv install lab test pytest nbval lint format bench torch browser-deps clean
+.PHONY: help venv install install-lab lab test pytest nbval lint format bench torch browser-deps clean
 
 # The browser test (tests/browser) drives Debian's chromium through Playwright's Python package.
 CHROMIUM := /usr/bin/chromium
 SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
 
 help:
-	@echo "make lab     create .venv if needed, install, open JupyterLab on notebooks/"
-	@echo "make test    create .venv if needed, install, run ruff, pytest on tests/, nbval on notebooks/"
+	@echo "make lab     create .venv if needed, install the course ([lab]), open JupyterLab on notebooks/"
+	@echo "make test    create .venv if needed, install [test] and torch 2.13.0, run ruff, pytest, nbval"
 	@echo "make pytest  only pytest on tests/ (PYTEST_ARGS=\"-k name -x\" to narrow); make nbval: only notebooks"
-	@echo "make lint    ruff on minigrad viz tests bench"
-	@echo "make format  ruff format + ruff check --fix on the same folders"
+	@echo "make lint    ruff on minigrad viz tests bench notebooks"
+	@echo "make format  ruff format + ruff check --fix on minigrad viz tests bench"
 	@echo "make bench   run bench/run.py"
-	@echo "make torch   install torch==2.13.0 into .venv (the parity tests need it; .ci/run does this)"
+	@echo "make torch   install torch==2.13.0 into .venv when missing (make test and make pytest do it)"
+	@echo "make notebooks  regenerate the lessons and their solutions from notebooks/src/"
 	@echo "make browser-deps  apt-get install chromium when $(CHROMIUM) is missing (the browser test needs it)"
 	@echo "make clean   remove .venv, caches and build artefacts"
 
@@ -51,18 +63,29 @@ $(VENV)/pyvenv.cfg:
 	@echo "venv: creating $(VENV) with $(PYTHON)"
 	$(PYTHON) -m venv $(VENV)
 
-install: $(STAMP)
+# The course: minigrad, viz, the checks and JupyterLab (the `lab` extra).
+install-lab: $(LAB_STAMP)
 
-$(STAMP): pyproject.toml | $(VENV)/pyvenv.cfg
+$(LAB_STAMP): pyproject.toml | $(VENV)/pyvenv.cfg
+	@echo "install-lab: pyproject.toml changed or first install -> pip install -e .[lab]"
+	$(PY) -m pip install --disable-pip-version-check -q -e '.[lab]'
+	@touch $(LAB_STAMP)
+
+# Everything the tests need (the `test` extra includes `lab`).
+install: $(TEST_STAMP)
+
+$(TEST_STAMP): pyproject.toml | $(VENV)/pyvenv.cfg
 	@echo "install: pyproject.toml changed or first install -> pip install -e .[test]"
 	$(PY) -m pip install --disable-pip-version-check -q -e '.[test]'
-	@touch $(STAMP)
+	@touch $(TEST_STAMP) $(LAB_STAMP)
 
-lab: install
-	@echo "lab: jupyter lab notebooks/ $(ROOT_ARGS) $(LAB_ARGS)"
-	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(PY) -m jupyter lab notebooks/ $(ROOT_ARGS) $(LAB_ARGS)
+lab: install-lab
+	@echo "lab: jupyter lab notebooks/ $(ROOT_ARGS) $(LAB_ARGS) (settings from $(LAB_CONFIG)/)"
+	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" \
+	JUPYTER_CONFIG_PATH="$(CURDIR)/$(LAB_CONFIG)$${JUPYTER_CONFIG_PATH:+:$$JUPYTER_CONFIG_PATH}" \
+	$(PY) -m jupyter lab notebooks/ $(ROOT_ARGS) $(LAB_ARGS)
 
-test: install browser-deps
+test: install torch browser-deps
 	@$(MAKE) lint
 	@$(MAKE) pytest
 	@$(MAKE) nbval
@@ -72,34 +95,26 @@ lint: install
 	@$(PY) -m ruff check $(LINT_DIRS)
 
 format: install
-	@echo "format: ruff format + ruff check --fix $(LINT_DIRS)"
-	@$(PY) -m ruff format $(LINT_DIRS)
-	@$(PY) -m ruff check --fix $(LINT_DIRS)
+	@echo "format: ruff format + ruff check --fix $(FORMAT_DIRS)"
+	@$(PY) -m ruff format $(FORMAT_DIRS)
+	@$(PY) -m ruff check --fix $(FORMAT_DIRS)
 
-pytest: install
+pytest: install torch
 	@echo "pytest: tests/ $(PYTEST_ARGS)"
 	@$(PY) -m pytest tests $(PYTEST_ARGS)
 
 nbval: install
 	@set -f; IFS=$$'\n'; \
-	full=(); lax=(); \
-	if [ -d notebooks ]; then \
-	  full=($$($(FIND_NOTEBOOKS) -not -name '*learner*' | sort)); \
-	  lax=($$($(FIND_NOTEBOOKS) -name '*learner*' | sort)); \
-	fi; \
-	if [ $${#full[@]} -eq 0 ] && [ $${#lax[@]} -eq 0 ]; then \
+	nbs=(); \
+	if [ -d notebooks ]; then nbs=($$($(FIND_NOTEBOOKS) | sort)); fi; \
+	if [ $${#nbs[@]} -eq 0 ]; then \
 	  echo "nbval: no notebooks in notebooks/ yet, skipped"; exit 0; \
 	fi; \
-	if [ $${#full[@]} -gt 0 ]; then \
-	  echo "nbval: $${#full[@]} notebook(s), outputs compared (--nbval)"; \
-	  $(PY) -m pytest --nbval $(NBVAL_COMMON) "$${full[@]}"; \
-	fi; \
-	if [ $${#lax[@]} -gt 0 ]; then \
-	  echo "nbval: $${#lax[@]} learner notebook(s), run only (--nbval-lax)"; \
-	  $(PY) -m pytest --nbval-lax $(NBVAL_COMMON) "$${lax[@]}"; \
-	fi
+	echo "nbval: $${#nbs[@]} notebook(s), outputs compared (--nbval; exercise cells of the lessons run unchecked)"; \
+	$(PY) -m pytest --nbval $(NBVAL_COMMON) "$${nbs[@]}"
 
-# Regenerate the course from notebooks/src/: NN_name.ipynb (executed) and exercises/NN_name_learner.ipynb.
+# Regenerate the course from notebooks/src/: NN_name.ipynb (the lessons with blanks) and solutions/NN_name.ipynb,
+# both executed.
 .PHONY: notebooks
 notebooks: install
 	$(PY) notebooks/build.py
@@ -111,9 +126,16 @@ bench: install
 	  echo "bench: no bench/run.py yet, nothing to run"; \
 	fi
 
+# The torch-parity tests compare minigrad with torch 2.13.0: without it they would be skipped (most
+# of the suite), so `make test` installs it, as .ci/run does. Nothing happens when it is there.
 torch: venv
-	@echo "torch: pip install torch==2.13.0 (the local CPU wheel)"
-	$(PY) -m pip install --disable-pip-version-check -q torch==2.13.0
+	@if $(PY) -c 'import importlib.metadata as m, sys; sys.exit(m.version("torch").split("+")[0] != "2.13.0")' \
+	    2>/dev/null; then \
+	  echo "torch: torch 2.13.0 is in $(VENV)"; \
+	else \
+	  echo "torch: missing -> pip install $(TORCH_SPEC) into $(VENV) (the local CPU wheel; the parity tests need it)"; \
+	  $(PY) -m pip install --disable-pip-version-check -q $(TORCH_SPEC); \
+	fi
 
 # Never `playwright install`: the browser is Debian's chromium, found at $(CHROMIUM).
 # If it cannot be installed here (no apt-get, no sudo), say so and go on: the browser test

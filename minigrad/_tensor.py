@@ -1,16 +1,15 @@
 """Tensor: a NumPy array plus the autograd facts PyTorch keeps beside it.
 
 A tensor is one `__slots__` object: its array, the node that made it (`grad_fn`), the leaf flag
-`requires_grad`, `.grad`, a version counter (shared with views and `detach()`; created lazily,
+`requires_grad`, `.grad`, a version counter (shared with views and `detach()`; made on first need,
 since most tensors are never modified in place), the base it is a view of, and one slot for
-rarely used state (hooks, retain_grad, the leaf's AccumulateGrad). Math lives in `ops/` and is
-attached to the class there; this file holds what makes a tensor an autograd tensor.
+rarely used state (hooks, retain_grad, the leaf's AccumulateGrad). Math lives in `ops/`, which
+adds the operators and methods to the class; this file holds what makes a tensor an autograd tensor.
 """
 
 from __future__ import annotations
 
 import builtins
-import sys
 import warnings
 import weakref
 
@@ -19,11 +18,11 @@ import numpy as np
 from . import _dtypes
 from ._device import CPU
 from ._device import device as _device_cls
-from .autograd.grad_mode import STATE
-from .autograd.graph import NOBODY, AccumulateGrad, HookDict, _fill_accumulator
+from ._hooks import HookDict, RemovableHandle
+from ._printing import format_tensor
+from ._state import GRAD
 
 _new = object.__new__
-_wnew = weakref.ref.__new__
 
 NONLEAF_GRAD_WARNING = (
     "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad attribute won't "
@@ -58,19 +57,27 @@ class Size(tuple):
         return Size(tuple(self) + tuple(other))
 
 
-class _Extra:
-    """State few tensors need: hooks, retain_grad, the leaf's AccumulateGrad, view recipe.
+class VersionCounter:
+    """How often a tensor's storage was written in place. Shared by a tensor, its views and `detach()`,
+    so a node that saved any of them sees the write (PyTorch's version counter)."""
 
-    Class-level defaults instead of an `__init__`: every view and every leaf gets one, and a tensor
-    sets one or two of these fields."""
+    __slots__ = ("value",)
 
-    hooks = None
-    post_hooks = None
+    def __init__(self, value: int = 0):
+        self.value = value
+
+
+class TensorExtras:
+    """State few tensors need: hooks, retain_grad, the leaf's AccumulateGrad, how a view was made.
+
+    Class-level defaults instead of an `__init__`: a tensor that needs one of these sets one or two."""
+
+    hooks = None  # HookDict of tensor hooks on a leaf (a non-leaf's hooks live on its node)
+    post_hooks = None  # HookDict of post-accumulate-grad hooks
     retains_grad = False
-    acc = None
+    accumulator = None  # weak reference to the leaf's AccumulateGrad node
     inference = False
-    view_fn = None
-    name = None
+    view_fn = None  # the recipe chain that rebuilds this view from its base (ops/views.py)
 
 
 class _LegacyTypeMeta(type):
@@ -87,28 +94,20 @@ class _LegacyTypeMeta(type):
 
 
 class Tensor:
-    __slots__ = ("_data", "_grad_fn", "_requires_grad", "_grad", "_vbox", "_base", "_out_nr", "_x",
-                 "__weakref__")
+    __slots__ = ("_data", "_grad_fn", "_requires_grad", "_grad", "_version_counter", "_base", "_output_nr",
+                 "_extras", "__weakref__")
     __array_ufunc__ = None  # NumPy hands `ndarray * tensor` to our reflected operators
     __array_priority__ = 1000
     __module__ = "minigrad"
 
-    def __init_subclass__(cls, **kwargs):
-        super().__init_subclass__(**kwargs)
-        TENSOR_TYPES.add(cls)
-
     # -- construction -----------------------------------------------------------------------
-    def __init__(self, *args, dtype=None, device=None):
+    def __new__(cls, *args, dtype=None, device=None):
         """Legacy constructor: `Tensor(3, 4)` (uninitialised float32), `Tensor([1, 2])`."""
         t = Tensor._legacy(args, _dtypes.to_np(dtype) if dtype is not None else None)
-        self._data = t._data
-        self._grad_fn = None
-        self._requires_grad = False
-        self._grad = None
-        self._vbox = None
-        self._base = None
-        self._out_nr = 0
-        self._x = None
+        return make(t._data, cls=cls)
+
+    def __init__(self, *args, **kwargs):
+        pass  # everything happened in __new__ (make)
 
     @staticmethod
     def _legacy(args, np_dtype) -> Tensor:
@@ -163,7 +162,8 @@ class Tensor:
 
     @property
     def grad(self):
-        if self._grad is None and self._grad_fn is not None and not (self._x is not None and self._x.retains_grad):
+        if self._grad is None and self._grad_fn is not None and not (self._extras is not None
+                                                                     and self._extras.retains_grad):
             warnings.warn(NONLEAF_GRAD_WARNING, UserWarning, stacklevel=2)
         return self._grad
 
@@ -190,88 +190,61 @@ class Tensor:
 
     @property
     def retains_grad(self) -> bool:
-        return self._grad_fn is not None and self._x is not None and self._x.retains_grad
+        return self._grad_fn is not None and self._extras is not None and self._extras.retains_grad
 
     @property
     def output_nr(self) -> int:
-        return self._out_nr
+        return self._output_nr
 
     @property
     def _version(self) -> int:
-        box = self._vbox
-        return box[0] if box is not None else 0
+        counter = self._version_counter
+        return counter.value if counter is not None else 0
 
-    def _bump(self) -> None:
-        box = self._vbox
-        if box is None:
-            self._new_box(1)
-        else:
-            box[0] += 1
+    def _bump_version(self) -> None:
+        """An in-place write happened: every node that saved this storage will see it."""
+        self._shared_counter().value += 1
 
-    def _box(self) -> list:
-        box = self._vbox
-        if box is None:
-            box = self._new_box(0)
-        return box
+    def _shared_counter(self) -> VersionCounter:
+        """The version counter, made on first need (most tensors are never written in place)."""
+        counter = self._version_counter
+        if counter is None:
+            counter = self._version_counter = VersionCounter()
+        return counter
 
-    def _new_box(self, version: int) -> list:
-        """Create the version counter; a node that saved this tensor as its result starts watching it."""
-        box = self._vbox = [version]
-        fn = self._grad_fn
-        if fn is not None:
-            fn._saw_box(self, box)
-        return box
-
-    def _extra(self) -> _Extra:
-        x = self._x
-        if x is None:
-            x = self._x = _Extra()
-        return x
-
-    def _accumulator(self) -> AccumulateGrad:
-        """The leaf's AccumulateGrad node, kept weakly (as PyTorch does) so no cycle forms. Made only
-        when asked for (graph.pin_leaf): until then an edge holds the leaf itself."""
-        x = self._x
-        if x is None:
-            x = self._x = _Extra()
-        ref = x.acc
-        if ref is not None:
-            node = ref()
-            if node is not None:
-                return node
-        node = _fill_accumulator(_wnew(AccumulateGrad, NOBODY), self)  # no __new__/__init__
-        x.acc = weakref.ref(node)
-        return node
+    def _get_extras(self) -> TensorExtras:
+        extras = self._extras
+        if extras is None:
+            extras = self._extras = TensorExtras()
+        return extras
 
     def is_inference(self) -> bool:
-        return self._x is not None and self._x.inference
+        return self._extras is not None and self._extras.inference
 
     def _is_view(self) -> bool:
         return self._base is not None
 
     # -- autograd API ----------------------------------------------------------------------------
     def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None) -> None:
-        d = self._data
-        if gradient is None and inputs is None and not create_graph and self._requires_grad and d.size == 1 \
-                and d.dtype.kind == "f":  # `loss.backward()`: the checks of autograd.backward all pass
-            _engine().run_backward([self], [ones_like_array(d)], bool(retain_graph), False)
-            return
-        _autograd().backward(self, gradient, retain_graph, create_graph, inputs=inputs)
+        """Compute the gradient of this tensor w.r.t. the graph's leaves (see `minigrad.autograd.backward`)."""
+        from .autograd import backward  # lazy: the engine sits above Tensor (Tensor is what it works on)
 
-    def register_hook(self, hook):
+        backward(self, gradient, retain_graph, create_graph, inputs=inputs)
+
+    def register_hook(self, hook) -> RemovableHandle:
         """`hook(grad)` runs when this tensor's gradient is computed; a returned tensor replaces it."""
         if not self._requires_grad:
             raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
         fn = self._grad_fn
-        if fn is None:
-            x = self._extra()
-            if x.hooks is None:
-                x.hooks = HookDict()
-            return x.hooks.add(hook)
-        table = fn._extra().setdefault("tensor_hooks", {})
-        hooks = table.get(self._out_nr)
+        if fn is None:  # a leaf: the hooks run when its AccumulateGrad does
+            extras = self._get_extras()
+            if extras.hooks is None:
+                extras.hooks = HookDict()
+            return extras.hooks.add(hook)
+        table = fn._extra("tensor_hooks", dict)
+        hooks = table.get(self._output_nr)
         if hooks is None:
-            hooks = table[self._out_nr] = HookDict()
+            hooks = table[self._output_nr] = HookDict()
         return hooks.add(hook)
 
     def register_post_accumulate_grad_hook(self, hook):
@@ -280,42 +253,41 @@ class Tensor:
             raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
         if self._grad_fn is not None:
             raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf tensors")
-        x = self._extra()
-        if x.post_hooks is None:
-            x.post_hooks = HookDict()
-        return x.post_hooks.add(hook)
+        extras = self._get_extras()
+        if extras.post_hooks is None:
+            extras.post_hooks = HookDict()
+        return extras.post_hooks.add(hook)
 
     def retain_grad(self) -> None:
         if not self._requires_grad:
             raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
         if self._grad_fn is None:
             return
-        x = self._extra()
-        if x.retains_grad:
+        extras = self._get_extras()
+        if extras.retains_grad:
             return
-        x.retains_grad = True
-        fn = self._grad_fn
-        fn._extra().setdefault("retain", {})[self._out_nr] = weakref.ref(self)
+        extras.retains_grad = True
+        self._grad_fn._extra("retain", dict)[self._output_nr] = weakref.ref(self)
 
     @property
     def hooks(self) -> tuple:
         """minigrad introspection: the tensor hooks registered on this tensor, in order."""
         fn = self._grad_fn
         if fn is None:
-            x = self._x
-            return tuple(x.hooks.values()) if x is not None and x.hooks else ()
-        hooks = fn._tensor_prehooks(self._out_nr)
+            extras = self._extras
+            return tuple(extras.hooks.values()) if extras is not None and extras.hooks else ()
+        hooks = fn._tensor_hooks(self._output_nr)
         return tuple(hooks.values()) if hooks else ()
 
     @property
     def post_accumulate_hooks(self) -> tuple:
-        x = self._x
-        return tuple(x.post_hooks.values()) if x is not None and x.post_hooks else ()
+        extras = self._extras
+        return tuple(extras.post_hooks.values()) if extras is not None and extras.post_hooks else ()
 
     def detach(self) -> Tensor:
         """A new tensor on the same storage and version counter, outside the graph."""
         t = make(self._data)
-        t._vbox = self._box()
+        t._version_counter = self._shared_counter()
         return t
 
     def detach_(self) -> Tensor:
@@ -325,10 +297,9 @@ class Tensor:
                 "(DDP) for training, and gradient_as_bucket_view is set as True, gradients are views of DDP "
                 "buckets, and hence detach_() cannot be called on these gradients. To fix this error, please "
                 "refer to the Optimizer.zero_grad() function in torch/optim/optimizer.py as the solution.")
-        self._box()  # a node that saved this tensor as its result must still see later in-place changes
         self._grad_fn = None
         self._requires_grad = False
-        self._out_nr = 0
+        self._output_nr = 0
         return self
 
     @property
@@ -417,7 +388,7 @@ class Tensor:
         return self._data.tolist()
 
     def numpy(self, *, force: bool = False) -> np.ndarray:
-        if self._requires_grad and not force and STATE.mode > 0:
+        if self._requires_grad and not force and GRAD.mode > 0:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() "
                                "instead.")
         return self._data
@@ -460,8 +431,7 @@ class Tensor:
             raise TypeError("iteration over a 0-d tensor")
         return iter(self.unbind(0))
 
-    # By identity, as PyTorch's (the `__eq__` that ops/ sets is elementwise). object's C slot: the engine
-    # keys its dicts by leaf tensors (graph.pin_leaf).
+    # By identity, as PyTorch's (the `__eq__` that ops/ sets is elementwise, which would unset it).
     __hash__ = object.__hash__
 
     def __reduce_ex__(self, protocol):
@@ -473,8 +443,7 @@ class Tensor:
                                "protocol at the moment.  If you were attempting to deepcopy a module, this may "
                                "be because of a torch.nn.utils.weight_norm usage, see "
                                "https://github.com/pytorch/pytorch/pull/103001")
-        t = type(self).__new__(type(self))
-        _init_like(t, self._data.copy(), self._requires_grad)
+        t = make(self._data.copy(), None, self._requires_grad, cls=type(self))
         if self._grad is not None:
             t._grad = make(self._grad._data.copy())
         memo[id(self)] = t
@@ -505,8 +474,6 @@ class Tensor:
 
     # -- printing ----------------------------------------------------------------------------------------
     def __repr__(self, *, tensor_contents=None) -> str:
-        from ._printing import format_tensor
-
         tail = []
         fn = self._grad_fn
         if fn is not None:
@@ -531,55 +498,31 @@ class Tensor:
 
 
 def ones_like_array(d: np.ndarray) -> np.ndarray:
-    """The seed gradient of a one-element output (`np.ones` is a Python wrapper around these two steps)."""
+    """The seed gradient of a one-element output."""
     seed = np.empty(d.shape, d.dtype)
     seed.fill(1)
     return seed
 
 
-def _autograd():
-    """minigrad.autograd (which imports this module, so it is looked up at call time)."""
-    return sys.modules["minigrad.autograd"]
+def make(data: np.ndarray, grad_fn=None, requires_grad: bool = False, cls: type = Tensor) -> Tensor:
+    """A Tensor around `data`: every tensor is made here (no argument checking), the one place that sets
+    a tensor's slots.
 
-
-def _engine():
-    return sys.modules["minigrad.autograd.engine"]
-
-
-TENSOR_TYPES = {Tensor}  # and every subclass (Parameter, ...): how the engine tells a leaf in an edge from a node
-
-
-def make(data: np.ndarray, grad_fn=None, requires_grad: bool = False) -> Tensor:
-    """The fast constructor every operation uses (no argument checking).
-
-    NumPy returns scalars, not arrays, from some operations on 0-d arrays; a tensor always holds
-    an ndarray (so `.numpy()` is one, and in-place writes work)."""
-    if data.__class__ is not np.ndarray:
-        data = np.asarray(data)
-    t = _new(Tensor)
-    t._data = data
+    NumPy returns scalars, not arrays, from some operations on 0-d arrays; a tensor always holds an
+    ndarray (so `.numpy()` is one, and in-place writes work)."""
+    t = _new(cls)
+    t._data = data if data.__class__ is np.ndarray else np.asarray(data)
     t._grad_fn = grad_fn
     t._requires_grad = requires_grad
     t._grad = None
-    t._vbox = None
+    t._version_counter = None
     t._base = None
-    t._out_nr = 0
-    t._x = None
-    if STATE.mode < 0:
-        t._x = _Extra()
-        t._x.inference = True
+    t._output_nr = 0
+    t._extras = None
+    if GRAD.mode < 0:  # made under inference_mode: an inference tensor
+        t._extras = TensorExtras()
+        t._extras.inference = True
     return t
-
-
-def _init_like(t: Tensor, data: np.ndarray, requires_grad: bool) -> None:
-    t._data = data
-    t._grad_fn = None
-    t._requires_grad = requires_grad
-    t._grad = None
-    t._vbox = None
-    t._base = None
-    t._out_nr = 0
-    t._x = None
 
 
 def _rebuild(data, requires_grad):

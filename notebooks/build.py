@@ -2,18 +2,22 @@
 
     python notebooks/build.py                 # every notebook: generate, execute, write
     python notebooks/build.py 03 05           # only the sources whose name starts with 03 or 05
-    python notebooks/build.py --no-execute    # write the solution versions without outputs
+    python notebooks/build.py --no-execute    # write the notebooks without outputs (quick, for the cell structure)
     python notebooks/build.py --check         # exit 1 when a stored notebook's cells differ from its source
+    python notebooks/build.py --exercises     # list the exercises: lesson, id, check, points
 
 ``make notebooks`` runs the first form. For each ``src/NN_name.py`` this writes
 
-- ``NN_name.ipynb``: the whole lesson with the solutions, executed with nbclient (in this
-  folder, as nbval runs it) and stored with its outputs, without widget state or timings;
-- ``exercises/NN_name_learner.ipynb`` (only when the source has exercises): the same lesson
-  with placeholders instead of solutions, stored unexecuted;
+- ``NN_name.ipynb``: the lesson a learner opens, with placeholders (``...``) in the exercise
+  cells. It is executed (in this folder, as nbval runs it) and stored with the outputs of every
+  cell except the exercise cells, so its pictures show as soon as it is opened; the exercise
+  cells carry the ``nbval-ignore-output`` tag (nbval runs them and compares the rest);
+- ``solutions/NN_name.ipynb`` (only when the source has exercises): the same lesson with the
+  solutions, executed in ``solutions/`` and stored with every output (nbval compares them all).
 
-and copies ``course.py`` (the checkers) to ``exercises/course.py``, where the learner
-notebooks import it from.
+Both are stored without widget state or timings. The checks the exercises call live in
+``minigrad_course`` (``notebooks/minigrad_course/``), installed with the project, so both folders
+import the same file.
 
 Source format (a small dialect of jupytext's "percent" format)
 ---------------------------------------------------------------
@@ -22,7 +26,16 @@ whose lines are written as comments (``# text``; a bare ``#`` is an empty line).
 the header are flags:
 
 - ``solution-only``: the cell appears only in the solution version;
-- ``learner-only``: the cell appears only in the learner version.
+- ``learner-only``: the cell appears only in the learner version;
+- ``answer=ID``: a cell the learner fills in for exercise ``ID`` (``3``, ``6b``: the lesson's
+  number, then a letter when a lesson has several exercises);
+- ``check=ID points=N``: the cell that checks exercise ``ID`` (it calls one ``check_...()``
+  function of ``minigrad_course``), and the points the exercise is worth. Every exercise has
+  one or more answer cells followed by exactly one check cell.
+
+Exercise cells carry ``{"minigrad_course": {"exercise": ID, "role": "answer"|"check", ...}}`` in
+their metadata (the check cell adds ``points`` and ``check``), and the notebook's metadata lists
+the exercises, so a grader finds them without parsing code.
 
 Inside any cell, three markers (each on its own line, indented like the code around it):
 
@@ -31,14 +44,14 @@ Inside any cell, three markers (each on its own line, indented like the code aro
 - ``# PLACEHOLDER: answer = ...``: in the learner version this line becomes ``answer = ...``
   (same indentation); in the solution version it is dropped. Placeholders must run, so every
   learner cell executes (``...`` is a valid Python expression), and the ``check_...()``
-  helpers in ``course.py`` answer a placeholder with a hint rather than an error.
+  helpers answer a placeholder with a hint rather than an error.
 
 Everything else is copied as it is, including ``# NBVAL_IGNORE_OUTPUT`` comments (graphs,
 widgets and progress bars: nbval does not compare their output; a checked text twin sits in
 the next cell). The first Markdown cell is the title; after it the build inserts a short
-banner that links the two versions, so the sources do not repeat it. In the learner version,
-Markdown links to another lesson (``](NN_name.ipynb)``) point to that lesson's learner version
-(or, for a notebook without one, one folder up), so "Next:" links keep working in exercises/.
+banner that links the two versions, so the sources do not repeat it. In the solution version,
+Markdown links to another lesson (``](NN_name.ipynb)``) point to that lesson's solution version
+(or, for a notebook without one, one folder up), so "Next:" links keep working in solutions/.
 """
 
 from __future__ import annotations
@@ -46,6 +59,7 @@ from __future__ import annotations
 import argparse
 import copy
 import hashlib
+import json
 import re
 import sys
 from dataclasses import dataclass, field
@@ -55,16 +69,20 @@ import nbformat
 
 HERE = Path(__file__).resolve().parent
 SRC = HERE / "src"
-EXERCISES = "exercises"
-COURSE = "course.py"
+SOLUTIONS = "solutions"
 KERNEL_TIMEOUT = 120  # seconds per cell while building
 KERNEL_ARGS = ["--log-level=ERROR"]  # no "running over TCP without encryption" chatter from the kernel
 
 CELL_RE = re.compile(r"^# %%(?P<rest>.*)$")
 FLAGS = {"solution-only", "learner-only"}
+KEYS = {"answer", "check", "points"}
+EXERCISE_ID = re.compile(r"^(?P<lesson>\d{1,2})(?P<letter>[a-z]?)$")
+CHECK_CALL = re.compile(r"\b(check_\w+)\(")
 SOLUTION, END_SOLUTION = "# SOLUTION", "# END SOLUTION"
 PLACEHOLDER = re.compile(r"^(?P<indent>\s*)# PLACEHOLDER: (?P<code>.*)$")
 LESSON_LINK = re.compile(r"\]\((?P<stem>\d\d_\w+)\.ipynb\)")
+META = "minigrad_course"  # our metadata key, in notebooks and cells (never nbgrader's)
+IGNORE_OUTPUT_TAG = "nbval-ignore-output"
 
 NOTEBOOK_METADATA = {
     "kernelspec": {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"},
@@ -78,7 +96,6 @@ NOTEBOOK_METADATA = {
     },
 }
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
-COPY_HEADER = "# Generated by notebooks/build.py from notebooks/course.py. Edit that file, not this copy.\n"
 
 
 class SourceError(ValueError):
@@ -91,6 +108,59 @@ class Cell:
     flags: set[str] = field(default_factory=set)
     lines: list[str] = field(default_factory=list)
     line_no: int = 0
+    exercise: str | None = None  # the exercise id of an answer or check cell
+    role: str | None = None  # "answer" | "check"
+    points: int | None = None  # check cells only
+
+
+@dataclass(frozen=True)
+class Exercise:
+    """One exercise of a lesson, as its source declares it."""
+
+    lesson: str  # the source's stem, e.g. "06_turning_autograd_off"
+    id: str  # "6b"
+    check: str  # the check function the check cell calls, e.g. "check_evaluate"
+    points: int
+
+    def as_dict(self) -> dict:
+        return {"id": self.id, "check": self.check, "points": self.points}
+
+
+def _header(rest: str, name: str, no: int) -> Cell:
+    words = rest.split()
+    kind = "code"
+    if words and words[0] == "[markdown]":
+        kind, words = "markdown", words[1:]
+    flags = {w for w in words if "=" not in w}
+    values = dict(w.split("=", 1) for w in words if "=" in w)
+    unknown = sorted(flags - FLAGS) + sorted(f"{k}=" for k in set(values) - KEYS)
+    if unknown:
+        raise SourceError(f"{name}:{no}: unknown cell flag(s) {unknown}; known: {sorted(FLAGS)} and "
+                          f"{sorted(k + '=' for k in KEYS)}")
+    if flags == FLAGS:
+        raise SourceError(f"{name}:{no}: a cell cannot be both solution-only and learner-only")
+    cell = Cell(kind, flags, [], no)
+    if "answer" in values and "check" in values:
+        raise SourceError(f"{name}:{no}: a cell is either answer= or check=, not both")
+    for role in ("answer", "check"):
+        if role in values:
+            if kind != "code":
+                raise SourceError(f"{name}:{no}: {role}= belongs on a code cell")
+            if flags:
+                raise SourceError(f"{name}:{no}: exercise cells are in both versions (no {sorted(flags)[0]})")
+            if not EXERCISE_ID.match(values[role]):
+                raise SourceError(f"{name}:{no}: exercise id {values[role]!r} should be the lesson's number, then "
+                                  "an optional letter (3, 6b)")
+            cell.exercise, cell.role = values[role], role
+    if "points" in values:
+        if cell.role != "check":
+            raise SourceError(f"{name}:{no}: points= belongs on the check= cell")
+        if not values["points"].isdigit() or int(values["points"]) < 1:
+            raise SourceError(f"{name}:{no}: points={values['points']!r} should be a whole number >= 1")
+        cell.points = int(values["points"])
+    elif cell.role == "check":
+        raise SourceError(f"{name}:{no}: the check= cell declares the exercise's points (points=N)")
+    return cell
 
 
 def parse(text: str, name: str = "<source>") -> list[Cell]:
@@ -99,16 +169,7 @@ def parse(text: str, name: str = "<source>") -> list[Cell]:
     for no, line in enumerate(text.splitlines(), 1):
         m = CELL_RE.match(line)
         if m:
-            words = m.group("rest").split()
-            kind = "code"
-            if words and words[0] == "[markdown]":
-                kind, words = "markdown", words[1:]
-            unknown = set(words) - FLAGS
-            if unknown:
-                raise SourceError(f"{name}:{no}: unknown cell flag(s) {sorted(unknown)}; known: {sorted(FLAGS)}")
-            if set(words) == FLAGS:
-                raise SourceError(f"{name}:{no}: a cell cannot be both solution-only and learner-only")
-            cells.append(Cell(kind, set(words), [], no))
+            cells.append(_header(m.group("rest"), name, no))
         elif cells:
             cells[-1].lines.append(line)
         elif line.strip():
@@ -118,7 +179,42 @@ def parse(text: str, name: str = "<source>") -> list[Cell]:
             cell.lines.pop()
         while cell.lines and not cell.lines[0].strip():
             cell.lines.pop(0)
+    _check_exercises(cells, name)
     return cells
+
+
+def _lesson_number(name: str) -> int | None:
+    m = re.match(r"(?:.*/)?(\d\d)_", name)
+    return int(m.group(1)) if m else None
+
+
+def _check_exercises(cells: list[Cell], name: str) -> None:
+    """Answer cells come before the one check cell of their exercise; ids belong to the lesson."""
+    lesson = _lesson_number(name)
+    checked: set[str] = set()
+    answered: set[str] = set()
+    for cell in cells:
+        where = f"{name}:{cell.line_no}"
+        if cell.exercise is None:
+            continue
+        if lesson is not None and int(EXERCISE_ID.match(cell.exercise).group("lesson")) != lesson:
+            raise SourceError(f"{where}: exercise {cell.exercise} is not numbered after its lesson ({lesson})")
+        if cell.exercise in checked:
+            raise SourceError(f"{where}: exercise {cell.exercise} was already checked above")
+        if cell.role == "answer":
+            if not any(line.strip() in (SOLUTION, END_SOLUTION) or PLACEHOLDER.match(line) for line in cell.lines):
+                raise SourceError(f"{where}: an answer= cell holds a solution (# SOLUTION) or a placeholder")
+            answered.add(cell.exercise)
+            continue
+        calls = set(CHECK_CALL.findall("\n".join(cell.lines)))
+        if len(calls) != 1:
+            raise SourceError(f"{where}: a check= cell calls exactly one check_...() function, found {sorted(calls)}")
+        if cell.exercise not in answered:
+            raise SourceError(f"{where}: exercise {cell.exercise} has no answer= cell before its check= cell")
+        checked.add(cell.exercise)
+    missing = sorted(answered - checked)
+    if missing:
+        raise SourceError(f"{name}: exercise(s) {missing} have answer= cells but no check= cell")
 
 
 def _markdown(lines: list[str], name: str, start: int) -> list[str]:
@@ -167,45 +263,56 @@ def render_lines(cell: Cell, version: str, name: str = "<source>") -> list[str]:
     return out
 
 
-def learner_links(text: str) -> str:
-    """Links between lessons, as seen from exercises/: the next lesson's learner version (the
-    index stays one folder up)."""
+def solution_links(text: str) -> str:
+    """Links between lessons, as seen from solutions/: the other lesson's solution version, or
+    the lesson one folder up when it has none (the index)."""
 
     def fix(m: re.Match) -> str:
         stem = m.group("stem")
-        return f"](../{stem}.ipynb)" if not (SRC / f"{stem}.py").exists() or not _has_exercises_file(stem) \
-            else f"]({stem}_learner.ipynb)"
+        source = SRC / f"{stem}.py"
+        if source.exists() and has_exercises(parse(source.read_text(encoding="utf-8"), source.name)):
+            return f"]({stem}.ipynb)"
+        return f"](../{stem}.ipynb)"
 
     return LESSON_LINK.sub(fix, text)
-
-
-def _has_exercises_file(stem: str) -> bool:
-    return has_exercises(parse((SRC / f"{stem}.py").read_text(encoding="utf-8"), f"{stem}.py"))
 
 
 def has_exercises(cells: list[Cell]) -> bool:
     return any(
         line.strip() in (SOLUTION, END_SOLUTION) or PLACEHOLDER.match(line) for cell in cells for line in cell.lines
-    ) or any(cell.flags for cell in cells)
+    ) or any(cell.flags or cell.exercise for cell in cells)
 
 
-def learner_path(stem: str) -> str:
-    return f"{EXERCISES}/{stem}_learner.ipynb"
+def exercises_of(cells: list[Cell], stem: str) -> list[Exercise]:
+    return [
+        Exercise(stem, cell.exercise, CHECK_CALL.search("\n".join(cell.lines)).group(1), cell.points)
+        for cell in cells
+        if cell.role == "check"
+    ]
+
+
+def exercises(path: Path) -> list[Exercise]:
+    """The exercises a source declares, in order (id, check function, points)."""
+    return exercises_of(parse(path.read_text(encoding="utf-8"), f"src/{path.name}"), path.stem)
+
+
+def solution_path(stem: str) -> str:
+    return f"{SOLUTIONS}/{stem}.ipynb"
 
 
 def banner(stem: str, version: str) -> str:
-    source = f"src/{stem}.py"
+    source = f"notebooks/src/{stem}.py"
     if version == "learner":
         return (
-            "> **Learner version.** The exercise cells hold placeholders (`...`): replace them with your\n"
-            "> answer and run the `check_...()` line under them, which prints ✓ or ✗ with a hint. Every cell\n"
-            "> runs as it is, so *Run All* works before you start. The lesson with the solutions is\n"
-            f"> [`../{stem}.ipynb`](../{stem}.ipynb). (Generated from `notebooks/{source}`.)"
+            "> **Exercises included.** The exercise cells hold placeholders (`...`): replace them with your answer\n"
+            "> and run the `check_...()` cell under them, which prints ✓ or ✗ with a hint. Every cell runs as it\n"
+            "> is, so *Run All* works before you start. Stuck? The same lesson with the solutions is\n"
+            f"> [`{solution_path(stem)}`]({solution_path(stem)}). (Generated from `{source}`.)"
         )
     return (
-        "> **Solution version.** This lesson shows the exercise solutions. To try the exercises yourself first,\n"
-        f"> open [`{learner_path(stem)}`]({learner_path(stem)}), where they are placeholders.\n"
-        f"> (Generated from `notebooks/{source}`: edit the source, then run `make notebooks`.)"
+        "> **Solutions.** This is the lesson with every exercise solved. Try the exercises first in\n"
+        f"> [`../{stem}.ipynb`](../{stem}.ipynb), where they are placeholders.\n"
+        f"> (Generated from `{source}`: edit the source, then run `make notebooks`.)"
     )
 
 
@@ -214,10 +321,14 @@ def generate(path: Path, version: str) -> nbformat.NotebookNode:
     text = path.read_text(encoding="utf-8")
     name = f"src/{path.name}"
     cells = parse(text, name)
-    exercises = has_exercises(cells)
+    with_exercises = has_exercises(cells)
     nb = nbformat.v4.new_notebook()
     nb.metadata = copy.deepcopy(NOTEBOOK_METADATA)
-    nb.metadata["minigrad_course"] = {"source": name, "version": version}
+    nb.metadata[META] = {"source": name, "version": version}
+    declared = exercises_of(cells, path.stem)
+    if declared:
+        nb.metadata[META]["exercises"] = [e.as_dict() for e in declared]
+    points = {e.id: e for e in declared}
     out = []
     title_done = False
     for cell in cells:
@@ -228,16 +339,28 @@ def generate(path: Path, version: str) -> nbformat.NotebookNode:
         lines = render_lines(cell, version, name)
         if cell.kind == "markdown":
             text = "\n".join(lines)
-            out.append(nbformat.v4.new_markdown_cell(learner_links(text) if version == "learner" else text))
-            if not title_done and exercises:
+            out.append(nbformat.v4.new_markdown_cell(solution_links(text) if version == "solution" else text))
+            if not title_done and with_exercises:
                 out.append(nbformat.v4.new_markdown_cell(banner(path.stem, version)))
             title_done = True
-        else:
-            out.append(nbformat.v4.new_code_cell("\n".join(lines)))
+            continue
+        new = nbformat.v4.new_code_cell("\n".join(lines))
+        if cell.exercise is not None:
+            meta = {"exercise": cell.exercise, "role": cell.role}
+            if cell.role == "check":
+                meta.update(points=cell.points, check=points[cell.exercise].check)
+            new.metadata[META] = meta
+            if version == "learner":
+                new.metadata["tags"] = [IGNORE_OUTPUT_TAG]
+        out.append(new)
     for i, cell in enumerate(out):
         cell.id = f"{path.stem[:2]}-{i:02d}-{hashlib.sha1(cell.source.encode()).hexdigest()[:8]}"
     nb.cells = out
     return nb
+
+
+def is_exercise_cell(cell: nbformat.NotebookNode) -> bool:
+    return cell.cell_type == "code" and "exercise" in cell.metadata.get(META, {})
 
 
 # -- executing and storing ------------------------------------------------------------------------------
@@ -274,26 +397,56 @@ def execute(nb: nbformat.NotebookNode, cwd: Path) -> nbformat.NotebookNode:
     return nb
 
 
+def blank_exercises(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
+    """The learner version keeps no output of its exercise cells: the learner's run makes them."""
+    for cell in nb.cells:
+        if is_exercise_cell(cell):
+            cell.outputs = []
+            cell.execution_count = None
+    return nb
+
+
+CARRIAGE_RETURN = re.compile(r"^.*\r(?=[^\n])", re.MULTILINE)  # text a later \r on the same line overwrites
+
+
+def coalesce_streams(outputs: list) -> list:
+    """Merge consecutive stream outputs of the same name and keep, on each line, what follows its
+    last carriage return: what the notebook shows (a progress bar's final state), stored once
+    rather than as one output per redraw."""
+    merged: list = []
+    for output in outputs:
+        previous = merged[-1] if merged else None
+        if (output.output_type == "stream" and previous is not None and previous.output_type == "stream"
+                and previous.name == output.name):
+            previous.text += output.text
+        else:
+            merged.append(output)
+    for output in merged:
+        if output.output_type == "stream" and "\r" in output.text:
+            output.text = CARRIAGE_RETURN.sub("", output.text.replace("\r\n", "\n"))
+    return merged
+
+
 def clean(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
-    """Deterministic metadata: no widget state, no timings, the fixed kernel description, and
-    widget outputs with a stable model id."""
+    """Deterministic metadata: no widget state, no timings, the fixed kernel description, and stream
+    outputs coalesced. A player's stored output keeps its picture (image/png) but not its widget view:
+    without the widget's state (never stored) the view would only say "Error displaying widget" where the
+    picture shows."""
     meta = nb.metadata
-    course = meta.get("minigrad_course")
+    course = meta.get(META)
     meta.clear()
     meta.update(copy.deepcopy(NOTEBOOK_METADATA))
     if course is not None:
-        meta["minigrad_course"] = course
+        meta[META] = course
     for cell in nb.cells:
         cell.metadata.pop("execution", None)
         cell.metadata.pop("widgets", None)
         if cell.cell_type == "code":
-            for output in cell.get("outputs", []):
+            cell.outputs = coalesce_streams(cell.get("outputs", []))
+            for output in cell.outputs:
                 if "metadata" in output:
                     output.metadata.pop("widgets", None)
-                view = output.get("data", {}).get(WIDGET_VIEW)
-                if isinstance(view, dict) and "model_id" in view:
-                    # random per run, and meaningless without the (stripped) widget state
-                    view["model_id"] = hashlib.sha1(cell.id.encode()).hexdigest()[:32]
+                output.get("data", {}).pop(WIDGET_VIEW, None)
     return nb
 
 
@@ -301,10 +454,6 @@ def write(nb: nbformat.NotebookNode, path: Path) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     nbformat.validate(nb)
     path.write_text(nbformat.writes(nb) + "\n", encoding="utf-8")
-
-
-def course_copy_text() -> str:
-    return COPY_HEADER + (HERE / COURSE).read_text(encoding="utf-8")
 
 
 def sources(selected: list[str] | None = None) -> list[Path]:
@@ -316,27 +465,33 @@ def sources(selected: list[str] | None = None) -> list[Path]:
 
 def targets(path: Path) -> dict[str, Path]:
     """Which versions a source produces, and where they are stored (relative to ``HERE``)."""
-    out = {"solution": Path(f"{path.stem}.ipynb")}
+    out = {"learner": Path(f"{path.stem}.ipynb")}
     if has_exercises(parse(path.read_text(encoding="utf-8"), path.name)):
-        out["learner"] = Path(learner_path(path.stem))
+        out["solution"] = Path(solution_path(path.stem))
     return out
 
 
 def build(path: Path, out_dir: Path = HERE, run: bool = True) -> dict[str, Path]:
-    """Generate (and execute the solution version of) one source into ``out_dir``."""
+    """Generate (and execute) both versions of one source into ``out_dir``."""
     written = {}
     for version, rel in targets(path).items():
         nb = generate(path, version)
         target = out_dir / rel
-        if version == "solution" and run:
+        if run:
+            target.parent.mkdir(parents=True, exist_ok=True)
             execute(nb, target.parent)
+        if version == "learner":
+            blank_exercises(nb)
         write(clean(nb), target)
         written[version] = target
     return written
 
 
-def cell_signature(nb: nbformat.NotebookNode) -> list[tuple[str, str]]:
-    return [(cell.cell_type, cell.source) for cell in nb.cells]
+def cell_signature(nb: nbformat.NotebookNode) -> list[tuple[str, str, str]]:
+    """What a stored notebook must share with a fresh generation: kinds, sources and our metadata."""
+    return [(cell.cell_type, cell.source,
+             json.dumps([cell.metadata.get(META), cell.metadata.get("tags")], sort_keys=True))
+            for cell in nb.cells]
 
 
 def drift(path: Path, root: Path = HERE) -> list[str]:
@@ -349,32 +504,33 @@ def drift(path: Path, root: Path = HERE) -> list[str]:
             continue
         stored = nbformat.read(stored_path, as_version=4)
         fresh = generate(path, version)
-        if cell_signature(stored) != cell_signature(fresh):
+        if cell_signature(stored) != cell_signature(fresh) or stored.metadata.get(META) != fresh.metadata.get(META):
             problems.append(f"{rel}: cells differ from src/{path.name} (run `make notebooks`)")
-    copy_path = root / EXERCISES / COURSE
-    if not copy_path.exists() or copy_path.read_text(encoding="utf-8") != course_copy_text():
-        problems.append(f"{EXERCISES}/{COURSE}: differs from {COURSE} (run `make notebooks`)")
     return problems
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("names", nargs="*", help="build only sources whose file name starts with one of these")
-    parser.add_argument("--no-execute", action="store_true", help="store the solution versions without outputs")
+    parser.add_argument("--no-execute", action="store_true", help="store the notebooks without outputs")
     parser.add_argument("--check", action="store_true", help="report stored notebooks that differ from their source")
+    parser.add_argument("--exercises", action="store_true", help="list the exercises: lesson, id, check, points")
     args = parser.parse_args(argv)
     paths = sources(args.names)
     if not paths:
         print(f"build: no sources match {args.names} in {SRC}", file=sys.stderr)
         return 2
+    if args.exercises:
+        for path in paths:
+            for e in exercises(path):
+                print(f"{e.lesson:34s} {e.id:4s} {e.check:20s} {e.points} point{'s' if e.points != 1 else ''}")
+        return 0
     if args.check:
         problems = sorted({p for path in paths for p in drift(path)})
         for problem in problems:
             print(problem)
         print(f"build --check: {len(paths)} source(s), {'drift found' if problems else 'all in sync'}")
         return 1 if problems else 0
-    (HERE / EXERCISES).mkdir(exist_ok=True)
-    (HERE / EXERCISES / COURSE).write_text(course_copy_text(), encoding="utf-8")
     for path in paths:
         print(f"build: {path.name}", flush=True)
         for version, target in build(path, run=not args.no_execute).items():

@@ -1,10 +1,10 @@
 """Run every stored notebook with nbclient and print its run time and the total.
 
-    python notebooks/timing.py                  # all notebooks (lessons and learner versions)
+    python notebooks/timing.py                  # all notebooks (the lessons and their solutions)
     python notebooks/timing.py 03 10            # only those whose file name starts with 03 or 10
 
 Each notebook runs in its own folder, in a fresh kernel of this interpreter, as nbval runs it;
-learner versions may leave placeholders (their checks print ✗, which is fine here). The budget is
+the lessons keep their placeholders (their checks print ✗, which is fine here). The budget is
 30 s per notebook and 3 minutes for the whole set; this script reports, it does not enforce
 (the tests never assert a time).
 """
@@ -26,7 +26,7 @@ PER_NOTEBOOK, TOTAL = 30.0, 180.0
 
 
 def notebooks(selected: list[str] | None = None) -> list[Path]:
-    paths = sorted(HERE.glob("[0-9][0-9]_*.ipynb")) + sorted((HERE / "exercises").glob("*.ipynb"))
+    paths = sorted(HERE.glob("[0-9][0-9]_*.ipynb")) + sorted((HERE / "solutions").glob("*.ipynb"))
     if selected:
         paths = [p for p in paths if any(p.name.startswith(s) for s in selected)]
     return paths

@@ -57,9 +57,9 @@ def test_saved_values_are_freed_after_backward_unless_retained():
     y = x.exp()
     node = y.grad_fn
     y.sum().backward(retain_graph=True)
-    assert node._res is not FREED
+    assert node._result is not FREED
     y.sum().backward()
-    assert node._res is FREED
+    assert node._result is FREED
     with pytest.raises(RuntimeError, match="Trying to backward through the graph a second time"):
         node._saved_result
     with pytest.raises(RuntimeError, match="Trying to backward through the graph a second time"):

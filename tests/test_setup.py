@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import fnmatch
 import importlib.metadata
+import importlib.util
 import json
 import os
 import re
 import shlex
+import subprocess
 import sys
 from pathlib import Path
 from urllib.parse import urlparse
@@ -193,3 +195,51 @@ def test_nbval_sanitizers_cover_addresses_and_kernel_paths():
 def test_readme_opens_with_the_two_setup_commands():
     head = (ROOT / "README.md").read_text()[:1500]
     assert "make lab" in head and "make test" in head
+
+
+def test_course_checks_are_one_installed_module(pyproject):
+    """The exercise checks live once, in notebooks/minigrad_course/, installed beside minigrad and viz:
+    the lessons, their solutions and a grader import the same file (no generated copy)."""
+    find = pyproject["tool"]["setuptools"]["packages"]["find"]
+    assert find["where"] == [".", "notebooks"]
+    assert (ROOT / "notebooks" / "minigrad_course" / "__init__.py").is_file()
+    found = importlib.util.find_spec("minigrad_course")
+    assert found is not None, "minigrad_course is not installed (make install)"
+    assert Path(found.origin).resolve() == ROOT / "notebooks" / "minigrad_course" / "__init__.py"
+
+
+def test_top_level_stays_as_the_design_asks():
+    listed = subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True, text=True)
+    if listed.returncode != 0:
+        pytest.skip("not a git checkout")
+    top = {line.split("/")[0] for line in listed.stdout.splitlines()}
+    allowed = {"pyproject.toml", "minigrad", "notebooks", "viz", "tests", "README.md", "Makefile", ".ci", "bench",
+               "binder", "CONTRIBUTING.md", "LICENSE", ".gitignore"}
+    assert top <= allowed, sorted(top - allowed)
+
+
+def _make_rule(makefile: str, target: str) -> tuple[list[str], str]:
+    """(prerequisites, recipe) of a Makefile rule."""
+    m = re.search(rf"^{re.escape(target)}:(?P<deps>[^\n=]*)\n(?P<recipe>(?:\t[^\n]*\n|[ \t]*\\\n)*)", makefile,
+                  re.MULTILINE)
+    assert m, f"no rule for {target}"
+    return m.group("deps").split(), m.group("recipe")
+
+
+def test_make_lab_installs_the_course_only_and_make_test_everything():
+    makefile = (ROOT / "Makefile").read_text()
+    deps, _ = _make_rule(makefile, "lab")
+    assert deps == ["install-lab"]
+    _, recipe = _make_rule(makefile, "$(LAB_STAMP)")
+    assert "-e '.[lab]'" in recipe and "[test]" not in recipe
+    deps, _ = _make_rule(makefile, "test")
+    assert deps[:2] == ["install", "torch"], "make test installs torch 2.13.0 when missing, so nothing is skipped"
+    deps, _ = _make_rule(makefile, "pytest")
+    assert "torch" in deps
+    _, recipe = _make_rule(makefile, "$(TEST_STAMP)")
+    assert "-e '.[test]'" in recipe
+    # the only torch spec pip ever sees is the local wheel's
+    assert re.search(r"^TORCH_SPEC := torch==2\.13\.0$", makefile, re.MULTILINE)
+    _, recipe = _make_rule(makefile, "torch")
+    assert "pip install --disable-pip-version-check -q $(TORCH_SPEC)" in recipe
+    assert not re.search(r"pip install[^\n]*\btorch(?!==2\.13\.0)\b", makefile.replace("$(TORCH_SPEC)", ""))

@@ -20,7 +20,7 @@ from typing import Any
 
 from . import probe, rules
 from .player import Scene, backward_scene, player_class
-from .trace import Frame, map_graph, record_backward
+from .trace import Frame, clean_texts, map_graph, record_backward
 from .walk import paused_gc
 from .walk import walk as _walk
 
@@ -365,4 +365,4 @@ def _forward_frames(walk: Any, gmap: Any, model: Any, old: set[int], var_of: dic
                                "differentiated yet: backward() will walk these edges from the top, "
                                "newest node first (viz.animate(loss) shows it)."))
     frames.append(done)
-    return frames
+    return clean_texts(frames)

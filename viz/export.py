@@ -20,6 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from . import style
+from .dot import html_text
+from .files import write_atomic
 from .player import CSS, ESM, SVG_NS, XLINK_NS, Scene, to_text
 
 MAX_FILMSTRIP_STEPS = 24
@@ -101,8 +103,7 @@ def save_html(scene: Scene, path: Any, title: str | None = None) -> Path:
     target = Path(path)
     if target.suffix.lower() not in (".html", ".htm"):
         raise ValueError(f"viz: save_html() needs a .html path, got {str(path)!r}")
-    target.write_text(page(scene, title), encoding="utf-8")
-    return target
+    return write_atomic(target, page(scene, title))
 
 
 # -- the filmstrip ----------------------------------------------------------------------------------------------------
@@ -128,12 +129,10 @@ class Filmstrip:
         target = Path(path)
         suffix = target.suffix.lower()
         if suffix == ".svg":
-            target.write_text(self.svg, encoding="utf-8")
-            return target
+            return write_atomic(target, self.svg)
         if suffix in (".html", ".htm"):
-            target.write_text(f"<!DOCTYPE html><meta charset='utf-8'><body style='background:#fff'>{self.svg}",
-                              encoding="utf-8")
-            return target
+            return write_atomic(target, "<!DOCTYPE html><meta charset='utf-8'><body style='background:#fff'>"
+                                + self.svg)
         if suffix == ".png":
             return save_pngs(self.scene, self.steps, target)
         raise ValueError(f"viz: Filmstrip.save() needs a .svg, .html or .png path, got {str(path)!r}")
@@ -217,23 +216,57 @@ def save_pngs(scene: Scene, steps: list[int], target: Path) -> list[Path]:
 
     from .render import quiet_stderr
 
+    paths = []
+    for k in steps:
+        graph = frame_agraph(scene, k)
+        with quiet_stderr(), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            data = graph.draw(format="png", prog="dot")
+        path = target.with_name(f"{target.stem}-{k:02d}.png")
+        write_atomic(path, data)
+        paths.append(path)
+    return paths
+
+
+def frame_agraph(scene: Scene, k: int, note: str | None = None) -> Any:
+    """Step ``k`` as a pygraphviz AGraph on white, with ``note`` as a line under the picture.
+    RuntimeError without pygraphviz."""
+    import warnings
+
+    from .render import quiet_stderr
+
     try:
         with quiet_stderr():
             import pygraphviz
     except Exception as exc:
-        raise RuntimeError("viz: PNG filmstrips need pygraphviz (pip install pygraphviz)") from exc
-    paths = []
-    for k in steps:
-        with quiet_stderr(), warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            graph = pygraphviz.AGraph(string=scene.dot)
-            graph.graph_attr["bgcolor"] = "white"
-            _png_state(graph, scene, k)
-            data = graph.draw(format="png", prog="dot")
-        path = target.with_name(f"{target.stem}-{k:02d}.png")
-        path.write_bytes(data)
-        paths.append(path)
-    return paths
+        raise RuntimeError("viz: PNG pictures of a player need pygraphviz (pip install pygraphviz)") from exc
+    with quiet_stderr(), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        graph = pygraphviz.AGraph(string=scene.dot)
+    graph.graph_attr["bgcolor"] = "white"
+    _png_state(graph, scene, k)
+    if note:
+        # the root graph's label sits under the drawing; clusters keep their own labels
+        graph.graph_attr["label"] = (f'<<FONT POINT-SIZE="{NOTE_SIZE}" COLOR="{style.MUTED_TEXT}">'
+                                     f"{html_text(note)}</FONT>>")
+    return graph
+
+
+NOTE_SIZE = 12
+
+
+def frame_png(scene: Scene, k: int, note: str | None = None) -> Any:
+    """Step ``k`` as a ``viz.render.Png`` at 2x (shown at the SVG's scale), or None without
+    pygraphviz."""
+    from .render import draw_png
+
+    try:
+        graph = frame_agraph(scene, max(0, min(int(k), scene.num_steps - 1)), note)
+    except RuntimeError:
+        return None
+    view = [float(v) for v in (scene.root.get("viewBox") or "").split()] if scene.root is not None else []
+    css_size = (view[2] * 4 / 3, view[3] * 4 / 3) if len(view) == 4 else None
+    return draw_png(graph, css_size)
 
 
 def _set_html(item: Any, html_label: str) -> None:

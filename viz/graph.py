@@ -1,5 +1,8 @@
-"""``Graph``: what draw() returns. Shows itself in Jupyter as SVG, saves to files, and
-falls back to its DOT text with a one-line hint when no Graphviz is installed."""
+"""``Graph``: what draw() returns. Shows itself in Jupyter as SVG with a PNG beside it, saves
+to files, and falls back to its DOT text with a one-line hint when no Graphviz is installed.
+
+The PNG is what untrusted JupyterLab, GitHub, nbviewer and other places that drop SVG show:
+drawn at 2x for sharpness and shown at the SVG's size through the output's metadata."""
 
 from __future__ import annotations
 
@@ -9,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from . import render
+from .files import write_atomic
 from .model import Model
 
 _SAVE_FORMATS = {".svg": "svg", ".png": "png", ".pdf": "pdf"}
@@ -23,6 +27,8 @@ class Graph:
         self.source = source
         self.hint: str | None = None
         self._svg: str | None = None
+        self._png: render.Png | None = None
+        self._png_done = False
 
     @property
     def num_nodes(self) -> int:
@@ -45,6 +51,15 @@ class Graph:
             self._svg = out.decode("utf-8") if out is not None else None
         return self._svg
 
+    def png(self) -> render.Png | None:
+        """The picture as a PNG at 2x its SVG size (less for huge graphs, see
+        ``viz.render.png_scale``; cached), or None without a PNG renderer."""
+        if not self._png_done:
+            svg = self.svg()
+            self._png = render.render_png(self.source, render.svg_css_size(svg) if svg else None)
+            self._png_done = True
+        return self._png
+
     def save(self, path: str | os.PathLike) -> Path:
         """Write the picture; the suffix picks the format (.svg, .png, .pdf, or .dot/.gv
         for the DOT text). Without a renderer the DOT text is written next to ``path`` as
@@ -52,8 +67,7 @@ class Graph:
         target = Path(path)
         suffix = target.suffix.lower()
         if suffix in _DOT_SUFFIXES:
-            target.write_text(self.source, encoding="utf-8")
-            return target
+            return write_atomic(target, self.source)
         if suffix not in _SAVE_FORMATS:
             raise ValueError(f"viz: save() needs a .svg, .png, .pdf, .dot or .gv path, got {str(path)!r}")
         if suffix == ".svg":
@@ -63,17 +77,23 @@ class Graph:
             data = self.pipe(_SAVE_FORMATS[suffix])
         if data is None:
             fallback = target.with_suffix(".dot")
-            fallback.write_text(self.source, encoding="utf-8")
+            write_atomic(fallback, self.source)
             warnings.warn(f"{render.HINT} Wrote {fallback.name}.", stacklevel=2)
             return fallback
-        target.write_bytes(data)
-        return target
+        return write_atomic(target, data)
 
-    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> Any:
         svg = self.svg()
         if svg is None:
             return {"text/plain": f"{render.HINT}\n{self.source}"}
-        return {"image/svg+xml": svg, "text/plain": repr(self)}
+        data: dict[str, str] = {"image/svg+xml": svg, "text/plain": repr(self)}
+        png = self.png()
+        if png is None:  # one plain line says why, rather than a broken image
+            data["text/plain"] = f"{repr(self)}\n{render.PNG_HINT}"
+            return data
+        png_data, meta = png.mimebundle()
+        data.update(png_data)
+        return data, meta
 
     def __repr__(self) -> str:
         extra = f", {self.model.hidden:,} hidden" if self.model.hidden else ""

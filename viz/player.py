@@ -13,8 +13,9 @@ A ``Scene`` is everything a display needs, built once in Python:
   is derived in the browser by ``player.js`` — and in Python by ``state_at`` for the
   static pictures — never stored per frame.
 
-``BackwardPlayer`` / ``ForwardPlayer`` are anywidget widgets carrying the scene; without
-anywidget (or where widgets cannot render) they show the static final frame with a note.
+``BackwardPlayer`` / ``ForwardPlayer`` carry the scene and show it as an anywidget widget,
+made when first displayed, with a PNG of the first step beside it for wherever widgets
+cannot run (without anywidget: the last step, with a note).
 """
 
 from __future__ import annotations
@@ -327,10 +328,21 @@ class Scene:
     dot: str = ""
     hint: str | None = None
     notes0: dict[str, str] = field(default_factory=dict)
+    _pngs: dict = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def num_steps(self) -> int:
         return len(self.payload.get("steps", []))
+
+    def png(self, k: int, note: str | None = None) -> _render.Png | None:
+        """Step ``k`` as a PNG at 2x with ``note`` as a line under it (cached), or None
+        without pygraphviz."""
+        key = (int(k), note)
+        if key not in self._pngs:
+            from .export import frame_png
+
+            self._pngs[key] = frame_png(self, k, note) if self.root is not None else None
+        return self._pngs[key]
 
     def svg(self, html: bool = True) -> str:
         return to_text(self.root, html=html) if self.root is not None else ""
@@ -535,25 +547,35 @@ def _drop(graph: ET.Element | None, g: ET.Element) -> None:
             return
 
 
-# -- the widget --------------------------------------------------------------------------------------------------------
+# -- the player ---------------------------------------------------------------------------------------------------
+
+PLAY_NOTE = "Run the cell to play"
+NO_WIDGET_NOTE = "The last step: the player needs anywidget to play (pip install anywidget)"
 
 
-def fallback_html(scene: Scene, note: str | None = None) -> str:
-    """The static final frame plus a note: what shows where widgets cannot render."""
-    note = note or ("viz: this is the last step of an animated player. It plays in JupyterLab, Notebook 7 or "
-                    "VS Code with a running kernel (anywidget), or anywhere after player.save_html(path).")
-    import html
-
-    body = scene.static_svg(html=True) if scene.root is not None else f"<pre>{html.escape(scene.dot)}</pre>"
-    return (f'<div class="mg-fallback">{body}<p style="font:12px {style.FONT};color:{style.MUTED_TEXT}">'
-            f"{html.escape(note)}</p></div>")
+def _still_step(scene: Scene) -> int:
+    """Which step the still picture shows: the first, as the player opens (for the forward
+    animation, whose first step is often empty, the finished graph)."""
+    return 0 if scene.mode == "backward" else scene.num_steps - 1
 
 
-class _PlayerMixin:
-    """What both players offer, with or without anywidget."""
+class Player:
+    """What ``viz.animate`` and ``rec.player()`` return: the scene, shown as a widget.
+
+    The anywidget widget is made on first display (or on ``.widget``), not with the player:
+    ipywidgets keeps every widget it has made alive until it is closed, so players made in a
+    loop and never shown would pile up. Each display carries a PNG beside the widget — the
+    first step with one line, "Run the cell to play" — which is what shows wherever the
+    widget cannot run (an untrusted notebook, GitHub, nbviewer, HTML exports).
+    """
 
     kind = "Player"
-    scene: Scene
+
+    def __init__(self, scene: Scene, frame: int = 0, speed: float = 1.0) -> None:
+        self.scene = scene
+        self._frame = int(frame)
+        self._speed = float(speed)
+        self._widget: Any = None
 
     @property
     def frames(self) -> list:
@@ -563,6 +585,74 @@ class _PlayerMixin:
     @property
     def num_steps(self) -> int:
         return self.scene.num_steps
+
+    @property
+    def data(self) -> dict:
+        """The payload the browser plays (the steps, without the picture)."""
+        return self.scene.payload
+
+    @property
+    def widget(self) -> Any:
+        """The anywidget widget (made now if needed), or None without anywidget. Use it to
+        put the player inside other widgets; ``close()`` releases it."""
+        if self._widget is None:
+            cls = widget_class()
+            if cls is not None:
+                self._widget = cls(svg=self.scene.svg(html=True), data=self.scene.payload, frame=self._frame,
+                                   speed=self._speed)
+        return self._widget
+
+    @property
+    def frame(self) -> int:
+        """The step shown (synced with the browser once the widget exists)."""
+        return int(self._widget.frame) if self._widget is not None else self._frame
+
+    @frame.setter
+    def frame(self, value: int) -> None:
+        self._frame = int(value)
+        if self._widget is not None:
+            self._widget.frame = self._frame
+
+    @property
+    def speed(self) -> float:
+        return float(self._widget.speed) if self._widget is not None else self._speed
+
+    @speed.setter
+    def speed(self, value: float) -> None:
+        self._speed = float(value)
+        if self._widget is not None:
+            self._widget.speed = self._speed
+
+    def close(self) -> None:
+        """Close the widget, if one was made (its views in the browser go)."""
+        if self._widget is not None:
+            self._widget.close()
+            self._widget = None
+
+    def png(self) -> _render.Png | None:
+        """The still picture (PNG at 2x, cached): the first step plus "Run the cell to play",
+        or the last step plus a note when anywidget is missing. None without pygraphviz."""
+        if widget_class() is None:
+            return self.scene.png(self.num_steps - 1, NO_WIDGET_NOTE)
+        return self.scene.png(_still_step(self.scene), PLAY_NOTE)
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> Any:
+        data: dict[str, Any] = {}
+        meta: dict[str, Any] = {}
+        widget = self.widget
+        if widget is not None:
+            out = widget._repr_mimebundle_()
+            view, _ = out if isinstance(out, tuple) else (out or {}, {})
+            data.update({k: v for k, v in view.items() if k == WIDGET_VIEW})
+        data["text/plain"] = repr(self)
+        png = self.png()
+        if png is None:  # one plain line says why there is no picture
+            data["text/plain"] += "\n" + (self.scene.hint or _render.PNG_HINT)
+        else:
+            png_data, png_meta = png.mimebundle()
+            data.update(png_data)
+            meta.update(png_meta)
+        return data, meta
 
     def __repr__(self) -> str:
         return f"{self.kind}(nodes={self.scene.num_nodes}, steps={self.scene.num_steps})"
@@ -584,66 +674,51 @@ class _PlayerMixin:
         return self.scene.static_svg(k)
 
 
-class _StaticPlayer(_PlayerMixin):
-    """The player without anywidget: the last step as a picture, with a note."""
-
-    def __init__(self, scene: Scene, frame: int = 0, speed: float = 1.0) -> None:
-        self.scene = scene
-        self.frame = frame
-        self.speed = speed
-
-    def _repr_mimebundle_(self, **kwargs: Any) -> Any:
-        note = "viz: anywidget is not installed, so this is the last step only (pip install anywidget)."
-        return {"text/plain": repr(self), "text/html": fallback_html(self.scene, note)}
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+_WIDGET: list[Any] = []  # [the widget class] once made, [None] without anywidget
 
 
-_CLASSES: dict[str, type] = {}
-_DOCS = {
-    "BackwardPlayer": "The backward pass, one node per step: ``viz.animate(loss)``.",
-    "ForwardPlayer": "The graph growing op by op: ``with viz.record() as rec: ...; rec.player()``.",
-}
+def widget_class() -> type | None:
+    """The anywidget class behind every player, made on first use (so ``import viz`` does
+    not import ipywidgets), or None when anywidget is not installed."""
+    if not _WIDGET:
+        try:  # anywidget is in viz's [lab] extra
+            import anywidget
+            import traitlets
+        except Exception:
+            _WIDGET.append(None)
+        else:
+
+            class PlayerWidget(anywidget.AnyWidget):
+                """The player in the browser: one SVG, the steps, and where it is."""
+
+                _esm = ESM
+                _css = CSS
+                svg = traitlets.Unicode("").tag(sync=True)
+                data = traitlets.Dict().tag(sync=True)
+                frame = traitlets.Int(0).tag(sync=True)
+                speed = traitlets.Float(1.0).tag(sync=True)
+
+            PlayerWidget.__module__ = __name__
+            _WIDGET.append(PlayerWidget)
+    return _WIDGET[0]
+
+
+class BackwardPlayer(Player):
+    """The backward pass, one node per step: ``viz.animate(loss)``."""
+
+    kind = "BackwardPlayer"
+
+
+class ForwardPlayer(Player):
+    """The graph growing op by op: ``with viz.record() as rec: ...; rec.player()``."""
+
+    kind = "ForwardPlayer"
+
+
+_CLASSES = {"BackwardPlayer": BackwardPlayer, "ForwardPlayer": ForwardPlayer}
 
 
 def player_class(kind: str) -> type:
-    """``BackwardPlayer`` or ``ForwardPlayer``: an anywidget widget, made on first use (so
-    ``import viz`` does not import ipywidgets), or a static stand-in without anywidget."""
-    if kind in _CLASSES:
-        return _CLASSES[kind]
-    try:  # anywidget is in viz's [lab] extra
-        import anywidget
-        import traitlets
-    except Exception:
-        base: type = _StaticPlayer
-    else:
-
-        class _Widget(_PlayerMixin, anywidget.AnyWidget):
-            _esm = ESM
-            _css = CSS
-            svg = traitlets.Unicode("").tag(sync=True)
-            data = traitlets.Dict().tag(sync=True)
-            frame = traitlets.Int(0).tag(sync=True)
-            speed = traitlets.Float(1.0).tag(sync=True)
-
-            def __init__(self, scene: Scene, frame: int = 0, speed: float = 1.0) -> None:
-                self.scene = scene
-                super().__init__(svg=scene.svg(html=True), data=scene.payload, frame=int(frame),
-                                 speed=float(speed))
-
-            def _repr_mimebundle_(self, **kwargs: Any) -> Any:
-                out = super()._repr_mimebundle_(**kwargs)
-                data, meta = out if isinstance(out, tuple) else (out or {}, {})
-                data = dict(data)
-                data["text/plain"] = repr(self)
-                data["text/html"] = fallback_html(self.scene)
-                return data, meta
-
-        base = _Widget
-    cls = type(kind, (base,), {"kind": kind, "__doc__": _DOCS[kind], "__module__": __name__})
-    _CLASSES[kind] = cls
-    return cls
-
-
-def __getattr__(name: str) -> Any:
-    if name in _DOCS:
-        return player_class(name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    """``BackwardPlayer`` or ``ForwardPlayer``."""
+    return _CLASSES[kind]

@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 
 from . import probe, rules
+from .dot import clean
 from .walk import Walk
 from .walk import walk as _walk
 
@@ -150,7 +151,7 @@ def map_graph(walk: Walk, model: Any) -> GraphMap:
         if raw.leaf is not None:
             title = titles.get(f"fn:{raw.index}")
             name = f"{name} ({title})" if title and title != "leaf" else f"{name} (leaf {_shape_text(raw.leaf)})"
-        names.append(name)
+        names.append(clean(name))  # as draw() cleans labels: no lone surrogates, no raw control characters
 
     ids = {node.key: node.id for node in model.nodes}
     pool: dict[tuple[str, str, int | None], deque[int]] = defaultdict(deque)
@@ -517,6 +518,18 @@ def build_frames(rec: Recorder, gmap: GraphMap, seeds: list[np.ndarray | None], 
     elif retain_graph:
         done.lines.append(("note", "retain_graph=True: the saved values were kept, so backward can run again."))
     frames.append(done)
+    return clean_texts(frames)
+
+
+def clean_texts(frames: list[Any]) -> list[Any]:
+    """Clean every text of the frames as ``viz.draw`` cleans labels (a name can hold a lone
+    surrogate or a control character), so they print, travel as JSON and save as UTF-8."""
+    for f in frames:
+        f.title = clean(f.title)
+        f.name = clean(f.name)
+        f.lines = [(kind, clean(text)) for kind, text in f.lines]
+        if getattr(f, "variable", None) is not None:  # forward frames: the name in the block
+            f.variable = clean(f.variable)
     return frames
 
 
@@ -804,6 +817,6 @@ def _root_name(model: Any, gmap: GraphMap, k: int) -> str:
         return "output"
     for node in model.nodes:
         if node.id == rid:
-            return node.title or "output"
+            return clean(node.title) if node.title else "output"
     return "output"
 

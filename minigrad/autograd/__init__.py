@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from .. import _tensor as _t  # partly initialised while minigrad imports: used only at call time
+from .._tensor import Size, Tensor, make, ones_like_array
 from . import anomaly_mode, engine, grad_mode, graph
 from .anomaly_mode import detect_anomaly, set_detect_anomaly
 from .function import Function, FunctionCtx, once_differentiable
@@ -19,14 +19,13 @@ __all__ = ["Variable", "Function", "FunctionCtx", "once_differentiable", "backwa
 
 
 def _tensors(x) -> tuple:
-    if isinstance(x, _t.Tensor):
+    if isinstance(x, Tensor):
         return (x,)
     return tuple(x)
 
 
 def _make_grads(outputs: tuple, grads: tuple, create_graph: bool) -> list:
     """Seed gradients: ones for a one-element output, else the given tensor (shape-checked)."""
-    Size, make = _t.Size, _t.make
     out = []
     for i, (t, g) in enumerate(zip(outputs, grads)):
         if g is None:
@@ -35,7 +34,7 @@ def _make_grads(outputs: tuple, grads: tuple, create_graph: bool) -> list:
             if t._data.dtype.kind != "f":
                 raise RuntimeError(f"grad can be implicitly created only for real scalar outputs but got "
                                    f"{t.dtype}")
-            arr = _t.ones_like_array(t._data)
+            arr = ones_like_array(t._data)
             out.append(make(arr) if create_graph else arr)
             continue
         if not hasattr(g, "_data"):
@@ -86,8 +85,6 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph: bool | None = None, c
          only_inputs: bool = True, allow_unused: bool | None = None, is_grads_batched: bool = False,
          materialize_grads: bool = False) -> tuple:
     """Return the gradients of `outputs` with respect to `inputs`, without touching any `.grad`."""
-    from .._tensor import Tensor, make
-
     outs = _tensors(outputs)
     ins = _tensors(inputs)
     if grad_outputs is None:

@@ -50,10 +50,13 @@ class set_detect_anomaly:
 
 def remember_forward(node) -> None:
     """Called when a node is recorded in anomaly mode: keep where the forward op was called."""
-    node._extra()["traceback"] = "".join(traceback.format_stack()[:-3])
+    node._extra("traceback", lambda: "".join(traceback.format_stack()[:-4]))
 
 
 def run_checked(node, buf: list, create_graph: bool) -> list:
+    """`node._apply`, and in anomaly mode: the forward traceback when it fails, and an error on NaN."""
+    if not ENABLED[0]:
+        return node._apply(buf, create_graph)
     try:
         outs = node._apply(buf, create_graph)
     except Exception:
@@ -71,7 +74,7 @@ def run_checked(node, buf: list, create_graph: bool) -> list:
 
 
 def _warn_forward(node) -> None:
-    tb = (node._x or {}).get("traceback")
+    tb = (node._extras or {}).get("traceback")
     if tb:
         warnings.warn(f"Error detected in {node.name()}. Traceback of forward call that caused the error:\n{tb}",
                       UserWarning, stacklevel=_engine_stacklevel())

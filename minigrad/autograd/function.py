@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import functools
 import warnings
-import weakref
 
 import numpy as np
 
-from .grad_mode import STATE, no_grad
-from .graph import FREED, NOBODY, Node, _seq, freed_error
+from .._state import GRAD
+from .._tensor import Tensor, make
+from .grad_mode import no_grad
+from .graph import FREED, Node, accumulator, freed_error, new_node
 
 LEGACY = ("Legacy autograd function with non-static forward method is deprecated. Please use new-style autograd "
           "function with static forward method. (Example: https://pytorch.org/docs/stable/autograd.html"
@@ -52,18 +53,17 @@ class FunctionCtx:
 
 
 def _unpack(node, entry):
-    from .._tensor import Tensor, make
-    from ..ops._record import modified_message
+    from ..ops._record import modified_message  # lazy: the ops sit above autograd's Function
 
     if entry is None:
         return None
-    kind, value, box, version = entry
-    now = box[0] if box is not None else 0
+    kind, value, counter, version = entry
+    now = counter.value
     if kind == "output":
         arr, nr = value
         t = make(arr, node, True)
-        t._vbox = box
-        t._out_nr = nr
+        t._version_counter = counter
+        t._output_nr = nr
         if now != version:
             raise RuntimeError(modified_message(t, now, version))
         return t
@@ -84,21 +84,16 @@ class BackwardCFunction(Node, FunctionCtx):
     def __repr__(self) -> str:
         return object.__repr__(self)
 
-    def _meta(self):
-        return self._metas
-
     def _release(self) -> None:
         if self.__dict__.get("_saved") is not None:
             self._saved = FREED
 
     def _apply(self, grads: list, create_graph: bool) -> list:
-        from .._tensor import Tensor, make
-
         if self.__dict__.get("_saved") is FREED:
             raise freed_error(self)
         materialize = self.__dict__.get("_materialize", True)
         args = []
-        for g, meta in zip(grads, self._metas):
+        for g, meta in zip(grads, self._input_metadata):
             if g is None:
                 if materialize:
                     g = np.zeros(meta[0], meta[1])
@@ -185,17 +180,12 @@ class Function(FunctionCtx, metaclass=FunctionMeta):
 
 
 def _apply(cls, args: tuple, kwargs: dict):
-    from .._tensor import Tensor, make
-
-    node = weakref.ref.__new__(cls._backward_cls, NOBODY)  # its outputs are not known yet: see below
-    node._next = ()
-    node._seq = next(_seq)
-    node._x = None
+    node = new_node(cls._backward_cls, (), None, ())  # made before forward (ctx is the node); edges come after
     needs = tuple(isinstance(a, Tensor) and a._requires_grad for a in args)
     node.needs_input_grad = needs
-    recording = STATE.mode > 0 and any(needs)
-    prev = STATE.mode
-    STATE.mode = 0 if prev > 0 else prev
+    recording = GRAD.mode > 0 and any(needs)
+    prev = GRAD.mode
+    GRAD.mode = 0 if prev > 0 else prev
     try:
         if cls.setup_context is not Function.setup_context:
             output = cls.forward(*args, **kwargs)
@@ -203,7 +193,7 @@ def _apply(cls, args: tuple, kwargs: dict):
         else:
             output = cls.forward(node, *args, **kwargs)
     finally:
-        STATE.mode = prev
+        GRAD.mode = prev
     if not recording:
         return output
     single = not isinstance(output, tuple)
@@ -214,10 +204,11 @@ def _apply(cls, args: tuple, kwargs: dict):
         if isinstance(a, Tensor):
             tensor_pos.append(i)
             if a._requires_grad:
-                edges.append((a._grad_fn, a._out_nr) if a._grad_fn is not None else (a._accumulator(), 0))
+                edges.append((a._grad_fn, a._output_nr) if a._grad_fn is not None else (accumulator(a), 0))
             else:
                 edges.append((None, 0))
-    node._next = tuple(edges)
+    node._next_nodes = tuple(e[0] for e in edges)
+    node._next_nrs = tuple(e[1] for e in edges) if any(e[1] for e in edges) else None
     node._n_args = len(args)
     node._tensor_pos = frozenset(tensor_pos)
     dirty = {id(t) for t in node.__dict__.get("_dirty", ())}
@@ -233,10 +224,10 @@ def _apply(cls, args: tuple, kwargs: dict):
             if o._grad_fn is None and o._requires_grad:
                 raise RuntimeError("a leaf Variable that requires grad has been used in an in-place operation.")
             t = o
-            t._bump()
+            t._bump_version()
         elif id(o) in input_ids:
             t = make(o._data)  # a Function returning its input hands back a new tensor object
-            t._vbox = o._box()
+            t._version_counter = o._shared_counter()
         else:
             t = o
         metas.append((o._data.shape, o._data.dtype))
@@ -245,11 +236,11 @@ def _apply(cls, args: tuple, kwargs: dict):
             t._requires_grad = False
         else:
             t._grad_fn = node
-            t._out_nr = i
+            t._output_nr = i
             t._requires_grad = True
         out_index[id(o)] = (t, i)
         new_outs.append(t)
-    node._metas = tuple(metas)
+    node._input_metadata = tuple(metas)
     if new_outs and isinstance(new_outs[0], Tensor):
         node._set_output(new_outs[0])
     to_save = node.__dict__.pop("_to_save", None)
@@ -260,10 +251,10 @@ def _apply(cls, args: tuple, kwargs: dict):
                 saved.append(None)
             elif id(s) in out_index:
                 t, nr = out_index[id(s)]
-                box = t._box()
-                saved.append(("output", (t._data, nr), box, box[0]))
+                counter = t._shared_counter()
+                saved.append(("output", (t._data, nr), counter, counter.value))
             else:
-                saved.append(("input", s, s._box(), s._version))
+                saved.append(("input", s, s._shared_counter(), s._version))
         node._saved = tuple(saved)
     return new_outs[0] if single else tuple(new_outs)
 

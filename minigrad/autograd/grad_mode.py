@@ -1,39 +1,24 @@
 """Grad mode: whether operations record a graph. Per thread, as in PyTorch.
 
-`STATE.mode` is read on every operation, so it is one attribute of one thread-local object:
-1 = grad enabled, 0 = no_grad, -1 = inference mode (no grad, and new tensors are inference tensors).
+The switch itself is `minigrad._state.GRAD.mode` (1 = grad enabled, 0 = no_grad, -1 = inference mode:
+no grad, and new tensors are inference tensors); these are the context managers and decorators
+that set it.
 """
 
 from __future__ import annotations
 
-import contextvars
 import functools
 import inspect
-import threading
 
-import numpy as np
-
-
-class _State(threading.local):
-    """Per-thread state. `quiet` is a context in which NumPy never warns (inf/nan are results,
-    as in PyTorch): entering it costs ~30 ns where `np.errstate` costs ~1 us per operation."""
-
-    mode = 1  # class default: every new thread starts with grad enabled, as in PyTorch
-
-    def __init__(self):
-        with np.errstate(all="ignore"):
-            self.quiet = contextvars.copy_context()  # only NumPy ufuncs run in it, never user code
-
-
-STATE = _State()
+from .._state import GRAD
 
 
 def is_grad_enabled() -> bool:
-    return STATE.mode > 0
+    return GRAD.mode > 0
 
 
 def is_inference_mode_enabled() -> bool:
-    return STATE.mode < 0
+    return GRAD.mode < 0
 
 
 class _DecoratorContextManager:
@@ -48,11 +33,11 @@ class _DecoratorContextManager:
         return super().__new__(cls)
 
     def __enter__(self):
-        self._prev = STATE.mode
-        STATE.mode = self._target
+        self._prev = GRAD.mode
+        GRAD.mode = self._target
 
     def __exit__(self, *exc):
-        STATE.mode = self._prev
+        GRAD.mode = self._prev
         return False
 
     def clone(self):
@@ -107,24 +92,24 @@ class set_grad_enabled(_DecoratorContextManager):
     """`set_grad_enabled(False)` switches at once (a plain call), and restores on `__exit__`."""
 
     def __init__(self, mode: bool) -> None:
-        self._prev = STATE.mode
+        self._prev = GRAD.mode
         self.mode = bool(mode)
         self._target = 1 if mode else 0
-        if STATE.mode >= 0:
-            STATE.mode = self._target
+        if GRAD.mode >= 0:
+            GRAD.mode = self._target
 
     def __enter__(self):
         pass
 
     def __exit__(self, *exc):
-        STATE.mode = self._prev
+        GRAD.mode = self._prev
         return False
 
     def clone(self):
         return self.__class__(self.mode)
 
     def __call__(self, func):
-        STATE.mode = self._prev  # used as a decorator: the call above must not leak
+        GRAD.mode = self._prev  # used as a decorator: the call above must not leak
         return super().__call__(func)
 
     def __repr__(self) -> str:
@@ -144,11 +129,11 @@ class inference_mode(_DecoratorContextManager):
         self._target = -1 if mode else 1
 
     def __enter__(self):
-        self._prev = STATE.mode
+        self._prev = GRAD.mode
         if self.mode:
-            STATE.mode = -1
-        elif STATE.mode < 0:
-            STATE.mode = 1
+            GRAD.mode = -1
+        elif GRAD.mode < 0:
+            GRAD.mode = 1
 
     def clone(self):
         return self.__class__(self.mode)

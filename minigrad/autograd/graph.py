@@ -1,16 +1,13 @@
 """Graph nodes: the objects you reach through `tensor.grad_fn` and `next_functions`.
 
-A node knows only what backward needs: the edges to the nodes of its inputs (`next_functions`),
-the values its derivative rule reads (saved at forward time), and the shape/dtype of the gradient
-it receives. It never references the tensor it produced (only weakly), so a graph has no
-reference cycles and is freed by reference counting the moment the last tensor goes away.
+A node knows what backward needs and nothing more: its edges to the nodes that made its inputs
+(`next_functions`, exactly as PyTorch builds it), the values its derivative formulas read (saved
+at forward time), and the shape and dtype of the gradient each of its output slots receives. It
+refers to the tensor it produced only weakly, so a graph has no reference cycles: it is freed by
+reference counting the moment the last tensor that leads into it goes away.
 
-A node *is* that weak reference (`Node` subclasses `weakref.ref`): one object per operation
-instead of two. Python's cyclic garbage collector walks every live container object while a
-graph is alive, so the number of objects per operation is what its cost grows with.
-
-Everything only introspection reads (`metadata`, hooks, `_saved_*`) lives behind one rarely-set
-slot `_x` or is computed on access, to keep the per-operation cost of recording low.
+A leaf that requires grad gets its `AccumulateGrad` node when it first enters a graph; the leaf
+holds that node weakly, so it is one object per leaf while any graph holds it, as in PyTorch.
 """
 
 from __future__ import annotations
@@ -22,10 +19,17 @@ from collections import namedtuple
 
 import numpy as np
 
-_seq = itertools.count()
-_ACC_SEQ = 1 << 62  # AccumulateGrad runs as soon as it is ready, as in PyTorch (sequence_nr = UINT64_MAX)
+from .._hooks import HookDict, RemovableHandle
 
-FREED = object()  # marks saved values released after backward
+__all__ = ["Node", "AccumulateGrad", "RemovableHandle", "saved_tensors_hooks", "save_on_cpu", "get_gradient_edge",
+           "track_outputs", "FREED", "InputMetadata"]
+
+# Nodes are numbered as they are made: backward runs the most recent ready node first, as PyTorch does.
+# AccumulateGrad nodes all get the highest number, so a leaf's gradient is stored as soon as it is complete.
+SEQUENCE = itertools.count()
+ACCUMULATE_GRAD_SEQUENCE_NR = (1 << 64) - 1  # PyTorch's UINT64_MAX
+
+FREED = object()  # what a node's saved values become once backward has released them
 
 BACKWARD_TWICE = (
     "Trying to backward through the graph a second time (or directly access saved tensors after they "
@@ -37,279 +41,267 @@ BACKWARD_TWICE = (
 InputMetadata = namedtuple("InputMetadata", "shape dtype")
 
 
-def freed_error(node) -> RuntimeError:
+def freed_error(node: Node) -> RuntimeError:
     """PyTorch's message, plus a hint that names the node whose saved values are gone."""
     return RuntimeError(f"{BACKWARD_TWICE}\nhint: {node.name()} saved values for backward, and the earlier "
                         "backward() freed them; pass retain_graph=True to that earlier call if you need two.")
 
 
-class RemovableHandle:
-    """Returned by every `register_*hook`; `.remove()` takes the hook out again."""
-
-    __slots__ = ("_ref", "id")
-    _ids = itertools.count()
-
-    def __init__(self, hooks: HookDict):
-        self._ref = weakref.ref(hooks)
-        self.id = next(RemovableHandle._ids)
-
-    def remove(self) -> None:
-        hooks = self._ref()
-        if hooks is not None:
-            hooks.pop(self.id, None)
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.remove()
+_BACKWARD_SUFFIX = re.compile(r"Backward\d*$")
 
 
-class HookDict(dict):
-    """An ordered id -> hook mapping that handles can refer to weakly."""
-
-    __slots__ = ("__weakref__",)
-
-    def add(self, fn) -> RemovableHandle:
-        handle = RemovableHandle(self)
-        self[handle.id] = fn
-        return handle
+def forward_op_name(node: Node) -> str:
+    """'ExpBackward0' -> 'Exp', as PyTorch names the op in its in-place error message."""
+    return _BACKWARD_SUFFIX.sub("", type(node).__name__)
 
 
-class _Nobody:
-    """The referent of a node whose output is not known or not tracked (`track_outputs(False)`)."""
+class _NoOutput:
+    """What a node refers to when it has no output tensor to point at (an AccumulateGrad, `track_outputs(False)`)."""
 
     __slots__ = ("__weakref__",)
 
 
-NOBODY = _Nobody()
-_deref = weakref.ref.__call__
+NO_OUTPUT = _NoOutput()
+_referent = weakref.ref.__call__  # a node's own `__call__` runs its backward
 
 
 class Node(weakref.ref):
     """Base of every graph node (`isinstance(t.grad_fn, minigrad.autograd.graph.Node)`).
 
-    Made with `Node.__new__(cls, output_tensor)`; identity, not the referent, is its hash and equality.
+    Subclasses say how to turn the gradients of the node's outputs into gradients of its inputs
+    (`_apply`). A node is itself the weak reference to the tensor it made (weakref.ref can be subclassed,
+    as the weakref docs show), and it keeps its edges as two tuples, the next nodes and the input number
+    at each (None when all are 0, nearly always): an operation then adds two objects to a live graph, a
+    node and a tuple, which matters because Python's cyclic garbage collector visits every one of them.
+    Everything only hooks or introspection use lives in `_extras`, a dict made on first use.
     """
 
-    # The edges are `_nx`, the next node per input (None where no gradient flows; a leaf tensor that
-    # stands for its AccumulateGrad until `next_functions` asks, see pin_leaf), and `_nr`, the
-    # input number at each (None when all are 0, nearly always): no tuple per edge, which matters
-    # because every tuple in a graph is work for Python's cyclic garbage collector while it is alive.
-    __slots__ = ("_nx", "_nr", "_seq", "_x", "__weakref__")
-    _multi = True  # False: `_m` is the (shape, dtype) of this node's one output (RuleNode, CopySlices)
-    # What the node saved for backward (RuleNode's slots: None when nothing); other nodes always release
-    _in = _res = True
-    __hash__ = object.__hash__
+    __slots__ = ("_next_nodes", "_next_nrs", "_sequence_number", "_input_metadata", "_extras", "__weakref__")
+    __hash__ = object.__hash__  # identity, not the referent's (weakref.ref's own)
     __eq__ = object.__eq__
     __ne__ = object.__ne__
 
-    # -- the public PyTorch API -------------------------------------------------------------
+    # -- the public PyTorch API -----------------------------------------------------------------------
     def name(self) -> str:
         return type(self).__name__
 
     @property
     def next_functions(self) -> tuple:
-        return self._next
-
-    @property
-    def _next(self) -> tuple:
-        """The edges as PyTorch shows them: ((node_or_None, input_nr), ...)."""
-        nx, nr = self._nx, self._nr
-        if any(e is not None and not isinstance(e, Node) for e in nx):
-            nx = self._nx = tuple(pin_leaf(e, self, i) if e is not None and not isinstance(e, Node) else e
-                                  for i, e in enumerate(nx))
-        return tuple(zip(nx, nr if nr is not None else (0,) * len(nx)))
-
-    @_next.setter
-    def _next(self, edges) -> None:
-        edges = tuple(edges)
-        self._nx = tuple(fn for fn, _ in edges)
-        nrs = tuple(nr for _, nr in edges)
-        self._nr = nrs if any(nrs) else None
+        """((node or None, input_nr), ...): where the gradient of each input of this node goes."""
+        return tuple(zip(self._next_nodes, self._next_nrs or (0,) * len(self._next_nodes)))
 
     @property
     def metadata(self) -> dict:
-        return self._extra().setdefault("metadata", {})
+        return self._extra("metadata", dict)
 
     def register_hook(self, fn) -> RemovableHandle:
         """`fn(grad_inputs, grad_outputs)` runs after this node; a returned tuple replaces grad_inputs."""
-        return self._hookdict("hooks").add(fn)
+        return self._extra("hooks", HookDict).add(fn)
 
     def register_prehook(self, fn) -> RemovableHandle:
         """`fn(grad_outputs)` runs before this node; a returned tuple replaces grad_outputs."""
-        return self._hookdict("prehooks").add(fn)
+        return self._extra("prehooks", HookDict).add(fn)
 
     def _sequence_nr(self) -> int:
-        return self._seq
+        """The node's number: nodes are numbered as they are made (PyTorch's private method of this name)."""
+        return self._sequence_number
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} object at {hex(id(self))}>"
 
     def __call__(self, *grads):
-        from .engine import call_node
+        """`grad_fn(grad)` called by hand: the node's backward on these gradients, nothing else runs."""
+        from .._tensor import Tensor, make  # lazy: Tensor's module imports this one's neighbours first
 
-        outs = call_node(self, list(grads))
+        arrays = [g._data if isinstance(g, Tensor) else g for g in grads]
+        outs = [None if g is None else make(np.asarray(g)) for g in self._apply(arrays, False)]
         return outs[0] if len(outs) == 1 else tuple(outs)
 
-    # -- minigrad's own introspection names (README: "Introspection names") -----------------
+    # -- minigrad's own introspection names (README: "Introspection names") ----------------------------
     @property
     def input_metadata(self) -> tuple:
-        """Shape and dtype of the gradient each input slot of this node expects."""
-        return tuple(InputMetadata(tuple(s), _dtype_name(d)) for s, d in self._meta())
+        """Shape and dtype of the gradient each input slot of this node receives (PyTorch: `_input_metadata`)."""
+        from .._dtypes import FROM_NP  # lazy: only introspection needs dtype names
+
+        return tuple(InputMetadata(tuple(shape), repr(FROM_NP[np.dtype(dtype)])) for shape, dtype in
+                     self._input_metadata)
 
     @property
     def output_tensor(self):
-        """The tensor this node produced, while it is alive (the node is a weak reference to it;
-        an in-place op that takes over a node re-points it through `_x["output"]`)."""
-        x = self._x
-        if x is not None and "output" in x:
-            return x["output"]()
-        t = _deref(self)
-        return None if t is NOBODY else t
-
-    def _set_output(self, t) -> None:
-        """Re-point `output_tensor` (an in-place op hands its node to an existing tensor)."""
-        self._extra()["output"] = weakref.ref(t)
+        """The tensor this node produced while it is alive (held weakly, so nothing is kept alive), else None.
+        An in-place op that hands the node to another tensor re-points it through `_extras["output"]`."""
+        moved = self._extras and self._extras.get("output")
+        t = moved() if moved is not None else _referent(self)
+        return None if t is NO_OUTPUT else t
 
     @property
     def hooks(self) -> tuple:
-        return tuple(self._extra().get("hooks", {}).values())
+        hooks = self._extras and self._extras.get("hooks")
+        return tuple(hooks.values()) if hooks else ()
 
     @property
     def prehooks(self) -> tuple:
-        return tuple(self._extra().get("prehooks", {}).values())
+        hooks = self._extras and self._extras.get("prehooks")
+        return tuple(hooks.values()) if hooks else ()
 
-    # -- internals ----------------------------------------------------------------------------
-    def _extra(self) -> dict:
-        x = self._x
-        if x is None:
-            x = self._x = {}
-        return x
+    @property
+    def input_names(self) -> tuple:
+        """The names of this node's inputs, one per `next_functions` slot ('self', 'other', ...)."""
+        return tuple(f"input{i}" for i in range(len(self._next_nodes)))
 
-    def _hookdict(self, key: str) -> HookDict:
-        x = self._extra()
-        d = x.get(key)
-        if d is None:
-            d = x[key] = HookDict()
-        return d
+    @property
+    def rule_text(self) -> str | None:
+        """The one-line local derivative rule, as the animation shows it; None when the node has none."""
+        return None
 
-    def _tensor_prehooks(self, nr: int):
-        x = self._x
-        if x is None:
-            return None
-        tp = x.get("tensor_hooks")
-        return tp.get(nr) if tp else None
-
-    def _retain_ref(self, nr: int):
-        x = self._x
-        if x is None:
-            return None
-        r = x.get("retain")
-        return r.get(nr) if r else None
-
-    def _meta(self):
-        """((shape, np dtype), ...) per output: what the gradients arriving here must look like."""
-        raise NotImplementedError
-
+    # -- what the engine calls -------------------------------------------------------------------------
     def _apply(self, grads: list, create_graph: bool) -> list:
+        """Gradients of the inputs (one per `next_functions` slot, None where none flows) from the gradients
+        of the outputs: NumPy arrays, or Tensors when `create_graph` (so the backward pass is recorded)."""
         raise NotImplementedError
 
     def _release(self) -> None:
-        pass
+        """Drop the saved values (backward without `retain_graph`)."""
 
-    def _saw_box(self, t, box: list) -> None:
-        """`t`, an output of this node, just got a version counter (RuleNode watches saved results)."""
+    # -- internals -----------------------------------------------------------------------------------------
+    def _extra(self, key: str, default_factory):
+        extras = self._extras
+        if extras is None:
+            extras = self._extras = {}
+        value = extras.get(key)
+        if value is None:
+            value = extras[key] = default_factory()
+        return value
+
+    def _set_output(self, t) -> None:
+        """This node's output is now `t` (an in-place op handed it the node; a Function's outputs are known
+        after its forward): what `output_tensor` gives from now on."""
+        if TRACK_OUTPUTS[0]:
+            self._extra("output", lambda: None)
+            self._extras["output"] = weakref.ref(t)
+
+    def _tensor_hooks(self, slot: int) -> HookDict | None:
+        """Hooks registered with `register_hook` on this node's output `slot`."""
+        table = self._extras and self._extras.get("tensor_hooks")
+        return table.get(slot) if table else None
+
+    def _retained(self, slot: int):
+        """The tensor at output `slot` that called `retain_grad()`, if it is alive."""
+        table = self._extras and self._extras.get("retain")
+        ref = table.get(slot) if table else None
+        return ref() if ref is not None else None
 
 
-def _dtype_name(np_dtype) -> str:
-    from .._dtypes import FROM_NP
-
-    return repr(FROM_NP[np.dtype(np_dtype)])
+def new_node(cls: type, next_nodes: tuple, next_nrs: tuple | None, input_metadata: tuple, output=None) -> Node:
+    """The one place a node is made: its edges (the next node per input, None where no gradient flows,
+    and the input number at each, None when all are 0), its number, what its output slots receive, and
+    the tensor it made."""
+    node = weakref.ref.__new__(cls, output if output is not None and TRACK_OUTPUTS[0] else NO_OUTPUT)
+    node._next_nodes = next_nodes
+    node._next_nrs = next_nrs
+    node._sequence_number = next(SEQUENCE)
+    node._input_metadata = input_metadata
+    node._extras = None
+    return node
 
 
 class AccumulateGrad(Node):
-    """The sink of a leaf: adds the arriving gradient into `variable.grad`."""
+    """The sink of a leaf: adds the gradient that arrives into `variable.grad`."""
 
     __slots__ = ("variable",)
-    _multi = False  # `_m` below is the shape and dtype of the one gradient it receives
-
-    def __new__(cls, variable):
-        return weakref.ref.__new__(cls, NOBODY)
-
-    def __init__(self, variable):
-        _fill_accumulator(self, variable)
 
     def name(self) -> str:
         return "minigrad::autograd::AccumulateGrad"
 
     @property
-    def _m(self) -> tuple:
+    def _input_metadata(self) -> tuple:
+        """The gradient it receives has its leaf's shape and dtype."""
         d = self.variable._data
-        return d.shape, d.dtype
+        return ((d.shape, d.dtype),)
 
-    def _meta(self):
-        return (self._m,)
+    def __lt__(self, other) -> bool:
+        """Backward's ready queue (a heap) orders nodes by sequence number. AccumulateGrad nodes all share the
+        highest number and none of them comes first, so the heap alone orders them, exactly as PyTorch's
+        std::priority_queue does (heapq takes the same steps): this is the order in which leaves' hooks fire."""
+        return False
 
-    def _tensor_prehooks(self, nr: int):
-        x = self.variable._x
-        return x.hooks if x is not None else None
+    def _tensor_hooks(self, slot: int) -> HookDict | None:
+        return self.variable._extras.hooks if self.variable._extras is not None else None
 
     def _apply(self, grads: list, create_graph: bool) -> list:
-        _engine.accumulate_into(self.variable, grads[0], create_graph)
+        accumulate_grad(self.variable, grads[0], create_graph)
+        post = self.variable._extras.post_hooks if self.variable._extras is not None else None
+        for fn in list(post.values()) if post else ():
+            fn(self.variable)
         return []
 
 
-def _fill_accumulator(node: AccumulateGrad, variable) -> AccumulateGrad:
-    node.variable = variable
-    node._nx = ()
-    node._nr = None
-    node._seq = _ACC_SEQ + next(_seq) * _ACC_SPAN
-    node._x = None
+def accumulator(leaf) -> AccumulateGrad:
+    """The leaf's AccumulateGrad: the live one if a graph (or the learner) still holds it, else a new one.
+
+    The leaf refers to it weakly (as PyTorch's leaf does), so no cycle forms and it dies with the last graph."""
+    extras = leaf._get_extras()
+    node = extras.accumulator() if extras.accumulator is not None else None
+    if node is None:
+        node = weakref.ref.__new__(AccumulateGrad, NO_OUTPUT)
+        node._next_nodes = ()
+        node._next_nrs = None
+        node._sequence_number = ACCUMULATE_GRAD_SEQUENCE_NR
+        node._extras = None
+        node.variable = leaf
+        extras.accumulator = weakref.ref(node)
     return node
 
 
-# A leaf's edge holds the leaf tensor itself until something needs its AccumulateGrad (introspection,
-# hooks, anomaly mode): a training step then makes no AccumulateGrad at all, where PyTorch makes one
-# per parameter per step. `pin_leaf` makes (or finds) the node and orders it by the leaf's first use,
-# as if it had been made then: AccumulateGrads run in the order their leaves were first used.
-_ACC_SPAN = 1024  # AccumulateGrad order: (sequence number of the first use) * _ACC_SPAN + input position
+def accumulate_grad(var, g, create_graph: bool) -> None:
+    """The one place `.grad` of a leaf is written: `.grad = g` the first time, then `.grad += g`.
 
+    As in PyTorch: without create_graph the sum happens in place in the existing `.grad` (a saved
+    `g = x.grad` sees it change, even one an earlier create_graph backward made); with create_graph a new,
+    differentiable tensor is made. A new `.grad` never shares memory with anything else (the engine may hand
+    one array to two leaves).
+    """
+    from .._tensor import Tensor, make  # lazy: Tensor's module imports graph's lower neighbours first
 
-def pin_leaf(leaf, consumer: Node, i: int) -> AccumulateGrad:
-    """The AccumulateGrad that stands for `leaf`, the input `i` of `consumer`."""
-    acc = leaf._accumulator()
-    seq = _ACC_SEQ + consumer._seq * _ACC_SPAN + min(i, _ACC_SPAN - 1)
-    if seq < acc._seq:
-        acc._seq = seq
-    return acc
-
-
-_BACKWARD_SUFFIX = re.compile(r"Backward\d*$")
-
-
-def forward_op_name(node) -> str:
-    """'ExpBackward0' -> 'Exp', as PyTorch names the op in its in-place error message."""
-    return _BACKWARD_SUFFIX.sub("", type(node).__name__)
+    if g is None:
+        return
+    old = var._grad
+    if create_graph:
+        g = g if isinstance(g, Tensor) else make(np.asarray(g))
+        if old is None:
+            # PyTorch copies into a new tensor, which records CopyBackwards
+            var._grad = make(np.empty_like(g._data)).copy_(g) if g._requires_grad else make(np.array(g._data))
+        elif old._requires_grad or g._requires_grad:
+            var._grad = old + g
+        else:
+            old.add_(g)
+        return
+    if old is None:
+        var._grad = make(np.array(g, dtype=var._data.dtype))
+    elif old._data.shape != np.shape(g) or not old._data.flags.writeable:
+        var._grad = make(old._data + g)
+    else:
+        np.add(old._data, g, out=old._data)
+        old._bump_version()
 
 
 # -- output references for introspection ---------------------------------------------------------------
-OUTPUT_REFS = [True]  # nodes refer weakly to the tensor they produced (node.output_tensor)
+TRACK_OUTPUTS = [True]  # nodes refer weakly to the tensor they produced (node.output_tensor)
 
 
 class track_outputs:
-    """`with track_outputs(False):` (or a plain call) makes new nodes forget their output tensor
-    (they refer to a placeholder instead); viz then shows values only where it can reach them."""
+    """`with track_outputs(False):` (or a plain call) makes new nodes forget their output tensor, so
+    `output_tensor` is None; viz then shows values only where it can reach them."""
 
     def __init__(self, mode: bool = True):
-        self.prev = OUTPUT_REFS[0]
-        OUTPUT_REFS[0] = bool(mode)
+        self.prev = TRACK_OUTPUTS[0]
+        TRACK_OUTPUTS[0] = bool(mode)
 
     def __enter__(self):
         return self
 
     def __exit__(self, *exc):
-        OUTPUT_REFS[0] = self.prev
+        TRACK_OUTPUTS[0] = self.prev
 
 
 # -- saved-tensor hooks ----------------------------------------------------------------------------------
@@ -351,8 +343,5 @@ class save_on_cpu(saved_tensors_hooks):
 
 def get_gradient_edge(tensor):
     """(node, input_nr) that a gradient for `tensor` flows into, as PyTorch's GradientEdge."""
-    fn = tensor.grad_fn
-    return (fn, tensor.output_nr) if fn is not None else (tensor._accumulator(), 0)
-
-
-from . import engine as _engine  # noqa: E402  (engine imports this module; used at call time only)
+    fn = tensor._grad_fn
+    return (fn, tensor._output_nr) if fn is not None else (accumulator(tensor), 0)

@@ -52,18 +52,19 @@ def scaled(g, weight, reduction: int, n: int):
 
 # -- layers ----------------------------------------------------------------------------------------
 AddmmBackward0 = rule(
-    "AddmmBackward0", "self mat1 mat2", "alpha beta mat1_sym_sizes mat1_sym_strides mat2_sym_sizes mat2_sym_strides",
+    "AddmmBackward0", "self mat1 mat2",
+    saves="mat1 mat2 alpha beta mat1_sym_sizes mat1_sym_strides mat2_sym_sizes mat2_sym_strides",
+    text="grad_self = grad * beta (summed to self's shape), grad_mat1 = grad @ mat2ᵀ * alpha, "
+         "grad_mat2 = mat1ᵀ @ grad * alpha",
     self=lambda grad, beta: grad if beta == 1 else grad * beta,
     mat1=lambda grad, mat2, alpha: grad @ D.t(mat2) if alpha == 1 else (grad @ D.t(mat2)) * alpha,
     mat2=lambda grad, mat1, alpha: D.t(mat1) @ grad if alpha == 1 else (D.t(mat1) @ grad) * alpha)
 
-# `squeeze_(0)` after mm, as at::matmul does for a 1-D input times a matrix (F.linear without bias)
-SqueezeBackward4 = rule("SqueezeBackward4", "self", "dim",
-                        self=lambda grad, dim: D.unsqueeze_dims(grad, (dim,)))
-
 # scalar-operand forms PyTorch's C++ losses use (a Python number on the right)
-MulBackward1 = rule("MulBackward1", "self", "other", self=lambda grad, other: grad * other)
-DivBackward1 = rule("DivBackward1", "self", "other", self=lambda grad, other: grad / other)
+MulBackward1 = rule("MulBackward1", "self", saves="other", text="grad_self = grad * other  (other is a number)",
+                    self=lambda grad, other: grad * other)
+DivBackward1 = rule("DivBackward1", "self", saves="other", text="grad_self = grad / other  (other is a number)",
+                    self=lambda grad, other: grad / other)
 
 
 # -- losses ----------------------------------------------------------------------------------------
@@ -73,7 +74,8 @@ def _mse_grad(grad, self, target, reduction):
 
 
 MseLossBackward0 = rule(
-    "MseLossBackward0", "self target", "reduction",
+    "MseLossBackward0", "self target", saves="self target reduction",
+    text="grad_self = grad * 2 * (self - target) / N, grad_target = -grad_self",
     self=lambda grad, self, target, reduction: _mse_grad(grad, self, target, reduction),
     target=lambda grad, self, target, reduction: -_mse_grad(grad, self, target, reduction))
 
@@ -109,7 +111,8 @@ def _nll_grad(grad, self, target, weight, reduction, ignore_index, total_weight)
 
 
 def _nll_rule(name: str):
-    return rule(name, "self", "weight reduction ignore_index total_weight target",
+    return rule(name, "self", saves="self weight reduction ignore_index total_weight target",
+                text="grad_self = -grad * weight[target] / total_weight at each target class, 0 elsewhere",
                 self=lambda grad, self, target, weight, reduction, ignore_index, total_weight:
                 _nll_grad(grad, self, target, weight, reduction, ignore_index, total_weight))
 
@@ -129,7 +132,8 @@ def _bce_target_grad(grad, self, weight, reduction):
 
 
 BinaryCrossEntropyBackward0 = rule(
-    "BinaryCrossEntropyBackward0", "self target", "weight reduction",
+    "BinaryCrossEntropyBackward0", "self target", saves="self target weight reduction",
+    text="grad_self = grad * (self - target) / (self * (1 - self)) / N",
     self=lambda grad, self, target, weight, reduction: _bce_grad(grad, self, target, weight, reduction),
     target=lambda grad, self, weight, reduction: _bce_target_grad(grad, self, weight, reduction))
 
@@ -153,7 +157,8 @@ def _bce_logits_target_grad(grad, self, weight, pos_weight, reduction):
 
 
 BinaryCrossEntropyWithLogitsBackward0 = rule(
-    "BinaryCrossEntropyWithLogitsBackward0", "self target", "weight pos_weight reduction",
+    "BinaryCrossEntropyWithLogitsBackward0", "self target", saves="self target weight pos_weight reduction",
+    text="grad_self = grad * (sigmoid(self) - target) / N",
     self=lambda grad, self, target, weight, pos_weight, reduction:
     _bce_logits_grad(grad, self, target, weight, pos_weight, reduction),
     target=lambda grad, self, weight, pos_weight, reduction:

@@ -14,8 +14,9 @@ import numpy as np
 
 from .._missing import missing_name
 from .._random import default_generator
+from .._state import GRAD
 from .._tensor import Tensor, make
-from ..autograd.grad_mode import STATE
+from ..ops import derivatives as R
 from ..ops import pointwise as P
 from ..ops import reduce as Rd
 from ..ops._record import record
@@ -31,7 +32,7 @@ _REDUCTIONS = {"none": N.NONE, "mean": N.MEAN, "sum": N.SUM}
 
 
 def _tracked(*ts) -> bool:
-    return STATE.mode > 0 and any(isinstance(t, Tensor) and t._requires_grad for t in ts)
+    return GRAD.mode > 0 and any(isinstance(t, Tensor) and t._requires_grad for t in ts)
 
 
 def _reduction(reduction: str, size_average=None, reduce=None) -> int:
@@ -85,7 +86,7 @@ def _size_warning(input: Tensor, target: Tensor) -> None:
 def _scalar_node(cls, t: Tensor, value, res: np.ndarray) -> Tensor:
     """`t * 0.5` / `t / n` as PyTorch's C++ losses write them (MulBackward1 / DivBackward1)."""
     if _tracked(t):
-        return record(cls, np.asarray(res), (t,), (value,))
+        return record(cls, np.asarray(res), (t,), other=value)
     return make(np.asarray(res))
 
 
@@ -113,8 +114,8 @@ def _addmm(bias: Tensor, mat1: Tensor, mat2: Tensor) -> Tensor:
                            f"sizes: [{res.shape[0]}, {res.shape[1]}].  Tensor sizes: "
                            f"[{', '.join(map(str, bias._data.shape))}]") from None
     if _tracked(bias, mat1, mat2):
-        return record(N.AddmmBackward0, res, (bias, mat1, mat2),
-                      (1, 1, a.shape, _strides(a), b.shape, _strides(b)))
+        return record(N.AddmmBackward0, res, (bias, mat1, mat2), alpha=1, beta=1, mat1_sym_sizes=a.shape,
+                      mat1_sym_strides=_strides(a), mat2_sym_sizes=b.shape, mat2_sym_strides=_strides(b))
     return make(res)
 
 
@@ -123,7 +124,7 @@ def _mm_1d(input: Tensor, mat2: Tensor) -> Tensor:
     out = input.unsqueeze(0).mm(mat2)
     res = out._data.reshape(out._data.shape[1:])
     if _tracked(out):
-        return record(N.SqueezeBackward4, res, (out,), (0,))
+        return record(R.SqueezeBackward4, res, (out,), dim=0, self_sym_sizes=out._data.shape)
     return make(res)
 
 
@@ -229,7 +230,7 @@ def mse_loss(input: Tensor, target: Tensor, size_average=None, reduce=None, redu
     d = input._data - target._data
     res = _reduce(d * d, red)
     if _tracked(input, target):
-        return record(N.MseLossBackward0, res, (input, target), (red,))
+        return record(N.MseLossBackward0, res, (input, target), reduction=red)
     return make(res)
 
 
@@ -280,7 +281,8 @@ def _nll(input: Tensor, target: Tensor, weight: Tensor | None, red: int, ignore_
         with np.errstate(invalid="ignore", divide="ignore"):
             res = np.asarray(losses.sum() / total, x.dtype)
     if _tracked(input):
-        return record(cls, res, (input,), (weight, red, ignore_index, make(total), target))
+        return record(cls, res, (input,), weight=weight, reduction=red, ignore_index=ignore_index,
+                      total_weight=make(total), target=target)
     return make(res)
 
 
@@ -403,7 +405,7 @@ def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = 
         loss = loss * weight._data
     res = _reduce(loss.astype(x.dtype, copy=False), red)
     if _tracked(input, target):
-        return record(N.BinaryCrossEntropyBackward0, res, (input, target), (weight, red))
+        return record(N.BinaryCrossEntropyBackward0, res, (input, target), weight=weight, reduction=red)
     return make(res)
 
 
@@ -423,7 +425,8 @@ def binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight: Tens
         loss = loss * weight._data
     res = _reduce(np.asarray(loss).astype(x.dtype, copy=False), red)
     if _tracked(input, target):
-        return record(N.BinaryCrossEntropyWithLogitsBackward0, res, (input, target), (weight, pos_weight, red))
+        return record(N.BinaryCrossEntropyWithLogitsBackward0, res, (input, target), weight=weight,
+                      pos_weight=pos_weight, reduction=red)
     return make(res)
 
 

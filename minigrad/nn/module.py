@@ -15,9 +15,11 @@ from collections import OrderedDict, namedtuple
 from collections.abc import Callable, Iterator, Mapping
 
 from .. import _dtypes
-from .._tensor import TENSOR_TYPES, Size, Tensor
-from ..autograd.grad_mode import STATE, no_grad
-from ..autograd.graph import AccumulateGrad, HookDict, RemovableHandle, _seq
+from .._hooks import HookDict, RemovableHandle
+from .._state import GRAD
+from .._tensor import Size, Tensor
+from ..autograd.grad_mode import no_grad
+from ..autograd.graph import SEQUENCE, AccumulateGrad
 from .parameter import Parameter
 
 # -- the module scope stack: which module's forward is running --------------------------------------------
@@ -79,26 +81,18 @@ def _tag_nodes(result, scope: _Scope, parent: _Scope | None) -> None:
     seen = set()
     while stack:
         node = stack.pop()
-        if node in seen or type(node) is AccumulateGrad or node.__class__ in TENSOR_TYPES:  # a leaf's edge
+        if node in seen or type(node) is AccumulateGrad:
             continue
         seen.add(node)
-        if node._seq < start:
+        if node._sequence_number < start:
             if parent is not None:
                 parent.frontier.append(node)
             continue
         if node in tagged:
             continue
         tagged.add(node)
-        x = node._x
-        if x is None:
-            node._x = {"metadata": {"module": name}}
-        else:
-            md = x.get("metadata")
-            if md is None:
-                x["metadata"] = {"module": name}
-            elif "module" not in md:
-                md["module"] = name
-        for nxt in node._nx:
+        node.metadata.setdefault("module", name)
+        for nxt in node._next_nodes:
             if nxt is not None:
                 stack.append(nxt)
 
@@ -174,15 +168,15 @@ class Module:
     def __call__(self, *args, **kwargs):
         parent = _SCOPE[-1] if _SCOPE else None
         if parent is not None:
-            scope = _Scope(parent.names, parent.names.get(id(self), parent.name), next(_seq), parent.tagged)
+            scope = _Scope(parent.names, parent.names.get(id(self), parent.name), next(SEQUENCE), parent.tagged)
         else:
-            scope = _Scope(self._scope_names(), "", next(_seq), set())
+            scope = _Scope(self._scope_names(), "", next(SEQUENCE), set())
         _SCOPE.append(scope)
         try:
             result = self._call_forward(args, kwargs)
         finally:
             _SCOPE.pop()
-        if STATE.mode > 0:
+        if GRAD.mode > 0:
             _tag_nodes(result, scope, parent)
         return result
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _dtypes
-from .._tensor import Tensor, _init_like
+from .._tensor import Tensor, make
 
 
 class Parameter(Tensor):
@@ -26,9 +26,7 @@ class Parameter(Tensor):
             raise TypeError(f"Parameter(data) expects a Tensor, got {type(data).__name__}")
         if requires_grad and arr.dtype.kind != "f":
             raise RuntimeError("Only Tensors of floating point and complex dtype can require gradients")
-        p = object.__new__(cls)
-        _init_like(p, arr, bool(requires_grad))
-        return p
+        return make(arr, None, bool(requires_grad), cls=cls)
 
     def __init__(self, data: Tensor | None = None, requires_grad: bool = True) -> None:
         pass  # everything happened in __new__ (Tensor.__init__ is the legacy constructor)
@@ -43,7 +41,5 @@ class Parameter(Tensor):
 
 
 def _rebuild_parameter(data: np.ndarray, requires_grad: bool) -> Parameter:
-    p = object.__new__(Parameter)
-    _init_like(p, data, requires_grad)
-    return p
+    return make(data, None, requires_grad, cls=Parameter)
 

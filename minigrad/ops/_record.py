@@ -1,193 +1,173 @@
-"""Turning a derivative table entry into a node class, and recording nodes during forward.
+"""Derivative rules as node classes, and recording a node when an op runs.
 
-`rule("MulBackward0", "self other", self=lambda grad, other: grad * other, ...)` makes the class
-MulBackward0. The parameter names of each formula say what it reads: `grad` (the incoming
-gradient), `grads` (all of them, for several outputs), an input's name, `result` (the output),
-or an extra non-tensor value (a dim, an exponent). A node saves only what the formulas of the
-inputs that need a gradient read — as PyTorch does, which decides both memory use and which
-in-place changes later break backward.
+`rule("MulBackward0", "self other", saves="self other", self=..., other=..., text=...)` declares
+one row of the derivative table and returns its node class. `inputs` are the op's differentiable
+inputs in `next_functions` order. `saves` lists what the node may keep for backward: inputs by
+name, `result` (the op's output), and the op's other arguments (`dim`, `exponent`...), which the op
+passes to `record` as keywords. Each formula takes `grad` (or `grads`, for several outputs) and the
+saved values it reads, named as in `saves`. A node keeps only what the formulas of the inputs that
+need a gradient read, as PyTorch does; that decides both its memory and which in-place changes
+later break backward.
 
-Formulas get NumPy arrays on the fast path and Tensors under `create_graph=True`; they are
-written with operators and `_dual` helpers that work on both, so every rule is written once and
+Formulas receive NumPy arrays on the plain path and Tensors under `create_graph=True`. They are
+written with operators and `xp` functions, which work on both, so each is written once and
 higher-order gradients come for free.
 """
 
 from __future__ import annotations
 
-import weakref
+import inspect
+import re
 
 import numpy as np
 
+from .._state import GRAD
 from .._tensor import Tensor, make
 from ..autograd import anomaly_mode
-from ..autograd.graph import FREED, NOBODY, OUTPUT_REFS, SAVED_HOOKS, Node, Packed, _seq, forward_op_name, freed_error
+from ..autograd.graph import FREED, SAVED_HOOKS, Node, Packed, accumulator, forward_op_name, freed_error, new_node
 
+_INPUT, _RESULT, _ARG = range(3)  # where a formula's parameter comes from
 _new = object.__new__
-_wnew = weakref.ref.__new__  # a node is a weak reference to its output tensor (graph.Node)
-_GRAD, _GRADS, _INPUT, _RESULT, _EXTRA = range(5)
+
+INFERENCE_SAVED = (
+    "Inference tensors cannot be saved for backward. Please do not use Tensors created in inference mode in "
+    "computation tracked by autograd. To work around this, you can make a clone to get a normal tensor and use "
+    "it in autograd, or use `minigrad.no_grad()` instead of `minigrad.inference_mode()`."
+)
 
 
 class RuleNode(Node):
-    """A node whose backward is a row of the derivative table."""
+    """A node whose backward is a row of the derivative table (made by `rule`)."""
 
-    # `_res` is the saved output array (rules that read `result`), `_rv` its version when saved and
-    # `_rb` the output's version counter once it has one (`_saw_box`): no per-op box or tuple.
-    __slots__ = ("_in", "_vers", "_res", "_rb", "_rv", "_ex", "_m")
+    __slots__ = ("_kept_inputs", "_kept_versions", "_args", "_result", "_result_counter", "_result_version")
 
-    # filled in by rule(): input names, extra names, per-input (formula, argument sources), ...
-    _inputs: tuple = ()
-    _extras: tuple = ()
-    _formulas: tuple = ()
-    _keep: dict = {}
+    # set by rule() on each node class
+    _inputs: tuple = ()  # input names, in next_functions order
+    _formulas: tuple = ()  # per input: (function, ((source, key), ...) of its parameters after grad)
+    _read_by: tuple = ()  # per input: a bit mask of the inputs whose formulas read it
+    _reads_inputs = 0  # the inputs whose formulas read any input
+    _result_read_by = 0  # the inputs whose formulas read the result
+    _variadic = False  # one input that is a list of tensors (cat, stack): its formula returns a list
     _saves_result = False
-    _multi = False
-    _shown: dict = {}
-    _exposed: frozenset = frozenset()  # what `_saved_<name>` shows: what formulas read, minus `_private` extras
+    _multi = False  # several outputs (split, unbind): formulas take `grads`
+    _exposed: frozenset = frozenset()  # the names `_saved_<name>` shows
+    _shown: dict = {}  # name -> f(node, value): how `_saved_<name>` shows a value stored in another form
+    _text = ""
+    _text_args: tuple = ()  # the arguments the rule text names: their values are shown beside it
 
-    def _meta(self):
-        return self._m if self._multi else (self._m,)
+    # -- introspection ---------------------------------------------------------------------------------
+    @property
+    def input_names(self) -> tuple:
+        if self._variadic:
+            return tuple(f"{self._inputs[0]}[{i}]" for i in range(len(self._next_nodes)))
+        return self._inputs
 
+    @property
+    def rule_text(self) -> str:
+        args = self._args
+        values = [f"{name} = {_show(args[name])}" for name in self._text_args if name in args]
+        return self._text + (f"   ({', '.join(values)})" if values else "")
+
+    # -- backward ------------------------------------------------------------------------------------
     def _apply(self, grads: list, create_graph: bool) -> list:
-        saved = self._in
-        if saved is FREED:
-            raise freed_error(self)
-        if self._multi:
-            grads = [g if g is not None else _zeros(m, create_graph) for g, m in zip(grads, self._m)]
-        g = grads[0]
+        if self._multi:  # several outputs: the formulas take them all (`grads`), zeros where none arrived
+            grads = [g if g is not None else _zeros(meta, create_graph) for g, meta in zip(grads, self._input_metadata)]
+            grad = grads
+        else:
+            grad = grads[0]
+        if self._variadic:  # one formula gives the gradients of every tensor of the list
+            formula, reads = self._formulas[0]
+            out = formula(grad, *self._values(reads, create_graph))
+            return [None if e is None else g for e, g in zip(self._next_nodes, out)]
         out = []
-        nx = self._nx
-        k = 0
-        for fn, kind, i, srcs in self._formulas:
-            if nx[k] is None:
+        for next_node, (formula, reads) in zip(self._next_nodes, self._formulas):
+            if next_node is None:
                 out.append(None)
-            elif kind == _GRAD:  # the common one-argument shapes, without building an argument list
-                out.append(fn(g))
-            elif kind == _INPUT:
-                v = saved[i]
-                if isinstance(v, Tensor) and not create_graph:
-                    box = v._vbox  # the version check of _unpack_input, inline: the array when unchanged
-                    if box is None or box[0] == (0 if self._vers is None else self._vers[i]):
-                        v = v._data
-                    else:
-                        v = self._unpack_input(i, create_graph)  # raises PyTorch's error
-                elif v.__class__ is not float:
-                    v = self._unpack_input(i, create_graph)
-                out.append(fn(g, v))
-            elif kind == _EXTRA:
-                out.append(fn(g, self._ex[i]))
-            elif kind == _RESULT:
-                out.append(fn(g, self._unpack_result(create_graph)))
+            elif not reads:
+                out.append(formula(grad))
             else:
-                out.append(fn(*[self._arg(src, j, g, grads, create_graph) for src, j in srcs]))
-            k += 1
+                out.append(formula(grad, *self._values(reads, create_graph)))
         return out
 
-    # One-input rules (exp, tanh, sum, views...) get one of these as `_apply`, chosen by what their
-    # formula reads: no loop over inputs, no dispatch on the formula's shape.
-    def _apply_grad1(self, grads: list, create_graph: bool) -> list:
-        if self._in is FREED:
-            raise freed_error(self)
-        return [self._formulas[0][0](grads[0])]
-
-    def _apply_result1(self, grads: list, create_graph: bool) -> list:
-        res = self._res
-        if res is FREED:
-            raise freed_error(self)
-        if create_graph or self._rb is not None:
-            res = self._unpack_result(create_graph)
-        return [self._formulas[0][0](grads[0], res)]
-
-    def _apply_input1(self, grads: list, create_graph: bool) -> list:
-        if self._in is FREED:
-            raise freed_error(self)
-        return [self._formulas[0][0](grads[0], self._unpack_input(0, create_graph))]
-
-    def _apply_extra1(self, grads: list, create_graph: bool) -> list:
-        if self._in is FREED:
-            raise freed_error(self)
-        fn, _, i, _ = self._formulas[0]
-        return [fn(grads[0], self._ex[i])]
-
-    def _apply_one(self, grads: list, create_graph: bool) -> list:
-        if self._in is FREED:
-            raise freed_error(self)
-        fn, kind, i, srcs = self._formulas[0]
-        return [fn(*[self._arg(src, j, grads[0], grads, create_graph) for src, j in srcs])]
-
-    def _arg(self, kind: int, i: int, g, grads: list, create_graph: bool):
-        if kind == _GRAD:
-            return g
-        if kind == _INPUT:
-            return self._unpack_input(i, create_graph)
-        if kind == _RESULT:
-            return self._unpack_result(create_graph)
-        if kind == _EXTRA:
-            return self._ex[i]
-        return grads
-
-    def _unpack_input(self, i: int, create_graph: bool):
-        v = self._in[i]
-        if v.__class__ is Packed:
-            t = v.unpack(v.obj)
-            return t if create_graph else t._data
-        if isinstance(v, Tensor):
-            saved = self._vers[i] if self._vers is not None else 0
-            box = v._vbox
-            now = box[0] if box is not None else 0
-            if now != saved:
-                raise RuntimeError(modified_message(v, now, saved))
-            return v if create_graph else v._data
-        return v
+    def _values(self, reads: tuple, create_graph: bool) -> list:
+        """A formula's parameters after `grad`: saved inputs (version-checked), the result, arguments."""
+        values = []
+        for source, key in reads:
+            if source == _ARG:
+                values.append(self._args[key])
+            elif source == _RESULT:
+                values.append(self._unpack_result(create_graph))
+            elif self._kept_inputs is FREED:
+                raise freed_error(self)
+            elif self._variadic:  # the whole list
+                versions = self._kept_versions or (0,) * len(self._kept_inputs)
+                values.append([_unpack(v, ver, create_graph) for v, ver in zip(self._kept_inputs, versions)])
+            else:
+                v = self._kept_inputs[key]
+                if v.__class__ is float or v.__class__ is int:  # a Python number: nothing to check
+                    values.append(v)
+                else:
+                    values.append(_unpack(v, self._kept_versions[key] if self._kept_versions else 0, create_graph))
+        return values
 
     def _unpack_result(self, create_graph: bool):
-        arr, box = self._res, self._rb
-        if box is not None and box[0] != self._rv:
-            t = make(arr, self, True)
-            raise RuntimeError(modified_message(t, box[0], self._rv))
+        if self._result is FREED:
+            raise freed_error(self)
+        counter = self._result_counter
+        if counter.value != self._result_version:
+            raise RuntimeError(modified_message(make(self._result, self, True), counter.value,
+                                                self._result_version))
         if not create_graph:
-            return arr
-        t = make(arr, self, True)
-        t._vbox = box
+            return self._result
+        t = make(self._result, self, True)  # the output again, with this node as its grad_fn
+        t._version_counter = counter
         return t
 
-    def _saw_box(self, t: Tensor, box: list) -> None:
-        """`t` just got its version counter; if `t` is the result this node saved, watch that counter."""
-        if self._saves_result and self._res is t._data:
-            self._rb = box
-
-    def _save_result(self, t: Tensor) -> None:
-        """Save `t` (already modified in place, so at a version above 0) as this node's result."""
-        self._res = t._data
-        self._rv = t._version
-        self._rb = t._vbox
-
     def _release(self) -> None:
-        if self._in is not None or self._res is not None:
-            self._in = FREED
-            self._res = FREED
+        """Free the saved tensors (what a second backward needs); saved arguments stay, as in PyTorch."""
+        if self._kept_inputs is not None:
+            self._kept_inputs = FREED
+        if self._saves_result and self._result is not None:
+            self._result = FREED
 
-    def _read_saved(self, key: str):
+    # -- `_saved_<name>` ------------------------------------------------------------------------------
+    def _read_saved(self, name: str):
         cls = type(self)
-        if key not in cls._exposed:
-            raise AttributeError(f"'{cls.__name__}' object has no attribute '_saved_{key}'")
-        if key in cls._extras:
-            value = self._ex[cls._extras.index(key)]
-            show = cls._shown.get(key)
-            return show(self, value) if show is not None else value
-        if key == "result":
-            if self._res is FREED:
+        if name in cls._inputs:
+            if self._kept_inputs is FREED:
+                raise freed_error(self)
+            if self._kept_inputs is None:
+                return None
+            v = self._kept_inputs[cls._inputs.index(name)]
+            if v.__class__ is Packed:
+                return v.unpack(v.obj)
+            if v is None or isinstance(v, Tensor):
+                return v
+            return make(np.asarray(v))  # a Python scalar, shown as PyTorch shows it: a 0-d tensor
+        if name == "result":
+            if self._result is FREED:
                 raise freed_error(self)
             return self._unpack_result(True)
-        if self._in is FREED:
-            raise freed_error(self)
-        if self._in is None:
-            return None
-        v = self._in[cls._inputs.index(key)]
-        if v.__class__ is Packed:
-            return v.unpack(v.obj)
-        if v is None or isinstance(v, Tensor):
-            return v
-        return make(np.asarray(v))  # a Python scalar was saved as a wrapped 0-d tensor
+        value = self._args.get(name)
+        show = cls._shown.get(name)
+        return show(self, value) if show is not None else value
+
+
+def _unpack(v, version: int, create_graph: bool):
+    """A saved input for a formula: a Tensor is checked against its version when saved."""
+    if v.__class__ is Packed:
+        t = v.unpack(v.obj)
+        return t if create_graph else t._data
+    if isinstance(v, Tensor):
+        counter = v._version_counter
+        if counter is not None and counter.value != version:
+            raise RuntimeError(modified_message(v, counter.value, version))
+        return v if create_graph else v._data
+    return v
+
+
+def _show(value) -> str:
+    return repr(tuple(value)) if isinstance(value, (list, tuple)) else repr(value)
 
 
 def modified_message(t: Tensor, now: int, saved: int) -> str:
@@ -195,7 +175,7 @@ def modified_message(t: Tensor, now: int, saved: int) -> str:
 
     what = f"[minigrad.{FROM_NP[t._data.dtype]._legacy} [{', '.join(str(d) for d in t._data.shape)}]]"
     if t._grad_fn is not None:
-        what += f", which is output {t._out_nr} of {forward_op_name(t._grad_fn)},"
+        what += f", which is output {t._output_nr} of {forward_op_name(t._grad_fn)},"
     return (
         "one of the variables needed for gradient computation has been modified by an inplace operation: "
         f"{what} is at version {now}; expected version {saved} instead. Hint: enable anomaly detection to find "
@@ -210,325 +190,222 @@ def _zeros(meta, create_graph: bool):
     return make(z) if create_graph else z
 
 
-def _picker(keep: tuple):
-    """A function keeping the inputs a formula reads (None elsewhere), built once per pattern."""
-    if all(keep):
-        return None
-    if not any(keep):
-        return False
-    if keep == (True, False):
-        return lambda inputs: (inputs[0], None)
-    if keep == (False, True):
-        return lambda inputs: (None, inputs[1])
-    return lambda inputs: tuple([x if k else None for x, k in zip(inputs, keep)])
+# -- declaring a rule ---------------------------------------------------------------------------------
+def rule(name: str, inputs: str, saves: str = "", *, text: str, multi: bool = False, shown: dict | None = None,
+         defaults: dict | None = None, **formulas) -> type:
+    """Declare the node class `name`: one row of the derivative table (see the module docstring). With
+    `multi`, the node has several outputs and its formulas take `grads`, the list of their gradients.
 
-
-def _shape_of(srcs: list) -> tuple:
-    """(kind, index) for formulas `f(grad)`, `f(grad, <input>)`, `f(grad, result)`, `f(grad, <extra>)`;
-    (-1, 0) otherwise."""
-    if srcs == [(_GRAD, 0)]:
-        return _GRAD, 0
-    if len(srcs) == 2 and srcs[0] == (_GRAD, 0) and srcs[1][0] in (_INPUT, _RESULT, _EXTRA):
-        return srcs[1]
-    return -1, 0
-
-
-def rule(name: str, inputs: str, extras: str = "", *, multi: bool = False, shown: dict | None = None,
-         **formulas) -> type:
-    """Make the node class `name` from one row of the derivative table. `shown` maps an extra to
-    `f(node, stored)`, what `_saved_<extra>` shows when the op stores something cheaper to get."""
+    `text` is the one-line rule the animation shows. `shown` maps a saved argument to `f(node, value)`,
+    what `_saved_<name>` shows when the op stores something cheaper to keep. `defaults` are the values of
+    saved arguments an op need not pass (add's `alpha=1`)."""
     input_names = tuple(inputs.split())
-    extra_names = tuple(extras.split())
-    compiled = []
-    reads = []
-    saves_result = False
+    variadic = len(input_names) == 1 and input_names[0].endswith("[]")
+    if variadic:
+        input_names = (input_names[0][:-2],)
+    saved_names = tuple(saves.split())
+    compiled, reads = [], []
     for inp in input_names:
-        fn = formulas.pop(inp, None)
-        if fn is None:
-            compiled.append((_not_differentiable(name, inp), _GRAD, 0, ((_GRAD, 0),)))
-            reads.append(set())
-            continue
-        params = fn.__code__.co_varnames[: fn.__code__.co_argcount]
-        srcs = []
-        used = set()
-        for p in params:
-            if p == "grad":
-                srcs.append((_GRAD, 0))
-            elif p == "grads":
-                srcs.append((_GRADS, 0))
-            elif p == "result":
-                srcs.append((_RESULT, 0))
-                saves_result = True
-            elif p in extra_names:
-                srcs.append((_EXTRA, extra_names.index(p)))
-            elif p in input_names:
-                srcs.append((_INPUT, input_names.index(p)))
-                used.add(input_names.index(p))
-            else:
-                raise TypeError(f"{name}: formula for {inp} reads unknown value {p!r}")
-        compiled.append((fn, *_shape_of(srcs), tuple(srcs)))
+        fn = formulas.pop(inp, None) or _not_differentiable(name, inp)
+        sources, used = _sources(name, inp, fn, input_names, saved_names, "grads" if multi else "grad")
+        compiled.append((fn, sources))
         reads.append(used)
     if formulas:
         raise TypeError(f"{name}: formulas for unknown inputs {sorted(formulas)}")
-    keep = {}
-    n = len(input_names)
-    for mask in range(1 << n):
-        used = set()
-        for i in range(n):
-            if mask >> i & 1:
-                used |= reads[i]
-        keep[mask] = _picker(tuple(i in used for i in range(n)))
-    read = set().union(*reads) if reads else set()
-    exposed = {input_names[i] for i in read} | {e for e in extra_names if not e.startswith("_")}
-    if saves_result:
-        exposed.add("result")
-    # record2, record_scalar: per mask of the inputs that need grad, (keep input 0, keep input 1)
-    keep2 = tuple((0 in _reads_of(reads, m), 1 in _reads_of(reads, m)) for m in range(4)) if n == 2 else None
+    saves_result = "result" in saved_names
+    exposed = {n for n in saved_names if not n.startswith("_")}
+    text_args = tuple(n for n in saved_names if n not in input_names and n != "result"
+                      and re.search(rf"\b{re.escape(n)}\b", text))
     saved = {f"{prefix}{key}": _saved_property(key) for key in exposed for prefix in ("_saved_", "_raw_saved_")}
-    return type(name, (RuleNode,), {**saved,
-        "__slots__": (), "__module__": "minigrad.autograd.graph", "_inputs": input_names, "_k2": keep2,
-        "_extras": extra_names, "_formulas": tuple(compiled), "_keep": keep, "_saves_result": saves_result,
-        "_shown": shown or {},
-        "_multi": multi, "_exposed": frozenset(exposed),
-        **({"_apply": _ONE_INPUT[compiled[0][1]]} if len(input_names) == 1 and not multi else {}),
+    read_by = _read_by(reads, input_names, variadic)
+    reads_inputs = 0
+    for bits in read_by:
+        reads_inputs |= bits
+    return type(name, (RuleNode,), {
+        **saved, "__slots__": (), "__module__": __name__, "__doc__": f"{name}: {text}",
+        "_inputs": input_names, "_formulas": tuple(compiled), "_variadic": variadic, "_read_by": read_by,
+        "_reads_inputs": reads_inputs, "_result_read_by": _result_read_by(reads, variadic),
+        "_saves_result": saves_result, "_multi": multi, "_exposed": frozenset(exposed), "_shown": shown or {},
+        "_text": text, "_text_args": text_args, "_defaults": defaults or {},
     })
 
 
-def _reads_of(reads: list, mask: int) -> set:
-    """The inputs the formulas of the inputs in `mask` read."""
-    return set().union(*[r for i, r in enumerate(reads) if mask >> i & 1])
+def _sources(node: str, inp: str, fn, input_names: tuple, saved_names: tuple, first: str) -> tuple[tuple, set]:
+    """Where each parameter of a formula comes from; checked against what the row says it saves."""
+    params = list(inspect.signature(fn).parameters)
+    if not params or params[0] != first:
+        raise TypeError(f"{node}: the formula for {inp} must take `{first}` first, not {params[:1]}")
+    sources, used = [], set()
+    for p in params[1:]:
+        if p not in saved_names:
+            raise TypeError(f"{node}: the formula for {inp} reads {p!r}, which the row does not save "
+                            f"(saves: {' '.join(saved_names) or 'nothing'})")
+        if p in input_names:
+            sources.append((_INPUT, input_names.index(p)))
+            used.add(p)
+        elif p == "result":
+            sources.append((_RESULT, None))
+            used.add(p)
+        else:
+            sources.append((_ARG, p))
+    return tuple(sources), used
+
+
+def _read_by(reads: list, input_names: tuple, variadic: bool) -> tuple:
+    """For each input, a bit mask of the inputs whose formulas read it (bit i: input i's formula). A list
+    input (cat, stack) has one formula for all its tensors: any of them needing a gradient runs it."""
+    if variadic:
+        return (-1 if reads[0] - {"result"} else 0,)
+    return tuple(sum(1 << i for i, r in enumerate(reads) if name in r) for name in input_names)
+
+
+def _result_read_by(reads: list, variadic: bool) -> int:
+    if variadic:
+        return -1 if "result" in reads[0] else 0
+    return sum(1 << i for i, r in enumerate(reads) if "result" in r)
 
 
 def _saved_property(key: str) -> property:
-    """`node._saved_<key>`: a property per exposed name (a class `__getattr__` would slow every attribute read)."""
     return property(lambda node: node._read_saved(key), doc=f"The value this node saved as `{key}`.")
 
 
-_ONE_INPUT = {_GRAD: RuleNode._apply_grad1, _RESULT: RuleNode._apply_result1, _INPUT: RuleNode._apply_input1,
-              _EXTRA: RuleNode._apply_extra1, -1: RuleNode._apply_one}
-
-
 def _not_differentiable(node: str, inp: str):
-    def fail(*_):
-        raise RuntimeError(f"the derivative for '{inp}' of {forward_op_name_from(node)} is not implemented.")
+    def fail(grad):
+        raise RuntimeError(f"the derivative for '{inp}' of {node.split('Backward')[0].lower()} is not implemented.")
     return fail
 
 
-def forward_op_name_from(node_name: str) -> str:
-    return node_name.split("Backward")[0].lower()
-
-
-def _version(v: Tensor) -> int:
-    """The version a saved tensor has now (0 unless modified in place); refuses inference tensors."""
-    vx = v._x
-    if vx is not None and vx.inference:
-        raise RuntimeError(INFERENCE_SAVED)
-    box = v._vbox
-    return box[0] if box is not None else 0
-
-
-def _finish(node, cls, out, t: Tensor, meta: tuple | None = None) -> Tensor:
-    """Common tail of recording: fill in the output tensor `t` (the node refers to it weakly), the
-    saved result, the output's metadata (`meta` when the caller knows it)."""
-    if SAVED_HOOKS or _ANOMALY[0]:
-        _slow_extras(node)
-    if out.__class__ is not _ndarray:
-        out = np.asarray(out)
-    t._data = out
-    t._grad_fn = node
-    t._requires_grad = True
-    t._grad = None
-    t._base = None
-    t._out_nr = 0
-    t._x = None
-    t._vbox = None
-    if cls._saves_result:
-        node._res = out
-        node._rb = None
-        node._rv = 0
+# -- recording ------------------------------------------------------------------------------------------
+def record(cls, result, inputs: tuple, **args) -> Tensor:
+    """Wrap the array `result` in a Tensor whose grad_fn is a new `cls` node over `inputs`: the path every
+    op takes when grad mode is on and an input requires grad (the caller has checked). `args` are the op's
+    other arguments that the row saves (`dim=`, `exponent=`...)."""
+    out = make(result, None, True)
+    result = out._data
+    meta = _METADATA.get((result.shape, result.dtype)) or metadata_of(result)
+    # An edge per input that requires grad, to its node or to a leaf's AccumulateGrad (made when the leaf
+    # enters its first graph). `mask` has a bit per such input. Most ops have one or two inputs.
+    if len(inputs) == 1:  # an op of one input records only when that input requires grad
+        a = inputs[0]
+        node = new_node(cls, (a._grad_fn if a._grad_fn is not None else accumulator(a),),
+                        (a._output_nr,) if a._output_nr else None, meta, out)
+        mask = 1
+    elif len(inputs) == 2:
+        a, b = inputs
+        na = (a._grad_fn if a._grad_fn is not None else accumulator(a)) if isinstance(a, Tensor) and \
+            a._requires_grad else None
+        nb = (b._grad_fn if b._grad_fn is not None else accumulator(b)) if isinstance(b, Tensor) and \
+            b._requires_grad else None
+        nrs = None
+        if (na is not None and a._output_nr) or (nb is not None and b._output_nr):
+            nrs = (a._output_nr if na is not None else 0, b._output_nr if nb is not None else 0)
+        node = new_node(cls, (na, nb), nrs, meta, out)
+        mask = (na is not None) | (nb is not None) << 1
     else:
-        node._res = None
+        nodes, nrs, mask = _edges(inputs, cls._variadic)
+        node = new_node(cls, nodes, nrs, meta, out)
+    node._args = args or cls._defaults
+    # Keep what the formulas of the inputs that need a gradient read: input i when `mask` meets the inputs
+    # whose formulas read it; the result when `mask` meets those that read the result.
+    if not mask & cls._reads_inputs:
+        node._kept_inputs = node._kept_versions = None
+    else:
+        read_by = cls._read_by
+        if len(inputs) == 2:
+            kept = (inputs[0] if mask & read_by[0] else None, inputs[1] if mask & read_by[1] else None)
+        elif cls._variadic:
+            kept = inputs
+        else:
+            kept = tuple([a if mask & r else None for a, r in zip(inputs, read_by)])
+        node._kept_inputs = kept if not SAVED_HOOKS else _packed(kept)
+        node._kept_versions = None
+        for a in kept:  # the version each kept tensor is at now: almost always 0 (no in-place write yet)
+            if isinstance(a, Tensor) and (a._version_counter is not None or a._extras is not None):
+                node._kept_versions = _versions(kept)
+                break
+    if cls._saves_result:
+        keep_result = mask & cls._result_read_by
+        node._result = result if keep_result else None
+        node._result_counter = out._shared_counter() if keep_result else None
+        node._result_version = 0
+    if anomaly_mode.ENABLED[0]:
+        anomaly_mode.remember_forward(node)
+    out._grad_fn = node
+    return out
+
+
+def _versions(kept: tuple) -> tuple | None:
+    """The version each kept tensor is at (None when all are 0); an inference tensor cannot be kept."""
+    versions = tuple([_version_at_save(a) if isinstance(a, Tensor) else 0 for a in kept])
+    return versions if any(versions) else None
+
+
+def _edges(inputs: tuple, variadic: bool) -> tuple:
+    """`record`'s edges for an op of three or more inputs, or a list of tensors (cat, stack): (nodes, input
+    numbers or None, mask). A list's formula serves all its tensors: its mask is -1 (all bits) when any of
+    them requires grad, so the time stays linear in the list's length."""
+    nodes, nrs, mask = [], [0] * len(inputs), 0
+    for i, a in enumerate(inputs):
+        if isinstance(a, Tensor) and a._requires_grad:
+            nodes.append(a._grad_fn if a._grad_fn is not None else accumulator(a))
+            nrs[i] = a._output_nr
+            mask = -1 if variadic else mask | 1 << i
+        else:
+            nodes.append(None)
+    return tuple(nodes), tuple(nrs) if any(nrs) else None, mask
+
+
+def record_multi(cls, results: list, inputs: tuple, **args) -> list:
+    """`record` for a node with several outputs (split, unbind): output i has output_nr i."""
+    first = record(cls, results[0], inputs, **args)
+    node = first._grad_fn
+    outs = [first] + [make(r, node, True) for r in results[1:]]
+    node._input_metadata = tuple(metadata_of(o._data)[0] for o in outs)
+    for i, t in enumerate(outs):
+        t._output_nr = i
+    return outs
+
+
+_METADATA: dict = {}  # (shape, dtype) -> ((shape, dtype),): one shared description per shape
+
+
+def metadata_of(array: np.ndarray) -> tuple:
+    """((shape, dtype),): what the gradient of an output of this shape and dtype must look like. Shared
+    between nodes (a graph has many nodes of few shapes, and every tuple is work for Python's cyclic GC)."""
+    key = (array.shape, array.dtype)
+    meta = _METADATA.get(key)
     if meta is None:
-        meta = METAS.get(out.shape)
-        if meta is None or meta[1] is not out.dtype:
-            meta = _intern_meta(out.shape, out.dtype)
-    node._m = meta
-    return t
-
-
-# Nodes share one (shape, dtype) tuple per shape instead of making two tuples per op: shape -> the
-# meta last used for it (one lookup in the common one-dtype program), and (shape, dtype) -> meta.
-METAS: dict = {}
-_METAS_BY_DTYPE: dict = {}
-_ANOMALY = anomaly_mode.ENABLED  # mutated in place by anomaly mode, never rebound
-_ndarray = np.ndarray
-
-
-def _intern_meta(shape: tuple, dtype) -> tuple:
-    if len(_METAS_BY_DTYPE) > 4096:
-        METAS.clear()
-        _METAS_BY_DTYPE.clear()
-    key = (shape, dtype)
-    meta = METAS[shape] = _METAS_BY_DTYPE.setdefault(key, key)
+        if len(_METADATA) > 4096:
+            _METADATA.clear()
+        meta = _METADATA[key] = (key,)
     return meta
 
 
-def _slow_extras(node) -> None:
-    """Saved-tensor hooks and anomaly mode: off the fast path, they cost only when enabled."""
-    kept = node._in
-    if SAVED_HOOKS and kept is not None:
-        pack, unpack = SAVED_HOOKS[-1]
-        node._in = tuple(Packed(pack(v), unpack) if isinstance(v, Tensor) else v for v in kept)
-    if anomaly_mode.ENABLED[0]:
-        anomaly_mode.remember_forward(node)
+def _version_at_save(t: Tensor) -> int:
+    """The version a saved tensor has now (0 unless modified in place); inference tensors cannot be saved."""
+    extras = t._extras
+    if extras is not None and extras.inference:
+        raise RuntimeError(INFERENCE_SAVED)
+    return t._version
 
 
-def record1(cls, out, a: Tensor, extras: tuple = (), like: bool = False) -> Tensor:
-    """`record` for one input that requires grad (the unary-op fast path); `like`: the output has
-    `a`'s shape and dtype (elementwise math), so its metadata is that of `a`'s node."""
-    t = _new(Tensor)
-    node = _wnew(cls, t if OUTPUT_REFS[0] else NOBODY)
-    fa = a._grad_fn
-    meta = None
-    if fa is None:
-        node._nx = (a,)  # a leaf: the tensor stands for its AccumulateGrad (graph.pin_leaf)
-        node._nr = None
-    else:
-        node._nx = (fa,)
-        node._nr = None if a._out_nr == 0 else (a._out_nr,)
-        if like and fa._multi is False:
-            meta = fa._m
-    node._seq = next(_seq)
-    node._x = None
-    node._ex = extras
-    if cls._keep[1] is None:
-        node._in = (a,)
-        v = _version(a)
-        node._vers = [v] if v else None
-    else:
-        node._in = None
-        node._vers = None
-    return _finish(node, cls, out, t, meta)
+def _packed(kept: tuple) -> tuple:
+    pack, unpack = SAVED_HOOKS[-1]
+    return tuple(Packed(pack(v), unpack) if isinstance(v, Tensor) else v for v in kept)
 
 
-def record2(cls, out, a: Tensor, b, extras: tuple = ()) -> Tensor:
-    """`record` for two inputs (the binary-op fast path: + - * @ between tensors); `b` may be a
-    Python scalar."""
-    t = _new(Tensor)
-    node = _wnew(cls, t if OUTPUT_REFS[0] else NOBODY)
-    mask = 0
-    fa = fb = None
-    if a._requires_grad:
-        fa = a._grad_fn
-        if fa is None:
-            fa = a  # a leaf stands for its AccumulateGrad (graph.pin_leaf)
-        mask = 1
-    b_tensor = b.__class__ is Tensor or isinstance(b, Tensor)
-    if b_tensor and b._requires_grad:
-        fb = b._grad_fn
-        if fb is None:
-            fb = b
-        mask |= 2
-    node._nx = (fa, fb)
-    node._nr = None if (fa is None or a._out_nr == 0) and (fb is None or b._out_nr == 0) else (
-        a._out_nr if fa is not None else 0, b._out_nr if fb is not None else 0)
-    node._seq = next(_seq)
-    node._x = None
-    node._ex = extras
-    keep_a, keep_b = cls._k2[mask]
-    node._vers = None
-    if keep_a or keep_b:
-        node._in = (a if keep_a else None, b if keep_b else None)
-        # a tensor never modified in place and not an inference tensor is at version 0: skip the call
-        va = 0 if not keep_a or (a._vbox is None and a._x is None) else _version(a)
-        vb = 0 if not keep_b or not b_tensor or (b._vbox is None and b._x is None) else _version(b)
-        if va or vb:
-            node._vers = [va, vb]
-    else:
-        node._in = None
-    return _finish(node, cls, out, t)
+def save_result(node: RuleNode, t: Tensor) -> None:
+    """After an in-place op: the node's saved result is `t` (modified in place, so at a version above 0)."""
+    if node._saves_result and node._result is not None:
+        node._result = t._data
+        node._result_counter = t._shared_counter()
+        node._result_version = t._version
 
 
-def record_scalar(cls, out, a: Tensor, s, extras: tuple = ()) -> Tensor:
-    """`record2` for `a op s`: a tensor that requires grad and a Python scalar, with an output of
-    `a`'s shape and dtype (so the metadata is `a`'s node's, when it has one)."""
-    t = _new(Tensor)
-    node = _wnew(cls, t if OUTPUT_REFS[0] else NOBODY)
-    fa = a._grad_fn
-    if fa is None:
-        node._nx = (a, None)  # a leaf stands for its AccumulateGrad (graph.pin_leaf)
-        node._nr = None
-        meta = None
-    else:
-        node._nx = (fa, None)
-        node._nr = None if a._out_nr == 0 else (a._out_nr, 0)
-        meta = fa._m if fa._multi is False else None
-    node._seq = next(_seq)
-    node._x = None
-    node._ex = extras
-    keep_a, keep_s = cls._k2[1]  # only input 0 needs grad
-    node._vers = None
-    if keep_a:
-        node._in = (a, s if keep_s else None)
-        v = _version(a)
-        if v:
-            node._vers = [v, 0]
-    else:
-        node._in = (None, s) if keep_s else None
-    return _finish(node, cls, out, t, meta)
+def is_recording(*tensors) -> bool:
+    """Does an op on these operands record a node: grad mode on, and some operand requires grad?"""
+    return GRAD.mode > 0 and any(isinstance(t, Tensor) and t._requires_grad for t in tensors)
 
 
-def record(cls, out, inputs: tuple, extras: tuple = ()) -> Tensor:
-    """Wrap `out` in a tensor whose grad_fn is a new `cls` node over `inputs` (any number).
-
-    Callers have already checked that grad mode is on and some input requires grad.
-    """
-    nexts = []
-    nrs = []
-    mask = 0
-    bit = 1
-    for a in inputs:
-        if isinstance(a, Tensor) and a._requires_grad:
-            fn = a._grad_fn
-            nexts.append(fn if fn is not None else a)  # a leaf stands for its AccumulateGrad
-            nrs.append(a._out_nr if fn is not None else 0)
-            mask |= bit
-        else:
-            nexts.append(None)
-            nrs.append(0)
-        bit <<= 1
-    t = _new(Tensor)
-    node = _wnew(cls, t if OUTPUT_REFS[0] else NOBODY)
-    node._nx = tuple(nexts)
-    node._nr = tuple(nrs) if any(nrs) else None
-    node._seq = next(_seq)
-    node._x = None
-    node._ex = extras
-    pick = cls._keep[mask]
-    kept = node._in = inputs if pick is None else (None if pick is False else pick(inputs))
-    node._vers = None
-    if kept is not None:
-        vers = [_version(v) if isinstance(v, Tensor) else 0 for v in kept]
-        if any(vers):
-            node._vers = vers
-    return _finish(node, cls, out, t)
-
-
-def record_multi(cls, outs: list, inputs: tuple, extras: tuple = ()) -> list:
-    """Like record, for nodes with several outputs (split, unbind): output i has output_nr i."""
-    first = record(cls, outs[0], inputs, extras)
-    node = first._grad_fn
-    node._m = tuple((np.shape(o), np.asarray(o).dtype) for o in outs)
-    result = [first]
-    for i, o in enumerate(outs[1:], 1):
-        t = make(o if o.__class__ is np.ndarray else np.asarray(o), node, True)
-        t._out_nr = i
-        result.append(t)
-    return result
-
-
-INFERENCE_SAVED = (
-    "Inference tensors cannot be saved for backward. Please do not use Tensors created in inference mode in "
-    "computation tracked by autograd. To work around this, you can make a clone to get a normal tensor and use "
-    "it in autograd, or use `minigrad.no_grad()` instead of `minigrad.inference_mode()`."
-)
+def output_node(t: Tensor) -> Node | None:
+    return t._grad_fn

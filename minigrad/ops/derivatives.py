@@ -13,145 +13,188 @@ from . import _dual as D
 from ._record import rule
 
 # -- arithmetic ---------------------------------------------------------------------------------
-AddBackward0 = rule("AddBackward0", "self other", "alpha",
+AddBackward0 = rule("AddBackward0", "self other", saves="alpha", defaults={"alpha": 1},
+                    text="grad_self = grad, grad_other = grad * alpha",
                     self=lambda grad: grad,
                     other=lambda grad, alpha: grad if alpha == 1 else grad * alpha)
-SubBackward0 = rule("SubBackward0", "self other", "alpha",
+SubBackward0 = rule("SubBackward0", "self other", saves="alpha", defaults={"alpha": 1},
+                    text="grad_self = grad, grad_other = -grad * alpha",
                     self=lambda grad: grad,
                     other=lambda grad, alpha: -grad if alpha == 1 else -grad * alpha)
-RsubBackward1 = rule("RsubBackward1", "self", "alpha",
+RsubBackward1 = rule("RsubBackward1", "self", saves="alpha", defaults={"alpha": 1}, text="grad_self = -grad * alpha",
                      self=lambda grad, alpha: -grad if alpha == 1 else -grad * alpha)
-MulBackward0 = rule("MulBackward0", "self other",
+MulBackward0 = rule("MulBackward0", "self other", saves="self other",
+                    text="grad_self = grad * other, grad_other = grad * self",
                     self=lambda grad, other: grad * other,
                     other=lambda grad, self: grad * self)
-DivBackward0 = rule("DivBackward0", "self other",
+DivBackward0 = rule("DivBackward0", "self other", saves="self other",
+                    text="grad_self = grad / other, grad_other = -grad * self / other²",
                     self=lambda grad, other: grad / other,
                     other=lambda grad, self, other: -grad * self / (other * other))
-DivBackward2 = rule("DivBackward2", "self other", "rounding_mode",  # rounded division is piecewise constant
+DivBackward2 = rule("DivBackward2", "self other", saves="self other rounding_mode",
+                    text="grad_self = 0, grad_other = 0  (rounded division is flat almost everywhere)",
                     self=lambda grad, self, other: D.zeros_like(grad),
                     other=lambda grad, self, other: D.zeros_like(grad))
-RemainderBackward0 = rule("RemainderBackward0", "self", self=lambda grad: grad)
-RemainderBackward1 = rule("RemainderBackward1", "self other",
+RemainderBackward0 = rule("RemainderBackward0", "self", text="grad_self = grad  (other is a number)",
+                          self=lambda grad: grad)
+RemainderBackward1 = rule("RemainderBackward1", "self other", saves="self other",
+                          text="grad_self = grad, grad_other = -grad * floor(self / other)",
                           self=lambda grad: grad,
                           other=lambda grad, self, other: -grad * _floor_div(D.data(self), D.data(other)))
-NegBackward0 = rule("NegBackward0", "self", self=lambda grad: -grad)
-ReciprocalBackward0 = rule("ReciprocalBackward0", "self",
+NegBackward0 = rule("NegBackward0", "self", text="grad_self = -grad", self=lambda grad: -grad)
+ReciprocalBackward0 = rule("ReciprocalBackward0", "self", saves="result", text="grad_self = -grad * result²",
                            self=lambda grad, result: -grad * result * result)
-PowBackward0 = rule("PowBackward0", "self", "exponent",
+PowBackward0 = rule("PowBackward0", "self", saves="self exponent",
+                    text="grad_self = grad * exponent * self^(exponent - 1)",
                     self=lambda grad, self, exponent:
                     D.zeros_like(grad) if exponent == 0 else grad * exponent * self ** (exponent - 1))
-PowBackward1 = rule("PowBackward1", "self exponent",
+PowBackward1 = rule("PowBackward1", "self exponent", saves="self exponent result",
+                    text="grad_self = grad * exponent * self^(exponent - 1), grad_exponent = grad * result * log(self)",
                     self=lambda grad, self, exponent:
                     D.where(D.data(exponent) == 0, 0.0, grad * exponent * self ** (exponent - 1)),
                     exponent=lambda grad, self, exponent, result:
                     grad * D.where((D.data(self) == 0) & (D.data(exponent) >= 0), 0.0, result * D.log(self)))
-PowBackward2 = rule("PowBackward2", "exponent", "self",
+PowBackward2 = rule("PowBackward2", "exponent", saves="exponent result self",
+                    text="grad_exponent = grad * result * log(self)  (self is a number)",
                     exponent=lambda grad, self, exponent, result:
                     grad * D.where((self == 0) & (D.data(exponent) >= 0), 0.0, result * _log_scalar(self)))
 
 # -- elementwise functions ------------------------------------------------------------------------
-ExpBackward0 = rule("ExpBackward0", "self", self=lambda grad, result: grad * result)
-LogBackward0 = rule("LogBackward0", "self", self=lambda grad, self: grad / self)
-SinBackward0 = rule("SinBackward0", "self", self=lambda grad, self: grad * D.cos(self))
-CosBackward0 = rule("CosBackward0", "self", self=lambda grad, self: grad * -D.sin(self))
-TanhBackward0 = rule("TanhBackward0", "self", self=lambda grad, result: D.tanh_backward(grad, result))
-SigmoidBackward0 = rule("SigmoidBackward0", "self", self=lambda grad, result: D.sigmoid_backward(grad, result))
+ExpBackward0 = rule("ExpBackward0", "self", saves="result", text="grad_self = grad * result  (result = exp(self))",
+                    self=lambda grad, result: grad * result)
+LogBackward0 = rule("LogBackward0", "self", saves="self", text="grad_self = grad / self",
+                    self=lambda grad, self: grad / self)
+SinBackward0 = rule("SinBackward0", "self", saves="self", text="grad_self = grad * cos(self)",
+                    self=lambda grad, self: grad * D.cos(self))
+CosBackward0 = rule("CosBackward0", "self", saves="self", text="grad_self = grad * -sin(self)",
+                    self=lambda grad, self: grad * -D.sin(self))
+TanhBackward0 = rule("TanhBackward0", "self", saves="result", text="grad_self = grad * (1 - result²)",
+                     self=lambda grad, result: D.tanh_backward(grad, result))
+SigmoidBackward0 = rule("SigmoidBackward0", "self", saves="result", text="grad_self = grad * result * (1 - result)",
+                        self=lambda grad, result: D.sigmoid_backward(grad, result))
 # PyTorch's fused backward ops: with create_graph, the two rules above record one node each (as PyTorch)
-TanhBackwardBackward0 = rule("TanhBackwardBackward0", "grad_output output",
+TanhBackwardBackward0 = rule("TanhBackwardBackward0", "grad_output output", saves="grad_output output",
+                             text="grad_grad_output = grad * (1 - output²), "
+                                  "grad_output = grad * -2 * output * grad_output",
                              grad_output=lambda grad, output: D.tanh_backward(grad, output),
                              output=lambda grad, grad_output, output: grad * (-2 * output * grad_output))
-SigmoidBackwardBackward0 = rule("SigmoidBackwardBackward0", "grad_output output",
+SigmoidBackwardBackward0 = rule("SigmoidBackwardBackward0", "grad_output output", saves="grad_output output",
+                                text="grad_grad_output = grad * output * (1 - output), "
+                                     "grad_output = grad * grad_output * (1 - 2 * output)",
                                 grad_output=lambda grad, output: D.sigmoid_backward(grad, output),
                                 output=lambda grad, grad_output, output: grad * grad_output * (-2 * output + 1))
-ReluBackward0 = rule("ReluBackward0", "self", self=lambda grad, result: grad * (D.data(result) > 0))
-AbsBackward0 = rule("AbsBackward0", "self", self=lambda grad, self: grad * D.sign(D.data(self)))
-SqrtBackward0 = rule("SqrtBackward0", "self", self=lambda grad, result: grad / (2 * result))
+ReluBackward0 = rule("ReluBackward0", "self", saves="result", text="grad_self = grad * (result > 0)",
+                     self=lambda grad, result: grad * (D.data(result) > 0))
+AbsBackward0 = rule("AbsBackward0", "self", saves="self", text="grad_self = grad * sign(self)",
+                    self=lambda grad, self: grad * D.sign(D.data(self)))
+SqrtBackward0 = rule("SqrtBackward0", "self", saves="result", text="grad_self = grad / (2 * result)",
+                     self=lambda grad, result: grad / (2 * result))
 
 # -- reductions -------------------------------------------------------------------------------------
-SumBackward0 = rule("SumBackward0", "self", "self_sym_sizes",
+SumBackward0 = rule("SumBackward0", "self", saves="self_sym_sizes",
+                    text="grad_self = grad expanded to self's shape (every element gets grad)",
                     self=lambda grad, self_sym_sizes: D.expand(grad, self_sym_sizes))
-SumBackward1 = rule("SumBackward1", "self", "dim keepdim self_sym_sizes",
+SumBackward1 = rule("SumBackward1", "self", saves="dim keepdim self_sym_sizes",
+                    text="grad_self = grad expanded back over the summed dims",
                     self=lambda grad, dim, keepdim, self_sym_sizes:
                     D.reduced_expand(grad, self_sym_sizes, dim, keepdim))
-MeanBackward0 = rule("MeanBackward0", "self", "self_sym_numel self_sym_sizes",
+MeanBackward0 = rule("MeanBackward0", "self", saves="self_sym_numel self_sym_sizes",
+                     text="grad_self = grad / numel, expanded to self's shape",
                      self=lambda grad, self_sym_numel, self_sym_sizes:
                      D.expand(grad / self_sym_numel, self_sym_sizes))
-MeanBackward1 = rule("MeanBackward1", "self", "dim keepdim self_sym_numel self_sym_sizes",
+MeanBackward1 = rule("MeanBackward1", "self", saves="dim keepdim self_sym_numel self_sym_sizes",
+                     text="grad_self = grad / (count over dim), expanded back over dim",
                      self=lambda grad, dim, keepdim, self_sym_numel, self_sym_sizes:
                      D.reduced_expand(grad, self_sym_sizes, dim, keepdim) / _reduced_count(self_sym_sizes, dim))
 
 # -- linear algebra ---------------------------------------------------------------------------------
 def _element_strides(node, byte_strides: tuple) -> tuple:
     """mm saves NumPy's byte strides (cheap to read); introspection shows PyTorch's element strides."""
-    size = node._m[1].itemsize
+    size = node._input_metadata[0][1].itemsize
     return tuple(st // size for st in byte_strides)
 
 
 MmBackward0 = rule("MmBackward0", "self mat2",
-                   "self_sym_sizes self_sym_strides mat2_sym_sizes mat2_sym_strides",
+                   saves="self mat2 self_sym_sizes self_sym_strides mat2_sym_sizes mat2_sym_strides",
+                   text="grad_self = grad @ mat2ᵀ, grad_mat2 = selfᵀ @ grad",
                    self=lambda grad, mat2: D.mm(grad, D.t(mat2)),
                    mat2=lambda grad, self: D.mm(D.t(self), grad),
                    shown={"self_sym_strides": _element_strides, "mat2_sym_strides": _element_strides})
-MvBackward0 = rule("MvBackward0", "self vec",
+MvBackward0 = rule("MvBackward0", "self vec", saves="self vec",
+                   text="grad_self = outer(grad, vec), grad_vec = selfᵀ @ grad",
                    self=lambda grad, vec: D.outer(grad, vec),
                    vec=lambda grad, self: D.t(self) @ grad)
-DotBackward0 = rule("DotBackward0", "self tensor",
+DotBackward0 = rule("DotBackward0", "self tensor", saves="self tensor",
+                    text="grad_self = grad * tensor, grad_tensor = grad * self",
                     self=lambda grad, tensor: grad * tensor,
                     tensor=lambda grad, self: grad * self)
-BmmBackward0 = rule("BmmBackward0", "self mat2",
+BmmBackward0 = rule("BmmBackward0", "self mat2", saves="self mat2",
+                    text="grad_self = grad @ mat2ᵀ (per batch), grad_mat2 = selfᵀ @ grad (per batch)",
                     self=lambda grad, mat2: grad @ D.transpose(mat2, 1, 2),
                     mat2=lambda grad, self: D.transpose(self, 1, 2) @ grad)
 
 # -- shape and views ----------------------------------------------------------------------------------
-ViewBackward0 = rule("ViewBackward0", "self", "self_sym_sizes",
+ViewBackward0 = rule("ViewBackward0", "self", saves="self_sym_sizes", text="grad_self = grad.reshape(self's shape)",
                      self=lambda grad, self_sym_sizes: D.reshape(grad, self_sym_sizes))
-ReshapeAliasBackward0 = rule("ReshapeAliasBackward0", "self", "self_sym_sizes",
+ReshapeAliasBackward0 = rule("ReshapeAliasBackward0", "self", saves="self_sym_sizes",
+                             text="grad_self = grad.reshape(self's shape)",
                              self=lambda grad, self_sym_sizes: D.reshape(grad, self_sym_sizes))
-UnsafeViewBackward0 = rule("UnsafeViewBackward0", "self", "self_sym_sizes",
+UnsafeViewBackward0 = rule("UnsafeViewBackward0", "self", saves="self_sym_sizes",
+                           text="grad_self = grad.reshape(self's shape)",
                            self=lambda grad, self_sym_sizes: D.reshape(grad, self_sym_sizes))
-TBackward0 = rule("TBackward0", "self", self=lambda grad: D.t(grad))
-TransposeBackward0 = rule("TransposeBackward0", "self", "dim0 dim1",
+TBackward0 = rule("TBackward0", "self", text="grad_self = gradᵀ", self=lambda grad: D.t(grad))
+TransposeBackward0 = rule("TransposeBackward0", "self", saves="dim0 dim1",
+                          text="grad_self = grad.transpose(dim0, dim1)",
                           self=lambda grad, dim0, dim1: D.transpose(grad, dim0, dim1))
-PermuteBackward0 = rule("PermuteBackward0", "self", "dims",
+PermuteBackward0 = rule("PermuteBackward0", "self", saves="dims", text="grad_self = grad.permute(inverse of dims)",
                         self=lambda grad, dims: D.permute(grad, _inverse_perm(dims)))
-ExpandBackward0 = rule("ExpandBackward0", "self", "self_sym_sizes",
+ExpandBackward0 = rule("ExpandBackward0", "self", saves="self_sym_sizes",
+                       text="grad_self = grad summed over the expanded dims",
                        self=lambda grad, self_sym_sizes: D.sum_to(grad, self_sym_sizes))
-UnsqueezeBackward0 = rule("UnsqueezeBackward0", "self", "dim",
+UnsqueezeBackward0 = rule("UnsqueezeBackward0", "self", saves="dim", text="grad_self = grad.squeeze(dim)",
                           self=lambda grad, dim: D.squeeze_dims(grad, (dim,)))
-SqueezeBackward0 = rule("SqueezeBackward0", "self", "self_sym_sizes",
+SqueezeBackward0 = rule("SqueezeBackward0", "self", saves="self_sym_sizes",
+                        text="grad_self = grad.reshape(self's shape)",
                         self=lambda grad, self_sym_sizes: D.reshape(grad, self_sym_sizes))
-SqueezeBackward1 = rule("SqueezeBackward1", "self", "dim self_sym_sizes",
+SqueezeBackward1 = rule("SqueezeBackward1", "self", saves="dim self_sym_sizes", text="grad_self = grad.unsqueeze(dim)",
                         self=lambda grad, dim, self_sym_sizes: D.reshape(grad, self_sym_sizes))
-SqueezeBackward2 = rule("SqueezeBackward2", "self", "dim self_sym_sizes",
+SqueezeBackward2 = rule("SqueezeBackward2", "self", saves="dim self_sym_sizes", text="grad_self = grad.unsqueeze(dims)",
                         self=lambda grad, dim, self_sym_sizes: D.reshape(grad, self_sym_sizes))
-UnbindBackward0 = rule("UnbindBackward0", "self", "dim", multi=True,
+UnbindBackward0 = rule("UnbindBackward0", "self", saves="dim",
+                       text="grad_self = stack(grads, dim)  (missing pieces count as 0)", multi=True,
                        self=lambda grads, dim: D.stack(grads, dim))
-CloneBackward0 = rule("CloneBackward0", "self", self=lambda grad: grad)
-AliasBackward0 = rule("AliasBackward0", "self", self=lambda grad: grad)
-ToCopyBackward0 = rule("ToCopyBackward0", "self", "self_dtype",
+CloneBackward0 = rule("CloneBackward0", "self", text="grad_self = grad", self=lambda grad: grad)
+AliasBackward0 = rule("AliasBackward0", "self", text="grad_self = grad", self=lambda grad: grad)
+ToCopyBackward0 = rule("ToCopyBackward0", "self", saves="self_dtype", text="grad_self = grad cast back to self's dtype",
                        self=lambda grad, self_dtype: _cast(grad, self_dtype))
 
 # -- in-place fills and copies (the tensor's old value gets no gradient) ----------------------------------------
-ZeroBackward0 = rule("ZeroBackward0", "self", self=lambda grad: D.zeros_like(grad))
-FillBackward2 = rule("FillBackward2", "self", self=lambda grad: D.zeros_like(grad))
-FillBackward3 = rule("FillBackward3", "self value",
+ZeroBackward0 = rule("ZeroBackward0", "self", text="grad_self = 0  (every element was overwritten)",
+                     self=lambda grad: D.zeros_like(grad))
+FillBackward2 = rule("FillBackward2", "self", text="grad_self = 0  (every element was overwritten)",
+                     self=lambda grad: D.zeros_like(grad))
+FillBackward3 = rule("FillBackward3", "self value", text="grad_self = 0  (overwritten), grad_value = sum(grad)",
                      self=lambda grad: D.zeros_like(grad),
                      value=lambda grad: grad.sum())
-CopyBackwards = rule("CopyBackwards", "self src",
+CopyBackwards = rule("CopyBackwards", "self src", text="grad_self = 0 (overwritten), grad_src = grad",
                      self=lambda grad: D.zeros_like(grad),
                      src=lambda grad: grad)
 CopyBackwards.name = lambda self: "minigrad::autograd::CopyBackwards"
-SqueezeBackward4 = rule("SqueezeBackward4", "self", "dim self_sym_sizes",  # squeeze_(dim), in place
+SqueezeBackward4 = rule("SqueezeBackward4", "self", saves="dim self_sym_sizes",
+                        text="grad_self = grad.unsqueeze(dim)",  # squeeze_(dim), in place
                         self=lambda grad, dim, self_sym_sizes: D.reshape(grad, self_sym_sizes))
 
 # -- indexing -----------------------------------------------------------------------------------------
-SelectBackward0 = rule("SelectBackward0", "self", "dim index self_sym_sizes",
+SelectBackward0 = rule("SelectBackward0", "self", saves="dim index self_sym_sizes",
+                       text="grad_self = zeros(self's shape) with grad written at [index] along dim",
                        self=lambda grad, dim, index, self_sym_sizes: D.scatter_into(
                            grad, self_sym_sizes, _select_key(dim, index), False, "SelectBackwardBackward0"))
-SliceBackward0 = rule("SliceBackward0", "self", "dim start end step self_sym_sizes",
+SliceBackward0 = rule("SliceBackward0", "self", saves="dim start end step self_sym_sizes",
+                      text="grad_self = zeros(self's shape) with grad written at [start:end:step] along dim",
                       self=lambda grad, dim, start, end, step, self_sym_sizes: D.scatter_into(
                           grad, self_sym_sizes, _slice_key(dim, start, end, step), False, "SliceBackwardBackward0"))
-IndexBackward0 = rule("IndexBackward0", "self", "indices self_sym_sizes",
+IndexBackward0 = rule("IndexBackward0", "self", saves="indices self_sym_sizes",
+                      text="grad_self = zeros(self's shape) with grad added at the indexed places",
                       self=lambda grad, indices, self_sym_sizes: D.scatter_into(
                           grad, self_sym_sizes, indices, True, "IndexPutImplBackward0"))
 
@@ -164,21 +207,24 @@ def _floor_div(a, b):
         return np.floor_divide(a, b)
 
 
-def not_implemented(op: str, n_inputs: int):
-    """PyTorch's `NotImplemented` node: an op without a derivative records it, and backward through it raises."""
-    key = (op, n_inputs)
-    cls = _NOT_IMPLEMENTED.get(key)
-    if cls is None:
-        def fail(grad):
-            raise RuntimeError(f"derivative for aten::{op} is not implemented")
-        names = ("self", "other")[:n_inputs]
-        cls = rule("NotImplemented", " ".join(names), **{n: fail for n in names})
-        cls.name = lambda self: "minigrad::autograd::NotImplemented"
-        _NOT_IMPLEMENTED[key] = cls
-    return cls
+def _no_derivative(grad, _op):
+    raise RuntimeError(f"derivative for aten::{_op} is not implemented")
 
 
-_NOT_IMPLEMENTED: dict = {}
+# PyTorch's `NotImplemented` node: an op without a derivative records it (passing `_op=` its name), and
+# backward through it raises. One class per number of inputs.
+_NOT_IMPLEMENTED = (
+    rule("NotImplemented", "self", saves="_op", text="no derivative: backward through this op raises",
+         self=_no_derivative),
+    rule("NotImplemented", "self other", saves="_op", text="no derivative: backward through this op raises",
+         self=_no_derivative, other=_no_derivative),
+)
+for _cls in _NOT_IMPLEMENTED:
+    _cls.name = lambda self: "minigrad::autograd::NotImplemented"
+
+
+def not_implemented(n_inputs: int) -> type:
+    return _NOT_IMPLEMENTED[n_inputs - 1]
 
 
 def _log_scalar(x):
@@ -214,47 +260,60 @@ def _slice_key(dim: int, start: int, end: int, step: int):
 
 
 # -- more elementwise (the full operator set) ----------------------------------------------------------
-Log1PBackward0 = rule("Log1PBackward0", "self", self=lambda grad, self: grad / (self + 1))
-TanBackward0 = rule("TanBackward0", "self", self=lambda grad, result: grad * (1 + result * result))
-RsqrtBackward0 = rule("RsqrtBackward0", "self", self=lambda grad, result: -0.5 * grad * result * result * result)
-Exp2Backward0 = rule("Exp2Backward0", "self", self=lambda grad, result: grad * result * _LN2)
-SignBackward0 = rule("SignBackward0", "self", self=lambda grad: D.zeros_like(grad))
-FloorBackward0 = rule("FloorBackward0", "self", self=lambda grad: D.zeros_like(grad))
-CeilBackward0 = rule("CeilBackward0", "self", self=lambda grad: D.zeros_like(grad))
-RoundBackward0 = rule("RoundBackward0", "self", self=lambda grad: D.zeros_like(grad))
-RoundBackward1 = rule("RoundBackward1", "self", self=lambda grad: D.zeros_like(grad))
-TruncBackward0 = rule("TruncBackward0", "self", self=lambda grad: D.zeros_like(grad))
-ClampBackward1 = rule("ClampBackward1", "self", "min max",
+Log1PBackward0 = rule("Log1PBackward0", "self", saves="self", text="grad_self = grad / (self + 1)",
+                      self=lambda grad, self: grad / (self + 1))
+TanBackward0 = rule("TanBackward0", "self", saves="result", text="grad_self = grad * (1 + result²)",
+                    self=lambda grad, result: grad * (1 + result * result))
+RsqrtBackward0 = rule("RsqrtBackward0", "self", saves="result", text="grad_self = -0.5 * grad * result³",
+                      self=lambda grad, result: -0.5 * grad * result * result * result)
+Exp2Backward0 = rule("Exp2Backward0", "self", saves="result", text="grad_self = grad * result * ln 2",
+                     self=lambda grad, result: grad * result * _LN2)
+SignBackward0 = rule("SignBackward0", "self", text="grad_self = 0  (sign is flat almost everywhere)",
+                     self=lambda grad: D.zeros_like(grad))
+FloorBackward0 = rule("FloorBackward0", "self", text="grad_self = 0", self=lambda grad: D.zeros_like(grad))
+CeilBackward0 = rule("CeilBackward0", "self", text="grad_self = 0", self=lambda grad: D.zeros_like(grad))
+RoundBackward0 = rule("RoundBackward0", "self", text="grad_self = 0", self=lambda grad: D.zeros_like(grad))
+RoundBackward1 = rule("RoundBackward1", "self", text="grad_self = 0", self=lambda grad: D.zeros_like(grad))
+TruncBackward0 = rule("TruncBackward0", "self", text="grad_self = 0", self=lambda grad: D.zeros_like(grad))
+ClampBackward1 = rule("ClampBackward1", "self", saves="self min max", text="grad_self = grad * (min <= self <= max)",
                       self=lambda grad, self, min, max: grad * _in_bounds(D.data(self), min, max))
-ClampBackward0 = rule("ClampBackward0", "self min max",
+ClampBackward0 = rule("ClampBackward0", "self min max", saves="self min max",
+                      text="grad_self = grad * (min <= self <= max), grad_min = grad * (self < min), "
+                           "grad_max = grad * (self > max)",
                       self=lambda grad, self, min, max: grad * _in_bounds(D.data(self), D.data(min), D.data(max)),
                       min=lambda grad, self, min, max: grad * _clamp_min_mask(D.data(self), D.data(min), D.data(max)),
                       max=lambda grad, self, min, max: grad * _clamp_max_mask(D.data(self), D.data(min), D.data(max)))
-ClampMinBackward0 = rule("ClampMinBackward0", "self", "min",
+ClampMinBackward0 = rule("ClampMinBackward0", "self", saves="self min", text="grad_self = grad * (self >= min)",
                          self=lambda grad, self, min: grad * _in_bounds(D.data(self), min, None))
-ClampMaxBackward0 = rule("ClampMaxBackward0", "self", "max",
+ClampMaxBackward0 = rule("ClampMaxBackward0", "self", saves="self max", text="grad_self = grad * (self <= max)",
                          self=lambda grad, self, max: grad * _in_bounds(D.data(self), None, max))
-ClampMinBackward1 = rule("ClampMinBackward1", "self min",
+ClampMinBackward1 = rule("ClampMinBackward1", "self min", saves="self min",
+                         text="grad_self = grad * (self >= min), grad_min = grad * (self < min)",
                          self=lambda grad, self, min: grad * (D.data(self) >= D.data(min)),
                          min=lambda grad, self, min: grad * (D.data(self) < D.data(min)))
-ClampMaxBackward1 = rule("ClampMaxBackward1", "self max",
+ClampMaxBackward1 = rule("ClampMaxBackward1", "self max", saves="self max",
+                         text="grad_self = grad * (self <= max), grad_max = grad * (self > max)",
                          self=lambda grad, self, max: grad * (D.data(self) <= D.data(max)),
                          max=lambda grad, self, max: grad * (D.data(self) > D.data(max)))
-MaximumBackward0 = rule("MaximumBackward0", "self other",
+MaximumBackward0 = rule("MaximumBackward0", "self other", saves="self other",
+                        text="grad_self = grad * (self > other) (ties: half), grad_other = grad * (other > self)",
                         self=lambda grad, self, other: grad * _pick_weight(D.data(self), D.data(other)),
                         other=lambda grad, self, other: grad * _pick_weight(D.data(other), D.data(self)))
-MinimumBackward0 = rule("MinimumBackward0", "self other",
+MinimumBackward0 = rule("MinimumBackward0", "self other", saves="self other",
+                        text="grad_self = grad * (self < other) (ties: half), grad_other = grad * (other < self)",
                         self=lambda grad, self, other: grad * _pick_weight(-D.data(self), -D.data(other)),
                         other=lambda grad, self, other: grad * _pick_weight(-D.data(other), -D.data(self)))
-MaskedFillBackward0 = rule("MaskedFillBackward0", "self", "mask",
+MaskedFillBackward0 = rule("MaskedFillBackward0", "self", saves="mask", text="grad_self = grad * ~mask",
                            self=lambda grad, mask: grad * ~mask)
-MaskedFillBackward1 = rule("MaskedFillBackward1", "self value", "mask",
+MaskedFillBackward1 = rule("MaskedFillBackward1", "self value", saves="mask",
+                           text="grad_self = grad * ~mask, grad_value = sum(grad * mask)",
                            self=lambda grad, mask: grad * ~mask,
                            value=lambda grad, mask: (grad * mask).sum())
-LeakyReluBackward0 = rule("LeakyReluBackward0", "self", "negative_slope",
+LeakyReluBackward0 = rule("LeakyReluBackward0", "self", saves="self negative_slope",
+                          text="grad_self = grad * (1 if self > 0 else negative_slope)",
                           self=lambda grad, self, negative_slope:
                           grad * D.where(D.data(self) > 0, 1.0, negative_slope))
-GeluBackward0 = rule("GeluBackward0", "self", "approximate",
+GeluBackward0 = rule("GeluBackward0", "self", saves="self approximate", text="grad_self = grad * gelu'(self)",
                      self=lambda grad, self, approximate: grad * _gelu_grad(self))
 
 _LN2 = 0.6931471805599453
@@ -295,44 +354,60 @@ def _gelu_grad(x):
     cdf = 0.5 * (1 + D.erf(x / math.sqrt(2)))
     pdf = D.exp(-0.5 * x * x) / math.sqrt(2 * math.pi)
     return cdf + x * pdf
-ErfBackward0 = rule("ErfBackward0", "self",
+ErfBackward0 = rule("ErfBackward0", "self", saves="self", text="grad_self = grad * 2/√π * exp(-self²)",
                     self=lambda grad, self: grad * 1.1283791670955126 * D.exp(-(self * self)))
 
 # -- more reductions -------------------------------------------------------------------------------------
-ProdBackward0 = rule("ProdBackward0", "self",
+ProdBackward0 = rule("ProdBackward0", "self", saves="self result",
+                     text="grad_self = grad * result / self  (the product of the other elements)",
                      self=lambda grad, self, result: _prod_grad(grad, self, result, None, False))
-ProdBackward1 = rule("ProdBackward1", "self", "dim keepdim",
+ProdBackward1 = rule("ProdBackward1", "self", saves="self result dim keepdim",
+                     text="grad_self = grad * (product of the other elements along dim)",
                      self=lambda grad, self, result, dim, keepdim: _prod_grad(grad, self, result, dim, keepdim))
-MaxBackward1 = rule("MaxBackward1", "self",
+MaxBackward1 = rule("MaxBackward1", "self", saves="self result",
+                    text="grad_self = grad at the max element(s), 0 elsewhere (ties share it)",
                     self=lambda grad, self, result: _evenly(grad, self, result))
-MinBackward1 = rule("MinBackward1", "self",
+MinBackward1 = rule("MinBackward1", "self", saves="self result",
+                    text="grad_self = grad at the min element(s), 0 elsewhere (ties share it)",
                     self=lambda grad, self, result: _evenly(grad, self, result))
-MaxBackward0 = rule("MaxBackward0", "self", "dim keepdim indices self_sym_sizes",
+MaxBackward0 = rule("MaxBackward0", "self", saves="dim keepdim indices self_sym_sizes",
+                    text="grad_self = grad scattered to the argmax along dim, 0 elsewhere",
                     self=lambda grad, dim, keepdim, indices, self_sym_sizes:
                     _select_back(grad, dim, keepdim, indices, self_sym_sizes))
-MinBackward0 = rule("MinBackward0", "self", "dim keepdim indices self_sym_sizes",
+MinBackward0 = rule("MinBackward0", "self", saves="dim keepdim indices self_sym_sizes",
+                    text="grad_self = grad scattered to the argmin along dim, 0 elsewhere",
                     self=lambda grad, dim, keepdim, indices, self_sym_sizes:
                     _select_back(grad, dim, keepdim, indices, self_sym_sizes))
-AmaxBackward0 = rule("AmaxBackward0", "self", "dim keepdim",
+AmaxBackward0 = rule("AmaxBackward0", "self", saves="self result dim keepdim",
+                     text="grad_self = grad split evenly among the max elements along dim",
                      self=lambda grad, self, result, dim, keepdim: _amax_grad(grad, self, result, dim, keepdim))
-AminBackward0 = rule("AminBackward0", "self", "dim keepdim",
+AminBackward0 = rule("AminBackward0", "self", saves="self result dim keepdim",
+                     text="grad_self = grad split evenly among the min elements along dim",
                      self=lambda grad, self, result, dim, keepdim: _amax_grad(grad, self, result, dim, keepdim))
-VarBackward0 = rule("VarBackward0", "self", "correction dim keepdim",
+VarBackward0 = rule("VarBackward0", "self", saves="self correction dim keepdim",
+                    text="grad_self = grad * 2 * (self - mean) / (N - correction)",
                     self=lambda grad, self, correction, dim, keepdim: _var_grad(grad, self, correction, dim, keepdim))
-StdBackward0 = rule("StdBackward0", "self", "correction dim keepdim",
+StdBackward0 = rule("StdBackward0", "self", saves="self result correction dim keepdim",
+                    text="grad_self = grad * (self - mean) / ((N - correction) * result)",
                     self=lambda grad, self, result, correction, dim, keepdim:
                     _var_grad(_safe_div(grad, 2 * result, D.data(result) == 0), self, correction, dim, keepdim))
-LinalgVectorNormBackward0 = rule("LinalgVectorNormBackward0", "self", "ord dim keepdim",
+LinalgVectorNormBackward0 = rule("LinalgVectorNormBackward0", "self", saves="self result ord dim keepdim",
+                                 text="grad_self = grad * self * |self|^(ord-2) / result^(ord-1)  "
+                                      "(ord 2: self / result)",
                                  self=lambda grad, self, result, ord, dim, keepdim:
                                  _norm_grad(grad, self, result, ord, dim, keepdim))
-LogsumexpBackward0 = rule("LogsumexpBackward0", "self", "dim keepdim",
+LogsumexpBackward0 = rule("LogsumexpBackward0", "self", saves="self result dim keepdim",
+                          text="grad_self = grad * exp(self - result)",
                           self=lambda grad, self, result, dim, keepdim:
                           _keep(grad, dim, keepdim, self) * D.exp(self - _keep(result, dim, keepdim, self)))
-SoftmaxBackward0 = rule("SoftmaxBackward0", "self", "dim",
+SoftmaxBackward0 = rule("SoftmaxBackward0", "self", saves="result dim",
+                        text="grad_self = result * (grad - sum(grad * result, dim))",
                         self=lambda grad, result, dim: result * (grad - D.sum_keep(grad * result, dim)))
-LogSoftmaxBackward0 = rule("LogSoftmaxBackward0", "self", "dim",
+LogSoftmaxBackward0 = rule("LogSoftmaxBackward0", "self", saves="result dim",
+                           text="grad_self = grad - exp(result) * sum(grad, dim)",
                            self=lambda grad, result, dim: grad - D.exp(result) * D.sum_keep(grad, dim))
-CumsumBackward0 = rule("CumsumBackward0", "self", "dim",
+CumsumBackward0 = rule("CumsumBackward0", "self", saves="dim",
+                       text="grad_self = reversed cumulative sum of grad along dim",
                        self=lambda grad, dim: D.sum_keep(grad, dim) - D.cumsum(grad, dim) + grad)
 
 
@@ -460,16 +535,21 @@ def _prod_of_others(x, axis):
     return others.reshape(tuple(x.shape)) if axis is None else others.transpose(axis, -1)
 
 # -- joining, splitting, gathering (cat/stack rows are made per input count in join.py) -------------------
-SplitBackward0 = rule("SplitBackward0", "self", "dim self_sym_sizes split_size", multi=True,
+SplitBackward0 = rule("SplitBackward0", "self", saves="dim self_sym_sizes split_size",
+                      text="grad_self = cat(grads, dim)  (missing pieces count as 0)", multi=True,
                       self=lambda grads, dim: D.cat(grads, dim))
-SplitWithSizesBackward0 = rule("SplitWithSizesBackward0", "self", "dim self_sym_sizes split_sizes", multi=True,
+SplitWithSizesBackward0 = rule("SplitWithSizesBackward0", "self", saves="dim self_sym_sizes split_sizes",
+                               text="grad_self = cat(grads, dim)  (missing pieces count as 0)", multi=True,
                                self=lambda grads, dim: D.cat(grads, dim))
-GatherBackward0 = rule("GatherBackward0", "self", "dim index sparse_grad",
+GatherBackward0 = rule("GatherBackward0", "self", saves="self dim index sparse_grad",
+                       text="grad_self = zeros(self's shape) with grad scatter-added at index along dim",
                        self=lambda grad, self, dim, index: D.scatter_add_zeros(grad, dim, index, tuple(self.shape)))
-ScatterAddBackward0 = rule("ScatterAddBackward0", "self src", "dim index",
+ScatterAddBackward0 = rule("ScatterAddBackward0", "self src", saves="dim index",
+                           text="grad_self = grad, grad_src = grad.gather(dim, index)",
                            self=lambda grad: grad,
                            src=lambda grad, dim, index: D.gather(grad, dim, index))
-RepeatBackward0 = rule("RepeatBackward0", "self", "repeats self_sym_sizes",
+RepeatBackward0 = rule("RepeatBackward0", "self", saves="repeats self_sym_sizes",
+                       text="grad_self = grad summed over the repeated copies",
                        self=lambda grad, repeats, self_sym_sizes: _repeat_grad(grad, repeats, self_sym_sizes))
 
 

@@ -18,8 +18,8 @@ import builtins
 
 import numpy as np
 
+from .._state import GRAD
 from .._tensor import Tensor, make
-from ..autograd.grad_mode import STATE
 from . import derivatives as R
 from ._record import record, rule
 from .shape import as_view
@@ -169,12 +169,12 @@ def getitem(self, key):
             n = d.shape[0]
             if kc is builtins.int:
                 if -n <= key < n:
-                    if self._requires_grad and STATE.mode > 0:
-                        out = record(R.SelectBackward0, d[key, ...], (self,), (0, key, d.shape))
+                    if self._requires_grad and GRAD.mode > 0:
+                        out = record(R.SelectBackward0, d[key, ...], (self,), dim=0, index=key, self_sym_sizes=d.shape)
                         return as_view(out, self, ("getitem", (key,)))
                     return as_view(make(d[key, ...]), self, ("getitem", (key,)))
             elif key.step is None or key.step > 0:
-                if self._requires_grad and STATE.mode > 0:
+                if self._requires_grad and GRAD.mode > 0:
                     return _slice(self, 0, key)
                 return as_view(make(d[key]), self, ("getitem", (key,)))
     elif kc is list or kc is Tensor or kc is np.ndarray:  # a lone advanced index
@@ -182,14 +182,14 @@ def getitem(self, key):
         if k.__class__ is np.ndarray and k.ndim and self._data.ndim:
             akey = (k,)
             res = _advanced(self._data, akey)
-            if self._requires_grad and STATE.mode > 0:
-                return record(R.IndexBackward0, res, (self,), (akey, self._data.shape))
+            if self._requires_grad and GRAD.mode > 0:
+                return record(R.IndexBackward0, res, (self,), indices=akey, self_sym_sizes=self._data.shape)
             return make(res)
     single = not isinstance(key, tuple)
     nkey = normalize_key(key)
     basic, akey = split_key(nkey, self._data.ndim)
     _check_bounds(basic, self._data.shape)
-    if not (self._requires_grad and STATE.mode > 0):
+    if not (self._requires_grad and GRAD.mode > 0):
         view = self._data[_view_key(basic)]
         if akey is None:
             return as_view(make(view), self, ("getitem", basic))
@@ -204,12 +204,12 @@ def getitem(self, key):
     if akey is None:
         return alias(self) if sliced is self else sliced
     res = _advanced(sliced._data, akey)
-    return record(R.IndexBackward0, res, (sliced,), (akey, sliced._data.shape))
+    return record(R.IndexBackward0, res, (sliced,), indices=akey, self_sym_sizes=sliced._data.shape)
 
 
 def alias(t: Tensor) -> Tensor:
     """`x[...]`: a new tensor object viewing all of `x` (AliasBackward0)."""
-    if t._requires_grad and STATE.mode > 0:
+    if t._requires_grad and GRAD.mode > 0:
         out = record(R.AliasBackward0, t._data[...], (t,))
     else:
         out = make(t._data[...])
@@ -219,7 +219,8 @@ def alias(t: Tensor) -> Tensor:
 def _slice(out: Tensor, dim: int, k: slice) -> Tensor:
     start, stop, step = k.indices(out._data.shape[dim])
     sub = (_FULL,) * dim + (slice(start, stop, step),)
-    node_out = record(R.SliceBackward0, out._data[sub], (out,), (dim, start, stop, step, out._data.shape))
+    node_out = record(R.SliceBackward0, out._data[sub], (out,), dim=dim, start=start, end=stop, step=step,
+                      self_sym_sizes=out._data.shape)
     return as_view(node_out, out, ("getitem", sub))
 
 
@@ -245,7 +246,8 @@ def _basic_chain(t: Tensor, key: tuple) -> Tensor:
         else:
             idx = builtins.int(k)
             sub = (_FULL,) * dim + (idx,)
-            node_out = record(R.SelectBackward0, out._data[sub + (Ellipsis,)], (out,), (dim, idx, out._data.shape))
+            node_out = record(R.SelectBackward0, out._data[sub + (Ellipsis,)], (out,), dim=dim, index=idx,
+                              self_sym_sizes=out._data.shape)
             out = as_view(node_out, out, ("getitem", sub))
     return out
 
@@ -257,13 +259,14 @@ def index_backward_op(g: Tensor, shape: tuple, key, accumulate: bool, name: str)
         np.add.at(out, key, g._data)
     else:
         out[key] = g._data
-    if g._requires_grad and STATE.mode > 0:
-        return record(_SCATTER_NODES[name], out, (g,), (key,))
+    if g._requires_grad and GRAD.mode > 0:
+        return record(_SCATTER_NODES[name], out, (g,), key=key)
     return make(out)
 
 
 _SCATTER_NODES = {
-    n: rule(n, "grad", "key", grad=lambda grad, key: grad[key])
+    n: rule(n, "grad", saves="key", text="grad_grad = grad[key]  (the places the gradient was written to)",
+            grad=lambda grad, key: grad[key])
     for n in ("SelectBackwardBackward0", "SliceBackwardBackward0", "IndexPutBackward0", "IndexPutImplBackward0")
 }
 
@@ -284,7 +287,8 @@ def _values_grad(grad, key):
     return grad[key]
 
 
-IndexPutBackward0 = rule("IndexPutBackward0", "self values", "indices accumulate",
+IndexPutBackward0 = rule("IndexPutBackward0", "self values", saves="indices accumulate",
+                         text="grad_self = grad with the written places zeroed, grad_values = grad[indices]",
                          self=lambda grad, indices: _masked_out(grad, indices),
                          values=lambda grad, indices: _values_grad(grad, indices))
 
@@ -333,11 +337,11 @@ def setitem(self, key, value):
     _check_bounds(basic, self._data.shape)
     value = _value_tensor(self, value)
     inplace.own_array(self)
-    tracked = STATE.mode > 0 and (self._requires_grad or value._requires_grad)
+    tracked = GRAD.mode > 0 and (self._requires_grad or value._requires_grad)
     if not tracked:
         inplace.check_inference(self)
         _write_untracked(self, basic, akey, value)
-        self._bump()
+        self._bump_version()
         return
     dst = _write_target(self, basic)
     if akey is None:
@@ -438,8 +442,8 @@ def index_put_(self: Tensor, indices: tuple, values: Tensor) -> Tensor:
             raise IndexError(str(e).replace("array", "tensor").replace("axis", "dimension")) from None
         except ValueError:
             raise _put_error(values._data.shape, np.shape(src._data[indices])) from None
-        if STATE.mode > 0 and (src._requires_grad or values._requires_grad):
-            return record(IndexPutBackward0, res, (src, values), (indices, False))
+        if GRAD.mode > 0 and (src._requires_grad or values._requires_grad):
+            return record(IndexPutBackward0, res, (src, values), indices=indices, accumulate=False)
         return make(res)
 
     return run_inplace(self, compute, (values,))

@@ -19,19 +19,19 @@ import weakref
 import numpy as np
 
 from .. import _dtypes
+from .._state import GRAD
 from .._tensor import Tensor, make
-from ..autograd.grad_mode import STATE
-from ..autograd.graph import Node, _seq, forward_op_name, freed_error
+from ..autograd.graph import Node, accumulator, forward_op_name, freed_error, new_node
 from . import derivatives as R
 from . import pointwise as P
-from ._record import record, rule
+from ._record import record, rule, save_result
 from .shape import REGENERATING, creation_meta, live_views, view_recipes
 
 
 # -- checks -------------------------------------------------------------------------------------------------
 def check_inplace(t: Tensor, tracked: bool = True) -> None:
     """PyTorch's check_inplace: views made in no_grad mode or by multi-output ops, and leaves, refuse."""
-    if not tracked or STATE.mode <= 0:
+    if not tracked or GRAD.mode <= 0:
         return
     base = t._base
     if base is not None:
@@ -48,11 +48,11 @@ def view_rebase_message(t: Tensor, meta: str, indirect: bool) -> str:
     modified = "its base or another view of its base has been" if indirect else "is being"
     fn = t._grad_fn
     if meta == "no_grad" or fn is None:
-        prefix = (f"Output {t._out_nr} of {forward_op_name(fn)} is a view of a view which was created in" if fn
+        prefix = (f"Output {t._output_nr} of {forward_op_name(fn)} is a view of a view which was created in" if fn
                   else "A view was created in")
         msg = f"{prefix} no_grad mode and {modified} modified inplace with grad mode enabled."
     else:
-        msg = f"Output {t._out_nr} of {forward_op_name(fn)} is a view and {modified} modified inplace."
+        msg = f"Output {t._output_nr} of {forward_op_name(fn)} is a view and {modified} modified inplace."
     if meta == "multi":
         return msg + (" This view is the output of a function that returns multiple views. Such functions do not "
                       "allow the output views to be modified inplace. You should replace the inplace operation by "
@@ -63,7 +63,7 @@ def view_rebase_message(t: Tensor, meta: str, indirect: bool) -> str:
 
 
 def check_inference(t: Tensor) -> None:
-    if t.is_inference() and STATE.mode >= 0:
+    if t.is_inference() and GRAD.mode >= 0:
         raise RuntimeError("Inplace update to inference tensor outside InferenceMode is not allowed.You can make a "
                            "clone to get a normal tensor before doing inplace update.See "
                            "https://github.com/pytorch/rfcs/pull/17 for more details.")
@@ -110,7 +110,7 @@ def _store(self: Tensor, res: np.ndarray) -> None:
 
 # -- the in-place machinery -----------------------------------------------------------------------------------
 def _tracked(self: Tensor, others) -> bool:
-    return STATE.mode > 0 and (self._requires_grad or any(isinstance(a, Tensor) and a._requires_grad
+    return GRAD.mode > 0 and (self._requires_grad or any(isinstance(a, Tensor) and a._requires_grad
                                                           for a in others))
 
 
@@ -122,20 +122,20 @@ def run_inplace(self: Tensor, compute, others=()) -> Tensor:
     check_inference(self)
     own_array(self)
     if not tracked:
-        prev = STATE.mode
-        STATE.mode = 0 if prev > 0 else prev
+        prev = GRAD.mode
+        GRAD.mode = 0 if prev > 0 else prev
         try:
             res = compute(self)._data
         finally:
-            STATE.mode = prev
+            GRAD.mode = prev
         _store(self, res)
-        self._bump()
+        self._bump_version()
         return self
     base = self._base
     if base is not None and not self._requires_grad and base._requires_grad:
         _regenerate(self, base)  # a view taken before its base required grad (PyTorch rebuilds it on access)
     old = make(self._data.copy(), self._grad_fn, self._requires_grad)
-    old._out_nr = self._out_nr
+    old._output_nr = self._output_nr
     out = compute(old)
     _store(self, out._data)
     if base is None:
@@ -149,22 +149,20 @@ def run_inplace(self: Tensor, compute, others=()) -> Tensor:
 def _adopt(t: Tensor, out: Tensor) -> None:
     """After an in-place op: `t` keeps its identity and storage, takes the new node, bumps its version."""
     node = out._grad_fn
-    old, old_nr = t._grad_fn, t._out_nr
-    t._box()  # the old node, if it saved `t` as its result, must see the coming version bump
+    old, old_nr = t._grad_fn, t._output_nr
     t._grad_fn = node
     t._requires_grad = True
-    t._out_nr = 0
+    t._output_nr = 0
     node._set_output(t)
     _move_retain(t, old, old_nr)
-    t._bump()
-    if node._res is not None:
-        node._save_result(t)
+    t._bump_version()
+    save_result(node, t)
 
 
 def _edge(t: Tensor) -> tuple:
     if not t._requires_grad:
         return (None, 0)
-    return (t._grad_fn, t._out_nr) if t._grad_fn is not None else (t._accumulator(), 0)
+    return (t._grad_fn, t._output_nr) if t._grad_fn is not None else (accumulator(t), 0)
 
 
 class CopySlices(Node):
@@ -174,14 +172,18 @@ class CopySlices(Node):
     node (`fn`) computes from that region; the op's other inputs get `fn`'s other gradients.
     """
 
-    __slots__ = ("_fn", "_idx", "_m")
-    _multi = False
+    __slots__ = ("_fn", "_idx")
 
     def name(self) -> str:
         return "minigrad::autograd::CopySlices"
 
-    def _meta(self):
-        return (self._m,)
+    @property
+    def rule_text(self) -> str:
+        return "grad_base = grad with the written region zeroed, the region's grad goes to the source"
+
+    @property
+    def input_names(self) -> tuple:
+        return ("self",) + (self._fn.input_names[1:] if self._fn is not None else ())
 
     def _release(self) -> None:
         if self._fn is not None:  # PyTorch drops the wrapped node: CopySlices never runs twice
@@ -190,13 +192,13 @@ class CopySlices(Node):
 
     def _apply(self, grads: list, create_graph: bool) -> list:
         g = grads[0]
-        n = len(self._nx)
+        n = len(self._next_nodes)
         if self._fn is None:
             raise freed_error(self)
         if g is None:
             return [None] * n
         idx = self._idx
-        shape, dtype = self._m
+        shape, dtype = self._input_metadata[0]
         size = int(np.prod(shape))
         if create_graph:
             if not isinstance(g, Tensor):
@@ -207,7 +209,7 @@ class CopySlices(Node):
             region = g.reshape(-1)[idx]
         res = self._fn._apply([region], create_graph)
         out = [None] * n
-        if self._nx[0] is not None:
+        if self._next_nodes[0] is not None:
             r0 = res[0]
             if create_graph:
                 from .index import index_backward_op
@@ -232,20 +234,16 @@ def _rebase_view(view: Tensor, out: Tensor) -> None:
     """The base of `view` takes a CopySlices node around the in-place op's node; the views are rebuilt."""
     root = view._base
     fn = out._grad_fn
-    node = weakref.ref.__new__(CopySlices, root)
-    node._next = (_edge(root),) + tuple(fn._next[1:])
-    node._seq = next(_seq)
-    node._x = None
+    edges = (_edge(root),) + fn.next_functions[1:]
+    node = new_node(CopySlices, tuple(e[0] for e in edges), tuple(e[1] for e in edges),
+                    ((root._data.shape, root._data.dtype),), root)
     node._fn = fn
     node._idx = index_map(root._data.shape, view_recipes(view))
-    node._m = (root._data.shape, root._data.dtype)
-    root._box()  # see _adopt
     root._grad_fn = node
     root._requires_grad = True
-    root._out_nr = 0
-    view._bump()  # the version counter is the base's
-    if fn._res is not None:  # the op's saved result is the view itself, as modified
-        fn._save_result(view)
+    root._output_nr = 0
+    view._bump_version()  # the version counter is the base's
+    save_result(fn, view)  # the op's saved result is the view itself, as modified
     refresh_views(root, view)
 
 
@@ -310,12 +308,12 @@ def refresh_views(root: Tensor, also: Tensor | None = None) -> None:
 def _regenerate(v: Tensor, root: Tensor) -> None:
     from .index import alias
 
-    if STATE.mode <= 0:
+    if GRAD.mode <= 0:
         return
     meta = creation_meta(v)
     if meta is not None:
         if v._requires_grad:  # PyTorch refuses to use such a view again (it raises when the view is used)
-            node_out = record(ViewError, v._data, (root,), (view_rebase_message(v, meta, indirect=True),))
+            node_out = record(ViewError, v._data, (root,), message=view_rebase_message(v, meta, indirect=True))
             _take_node(v, node_out)
         return
     REGENERATING[0] = True
@@ -335,11 +333,10 @@ def _regenerate(v: Tensor, root: Tensor) -> None:
 
 def _take_node(v: Tensor, t: Tensor) -> None:
     node = t._grad_fn
-    old, old_nr = v._grad_fn, v._out_nr
-    v._box()  # see _adopt
+    old, old_nr = v._grad_fn, v._output_nr
     v._grad_fn = node
     v._requires_grad = True
-    v._out_nr = t._out_nr
+    v._output_nr = t._output_nr
     node._set_output(v)
     _move_retain(v, old, old_nr)
 
@@ -347,21 +344,22 @@ def _take_node(v: Tensor, t: Tensor) -> None:
 def _move_retain(t: Tensor, old, old_nr: int) -> None:
     """retain_grad() follows the tensor to its new node: `.grad` is the gradient of its current value (PyTorch).
     Tensor hooks stay behind with the old value, as in PyTorch."""
-    x = t._x
-    if x is None or not x.retains_grad:
+    extras = t._extras
+    if extras is None or not extras.retains_grad:
         return
-    if old is not None and old._x:
-        retained = old._x.get("retain")
+    if old is not None and old._extras:
+        retained = old._extras.get("retain")
         if retained:
             retained.pop(old_nr, None)
-    t._grad_fn._extra().setdefault("retain", {})[t._out_nr] = weakref.ref(t)
+    t._grad_fn._extra("retain", dict)[t._output_nr] = weakref.ref(t)
 
 
 def _raise(message: str):
     raise RuntimeError(message)
 
 
-ViewError = rule("Error", "self", "message", self=lambda grad, message: _raise(message))
+ViewError = rule("Error", "self", saves="message", text="backward through this view raises (it was modified in place)",
+                 self=lambda grad, message: _raise(message))
 ViewError.name = lambda self: "minigrad::autograd::Error"
 
 
@@ -382,7 +380,7 @@ def _ufunc_in_place(self: Tensor, ufunc, other) -> bool:
         if isinstance(od, float) and d.dtype.kind != "f":
             return False
     try:  # out=d positionally; a ufunc's default casting is "same_kind"; a read-only d raises ValueError
-        STATE.quiet.run(ufunc, d, od, d)
+        GRAD.quiet.run(ufunc, d, od, d)
     except (ValueError, TypeError):  # UFuncTypeError is a TypeError
         return False
     return True
@@ -406,12 +404,12 @@ def _inplace_binary(op, name: str, ufunc):
 
     def method(self, other, **kwargs):
         if not kwargs and not ((self._requires_grad or (isinstance(other, Tensor) and other._requires_grad))
-                               and STATE.mode > 0):
-            x = self._x
+                               and GRAD.mode > 0):
+            x = self._extras
             if x is not None and x.inference:
                 check_inference(self)
             if _ufunc_in_place(self, ufunc, other):
-                self._bump()
+                self._bump_version()
                 return self
         return run_inplace(self, lambda src: op(src, other, **kwargs), (other,) + tuple(kwargs.values()))
 
@@ -455,7 +453,7 @@ floor_divide_ = inplace_of(P.floordiv, "floor_divide_")
 
 
 def _tracking(*ts) -> bool:
-    return STATE.mode > 0 and any(isinstance(t, Tensor) and t._requires_grad for t in ts)
+    return GRAD.mode > 0 and any(isinstance(t, Tensor) and t._requires_grad for t in ts)
 
 
 def zero_(self):
@@ -519,5 +517,5 @@ def normal_(self, mean: float = 0.0, std: float = 1.0, *, generator=None):
 def _random_fill(self: Tensor, values: np.ndarray) -> Tensor:
     check_inplace(self, _tracked(self, ()))
     _write(self, Ellipsis, values.astype(self._data.dtype))
-    self._bump()
+    self._bump_version()
     return self

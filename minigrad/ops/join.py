@@ -1,17 +1,15 @@
 """Joining and splitting: cat, stack, split, chunk, narrow, gather, repeat.
 
-cat and stack take any number of inputs, so their node classes are made per input count
-(all named CatBackward0 / StackBackward0, as PyTorch names them), cached after first use.
+cat and stack take a list of tensors: their nodes have one edge per tensor, and one formula gives
+the gradients of them all.
 """
 
 from __future__ import annotations
 
-import functools
-
 import numpy as np
 
+from .._state import GRAD
 from .._tensor import Tensor, _wrap_dim, make
-from ..autograd.grad_mode import STATE
 from . import _dual as D
 from . import derivatives as R
 from ._record import record, record_multi, rule
@@ -19,33 +17,24 @@ from .pointwise import _tier_dtypes
 from .shape import as_view
 
 
-def _narrow_grad(i: int):
-    return lambda grad, dim, _sizes: _cat_piece(grad, dim, _sizes, i)
-
-
-def _cat_piece(grad, dim: int, sizes: tuple, i: int):
-    """Input i's share of cat's gradient; `sizes[i]` is None for a skipped legacy empty (0,) input."""
-    if sizes[i] is None:
-        return D.zeros_like(grad).reshape(-1)[:0] if D.is_t(grad) else np.zeros((0,), grad.dtype)
+def _cat_pieces(grad, dim: int, sizes: tuple) -> list:
+    """Each input's share of cat's gradient; `sizes[i]` is None for a skipped legacy empty (0,) input."""
     d = dim % len(grad.shape)
-    start = sum(s for s in sizes[:i] if s is not None)
-    return D.narrow(grad, d, start, sizes[i])
+    pieces, start = [], 0
+    for size in sizes:
+        if size is None:
+            pieces.append(D.zeros_like(grad).reshape(-1)[:0] if D.is_t(grad) else np.zeros((0,), grad.dtype))
+        else:
+            pieces.append(D.narrow(grad, d, start, size))
+            start += size
+    return pieces
 
 
-def _select_grad(i: int):
-    return lambda grad, dim: D.select(grad, dim, i)
-
-
-@functools.cache
-def _cat_node(n: int):
-    names = " ".join(f"t{i}" for i in range(n))
-    return rule("CatBackward0", names, "dim _sizes", **{f"t{i}": _narrow_grad(i) for i in range(n)})
-
-
-@functools.cache
-def _stack_node(n: int):
-    names = " ".join(f"t{i}" for i in range(n))
-    return rule("StackBackward0", names, "dim", **{f"t{i}": _select_grad(i) for i in range(n)})
+CatBackward0 = rule("CatBackward0", "tensors[]", saves="dim _sizes",
+                    text="grad_tensors[i] = the slice of grad that came from tensors[i]",
+                    tensors=lambda grad, dim, _sizes: _cat_pieces(grad, dim, _sizes))
+StackBackward0 = rule("StackBackward0", "tensors[]", saves="dim", text="grad_tensors[i] = grad.select(dim, i)",
+                      tensors=lambda grad, dim: [D.select(grad, dim, i) for i in range(grad.shape[dim])])
 
 
 def _tensors(tensors, what: str) -> list:
@@ -59,7 +48,7 @@ def _tensors(tensors, what: str) -> list:
 
 
 def _recording(ts) -> bool:
-    return STATE.mode > 0 and any(t._requires_grad for t in ts)
+    return GRAD.mode > 0 and any(t._requires_grad for t in ts)
 
 
 def cat(tensors, dim: int = 0):
@@ -82,7 +71,7 @@ def cat(tensors, dim: int = 0):
     if _recording(ts):
         skipped = len(parts) < len(ts)
         sizes = tuple(None if skipped and t._data.shape == (0,) else t._data.shape[d] for t in ts)
-        return record(_cat_node(len(ts)), res, tuple(ts), (dim, sizes))
+        return record(CatBackward0, res, tuple(ts), dim=dim, _sizes=sizes)
     return make(res)
 
 
@@ -100,7 +89,7 @@ def stack(tensors, dim: int = 0):
     dt = _tier_dtypes(ts)
     res = np.stack([t._data.astype(dt, copy=False) for t in ts], axis=d)
     if _recording(ts):
-        return record(_stack_node(len(ts)), res, tuple(ts), (d,))
+        return record(StackBackward0, res, tuple(ts), dim=d)
     return make(res)
 
 
@@ -123,9 +112,10 @@ def split(self, split_size_or_sections, dim: int = 0):
     starts = np.cumsum([0] + sizes[:-1])
     keys = [(slice(None),) * d + (slice(int(s), int(s) + sz),) for s, sz in zip(starts, sizes)]
     parts = [self._data[k] for k in keys]
-    if self._requires_grad and STATE.mode > 0:
+    if self._requires_grad and GRAD.mode > 0:
         split = split_size_or_sections if name is R.SplitBackward0 else tuple(sizes)
-        outs = record_multi(name, parts, (self,), (dim, self._data.shape, split))
+        outs = record_multi(name, parts, (self,), dim=dim, self_sym_sizes=self._data.shape,
+                            **{"split_size" if name is R.SplitBackward0 else "split_sizes": split})
     else:
         outs = [make(p) for p in parts]
     return tuple(as_view(o, self, ("getitem", k), multi=True) for o, k in zip(outs, keys))
@@ -159,8 +149,8 @@ def gather(self, dim: int, index, *, sparse_grad: bool = False):
     if idx.ndim != self._data.ndim:
         raise RuntimeError("Index tensor must have the same number of dimensions as input tensor")
     res = np.take_along_axis(self._data, idx, axis=d)
-    if self._requires_grad and STATE.mode > 0:
-        return record(R.GatherBackward0, res, (self,), (d, idx, sparse_grad))
+    if self._requires_grad and GRAD.mode > 0:
+        return record(R.GatherBackward0, res, (self,), dim=d, index=idx, sparse_grad=sparse_grad)
     return make(res)
 
 
@@ -168,8 +158,8 @@ def scatter_add(self, dim: int, index, src):
     d = _wrap_dim(dim, self._data.ndim)
     out = self._data.copy()
     _scatter_add_into(out, d, index._data, src._data)
-    if STATE.mode > 0 and (self._requires_grad or src._requires_grad):
-        return record(R.ScatterAddBackward0, out, (self, src), (d, index._data))
+    if GRAD.mode > 0 and (self._requires_grad or src._requires_grad):
+        return record(R.ScatterAddBackward0, out, (self, src), dim=d, index=index._data)
     return make(out)
 
 
@@ -185,6 +175,6 @@ def repeat(self, *sizes):
         raise RuntimeError("Number of dimensions of repeat dims can not be smaller than number of dimensions of "
                            "tensor")
     res = np.tile(self._data, reps)
-    if self._requires_grad and STATE.mode > 0:
-        return record(R.RepeatBackward0, res, (self,), (reps, self._data.shape))
+    if self._requires_grad and GRAD.mode > 0:
+        return record(R.RepeatBackward0, res, (self,), repeats=reps, self_sym_sizes=self._data.shape)
     return make(res)

@@ -6,10 +6,10 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _dtypes
+from .._state import GRAD
 from .._tensor import Tensor, make
-from ..autograd.grad_mode import STATE
 from . import derivatives as R
-from ._record import record, record2
+from ._record import record
 from .pointwise import as_operand, mul
 from .shape import _unsafe_view, contiguous, expand, reshape, squeeze, t, transpose, unsqueeze
 
@@ -28,7 +28,7 @@ def _name(t: Tensor) -> str:
 
 
 def _needs(a: Tensor, b: Tensor) -> bool:
-    return STATE.mode > 0 and (a._requires_grad or b._requires_grad)
+    return GRAD.mode > 0 and (a._requires_grad or b._requires_grad)
 
 
 def mm(self, mat2):
@@ -42,16 +42,17 @@ def mm(self, mat2):
                            f"and {mat2._data.shape[0]}x{mat2._data.shape[1]})")
     if a.dtype is not b.dtype:
         _dtype_check(self, mat2, "mm")
-    res = STATE.quiet.run(_dot, a, b)  # np.dot: matmul's BLAS call with less overhead (see _dual.mm)
+    res = GRAD.quiet.run(_dot, a, b)  # np.dot: matmul's BLAS call with less overhead (see _dual.mm)
     if _needs(self, mat2):
-        return record2(R.MmBackward0, res, self, mat2, _mm_extras(a, b, self._requires_grad, mat2._requires_grad))
+        return record(R.MmBackward0, res, (self, mat2), **_mm_args(a, b, self._requires_grad, mat2._requires_grad))
     return make(res)
 
 
-def _mm_extras(a: np.ndarray, b: np.ndarray, a_grad: bool, b_grad: bool) -> tuple:
+def _mm_args(a: np.ndarray, b: np.ndarray, a_grad: bool, b_grad: bool) -> dict:
     """MmBackward0's sizes, and the strides of the inputs that need a gradient (PyTorch saves `()` for the
     others); NumPy's byte strides, shown in elements by `_saved_*_sym_strides` (R.MmBackward0)."""
-    return a.shape, a.strides if a_grad else (), b.shape, b.strides if b_grad else ()
+    return {"self_sym_sizes": a.shape, "self_sym_strides": a.strides if a_grad else (), "mat2_sym_sizes": b.shape,
+            "mat2_sym_strides": b.strides if b_grad else ()}
 
 
 def mv(self, vec):
@@ -132,11 +133,11 @@ def _should_fold(t1: Tensor, t2: Tensor) -> bool:
 def _squeeze0_(t: Tensor) -> Tensor:
     """`t.squeeze_(0)` on a fresh result: SqueezeBackward1, and the version counter moves to 1 (as PyTorch)."""
     res = t._data.reshape(t._data.shape[1:])
-    if t._requires_grad and STATE.mode > 0:
-        out = record(R.SqueezeBackward4, res, (t,), (0, t._data.shape))
+    if t._requires_grad and GRAD.mode > 0:
+        out = record(R.SqueezeBackward4, res, (t,), dim=0, self_sym_sizes=t._data.shape)
     else:
         out = make(res)
-    out._bump()
+    out._bump_version()
     return out
 
 

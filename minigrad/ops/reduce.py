@@ -5,10 +5,10 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _dtypes
+from .._state import GRAD
 from .._tensor import Tensor, _wrap_dim, make
-from ..autograd.grad_mode import STATE
 from . import derivatives as R
-from ._record import record, record1
+from ._record import record
 
 
 def norm_dims(dim, ndim: int) -> tuple:
@@ -34,9 +34,9 @@ def sum(self, dim=None, keepdim: bool = False, *, dtype=None, axis=None):
     """Sum of all elements (SumBackward0) or over `dim` (SumBackward1)."""
     d = self._data
     if dim is None and axis is None and dtype is None and not keepdim and d.dtype.kind == "f":
-        res = STATE.quiet.run(np.add.reduce, d, None)  # `x.sum()` of floats: ndarray.sum wraps this in Python
-        if self._requires_grad and STATE.mode > 0:
-            return record1(R.SumBackward0, res, self, (d.shape,))
+        res = GRAD.quiet.run(np.add.reduce, d, None)  # `x.sum()` of floats: ndarray.sum wraps this in Python
+        if self._requires_grad and GRAD.mode > 0:
+            return record(R.SumBackward0, res, (self,), self_sym_sizes=d.shape)
         return make(res)
     if axis is not None:
         dim = axis
@@ -45,15 +45,16 @@ def sum(self, dim=None, keepdim: bool = False, *, dtype=None, axis=None):
         res = np.asarray(d.sum(dtype=acc))
         if keepdim:
             res = res.reshape((1,) * d.ndim)
-        if self._requires_grad and STATE.mode > 0:
+        if self._requires_grad and GRAD.mode > 0:
             if keepdim:
-                return record(R.SumBackward1, res, (self,), (tuple(range(d.ndim)), True, d.shape))
-            return record(R.SumBackward0, res, (self,), (d.shape,))
+                return record(R.SumBackward1, res, (self,), dim=tuple(range(d.ndim)), keepdim=True,
+                              self_sym_sizes=d.shape)
+            return record(R.SumBackward0, res, (self,), self_sym_sizes=d.shape)
         return make(res)
     axes = norm_dims(dim, d.ndim)
     res = np.asarray(d.sum(axis=axes if d.ndim else None, keepdims=keepdim, dtype=acc))
-    if self._requires_grad and STATE.mode > 0:
-        return record(R.SumBackward1, res, (self,), (_saved_dim(dim), keepdim, d.shape))
+    if self._requires_grad and GRAD.mode > 0:
+        return record(R.SumBackward1, res, (self,), dim=_saved_dim(dim), keepdim=keepdim, self_sym_sizes=d.shape)
     return make(res)
 
 
@@ -65,21 +66,23 @@ def mean(self, dim=None, keepdim: bool = False, *, dtype=None):
         raise RuntimeError("mean(): could not infer output dtype. Input dtype must be either a floating point or "
                            f"complex dtype. Got: {_dtypes.FROM_NP[d.dtype]._legacy[:-6]}")
     if dim is None:
-        res = STATE.quiet.run(_mean_all, d) if d.size else np.asarray(np.nan, d.dtype)
+        res = GRAD.quiet.run(_mean_all, d) if d.size else np.asarray(np.nan, d.dtype)
         if keepdim:
             res = np.reshape(res, (1,) * d.ndim)
-        if self._requires_grad and STATE.mode > 0:
+        if self._requires_grad and GRAD.mode > 0:
             if keepdim:
-                return record(R.MeanBackward1, res, (self,), (tuple(range(d.ndim)), True, d.size, d.shape))
-            return record1(R.MeanBackward0, res, self, (d.size, d.shape))
+                return record(R.MeanBackward1, res, (self,), dim=tuple(range(d.ndim)), keepdim=True,
+                              self_sym_numel=d.size, self_sym_sizes=d.shape)
+            return record(R.MeanBackward0, res, (self,), self_sym_numel=d.size, self_sym_sizes=d.shape)
         return make(res)
     axes = norm_dims(dim, d.ndim)
     if d.size:
-        res = STATE.quiet.run(d.mean, axes if d.ndim else None, None, None, keepdim)
+        res = GRAD.quiet.run(d.mean, axes if d.ndim else None, None, None, keepdim)
     else:  # the mean over nothing is nan; NumPy would also warn about it
         res = np.full(np.sum(d, axis=axes if d.ndim else None, keepdims=keepdim).shape, np.nan, d.dtype)
-    if self._requires_grad and STATE.mode > 0:
-        return record(R.MeanBackward1, res, (self,), (_saved_dim(dim), keepdim, d.size, d.shape))
+    if self._requires_grad and GRAD.mode > 0:
+        return record(R.MeanBackward1, res, (self,), dim=_saved_dim(dim), keepdim=keepdim, self_sym_numel=d.size,
+                      self_sym_sizes=d.shape)
     return make(res)
 
 
@@ -140,7 +143,7 @@ def _return_type(kind: str):
 
 
 MaxResult, MinResult = _return_type("max"), _return_type("min")
-_tracked = lambda t: t._requires_grad and STATE.mode > 0  # noqa: E731
+_tracked = lambda t: t._requires_grad and GRAD.mode > 0  # noqa: E731
 
 
 def prod(self, dim=None, keepdim: bool = False, *, dtype=None):
@@ -154,7 +157,7 @@ def prod(self, dim=None, keepdim: bool = False, *, dtype=None):
     axis = norm_dims(dim, d.ndim)[0]
     res = np.asarray(d.prod(axis=axis if d.ndim else None, keepdims=keepdim, dtype=acc))
     if _tracked(self):
-        return record(R.ProdBackward1, res, (self,), (int(dim), keepdim))
+        return record(R.ProdBackward1, res, (self,), dim=int(dim), keepdim=keepdim)
     return make(res)
 
 
@@ -183,7 +186,8 @@ def _extreme(self, dim, keepdim, other, np_red, np_arg, full_node, dim_node, res
         idx, vals = idx.reshape(()), vals.reshape(())
     indices = make(np.asarray(idx, np.int64))
     if _tracked(self):
-        values = record(dim_node, np.asarray(vals), (self,), (int(dim), keepdim, np.asarray(idx), d.shape))
+        values = record(dim_node, np.asarray(vals), (self,), dim=int(dim), keepdim=keepdim, indices=np.asarray(idx),
+                        self_sym_sizes=d.shape)
     else:
         values = make(np.asarray(vals))
     return result_cls(values, indices)
@@ -207,7 +211,8 @@ def _amax_like(np_red, node):
         dims = tuple(range(d.ndim)) if dim in ((), None) else norm_dims(dim, d.ndim)
         res = np.asarray(np_red(d, axis=dims if d.ndim else None, keepdims=keepdim))
         if _tracked(self):
-            return record(node, res, (self,), (dims if dim not in ((), None) else tuple(range(d.ndim)), keepdim))
+            return record(node, res, (self,), dim=dims if dim not in ((), None) else tuple(range(d.ndim)),
+                          keepdim=keepdim)
         return make(res)
     return op
 
@@ -245,7 +250,7 @@ def var(self, dim=None, unbiased=None, keepdim: bool = False, *, correction=None
     with np.errstate(invalid="ignore", divide="ignore"):
         res = np.asarray(np.var(d, axis=dims, ddof=c, keepdims=keepdim))
     if _tracked(self):
-        return record(R.VarBackward0, res.astype(d.dtype), (self,), (c, dims, keepdim))
+        return record(R.VarBackward0, res.astype(d.dtype), (self,), correction=c, dim=dims, keepdim=keepdim)
     return make(res.astype(d.dtype))
 
 
@@ -258,7 +263,7 @@ def std(self, dim=None, unbiased=None, keepdim: bool = False, *, correction=None
     with np.errstate(invalid="ignore", divide="ignore"):
         res = np.asarray(np.std(d, axis=dims, ddof=c, keepdims=keepdim))
     if _tracked(self):
-        return record(R.StdBackward0, res.astype(d.dtype), (self,), (c, dims, keepdim))
+        return record(R.StdBackward0, res.astype(d.dtype), (self,), correction=c, dim=dims, keepdim=keepdim)
     return make(res.astype(d.dtype))
 
 
@@ -284,7 +289,7 @@ def norm(self, p="fro", dim=None, keepdim: bool = False, dtype=None):
             res = (a ** ord).sum(axis=dims, keepdims=keepdim) ** (1 / ord)
     res = np.asarray(res, d.dtype)
     if _tracked(self):
-        return record(R.LinalgVectorNormBackward0, res, (self,), (ord, dims, keepdim))
+        return record(R.LinalgVectorNormBackward0, res, (self,), ord=ord, dim=dims, keepdim=keepdim)
     return make(res)
 
 
@@ -299,7 +304,7 @@ def logsumexp(self, dim, keepdim: bool = False):
         res = np.squeeze(res, axis=dims)
     res = np.asarray(res, d.dtype)
     if _tracked(self):
-        return record(R.LogsumexpBackward0, res, (self,), (_saved_dim(dim), keepdim))
+        return record(R.LogsumexpBackward0, res, (self,), dim=_saved_dim(dim), keepdim=keepdim)
     return make(res)
 
 
@@ -319,7 +324,7 @@ def softmax(self, dim=None, dtype=None):
     e = np.exp(d - d.max(axis=ax, keepdims=True)) if d.size else d.copy()
     res = e / e.sum(axis=ax, keepdims=True) if d.size else e
     if _tracked(self):
-        return record(R.SoftmaxBackward0, res, (self,), (ax,))
+        return record(R.SoftmaxBackward0, res, (self,), dim=ax)
     return make(res)
 
 
@@ -332,7 +337,7 @@ def log_softmax(self, dim=None, dtype=None):
     else:
         res = d.copy()
     if _tracked(self):
-        return record(R.LogSoftmaxBackward0, res, (self,), (ax,))
+        return record(R.LogSoftmaxBackward0, res, (self,), dim=ax)
     return make(res)
 
 
@@ -341,5 +346,5 @@ def cumsum(self, dim, *, dtype=None):
     ax = _wrap_dim(dim, d.ndim)
     res = np.cumsum(d, axis=ax if d.ndim else None, dtype=_sum_dtype(d, dtype)).reshape(d.shape)
     if _tracked(self):
-        return record(R.CumsumBackward0, res, (self,), (ax,))
+        return record(R.CumsumBackward0, res, (self,), dim=ax)
     return make(res)

@@ -9,11 +9,11 @@ import weakref
 import numpy as np
 
 from .. import _dtypes
+from .._state import GRAD
 from .._tensor import Tensor, _wrap_dim, make
-from ..autograd.grad_mode import STATE
 from . import derivatives as R
 from ._dual import broadcast_view
-from ._record import record, record1
+from ._record import record
 
 
 def as_view(t: Tensor, base: Tensor, recipe, multi: bool = False) -> Tensor:
@@ -34,17 +34,16 @@ def as_view(t: Tensor, base: Tensor, recipe, multi: bool = False) -> Tensor:
             base._data = np.array(base._data)
             t._data = _np_apply(base._data, recipe)
     else:
-        x = base._x
-        chain = (x.view_fn if x is not None and x.view_fn else ()) + (recipe,)
+        extras = base._extras
+        chain = (extras.view_fn if extras is not None and extras.view_fn else ()) + (recipe,)
     t._base = root
-    box = base._vbox
-    t._vbox = box if box is not None else base._box()
-    mode = STATE.mode
+    t._version_counter = base._shared_counter()
+    mode = GRAD.mode
     if mode == 0 or multi:
         chain += (("meta", "no_grad" if mode == 0 else "multi"),)
         if mode == 0 and base._requires_grad:  # PyTorch: a view made in no_grad mode still requires grad (a leaf)
             t._requires_grad = True
-    t._extra().view_fn = chain
+    t._get_extras().view_fn = chain
     if mode > 0 and t._requires_grad and not REGENERATING[0]:
         register_view(root, t)
     return t
@@ -83,13 +82,13 @@ def live_views(root: Tensor) -> list:
 
 def view_recipes(t: Tensor) -> tuple:
     """The recipes that rebuild view `t` from its root base (without the meta entries)."""
-    chain = t._x.view_fn if t._x is not None and t._x.view_fn else ()
+    chain = t._extras.view_fn if t._extras is not None and t._extras.view_fn else ()
     return tuple(r for r in chain if r[0] != "meta")
 
 
 def creation_meta(t: Tensor):
     """"no_grad" / "multi" when PyTorch forbids in-place writes into this view with autograd on, else None."""
-    chain = t._x.view_fn if t._x is not None and t._x.view_fn else ()
+    chain = t._extras.view_fn if t._extras is not None and t._extras.view_fn else ()
     for r in reversed(chain):
         if r[0] == "meta":
             return r[1]
@@ -124,9 +123,9 @@ def infer_shape(shape: tuple, numel: int) -> tuple:
     return shape
 
 
-def _record_view(cls, self: Tensor, res: np.ndarray, extras: tuple, recipe) -> Tensor:
-    if self._requires_grad and STATE.mode > 0:
-        out = record1(cls, res, self, extras)
+def _record_view(cls, self: Tensor, res: np.ndarray, args: dict, recipe) -> Tensor:
+    if self._requires_grad and GRAD.mode > 0:
+        out = record(cls, res, (self,), **args)
     else:
         out = make(res)
     return as_view(out, self, recipe)
@@ -141,7 +140,7 @@ def view(self, *size):
     except ValueError:
         raise RuntimeError("view size is not compatible with input tensor's size and stride (at least one dimension "
                            "spans across two contiguous subspaces). Use .reshape(...) instead.") from None
-    return _record_view(R.ViewBackward0, self, res, (self._data.shape,), ("reshape", shape))
+    return _record_view(R.ViewBackward0, self, res, {"self_sym_sizes": self._data.shape}, ("reshape", shape))
 
 
 def reshape(self, *shape):
@@ -153,14 +152,14 @@ def reshape(self, *shape):
         return _unsafe_view(clone(self), shape)
     # PyTorch: a contiguous input is view()ed; a strided one that can still be viewed goes through _reshape_alias
     node = R.ViewBackward0 if self._data.flags.c_contiguous else R.ReshapeAliasBackward0
-    return _record_view(node, self, res, (self._data.shape,), ("reshape", shape))
+    return _record_view(node, self, res, {"self_sym_sizes": self._data.shape}, ("reshape", shape))
 
 
 def _unsafe_view(self, shape):
     shape = infer_shape(tuple(shape), self._data.size)
     res = self._data.reshape(shape)
-    if self._requires_grad and STATE.mode > 0:
-        return record(R.UnsafeViewBackward0, res, (self,), (self._data.shape,))
+    if self._requires_grad and GRAD.mode > 0:
+        return record(R.UnsafeViewBackward0, res, (self,), self_sym_sizes=self._data.shape)
     return make(res)
 
 
@@ -188,14 +187,14 @@ def reshape_as(self, other):
 def t(self):
     if self._data.ndim > 2:
         raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {self._data.ndim}D")
-    return _record_view(R.TBackward0, self, self._data.T, (), ("T",))
+    return _record_view(R.TBackward0, self, self._data.T, {}, ("T",))
 
 
 def transpose(self, dim0: int, dim1: int):
     nd = self._data.ndim
     d0, d1 = _wrap_dim(dim0, nd), _wrap_dim(dim1, nd)
     res = np.swapaxes(self._data, d0, d1) if nd else self._data
-    return _record_view(R.TransposeBackward0, self, res, (dim0, dim1), ("swapaxes", d0, d1))
+    return _record_view(R.TransposeBackward0, self, res, {"dim0": dim0, "dim1": dim1}, ("swapaxes", d0, d1))
 
 
 def permute(self, *dims):
@@ -209,7 +208,7 @@ def permute(self, *dims):
     if len(set(wrapped)) != len(wrapped):
         raise RuntimeError("permute(): duplicate dims are not allowed.")
     res = np.transpose(self._data, wrapped)
-    return _record_view(R.PermuteBackward0, self, res, (wrapped,), ("transpose", wrapped))
+    return _record_view(R.PermuteBackward0, self, res, {"dims": wrapped}, ("transpose", wrapped))
 
 
 def T(self):
@@ -242,23 +241,24 @@ def mT(self):
 def unsqueeze(self, dim: int):
     d = _wrap_dim(dim, self._data.ndim + 1)
     res = np.expand_dims(self._data, d)
-    return _record_view(R.UnsqueezeBackward0, self, res, (d,), ("expand_dims", d))
+    return _record_view(R.UnsqueezeBackward0, self, res, {"dim": d}, ("expand_dims", d))
 
 
 def squeeze(self, dim=None):
     shape = self._data.shape
     if dim is None:
         res = self._data.reshape(tuple(s for s in shape if s != 1))
-        return _record_view(R.SqueezeBackward0, self, res, (shape,), ("reshape", res.shape))
+        return _record_view(R.SqueezeBackward0, self, res, {"self_sym_sizes": shape}, ("reshape", res.shape))
     if isinstance(dim, (tuple, list)):
         dims = tuple(_wrap_dim(d, len(shape)) for d in dim)
         keep = tuple(s for i, s in enumerate(shape) if not (i in dims and s == 1))
         res = self._data.reshape(keep)
-        return _record_view(R.SqueezeBackward2, self, res, (tuple(dim), shape), ("reshape", keep))
+        return _record_view(R.SqueezeBackward2, self, res, {"dim": tuple(dim), "self_sym_sizes": shape},
+                            ("reshape", keep))
     d = _wrap_dim(dim, len(shape))
     keep = tuple(s for i, s in enumerate(shape) if not (i == d and s == 1))
     res = self._data.reshape(keep)
-    return _record_view(R.SqueezeBackward1, self, res, (dim, shape), ("reshape", keep))
+    return _record_view(R.SqueezeBackward1, self, res, {"dim": dim, "self_sym_sizes": shape}, ("reshape", keep))
 
 
 def expand(self, *sizes):
@@ -273,7 +273,7 @@ def expand(self, *sizes):
     target = sizes if sizes[lead:] == shape and (not sizes or builtins.min(sizes) >= 0) else _expand_target(
         sizes, shape, lead)  # new leading dims only (the common case): nothing to check
     res = broadcast_view(self._data, target)
-    return _record_view(R.ExpandBackward0, self, res, (shape,), ("broadcast_to", target))
+    return _record_view(R.ExpandBackward0, self, res, {"self_sym_sizes": shape}, ("broadcast_to", target))
 
 
 def _expand_target(sizes: tuple, shape: tuple, lead: int) -> tuple:
@@ -304,7 +304,7 @@ def expand_as(self, other):
 
 def clone(self, *, memory_format=None):
     res = self._data.copy()
-    if self._requires_grad and STATE.mode > 0:
+    if self._requires_grad and GRAD.mode > 0:
         return record(R.CloneBackward0, res, (self,))
     return make(res)
 
@@ -349,10 +349,10 @@ def to(self, *args, **kwargs):
     if target == self._data.dtype and not copy:
         return self
     res = self._data.astype(target)
-    if self._requires_grad and STATE.mode > 0:
+    if self._requires_grad and GRAD.mode > 0:
         if target.kind != "f":
             return make(res)
-        return record(R.ToCopyBackward0, res, (self,), (self._data.dtype,))
+        return record(R.ToCopyBackward0, res, (self,), self_dtype=self._data.dtype)
     return make(res)
 
 
@@ -384,8 +384,8 @@ def unbind(self, dim: int = 0):
         raise IndexError("Dimension specified as 0 but tensor has no dimensions")
     d = _wrap_dim(dim, nd)
     parts = [self._data[(slice(None),) * d + (i, Ellipsis)] for i in range(self._data.shape[d])]
-    if self._requires_grad and STATE.mode > 0 and parts:
-        outs = record_multi(R.UnbindBackward0, parts, (self,), (d,))
+    if self._requires_grad and GRAD.mode > 0 and parts:
+        outs = record_multi(R.UnbindBackward0, parts, (self,), dim=d)
     else:
         outs = [make(p) for p in parts]
     return tuple(as_view(o, self, ("getitem", (slice(None),) * d + (i,)), multi=True) for i, o in enumerate(outs))

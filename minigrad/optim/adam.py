@@ -67,7 +67,7 @@ class Adam(Optimizer):
                     g = -g
                 step_t = state["step"]
                 step_t._data += 1
-                step_t._bump()
+                step_t._bump_version()
                 if weight_decay != 0:
                     if decoupled:
                         d *= 1 - lr * weight_decay
@@ -91,8 +91,8 @@ class Adam(Optimizer):
                 d += -step_size * m / denom
                 for key in ("exp_avg", "exp_avg_sq", "max_exp_avg_sq"):
                     if key in state:
-                        state[key]._bump()
-                p._bump()
+                        state[key]._bump_version()
+                p._bump_version()
         return loss
 
 

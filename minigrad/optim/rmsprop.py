@@ -83,6 +83,6 @@ class RMSprop(Optimizer):
                 else:
                     d += -lr * (g / avg)
                 for t in state.values():
-                    t._bump()
-                p._bump()
+                    t._bump_version()
+                p._bump_version()
         return loss

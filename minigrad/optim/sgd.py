@@ -57,8 +57,8 @@ class SGD(Optimizer):
                         b = buf._data
                         b *= momentum
                         b += (1 - dampening) * g
-                        buf._bump()
+                        buf._bump_version()
                     g = g + momentum * buf._data if nesterov else buf._data
                 d -= lr * g
-                p._bump()
+                p._bump_version()
         return loss

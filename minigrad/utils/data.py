@@ -19,8 +19,8 @@ import numpy as np
 
 from .. import _random
 from .._missing import missing_name
+from .._state import GRAD
 from .._tensor import Tensor, make
-from ..autograd.grad_mode import STATE
 
 __all__ = [
     "BatchSampler", "ConcatDataset", "DataLoader", "Dataset", "IterableDataset", "RandomSampler", "Sampler",
@@ -428,7 +428,7 @@ class DataLoader:
                 yield self.collate_fn(self.dataset[i])
             return
         fast = type(self.dataset) is TensorDataset and self.collate_fn is default_collate and not (
-            STATE.mode > 0 and any(t._requires_grad for t in self.dataset.tensors))
+            GRAD.mode > 0 and any(t._requires_grad for t in self.dataset.tensors))
         for chunk in self.batch_sampler:
             if fast:
                 # the same batch default_collate would stack, indexed in one step

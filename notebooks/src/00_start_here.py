@@ -31,49 +31,45 @@ print("minigrad and viz are ready.")
 #
 # 1. [Tensors and `requires_grad`](01_tensors_and_requires_grad.ipynb): leaves and
 #    non-leaves, `is_leaf`, `grad`, `grad_fn`, how `requires_grad` spreads, why a non-leaf's
-#    `.grad` is `None`. Exercise: [predict the leaves](exercises/01_tensors_and_requires_grad_learner.ipynb).
+#    `.grad` is `None`. Exercise: predict the leaves.
 # 2. [The computation graph](02_computation_graph.ipynb): `grad_fn`, `next_functions`,
-#    `AccumulateGrad`, `(None, 0)`, saved tensors, `viz.draw`.
-#    Exercise: [count the nodes](exercises/02_computation_graph_learner.ipynb).
+#    `AccumulateGrad`, `(None, 0)`, saved tensors, `viz.draw`, the graph growing as code runs
+#    (`viz.record`). Exercise: count the nodes.
 # 3. [`backward()`](03_backward.ipynb): the chain rule node by node, vector-Jacobian products,
-#    `autograd.backward`, `autograd.grad`, the backward animation.
-#    Exercise: [a Jacobian row by row](exercises/03_backward_learner.ipynb).
+#    `autograd.backward`, `autograd.grad`, the backward animation. Exercise: a Jacobian row by row.
 # 4. [Accumulation and `retain_graph`](04_accumulation_and_retain_graph.ipynb): gradients add
 #    up, zeroing, "backward through the graph a second time", when `retain_graph=True` helps
-#    and when it hides a bug.
-#    Exercise: [fix a training loop](exercises/04_accumulation_and_retain_graph_learner.ipynb).
+#    and when it hides a bug. Exercise: fix a training loop.
 # 5. [Hooks and `retain_grad`](05_hooks.ipynb): tensor hooks, node hooks and prehooks, their
-#    order, removing them, hooks in the animation.
-#    Exercise: [a clipping hook](exercises/05_hooks_learner.ipynb).
+#    order, removing them, hooks in the animation. Exercise: a clipping hook.
 # 6. [Turning autograd off](06_turning_autograd_off.ipynb): `no_grad`, `set_grad_enabled`,
 #    `inference_mode`, `detach`, `.data`, the legacy `Variable` and `volatile`.
-#    Exercise: [a quiz and an evaluation helper](exercises/06_turning_autograd_off_learner.ipynb).
+#    Exercises: a quiz, and an evaluation helper that records nothing.
 # 7. [Custom `autograd.Function`](07_custom_function.ipynb): `ctx`, `save_for_backward`,
-#    `needs_input_grad`, `MulConstant`, `gradcheck`.
-#    Exercise: [your own sigmoid](exercises/07_custom_function_learner.ipynb).
+#    `needs_input_grad`, `mark_non_differentiable`, `mark_dirty`, `gradcheck`. Exercise: your own
+#    sigmoid.
 # 8. [Higher-order gradients](08_higher_order.ipynb): `create_graph`, second derivatives, the
-#    graph of the backward pass, Hessian-vector products.
-#    Exercise: [your own `hvp`](exercises/08_higher_order_learner.ipynb).
+#    graph of the backward pass, Hessian-vector products. Exercise: your own `hvp`.
 # 9. [In-place operations and versions](09_inplace_and_versions.ipynb): `_version`, the two
-#    in-place errors, why they exist, how to fix the code.
-#    Exercise: [repair softplus](exercises/09_inplace_and_versions_learner.ipynb).
+#    in-place errors, why they exist, how to fix the code. Exercise: repair softplus.
 # 10. [Training a network](10_training.ipynb): `nn.Module`, a loss, an optimizer, a training
-#    loop on handwritten digits. Exercise: [the training step](exercises/10_training_learner.ipynb).
+#    loop on handwritten digits. Exercise: the training step.
 #
 # Lessons 1 to 4 build on each other; take them in order. After that, 5 to 9 can be read in
 # any order, and 10 uses everything.
 #
 # ## How the exercises work
 #
-# Each lesson exists twice:
+# Each lesson ends with an exercise (lesson 6 has two). In the lessons of this folder the
+# exercise cells hold `...` placeholders, and every cell runs as it is. Replace a placeholder
+# with your code and run the `check_...()` cell below it: it prints **✓** with a summary when
+# you are right, or **✗** with a hint pointing at what to look at. The checks never crash, so
+# experiment freely, and run them as often as you like.
 #
-# - **`NN_name.ipynb`** (this folder): the full lesson, with the exercise solved and the
-#   outputs shown. Read it like a book.
-# - **`exercises/NN_name_learner.ipynb`**: the same lesson, with `...` placeholders where the
-#   solutions were. Every cell runs as it is; replace a placeholder with your code and run the
-#   `check_...()` cell below it. It prints **✓** with a summary when you are right, or **✗**
-#   with a hint pointing at what to look at. The checks never crash, so experiment freely.
+# Stuck, or done and curious? The same lessons with every exercise solved are in
+# [`solutions/`](solutions/01_tensors_and_requires_grad.ipynb); each lesson links to its own.
 #
-# Pictures (`viz.draw`) and animations (`viz.animate`, a player with play and step buttons)
-# appear in JupyterLab. Each one is followed by a cell that prints the same graph as text,
-# so nothing is lost where pictures cannot be shown.
+# Each lesson was run before it was saved, so its pictures (`viz.draw`) and animations
+# (`viz.animate`, a player with play and step buttons) show as soon as you open it; run the
+# cells to play the animations. Each picture is followed by a cell that prints the same graph
+# as text.

@@ -48,27 +48,24 @@ for name, t in [("x", x), ("w", w), ("y", y), ("z", z)]:
 # The printed `0x...` is a memory address: it changes from run to run and means nothing more
 # than "this particular node object".
 #
-# Each `grad_fn` appears the moment its operation runs. `viz.record()` lets you watch that:
-# run ordinary code inside the `with` block, then `rec.player()` replays it one node at a
-# time (press play). The cell after it prints the same steps as text.
+# `viz` draws what was computed. With `view="values"` it shows the tensors as boxes (name,
+# shape, dtype and data) and each operation between them, labelled with the `grad_fn` it
+# recorded; `params` names the tensors. The cell after the picture prints the same graph as
+# text, one row per box: the `to` column says which box each value flows into.
 
 # %%
 # NBVAL_IGNORE_OUTPUT
 import viz
 
-with viz.record(params={"x": x, "w": w}) as rec:
-    y = x * w
-    z = y.sum()
-rec.player()
+viz.draw(z, params={"x": x, "w": w, "y": y}, view="values")
 
 # %%
-for frame in rec.frames:
-    print(frame.text.splitlines()[0])
-print(viz.summary(z, params={"x": x, "w": w}))
+print(viz.summary(z, params={"x": x, "w": w, "y": y}, view="values"))
 
 # %% [markdown]
-# `w` does not require grad, and neither does anything computed from `w` alone. Such a tensor
-# is also a leaf: autograd did not record how it was made, so as far as the graph is
+# `w` appears as a dashed box, `constant` (kind `none` in the text: no gradient will be sent
+# there). It does not require grad, and neither does anything computed from `w` alone. Such a
+# tensor is also a leaf: autograd did not record how it was made, so as far as the graph is
 # concerned it is a starting point, just a constant.
 
 # %%
@@ -158,7 +155,7 @@ print("a.grad:", a.grad)
 # it is a leaf and whether its `.grad` will be a tensor (not `None`) after `e.backward()`.
 # Write your answers as sets of names, then run the check.
 
-# %%
+# %% answer=1
 p = torch.tensor([1.0, 2.0], requires_grad=True)
 q = torch.tensor([3.0, 4.0])
 r = p * q
@@ -176,8 +173,8 @@ leaves = {"p", "q", "s"}
 gets_grad = {"p"}
 # END SOLUTION
 
-# %%
-from course import check_leaves
+# %% check=1 points=1
+from minigrad_course import check_leaves
 
 check_leaves(leaves, gets_grad)
 

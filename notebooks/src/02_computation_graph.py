@@ -108,27 +108,53 @@ viz.draw(out, params={"x": x, "w": w})
 print(viz.summary(out, params={"x": x, "w": w}))
 
 # %% [markdown]
-# The `to` column is `next_functions` written as ids: `n5:0` means "slot 0 of node n5", and
-# a bare `n4` is the `None` entry for `c`. The `data` column shows the values of tensors that
-# are still alive; `ExpBackward0`'s output was a temporary that no variable holds, so that
-# cell is blank (its values live on inside the node as a saved tensor, as you will see next).
+# The `to` column is `next_functions` written as ids: `n5:0` means "node n5, its output 0"
+# (the `input_nr` of the pair), and a bare `n4` is the `None` entry for `c`. The `:0` says which
+# output of the *next* node a gradient is for, not which input of this node it leaves from: the
+# entries are in input order, so `MulBackward0`'s `n6:0 n7:0` are its first input, `x`, then its
+# second, `w`. The `shape` and `data` columns describe the tensor a node produced, as long as some
+# variable still holds it: `ExpBackward0`'s output was a temporary that nothing holds any more,
+# so both cells are blank (its values live on inside the node as a saved tensor, as you will
+# see below).
 #
+# ## Watching the graph grow
+#
+# The graph is built while your code runs, one node per operation. `viz.record()` lets you
+# watch that: run ordinary code inside the `with` block, then `rec.player()` replays it one
+# node at a time (press play). Each step names the node that appeared, where its
+# `next_functions` point, what it saved, and its `sequence_nr`: nodes are numbered in the order
+# they were created, and `backward()` uses that number to run the newest ready node first. The
+# two `AccumulateGrad` nodes exist already (the cells above asked for them), so the player draws
+# them from the start. The cell after the player prints the same steps as text.
+
+# %%
+# NBVAL_IGNORE_OUTPUT
+with viz.record(params={"x": x, "w": w}) as rec:
+    y = x * w
+    z = y + c
+    out = z.exp().sum()
+rec.player()
+
+# %%
+for frame in rec.frames:
+    print(frame.text, end="\n\n")
+
+# %% [markdown]
 # ## What the nodes remember
 #
 # To compute $\partial(x \cdot w)/\partial x = w$ later, `MulBackward0` must keep `w` (and
 # `x`, for the other slot). These **saved tensors** are visible as `_saved_<name>`
-# attributes, and `show_saved=True` adds them to the picture:
-
-# %%
-print("MulBackward0 saved self: ", mul._saved_self)
-print("MulBackward0 saved other:", mul._saved_other)
-print("ExpBackward0 saved result:", out.grad_fn.next_functions[0][0]._saved_result)
+# attributes, and `show_saved=True` adds them to the picture (pink rows):
 
 # %%
 # NBVAL_IGNORE_OUTPUT
 viz.draw(out, params={"x": x, "w": w}, show_saved=True)
 
 # %%
+mul = z.grad_fn.next_functions[0][0]
+print("MulBackward0 saved self: ", mul._saved_self)
+print("MulBackward0 saved other:", mul._saved_other)
+print("ExpBackward0 saved result:", out.grad_fn.next_functions[0][0]._saved_result)
 print(viz.summary(out, params={"x": x, "w": w}, show_saved=True))
 
 # %% [markdown]
@@ -158,8 +184,12 @@ print(viz.summary(s, params={"x": x}))
 
 # %% [markdown]
 # All three edges end at the same `AccumulateGrad`: three gradients arrive and are summed,
-# which is the multivariable chain rule ($\frac{d}{dx}(x^2 + x) = x + x + 1$). Note that the
-# `show` function above would print that node three times: it walks paths, not nodes.
+# which is the multivariable chain rule ($\frac{d}{dx}(x^2 + x) = x + x + 1$). Two of them
+# leave `MulBackward0`, one per input of `x * x`: the first for its left operand (`self`, entry
+# 0 of `next_functions`), the second for its right one (`other`, entry 1). In the picture both
+# edges read "slot 0": the slot is the pair's `input_nr`, and `x` is output 0 of its
+# `AccumulateGrad` (its only one). Note that the `show` function above would print that node
+# three times: it walks paths, not nodes.
 #
 # ## Exercise 2: count the nodes
 #
@@ -168,7 +198,7 @@ print(viz.summary(s, params={"x": x}))
 # the answer is 4 (`SumBackward0`, `AddBackward0`, `MulBackward0`, one `AccumulateGrad`).
 # Hint: keep a set of the nodes you have seen and a list of nodes still to visit.
 
-# %%
+# %% answer=2
 def count_nodes(root):
     # PLACEHOLDER: return ...
     # SOLUTION
@@ -185,8 +215,8 @@ def count_nodes(root):
 
 print(count_nodes(s.grad_fn))
 
-# %%
-from course import check_count_nodes
+# %% check=2 points=2
+from minigrad_course import check_count_nodes
 
 check_count_nodes(count_nodes)
 

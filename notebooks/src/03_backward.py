@@ -80,7 +80,7 @@ print("x.grad =", x.grad, " (= v * 2x)")
 # matrix (with one backward pass per row), so we can check:
 
 # %%
-J = torch.autograd.functional.jacobian(lambda t: t**2, x.detach())
+J = torch.autograd.functional.jacobian(lambda t: t**2, x)
 print(J)
 print("v @ J  =", v @ J)
 
@@ -137,6 +137,12 @@ print("dz/dh =", gh, " (h is not a leaf: no problem)")
 print("x.grad, w.grad:", x.grad, w.grad, " (untouched)")
 
 # %% [markdown]
+# Older tutorials (written for PyTorch 0.4) also pass `only_inputs=True`. That argument is
+# deprecated and ignored: `grad` always computes gradients for the `inputs` you name and nothing
+# else. Passing `only_inputs=False` makes PyTorch 2.13 warn "only_inputs argument is deprecated
+# and is ignored now (defaults to True). To accumulate gradient for other parts of the graph,
+# please use torch.autograd.backward." So drop the argument when you port such code.
+#
 # Asking for the gradient with respect to a tensor the output does not depend on is an
 # error by default (it usually means a bug); `allow_unused=True` returns `None` for it:
 
@@ -156,8 +162,12 @@ print(torch.autograd.grad((x * 2).sum(), [x, unused], allow_unused=True))
 # this lesson: the vector-Jacobian product with the one-hot vector $e_i$ (1 at position `i`,
 # 0 elsewhere) is row `i` of $J$. Build each row with `torch.autograd.grad(f(x), x,
 # grad_outputs=...)` (recomputing `f(x)` for every row is fine) and `torch.stack` the rows.
+#
+# The first line of `jacobian` is given: `x.detach()` is a tensor with the same values and no
+# history (lesson 6 explains it), and `requires_grad_()` switches it on as a leaf (lesson 1).
+# So your rows are gradients with respect to a fresh leaf, whatever the caller's `x` was.
 
-# %%
+# %% answer=3
 def jacobian(f, x):
     x = x.detach().requires_grad_()
     # PLACEHOLDER: return ...
@@ -175,8 +185,8 @@ def jacobian(f, x):
 
 print(jacobian(lambda t: t**2, torch.tensor([1.0, 2.0, 3.0])))
 
-# %%
-from course import check_jacobian
+# %% check=3 points=2
+from minigrad_course import check_jacobian
 
 check_jacobian(jacobian)
 

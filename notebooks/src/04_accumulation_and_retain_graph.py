@@ -180,7 +180,7 @@ for step in range(4):
 # and the update `w -= lr * w.grad`, as in the loops above. It has two bugs to avoid: the stale forward pass,
 # and gradients that pile up between steps. Return `w` after `steps` updates.
 
-# %%
+# %% answer=4
 def train(x, target, steps=20, lr=0.05):
     w = torch.tensor(1.0, requires_grad=True)
     # PLACEHOLDER: ...
@@ -197,8 +197,8 @@ def train(x, target, steps=20, lr=0.05):
 
 print(train(torch.tensor(2.0), torch.tensor(6.0)))
 
-# %%
-from course import check_train
+# %% check=4 points=2
+from minigrad_course import check_train
 
 check_train(train)
 

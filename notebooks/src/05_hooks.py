@@ -174,7 +174,7 @@ print(viz.summary(loss, params={"x": x, "w": w}))
 # range $[-1, 1]$. The check registers it on an intermediate tensor, runs `backward()`, and
 # compares the leaf's gradient with the expected clipped one.
 
-# %%
+# %% answer=5
 def clip_hook(grad):
     # PLACEHOLDER: return ...
     # SOLUTION
@@ -182,8 +182,8 @@ def clip_hook(grad):
     # END SOLUTION
 
 
-# %%
-from course import check_clip_hook
+# %% check=5 points=1
+from minigrad_course import check_clip_hook
 
 check_clip_hook(clip_hook)
 

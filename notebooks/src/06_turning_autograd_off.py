@@ -180,45 +180,61 @@ print("r.requires_grad:", r.requires_grad, " (a graph is recorded after all)")
 # | `"e"` | `with torch.inference_mode(): r = x + 1` |
 # | `"f"` | `r = Variable(torch.ones(2), volatile=True) * x` |
 
-# %%
+# %% answer=6a
 # PLACEHOLDER: answers = {"a": ..., "b": ..., "c": ..., "d": ..., "e": ..., "f": ...}
 # SOLUTION
 answers = {"a": False, "b": False, "c": True, "d": True, "e": False, "f": True}
 # END SOLUTION
 
-# %%
-from course import check_grad_quiz
+# %% check=6a points=1
+from minigrad_course import check_grad_quiz
 
 check_grad_quiz(answers)
 
 # %% [markdown]
 # ## Exercise 6b: an evaluation helper
 #
-# Write `accuracy(w, inputs, labels)` for a tiny linear classifier: the prediction for row
-# `i` is `1` when `(inputs[i] * w).sum() > 0`, else `0`. Return the fraction of correct
-# predictions as a tensor. It must not record a graph (the result must have
-# `requires_grad=False` even though `w` requires grad), and grad mode must be on again when
-# it returns.
+# During training you regularly measure how the model does on data it does not learn from.
+# Nothing will ever call `backward()` on those numbers, so recording a graph for them only
+# costs time and memory: every node keeps its saved tensors alive, which for a real network
+# means every activation of the whole validation set.
+#
+# Write `evaluate(w, inputs, labels)` for a tiny linear classifier with weights `w` (which
+# requires grad, because training updates it). It returns the pair `(loss, accuracy)`:
+#
+# - `scores = inputs @ w`, one score per row;
+# - `loss = F.binary_cross_entropy_with_logits(scores, labels)`, the logistic loss (`F` is
+#   `torch.nn.functional`, PyTorch's module of functions behind the layers and losses);
+# - `accuracy`: the fraction of rows where the prediction, 1 when the score is `> 0` and 0
+#   otherwise, equals the label.
+#
+# It must not record a graph at all (the check watches what the nodes save), and grad mode must
+# be on again when it returns. `loss` and `accuracy` may be tensors or Python numbers.
 
-# %%
-def accuracy(w, inputs, labels):
+# %% answer=6b
+F = torch.nn.functional
+
+
+def evaluate(w, inputs, labels):
     # PLACEHOLDER: return ...
     # SOLUTION
     with torch.no_grad():
-        predicted = ((inputs * w).sum(dim=1) > 0).float()
-        return (predicted == labels).float().mean()
+        scores = inputs @ w
+        loss = F.binary_cross_entropy_with_logits(scores, labels)
+        accuracy = ((scores > 0).float() == labels).float().mean()
+    return loss, accuracy
     # END SOLUTION
 
 
 w = torch.tensor([1.0, -1.0], requires_grad=True)
 inputs = torch.tensor([[2.0, 1.0], [0.0, 3.0], [1.0, 0.5], [1.0, 2.0]])
 labels = torch.tensor([1.0, 0.0, 0.0, 0.0])
-print(accuracy(w, inputs, labels))
+print(evaluate(w, inputs, labels))
 
-# %%
-from course import check_accuracy
+# %% check=6b points=2
+from minigrad_course import check_evaluate
 
-check_accuracy(accuracy)
+check_evaluate(evaluate)
 
 # %% [markdown]
 # ## What to remember

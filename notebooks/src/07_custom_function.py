@@ -136,6 +136,76 @@ viz.draw(out, params={"weight": weight, "bias": bias})
 print(viz.summary(out, params={"weight": weight, "bias": bias}))
 
 # %% [markdown]
+# ## Outputs that are not differentiable: `ctx.mark_non_differentiable`
+#
+# Sometimes `forward` returns a second result that is not a function you can differentiate:
+# indices, a mask, a count. `ctx.mark_non_differentiable(t)` tells autograd so. That output
+# then does not require grad (nothing can flow back through it), while the others do. `backward`
+# still receives one gradient per output; for the marked one it is all zeros. Here a clamp
+# returns the mask of the elements it let through:
+
+# %%
+class ClampWithMask(Function):
+    @staticmethod
+    def forward(ctx, x):
+        mask = ((x >= -1) & (x <= 1)).to(x.dtype)  # 1 where x passes through unchanged
+        ctx.mark_non_differentiable(mask)
+        ctx.save_for_backward(mask)
+        return x.clamp(-1, 1), mask
+
+    @staticmethod
+    def backward(ctx, grad_out, grad_mask):
+        print("backward receives grad_mask =", grad_mask)
+        (mask,) = ctx.saved_tensors
+        return grad_out * mask
+
+
+x = torch.tensor([-2.0, 0.5, 3.0], requires_grad=True)
+out, mask = ClampWithMask.apply(x)
+print(out, mask)
+print("out.requires_grad:", out.requires_grad, " mask.requires_grad:", mask.requires_grad)
+(out * 2 + mask).sum().backward()
+print("x.grad:", x.grad)
+try:
+    mask.sum().backward()
+except RuntimeError as err:
+    print("RuntimeError:", err)
+
+# %% [markdown]
+# ## Changing an input in place: `ctx.mark_dirty`
+#
+# A `forward` may also write into its input instead of making a new tensor, to save memory.
+# Then it must return that very tensor and call `ctx.mark_dirty(t)`. Autograd treats the call
+# like a built-in in-place operation (lesson 9): the tensor you hold gets the custom node as its
+# new `grad_fn`, its version counter moves (`add_` moved it once, and `apply` once more), and a
+# leaf that requires grad is refused, exactly as `w.add_(1)` would be:
+
+# %%
+class AddOneInplace(Function):
+    @staticmethod
+    def forward(ctx, x):
+        x.add_(1)
+        ctx.mark_dirty(x)
+        return x
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        return grad_output  # d(x + 1)/dx = 1
+
+
+a = torch.tensor([1.0, 2.0], requires_grad=True)
+b = a * 2
+print("b before:", b, " _version:", b._version)
+c = AddOneInplace.apply(b)
+print("c is b:", c is b, " b after:", b, " _version:", b._version)
+c.sum().backward()
+print("a.grad:", a.grad)
+try:
+    AddOneInplace.apply(a)
+except RuntimeError as err:
+    print("RuntimeError:", err)
+
+# %% [markdown]
 # ## Is my `backward` right? `gradcheck`
 #
 # Autograd trusts your `backward` completely. `torch.autograd.gradcheck` checks it against
@@ -185,7 +255,7 @@ except Exception as err:
 # with `ctx.save_for_backward` and use it in `backward`. (The check compares your values with
 # NumPy's and runs `gradcheck` on your function.)
 
-# %%
+# %% answer=7
 class MySigmoid(Function):
     @staticmethod
     def forward(ctx, x):
@@ -205,8 +275,8 @@ class MySigmoid(Function):
         # END SOLUTION
 
 
-# %%
-from course import check_sigmoid
+# %% check=7 points=2
+from minigrad_course import check_sigmoid
 
 check_sigmoid(MySigmoid)
 
@@ -219,6 +289,8 @@ check_sigmoid(MySigmoid)
 #   inputs where `ctx.needs_input_grad` is `False`).
 # - Save tensors with `ctx.save_for_backward`, read them with `ctx.saved_tensors`; plain
 #   values can be `ctx` attributes.
+# - `ctx.mark_non_differentiable(t)` for outputs such as masks or indices; `ctx.mark_dirty(t)`
+#   when `forward` modified an input in place (and returns it).
 # - Verify every hand-written `backward` with `gradcheck` on small float64 inputs.
 #
 # Next: [8. Higher-order gradients](08_higher_order.ipynb).

@@ -56,7 +56,11 @@ print(viz.summary(dy, params={"x": x}))
 
 # %% [markdown]
 # Differentiating `dy` runs a backward pass through *that* graph. Here it is, animated
-# (the next cell prints the graph as text, with the gradient that reached `x`):
+# (the next cell prints the graph as text, with the gradient that reached `x`, and the player's
+# step for `PowBackward0`). Follow the numbers: `MulBackward0` (the product $3 \cdot x^2$) gets the
+# seed 1 and sends $1 \cdot 3 = 3$ on to `PowBackward0`. Its rule reads
+# `grad * exponent * self^(exponent - 1)`, and the exponent *of this node* is 2, because it
+# computes $x^2$ (not the 3 of $x^3$): $3 \cdot 2 \cdot 2^1 = 12$, which is $6x$ at $x = 2$.
 
 # %%
 y = x**3
@@ -70,6 +74,8 @@ player
 # %%
 print(viz.summary(dy, params={"x": x}))
 print("x.grad =", x.grad, " (d2y/dx2 = 6x = 12)")
+print()
+print(next(frame.text for frame in player.frames if frame.text.startswith("PowBackward0")))
 
 # %% [markdown]
 # (`viz.animate` calls `dy.backward()`, so the second derivative landed in `x.grad`.)
@@ -127,7 +133,7 @@ print("functional.hvp:", torch.autograd.functional.hvp(f, x.detach(), v)[1])
 # Write `hvp(f, x, v)` that returns $H v$ with the two-pass recipe above (`f` maps a 1-D
 # tensor to a scalar). Do not build the Hessian.
 
-# %%
+# %% answer=8
 def hvp(f, x, v):
     x = x.detach().requires_grad_()
     # PLACEHOLDER: return ...
@@ -140,8 +146,8 @@ def hvp(f, x, v):
 
 print(hvp(f, torch.tensor([0.0, 1.0, -1.0]), torch.tensor([1.0, 0.0, 2.0])))
 
-# %%
-from course import check_hvp
+# %% check=8 points=2
+from minigrad_course import check_hvp
 
 check_hvp(hvp)
 

@@ -171,7 +171,7 @@ try:
 except RuntimeError as err:
     print("RuntimeError:", str(err).split(":")[0], "...")
 
-# %%
+# %% answer=9
 def softplus_fixed(x):
     # PLACEHOLDER: return ...
     # SOLUTION
@@ -180,8 +180,8 @@ def softplus_fixed(x):
     # END SOLUTION
 
 
-# %%
-from course import check_softplus
+# %% check=9 points=1
+from minigrad_course import check_softplus
 
 check_softplus(softplus_fixed)
 

@@ -928,7 +928,7 @@ def test_missing_derivative_raises_not_silently_zero():
     """A node whose formula is missing raises when backward reaches it, never returns a made-up gradient."""
     from minigrad.ops._record import rule
 
-    Half = rule("HalfBackward0", "self other", self=lambda grad: grad)  # no formula for `other`
+    Half = rule("HalfBackward0", "self other", text="grad_self = grad", self=lambda grad: grad)  # none for `other`
     from minigrad.ops._record import record
 
     a = minigrad.tensor([1.0, 2.0], dtype=minigrad.float64, requires_grad=True)

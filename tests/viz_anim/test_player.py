@@ -26,15 +26,14 @@ def test_repr_is_deterministic(mg, graphs, pgv):
     assert repr(again) == repr(player)
 
 
-def test_mimebundle_has_the_widget_and_a_static_fallback(mg, graphs, pgv):
+def test_mimebundle_has_the_widget_and_a_picture(mg, graphs, pgv):
     player, _ = small_player(mg, graphs)
-    data, _meta = player._repr_mimebundle_()
+    data, meta = player._repr_mimebundle_()
+    assert sorted(data) == ["application/vnd.jupyter.widget-view+json", "image/png", "text/plain"]
     assert data["text/plain"] == "BackwardPlayer(nodes=7, steps=8)"
-    assert data["application/vnd.jupyter.widget-view+json"]["model_id"] == player.model_id
-    html = data["text/html"]
-    assert "<svg" in html and "save_html" in html
-    assert not re.search(r"0x[0-9a-f]{6,}", data["text/plain"] + html)
-    assert ".grad = [9, 20]" in html  # the final frame: a.grad after the whole pass
+    assert data["application/vnd.jupyter.widget-view+json"]["model_id"] == player.widget.model_id
+    assert sorted(meta) == ["image/png"]  # the PNG's display size; no text/html, so no inline SVG anywhere
+    assert player._repr_mimebundle_()[0] == data  # one widget per player, however often it is shown
 
 
 def test_widget_state_is_small_and_linear(mg, pgv):
@@ -58,8 +57,18 @@ def test_frame_and_speed_are_traits(mg, graphs, pgv):
     player, _ = small_player(mg, graphs)
     assert player.frame == 0 and player.speed == 1.0
     player.frame = 3
+    player.speed = 2.0
     assert player.frame == 3
     assert player.num_steps == len(player.frames) == len(player.data["steps"])
+    widget = player.widget  # made now, with the values set before
+    assert (widget.frame, widget.speed) == (3, 2.0)
+    assert widget.svg == player.scene.svg(html=True) and widget.data == player.data
+    widget.frame = 5  # the browser moved
+    assert player.frame == 5
+    player.frame = 1
+    assert widget.frame == 1
+    player.close()
+    assert player._widget is None and widget.comm is None
 
 
 def test_save_html_is_self_contained(mg, graphs, pgv, tmp_path):

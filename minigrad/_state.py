@@ -1,0 +1,32 @@
+"""The per-thread switch every operation reads: is autograd recording?
+
+`GRAD.mode` is 1 with grad mode on (the default in every new thread, as in PyTorch), 0 under
+`no_grad`, -1 under `inference_mode` (no graph, and new tensors are inference tensors). The context
+managers that set it are `minigrad.autograd.grad_mode`'s; this module sits below Tensor so that
+Tensor can read the switch.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import threading
+
+import numpy as np
+
+
+class _GradState(threading.local):
+    mode = 1  # a class default: each new thread starts with grad enabled
+
+    def __init__(self):
+        # PyTorch computes inf and nan silently (`inf - inf` is nan); NumPy warns. Ops run their NumPy
+        # calls inside this context, where np.errstate(all="ignore") holds, via `quietly(fn, *args)`.
+        with np.errstate(all="ignore"):
+            self.quiet = contextvars.copy_context()
+
+
+GRAD = _GradState()
+
+
+def quietly(fn, *args):
+    """`fn(*args)` with NumPy's floating-point warnings off (inf and nan are results, as in PyTorch)."""
+    return GRAD.quiet.run(fn, *args)

@@ -1,0 +1,637 @@
+"""Right and wrong answers to every exercise of the course, as a learner would type them.
+
+Each answer is the code of the exercise cell (what replaces the placeholders); running it defines
+the names the check receives (``args``). The wrong answers are the mistakes each lesson warns
+about and the ones learners made (issue 16); each names the ``reason`` the check must report and a
+piece of the hint it must print. ``tests/notebooks/test_exercises.py`` runs them all, and
+``notebooks/INSTRUCTORS.md`` quotes what the checker says for each (a test keeps the two in sync).
+The grading issue reuses them to build submissions.
+
+Loaded by path (tests/notebooks/conftest.py, fixture ``answers``): this folder is not a package.
+"""
+
+from __future__ import annotations
+
+import textwrap
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class Wrong:
+    label: str  # the mistake, in words
+    code: str
+    reason: str  # CheckResult.reason the check must give
+    hint: str  # a piece of the hint (or message) the check must print
+
+
+@dataclass(frozen=True)
+class Exercise:
+    check: str  # the check function's name
+    args: tuple[str, ...]  # the names the answer defines, passed to the check in this order
+    right: list[str] = field(default_factory=list)  # complete answer cells
+    wrong: list[Wrong] = field(default_factory=list)
+    wrap: Callable[[str], str] | None = None  # turns a wrong answer's code (a function body) into the cell
+    setup: str = ""  # code the lesson runs before the answer (in the same cell or earlier)
+
+    def wrong_code(self, wrong: Wrong) -> str:
+        """The complete answer cell of a wrong answer."""
+        return self.wrap(wrong.code) if self.wrap is not None else _c(wrong.code)
+
+
+def _c(text: str) -> str:
+    return textwrap.dedent(text).strip("\n") + "\n"
+
+
+# -- 1 ---------------------------------------------------------------------------------------------------
+
+EX1 = Exercise("check_leaves", ("leaves", "gets_grad"), setup=_c("""
+p = torch.tensor([1.0, 2.0], requires_grad=True)
+q = torch.tensor([3.0, 4.0])
+r = p * q
+s = q * 2
+e = (r + s).sum()
+"""), right=[
+    _c('leaves = {"p", "q", "s"}\ngets_grad = {"p"}'),
+    _c('leaves = ["s", "q", "p"]\ngets_grad = ("p",)'),
+    _c('leaves = frozenset("pqs")\ngets_grad = {name for name in ["p"]}'),
+], wrong=[
+    Wrong("r and e counted as leaves", 'leaves = {"p", "q", "r", "s", "e"}\ngets_grad = {"p"}',
+          "leaves-has-computed", "r and e are computed from p"),
+    Wrong("s, computed from q alone, not seen as a leaf", 'leaves = {"p", "q"}\ngets_grad = {"p"}',
+          "leaves-missing-s", "s = q * 2 is computed only from q"),
+    Wrong("q, created without requires_grad, not seen as a leaf", 'leaves = {"p", "s"}\ngets_grad = {"p"}',
+          "leaves-missing-created", "every tensor made by torch.tensor(...) is a leaf"),
+    Wrong("q expected to get a gradient too",  'leaves = {"p", "q", "s"}\ngets_grad = {"p", "q"}',
+          "grad-no-requires-grad", "q and s never asked for gradients"),
+    Wrong("a non-leaf expected to keep its gradient", 'leaves = {"p", "q", "s"}\ngets_grad = {"p", "r"}',
+          "grad-non-leaf", "thrown away unless you call retain_grad()"),
+    Wrong("the one gradient forgotten", 'leaves = {"p", "q", "s"}\ngets_grad = set()',
+          "grad-missing-p", "which leaf has requires_grad=True?"),
+    Wrong("one string instead of a set", 'leaves = "p, q, s"\ngets_grad = {"p"}', "not-a-set",
+          "a set of strings"),
+    Wrong("the tensors instead of their names", 'leaves = {p, q, s}\ngets_grad = {"p"}', "not-names", "as strings"),
+])
+
+# -- 2 ---------------------------------------------------------------------------------------------------
+
+EX2 = Exercise("check_count_nodes", ("count_nodes",), right=[
+    _c("""
+    def count_nodes(root):
+        seen, todo = set(), [root]
+        while todo:
+            node = todo.pop()
+            if node is None or node in seen:
+                continue
+            seen.add(node)
+            todo.extend(child for child, _ in node.next_functions)
+        return len(seen)
+    """),
+    _c("""
+    def count_nodes(root):
+        seen = set()
+
+        def visit(node):
+            if node is None or node in seen:
+                return
+            seen.add(node)
+            for child, _ in node.next_functions:
+                visit(child)
+
+        visit(root)
+        return len(seen)
+    """),
+    _c("""
+    from collections import deque
+
+    def count_nodes(root):
+        seen, queue = {root}, deque([root])
+        while queue:
+            for child, _ in queue.popleft().next_functions:
+                if child is not None and child not in seen:
+                    seen.add(child)
+                    queue.append(child)
+        return len(seen)
+    """),
+], wrong=[
+    Wrong("paths counted, not nodes (no set of seen nodes)", """
+    def count_nodes(root):
+        if root is None:
+            return 0
+        return 1 + sum(count_nodes(child) for child, _ in root.next_functions)
+    """, "counts-paths", "keep a set of the nodes you have seen"),
+    Wrong("None entries counted as a node", """
+    def count_nodes(root):
+        seen, todo = set(), [root]
+        while todo:
+            node = todo.pop()
+            if node in seen:
+                continue
+            seen.add(node)
+            if node is not None:
+                todo.extend(child for child, _ in node.next_functions)
+        return len(seen)
+    """, "counts-none", "(None, 0) means 'no gradient goes here'"),
+    Wrong("the root left out", """
+    def count_nodes(root):
+        seen, todo = set(), [child for child, _ in root.next_functions]
+        while todo:
+            node = todo.pop()
+            if node is None or node in seen:
+                continue
+            seen.add(node)
+            todo.extend(child for child, _ in node.next_functions)
+        return len(seen)
+    """, "misses-root", "count root itself too"),
+    Wrong("AccumulateGrad nodes left out", """
+    def count_nodes(root):
+        seen, todo = set(), [root]
+        while todo:
+            node = todo.pop()
+            if node is None or node in seen or not node.next_functions:
+                continue
+            seen.add(node)
+            todo.extend(child for child, _ in node.next_functions)
+        return len(seen)
+    """, "misses-accumulate", "AccumulateGrad nodes are nodes too"),
+    Wrong("None entries not skipped", """
+    def count_nodes(root):
+        seen, todo = set(), [root]
+        while todo:
+            node = todo.pop()
+            if node in seen:
+                continue
+            seen.add(node)
+            todo.extend(child for child, _ in node.next_functions)
+        return len(seen)
+    """, "none-entries", "skip None before you look inside it"),
+    Wrong("the set returned instead of its size", """
+    def count_nodes(root):
+        seen, todo = set(), [root]
+        while todo:
+            node = todo.pop()
+            if node is None or node in seen:
+                continue
+            seen.add(node)
+            todo.extend(child for child, _ in node.next_functions)
+        return seen
+    """, "not-int", "return len(seen)"),
+    Wrong("no return statement", """
+    def count_nodes(root):
+        seen, todo = set(), [root]
+        while todo:
+            node = todo.pop()
+            if node is None or node in seen:
+                continue
+            seen.add(node)
+            todo.extend(child for child, _ in node.next_functions)
+    """, "returns-none", "return len(seen)"),
+])
+
+# -- 3 ---------------------------------------------------------------------------------------------------
+
+_JAC_ROWS = """
+def jacobian(f, x):
+    x = x.detach().requires_grad_()
+    m = f(x).numel()
+    rows = []
+    for i in range(m):
+        onehot = torch.zeros(m, dtype=x.dtype)
+        onehot[i] = 1.0
+        (row,) = torch.autograd.grad(f(x), x, grad_outputs=onehot)
+        rows.append(row)
+    return {result}
+"""
+
+EX3 = Exercise("check_jacobian", ("jacobian",), right=[
+    _c(_JAC_ROWS.format(result="torch.stack(rows)")),
+    _c("""
+    def jacobian(f, x):
+        x = x.detach().requires_grad_()
+        y = f(x)
+        rows = []
+        for onehot in torch.eye(y.numel(), dtype=x.dtype):
+            x.grad = None
+            y.backward(onehot, retain_graph=True)
+            rows.append(x.grad.clone())
+        return torch.stack(rows)
+    """),
+    _c("""
+    def jacobian(f, x):
+        x = x.detach().requires_grad_()
+        y = f(x)
+        eye = torch.eye(y.numel(), dtype=x.dtype)
+        return torch.stack([torch.autograd.grad(y, x, eye[i], retain_graph=True)[0] for i in range(y.numel())])
+    """),
+], wrong=[
+    Wrong("a Python list of rows",  # issue 16
+          _JAC_ROWS.format(result="rows"), "list-not-tensor", "torch.stack(rows)"),
+    Wrong("a NumPy array", _JAC_ROWS.format(result="torch.stack(rows).numpy()"), "not-a-tensor",
+          "return torch.stack(rows)"),
+    Wrong("the transpose", _JAC_ROWS.format(result="torch.stack(rows).t()"), "transpose",
+          "row i should be the gradient of output i"),
+    Wrong("x.grad not cleared between rows", """
+    def jacobian(f, x):
+        x = x.detach().requires_grad_()
+        rows = []
+        for onehot in torch.eye(f(x).numel(), dtype=x.dtype):
+            f(x).backward(onehot)
+            rows.append(x.grad.clone())
+        return torch.stack(rows)
+    """, "accumulated", "backward() adds into x.grad"),
+    Wrong("all ones instead of one-hot vectors", """
+    def jacobian(f, x):
+        x = x.detach().requires_grad_()
+        m = f(x).numel()
+        return torch.stack([torch.autograd.grad(f(x), x, grad_outputs=torch.ones(m, dtype=x.dtype))[0]
+                            for _ in range(m)])
+    """, "ones-not-onehot", "one-hot: 1 at position i"),
+    Wrong("one graph, walked once per row without retain_graph", """
+    def jacobian(f, x):
+        x = x.detach().requires_grad_()
+        y = f(x)
+        rows = [torch.autograd.grad(y, x, onehot)[0] for onehot in torch.eye(y.numel(), dtype=x.dtype)]
+        return torch.stack(rows)
+    """, "graph-freed", "compute f(x) again for every row"),
+    Wrong("the rows flattened into one vector", _JAC_ROWS.format(result="torch.cat(rows)"), "shape",
+          "one row per output element"),
+])
+
+# -- 4 ---------------------------------------------------------------------------------------------------
+
+_TRAIN = """
+def train(x, target, steps=20, lr=0.05):
+    w = torch.tensor(1.0, requires_grad=True)
+{body}
+    return w
+"""
+
+
+def _train(body: str) -> str:
+    return _c(_TRAIN.format(body=textwrap.indent(textwrap.dedent(body).strip("\n"), "    ")))
+
+
+EX4 = Exercise("check_train", ("train",), wrap=_train, right=[
+    _train("""
+    for _ in range(steps):
+        loss = (w * x - target) ** 2
+        loss.backward()
+        with torch.no_grad():
+            w -= lr * w.grad
+        w.grad = None
+    """),
+    _train("""
+    for _ in range(steps):
+        loss = (w * x - target) ** 2
+        loss.backward()
+        with torch.no_grad():
+            w -= lr * w.grad
+            w.grad.zero_()
+    """),
+    _train("""
+    optimizer = torch.optim.SGD([w], lr=lr)
+    for _ in range(steps):
+        optimizer.zero_grad()
+        ((w * x - target) ** 2).backward()
+        optimizer.step()
+    """),
+], wrong=[
+    Wrong("the forward pass outside the loop, with retain_graph=True", """
+    pred = w * x
+    for _ in range(steps):
+        loss = (pred - target) ** 2
+        loss.backward(retain_graph=True)
+        with torch.no_grad():
+            w -= lr * w.grad
+        w.grad = None
+    """, "stale-forward", "the prediction is stale"),
+    Wrong("the forward pass outside the loop, without retain_graph", """
+    pred = w * x
+    for _ in range(steps):
+        loss = (pred - target) ** 2
+        loss.backward()
+        with torch.no_grad():
+            w -= lr * w.grad
+        w.grad = None
+    """, "stale-forward", "every step needs a fresh forward pass"),
+    Wrong("gradients never cleared", """
+    for _ in range(steps):
+        loss = (w * x - target) ** 2
+        loss.backward()
+        with torch.no_grad():
+            w -= lr * w.grad
+    """, "accumulating", "gradients pile up"),
+    Wrong("the update outside no_grad", """
+    for _ in range(steps):
+        loss = (w * x - target) ** 2
+        loss.backward()
+        w -= lr * w.grad
+        w.grad = None
+    """, "no-no-grad", "`with torch.no_grad():`"),  # issue 16
+    Wrong("w rebound out of place (w = w - ...)", """
+    for _ in range(steps):
+        loss = (w * x - target) ** 2
+        loss.backward()
+        w = w - lr * w.grad
+    """, "rebinds-w", "update the leaf in place"),
+    Wrong("w rebound under no_grad", """
+    for _ in range(steps):
+        loss = (w * x - target) ** 2
+        loss.backward()
+        with torch.no_grad():
+            w = w - lr * w.grad
+    """, "lost-requires-grad", "update w in place"),
+    Wrong("the gradient cleared before the update", """
+    for _ in range(steps):
+        loss = (w * x - target) ** 2
+        loss.backward()
+        w.grad = None
+        with torch.no_grad():
+            w -= lr * w.grad
+    """, "grad-none-at-update", "clear the gradient after the update"),
+    Wrong("grad.zero_() before the first backward", """
+    for _ in range(steps):
+        w.grad.zero_()
+        loss = (w * x - target) ** 2
+        loss.backward()
+        with torch.no_grad():
+            w -= lr * w.grad
+    """, "zero-before-backward", "w.grad is None until the first backward()"),
+])
+
+# -- 5 ---------------------------------------------------------------------------------------------------
+
+
+def _hook(body: str) -> str:
+    return _c("def clip_hook(grad):\n" + textwrap.indent(textwrap.dedent(body).strip("\n"), "    "))
+
+
+EX5 = Exercise("check_clip_hook", ("clip_hook",), wrap=_hook, right=[
+    _hook("return grad.clamp(-1.0, 1.0)"),
+    _hook("return torch.clamp(grad, min=-1, max=1)"),
+    _hook("return grad.clone().clamp_(-1, 1)"),
+    _hook("return torch.where(grad > 1, torch.ones_like(grad), torch.where(grad < -1, -torch.ones_like(grad), grad))"),
+], wrong=[
+    Wrong("clamp_ in place, nothing returned",  # issue 16
+          "grad.clamp_(-1, 1)", "in-place",
+          "must not modify its argument"),
+    Wrong("clamp_ in place, returned", "return grad.clamp_(-1, 1)", "in-place", "must not modify its argument"),
+    Wrong("the clipped tensor computed but not returned", "clipped = grad.clamp(-1, 1)", "returns-none",
+          "a hook that returns None only looks"),
+    Wrong("the gradient returned unchanged", "return grad", "unchanged", "clamp every element"),
+    Wrong("clipping by norm", "return grad / grad.norm()", "clips-norm", "each element is limited to [-1, 1]"),
+    Wrong("the wrong range", "return grad.clamp(0, 1)", "wrong-range", "grad.clamp(-1.0, 1.0)"),
+    Wrong("a NumPy array", "return grad.numpy().clip(-1, 1)", "not-a-tensor", "return a tensor"),
+    Wrong("the sign", "return grad.sign()", "sign", "clamp, do not take the sign"),
+])
+
+# -- 6a --------------------------------------------------------------------------------------------------
+
+_RIGHT_QUIZ = {"a": False, "b": False, "c": True, "d": True, "e": False, "f": True}
+
+
+def _quiz(**changes: object) -> str:
+    answers = {**_RIGHT_QUIZ, **changes}
+    return f"answers = {answers!r}\n"
+
+
+EX6A = Exercise("check_grad_quiz", ("answers",), right=[
+    _quiz(),
+    _c("""
+    from minigrad.autograd import Variable
+
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    answers = {}
+    with torch.no_grad():
+        answers["a"] = (x * 2).requires_grad
+    answers["b"] = (x.detach() * 2).requires_grad
+    with torch.no_grad():
+        r = x
+    answers["c"] = r.requires_grad
+    with torch.set_grad_enabled(False):
+        answers["d"] = (x * 2).requires_grad_().requires_grad
+    with torch.inference_mode():
+        answers["e"] = (x + 1).requires_grad
+    answers["f"] = (Variable(torch.ones(2), volatile=True) * x).requires_grad
+    """),
+], wrong=[
+    Wrong("r = x thought to be switched off by no_grad", _quiz(c=False), "wrong-c", "r IS x"),
+    Wrong("requires_grad_() thought impossible under no_grad", _quiz(d=False), "wrong-d", "requires_grad_()"),
+    Wrong("inference_mode thought to record", _quiz(e=True), "wrong-e", "stricter no_grad"),
+    Wrong("volatile thought to still work", _quiz(f=False), "wrong-f", "volatile does nothing any more"),
+    Wrong("everything True", "answers = {k: True for k in 'abcdef'}\n", "wrong-a", "no_grad() records nothing"),
+    Wrong("strings instead of booleans", _quiz(a="False"), "not-bool", "use the booleans True and False"),
+    Wrong("a key missing", 'answers = {"a": False, "b": False, "c": True, "d": True, "e": False}\n', "missing-keys",
+          "one key per snippet"),
+])
+
+# -- 6b --------------------------------------------------------------------------------------------------
+
+_EVAL_BODY = """
+scores = inputs @ w
+loss = F.binary_cross_entropy_with_logits(scores, labels)
+accuracy = ((scores > 0).float() == labels).float().mean()
+"""
+
+
+def _evaluate(before: str = "", after: str = "return loss, accuracy", wrap: str | None = None,
+              decorator: str = "") -> str:
+    body = textwrap.dedent(_EVAL_BODY).strip("\n")
+    if wrap is not None:
+        body = wrap + "\n" + textwrap.indent(body, "    ")
+    text = (decorator + "\n" if decorator else "") + "def evaluate(w, inputs, labels):\n"
+    for part in (before, body, after):
+        if part:
+            text += textwrap.indent(textwrap.dedent(part).strip("\n"), "    ") + "\n"
+    return text
+
+
+EX6B = Exercise("check_evaluate", ("evaluate",), right=[
+    _evaluate(wrap="with torch.no_grad():"),
+    _evaluate(wrap="with torch.inference_mode():"),
+    _evaluate(wrap="with torch.set_grad_enabled(False):", after="return loss.item(), accuracy.item()"),
+    _evaluate(before="w = w.detach()"),
+    _evaluate(decorator="@torch.no_grad()"),
+], wrong=[
+    Wrong("no_grad forgotten", _evaluate(), "records-graph", "compute everything inside `with torch.no_grad():`"),
+    Wrong("the graph detached at the end", _evaluate(after="return loss.detach(), accuracy"), "recorded-then-dropped",
+          "come too late"),
+    Wrong(".item() at the end instead of no_grad", _evaluate(after="return loss.item(), accuracy.item()"),
+          "recorded-then-dropped", "under torch.no_grad() nothing is recorded"),
+    Wrong("grad mode switched off and never back on", _evaluate(before="torch.set_grad_enabled(False)"),
+          "mode-left-off", "a plain torch.set_grad_enabled(False) call does not"),
+    Wrong("the accuracy of the wrong threshold", _evaluate(
+        wrap="with torch.no_grad():", after="accuracy = ((scores > 0.5).float() == labels).float().mean()\n"
+                                            "return loss, accuracy"), "wrong-accuracy", "> 0"),
+    Wrong("the loss of the probabilities (sigmoid twice)", _evaluate(
+        wrap="with torch.no_grad():",
+        after="loss = F.binary_cross_entropy_with_logits(scores.sigmoid(), labels)\nreturn loss, accuracy"),
+        "wrong-loss", "binary_cross_entropy_with_logits(inputs @ w, labels)"),
+    Wrong("only the accuracy returned", _evaluate(wrap="with torch.no_grad():", after="return accuracy"),
+          "not-a-pair", "return loss, accuracy"),
+])
+
+# -- 7 ---------------------------------------------------------------------------------------------------
+
+
+def _sigmoid(forward: str, backward: str) -> str:
+    return (
+        "class MySigmoid(Function):\n"
+        "    @staticmethod\n"
+        "    def forward(ctx, x):\n" + textwrap.indent(textwrap.dedent(forward).strip("\n"), " " * 8) + "\n\n"
+        "    @staticmethod\n"
+        "    def backward(ctx, grad_output):\n" + textwrap.indent(textwrap.dedent(backward).strip("\n"), " " * 8) + "\n"
+    )
+
+
+_SAVE_RESULT = """
+result = 1 / (1 + torch.exp(-x))
+ctx.save_for_backward(result)
+return result
+"""
+_USE_RESULT = """
+(result,) = ctx.saved_tensors
+return grad_output * result * (1 - result)
+"""
+
+EX7 = Exercise("check_sigmoid", ("MySigmoid",), right=[
+    _sigmoid(_SAVE_RESULT, _USE_RESULT),
+    _sigmoid("result = torch.sigmoid(x)\nctx.save_for_backward(result)\nreturn result",
+             "(s,) = ctx.saved_tensors\nreturn grad_output * (s - s * s)"),
+    _sigmoid("result = (torch.tanh(x / 2) + 1) / 2\nctx.save_for_backward(x, result)\nreturn result",
+             "_, s = ctx.saved_tensors\nreturn grad_output * s * (1 - s)"),
+], wrong=[
+    Wrong("the input saved instead of the result",  # issue 16
+          _sigmoid("ctx.save_for_backward(x)\nreturn 1 / (1 + torch.exp(-x))",
+                   "(x,) = ctx.saved_tensors\ns = 1 / (1 + torch.exp(-x))\nreturn grad_output * s * (1 - s)"),
+          "saved-input", "ctx.save_for_backward(result)"),
+    Wrong("the result kept as a ctx attribute",
+          _sigmoid("ctx.result = 1 / (1 + torch.exp(-x))\nreturn ctx.result",
+                   "return grad_output * ctx.result * (1 - ctx.result)"),
+          "tensor-on-ctx", "tensors go through ctx.save_for_backward(result)"),
+    Wrong("grad_output ignored",
+          _sigmoid(_SAVE_RESULT, "(result,) = ctx.saved_tensors\nreturn result * (1 - result)"),
+          "ignores-grad-output", "multiply by grad_output"),
+    Wrong("the sign of the exponent",
+          _sigmoid("result = 1 / (1 + torch.exp(x))\nctx.save_for_backward(result)\nreturn result", _USE_RESULT),
+          "sign", "the exponent is -x"),
+    Wrong("a derivative without the (1 - s) factor",
+          _sigmoid(_SAVE_RESULT, "(result,) = ctx.saved_tensors\nreturn grad_output * result"),
+          "wrong-backward", "sigma(x) * (1 - sigma(x))"),
+    Wrong("two gradients for one input",
+          _sigmoid(_SAVE_RESULT, "(result,) = ctx.saved_tensors\nreturn grad_output * result * (1 - result), "
+                                 "grad_output"),
+          "wrong-count", "one gradient per input of forward"),
+    Wrong("nothing saved at all",
+          _sigmoid("return 1 / (1 + torch.exp(-x))", "return grad_output"),
+          "nothing-saved", "ctx.save_for_backward(result)"),
+])
+
+# -- 8 ---------------------------------------------------------------------------------------------------
+
+
+def _hvp(body: str) -> str:
+    return _c("def hvp(f, x, v):\n    x = x.detach().requires_grad_()\n"
+              + textwrap.indent(textwrap.dedent(body).strip("\n"), "    "))
+
+
+EX8 = Exercise("check_hvp", ("hvp",), wrap=_hvp, right=[
+    _hvp("(g,) = torch.autograd.grad(f(x), x, create_graph=True)\n(hv,) = torch.autograd.grad(g @ v, x)\nreturn hv"),
+    _hvp("(g,) = torch.autograd.grad(f(x), x, create_graph=True)\n"
+         "return torch.autograd.grad(g, x, grad_outputs=v)[0]"),
+    _hvp("g = torch.autograd.grad(f(x), x, create_graph=True)[0]\nreturn torch.autograd.grad((g * v).sum(), x)[0]"),
+], wrong=[
+    Wrong("the full Hessian",  # issue 16
+          "H = torch.autograd.functional.hessian(f, x)\nreturn H @ v",
+          "full-hessian", "the Hessian is never built"),
+    Wrong("the Hessian built row by row", """
+    (g,) = torch.autograd.grad(f(x), x, create_graph=True)
+    rows = [torch.autograd.grad(g[i], x, retain_graph=True)[0] for i in range(len(x))]
+    return torch.stack(rows) @ v
+    """, "full-hessian", "two passes are enough"),
+    Wrong("create_graph forgotten", "(g,) = torch.autograd.grad(f(x), x)\n(hv,) = torch.autograd.grad(g @ v, x)\n"
+                                    "return hv", "no-create-graph", "create_graph=True"),
+    Wrong("the tuple returned", "(g,) = torch.autograd.grad(f(x), x, create_graph=True)\n"
+                                "return torch.autograd.grad(g @ v, x)", "tuple", "unpack it"),
+    Wrong("the gradient times v", "(g,) = torch.autograd.grad(f(x), x, create_graph=True)\nreturn g * v",
+          "elementwise", "differentiate the scalar g @ v"),
+    Wrong("v applied after the second pass", "(g,) = torch.autograd.grad(f(x), x, create_graph=True)\n"
+                                              "return torch.autograd.grad(g.sum(), x)[0] * v", "v-after",
+          "v goes into the second pass"),
+    Wrong("backward() twice into x.grad", "f(x).backward(create_graph=True)\n(x.grad @ v).backward()\n"
+                                         "return x.grad.detach()", "accumulated-grad", "backward() adds into x.grad"),
+    Wrong("the gradient returned", "(g,) = torch.autograd.grad(f(x), x, create_graph=True)\nreturn g.detach()",
+          "returned-gradient", "g is pass 1"),
+])
+
+# -- 9 ---------------------------------------------------------------------------------------------------
+
+
+def _softplus(body: str) -> str:
+    return _c("def softplus_fixed(x):\n" + textwrap.indent(textwrap.dedent(body).strip("\n"), "    "))
+
+
+EX9 = Exercise("check_softplus", ("softplus_fixed",), wrap=_softplus, right=[
+    _softplus("y = x.exp()\nreturn (y + 1).log()"),
+    _softplus("return torch.log1p(torch.exp(x))"),
+    _softplus("y = x.exp().clone()\ny += 1\nreturn y.log()"),
+], wrong=[
+    Wrong("the buggy version itself (y += 1)", "y = x.exp()\ny += 1\nreturn y.log()", "inplace-saved",
+          "write y = y + 1, not y += 1"),
+    Wrong("add_ instead of +=", "y = x.exp()\ny.add_(1)\nreturn y.log()", "inplace-saved", "exp saves its result"),
+    Wrong("x changed in place", "x.exp_()\nreturn (x + 1).log()", "modified-x", "leave x alone"),
+    Wrong("the error silenced with .data", "y = x.exp()\ny.data += 1\nreturn y.log()", "data-trick",
+          "hides the change from the version counter"),
+    Wrong("the graph cut with detach()", "return (x.detach().exp() + 1).log()", "no-graph",
+          "the gradient has to flow back to x"),
+    Wrong("computed under no_grad", "with torch.no_grad():\n    return (x.exp() + 1).log()", "no-graph",
+          "do not use no_grad()"),
+    Wrong("the wrong formula", "return x.exp().log() + 1", "wrong-values", "softplus(x) = log(1 + e^x)"),
+])
+
+# -- 10 --------------------------------------------------------------------------------------------------
+
+
+def _step(body: str) -> str:
+    return _c("def train_step(model, loss_fn, optimizer, xb, yb):\n"
+              + textwrap.indent(textwrap.dedent(body).strip("\n"), "    "))
+
+
+EX10 = Exercise("check_train_step", ("train_step",), wrap=_step, right=[
+    _step("optimizer.zero_grad()\nloss = loss_fn(model(xb), yb)\nloss.backward()\noptimizer.step()\n"
+          "return loss.item()"),
+    _step("model.zero_grad()\nloss = loss_fn(model(xb), yb)\nloss.backward()\noptimizer.step()\nreturn float(loss)"),
+    _step("loss = loss_fn(model(xb), yb)\nloss.backward()\noptimizer.step()\noptimizer.zero_grad(set_to_none=False)\n"
+          "return loss.item()"),
+], wrong=[
+    Wrong("zero_grad forgotten", "loss = loss_fn(model(xb), yb)\nloss.backward()\noptimizer.step()\n"
+                                 "return loss.item()", "no-zero-grad", ".grad accumulates"),
+    Wrong("zero_grad between backward and step", "loss = loss_fn(model(xb), yb)\nloss.backward()\n"
+                                                 "optimizer.zero_grad()\noptimizer.step()\nreturn loss.item()",
+          "zeroed-before-step", "throws the gradient away"),
+    Wrong("step before backward", "optimizer.zero_grad()\nloss = loss_fn(model(xb), yb)\noptimizer.step()\n"
+                                  "loss.backward()\nreturn loss.item()", "step-before-backward", "backward first"),
+    Wrong("backward forgotten", "optimizer.zero_grad()\nloss = loss_fn(model(xb), yb)\noptimizer.step()\n"
+                                "return loss.item()", "no-backward", "loss.backward() fills"),
+    Wrong("step forgotten", "optimizer.zero_grad()\nloss = loss_fn(model(xb), yb)\nloss.backward()\n"
+                            "return loss.item()", "no-step", "optimizer.step() is what changes"),
+    Wrong("the loss tensor returned", "optimizer.zero_grad()\nloss = loss_fn(model(xb), yb)\nloss.backward()\n"
+                                      "optimizer.step()\nreturn loss", "not-a-number", "return loss.item()"),
+    Wrong("the loss after the step returned", "optimizer.zero_grad()\nloss = loss_fn(model(xb), yb)\n"
+                                              "loss.backward()\noptimizer.step()\n"
+                                              "return loss_fn(model(xb), yb).item()", "wrong-loss",
+          "before optimizer.step()"),
+])
+
+EXERCISES: dict[str, Exercise] = {
+    "1": EX1, "2": EX2, "3": EX3, "4": EX4, "5": EX5, "6a": EX6A, "6b": EX6B, "7": EX7, "8": EX8, "9": EX9,
+    "10": EX10,
+}
+
+# What a learner cell has at hand besides its own answer: the lesson's imports.
+PRELUDE = """
+import minigrad as torch
+from minigrad.autograd import Function
+
+F = torch.nn.functional
+"""
