@@ -24,6 +24,8 @@ from ._creation import (
     full_like,
     is_tensor,
     linspace,
+    multinomial,
+    normal,
     numel,
     ones,
     ones_like,

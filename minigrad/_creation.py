@@ -110,6 +110,24 @@ def _size(size) -> tuple:
     return tuple(builtins.int(s) for s in size)
 
 
+def _size_arg(name: str, positional: tuple, kwargs: dict) -> tuple:
+    """`zeros(2, 3)`, `zeros((2, 3))` or `zeros(size=(2, 3))`, as PyTorch accepts them."""
+    size = kwargs.pop("size", None)
+    for key in kwargs:
+        raise TypeError(f"{name}() got an unexpected keyword argument '{key}'")
+    if size is None:
+        return positional
+    if positional:
+        if name.startswith("rand"):  # (PyTorch's argument parser words this one differently)
+            got = ", ".join(type(p).__name__ for p in positional)
+            raise TypeError(f"{name}() received an invalid combination of arguments - got ({got}, size="
+                            f"{type(size).__name__}), but expected one of:\n * (tuple of ints size, *, "
+                            "minigrad.Generator generator, minigrad.dtype dtype = None, minigrad.device device = None, "
+                            "bool requires_grad = False)\n")
+        raise TypeError(f"{name}() got multiple values for argument 'size'")
+    return (size,)
+
+
 def _dt(dtype, default=None) -> np.dtype:
     if dtype is not None:
         return _dtypes.to_np(dtype)
@@ -123,17 +141,17 @@ def _filled(fill, size, dtype, requires_grad, device) -> Tensor:
     return _finish(fill(shape, _dt(dtype)), requires_grad, device)
 
 
-def ones(*size, dtype=None, device=None, requires_grad=False, out=None) -> Tensor:
-    return _filled(np.ones, size, dtype, requires_grad, device)
+def ones(*size, dtype=None, device=None, requires_grad=False, out=None, **kwargs) -> Tensor:
+    return _filled(np.ones, _size_arg("ones", size, kwargs), dtype, requires_grad, device)
 
 
-def zeros(*size, dtype=None, device=None, requires_grad=False, out=None) -> Tensor:
-    return _filled(np.zeros, size, dtype, requires_grad, device)
+def zeros(*size, dtype=None, device=None, requires_grad=False, out=None, **kwargs) -> Tensor:
+    return _filled(np.zeros, _size_arg("zeros", size, kwargs), dtype, requires_grad, device)
 
 
-def empty(*size, dtype=None, device=None, requires_grad=False, memory_format=None) -> Tensor:
+def empty(*size, dtype=None, device=None, requires_grad=False, memory_format=None, **kwargs) -> Tensor:
     # zeros, not garbage: "uninitialised" memory would make notebooks non-deterministic
-    return _filled(np.zeros, size, dtype, requires_grad, device)
+    return _filled(np.zeros, _size_arg("empty", size, kwargs), dtype, requires_grad, device)
 
 
 def full(size, fill_value, *, dtype=None, device=None, requires_grad=False) -> Tensor:
@@ -200,14 +218,16 @@ def _gen(generator):
     return (generator or default_generator)._np
 
 
-def rand(*size, generator=None, dtype=None, device=None, requires_grad=False) -> Tensor:
+def rand(*size, generator=None, dtype=None, device=None, requires_grad=False, **kwargs) -> Tensor:
     d = _dt(dtype)
-    return _finish(_gen(generator).random(_size(size)).astype(d), requires_grad, device)
+    shape = _size(_size_arg("rand", size, kwargs))
+    return _finish(_gen(generator).random(shape).astype(d), requires_grad, device)
 
 
-def randn(*size, generator=None, dtype=None, device=None, requires_grad=False) -> Tensor:
+def randn(*size, generator=None, dtype=None, device=None, requires_grad=False, **kwargs) -> Tensor:
     d = _dt(dtype)
-    return _finish(_gen(generator).standard_normal(_size(size)).astype(d), requires_grad, device)
+    shape = _size(_size_arg("randn", size, kwargs))
+    return _finish(_gen(generator).standard_normal(shape).astype(d), requires_grad, device)
 
 
 def randint(low, high=None, size=None, *, generator=None, dtype=None, device=None, requires_grad=False) -> Tensor:
@@ -237,3 +257,143 @@ def is_tensor(obj) -> bool:
 
 def numel(input: Tensor) -> int:
     return input._data.size
+
+
+# -- sampling: multinomial and normal ------------------------------------------------------------------------
+def _scalar_type(d: np.dtype) -> str:
+    """PyTorch's C++ name of a dtype, as its kernel errors print it ('Long', 'Float', ...)."""
+    return _dtypes.FROM_NP[d]._legacy.removesuffix("Tensor")
+
+
+def multinomial(input: Tensor, num_samples: int, replacement: builtins.bool = False, *, generator=None,
+                out=None) -> Tensor:
+    """Draw category indices with probabilities proportional to each row of `input` (int64 result).
+
+    Without replacement (and for a single draw) each row's categories are ranked by p / E with
+    E ~ Exponential(1), PyTorch's method, which draws without replacement in proportion to p; with
+    replacement each draw inverts the row's cumulative distribution. Checks and messages are PyTorch's.
+    """
+    if out is not None:
+        raise NotImplementedError("minigrad: multinomial(out=...) is not implemented; use the returned tensor.")
+    if not isinstance(num_samples, builtins.int) or isinstance(num_samples, builtins.bool):
+        raise TypeError(f"multinomial(): argument 'num_samples' (position 2) must be int, not "
+                        f"{type(num_samples).__name__}")
+    p = input._data
+    if p.ndim not in (1, 2):
+        raise RuntimeError("prob_dist must be 1 or 2 dim")
+    if p.dtype.kind != "f":
+        raise RuntimeError(f"multinomial only supports floating-point dtypes for input, got: {_scalar_type(p.dtype)}")
+    if num_samples <= 0:
+        raise RuntimeError("cannot sample n_sample <= 0 samples")
+    n_cat = p.shape[-1]
+    if not replacement and num_samples > n_cat:
+        raise RuntimeError("cannot sample n_sample > prob_dist.size(-1) samples without replacement")
+    rows = p.reshape(-1, n_cat).astype(np.float64)
+    shape = (num_samples,) if p.ndim == 1 else (p.shape[0], num_samples)
+    if rows.shape[0] == 0:
+        return make(np.zeros(shape, np.int64))
+    rng = _gen(generator)
+    if not replacement or num_samples == 1:
+        if n_cat == 0 or not (np.all(rows >= 0) and np.all(rows < np.inf)):
+            raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
+        if np.any(rows.sum(axis=1) == 0):
+            raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
+        with np.errstate(divide="ignore"):
+            keys = rows / rng.exponential(size=rows.shape)
+        idx = np.argsort(-keys, axis=1, kind="stable")[:, :num_samples]
+    else:
+        if not np.all(rows >= 0):  # (nan fails this first check too, as in PyTorch's kernel)
+            raise RuntimeError("invalid multinomial distribution (encountering probability entry < 0)")
+        if not np.all(np.isfinite(rows)):
+            raise RuntimeError("invalid multinomial distribution (encountering probability entry = infinity or NaN)")
+        cdf = np.cumsum(rows, axis=1)
+        total = cdf[:, -1:]
+        if n_cat == 0 or np.any(total <= 0):
+            raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
+        u = rng.random((rows.shape[0], num_samples)) * total
+        idx = np.stack([np.searchsorted(c, r, side="right") for c, r in zip(cdf, u)])
+        last_nonzero = n_cat - 1 - np.argmax(rows[:, ::-1] > 0, axis=1)  # rounding can never pick a zero
+        idx = np.minimum(idx, last_nonzero[:, None])
+    return make(idx.reshape(shape).astype(np.int64))
+
+
+_NORMAL_SIGNATURES = (
+    " * (Tensor mean, Tensor std, *, minigrad.Generator generator = None, Tensor out = None)\n"
+    " * (Tensor mean, float std = 1, *, minigrad.Generator generator = None, Tensor out = None)\n"
+    " * (float mean, Tensor std, *, minigrad.Generator generator = None, Tensor out = None)\n"
+    " * (float mean, float std, tuple of ints size, *, minigrad.Generator generator = None, Tensor out = None, "
+    "minigrad.dtype dtype = None, minigrad.layout layout = None, minigrad.device device = None, "
+    "bool pin_memory = False, bool requires_grad = False)\n")
+
+
+def _broadcast_shape(a: tuple, b: tuple) -> tuple:
+    n = builtins.max(len(a), len(b))
+    pa, pb = (1,) * (n - len(a)) + a, (1,) * (n - len(b)) + b
+    for i in range(n - 1, -1, -1):
+        if pa[i] != pb[i] and pa[i] != 1 and pb[i] != 1:
+            raise RuntimeError(f"The size of tensor a ({pa[i]}) must match the size of tensor b ({pb[i]}) at "
+                               f"non-singleton dimension {i}")
+    return tuple(builtins.max(x, y) for x, y in zip(pa, pb))
+
+
+def normal(mean, std=1.0, size=None, *, generator=None, out=None, dtype=None, layout=None, device=None,
+           pin_memory: builtins.bool = False, requires_grad: builtins.bool = False) -> Tensor:
+    """Samples from N(mean, std²): PyTorch's four overloads (tensor or float mean and std; floats need `size`).
+
+    A tensor mean or std broadcasts; the result has the tensor mean's dtype (else the tensor std's).
+    Gradients through the samples (PyTorch's NormalBackward nodes) are not implemented yet.
+    """
+    from .autograd.grad_mode import is_grad_enabled
+
+    def kind(x) -> str:
+        if isinstance(x, Tensor):
+            return "Tensor"
+        return "float" if isinstance(x, (builtins.int, builtins.float)) and not isinstance(x, builtins.bool) else ""
+
+    km, ks = kind(mean), kind(std)
+    both_floats = km == ks == "float"
+    size_ok = isinstance(size, (tuple, list)) and builtins.all(isinstance(s, builtins.int) for s in size)
+    factory_args = dtype is not None or requires_grad or layout is not None or pin_memory
+    if (not km or not ks or (both_floats and not size_ok) or (not both_floats and size is not None)
+            or (not both_floats and factory_args)):
+        got = ", ".join([type(mean).__name__ if km != "Tensor" else "Tensor",
+                         type(std).__name__ if ks != "Tensor" else "Tensor"]
+                        + ([f"size={type(size).__name__}" if not both_floats else type(size).__name__]
+                           if size is not None else []))
+        raise TypeError(f"normal() received an invalid combination of arguments - got ({got}), but expected one "
+                        f"of:\n{_NORMAL_SIGNATURES}")
+    if out is not None:
+        raise NotImplementedError("minigrad: normal(out=...) is not implemented; use the returned tensor.")
+    _check_device(device)
+    if km == "Tensor" or ks == "Tensor":
+        if is_grad_enabled() and any(isinstance(t, Tensor) and t._requires_grad for t in (mean, std)):
+            raise NotImplementedError(
+                "minigrad does not implement gradients of torch.normal yet (PyTorch records NormalBackward1/2/3 "
+                "when mean or std requires grad).\nhint: write the sample as mean + std * torch.randn_like(mean), "
+                "or draw it under torch.no_grad() if no gradient should flow.")
+    if ks == "Tensor":
+        s = std._data
+        if not np.all(s >= 0):
+            raise RuntimeError("normal expects all elements of std >= 0.0")
+    elif not std >= 0:
+        raise RuntimeError(f"normal expects std >= 0.0, but found std {std:g}")
+    if km == "Tensor":
+        out_np = mean._data.dtype
+    elif ks == "Tensor":
+        out_np = std._data.dtype
+    else:
+        out_np = _dt(dtype)
+    if out_np.kind != "f":
+        raise NotImplementedError(f'"normal_kernel_cpu" not implemented for \'{_scalar_type(out_np)}\'')
+    if both_floats:
+        shape = tuple(size)
+    else:
+        shape = _broadcast_shape(np.shape(mean._data) if km == "Tensor" else (),
+                                 np.shape(std._data) if ks == "Tensor" else ())
+    m = mean._data.astype(np.float64) if km == "Tensor" else mean
+    s = std._data.astype(np.float64) if ks == "Tensor" else std
+    values = m + s * _gen(generator).standard_normal(shape)
+    return _finish(np.asarray(values, dtype=out_np).reshape(shape), requires_grad, None)
+
+
+Tensor.multinomial = multinomial  # `probs.multinomial(1)`, as PyTorch's method

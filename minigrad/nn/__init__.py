@@ -9,7 +9,7 @@
 """
 
 from . import functional, init
-from .container import ModuleList, Sequential
+from .container import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential
 from .layers import GELU, Dropout, Flatten, Identity, LeakyReLU, Linear, LogSoftmax, ReLU, Sigmoid, Softmax, Tanh
 from .loss import BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, L1Loss, MSELoss, NLLLoss
 from .module import Module
@@ -17,7 +17,8 @@ from .parameter import Parameter
 
 __all__ = [
     "BCELoss", "BCEWithLogitsLoss", "CrossEntropyLoss", "Dropout", "Flatten", "GELU", "Identity", "L1Loss",
-    "LeakyReLU", "Linear", "LogSoftmax", "MSELoss", "Module", "ModuleList", "NLLLoss", "Parameter", "ReLU",
+    "LeakyReLU", "Linear", "LogSoftmax", "MSELoss", "Module", "ModuleDict", "ModuleList", "NLLLoss", "Parameter",
+    "ParameterDict", "ParameterList", "ReLU",
     "Sequential", "Sigmoid", "Softmax", "Tanh", "functional", "init",
 ]
 

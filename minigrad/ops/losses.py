@@ -223,6 +223,9 @@ def _pointwise_loss_args(name: str, input: Tensor, target: Tensor, size_average,
     if target._data.shape != input._data.shape:
         _size_warning(input, target)
         input, target = _broadcast_pair(input, target)
+    if target._data.dtype.kind in "iu" and input._data.dtype.kind == "f":
+        # type promotion, as PyTorch: an integer target (the blitz's `torch.arange(1, 11)`) takes the input's dtype
+        target = make(target._data.astype(input._data.dtype))
     return input, target, red
 
 

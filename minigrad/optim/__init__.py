@@ -1,10 +1,12 @@
 """`minigrad.optim`: optimizers that update parameters in place from their `.grad`, as torch.optim."""
 
+from . import lr_scheduler
 from .adam import Adam, AdamW
 from .optimizer import Optimizer
+from .rmsprop import RMSprop
 from .sgd import SGD
 
-__all__ = ["SGD", "Adam", "AdamW", "Optimizer"]
+__all__ = ["SGD", "Adam", "AdamW", "Optimizer", "RMSprop", "lr_scheduler"]
 
 
 from .._missing import missing_name  # noqa: E402

@@ -62,6 +62,22 @@ def test_regression_losses_match_torch(torch, graph, close, fn, reduction, dtype
     _compare(torch, graph, close, fn, x, y, {"reduction": reduction}, target_grad=True)
 
 
+@pytest.mark.parametrize("target_dtype", ["int64", "int32", "bool"])
+@pytest.mark.parametrize("fn", ["mse_loss", "l1_loss"])
+def test_regression_losses_promote_an_integer_target_like_torch(torch, graph, close, fn, target_dtype):
+    """Found by the port of the blitz tutorial: `MSELoss()(output, torch.arange(1, 11).view(1, -1))` is float32."""
+    x = _logits((1, 10), "float32")
+    target = (np.arange(1, 11).reshape(1, 10) % 2 == 0) if target_dtype == "bool" else \
+        np.arange(1, 11, dtype=target_dtype).reshape(1, 10)
+    if fn == "l1_loss" and target_dtype == "bool":  # PyTorch refuses `input - bool_target` here
+        for lib in (torch, minigrad):
+            with pytest.raises(RuntimeError, match="Subtraction, the `-` operator, with a bool tensor"):
+                _run(lib, fn, x, target, {})
+        return
+    ml, tl = _compare(torch, graph, close, fn, x, target, {})
+    assert ml.dtype == minigrad.float32 and tl.dtype == torch.float32
+
+
 @pytest.mark.parametrize("fn", ["mse_loss", "l1_loss"])
 def test_regression_losses_broadcast_with_torch_warning(torch, graph, close, fn):
     x, y = _logits((3, 1)), _logits((3,))

@@ -365,13 +365,16 @@ def test_sequential_and_modulelist_behave_like_torch(torch):
 
 CONTRACT_NAMES = {
     "nn": "Module Parameter Linear Sequential ModuleList ReLU Tanh Sigmoid Softmax LogSoftmax Flatten Dropout Identity "
-          "MSELoss CrossEntropyLoss NLLLoss BCELoss BCEWithLogitsLoss L1Loss init functional",
+          "MSELoss CrossEntropyLoss NLLLoss BCELoss BCEWithLogitsLoss L1Loss init functional "
+          "ModuleDict ParameterList ParameterDict",
     "nn.functional": "relu sigmoid tanh softmax log_softmax linear dropout mse_loss cross_entropy nll_loss "
                      "binary_cross_entropy binary_cross_entropy_with_logits l1_loss leaky_relu gelu",
     "nn.init": "uniform_ normal_ zeros_ ones_ constant_ xavier_uniform_ xavier_normal_ kaiming_uniform_ "
                "kaiming_normal_ calculate_gain",
-    "optim": "Optimizer SGD Adam",
-    "utils.data": "Dataset TensorDataset DataLoader",
+    "optim": "Optimizer SGD Adam AdamW RMSprop",
+    "optim.lr_scheduler": "LRScheduler StepLR CosineAnnealingLR LambdaLR",
+    "utils.data": "Dataset TensorDataset DataLoader Subset random_split Sampler SequentialSampler RandomSampler "
+                  "SubsetRandomSampler WeightedRandomSampler BatchSampler IterableDataset default_collate",
     "": "save load",
 }
 
@@ -389,7 +392,9 @@ def test_contract_names_exist_in_both(torch, where):
 def test_missing_torch_names_say_minigrad_does_not_implement_them():
     with pytest.raises(AttributeError, match=r"minigrad does not implement torch.nn.Conv2d"):
         nn.Conv2d  # noqa: B018
-    with pytest.raises(AttributeError, match=r"minigrad does not implement torch.optim.lr_scheduler"):
-        minigrad.optim.lr_scheduler  # noqa: B018
+    with pytest.raises(AttributeError, match=r"minigrad does not implement torch.optim.Adagrad"):
+        minigrad.optim.Adagrad  # noqa: B018
+    with pytest.raises(AttributeError, match=r"minigrad does not implement torch.optim.lr_scheduler.OneCycleLR"):
+        minigrad.optim.lr_scheduler.OneCycleLR  # noqa: B018
     with pytest.raises(AttributeError, match=r"minigrad does not implement torch.nn.functional.conv2d"):
         nn.functional.conv2d  # noqa: B018
