@@ -121,11 +121,26 @@ def test_every_op_and_feature_is_drawn_often_enough():
 
 
 def test_every_op_name_has_a_draw_function():
-    """The op list comes from op_names() (the registry's names, once it exists): each needs a draw function."""
-    entries, missing = catalogue.build(catalogue.op_names())
+    """The op list comes from op_names() (the registry's names, once it exists): each needs a draw function,
+    and every draw function belongs to a listed name."""
+    names = catalogue.op_names()
+    entries, missing = catalogue.build(names)
     assert not missing, f"op names without a draw function in catalogue.py: {missing}"
-    assert len(entries) == len(set(catalogue.op_names()))
+    assert len(names) == len(set(names)) == len(entries)
+    assert not set(catalogue.DRAWERS) - set(names), "draw functions for names that are not drawn"
     assert catalogue.build(["exp", "no_such_op"]) == ([catalogue.DRAWERS["exp"]], ["no_such_op"])
+
+
+def test_op_names_exist_in_both_libraries(torch):
+    """Every drawn name is a torch/Tensor/nn.functional name in both libraries (a missing contract name in
+    minigrad would show as a crash, which the README's "Missing names" excludes only outside the contract)."""
+    import minigrad
+
+    for lib in (torch, minigrad):
+        for name in catalogue.op_names():
+            owners = [lib.nn.functional] if name.startswith("nn.functional.") else [lib, lib.Tensor]
+            short = name.removeprefix("nn.functional.")
+            assert any(hasattr(owner, short) for owner in owners), (lib.__name__, name)
 
 
 def test_generation_is_deterministic():

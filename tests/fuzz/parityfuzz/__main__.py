@@ -13,7 +13,7 @@ import argparse
 import collections
 import sys
 
-from . import compare, fuzz, known
+from . import bullets, compare, fuzz, known
 
 
 def _libraries():
@@ -36,6 +36,8 @@ def main(argv: list[str] | None = None) -> int:
     run.add_argument("--show", type=int, default=0, help="print this many shrunk snippets per category")
     run.add_argument("--no-coverage", action="store_true")
     run.add_argument("--grad-versions", action="store_true", help="also compare _version of gradient tensors")
+    run.add_argument("--by-bullet", action="store_true",
+                     help="shrink every mismatch and count them by issue-14 bullet (bullets.classify)")
     cov = sub.add_parser("coverage", help="the coverage table of N programs (generation only)")
     cov.add_argument("--n", type=int, default=10_000)
     cov.add_argument("--seed", type=int, default=0)
@@ -81,6 +83,13 @@ def main(argv: list[str] | None = None) -> int:
             counts.update(fuzz.coverage(progs)[0])
     if len(seeds) > 1:
         print(f"seeds {args.seed}: {total.summary()}")
+    if args.by_bullet:
+        tally: collections.Counter = collections.Counter()
+        for m in fuzz.shrink_all(total.mismatches, ref, lib):
+            tally[(bullets.classify(m.category, m.detail, m.program.snippet()), m.category)] += 1
+        print("by issue-14 bullet (shrunk, classified by bullets.classify), bullet / category / programs:")
+        for (key, cat), count in sorted(tally.items(), key=lambda kv: (-kv[1], kv[0])):
+            print(f"  {count:>6}  {key:<28} {cat}")
     if not args.no_coverage:
         print(fuzz.format_coverage(counts, total.n))
     return 0

@@ -742,6 +742,10 @@ def _creation(name: str) -> OpEntry:
         if name == "tensor":
             v = b.pick_or_new()
             return Call(f"torch.tensor({v.name})", [Out(v.shape, v.dtype)], [v], rg=False)
+        if name == "from_numpy":
+            shape, dtype = V.draw_shape(rng), rng.choice(["float64", "float32", "int64"])
+            arr = V.draw_array(rng, shape, dtype)
+            return Call(f"torch.from_numpy({array_literal(arr)})", [Out(shape, dtype)], [], rg=False)
         if name == "as_tensor":
             v = b.pick_or_new()
             return Call(f"torch.as_tensor({v.name}, dtype=torch.float64)", [Out(v.shape, "float64")], [v],
@@ -943,7 +947,7 @@ def _entries() -> list[OpEntry]:
     e += [_conversion(n) for n in ("float", "double", "long", "int", "bool", "to")]
     e += [_pairwise_bool(n) for n in ("allclose", "equal", "isclose")]
     e += [_like(n) for n in ("zeros_like", "ones_like", "full_like")]
-    e += [_creation(n) for n in ("zeros", "ones", "full", "arange", "eye", "tensor", "as_tensor")]
+    e += [_creation(n) for n in ("zeros", "ones", "full", "arange", "eye", "tensor", "as_tensor", "from_numpy")]
     e += [_to_python("item"), _to_python("tolist")]
     e += [functional_unary(n) for n in ("relu", "sigmoid", "tanh")]
     e += [_softmax_f("softmax"), _softmax_f("log_softmax"), OpEntry("nn.functional.linear", _linear)]
@@ -958,10 +962,41 @@ def _entries() -> list[OpEntry]:
 
 DRAWERS: dict[str, OpEntry] = {entry.name: entry for entry in _entries()}
 
-# The API contract's op names (section 1: math, in-place, views and shape, conversion, creation, the
-# nn.functional names), as the op registry will spell them. ``Tensor.T``/``mT`` are properties;
-# ``__getitem__``/``__setitem__`` and the ``__i*__`` operators are the indexing and ``+=`` forms.
-CONTRACT_NAMES = tuple(DRAWERS)
+# The ops of the API contract (section 1), as the op registry will spell them: math (also methods),
+# creation, conversion, in-place, views and shape, comparisons and the Python operators that have no
+# other name (``//``, ``%``, ``+=`` ...), and nn.functional. Not drawn, with the README bullet that
+# says why: the random ones, ``empty``/``empty_like`` and ``linspace`` (exclusions.NOT_DRAWN); and
+# attributes that compute nothing (``numpy``, ``size``, ``dim``, ``numel``, ``shape``, ``dtype``).
+# Beyond the contract, a few names minigrad has and PyTorch tutorials use (``l1_loss``, ``relu_``,
+# ``exp_``, ``sigmoid_``, ``tanh_``).
+CONTRACT_NAMES = (
+    # math
+    "add", "sub", "mul", "div", "neg", "pow", "exp", "log", "log1p", "sin", "cos", "tan", "tanh", "sigmoid", "relu",
+    "abs", "sqrt", "rsqrt", "square", "reciprocal", "sign", "clamp", "floor", "ceil", "round", "maximum", "minimum",
+    "where", "matmul", "mm", "mv", "bmm", "dot", "outer", "sum", "mean", "prod", "max", "min", "amax", "amin",
+    "argmax", "argmin", "std", "var", "norm", "logsumexp", "softmax", "log_softmax", "cumsum", "cat", "stack",
+    "split", "chunk", "flatten", "reshape", "transpose", "permute", "squeeze", "unsqueeze", "gather", "masked_fill",
+    "allclose", "equal", "isclose",
+    # Python operators without another contract name, comparisons
+    "floor_divide", "remainder", "eq", "ne", "lt", "le", "gt", "ge",
+    # creation
+    "tensor", "as_tensor", "from_numpy", "ones", "zeros", "full", "arange", "eye", "ones_like", "zeros_like",
+    "full_like",
+    # conversion
+    "item", "tolist", "float", "double", "long", "int", "bool", "to", "type_as", "clone", "contiguous",
+    # in place
+    "zero_", "fill_", "add_", "sub_", "mul_", "div_", "pow_", "clamp_", "copy_", "masked_fill_", "__setitem__",
+    "__iadd__", "__isub__", "__imul__", "__itruediv__",
+    # views and shape
+    "view", "view_as", "reshape_as", "t", "T", "mT", "expand", "expand_as", "repeat", "narrow", "unbind",
+    "__getitem__",
+    # nn.functional
+    "nn.functional.relu", "nn.functional.sigmoid", "nn.functional.tanh", "nn.functional.softmax",
+    "nn.functional.log_softmax", "nn.functional.linear", "nn.functional.mse_loss", "nn.functional.cross_entropy",
+    "nn.functional.nll_loss", "nn.functional.binary_cross_entropy", "nn.functional.binary_cross_entropy_with_logits",
+    # beyond the contract
+    "nn.functional.l1_loss", "relu_", "exp_", "sigmoid_", "tanh_",
+)
 
 
 def op_names() -> tuple[str, ...]:

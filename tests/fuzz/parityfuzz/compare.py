@@ -49,8 +49,8 @@ _RANK = {c: i for i, c in enumerate(CATEGORIES)}
 
 # Tolerances of the project's differential tests (conventions: float64 rtol 1e-9 / atol 1e-12,
 # float32 rtol 1e-5). A fuzz program chains many ops over inputs up to 1e30, so the absolute part
-# also scales with the largest finite magnitude in the tensor (a norm-wise relative error): a sum
-# of [1e30, 1, -1e30] may be 0 or 1 in float arithmetic of either library.
+# also scales with the largest finite magnitude the values were computed from (runner._track_scale;
+# a norm-wise relative error): a sum of [1e30, 1, -1e30] may be 0 or 1 in either library.
 # ``_version`` of gradient tensors (``.grad``, ``autograd.grad`` results, what hooks saw) counts how
 # often PyTorch's engine wrote into its own gradient buffers (``x.sum().backward()`` leaves
 # ``x.grad._version == 1``, ``(x * 3).backward()`` leaves 0): an internal detail, not part of the
@@ -114,13 +114,15 @@ def compare_step(ref: Step, got: Step, program: Program) -> tuple[str, str] | No
         grad_ctx = stmt is not None and (stmt.kind == "grad" or stmt.taint)
         check_node = not (stmt is not None and exclusions.made_by_create_graph(stmt))
         low = name in ref.low or (grad_ctx and "*" in ref.low)
+        scale = ref.scales.get("*" if grad_ctx else name, 0.0)
         found.extend(diff_obs(ref.state[name], got.state[name], name, grad_ctx=grad_ctx, check_node=check_node,
-                              low=low, low_grads="*" in ref.low))
+                              low=low, low_grads="*" in ref.low, scale=scale, grad_scale=ref.scales.get("*", 0.0)))
     if len(ref.log) != len(got.log):
         found.append(("gradient", f"hooks ran {len(ref.log)} times under torch, {len(got.log)} under minigrad"))
     else:
         for i, (a, b) in enumerate(zip(ref.log, got.log)):
-            found.extend(diff_obs(a, b, f"log[{i}]", grad_ctx=True, check_node=False, low="*" in ref.low))
+            found.extend(diff_obs(a, b, f"log[{i}]", grad_ctx=True, check_node=False, low="*" in ref.low,
+                                  scale=ref.scales.get("*", 0.0)))
     if not found:
         return None
     return min(found, key=lambda cd: _RANK[cd[0]])
@@ -141,21 +143,23 @@ def _diff_exception(a: tuple[str, str] | None, b: tuple[str, str] | None) -> lis
 
 
 def diff_obs(a: Any, b: Any, where: str, *, grad_ctx: bool, check_node: bool, low: bool = False,
-             low_grads: bool = False) -> list[tuple[str, str]]:
+             low_grads: bool = False, scale: float = 0.0, grad_scale: float = 0.0) -> list[tuple[str, str]]:
     """Differences between two observations of the same variable.
 
     ``low``: the values carry float32 rounding whatever their dtype (compared with float32
-    tolerances); ``low_grads``: the same for the variable's ``.grad``.
+    tolerances); ``low_grads``: the same for the variable's ``.grad``. ``scale`` (``grad_scale``):
+    the largest magnitude the values (the gradient) were computed from; errors are bounded relative to it.
     """
     if isinstance(a, TensorObs) and isinstance(b, TensorObs):
-        return _diff_tensor(a, b, where, grad_ctx=grad_ctx, check_node=check_node, low=low, low_grads=low_grads)
+        return _diff_tensor(a, b, where, grad_ctx=grad_ctx, check_node=check_node, low=low, low_grads=low_grads,
+                            scale=scale, grad_scale=grad_scale)
     if isinstance(a, SeqObs) and isinstance(b, SeqObs):
         if len(a.items) != len(b.items):
             return [("shape", f"{where}: torch gives {len(a.items)} items, minigrad {len(b.items)}")]
         out = []
         for i, (x, y) in enumerate(zip(a.items, b.items)):
             out.extend(diff_obs(x, y, f"{where}[{i}]", grad_ctx=grad_ctx, check_node=check_node, low=low,
-                                low_grads=low_grads))
+                                low_grads=low_grads, scale=scale, grad_scale=grad_scale))
         return out
     if a is None and isinstance(b, TensorObs) or b is None and isinstance(a, TensorObs):
         t = b if a is None else a
@@ -167,11 +171,14 @@ def diff_obs(a: Any, b: Any, where: str, *, grad_ctx: bool, check_node: bool, lo
     if isinstance(a, PyObs) and isinstance(b, PyObs):
         if a.type != b.type:
             return [("value", f"{where}: torch {a.type} {a.value!r}, minigrad {b.type} {b.value!r}")]
-        if not _py_equal(a.value, b.value, low):
+        if not _py_equal(a.value, b.value, low, scale):
             return [("gradient" if grad_ctx else "value", f"{where}: torch {a.value!r}, minigrad {b.value!r}")]
         return []
     if isinstance(a, OtherObs) and isinstance(b, OtherObs):
         return []
+    if isinstance(a, tuple) and a and a[0] == "unobservable" and a != b:  # PyTorch raises when it is used
+        return [("missing error", f"using {where} raises under torch ({a[1]}: {a[2] if len(a) > 2 else ''}); "
+                                  "minigrad raises nothing")]
     if isinstance(b, tuple) and b and b[0] == "unobservable" and a != b:
         return [("crash", f"observing {where} under minigrad raised {b[1]}: {b[2] if len(b) > 2 else ''}")]
     if a == b:
@@ -189,24 +196,24 @@ def _kind(x: Any) -> str:
     return repr(x)
 
 
-def _py_equal(a: Any, b: Any, low: bool) -> bool:
+def _py_equal(a: Any, b: Any, low: bool, scale: float = 0.0) -> bool:
     if isinstance(a, float) and isinstance(b, float):
-        return not _values_differ(np.array([a]), np.array([b]), low)
+        return not _values_differ(np.array([a]), np.array([b]), low, scale)
     if isinstance(a, list) and isinstance(b, list):  # tolist()
         try:
             x, y = np.array(a), np.array(b)
         except ValueError:
             return a == b
-        return x.shape == y.shape and x.dtype == y.dtype and not _values_differ(x, y, low)
+        return x.shape == y.shape and x.dtype == y.dtype and not _values_differ(x, y, low, scale)
     return a == b
 
 
 def _diff_tensor(a: TensorObs, b: TensorObs, where: str, *, grad_ctx: bool, check_node: bool, low: bool,
-                 low_grads: bool) -> list:
+                 low_grads: bool, scale: float, grad_scale: float) -> list:
     if a.dtype != b.dtype or a.shape != b.shape:
         return [("shape", f"{where}: torch {a.dtype} {list(a.shape)}, minigrad {b.dtype} {list(b.shape)}")]
     out = []
-    why = _values_differ(a.values, b.values, low)
+    why = _values_differ(a.values, b.values, low, scale)
     if why:
         out.append(("gradient" if grad_ctx else "value",
                     f"{where}: torch {_show(a.values)}, minigrad {_show(b.values)} ({why})"))
@@ -221,12 +228,14 @@ def _diff_tensor(a: TensorObs, b: TensorObs, where: str, *, grad_ctx: bool, chec
         return out  # is_leaf / retains_grad differ: already a flags difference
     if a.grad is None and b.grad is None:
         return out
-    out.extend(diff_obs(a.grad, b.grad, f"{where}.grad", grad_ctx=True, check_node=False, low=low_grads))
+    out.extend(diff_obs(a.grad, b.grad, f"{where}.grad", grad_ctx=True, check_node=False, low=low_grads,
+                        scale=grad_scale))
     return out
 
 
-def _values_differ(a: np.ndarray, b: np.ndarray, low: bool = False) -> str:
-    """Why two same-shape, same-dtype arrays differ ('' when they agree); ``low``: float32 tolerances."""
+def _values_differ(a: np.ndarray, b: np.ndarray, low: bool = False, scale: float = 0.0) -> str:
+    """Why two same-shape, same-dtype arrays differ ('' when they agree); ``low``: float32 tolerances;
+    ``scale``: the magnitude of the operands the values were computed from (bounds the error too)."""
     if a.dtype.kind != "f":
         return "" if np.array_equal(a, b) else "values differ"
     nan_a, nan_b = np.isnan(a), np.isnan(b)
@@ -241,7 +250,7 @@ def _values_differ(a: np.ndarray, b: np.ndarray, low: bool = False) -> str:
         return ""
     key = "f4" if low and a.dtype.itemsize > 4 else f"{a.dtype.kind}{a.dtype.itemsize}"
     rtol, atol = _RTOL.get(key, 1e-5), _ATOL.get(key, 1e-6)
-    scale = float(np.max(np.abs(fa)))
+    scale = max(float(np.max(np.abs(fa))), scale)
     if np.any(np.abs(fa - fb) > atol + rtol * np.abs(fa) + rtol * scale):
         return "values differ"
     zero = (fa == 0) & (fb == 0)

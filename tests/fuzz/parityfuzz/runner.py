@@ -17,6 +17,8 @@ import warnings
 from collections.abc import Callable, Iterator
 from typing import Any
 
+import numpy as np
+
 from .observe import GraphObs, first_line, normalise, observe, observe_graph
 from .program import PREAMBLE, Program
 
@@ -92,6 +94,7 @@ class Step:
     graph: GraphObs | None = None
     given_once_before: frozenset[str] = frozenset()  # WARN_ONCE messages the library gave earlier in this process
     low: frozenset[str] = frozenset()  # variables computed from float32/float16 values (compared as float32)
+    scales: dict[str, float] = dataclasses.field(default_factory=dict)  # largest magnitude each value came from
 
 
 class StatementTimeout(Exception):
@@ -137,7 +140,9 @@ def run(program: Program, lib: Library, *, codes: list | None = None) -> Iterato
         first_seen: set[str] = set()
         given = _GIVEN_ONCE.setdefault(lib.name, set())
         low: set[str] = set()
-        words = [set(_WORD.findall(line)) for line in program.lines()]
+        scales: dict[str, float] = {}
+        lines = program.lines()
+        words = [set(_WORD.findall(line)) for line in lines]
         for i, code in enumerate(codes):
             exc = None
             with warnings.catch_warnings(record=True) as caught:
@@ -156,8 +161,9 @@ def run(program: Program, lib: Library, *, codes: list | None = None) -> Iterato
             before = frozenset(given)
             given.update(w for w in warns if is_warn_once(w))
             _track_low_precision(ns, words[i], target, low, lib)
+            _track_scale(ns, words[i], lines[i], target, scales, lib)
             yield Step(i, exc, warns, _observe_all(ns, defined, lib), _observe_log(ns, lib), None, before,
-                       frozenset(low))
+                       frozenset(low), dict(scales))
         named = _named_tensors(ns, defined, lib)
         roots_from = [(n, t) for n, t in named if n.split("[")[0] not in tainted]
         graph = _observe_graph_safely(roots_from, named, lib)
@@ -188,6 +194,38 @@ def _track_low_precision(ns: dict, words: set[str], target: str | None, low: set
     else:
         low.update(mentioned)
     low.add("*")  # some value in the program is low: gradients may be too
+
+
+_NUMBER = re.compile(r"(?<![\w.])\d+\.?\d*(?:e[+-]?\d+)?")
+
+
+def _track_scale(ns: dict, words: set[str], line: str, target: str | None, scales: dict[str, float],
+                 lib: Library) -> None:
+    """The largest finite magnitude each value was computed from (its operands', recursively).
+
+    Values are compared with an error bound relative to this scale, the usual bound for floating-point
+    sums: ``sum([1e30, 1., -1e30])`` is 0 or 1 depending on the order of additions, and either is right.
+    """
+    mentioned = [w for w in words if w in ns and w != "torch"]
+    numbers = [float(n) for n in _NUMBER.findall(line)]
+    scale = max([scales.get(w, 0.0) for w in mentioned] + [_magnitude(ns[w], lib) for w in mentioned]
+                + [abs(n) for n in numbers if n != float("inf")] + [0.0])
+    for name in [target] if target else mentioned:
+        if name in ns:
+            scales[name] = max(scale, scales.get(name, 0.0), _magnitude(ns[name], lib))
+    scales["*"] = max(scales.values(), default=0.0)
+
+
+def _magnitude(value, lib: Library) -> float:
+    if isinstance(value, lib.module.Tensor) and value.dtype.is_floating_point:
+        arr = value.detach().numpy()
+        finite = np.abs(arr[np.isfinite(arr)]) if arr.size else arr
+        return float(finite.max()) if finite.size else 0.0
+    if isinstance(value, (tuple, list)):
+        return max((_magnitude(v, lib) for v in value[:8]), default=0.0)
+    if isinstance(value, float) and np.isfinite(value):
+        return abs(value)
+    return 0.0
 
 
 def _has_low_tensor(value, lib: Library) -> bool:
