@@ -94,8 +94,16 @@ def observe(x: Any, lib, prefix: str, *, depth: int = 0) -> Any:
     return OtherObs("object")
 
 
+def to_numpy(t) -> np.ndarray:
+    """A tensor's values as a new NumPy array (PyTorch's internal zero tensors need ``force=True``)."""
+    try:
+        return np.array(t.detach().numpy(), copy=True)
+    except RuntimeError:
+        return np.array(t.detach().numpy(force=True), copy=True)
+
+
 def _tensor(t, prefix: str, *, read_grad: bool) -> TensorObs:
-    values = np.array(t.detach().numpy(), copy=True)
+    values = to_numpy(t)
     node = t.grad_fn
     grad: Any = NOT_READ
     if read_grad and (t.is_leaf or t.retains_grad):

@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from .observe import GraphObs, first_line, normalise, observe, observe_graph
+from .observe import GraphObs, first_line, normalise, observe, observe_graph, to_numpy
 from .program import PREAMBLE, Program
 
 STATEMENT_TIMEOUT = 20.0  # seconds; a statement that runs longer is recorded as a TimeoutError
@@ -218,7 +218,10 @@ def _track_scale(ns: dict, words: set[str], line: str, target: str | None, scale
 
 def _magnitude(value, lib: Library) -> float:
     if isinstance(value, lib.module.Tensor) and value.dtype.is_floating_point:
-        arr = value.detach().numpy()
+        try:
+            arr = to_numpy(value)
+        except Exception:  # noqa: BLE001 - a tensor that cannot be read adds no scale; observing it reports it
+            return 0.0
         finite = np.abs(arr[np.isfinite(arr)]) if arr.size else arr
         return float(finite.max()) if finite.size else 0.0
     if isinstance(value, (tuple, list)):
