@@ -33,7 +33,8 @@ def test_ci_set_matches_the_known_failures(torch):
     It runs in a fresh interpreter: warnings given once per process and other process-wide state
     left by earlier tests must not change what the programs see.
     """
-    env = {**os.environ, "PYTHONPATH": str(Path(__file__).parent)}
+    path = os.pathsep.join(p for p in (str(Path(__file__).parent), os.environ.get("PYTHONPATH", "")) if p)
+    env = {**os.environ, "PYTHONPATH": path}
     proc = subprocess.run([sys.executable, "-m", "parityfuzz", "known", "--check"], capture_output=True, text=True,
                           env=env, cwd=Path(__file__).parent, timeout=900)
     assert proc.returncode == 0, "\n" + proc.stdout + proc.stderr
