@@ -38,7 +38,7 @@ ROOT_ARGS := $(if $(filter 0,$(shell id -u)),--allow-root,)
 NBVAL_COMMON := --nbval-current-env --nbval-sanitize-with .ci/nbval-sanitize.cfg
 FIND_NOTEBOOKS := find notebooks -name '*.ipynb' -not -path '*/.ipynb_checkpoints/*'
 
-.PHONY: help venv install install-lab lab test pytest nbval lint format bench torch browser-deps clean
+.PHONY: help venv install install-lab lab test pytest nbval lint format bench torch browser-deps clean fuzz fuzz-known
 
 # The browser test (tests/browser) drives Debian's chromium through Playwright's Python package.
 CHROMIUM := /usr/bin/chromium
@@ -53,6 +53,8 @@ help:
 	@echo "make bench   run bench/run.py"
 	@echo "make torch   install torch==2.13.0 into .venv when missing (make test and make pytest do it)"
 	@echo "make notebooks  regenerate the lessons and their solutions from notebooks/src/"
+	@echo "make fuzz    the differential fuzzer, N programs per seed: make fuzz N=2000 SEED=0-4 (needs torch)"
+	@echo "make fuzz-known  rewrite tests/fuzz/parityfuzz/known_failures.md from today's results (review the diff)"
 	@echo "make browser-deps  apt-get install chromium when $(CHROMIUM) is missing (the browser test needs it)"
 	@echo "make clean   remove .venv, caches and build artefacts"
 
@@ -118,6 +120,19 @@ nbval: install
 .PHONY: notebooks
 notebooks: install
 	$(PY) notebooks/build.py
+
+# The differential fuzzer (tests/fuzz/parityfuzz): N random programs per seed run on torch 2.13 and on
+# minigrad; prints the mismatches by category and the coverage table. SEED is a number, a range (0-4)
+# or a list (0,3). FUZZ_ARGS="--show 3" prints 3 shrunk snippets per category.
+N ?= 2000
+SEED ?= 0
+FUZZ_ARGS ?=
+fuzz: install torch
+	@echo "fuzz: $(N) programs per seed, seeds $(SEED)"
+	@PYTHONPATH=tests/fuzz $(PY) -m parityfuzz run --n $(N) --seed $(SEED) $(FUZZ_ARGS)
+
+fuzz-known: install torch
+	@PYTHONPATH=tests/fuzz $(PY) -m parityfuzz known --update
 
 bench: install
 	@if [ -f bench/run.py ]; then \

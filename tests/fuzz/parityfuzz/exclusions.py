@@ -1,0 +1,140 @@
+"""What the fuzzer does not count as a mismatch: exactly the README's "Differences from PyTorch".
+
+Each entry quotes the README bullet it comes from (a test checks that every quote is still in the
+README and that every bullet of that section has an entry, so the two lists cannot drift apart) and
+says how the fuzzer honours it: by normalising what it compares, by not comparing something, or by
+not drawing something. Nothing else is excluded; everything else that differs is a mismatch.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+
+from .program import Stmt
+
+
+@dataclasses.dataclass(frozen=True)
+class Exclusion:
+    heading: str  # the bold heading of the README bullet
+    quote: str  # a sentence of that bullet, verbatim
+    how: str  # what the fuzzer does about it
+
+
+EXCLUSIONS = (
+    Exclusion(
+        "Names.",
+        "Printed dtypes and type names say `minigrad.`",
+        "observe.normalise rewrites `torch.`/`torch::` to `minigrad.`/`minigrad::` in PyTorch's exception "
+        "messages, warnings, dtype names and node names (`minigrad::autograd::AccumulateGrad`, "
+        "`minigrad::autograd::CopySlices`) before comparing.",
+    ),
+    Exclusion(
+        "Devices.",
+        "Only the CPU",
+        "The generator never draws a device other than the CPU (no device arguments at all).",
+    ),
+    Exclusion(
+        "Dtypes.",
+        "float16/32/64, int8/16/32/64, uint8, bool. No complex, bfloat16, sparse,",
+        "Inputs are float32, float64, int64, int32, uint8 or bool; no complex, bfloat16, sparse, quantized or "
+        "named tensors are drawn.",
+    ),
+    Exclusion(
+        "Random numbers.",
+        "it does not reproduce PyTorch's stream",
+        "Inputs are NumPy literals handed to both libraries; the random ops of the contract (`rand*`, `randint`, "
+        "`randperm`, `uniform_`, `normal_`, `dropout` with p > 0) are not drawn, and modules are not drawn "
+        "(their initial weights are random).",
+    ),
+    Exclusion(
+        "`linspace` in float32",
+        "can differ from PyTorch in the last bit",
+        "`linspace` is not drawn (programs build their tensors from NumPy literals).",
+    ),
+    Exclusion(
+        "`empty`, `Tensor(3, 4)`",
+        "return zeros rather than uninitialised memory",
+        "`empty`, `empty_like` and the legacy uninitialised constructors are not drawn.",
+    ),
+    Exclusion(
+        "Views written in place.",
+        "the view's own node keeps its view name where PyTorch switches it to `AsStridedBackward0`",
+        "Where PyTorch's node is `AsStridedBackward0` and minigrad's is a view node (VIEW_NODES), the names "
+        "match, and the final graph walk does not go below that node (minigrad's view node keeps its view's "
+        "edges); a saved-tensor error that says `output 0 of AsStrided` may name the view op instead. Values, "
+        "gradients, versions and the base's `CopySlices` are compared as usual.",
+    ),
+    Exclusion(
+        "Missing names.",
+        "A PyTorch name minigrad lacks raises `AttributeError`",
+        "Only names of the API contract (and, once the op registry exists, the registry's names) are drawn; "
+        "no `torch.linalg` beyond vector norms, convolutions, JIT or forward-mode AD.",
+    ),
+    Exclusion(
+        "Graphs of the backward pass.",
+        "other rules record the graph of their formula, which can differ from PyTorch's fused double-backward nodes",
+        "With `create_graph=True`, the node names of the gradients it makes (`autograd.grad` results, `.grad`) "
+        "are not compared, and the final graph is not walked from tensors computed from them; their values, "
+        "dtypes, shapes and flags are compared, and so are second-order results.",
+    ),
+    Exclusion(
+        "Errors.",
+        "one extra line starting with `hint:` may follow",
+        "Exceptions are compared by type and first line (PyTorch's message starts there; a `hint:` line after "
+        "it is allowed).",
+    ),
+)
+
+# Node names of view ops: the names minigrad's view node may keep where PyTorch says AsStridedBackward0.
+VIEW_NODES = frozenset({
+    "AliasBackward0", "AsStridedBackward0", "ExpandBackward0", "NarrowBackward0", "PermuteBackward0",
+    "SelectBackward0", "SliceBackward0", "SplitBackward0", "SplitWithSizesBackward0", "SqueezeBackward0",
+    "SqueezeBackward1", "SqueezeBackward2", "TBackward0", "TransposeBackward0", "UnbindBackward0",
+    "UnsqueezeBackward0", "UnsafeViewBackward0", "ViewBackward0",
+})
+
+
+def node_names_match(torch_name: str | None, minigrad_name: str | None) -> bool:
+    """Node names after normalisation, with the README's "Views written in place" difference."""
+    if torch_name == minigrad_name:
+        return True
+    return torch_name == "AsStridedBackward0" and minigrad_name in VIEW_NODES
+
+
+_AS_STRIDED_OUTPUT = re.compile(r"which is output (\d+) of AsStrided,")
+_VIEW_OUTPUT = re.compile(r"which is output (\d+) of (\w+),")
+
+
+def error_texts_match(torch_text: str, minigrad_text: str) -> bool:
+    """Error first lines, with the README's "Views written in place": where PyTorch's saved-tensor error
+    says ``output 0 of AsStrided`` (its name for a view written in place), minigrad's may name the view op."""
+    if torch_text == minigrad_text:
+        return True
+    m = _AS_STRIDED_OUTPUT.search(torch_text)
+    g = _VIEW_OUTPUT.search(minigrad_text)
+    if not m or not g or f"{g.group(2)}Backward0" not in VIEW_NODES or m.group(1) != g.group(1):
+        return False
+    return torch_text[: m.start()] == minigrad_text[: g.start()] and torch_text[m.end():] == minigrad_text[g.end():]
+
+
+def stops_graph_walk(torch_name: str, minigrad_name: str) -> bool:
+    """True where the graph comparison must not descend (README: "Views written in place")."""
+    return torch_name == "AsStridedBackward0" and minigrad_name in VIEW_NODES and minigrad_name != torch_name
+
+
+def made_by_create_graph(stmt: Stmt) -> bool:
+    """A statement whose results are gradients built with create_graph=True (README: "Graphs of the
+    backward pass"): their own node names are PyTorch's fused double-backward nodes."""
+    return stmt.kind == "grad" and "create_graph=True" in stmt.code
+
+
+# Names of the API contract the generator never draws, each for the README bullet above that says why.
+NOT_DRAWN = {
+    "rand": "Random numbers.", "randn": "Random numbers.", "randint": "Random numbers.",
+    "randperm": "Random numbers.", "rand_like": "Random numbers.", "randn_like": "Random numbers.",
+    "uniform_": "Random numbers.", "normal_": "Random numbers.", "manual_seed": "Random numbers.",
+    "Generator": "Random numbers.", "dropout": "Random numbers.",
+    "linspace": "`linspace` in float32",
+    "empty": "`empty`, `Tensor(3, 4)`", "empty_like": "`empty`, `Tensor(3, 4)`",
+}
