@@ -75,7 +75,7 @@ def backward(tensors, grad_tensors=None, retain_graph: bool | None = None, creat
         if not inputs:
             raise RuntimeError("`inputs` argument to `backward()` cannot be empty.")
     _check_outputs(outputs)
-    if create_graph and inputs is None:
+    if create_graph:  # with or without inputs=, as PyTorch
         engine.warn_create_graph_backward()
     seeds = _make_grads(outputs, grads, create_graph)
     engine.run_backward(list(outputs), seeds, retain_graph, create_graph, inputs=inputs, accumulate=True)

@@ -195,7 +195,6 @@ def test_retain_grad_then_in_place_write(torch):
     assert_same(torch, fn)
 
 
-@issue14("autograd.grad applies an input's own tensor hook")
 def test_autograd_grad_does_not_apply_the_inputs_own_hook(torch):
     def fn(t):
         x = t.tensor([1.0, 2.0], requires_grad=True)
@@ -512,8 +511,8 @@ def test_saved_tensor_error_names_copyslices(torch):
 
 @pytest.mark.parametrize("inputs", [
     pytest.param(None, id="no-inputs"),
-    pytest.param("leaf", id="inputs=[leaf]", marks=issue14("the create_graph warning only when PyTorch gives it")),
-    pytest.param("inner", id="inputs=[non-leaf]", marks=issue14("the create_graph warning only when PyTorch gives it")),
+    pytest.param("leaf", id="inputs=[leaf]"),
+    pytest.param("inner", id="inputs=[non-leaf]"),
 ])
 def test_create_graph_warning(torch, inputs):
     def fn(t):
