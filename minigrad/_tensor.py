@@ -206,10 +206,13 @@ class Tensor:
         self._shared_counter().value += 1
 
     def _shared_counter(self) -> VersionCounter:
-        """The version counter, made on first need (most tensors are never written in place)."""
+        """The version counter, made on first need (most tensors are never written in place). The node that
+        made this tensor is told, since it may have saved the tensor as its result and must see later writes."""
         counter = self._version_counter
         if counter is None:
             counter = self._version_counter = VersionCounter()
+            if self._grad_fn is not None:
+                self._grad_fn._counter_made(self, counter)
         return counter
 
     def _get_extras(self) -> TensorExtras:
@@ -297,6 +300,7 @@ class Tensor:
                 "(DDP) for training, and gradient_as_bucket_view is set as True, gradients are views of DDP "
                 "buckets, and hence detach_() cannot be called on these gradients. To fix this error, please "
                 "refer to the Optimizer.zero_grad() function in torch/optim/optimizer.py as the solution.")
+        self._shared_counter()  # made while the node is still ours: if it saved this tensor, it sees later writes
         self._grad_fn = None
         self._requires_grad = False
         self._output_nr = 0

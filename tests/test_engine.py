@@ -358,3 +358,20 @@ def test_backward_from_several_roots_where_one_feeds_another(torch):
     got, want = run(mg), run(torch)
     np.testing.assert_allclose(got[0], want[0], rtol=1e-6)
     np.testing.assert_allclose(got[1], want[1], rtol=1e-6)
+
+
+@pytest.mark.parametrize("write", ["out.add_(1)", "out[0].mul_(2)", "out.detach().zero_()", "out.data.zero_()",
+                                   "out.view(3).add_(1)", "out.detach_(); out.zero_()"])
+def test_writes_to_a_saved_result_through_any_alias_are_caught_as_pytorch_does(torch, write):
+    """exp saves its result; a write through the tensor, a view or detach() shares its version counter
+    (caught), .data does not (PyTorch computes silently with the new values too)."""
+    def run(m):
+        x = m.ones(3, requires_grad=True)
+        out = x.exp()
+        exec(write, {"out": out})
+        try:
+            out.sum().backward()
+        except RuntimeError as e:
+            return "error", str(e).split(";")[0].replace("minigrad.", "torch.")
+        return "ran", x.grad.tolist()
+    assert run(mg) == run(torch)

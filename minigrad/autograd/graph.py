@@ -173,6 +173,9 @@ class Node(weakref.ref):
             value = extras[key] = default_factory()
         return value
 
+    def _counter_made(self, t, counter) -> None:
+        """`t`, an output of this node, just got its version counter (a node that saved it watches it)."""
+
     def _set_output(self, t) -> None:
         """This node's output is now `t` (an in-place op handed it the node; a Function's outputs are known
         after its forward): what `output_tensor` gives from now on."""

@@ -145,12 +145,12 @@ def _adopt(t: Tensor, out: Tensor) -> None:
     """After an in-place op: `t` keeps its identity and storage, takes the new node, bumps its version."""
     node = out._grad_fn
     old, old_nr = t._grad_fn, t._output_nr
+    t._bump_version()  # first, while `old` is still its node: a node that saved `t` as its result sees the write
     t._grad_fn = node
     t._requires_grad = True
     t._output_nr = 0
     node._set_output(t)
     _move_retain(t, old, old_nr)
-    t._bump_version()
     save_result(node, t)
 
 

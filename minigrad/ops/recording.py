@@ -110,11 +110,15 @@ class RuleNode(Node):
                     values.append(_unpack(v, self._kept_versions[key] if self._kept_versions else 0, create_graph))
         return values
 
+    def _counter_made(self, t: Tensor, counter) -> None:
+        if self._saves_result and self._result is t._data:
+            self._result_counter = counter
+
     def _unpack_result(self, create_graph: bool):
         if self._result is FREED:
             raise freed_error(self)
-        counter = self._result_counter
-        if counter.value != self._result_version:
+        counter = self._result_counter  # None until someone writes to the output in place (or takes a view)
+        if counter is not None and counter.value != self._result_version:
             raise RuntimeError(modified_message(make(self._result, self, True), counter.value,
                                                 self._result_version))
         if not create_graph:
@@ -282,7 +286,9 @@ def record(cls, result, inputs: tuple, **args) -> Tensor:
     other arguments that the row saves (`dim=`, `exponent=`...)."""
     out = make(result, None, True)
     result = out._data
-    meta = _METADATA.get((result.shape, result.dtype)) or metadata_of(result)
+    meta = _BY_SHAPE.get(result.shape)
+    if meta is None or meta[0][1] is not result.dtype:
+        meta = metadata_of(result)
     # An edge per input that requires grad, to its node or to a leaf's AccumulateGrad (made when the leaf
     # enters its first graph). `mask` has a bit per such input. Most ops have one or two inputs.
     if len(inputs) == 1:  # an op of one input records only when that input requires grad
@@ -326,7 +332,7 @@ def record(cls, result, inputs: tuple, **args) -> Tensor:
     if cls._saves_result:
         keep_result = mask & cls._result_read_by
         node._result = result if keep_result else None
-        node._result_counter = out._shared_counter() if keep_result else None
+        node._result_counter = None  # made when something first needs the output's counter (_counter_made)
         node._result_version = 0
     if anomaly_mode.ENABLED[0]:
         anomaly_mode.remember_forward(node)
@@ -366,7 +372,8 @@ def record_multi(cls, results: list, inputs: tuple, **args) -> list:
     return outs
 
 
-_METADATA: dict = {}  # (shape, dtype) -> ((shape, dtype),): one shared description per shape
+_METADATA: dict = {}  # (shape, dtype) -> ((shape, dtype),): one shared description per shape and dtype
+_BY_SHAPE: dict = {}  # shape -> the description last used for it (one lookup in a one-dtype program)
 
 
 def metadata_of(array: np.ndarray) -> tuple:
@@ -377,7 +384,9 @@ def metadata_of(array: np.ndarray) -> tuple:
     if meta is None:
         if len(_METADATA) > 4096:
             _METADATA.clear()
+            _BY_SHAPE.clear()
         meta = _METADATA[key] = (key,)
+    _BY_SHAPE[array.shape] = meta
     return meta
 
 
