@@ -26,6 +26,10 @@ class _GradState(threading.local):
 
 GRAD = _GradState()
 
+# Becomes True when any thread first enters inference_mode, and stays so. Until then no tensor can be an
+# inference tensor, and making a tensor need not read the per-thread mode (a slower read than a global's).
+INFERENCE_MODE_USED = [False]
+
 
 def quietly(fn, *args):
     """`fn(*args)` with NumPy's floating-point warnings off (inf and nan are results, as in PyTorch)."""

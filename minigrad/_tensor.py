@@ -20,7 +20,7 @@ from ._device import CPU
 from ._device import device as _device_cls
 from ._hooks import HookDict, RemovableHandle
 from ._printing import format_tensor
-from ._state import GRAD
+from ._state import GRAD, INFERENCE_MODE_USED
 
 _new = object.__new__
 
@@ -523,7 +523,7 @@ def make(data: np.ndarray, grad_fn=None, requires_grad: bool = False, cls: type 
     t._base = None
     t._output_nr = 0
     t._extras = None
-    if GRAD.mode < 0:  # made under inference_mode: an inference tensor
+    if INFERENCE_MODE_USED[0] and GRAD.mode < 0:  # made under inference_mode: an inference tensor
         t._extras = TensorExtras()
         t._extras.inference = True
     return t

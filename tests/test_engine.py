@@ -375,3 +375,23 @@ def test_writes_to_a_saved_result_through_any_alias_are_caught_as_pytorch_does(t
             return "error", str(e).split(";")[0].replace("minigrad.", "torch.")
         return "ran", x.grad.tolist()
     assert run(mg) == run(torch)
+
+
+def test_record_sets_every_slot_that_make_and_new_node_set():
+    """`record` writes out in line what `make` and `new_node` do (it runs once per op): the slots must agree."""
+    from minigrad._tensor import Tensor, make
+    from minigrad.autograd.graph import Node, new_node
+
+    def slots(cls):
+        return [s for c in cls.__mro__ for s in getattr(c, "__slots__", ()) if s != "__weakref__"]
+
+    x = leaf([1.0, 2.0])
+    for out in (x * 2.0, x.exp(), x * x, mg.stack([x, x, x])):  # a number, one input, two, a list
+        plain = make(np.ones(2))
+        assert [hasattr(out, s) for s in slots(Tensor)] == [hasattr(plain, s) for s in slots(Tensor)]
+        assert all(hasattr(out, s) for s in slots(Tensor))
+        node = out.grad_fn
+        expected = [s for s in slots(type(node)) if node._saves_result or not s.startswith("_result")]
+        assert all(hasattr(node, s) for s in expected), [s for s in expected if not hasattr(node, s)]
+        made = new_node(type(node), (None,), None, node._input_metadata)
+        assert all(hasattr(made, s) for s in slots(Node))

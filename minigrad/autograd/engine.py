@@ -22,6 +22,7 @@ from heapq import heappop, heappush
 import numpy as np
 from numpy import ndarray
 
+from .. import _dtypes
 from .._state import GRAD
 from .._tensor import Tensor, make
 from . import anomaly_mode
@@ -50,7 +51,7 @@ class GraphTask:
     def run(self) -> None:
         """Steps 2 and 3, after `count_dependencies` (and `select`, when only some inputs are asked for)."""
         deps, buffers, ready, needed = self.dependencies, self.buffers, self.ready, self.needed
-        create_graph, watch_all = self.create_graph, anomaly_mode.ENABLED[0]
+        create_graph, keep_graph, watch_all = self.create_graph, self.keep_graph, anomaly_mode.ENABLED[0]
         for node in dict.fromkeys(self.roots):
             if node not in deps:
                 heappush(ready, (-node._sequence_number, node))
@@ -62,11 +63,12 @@ class GraphTask:
                     grads = buffers.pop(node)
                     if needed is not None and not self.capture(node, grads):
                         continue  # autograd.grad, inputs=: nothing this node leads to is asked for
-                    if node._extras is None and not watch_all and type(node) is not AccumulateGrad:
+                    if node._extras is None and not watch_all and (
+                            type(node) is not AccumulateGrad or node.variable._extras.hooks is None):
                         outputs = node._apply(grads, create_graph)
-                    else:  # hooks, retain_grad, a leaf's AccumulateGrad, anomaly mode
+                    else:  # hooks (a leaf's live on the leaf), retain_grad, anomaly mode
                         outputs = self.call_watched(node, grads)
-                    if not self.keep_graph:
+                    if not keep_graph:
                         node._release()
                     nrs = node._next_nrs
                     for i, nxt in enumerate(node._next_nodes):  # hand each gradient on
@@ -77,7 +79,8 @@ class GraphTask:
                             slot = nrs[i] if nrs else 0
                             metadata = nxt._input_metadata
                             shape, dtype = metadata[slot]
-                            if g.__class__ is not ndarray or g.shape != shape or g.dtype != dtype:
+                            array = g._data if create_graph and g.__class__ is Tensor else g
+                            if array.__class__ is not ndarray or array.shape != shape or array.dtype != dtype:
                                 g = fit(node, i, g, shape, dtype, create_graph)
                             buffer = buffers.get(nxt)
                             if buffer is None:
@@ -119,12 +122,11 @@ class GraphTask:
     def select(self, inputs: tuple, accumulate: bool) -> None:
         """Run only what leads to `inputs`. autograd.grad captures the gradient arriving for each input (its
         AccumulateGrad does not run); backward(inputs=) runs the inputs' own nodes, and nothing beyond."""
-        reachable = self.reachable()
         targets = set()
         for k, t in enumerate(inputs):
             node, slot = (t._grad_fn, t._output_nr) if t._grad_fn is not None else (_existing_accumulator(t), 0)
-            if node is None or node not in reachable:
-                continue
+            if node is None or (node not in self.dependencies and node not in self.roots):
+                continue  # not reachable from the roots
             if accumulate:
                 targets.add(node)
                 if t._grad_fn is not None:
@@ -132,9 +134,9 @@ class GraphTask:
             else:
                 self.captures.setdefault(node, []).append((slot, k))
         self.captured = [None] * len(inputs)
-        self.needed = leading_to(reachable, targets, self.captures)
+        self.needed = leading_to(self.topological_order(), targets, self.captures)
 
-    def reachable(self) -> list:
+    def topological_order(self) -> list:
         """Every node reachable from the roots, each after all the nodes that lead to it (Kahn's order)."""
         left = dict(self.dependencies)
         order, stack = [], [n for n in dict.fromkeys(self.roots) if n not in left]
@@ -175,7 +177,11 @@ def leading_to(order: list, targets: set, captures: dict) -> set:
     the nodes it leads to."""
     needed, reach = set(), set()
     for node in reversed(order):
-        beyond = any(nxt in reach for nxt in node._next_nodes)
+        beyond = False
+        for nxt in node._next_nodes:
+            if nxt in reach:
+                beyond = True
+                break
         if beyond or node in targets:
             needed.add(node)
         if beyond or node in targets or node in captures:
@@ -259,10 +265,11 @@ def fit(node, i: int, g, shape: tuple, dtype, create_graph: bool):
         g = make(np.asarray(g))
     elif not create_graph and g.__class__ is not ndarray:
         g = np.asarray(g)
-    if tuple(g.shape) != shape:
+    array = g._data if create_graph else g
+    if array.shape != shape:
         g = sum_to(node, i, g, shape)
-    if g.dtype != dtype:
-        g = g.to(dtype) if isinstance(g, Tensor) else g.astype(dtype)
+    if array.dtype != dtype:
+        g = g.to(_dtypes.FROM_NP[dtype]) if create_graph else g.astype(dtype)
     return g
 
 
@@ -282,13 +289,20 @@ def summed_dims(shape: tuple, target: tuple) -> tuple:
 def sum_to(node, i: int, g, shape: tuple):
     """Sum the gradient `node` computed for its input `i` back to `shape`, with PyTorch's error when it cannot."""
     gshape = tuple(g.shape)
-    if not expandable(shape, gshape):
-        raise RuntimeError(f"Function {node.name()} returned an invalid gradient at index {i} - got {list(gshape)} "
-                           f"but expected shape compatible with {list(shape)}")
-    dims = summed_dims(shape, gshape)
+    dims = _SUMMED.get((gshape, shape))
+    if dims is None:
+        if not expandable(shape, gshape):
+            raise RuntimeError(f"Function {node.name()} returned an invalid gradient at index {i} - got "
+                               f"{list(gshape)} but expected shape compatible with {list(shape)}")
+        if len(_SUMMED) > 1024:
+            _SUMMED.clear()
+        dims = _SUMMED[(gshape, shape)] = summed_dims(shape, gshape)
     if isinstance(g, Tensor):
         return (g.sum(dims, keepdim=True) if dims else g).reshape(shape)
     return np.asarray(np.add.reduce(g, dims, keepdims=True) if dims else g).reshape(shape)
+
+
+_SUMMED: dict = {}  # (gradient shape, input shape) -> the dims sum_to adds up: a network has few of these
 
 
 # -- the entry point -----------------------------------------------------------------------------------------

@@ -10,7 +10,7 @@ from __future__ import annotations
 import functools
 import inspect
 
-from .._state import GRAD
+from .._state import GRAD, INFERENCE_MODE_USED
 
 
 def is_grad_enabled() -> bool:
@@ -131,6 +131,7 @@ class inference_mode(_DecoratorContextManager):
     def __enter__(self):
         self._prev = GRAD.mode
         if self.mode:
+            INFERENCE_MODE_USED[0] = True
             GRAD.mode = -1
         elif GRAD.mode < 0:
             GRAD.mode = 1

@@ -19,7 +19,9 @@ from collections import namedtuple
 
 import numpy as np
 
+from .._dtypes import FROM_NP
 from .._hooks import HookDict, RemovableHandle
+from .._tensor import Tensor, make
 
 __all__ = ["Node", "AccumulateGrad", "RemovableHandle", "saved_tensors_hooks", "save_on_cpu", "get_gradient_edge",
            "track_outputs", "FREED", "InputMetadata"]
@@ -111,8 +113,6 @@ class Node(weakref.ref):
 
     def __call__(self, *grads):
         """`grad_fn(grad)` called by hand: the node's backward on these gradients, nothing else runs."""
-        from .._tensor import Tensor, make  # lazy: Tensor's module imports this one's neighbours first
-
         arrays = [g._data if isinstance(g, Tensor) else g for g in grads]
         outs = [None if g is None else make(np.asarray(g)) for g in self._apply(arrays, False)]
         return outs[0] if len(outs) == 1 else tuple(outs)
@@ -121,8 +121,6 @@ class Node(weakref.ref):
     @property
     def input_metadata(self) -> tuple:
         """Shape and dtype of the gradient each input slot of this node receives (PyTorch: `_input_metadata`)."""
-        from .._dtypes import FROM_NP  # lazy: only introspection needs dtype names
-
         return tuple(InputMetadata(tuple(shape), repr(FROM_NP[np.dtype(dtype)])) for shape, dtype in
                      self._input_metadata)
 
@@ -195,14 +193,39 @@ class Node(weakref.ref):
         return ref() if ref is not None else None
 
 
-def new_node(cls: type, next_nodes: tuple, next_nrs: tuple | None, input_metadata: tuple, output=None) -> Node:
-    """The one place a node is made: its edges (the next node per input, None where no gradient flows,
-    and the input number at each, None when all are 0), its number, what its output slots receive, and
-    the tensor it made."""
+# -- what a node's output slots receive ----------------------------------------------------------------
+_METADATA: dict = {}  # (shape, dtype) -> ((shape, dtype),): one shared description per shape and dtype
+_BY_SHAPE: dict = {}  # shape -> the description last used for it (one lookup in a one-dtype program)
+
+
+def metadata_of(array: np.ndarray) -> tuple:
+    """((shape, dtype),): what the gradient of an output of this shape and dtype must look like. Shared
+    between nodes (a graph has many nodes of few shapes, and every tuple is work for Python's cyclic GC)."""
+    shape = array.shape
+    meta = _BY_SHAPE.get(shape)
+    if meta is not None and meta[0][1] is array.dtype:
+        return meta
+    key = (shape, array.dtype)
+    meta = _METADATA.get(key)
+    if meta is None:
+        if len(_METADATA) > 4096:
+            _METADATA.clear()
+            _BY_SHAPE.clear()
+        meta = _METADATA[key] = (key,)
+    _BY_SHAPE[shape] = meta
+    return meta
+
+
+def new_node(cls: type, next_nodes: tuple, next_nrs: tuple | None, input_metadata: tuple, output=None,
+             sequence_number: int | None = None) -> Node:
+    """A node: its edges (the next node per input, None where no gradient flows, and the input number at
+    each, None when all are 0), its number (the next one unless given), what its output slots receive, and
+    the tensor it made. Ops' nodes are made by `ops.recording.record`, which writes these same steps out in
+    line (it runs once per op of every forward pass); every other node is made here."""
     node = weakref.ref.__new__(cls, output if output is not None and TRACK_OUTPUTS[0] else NO_OUTPUT)
     node._next_nodes = next_nodes
     node._next_nrs = next_nrs
-    node._sequence_number = next(SEQUENCE)
+    node._sequence_number = next(SEQUENCE) if sequence_number is None else sequence_number
     node._input_metadata = input_metadata
     node._extras = None
     return node
@@ -215,12 +238,6 @@ class AccumulateGrad(Node):
 
     def name(self) -> str:
         return "minigrad::autograd::AccumulateGrad"
-
-    @property
-    def _input_metadata(self) -> tuple:
-        """The gradient it receives has its leaf's shape and dtype."""
-        d = self.variable._data
-        return ((d.shape, d.dtype),)
 
     def __lt__(self, other) -> bool:
         """Backward's ready queue (a heap) orders nodes by sequence number. AccumulateGrad nodes all share the
@@ -243,14 +260,11 @@ def accumulator(leaf) -> AccumulateGrad:
     """The leaf's AccumulateGrad: the live one if a graph (or the learner) still holds it, else a new one.
 
     The leaf refers to it weakly (as PyTorch's leaf does), so no cycle forms and it dies with the last graph."""
-    extras = leaf._get_extras()
-    node = extras.accumulator() if extras.accumulator is not None else None
-    if node is None:
-        node = weakref.ref.__new__(AccumulateGrad, NO_OUTPUT)
-        node._next_nodes = ()
-        node._next_nrs = None
-        node._sequence_number = ACCUMULATE_GRAD_SEQUENCE_NR
-        node._extras = None
+    extras = leaf._extras if leaf._extras is not None else leaf._get_extras()
+    ref = extras.accumulator
+    node = ref() if ref is not None else None
+    if node is None:  # the gradient it receives has the leaf's shape and dtype
+        node = new_node(AccumulateGrad, (), None, metadata_of(leaf._data), None, ACCUMULATE_GRAD_SEQUENCE_NR)
         node.variable = leaf
         extras.accumulator = weakref.ref(node)
     return node
@@ -264,8 +278,6 @@ def accumulate_grad(var, g, create_graph: bool) -> None:
     differentiable tensor is made. A new `.grad` never shares memory with anything else (the engine may hand
     one array to two leaves).
     """
-    from .._tensor import Tensor, make  # lazy: Tensor's module imports graph's lower neighbours first
-
     if g is None:
         return
     old = var._grad

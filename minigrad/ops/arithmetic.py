@@ -23,32 +23,34 @@ from .registry import Sample, declare
 
 # -- derivative rows ----------------------------------------------------------------------------------------
 AddBackward0 = rule("AddBackward0", "self other", saves="alpha", defaults={"alpha": 1},
-                    text="grad_self = grad, grad_other = grad * alpha",
+                    elementwise=True, text="grad_self = grad, grad_other = grad * alpha",
                     self=lambda grad: grad,
                     other=lambda grad, alpha: grad if alpha == 1 else grad * alpha)
 SubBackward0 = rule("SubBackward0", "self other", saves="alpha", defaults={"alpha": 1},
-                    text="grad_self = grad, grad_other = -grad * alpha",
+                    elementwise=True, text="grad_self = grad, grad_other = -grad * alpha",
                     self=lambda grad: grad,
                     other=lambda grad, alpha: -grad if alpha == 1 else -grad * alpha)
-RsubBackward1 = rule("RsubBackward1", "self", saves="alpha", defaults={"alpha": 1}, text="grad_self = -grad * alpha",
+RsubBackward1 = rule("RsubBackward1", "self", saves="alpha", defaults={"alpha": 1}, elementwise=True,
+                     text="grad_self = -grad * alpha",
                      self=lambda grad, alpha: -grad if alpha == 1 else -grad * alpha)
 MulBackward0 = rule("MulBackward0", "self other", saves="self other",
-                    text="grad_self = grad * other, grad_other = grad * self",
+                    elementwise=True, text="grad_self = grad * other, grad_other = grad * self",
                     self=lambda grad, other: grad * other,
                     other=lambda grad, self: grad * self)
 DivBackward0 = rule("DivBackward0", "self other", saves="self other",
-                    text="grad_self = grad / other, grad_other = -grad * self / other²",
+                    elementwise=True, text="grad_self = grad / other, grad_other = -grad * self / other²",
                     self=lambda grad, other: grad / other,
                     other=lambda grad, self, other: -grad * self / (other * other))
 DivBackward2 = rule("DivBackward2", "self other", saves="self other rounding_mode",
                     text="grad_self = 0, grad_other = 0  (rounded division is flat almost everywhere)",
                     self=lambda grad, self, other: xp.zeros_like(grad),
                     other=lambda grad, self, other: xp.zeros_like(grad))
-NegBackward0 = rule("NegBackward0", "self", text="grad_self = -grad", self=lambda grad: -grad)
-ReciprocalBackward0 = rule("ReciprocalBackward0", "self", saves="result", text="grad_self = -grad * result²",
+NegBackward0 = rule("NegBackward0", "self", elementwise=True, text="grad_self = -grad", self=lambda grad: -grad)
+ReciprocalBackward0 = rule("ReciprocalBackward0", "self", saves="result", elementwise=True,
+                           text="grad_self = -grad * result²",
                            self=lambda grad, result: -grad * result * result)
 PowBackward0 = rule("PowBackward0", "self", saves="self exponent",
-                    text="grad_self = grad * exponent * self^(exponent - 1)",
+                    elementwise=True, text="grad_self = grad * exponent * self^(exponent - 1)",
                     self=lambda grad, self, exponent:
                     xp.zeros_like(grad) if exponent == 0 else grad * exponent * self ** (exponent - 1))
 PowBackward1 = rule("PowBackward1", "self exponent", saves="self exponent result",

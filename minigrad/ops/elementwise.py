@@ -40,7 +40,7 @@ def unary(name: str, np_fn, node: str, *, saves: str, grad, text: str, domain: s
     """Declare `name`: `np_fn` elementwise, recorded as the node `node` with the derivative `grad(grad, ...)`
     (reading what `saves` names). Integer and bool inputs compute in the default float unless `keeps_dtype`.
     Returns the op's function."""
-    node_cls = rule(node, "self", saves, text=text, self=grad)
+    node_cls = rule(node, "self", saves, text=text, elementwise=True, self=grad)
 
     def op(self):
         d = self._data

@@ -7,6 +7,7 @@ lists and NumPy arrays become constant tensors; a NumPy scalar counts as a Pytho
 from __future__ import annotations
 
 import builtins
+import math
 
 import numpy as np
 
@@ -104,9 +105,9 @@ _SCALARS: dict = {}  # float -> read-only 0-d float64 array
 
 def float_operand(d: np.ndarray, v: float):
     """A Python float `v` ready to combine with the floating array `d`: for float64, a cached 0-d array,
-    which NumPy combines with an array faster than a Python float (the same float64 result). 0.0, -0.0
-    and NaN stay Python floats (a cache keyed by value cannot tell them apart)."""
-    if d.dtype is not _F64 or not v or v != v:
+    which NumPy combines with an array faster than a Python float (the same float64 result). A cache keyed
+    by value cannot tell 0.0 from -0.0 (equal keys), so -0.0 and NaN stay Python floats."""
+    if d.dtype is not _F64 or v != v or (v == 0.0 and math.copysign(1.0, v) < 0):
         return v
     z = _SCALARS.get(v)
     if z is None:

@@ -18,16 +18,31 @@ from __future__ import annotations
 
 import inspect
 import re
+import weakref
 
 import numpy as np
 
 from .._state import GRAD
 from .._tensor import Tensor, make
 from ..autograd import anomaly_mode
-from ..autograd.graph import FREED, SAVED_HOOKS, Node, Packed, accumulator, forward_op_name, freed_error, new_node
+from ..autograd.graph import (
+    FREED,
+    NO_OUTPUT,
+    SAVED_HOOKS,
+    SEQUENCE,
+    TRACK_OUTPUTS,
+    Node,
+    Packed,
+    accumulator,
+    forward_op_name,
+    freed_error,
+    metadata_of,
+)
 
 _INPUT, _RESULT, _ARG = range(3)  # where a formula's parameter comes from
 _new = object.__new__
+_new_ref = weakref.ref.__new__
+_ndarray = np.ndarray
 
 INFERENCE_SAVED = (
     "Inference tensors cannot be saved for backward. Please do not use Tensors created in inference mode in "
@@ -44,12 +59,11 @@ class RuleNode(Node):
     # set by rule() on each node class
     _inputs: tuple = ()  # input names, in next_functions order
     _formulas: tuple = ()  # per input: (function, ((source, key), ...) of its parameters after grad)
-    _read_by: tuple = ()  # per input: a bit mask of the inputs whose formulas read it
-    _reads_inputs = 0  # the inputs whose formulas read any input
-    _result_read_by = 0  # the inputs whose formulas read the result
+    _keeps: tuple = ()  # per mask of the inputs that need a gradient: (which inputs to keep or None, keep result?)
     _variadic = False  # one input that is a list of tensors (cat, stack): its formula returns a list
     _saves_result = False
     _multi = False  # several outputs (split, unbind): formulas take `grads`
+    _elementwise = False  # the output has the first input's shape and dtype when the other inputs are numbers
     _exposed: frozenset = frozenset()  # the names `_saved_<name>` shows
     _shown: dict = {}  # name -> f(node, value): how `_saved_<name>` shows a value stored in another form
     _text = ""
@@ -196,13 +210,15 @@ def _zeros(meta, create_graph: bool):
 
 # -- declaring a rule ---------------------------------------------------------------------------------
 def rule(name: str, inputs: str, saves: str = "", *, text: str, multi: bool = False, shown: dict | None = None,
-         defaults: dict | None = None, **formulas) -> type:
+         defaults: dict | None = None, elementwise: bool = False, **formulas) -> type:
     """Declare the node class `name`: one row of the derivative table (see the module docstring). With
     `multi`, the node has several outputs and its formulas take `grads`, the list of their gradients.
 
     `text` is the one-line rule the animation shows. `shown` maps a saved argument to `f(node, value)`,
     what `_saved_<name>` shows when the op stores something cheaper to keep. `defaults` are the values of
-    saved arguments an op need not pass (add's `alpha=1`)."""
+    saved arguments an op need not pass (add's `alpha=1`). `elementwise`: the op's output has the shape
+    and dtype of its first input whenever its other inputs are Python numbers (exp, `x * 2`), so the node
+    takes its output's metadata from that input's node."""
     input_names = tuple(inputs.split())
     variadic = len(input_names) == 1 and input_names[0].endswith("[]")
     if variadic:
@@ -221,15 +237,12 @@ def rule(name: str, inputs: str, saves: str = "", *, text: str, multi: bool = Fa
     text_args = tuple(n for n in saved_names if n not in input_names and n != "result"
                       and re.search(rf"\b{re.escape(n)}\b", text))
     saved = {f"{prefix}{key}": _saved_property(key) for key in exposed for prefix in ("_saved_", "_raw_saved_")}
-    read_by = _read_by(reads, input_names, variadic)
-    reads_inputs = 0
-    for bits in read_by:
-        reads_inputs |= bits
     return type(name, (RuleNode,), {
         **saved, "__slots__": (), "__module__": __name__, "__doc__": f"{name}: {text}",
-        "_inputs": input_names, "_formulas": tuple(compiled), "_variadic": variadic, "_read_by": read_by,
-        "_reads_inputs": reads_inputs, "_result_read_by": _result_read_by(reads, variadic),
-        "_saves_result": saves_result, "_multi": multi, "_exposed": frozenset(exposed), "_shown": shown or {},
+        "_inputs": input_names, "_formulas": tuple(compiled), "_variadic": variadic,
+        "_keeps": _keeps(reads, input_names),
+        "_saves_result": saves_result, "_multi": multi, "_elementwise": elementwise, "_exposed": frozenset(exposed),
+        "_shown": shown or {},
         "_text": text, "_text_args": text_args, "_defaults": defaults or {},
     })
 
@@ -255,18 +268,16 @@ def _sources(node: str, inp: str, fn, input_names: tuple, saved_names: tuple, fi
     return tuple(sources), used
 
 
-def _read_by(reads: list, input_names: tuple, variadic: bool) -> tuple:
-    """For each input, a bit mask of the inputs whose formulas read it (bit i: input i's formula). A list
-    input (cat, stack) has one formula for all its tensors: any of them needing a gradient runs it."""
-    if variadic:
-        return (-1 if reads[0] - {"result"} else 0,)
-    return tuple(sum(1 << i for i, r in enumerate(reads) if name in r) for name in input_names)
-
-
-def _result_read_by(reads: list, variadic: bool) -> int:
-    if variadic:
-        return -1 if "result" in reads[0] else 0
-    return sum(1 << i for i, r in enumerate(reads) if "result" in r)
+def _keeps(reads: list, input_names: tuple) -> tuple:
+    """What a node keeps, for each mask of the inputs that need a gradient (bit i: input i; a list input such
+    as cat's is one input, one bit): (a bool per input, or None when no input is kept; keep the result?).
+    A node keeps only what the formulas it will run read, as PyTorch does."""
+    table = []
+    for mask in range(1 << len(input_names)):
+        running = [r for i, r in enumerate(reads) if mask >> i & 1]
+        keep = tuple(any(name in r for r in running) for name in input_names)
+        table.append((keep if any(keep) else None, any("result" in r for r in running)))
+    return tuple(table)
 
 
 def _saved_property(key: str) -> property:
@@ -283,54 +294,74 @@ def _not_differentiable(node: str, inp: str):
 def record(cls, result, inputs: tuple, **args) -> Tensor:
     """Wrap the array `result` in a Tensor whose grad_fn is a new `cls` node over `inputs`: the path every
     op takes when grad mode is on and an input requires grad (the caller has checked). `args` are the op's
-    other arguments that the row saves (`dim=`, `exponent=`...)."""
-    out = make(result, None, True)
-    result = out._data
-    meta = _BY_SHAPE.get(result.shape)
-    if meta is None or meta[0][1] is not result.dtype:
-        meta = metadata_of(result)
-    # An edge per input that requires grad, to its node or to a leaf's AccumulateGrad (made when the leaf
-    # enters its first graph). `mask` has a bit per such input. Most ops have one or two inputs.
+    other arguments that the row saves (`dim=`, `exponent=`...).
+
+    This is where an op's output and its node are made, together: the node is the weak reference to its
+    output, so the tensor comes first. Every op of every forward pass comes through here, so its steps are
+    written out in line, for the one- and two-input ops that are most of them (see CONTRIBUTING.md)."""
+    # 1. The output tensor (the same slots as `make` sets; tests/test_engine.py checks they agree).
+    out = _new(Tensor)
+    out._data = result = result if result.__class__ is _ndarray else np.asarray(result)
+    out._grad_fn = None
+    out._requires_grad = True
+    out._grad = out._version_counter = out._base = out._extras = None
+    out._output_nr = 0
+    # 2. Its node: an edge per input, to the node that made it or to a leaf's AccumulateGrad (made when the
+    # leaf first enters a graph), None where no gradient flows. Bit i of `mask`: input i needs a gradient.
+    # 3. What it keeps: what the formulas of the inputs that need a gradient read (the `_keeps` table), with
+    # the version each kept tensor is at now (None when all are at 0, unwritten: nearly always).
+    node = _new_ref(cls, out if TRACK_OUTPUTS[0] else NO_OUTPUT)
+    node._sequence_number = next(SEQUENCE)
+    meta = None  # what the gradient of the output must look like: an elementwise op's is its input's
+    node._extras = None
+    node._args = args or cls._defaults
+    node._kept_versions = None
     if len(inputs) == 1:  # an op of one input records only when that input requires grad
         a = inputs[0]
-        node = new_node(cls, (a._grad_fn if a._grad_fn is not None else accumulator(a),),
-                        (a._output_nr,) if a._output_nr else None, meta, out)
-        mask = 1
-    elif len(inputs) == 2:
+        prev = a._grad_fn
+        node._next_nodes = (prev if prev is not None else accumulator(a),)
+        node._next_nrs = (a._output_nr,) if a._output_nr else None
+        if cls._elementwise and prev is not None and len(prev._input_metadata) == 1:
+            meta = prev._input_metadata
+        keep, keep_result = cls._keeps[1]
+        node._kept_inputs = None if keep is None else inputs
+        if keep is not None and (a._version_counter is not None or a._extras is not None):
+            node._kept_versions = _versions(inputs)
+    elif len(inputs) == 2 and not cls._variadic:  # `a op b`: either may be a number, or a tensor not requiring grad
         a, b = inputs
-        na = (a._grad_fn if a._grad_fn is not None else accumulator(a)) if isinstance(a, Tensor) and \
-            a._requires_grad else None
-        nb = (b._grad_fn if b._grad_fn is not None else accumulator(b)) if isinstance(b, Tensor) and \
-            b._requires_grad else None
-        nrs = None
+        ta = isinstance(a, Tensor)
+        tb = isinstance(b, Tensor)
+        na = (a._grad_fn if a._grad_fn is not None else accumulator(a)) if ta and a._requires_grad else None
+        nb = (b._grad_fn if b._grad_fn is not None else accumulator(b)) if tb and b._requires_grad else None
+        node._next_nodes = (na, nb)
+        node._next_nrs = None
         if (na is not None and a._output_nr) or (nb is not None and b._output_nr):
-            nrs = (a._output_nr if na is not None else 0, b._output_nr if nb is not None else 0)
-        node = new_node(cls, (na, nb), nrs, meta, out)
-        mask = (na is not None) | (nb is not None) << 1
-    else:
-        nodes, nrs, mask = _edges(inputs, cls._variadic)
-        node = new_node(cls, nodes, nrs, meta, out)
-    node._args = args or cls._defaults
-    # Keep what the formulas of the inputs that need a gradient read: input i when `mask` meets the inputs
-    # whose formulas read it; the result when `mask` meets those that read the result.
-    if not mask & cls._reads_inputs:
-        node._kept_inputs = node._kept_versions = None
-    else:
-        read_by = cls._read_by
-        if len(inputs) == 2:
-            kept = (inputs[0] if mask & read_by[0] else None, inputs[1] if mask & read_by[1] else None)
-        elif cls._variadic:
-            kept = inputs
+            node._next_nrs = (a._output_nr if na is not None else 0, b._output_nr if nb is not None else 0)
+        if cls._elementwise and not tb and ta and a._grad_fn is not None and len(a._grad_fn._input_metadata) == 1:
+            meta = a._grad_fn._input_metadata  # `tensor op number`: the tensor's shape and dtype
+        keep, keep_result = cls._keeps[(na is not None) | (nb is not None) << 1]
+        if keep is None:
+            node._kept_inputs = None
         else:
-            kept = tuple([a if mask & r else None for a, r in zip(inputs, read_by)])
-        node._kept_inputs = kept if not SAVED_HOOKS else _packed(kept)
-        node._kept_versions = None
-        for a in kept:  # the version each kept tensor is at now: almost always 0 (no in-place write yet)
-            if isinstance(a, Tensor) and (a._version_counter is not None or a._extras is not None):
-                node._kept_versions = _versions(kept)
-                break
+            keep_a, keep_b = keep
+            node._kept_inputs = (a if keep_a else None, b if keep_b else None)
+            if (keep_a and ta and (a._version_counter is not None or a._extras is not None)) or \
+                    (keep_b and tb and (b._version_counter is not None or b._extras is not None)):
+                node._kept_versions = _versions(node._kept_inputs)
+    else:
+        node._next_nodes, node._next_nrs, mask = _edges(inputs, cls._variadic)
+        keep, keep_result = cls._keeps[mask]
+        if keep is None:
+            node._kept_inputs = None
+        else:
+            node._kept_inputs = inputs if cls._variadic else tuple([a if k else None for a, k in zip(inputs, keep)])
+            if any(isinstance(a, Tensor) and (a._version_counter is not None or a._extras is not None)
+                   for a in node._kept_inputs):
+                node._kept_versions = _versions(node._kept_inputs)
+    node._input_metadata = meta if meta is not None else metadata_of(result)
+    if SAVED_HOOKS and node._kept_inputs is not None:
+        node._kept_inputs = _packed(node._kept_inputs)
     if cls._saves_result:
-        keep_result = mask & cls._result_read_by
         node._result = result if keep_result else None
         node._result_counter = None  # made when something first needs the output's counter (_counter_made)
         node._result_version = 0
@@ -342,20 +373,28 @@ def record(cls, result, inputs: tuple, **args) -> Tensor:
 
 def _versions(kept: tuple) -> tuple | None:
     """The version each kept tensor is at (None when all are 0); an inference tensor cannot be kept."""
-    versions = tuple([_version_at_save(a) if isinstance(a, Tensor) else 0 for a in kept])
-    return versions if any(versions) else None
+    versions = []
+    for a in kept:
+        if isinstance(a, Tensor):
+            if a._extras is not None and a._extras.inference:
+                raise RuntimeError(INFERENCE_SAVED)
+            counter = a._version_counter
+            versions.append(counter.value if counter is not None else 0)
+        else:
+            versions.append(0)
+    return tuple(versions) if any(versions) else None
 
 
 def _edges(inputs: tuple, variadic: bool) -> tuple:
     """`record`'s edges for an op of three or more inputs, or a list of tensors (cat, stack): (nodes, input
-    numbers or None, mask). A list's formula serves all its tensors: its mask is -1 (all bits) when any of
+    numbers or None, mask). A list's formula serves all its tensors: its mask is 1 (its one bit) when any of
     them requires grad, so the time stays linear in the list's length."""
     nodes, nrs, mask = [], [0] * len(inputs), 0
     for i, a in enumerate(inputs):
         if isinstance(a, Tensor) and a._requires_grad:
             nodes.append(a._grad_fn if a._grad_fn is not None else accumulator(a))
             nrs[i] = a._output_nr
-            mask = -1 if variadic else mask | 1 << i
+            mask = 1 if variadic else mask | 1 << i
         else:
             nodes.append(None)
     return tuple(nodes), tuple(nrs) if any(nrs) else None, mask
@@ -370,32 +409,6 @@ def record_multi(cls, results: list, inputs: tuple, **args) -> list:
     for i, t in enumerate(outs):
         t._output_nr = i
     return outs
-
-
-_METADATA: dict = {}  # (shape, dtype) -> ((shape, dtype),): one shared description per shape and dtype
-_BY_SHAPE: dict = {}  # shape -> the description last used for it (one lookup in a one-dtype program)
-
-
-def metadata_of(array: np.ndarray) -> tuple:
-    """((shape, dtype),): what the gradient of an output of this shape and dtype must look like. Shared
-    between nodes (a graph has many nodes of few shapes, and every tuple is work for Python's cyclic GC)."""
-    key = (array.shape, array.dtype)
-    meta = _METADATA.get(key)
-    if meta is None:
-        if len(_METADATA) > 4096:
-            _METADATA.clear()
-            _BY_SHAPE.clear()
-        meta = _METADATA[key] = (key,)
-    _BY_SHAPE[array.shape] = meta
-    return meta
-
-
-def _version_at_save(t: Tensor) -> int:
-    """The version a saved tensor has now (0 unless modified in place); inference tensors cannot be saved."""
-    extras = t._extras
-    if extras is not None and extras.inference:
-        raise RuntimeError(INFERENCE_SAVED)
-    return t._version
 
 
 def _packed(kept: tuple) -> tuple:
