@@ -99,14 +99,17 @@ class GraphTask:
         """Step 1: how many edges lead into each node reachable from the roots (iteratively: a chain of a
         million nodes is fine)."""
         deps = self.dependencies
-        stack = list(dict.fromkeys(self.roots))
-        seen = set(stack)
+        roots = set(self.roots)
+        stack = list(roots)
         while stack:
             for nxt in stack.pop()._next_nodes:
-                if nxt is not None:
-                    deps[nxt] = deps.get(nxt, 0) + 1
-                    if nxt not in seen:
-                        seen.add(nxt)
+                if nxt is None:
+                    continue
+                if nxt in deps:
+                    deps[nxt] += 1
+                else:  # first reached: walk on from it (a root is walked from already)
+                    deps[nxt] = 1
+                    if nxt not in roots:
                         stack.append(nxt)
 
     def call_watched(self, node, grads: list) -> list:
