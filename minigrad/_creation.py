@@ -10,6 +10,7 @@ import numpy as np
 from . import _dtypes
 from ._device import check as _check_device
 from ._random import default_generator
+from ._state import GRAD
 from ._tensor import Tensor, _as_array_data, make
 
 REQUIRES_GRAD_DTYPE = "Only Tensors of floating point and complex dtype can require gradients"
@@ -343,7 +344,6 @@ def normal(mean, std=1.0, size=None, *, generator=None, out=None, dtype=None, la
     A tensor mean or std broadcasts; the result has the tensor mean's dtype (else the tensor std's).
     Gradients through the samples (PyTorch's NormalBackward nodes) are not implemented yet.
     """
-    from .autograd.grad_mode import is_grad_enabled
 
     def kind(x) -> str:
         if isinstance(x, Tensor):
@@ -366,7 +366,7 @@ def normal(mean, std=1.0, size=None, *, generator=None, out=None, dtype=None, la
         raise NotImplementedError("minigrad: normal(out=...) is not implemented; use the returned tensor.")
     _check_device(device)
     if km == "Tensor" or ks == "Tensor":
-        if is_grad_enabled() and any(isinstance(t, Tensor) and t._requires_grad for t in (mean, std)):
+        if GRAD.mode > 0 and any(isinstance(t, Tensor) and t._requires_grad for t in (mean, std)):
             raise NotImplementedError(
                 "minigrad does not implement gradients of torch.normal yet (PyTorch records NormalBackward1/2/3 "
                 "when mean or std requires grad).\nhint: write the sample as mean + std * torch.randn_like(mean), "

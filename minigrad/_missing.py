@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from ._torch_tensor_names import TENSOR_NAMES
+
 
 def missing_name(module: str, torch_prefix: str):
     """A module-level `__getattr__` for `module`, whose PyTorch twin is `torch_prefix` (e.g. 'torch.nn')."""
@@ -35,7 +37,6 @@ class _MissingAttribute:
 
 def install_tensor_stubs(cls) -> frozenset:
     """Put a `_MissingAttribute` on `cls` for each PyTorch Tensor name it does not define; returns the names."""
-    from ._torch_tensor_names import TENSOR_NAMES
 
     added = []
     for name in TENSOR_NAMES:

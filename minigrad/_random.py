@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+import ast
+
 import numpy as np
+
+from ._device import CPU
+from ._tensor import make
 
 
 class Generator:
@@ -26,19 +31,13 @@ class Generator:
         return self._seed
 
     def get_state(self):
-        from ._creation import tensor
-
-        return tensor(np.frombuffer(repr(self._np.bit_generator.state).encode(), dtype=np.uint8).copy())
+        return make(np.frombuffer(repr(self._np.bit_generator.state).encode(), dtype=np.uint8).copy())
 
     def set_state(self, state) -> None:
-        import ast
-
         self._np.bit_generator.state = ast.literal_eval(bytes(state._data).decode())
 
     @property
     def device(self):
-        from ._device import CPU
-
         return CPU
 
 

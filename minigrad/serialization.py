@@ -24,7 +24,9 @@ from typing import Any
 
 import numpy as np
 
+from ._device import device
 from ._tensor import Tensor, make
+from .nn.parameter import Parameter
 
 FORMAT = "minigrad-save"
 VERSION = 2  # 1: one array per tensor (still read); 2: storages, views, references
@@ -85,7 +87,6 @@ class _Writer:
         return self.ids[id(obj)]
 
     def tensor(self, t: Tensor) -> dict:
-        from .nn.parameter import Parameter
 
         key, offset, strides = self.storage(t._data)
         return {"kind": "tensor", "id": self.remember(t), "storage": key, "offset": offset,
@@ -150,7 +151,6 @@ _PICKLE_ARGS = ("encoding", "errors", "fix_imports", "buffers")
 
 def _check_map_location(map_location) -> None:
     """PyTorch's rules on a CPU-only machine (minigrad's files hold CPU tensors, tagged 'cpu')."""
-    from ._device import device
 
     if map_location is None or isinstance(map_location, device):
         return
@@ -402,7 +402,6 @@ class _Reader:
             arr = self.read(key)
         requires_grad = node.get("requires_grad", False) and arr.dtype.kind == "f"
         if node.get("parameter", False):
-            from .nn.parameter import Parameter
 
             t = Parameter(make(arr), requires_grad=requires_grad)
         else:

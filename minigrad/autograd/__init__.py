@@ -6,6 +6,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from .._creation import tensor
 from .._tensor import Size, Tensor, make, ones_like_array
 from . import anomaly_mode, engine, grad_mode, graph
 from .anomaly_mode import detect_anomaly, set_detect_anomaly
@@ -38,8 +39,6 @@ def _make_grads(outputs: tuple, grads: tuple, create_graph: bool) -> list:
             out.append(make(arr) if create_graph else arr)
             continue
         if not hasattr(g, "_data"):
-            from .._creation import tensor
-
             g = tensor(g, dtype=t.dtype)
         if g._data.shape != t._data.shape:
             raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of {Size(g._data.shape)} and "

@@ -7,6 +7,8 @@ import warnings
 
 import numpy as np
 
+from .._stacklevel import user_stacklevel
+
 ENABLED = [False, True]  # [detect anomalies, check for NaN]
 
 
@@ -81,6 +83,4 @@ def _warn_forward(node) -> None:
 
 
 def _engine_stacklevel() -> int:
-    from .engine import user_stacklevel
-
     return user_stacklevel() - 1  # counted from _warn_forward, one frame below this one

@@ -14,8 +14,6 @@ backward runs, so the backward pass is itself recorded and can be differentiated
 
 from __future__ import annotations
 
-import os
-import sys
 import warnings
 from heapq import heappop, heappush
 
@@ -23,6 +21,7 @@ import numpy as np
 from numpy import ndarray
 
 from .. import _dtypes
+from .._stacklevel import user_stacklevel
 from .._state import GRAD
 from .._tensor import Tensor, make
 from . import anomaly_mode
@@ -319,15 +318,6 @@ def run_backward(roots: list, grads: list, keep_graph: bool, create_graph: bool,
         task.select(inputs, accumulate)
     task.run()
     return None if accumulate else task.captured_grads(allow_unused)
-
-
-def user_stacklevel() -> int:
-    """The `stacklevel` that points a warning at the first frame outside minigrad (the learner's line)."""
-    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    frame, level = sys._getframe(1), 1
-    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(package):
-        frame, level = frame.f_back, level + 1
-    return level
 
 
 def warn_create_graph_backward() -> None:

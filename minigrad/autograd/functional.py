@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._tensor import Tensor, make
 from . import grad as _grad
 
 
 def _tup(x):
-    from .._tensor import Tensor
 
     return (x,) if isinstance(x, Tensor) else tuple(x)
 
@@ -20,7 +20,6 @@ def _prepare(inputs, create_graph: bool):
 
 
 def _fill(grads, like):
-    from .._tensor import make
 
     return tuple(make(np.zeros_like(t._data)) if g is None else g for g, t in zip(grads, like))
 
@@ -51,7 +50,6 @@ def vjp(func, inputs, v=None, create_graph: bool = False, strict: bool = False):
 
 
 def _detached(outs):
-    from .._tensor import Tensor
 
     if isinstance(outs, Tensor):
         return outs.detach()
@@ -60,7 +58,6 @@ def _detached(outs):
 
 def jvp(func, inputs, v=None, create_graph: bool = False, strict: bool = False):
     """(func(inputs), J v), through the double-vjp trick (reverse mode twice)."""
-    from .._tensor import make
 
     ins = _prepare(inputs, create_graph)
     if v is None:
@@ -87,7 +84,6 @@ def jvp(func, inputs, v=None, create_graph: bool = False, strict: bool = False):
 def jacobian(func, inputs, create_graph: bool = False, strict: bool = False, vectorize: bool = False,
              strategy: str = "reverse-mode"):
     """The Jacobian, one `autograd.grad` call per output element."""
-    from .._tensor import make
 
     single_in = not isinstance(inputs, (tuple, list))
     ins = _prepare(inputs, create_graph)
@@ -110,7 +106,7 @@ def jacobian(func, inputs, create_graph: bool = False, strict: bool = False, vec
                 rows[i].append(g if g is not None else make(np.zeros_like(t._data)))
         per_input = []
         for i, t in enumerate(ins):
-            from ..ops.joining import stack
+            from ..ops.joining import stack  # lazy: the ops load after autograd's package (they use its graph)
 
             if rows[i]:
                 j = stack(rows[i], 0).reshape(o._data.shape + t._data.shape)

@@ -11,13 +11,15 @@ import warnings
 
 import numpy as np
 
+from .._tensor import Tensor, make
+from . import grad as autograd_grad
+
 
 class GradcheckError(RuntimeError):
     """Raised by gradcheck when the analytical and numerical gradients disagree."""
 
 
 def _as_tuple(x) -> tuple:
-    from .._tensor import Tensor
 
     if isinstance(x, Tensor):
         return (x,)
@@ -50,8 +52,6 @@ def _numerical(func, inputs, diff_idx, eps):
 
 
 def _analytical(func, inputs, diff_idx):
-    from .._tensor import make
-    from . import grad as autograd_grad
 
     outs = _as_tuple(func(*inputs))
     diff_inputs = [inputs[i] for i in diff_idx]
@@ -76,7 +76,6 @@ def gradcheck(func, inputs, *, eps: float = 1e-6, atol: float = 1e-5, rtol: floa
               check_batched_forward_grad: bool = False, check_forward_ad: bool = False,
               check_backward_ad: bool = True, fast_mode: bool = False, masked=None) -> bool:
     """True when autograd's gradients of `func` at `inputs` match finite differences."""
-    from .._tensor import Tensor
 
     inputs = _as_tuple(inputs)
     diff_idx = [i for i, t in enumerate(inputs) if isinstance(t, Tensor) and t._requires_grad]
@@ -106,7 +105,6 @@ def gradcheck(func, inputs, *, eps: float = 1e-6, atol: float = 1e-5, rtol: floa
 
 
 def _show(a: np.ndarray) -> str:
-    from .._tensor import make
 
     return repr(make(a.astype(np.float64)))
 
@@ -123,8 +121,6 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps: float = 1e-6, atol: f
                   check_batched_grad: bool = False, check_fwd_over_rev: bool = False,
                   check_rev_over_rev: bool = True, fast_mode: bool = False, masked: bool = False) -> bool:
     """gradcheck of the gradient itself: checks second derivatives (create_graph=True)."""
-    from .._tensor import Tensor, make
-    from . import grad as autograd_grad
 
     inputs = _as_tuple(inputs)
     if grad_outputs is None:

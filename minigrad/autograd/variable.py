@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import warnings
 
+from .._creation import tensor
+from .._tensor import Tensor, make
+
 
 class _VariableMeta(type):
     def __instancecheck__(cls, obj) -> bool:
-        from .._tensor import Tensor
 
         return isinstance(obj, Tensor)
 
@@ -17,9 +19,6 @@ class Variable(metaclass=_VariableMeta):
     """`Variable(t, requires_grad=False, volatile=False)` -> a Tensor sharing `t`'s storage."""
 
     def __new__(cls, data=None, requires_grad: bool = False, volatile: bool = False):
-        from .._creation import tensor
-        from .._tensor import Tensor, make
-
         if volatile:
             warnings.warn("volatile was removed and now has no effect. Use `with minigrad.no_grad():` instead.",
                           UserWarning, stacklevel=2)

@@ -20,6 +20,8 @@ from .._state import GRAD
 from .._tensor import Size, Tensor
 from ..autograd.grad_mode import no_grad
 from ..autograd.graph import SEQUENCE, AccumulateGrad
+from ..ops.views import parse_to
+from ..optim.optimizer import zero_grads
 from .parameter import Parameter
 
 # -- the module scope stack: which module's forward is running --------------------------------------------
@@ -454,7 +456,6 @@ class Module:
 
     def zero_grad(self, set_to_none: bool = True) -> None:
         """Reset every parameter's .grad: to None (the default, as PyTorch 2) or to zeros in place."""
-        from ..optim.optimizer import zero_grads
 
         zero_grads(self.parameters(), set_to_none)
 
@@ -483,7 +484,6 @@ class Module:
 
     def to(self, *args, **kwargs) -> Module:
         """`to(dtype)`, `to(device)` (the CPU only), `to(tensor)`: floating-point state changes dtype."""
-        from ..ops.views import parse_to
 
         dtype, _ = parse_to(args, kwargs)
         if dtype is None:

@@ -20,10 +20,11 @@ import numpy as np
 
 from .._state import GRAD
 from .._tensor import Tensor, make
-from . import xp
+from . import inplace, xp
+from .inplace import copy_, fill_, kind_name, run_inplace, writable
 from .recording import record, rule
 from .registry import Sample, declare
-from .views import AliasBackward0, as_view
+from .views import AliasBackward0, as_view, expand, unsqueeze, view
 
 # == derivative rows, and the helpers their formulas use ======================================================
 # -- indexing -----------------------------------------------------------------------------------------
@@ -253,7 +254,6 @@ def _slice(out: Tensor, dim: int, k: slice) -> Tensor:
 def _basic_chain(t: Tensor, key: tuple) -> Tensor:
     """Apply a basic key one component at a time, recording PyTorch's chain of view nodes (slices that keep
     everything are skipped, as PyTorch's applySlicing does)."""
-    from .views import unsqueeze
 
     nd = t._data.ndim
     n_real = builtins.sum(1 for k in key if k is not None and k is not Ellipsis)
@@ -341,7 +341,6 @@ def _as_data(value):
 
 
 def _expand_error(vshape: tuple, dshape: tuple) -> RuntimeError:
-    from .views import expand
 
     try:
         expand(make(np.empty(vshape)), dshape)
@@ -356,7 +355,6 @@ def _put_error(vshape: tuple, rshape: tuple) -> RuntimeError:
 
 
 def setitem(self, key, value):
-    from . import inplace
 
     nkey = normalize_key(key)
     basic, akey = split_key(nkey, self._data.ndim)
@@ -379,7 +377,6 @@ def setitem(self, key, value):
                            f"{inplace.kind_name(value._data.dtype)} for the source.")
     stripped = _strip_leading_ones(value._data.shape)
     if stripped != value._data.shape:
-        from .views import view
 
         value = view(value, stripped)
     index_put_(dst, akey, value)
@@ -409,7 +406,6 @@ def _is_noop(basic: tuple, shape: tuple) -> bool:
 
 
 def _write_untracked(self: Tensor, basic: tuple, akey, value: Tensor) -> None:
-    from .inplace import writable
 
     target = self._data[_view_key(basic)]
     vdata = value._data
@@ -423,7 +419,6 @@ def _write_untracked(self: Tensor, basic: tuple, akey, value: Tensor) -> None:
         target[...] = b
         return
     if vdata.ndim and vdata.dtype != target.dtype:
-        from .inplace import kind_name
 
         raise RuntimeError(f"Index put requires the source and destination dtypes match, got "
                            f"{kind_name(target.dtype)} for the destination and {kind_name(vdata.dtype)} for the "
@@ -440,8 +435,6 @@ def _write_untracked(self: Tensor, basic: tuple, akey, value: Tensor) -> None:
 
 def _copy_to(dst: Tensor, value: Tensor) -> None:
     """PyTorch's copy_to: same shape -> copy_; a 0-d value -> fill_; else view, expand, copy_."""
-    from .inplace import copy_, fill_
-    from .views import expand, view
 
     if value._data.shape == dst._data.shape:
         copy_(dst, value)
@@ -457,7 +450,6 @@ def _copy_to(dst: Tensor, value: Tensor) -> None:
 
 def index_put_(self: Tensor, indices: tuple, values: Tensor) -> Tensor:
     """`self[indices] = values` in place (IndexPutBackward0; through a view: CopySlices)."""
-    from .inplace import run_inplace
 
     def compute(src: Tensor) -> Tensor:
         res = np.array(src._data, copy=True)

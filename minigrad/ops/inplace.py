@@ -18,14 +18,16 @@ import weakref
 
 import numpy as np
 
+from .._random import default_generator
 from .._state import GRAD
 from .._tensor import Tensor, make
 from ..autograd.graph import Node, accumulator, forward_op_name, freed_error, new_node
+from . import views as S
 from . import xp
 from .operands import as_operand, broadcast_error, kind_name
 from .recording import record, rule, save_result
 from .registry import Sample, declare
-from .views import REGENERATING, creation_meta, live_views, view_recipes
+from .views import REGENERATING, creation_meta, live_views, register_view, view_recipes
 
 
 # -- checks -------------------------------------------------------------------------------------------------
@@ -207,7 +209,7 @@ class CopySlices(Node):
         if self._next_nodes[0] is not None:
             r0 = res[0]
             if create_graph:
-                from .indexing import index_backward_op
+                from .indexing import index_backward_op  # lazy: indexing is built on this module's in-place writes
 
                 keep = np.ones(size, g._data.dtype)
                 keep[idx] = 0
@@ -246,32 +248,12 @@ def index_map(shape: tuple, recipes) -> np.ndarray:
     """For each element of the view, its flat position in the base (the view recipes applied to an arange)."""
     m = np.arange(int(np.prod(shape))).reshape(shape)
     for r in recipes:
-        m = _np_apply(m, r)
+        m = S.apply_recipe(m, r)
     return np.asarray(m)
 
 
-def _np_apply(a: np.ndarray, r: tuple):
-    kind = r[0]
-    if kind == "getitem":
-        return a[r[1]]
-    if kind == "reshape":
-        return a.reshape(r[1])
-    if kind == "T":
-        return a.T
-    if kind == "swapaxes":
-        return np.swapaxes(a, r[1], r[2])
-    if kind == "transpose":
-        return np.transpose(a, r[1])
-    if kind == "expand_dims":
-        return np.expand_dims(a, r[1])
-    if kind == "broadcast_to":
-        return np.broadcast_to(a, r[1])
-    raise ValueError(f"unknown view recipe {r!r}")
-
-
 def _t_apply(t: Tensor, r: tuple) -> Tensor:
-    from . import views as S
-    from .indexing import getitem
+    from .indexing import getitem  # lazy: indexing is built on this module's in-place writes
 
     kind = r[0]
     if kind == "getitem":
@@ -301,7 +283,7 @@ def refresh_views(root: Tensor, also: Tensor | None = None) -> None:
 
 
 def _regenerate(v: Tensor, root: Tensor) -> None:
-    from .indexing import alias
+    from .indexing import alias  # lazy: indexing is built on this module's in-place writes
 
     if GRAD.mode <= 0:
         return
@@ -321,7 +303,6 @@ def _regenerate(v: Tensor, root: Tensor) -> None:
     finally:
         REGENERATING[0] = False
     _take_node(v, t)
-    from .views import register_view
 
     register_view(root, v)
 
@@ -432,14 +413,12 @@ def copy_(self, src, non_blocking: bool = False):
 
 
 def uniform_(self, a: float = 0.0, b: float = 1.0, *, generator=None):
-    from .._random import default_generator  # lazy: the random state sits beside the ops, not below them
 
     gen = generator or default_generator
     return _random_fill(self, gen._np.uniform(a, b, self._data.shape))
 
 
 def normal_(self, mean: float = 0.0, std: float = 1.0, *, generator=None):
-    from .._random import default_generator  # lazy: the random state sits beside the ops, not below them
 
     gen = generator or default_generator
     return _random_fill(self, gen._np.normal(mean, std, self._data.shape))

@@ -11,6 +11,7 @@ import numpy as np
 from .._state import GRAD
 from .._tensor import Tensor, _wrap_dim, make
 from . import xp
+from .indexing import getitem
 from .operands import result_dtype
 from .recording import record, record_multi, rule
 from .registry import Sample, declare
@@ -162,7 +163,6 @@ def chunk(self, chunks: int, dim: int = 0):
 
 
 def narrow(self, dim: int, start: int, length: int):
-    from .indexing import getitem
 
     d = _wrap_dim(dim, self._data.ndim)
     n = self._data.shape[d]
@@ -189,16 +189,10 @@ def gather(self, dim: int, index, *, sparse_grad: bool = False):
 def scatter_add(self, dim: int, index, src):
     d = _wrap_dim(dim, self._data.ndim)
     out = self._data.copy()
-    _scatter_add_into(out, d, index._data, src._data)
+    xp.scatter_add_into(out, d, index._data, src._data)
     if GRAD.mode > 0 and (self._requires_grad or src._requires_grad):
         return record(ScatterAddBackward0, out, (self, src), dim=d, index=index._data)
     return make(out)
-
-
-def _scatter_add_into(out: np.ndarray, dim: int, idx: np.ndarray, src: np.ndarray) -> None:
-    grid = list(np.indices(idx.shape, sparse=True))
-    grid[dim] = idx
-    np.add.at(out, tuple(grid), src[tuple(slice(0, s) for s in idx.shape)])
 
 
 def repeat(self, *sizes):

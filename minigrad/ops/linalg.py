@@ -10,7 +10,7 @@ from .._state import GRAD
 from .._tensor import Tensor, make
 from . import xp
 from .arithmetic import mul
-from .operands import as_operand, kind_name
+from .operands import as_operand, broadcast_error, kind_name
 from .recording import record, rule
 from .registry import Sample, declare
 from .views import _unsafe_view, contiguous, expand, reshape, squeeze, t, transpose, unsqueeze
@@ -281,7 +281,6 @@ def matmul(self, other):
     try:
         batch = tuple(np.broadcast_shapes(batch1, batch2))
     except ValueError:
-        from .operands import broadcast_error
 
         raise broadcast_error(make(np.empty(batch1)), make(np.empty(batch2))) from None
     bsz = int(np.prod(batch))

@@ -12,9 +12,9 @@ import warnings
 
 import numpy as np
 
+from .._stacklevel import user_stacklevel
 from .._state import GRAD
 from .._tensor import Tensor, make
-from ..autograd.engine import user_stacklevel
 from . import xp
 from .operands import kind_name
 from .recording import record, rule

@@ -12,6 +12,7 @@ import math
 import numpy as np
 
 from .. import _dtypes
+from .._creation import tensor
 from .._tensor import Tensor, make
 
 _CATEGORY = {"b": 0, "u": 1, "i": 1, "f": 2}  # bool < integer < floating
@@ -27,7 +28,6 @@ def as_operand(x):
     if isinstance(x, np.ndarray):
         return make(x)
     if isinstance(x, (list, tuple)):
-        from .._creation import tensor  # lazy: creation sits beside the ops, not below them
 
         return tensor(x)
     raise TypeError(f"unsupported operand type: {type(x).__name__}")

@@ -22,6 +22,7 @@ import weakref
 
 import numpy as np
 
+from .._dtypes import FROM_NP
 from .._state import GRAD
 from .._tensor import Tensor, make
 from ..autograd import anomaly_mode
@@ -189,7 +190,6 @@ def _show(value) -> str:
 
 
 def modified_message(t: Tensor, now: int, saved: int) -> str:
-    from .._dtypes import FROM_NP
 
     what = f"[minigrad.{FROM_NP[t._data.dtype]._legacy} [{', '.join(str(d) for d in t._data.shape)}]]"
     if t._grad_fn is not None:

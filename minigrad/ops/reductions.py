@@ -12,6 +12,9 @@ from .._tensor import Tensor, _wrap_dim, make
 from . import xp
 from .recording import record, rule
 from .registry import Sample, declare
+from .selection import maximum, minimum
+from .views import view
+from .xp import _sum_dims, expandable
 
 # == derivative rows, and the helpers their formulas use ======================================================
 # -- reductions -------------------------------------------------------------------------------------
@@ -115,7 +118,6 @@ def _evenly(grad, self, result):
     mask = np.isnan(s) if np.isnan(r) else (s == r)
     share = grad / int(mask.sum())
     if xp.is_t(grad):  # as PyTorch: zeros.masked_fill_(mask, grad / count), so MaskedFillBackward1 when differentiated
-        from .._tensor import make
 
         return make(np.zeros(s.shape, s.dtype)).masked_fill_(make(mask), share)
     return np.where(mask, share, np.zeros((), s.dtype))
@@ -303,7 +305,6 @@ def _mean_all(d: np.ndarray):
 def sum_to_size(self, *size):
     """Sum this tensor down to `size` (the reverse of broadcasting), as PyTorch's sum_to_size."""
     size = tuple(size[0]) if len(size) == 1 and isinstance(size[0], (tuple, list)) else tuple(size)
-    from .xp import _sum_dims, expandable
 
     shape = self._data.shape
     if not expandable(size, shape):
@@ -315,7 +316,6 @@ def sum_to_size(self, *size):
     out = sum(self, dims, keepdim=True) if dims else self
     lead = len(shape) - len(size)
     if lead:
-        from .views import view
 
         out = view(out, size)
     return out
@@ -398,13 +398,11 @@ def _extreme(self, dim, keepdim, other, np_red, np_arg, full_node, dim_node, res
 
 
 def max(self, dim=None, keepdim: bool = False, *, other=None):
-    from .selection import maximum
 
     return _extreme(self, dim, keepdim, other, np.max, np.argmax, MaxBackward1, MaxBackward0, MaxResult, maximum)
 
 
 def min(self, dim=None, keepdim: bool = False, *, other=None):
-    from .selection import minimum
 
     return _extreme(self, dim, keepdim, other, np.min, np.argmin, MinBackward1, MinBackward0, MinResult, minimum)
 

@@ -9,6 +9,8 @@ import weakref
 import numpy as np
 
 from .. import _dtypes
+from .._device import device as device_cls
+from .._stacklevel import user_stacklevel
 from .._state import GRAD
 from .._tensor import Tensor, _wrap_dim, make
 from . import xp
@@ -78,10 +80,8 @@ def as_view(t: Tensor, base: Tensor, recipe, multi: bool = False) -> Tensor:
         root = base
         chain = (recipe,)
         if base._data.__class__ is not np.ndarray:  # a NumPy scalar (a 0-d result): views must share a real array
-            from .inplace import _np_apply
-
             base._data = np.array(base._data)
-            t._data = _np_apply(base._data, recipe)
+            t._data = apply_recipe(base._data, recipe)
     else:
         extras = base._extras
         chain = (extras.view_fn if extras is not None and extras.view_fn else ()) + (recipe,)
@@ -267,7 +267,6 @@ def T(self):
     if nd != 2 and not _T_WARNED:
         import warnings
 
-        from ..autograd.engine import user_stacklevel
 
         _T_WARNED.append(True)
         warnings.warn("The use of `x.T` on tensors of dimension other than 2 to reverse their shape is deprecated "
@@ -367,7 +366,6 @@ def contiguous(self, memory_format=None):
 def parse_to(args: tuple, kwargs: dict) -> tuple:
     """The (dtype, copy) a `.to(...)` call asks for (Tensor.to and Module.to read it the same way);
     a device other than the CPU is a clear error here."""
-    from .._device import device as device_cls
 
     dtype = kwargs.pop("dtype", None)
     dev = kwargs.pop("device", None)
@@ -468,3 +466,23 @@ declare("unbind", unbind, nodes=(UnbindBackward0,), samples=_on((3, 4), ((), {})
 for _name, _cast_fn in (("float", float), ("double", double), ("half", half), ("long", long), ("int", int),
                         ("bool", bool)):
     declare(_name, _cast_fn, namespace="Tensor", nodes=(ToCopyBackward0,))
+
+
+def apply_recipe(a: np.ndarray, r: tuple):
+    """One step of a view's recipe (how it was made from its base) applied to an array."""
+    kind = r[0]
+    if kind == "getitem":
+        return a[r[1]]
+    if kind == "reshape":
+        return a.reshape(r[1])
+    if kind == "T":
+        return a.T
+    if kind == "swapaxes":
+        return np.swapaxes(a, r[1], r[2])
+    if kind == "transpose":
+        return np.transpose(a, r[1])
+    if kind == "expand_dims":
+        return np.expand_dims(a, r[1])
+    if kind == "broadcast_to":
+        return np.broadcast_to(a, r[1])
+    raise ValueError(f"unknown view recipe {r!r}")

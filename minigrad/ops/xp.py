@@ -12,6 +12,7 @@ import math
 import numpy as np
 
 from .._tensor import Tensor, make
+from .registry import REGISTRY
 
 
 def is_t(x) -> bool:
@@ -181,9 +182,7 @@ sigmoid = _unary("sigmoid", lambda x: 1 / (1 + np.exp(-x)))
 def where(cond, a, b):
     """`cond` is always a plain boolean array (masks carry no gradient)."""
     if is_t(a) or is_t(b):
-        from .selection import where as t_where
-
-        return t_where(cond, a, b)
+        return _tensor_op("where")(cond, a, b)
     return np.where(cond, a, b)
 
 
@@ -194,8 +193,6 @@ def data(x):
 
 def zeros_like(x):
     if is_t(x):
-        from .._tensor import make
-
         return make(np.zeros_like(x._data))
     return np.zeros_like(x)
 
@@ -203,7 +200,7 @@ def zeros_like(x):
 def scatter_into(g, shape: tuple, key, accumulate: bool, name: str):
     """A zero tensor of `shape` with `g` placed at `key`: backward of select/slice/indexing."""
     if is_t(g):
-        from .indexing import index_backward_op
+        from .indexing import index_backward_op  # lazy: indexing's rules call this function (xp is below them)
 
         return index_backward_op(g, tuple(shape), key, accumulate, name)
     out = np.zeros(shape, dtype=g.dtype)
@@ -216,22 +213,16 @@ def scatter_into(g, shape: tuple, key, accumulate: bool, name: str):
 
 def stack(values, dim: int):
     if any(is_t(v) for v in values):
-        from .._tensor import make
-
         if not all(is_t(v) for v in values):
             values = [v if is_t(v) else make(np.asarray(v)) for v in values]
-        from .joining import stack as t_stack
-
-        return t_stack(values, dim)
+        return _tensor_op("stack")(values, dim)
     return np.stack(values, dim)
 
 
 def erf(x):
     if is_t(x):
         return x.erf()
-    from math import erf as _erf
-
-    return np.vectorize(_erf, otypes=[x.dtype])(x)
+    return np.vectorize(math.erf, otypes=[x.dtype])(x)
 
 
 def sum_keep(g, dim: int):
@@ -258,29 +249,32 @@ def select(g, dim: int, i: int):
 
 def cat(values, dim: int):
     if any(is_t(v) for v in values):
-        from .._tensor import make
-        from .joining import cat as t_cat
-
-        return t_cat([v if is_t(v) else make(np.asarray(v)) for v in values], dim)
+        return _tensor_op("cat")([v if is_t(v) else make(np.asarray(v)) for v in values], dim)
     return np.concatenate(values, dim)
 
 
 def gather(g, dim: int, index):
     if is_t(g):
-        from .._tensor import make
-
         return g.gather(dim, make(index))
     return np.take_along_axis(g, index, axis=dim)
 
 
 def scatter_add_zeros(g, dim: int, index, shape):
     if is_t(g):
-        from .._tensor import make
-        from .joining import scatter_add
-
-        return scatter_add(make(np.zeros(shape, g._data.dtype)), dim, make(index), g)
-    from .joining import _scatter_add_into
-
+        return _tensor_op("scatter_add")(make(np.zeros(shape, g._data.dtype)), dim, make(index), g)
     out = np.zeros(shape, g.dtype)
-    _scatter_add_into(out, dim, index, g)
+    scatter_add_into(out, dim, index, g)
     return out
+
+
+def scatter_add_into(out: np.ndarray, dim: int, idx: np.ndarray, src: np.ndarray) -> None:
+    """out[..., idx[i, j], ...] += src[i, j] along `dim` (torch.scatter_add_ on arrays)."""
+    grid = list(np.indices(idx.shape, sparse=True))
+    grid[dim] = idx
+    np.add.at(out, tuple(grid), src[tuple(slice(0, s) for s in idx.shape)])
+
+
+def _tensor_op(name: str):
+    """The Tensor version of a declared op: the ops' modules sit above this one, so it is looked up in the
+    registry (filled as they load) rather than imported."""
+    return REGISTRY[name].function

@@ -18,9 +18,11 @@ from typing import Any
 import numpy as np
 
 from .. import _random
+from .._creation import as_tensor, multinomial
 from .._missing import missing_name
 from .._state import GRAD
 from .._tensor import Tensor, make
+from ..ops.joining import stack
 
 __all__ = [
     "BatchSampler", "ConcatDataset", "DataLoader", "Dataset", "IterableDataset", "RandomSampler", "Sampler",
@@ -237,7 +239,6 @@ class WeightedRandomSampler(Sampler):
             raise ValueError(f"num_samples should be a positive integer value, but got num_samples={num_samples}")
         if not isinstance(replacement, bool):
             raise ValueError(f"replacement should be a boolean value, but got replacement={replacement}")
-        from .._creation import as_tensor
 
         weights_tensor = as_tensor(weights, dtype=np.float64)
         if weights_tensor.dim() != 1:
@@ -249,7 +250,6 @@ class WeightedRandomSampler(Sampler):
         self.generator = generator
 
     def __iter__(self) -> Iterator[int]:
-        from .._creation import multinomial
 
         yield from multinomial(self.weights, self.num_samples, self.replacement, generator=self.generator).tolist()
 
@@ -290,7 +290,6 @@ def default_collate(batch: list) -> Any:
     """
     elem = batch[0]
     if isinstance(elem, Tensor):
-        from ..ops.joining import stack
 
         return stack(list(batch), 0)
     if isinstance(elem, np.ndarray):
