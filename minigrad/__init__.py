@@ -107,7 +107,7 @@ __getattr__ = missing_name(__name__, "torch")
 
 del _dtypes
 
-# nn, optim, data loading and saving (issue 4), imported last: they build on everything above
+# nn, optim, data loading and saving, imported last: they build on everything above
 from . import nn, optim, utils  # noqa: E402
 from .serialization import load, save  # noqa: E402
 

@@ -1,6 +1,7 @@
-"""A leaf's edge holds the leaf until something asks for its AccumulateGrad (graph.pin_leaf).
+"""A leaf enters a graph through its AccumulateGrad node, made when the leaf first enters a graph and
+held weakly by the leaf, as in PyTorch.
 
-What a learner can observe must not change: the node's identity, its `variable`, its hooks and
+What a learner can observe: the node's identity, its `variable`, its hooks and
 when they die, the order in which leaves' hooks fire, gradients that never share memory, and
 that a graph keeps its leaves alive without a reference cycle. Each behaviour is compared with
 PyTorch where PyTorch defines it.

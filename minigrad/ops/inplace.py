@@ -9,7 +9,8 @@ base's node becomes CopySlices: its backward takes the gradient of the whole bas
 op's own backward on the view's region of it, writes the result back into that region, and passes
 the op's other gradients on. Every live view of the base then gets a node rebuilt from the base's
 new one (PyTorch rebuilds them lazily as AsStridedBackward0; minigrad rebuilds them at once, with
-their own view names — contract §3), so a view taken before the write sees the new history.
+their own view names, as learners expect to see them), so a view taken before the write sees the new
+history.
 """
 
 from __future__ import annotations

@@ -214,10 +214,9 @@ def _scalar_node(cls, t: Tensor, value, res: np.ndarray) -> Tensor:
 
 
 # -- losses ----------------------------------------------------------------------------------------------
-def _pointwise_loss_args(name: str, input: Tensor, target: Tensor, size_average, reduce, reduction: str, weight):
-    """The checks mse_loss and l1_loss share: the reduction, no `weight`, and PyTorch's warning and
-    broadcast when the target's shape differs from the input's."""
-    red = _reduction(reduction, size_average, reduce)
+def _pointwise_loss_args(name: str, input: Tensor, target: Tensor, weight) -> tuple[Tensor, Tensor]:
+    """The checks mse_loss and l1_loss share: no `weight`, and PyTorch's warning and broadcast when the
+    target's shape differs from the input's."""
     if weight is not None:
         raise NotImplementedError(f"minigrad: {name}(weight=...) is not implemented.")
     if target._data.shape != input._data.shape:
@@ -226,13 +225,14 @@ def _pointwise_loss_args(name: str, input: Tensor, target: Tensor, size_average,
     if target._data.dtype.kind in "iu" and input._data.dtype.kind == "f":
         # type promotion, as PyTorch: an integer target (the blitz's `torch.arange(1, 11)`) takes the input's dtype
         target = make(target._data.astype(input._data.dtype))
-    return input, target, red
+    return input, target
 
 
 def mse_loss(input: Tensor, target: Tensor, size_average=None, reduce=None, reduction: str = "mean",
              weight=None) -> Tensor:
     """Mean squared error (MseLossBackward0)."""
-    input, target, red = _pointwise_loss_args("mse_loss", input, target, size_average, reduce, reduction, weight)
+    red = _reduction(reduction, size_average, reduce)
+    input, target = _pointwise_loss_args("mse_loss", input, target, weight)
     d = input._data - target._data
     res = _reduce(d * d, red)
     if _tracked(input, target):
@@ -243,7 +243,8 @@ def mse_loss(input: Tensor, target: Tensor, size_average=None, reduce=None, redu
 def l1_loss(input: Tensor, target: Tensor, size_average=None, reduce=None, reduction: str = "mean",
             weight=None) -> Tensor:
     """Mean absolute error: PyTorch composes it, `(input - target).abs().mean()` (MeanBackward0)."""
-    input, target, red = _pointwise_loss_args("l1_loss", input, target, size_average, reduce, reduction, weight)
+    red = _reduction(reduction, size_average, reduce)
+    input, target = _pointwise_loss_args("l1_loss", input, target, weight)
     diff = (input - target).abs()
     return diff.mean() if red == MEAN else diff.sum() if red == SUM else diff
 
@@ -336,7 +337,7 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None, s
             raise RuntimeError("ignore_index is not supported for floating point target")
         return _cross_entropy_probs(logp, target, weight, red, label_smoothing, class_dim)
     if label_smoothing > 0:
-        return _cross_entropy_smoothed(logp, target, weight, red, ignore_index, label_smoothing, class_dim)
+        return _cross_entropy_smoothed(logp, target, weight, red, ignore_index, label_smoothing)
     return _nll_nd(logp, target, weight, red, ignore_index)
 
 
@@ -363,9 +364,10 @@ def _cross_entropy_probs(logp: Tensor, target: Tensor, weight, red: int, smoothi
     return _scalar_node(DivBackward1, total, n, total._data / n)
 
 
-def _cross_entropy_smoothed(logp: Tensor, target: Tensor, weight, red: int, ignore_index: int, smoothing: float,
-                            class_dim: int) -> Tensor:
+def _cross_entropy_smoothed(logp: Tensor, target: Tensor, weight, red: int, ignore_index: int,
+                            smoothing: float) -> Tensor:
     """Label smoothing, composed as PyTorch's C++ does: (1-ε)·nll + ε/C · (-Σ log p)."""
+    class_dim = 0 if logp._data.ndim == 1 else 1
     n_classes = logp._data.shape[class_dim]
     nll = _nll_nd(logp, target, weight, red, ignore_index)
     ignore_mask = target == ignore_index

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import builtins
+from collections.abc import Callable
+from typing import NamedTuple
 
 import numpy as np
 
@@ -365,7 +367,20 @@ def prod(self, dim=None, keepdim: bool = False, *, dtype=None):
     return make(res)
 
 
-def _extreme(self, dim, keepdim, other, np_red, np_arg, full_node, dim_node, result_cls, pairwise):
+class _Extreme(NamedTuple):
+    """What max and min differ in: the NumPy reduction and arg-reduction, the nodes for a full and a per-dim
+    reduction, the (values, indices) result type, and the elementwise op `max(a, b)` means."""
+
+    np_red: Callable
+    np_arg: Callable
+    full_node: type
+    dim_node: type
+    result_cls: type
+    pairwise: Callable
+
+
+def _extreme(self, dim, keepdim, other, kind: _Extreme):
+    np_red, np_arg, full_node, dim_node, result_cls, pairwise = kind
     if isinstance(dim, Tensor):  # max(a, b): the elementwise maximum
         other, dim = dim, None
     if other is not None:
@@ -397,14 +412,16 @@ def _extreme(self, dim, keepdim, other, np_red, np_arg, full_node, dim_node, res
     return result_cls(values, indices)
 
 
-def max(self, dim=None, keepdim: bool = False, *, other=None):
+_MAX = _Extreme(np.max, np.argmax, MaxBackward1, MaxBackward0, MaxResult, maximum)
+_MIN = _Extreme(np.min, np.argmin, MinBackward1, MinBackward0, MinResult, minimum)
 
-    return _extreme(self, dim, keepdim, other, np.max, np.argmax, MaxBackward1, MaxBackward0, MaxResult, maximum)
+
+def max(self, dim=None, keepdim: bool = False, *, other=None):
+    return _extreme(self, dim, keepdim, other, _MAX)
 
 
 def min(self, dim=None, keepdim: bool = False, *, other=None):
-
-    return _extreme(self, dim, keepdim, other, np.min, np.argmin, MinBackward1, MinBackward0, MinResult, minimum)
+    return _extreme(self, dim, keepdim, other, _MIN)
 
 
 def _amax_like(np_red, node):

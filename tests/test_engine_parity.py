@@ -1,0 +1,139 @@
+"""The engine against PyTorch where the order and identity of things is visible to a learner: the order in
+which hooks on sibling leaves fire, the AccumulateGrad node of a leaf (one per leaf while any graph holds
+it, a new one once every graph is gone), `.grad` under create_graph, and stack/cat of many inputs.
+Also the shape of the engine's code that CONTRIBUTING.md promises (the loop on one screen)."""
+
+from __future__ import annotations
+
+import ast
+import inspect
+import pathlib
+import textwrap
+import time
+
+import pytest
+
+import minigrad as mg
+from minigrad.autograd import engine
+
+# Expressions over leaves a, b, c (and d): siblings at one depth, at different depths, shared leaves.
+HOOK_CATALOGUE = {
+    "a*b": lambda a, b, c, d: a * b,
+    "a*b*c": lambda a, b, c, d: a * b * c,
+    "c+a*b": lambda a, b, c, d: c + a * b,
+    "a*b+c*a": lambda a, b, c, d: a * b + c * a,
+    "shared a*a+b": lambda a, b, c, d: a * a + b,
+    "depths (a*b).exp()*c+d": lambda a, b, c, d: (a * b).exp() * c + d,
+    "stack4": lambda a, b, c, d, m=None: None,  # filled in by _run (needs the library)
+    "sum of products": lambda a, b, c, d: (a * b).sum() + (c * d).sum() + (a * d).sum(),
+}
+
+
+def _run(m, name: str):
+    leaves = [m.tensor([1.0, -2.0], dtype=m.float64, requires_grad=True) * 1.0 for _ in range(4)]
+    leaves = [t.detach().requires_grad_() for t in leaves]
+    log = []
+    for n, t in zip("abcd", leaves):
+        t.register_hook(lambda g, n=n: log.append(f"{n}:{g.tolist()}"))
+    if name == "stack4":
+        y = m.stack([leaves[0], leaves[2], leaves[1], leaves[3]]) * 2.0
+    else:
+        y = HOOK_CATALOGUE[name](*leaves)
+    y.sum().backward()
+    return log, [t.grad.tolist() if t.grad is not None else None for t in leaves]
+
+
+@pytest.mark.parametrize("name", list(HOOK_CATALOGUE))
+def test_hooks_on_sibling_leaves_fire_in_pytorchs_order(torch, name):
+    assert _run(mg, name) == _run(torch, name)
+
+
+def _accumulator_identity(m):
+    x = m.tensor([1.0, 2.0], requires_grad=True)
+    g1, g2 = x * 2.0, x + 1.0  # two live graphs through x
+    acc1 = g1.grad_fn.next_functions[0][0]
+    same = acc1 is g2.grad_fn.next_functions[0][0]
+    first_id = id(acc1)
+    del acc1, g1, g2  # every graph (and our own reference) is gone
+    g3 = x * 3.0
+    acc3 = g3.grad_fn.next_functions[0][0]
+    return same, type(acc3).__name__, acc3.variable is x, id(acc3) == first_id and False
+
+
+def test_one_accumulate_grad_per_leaf_while_graphs_hold_it_and_a_new_one_after(torch):
+    assert _accumulator_identity(mg) == _accumulator_identity(torch)
+
+
+def test_a_new_accumulate_grad_is_a_new_object_once_the_old_one_died():
+    import weakref
+
+    x = mg.tensor([1.0, 2.0], requires_grad=True)
+    ref = weakref.ref((x * 2.0).grad_fn.next_functions[0][0])
+    assert ref() is None  # the graph died, and its AccumulateGrad with it: the leaf holds it weakly
+    fresh = (x * 2.0).grad_fn.next_functions[0][0]
+    assert type(fresh).__name__ == "AccumulateGrad" and fresh.variable is x
+
+
+def _create_graph_grad(m):
+    x = m.tensor([1.0, 2.0], dtype=m.float64, requires_grad=True)
+    (x * x).sum().backward(create_graph=True)
+    first = x.grad
+    facts = [first.requires_grad, first.grad_fn is not None and type(first.grad_fn).__name__]
+    (x * x * x).sum().backward(create_graph=True)
+    facts += [x.grad is first, x.grad.requires_grad, x.grad.tolist()]
+    (x * 2.0).sum().backward()  # without create_graph: into the same tensor, in place
+    facts += [x.grad is first, x.grad.tolist()]
+    return facts
+
+
+def test_grad_accumulates_in_place_under_create_graph_as_pytorch(torch):
+    with pytest.warns(UserWarning):
+        got = _create_graph_grad(mg)
+    with pytest.warns(UserWarning):
+        want = _create_graph_grad(torch)
+    assert got == want
+
+
+@pytest.mark.parametrize("op", ["stack", "cat"])
+def test_stack_and_cat_of_ten_thousand_inputs_take_linear_time(op):
+    def run(n):
+        xs = [mg.tensor([float(i)], requires_grad=True) for i in range(n)]
+        t0 = time.perf_counter()
+        getattr(mg, op)(xs).sum().backward()
+        return time.perf_counter() - t0, xs
+
+    small, _ = run(1000)
+    big, xs = run(10_000)
+    assert xs[-1].grad.tolist() == [1.0]
+    assert big < max(20 * small, 0.5), (small, big)  # 10x the inputs, ~10x the time (not 2**n)
+
+
+def _function_source(fn) -> ast.FunctionDef:
+    return ast.parse(textwrap.dedent(inspect.getsource(fn))).body[0]
+
+
+def test_the_backward_loop_fits_on_one_screen():
+    fn = _function_source(engine.GraphTask.run)
+    lines = [ln for ln in inspect.getsource(engine.GraphTask.run).splitlines()
+             if ln.strip() and not ln.strip().startswith("#")]
+    assert fn.name == "run" and len(lines) <= 60, len(lines)
+
+
+# PyTorch's own signature (Module._load_from_state_dict), and a derivative formula, whose parameters are the
+# saved values of PyTorch's node that it reads (NllLossBackward0 saves six).
+SIX_PARAMETER_EXCEPTIONS = {"_load_from_state_dict", "_nll_grad"}
+
+
+def test_no_private_function_takes_more_than_six_parameters():
+    root = pathlib.Path(mg.__file__).parent
+    offenders = []
+    for path in root.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name.startswith("_") \
+                    and not node.name.startswith("__"):
+                a = node.args
+                count = len(a.posonlyargs) + len(a.args) + len(a.kwonlyargs) - (1 if a.args and a.args[0].arg in
+                                                                                  ("self", "cls") else 0)
+                if count > 6 and node.name not in SIX_PARAMETER_EXCEPTIONS:
+                    offenders.append(f"{path.relative_to(root)}:{node.lineno} {node.name} ({count})")
+    assert not offenders, offenders
