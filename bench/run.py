@@ -105,12 +105,14 @@ class Config:
     w6_n: int = 1_000
     w6_calls: int = 200  # calls per timed repeat
     w6_repeats: int = 10
+    w7_inputs: int = 10_000
+    w7_repeats: int = 3  # fresh processes, one sample each
     subprocess_timeout: float = 900.0
 
 
 FULL = Config()
 QUICK = replace(FULL, w1_repeats=5, w2_repeats=5, w3_steps=2, w3_repeats=3, w4_big_ops=None, w4_repeats=1,
-                w4_min_time=0.3, w6_repeats=5)
+                w4_min_time=0.3, w6_repeats=5, w7_repeats=1)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -225,6 +227,9 @@ def row_specs(cfg: Config) -> list[RowSpec]:
             RowSpec("W5", f"{tag}:after_backward", f"W5 {tag}: after bwd", "MiB"),
         ]
     rows.append(RowSpec("W6", "call", "W6 hessian diag", "us/call", Target("vs", 1.5, "torch")))
+    n = fmt_count(cfg.w7_inputs)
+    rows += [RowSpec("W7", "time", f"W7 stack {n}: fwd+bwd", "ms"),
+             RowSpec("W7", "memory", f"W7 stack {n}: graph", "MiB")]
     return rows
 
 
@@ -563,8 +568,22 @@ def bench_w6(lib: Lib, cfg: Config) -> dict[str, Cell]:
     return {"call": Cell(samples)}
 
 
+def bench_w7(lib: Lib, cfg: Config, aliases: dict[str, str]) -> dict[str, Cell]:
+    """W7: `stack` of 10,000 one-element inputs that require grad, then backward: time (forward and
+    backward) and the memory the graph holds after forward, each sample in a fresh process."""
+    spec = {"task": "stack", "lib": lib.name, "aliases": aliases, "n": cfg.w7_inputs}
+    times, mems = [], []
+    for _ in range(cfg.w7_repeats):
+        res = run_worker(spec, cfg.subprocess_timeout, clock_name=current_clock())
+        if res.get("error"):
+            return failed(["time", "memory"], res["error"])
+        times.append(res["time_s"] * 1e3)
+        mems.append(res["graph_mib"])
+    return {"time": Cell(times), "memory": Cell(mems)}
+
+
 # ----------------------------------------------------------------------------------------------
-# Subprocess workers (W4's 1M graph, W5's memory)
+# Subprocess workers (W4's 1M graph, W5's memory, W7's stack)
 # ----------------------------------------------------------------------------------------------
 
 
@@ -694,13 +713,39 @@ def worker_memory(lib: Lib, spec: dict[str, Any]) -> dict[str, Any]:
     return res
 
 
+def worker_stack(lib: Lib, spec: dict[str, Any]) -> dict[str, Any]:
+    """W7: stack n inputs of shape (1,) and backward through the sum; checks every input's gradient."""
+    n = spec["n"]
+    values = np.arange(n, dtype=np.float64).reshape(n, 1)
+    if lib.is_reference:
+        xs = [values[i] for i in range(n)]
+    else:
+        xs = [wl.leaf(lib.module, values[i]) for i in range(n)]
+    gc.collect()
+    base = proc_status_mib()["VmRSS"]
+    t0 = _timer()
+    if lib.is_reference:
+        y = np.stack(xs).sum()
+        graph_mib = proc_status_mib()["VmRSS"] - base
+        grads = list(np.ones((n, 1)))  # backward of stack: the gradient split back, one row per input
+    else:
+        y = lib.module.stack(xs).sum()
+        graph_mib = proc_status_mib()["VmRSS"] - base
+        y.backward()
+        grads = [wl.to_numpy(x.grad) for x in xs]
+    elapsed = _timer() - t0
+    wl.assert_close("sum of the inputs", np.asarray(y) if lib.is_reference else y, np.asarray(values.sum()))
+    wl.assert_close("every input's gradient", np.stack(grads), np.ones((n, 1)))
+    return {"time_s": elapsed, "graph_mib": graph_mib}
+
+
 def worker_main(spec_json: str) -> int:
     """Entry point of a subprocess: print one result line, with "error" set on any failure."""
     spec = json.loads(spec_json)
     try:
         lib = load_lib(spec["lib"], spec.get("aliases", {}))
         freeze_imports()
-        res = {"chain": worker_chain, "memory": worker_memory}[spec["task"]](lib, spec)
+        res = {"chain": worker_chain, "memory": worker_memory, "stack": worker_stack}[spec["task"]](lib, spec)
     except Exception as e:
         traceback.print_exc()
         res = {"error": f"{type(e).__name__}: {e}"}
@@ -855,13 +900,14 @@ def run_workload(wid: str, lib: Lib, cfg: Config, aliases: dict[str, str]) -> di
         "W4": lambda: bench_w4(lib, cfg, aliases),
         "W5": lambda: bench_w5(lib, cfg, aliases),
         "W6": lambda: bench_w6(lib, cfg),
+        "W7": lambda: bench_w7(lib, cfg, aliases),
     }
     cells = fns[wid]()
     gc.collect()
     return cells
 
 
-WORKLOADS = ("W1", "W2", "W3", "W4", "W5", "W6")
+WORKLOADS = ("W1", "W2", "W3", "W4", "W5", "W6", "W7")
 # Workloads timed with the libraries taking turns (see `interleaved`): timer makers and repeat counts
 INTERLEAVED: dict[str, tuple[Callable[[Lib, Config], dict[str, Timer | Cell]], Callable[[Config], int]]] = {
     "W2": (w2_timers, lambda cfg: cfg.w2_repeats),
