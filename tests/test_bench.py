@@ -39,10 +39,10 @@ wl = run.wl
 TINY = replace(
     run.FULL, w1_iters=25, w1_repeats=1, w2_steps=3, w2_repeats=1, w3_sizes=(12, 16, 16, 4), w3_batch=8,
     w3_steps=2, w3_repeats=1, w4_ops=(400, 800), w4_big_ops=None, w4_repeats=1, w4_min_time=0.0, w6_n=10,
-    w6_calls=2, w6_repeats=1,
+    w6_calls=2, w6_repeats=1, w7_inputs=200, w7_repeats=1,
 )
 BENCHES = {"W1": run.bench_w1, "W2": run.bench_w2, "W3": run.bench_w3, "W6": run.bench_w6,
-           "W4": lambda lib, cfg: run.bench_w4(lib, cfg, {})}
+           "W4": lambda lib, cfg: run.bench_w4(lib, cfg, {}), "W7": lambda lib, cfg: run.bench_w7(lib, cfg, {})}
 
 
 @pytest.fixture(autouse=True)
@@ -243,3 +243,8 @@ def test_interleaved_takes_turns_and_keeps_failures() -> None:
     assert out["a"]["m"].samples == [1.0, 4.0, 7.0] and out["b"]["m"].samples == [3.0, 6.0, 8.0]
     assert out["a"]["n"].status == "FAILED" and "a.n broke" in out["a"]["n"].note
     assert out["b"]["n"].status == "FAILED" and out["b"]["n"].note == "wrong gradient"
+
+
+def test_minigrad_stack_row_passes_its_checks() -> None:
+    """W7 on minigrad itself: stack of many inputs, each gradient checked in the worker."""
+    _assert_all_ok(run.bench_w7(run.load_lib("minigrad", {}), TINY, {}))
