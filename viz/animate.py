@@ -18,7 +18,7 @@ import sys
 from dataclasses import dataclass, field
 from typing import Any
 
-from . import probe, rules
+from . import probe
 from .player import Scene, backward_scene, player_class
 from .trace import Frame, clean_texts, map_graph, record_backward
 from .walk import paused_gc
@@ -345,11 +345,13 @@ def _forward_frames(walk: Any, gmap: Any, model: Any, old: set[int], var_of: dic
             f.lines.append(("out", f"next_functions = ({', '.join(pairs)}{',' if len(pairs) == 1 else ''}): where "
                                    "the gradient will flow from here."))
         tensors, _ = probe.saved_values(raw.fn)
+        rule = probe.rule_text(raw.fn)
+        described = f"{probe.short_name(raw.name)}: {rule}" if rule else ""
         if tensors:
-            f.lines.append(("rule", f"It saves {', '.join(n for n, _ in tensors)} for backward — "
-                                    f"{rules.describe(raw.name)}"))
-        else:
-            f.lines.append(("rule", rules.describe(raw.name)))
+            saves = f"It saves {', '.join(n for n, _ in tensors)} for backward"
+            f.lines.append(("rule", f"{saves} — {described}" if described else f"{saves}."))
+        elif described:
+            f.lines.append(("rule", described))
         if f.sequence_nr is not None and f.sequence_nr >= 0:
             f.lines.append(("note", f"sequence_nr {f.sequence_nr}: nodes are numbered as they are created; "
                                     "backward runs the newest ready node first."))

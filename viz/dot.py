@@ -103,8 +103,14 @@ def edge_label(edge: VEdge, view: str) -> Html | None:
     parts = []
     if edge.shape is not None and view == "backward":
         parts.append(html_text(probe.format_shape(edge.shape)))
-    if edge.slot is not None and view == "backward" and not edge.faint:
-        parts.append(f"slot {edge.slot}")
+    if view == "backward" and not edge.faint:
+        if edge.name:  # the input it feeds, by name; the slot of the node it enters only when not 0
+            slot = f" → slot {edge.slot}" if edge.slot else ""
+            parts.append(html_text(edge.name) + slot)
+        elif edge.slot is not None:
+            parts.append(f"slot {edge.slot}")
+    elif view == "backward" and edge.name:
+        parts.append(html_text(edge.name))
     if edge.count > 1:
         parts.append(f"×{edge.count:,}")
     if not parts:

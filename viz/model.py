@@ -75,6 +75,7 @@ class VEdge:
     slot: int | None = None
     faint: bool = False
     count: int = 1  # edges merged into this one (only around hidden groups)
+    name: str | None = None  # the input of the node the edge leaves that it feeds ('self', 'other')
 
 
 @dataclass
@@ -295,6 +296,15 @@ class _Builder:
         root = self.root_of.get((child, nr))
         return probe.shape_of(root) if root is not None else None
 
+    @staticmethod
+    def _input_names(raw: Any) -> tuple[str, ...] | None:
+        """The node's input names, one per walked edge (None when unknown or when the walk left
+        some inputs out, so that no edge is given another input's name)."""
+        if raw.leaf is not None or raw.unwalked:
+            return None
+        names = probe.input_names(raw.fn)
+        return names if names is not None and len(names) == len(raw.edges) else None
+
     # views --------------------------------------------------------------------------------
     def backward(self) -> None:
         for k, root in enumerate(self.walk.roots):
@@ -326,12 +336,14 @@ class _Builder:
                     self._tensor_bits(node, out)
                     node.subtitle = None
                 self._fn_extras(node, raw.index)
+            names = self._input_names(raw)
             for j, (child, nr) in enumerate(raw.edges):
                 if child is None:
                     none = self.add(VNode(f"none:{raw.index}:{j}", "none", "None"))
-                    self.edge(key, none.key, slot=nr, faint=True)
+                    self.edge(key, none.key, slot=nr, faint=True, name=names[j] if names else None)
                     continue
-                self.edge(key, self.owner(child, f"fn:{child}"), shape=self._edge_shape(child, nr), slot=nr)
+                self.edge(key, self.owner(child, f"fn:{child}"), shape=self._edge_shape(child, nr), slot=nr,
+                          name=names[j] if names else None)
             self._unwalked(raw, key)
 
     def _hidden_edges(self, raw: Any, key: str) -> None:

@@ -210,9 +210,11 @@ class Player {
     steps.forEach((s, i) => {
       if (s.kind !== "done") for (const id of s.ids || []) push(this.runAt, id, i);
       for (const [e, label, to] of s.sends || []) {
-        if (e >= 0) push(this.sendAt, e, [i, label]);
+        if (e >= 0) push(this.sendAt, e, [i, label, false]);
         if (to) push(this.arrive, to, i);
       }
+      // a hook changed what arrived: the edge now shows the value the node consumed
+      for (const [e, label] of s.relabel || []) push(this.sendAt, e, [i, label, true]);
       for (const [id, text] of s.notes || []) push(this.notes, id, [i, text]);
       for (const id of s.freed || []) if (!this.freedAt.has(id)) this.freedAt.set(id, i);
       for (const id of s.hooks || []) push(this.hookAt, id, i);
@@ -275,7 +277,10 @@ class Player {
         cls = at > k ? "mg-unborn" : at === k ? "mg-new" : "mg-born";
       } else {
         const sent = lastUpTo(this.sendAt.get(e), k);
-        if (sent) { cls = sent[0] === k ? "mg-now" : "mg-sent"; text = sent[1]; }
+        if (sent) {
+          cls = sent[2] ? "mg-sent mg-hooked" : sent[0] === k ? "mg-now" : "mg-sent";
+          text = sent[1];
+        }
       }
       if (cls !== edge.cls) { edge.g.setAttribute("class", "edge " + cls); edge.cls = cls; }
       if (text !== edge.text && edge.label) { edge.label.textContent = text; edge.text = text; }

@@ -374,9 +374,10 @@ def backward_scene(recording: Any) -> Scene:
     gmap = recording.gmap
     edge_texts: dict[int, str] = {}
     for f in frames:
-        for s in f.grads_out:
-            if s.edge is not None and len(s.label) > len(edge_texts.get(s.edge, "")):
-                edge_texts[s.edge] = s.label
+        labels = [(s.edge, s.label) for s in f.grads_out] + list(f.relabels)
+        for edge, label in labels:
+            if edge is not None and len(label) > len(edge_texts.get(edge, "")):
+                edge_texts[edge] = label
     notes0: dict[str, str] = {}
     node_texts: dict[str, str] = {}
     for f in frames:
@@ -410,6 +411,8 @@ def _step_payload(f: Frame) -> dict:
         step["freed"] = list(f.nodes)
     if f.hooks:
         step["hooks"] = list(f.nodes)
+    if f.relabels:  # incoming edges now show what the node consumed (after hooks changed it)
+        step["relabel"] = [[e, label] for e, label in f.relabels]
     refs = [r for r in dict.fromkeys(f.refs) if r not in f.nodes]
     if refs:
         step["refs"] = refs
