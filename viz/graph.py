@@ -60,10 +60,13 @@ class Graph:
             self._png_done = True
         return self._png
 
-    def save(self, path: str | os.PathLike) -> Path:
+    def save(self, path: str | os.PathLike, scale: float = render.PNG_SCALE) -> Path:
         """Write the picture; the suffix picks the format (.svg, .png, .pdf, or .dot/.gv
-        for the DOT text). Without a renderer the DOT text is written next to ``path`` as
-        ``.dot`` (with a warning) and that path is returned."""
+        for the DOT text). A PNG has ``scale`` device pixels per CSS pixel (2: sharp on
+        slides and HiDPI screens; vector formats need none). Without a renderer the DOT text is
+        written next to ``path`` as ``.dot`` (with a warning) and that path is returned."""
+        if not scale > 0:
+            raise ValueError(f"viz: save() needs a positive scale, got {scale!r}")
         target = Path(path)
         suffix = target.suffix.lower()
         if suffix in _DOT_SUFFIXES:
@@ -73,6 +76,11 @@ class Graph:
         if suffix == ".svg":
             svg = self.svg()
             data = svg.encode("utf-8") if svg is not None else None
+        elif suffix == ".png":
+            svg = self.svg()
+            png = render.render_png(self.source, render.svg_css_size(svg) if svg else None, scale,
+                                    render.SAVE_MAX_PIXELS)
+            data = png.data if png is not None else None
         else:
             data = self.pipe(_SAVE_FORMATS[suffix])
         if data is None:

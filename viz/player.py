@@ -666,11 +666,19 @@ class Player:
 
         return save_html(self.scene, path, title=title)
 
-    def filmstrip(self, columns: int = 4, steps: Any = None, width: float = 260.0) -> Any:
-        """Small multiples of the steps, as SVG (``.save(path)`` also writes PNG)."""
+    def filmstrip(self, columns: int = 4, steps: Any = None, width: float = 260.0, scale: float = 2.0) -> Any:
+        """Small multiples of the steps, as SVG with a caption under each (``.save(path)`` also
+        writes one captioned PNG per step, ``scale`` device pixels per CSS pixel)."""
         from .export import filmstrip
 
-        return filmstrip(self.scene, columns=columns, steps=steps, width=width)
+        return filmstrip(self.scene, columns=columns, steps=steps, width=width, scale=scale)
+
+    def save_gif(self, path: Any, fps: float = 1.0, steps: Any = None, scale: float = 2.0) -> Path:
+        """The steps as a looping animated GIF, ``fps`` steps per second, a caption under each
+        (for slides; needs Pillow). Deterministic: the same player gives the same file."""
+        from .export import save_gif
+
+        return save_gif(self.scene, path, fps=fps, steps=steps, scale=scale)
 
     def svg_at(self, k: int | None = None) -> str:
         """The picture at step ``k`` (default: the last) as static SVG."""
