@@ -33,6 +33,27 @@ from .shrink import (
 )
 from .walk import WALK_LIMIT, Walk
 
+
+def module_types(modules: Any) -> dict[str, str]:
+    """Qualified name -> description ('Linear(8→3)') of a model's submodules, through its public
+    ``named_modules()``; {} for anything else."""
+    try:
+        named = list(modules.named_modules())
+    except Exception:
+        return {}
+    return {str(qual): describe_module(m) for qual, m in named if qual}
+
+
+def describe_module(module: Any) -> str:
+    """'Linear(8→3)', 'Conv2d(3→16)', 'Embedding(100→32)', else the class name."""
+    name = type(module).__name__
+    for a, b in (("in_features", "out_features"), ("in_channels", "out_channels"),
+                 ("num_embeddings", "embedding_dim")):
+        left, right = getattr(module, a, None), getattr(module, b, None)
+        if isinstance(left, int) and isinstance(right, int):
+            return f"{name}({left}→{right})"
+    return name
+
 # The names viz.trace imported before summarising moved to viz.shrink.
 _choose_kept, _hidden_groups = choose_kept, hidden_groups
 __all__ = ["GHOST_THRESHOLD", "HUB_THRESHOLD", "SPAN_BUDGET", "Model", "VEdge", "VNode", "build", "op_symbol"]
@@ -61,6 +82,7 @@ class VNode:
     data: str | None = None
     grad: str | None = None
     module: str | None = None
+    module_type: str | None = None  # what the innermost module is ('Linear(8→3)'), when known
     ghost: bool = False
     hidden: int = 0  # raw nodes this node stands for (hidden groups)
     ghost_of: str | None = None  # for a reference to a hub drawn elsewhere
@@ -88,6 +110,7 @@ class Model:
     show_values: bool = False
     show_grads: bool = False
     crossings: int = 0  # ranks crossed by long edges (after cutting): dot's hidden workload
+    types: dict[str, str] = field(default_factory=dict)  # module scope -> 'Linear(8→3)' (from params=model)
 
     def node(self, key: str) -> VNode:
         return next(n for n in self.nodes if n.key == key)
@@ -111,6 +134,8 @@ class Namer:
         self._keep: list[Any] = []  # keep the tensors alive so their ids stay theirs
         if params is None:
             return
+        if hasattr(params, "named_parameters") and not hasattr(params, "items"):  # a model: params=model
+            params = params.named_parameters()
         items = params.items() if hasattr(params, "items") else params
         for name, tensor in items:
             if not probe.is_tensor(tensor):
@@ -147,11 +172,15 @@ def build(
     show_values: bool = False,
     show_grads: bool = False,
     max_nodes: int | None = None,
+    limit: int | None = None,
 ) -> Model:
-    """Turn a walked graph into a drawable model for one view, summarised to ``max_nodes``."""
+    """Turn a walked graph into a drawable model for one view, summarised to ``max_nodes`` (at most
+    ``limit``, ``MAX_NODES_LIMIT`` by default: a picture that big already takes dot a while; a
+    model that will be folded by module may keep every node)."""
     if view not in VIEWS:
         raise ValueError(f"viz: view must be one of {VIEWS}, got {view!r}")
-    budget = DEFAULT_MAX_NODES if max_nodes is None else min(max(int(max_nodes), 1), MAX_NODES_LIMIT)
+    cap = MAX_NODES_LIMIT if limit is None else int(limit)
+    budget = DEFAULT_MAX_NODES if max_nodes is None else min(max(int(max_nodes), 1), cap)
     if view == "values":
         budget = max(budget // 2, 1)  # each op also draws the tensor it makes
     groups = hidden_groups(walk, choose_kept(walk, budget))
@@ -161,6 +190,7 @@ def build(
     else:
         builder.values()
     model = builder.finish(view)
+    model.types = module_types(params) if hasattr(params, "named_modules") else {}
     model.show_values = show_values or view == "values"
     model.show_grads = show_grads or view == "values"
     return model
@@ -255,6 +285,8 @@ class _Builder:
     def _fn_extras(self, node: VNode, raw: int) -> None:
         fn = self.walk.nodes[raw].fn
         node.module = probe.module_scope(fn)
+        kind = probe.metadata(fn).get("module_type")
+        node.module_type = str(kind) if kind else None
         hooks, prehooks = probe.node_hooks(fn)
         if prehooks:
             node.badges.append(f"prehooks ×{prehooks}")

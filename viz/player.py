@@ -45,11 +45,11 @@ CSS = (HERE / "player.css").read_text(encoding="utf-8")
 
 # the player's colours: Okabe–Ito, as in viz.style
 CURRENT = style.OKABE_ITO["blue"]
-DONE = style.OKABE_ITO["bluish_green"]
-HOOK = style.OKABE_ITO["vermillion"]
+DONE = "#00785A"  # Okabe–Ito bluish green, darkened: white step numbers on it read at 5.5:1
+HOOK = "#B34E00"  # Okabe–Ito vermillion, darkened: white text on it reads at 5.2:1
 ARRIVE = style.OKABE_ITO["yellow"]
 FREED_FILL = "#E6E6E6"
-FREED_TEXT = "#8C8C8C"
+FREED_TEXT = "#595959"  # 5.6:1 on FREED_FILL
 SENT_EDGE = style.BORDER
 
 # -- text widths (Graphviz lays out Helvetica with its AFM metrics; so do we) -----------------------------------
@@ -81,7 +81,7 @@ def text_width(text: str, size: float, bold: bool = False) -> float:
 # -- DOT: reserve room for the values -------------------------------------------------------------------------------
 _EDGE_LINE = re.compile(r"^(\s*)(n\d+) -> (n\d+)(.*);\s*$")
 _NODE_LINE = re.compile(r"^(\s*)(n\d+) \[label=")
-LABEL_SIZE = 9
+LABEL_SIZE = style.SMALL_PT
 
 
 def _label_span(attrs: str) -> tuple[int, int] | None:
@@ -254,11 +254,11 @@ def _decorate_node(g: ET.Element, title: str, saved_fill: str, badge_fill: str, 
         return
     x0, y0, x1, _ = box
     # badges go on the node group itself (outside Graphviz's tooltip link)
-    for cls, cx in (("mg-stepbadge", x0 - 7), ("mg-arrbadge", x1 + 7)):
+    for cls, cx in (("mg-stepbadge", x0 - 8), ("mg-arrbadge", x1 + 8)):
         badge = ET.SubElement(g, f"{_S}g", {"class": cls})
-        ET.SubElement(badge, f"{_S}circle", {"cx": f"{cx:.2f}", "cy": f"{y0 + 2:.2f}", "r": "8"})
-        text = ET.SubElement(badge, f"{_S}text", {"x": f"{cx:.2f}", "y": f"{y0 + 5:.2f}", "text-anchor": "middle",
-                                                  "font-size": "8"})
+        ET.SubElement(badge, f"{_S}circle", {"cx": f"{cx:.2f}", "cy": f"{y0 + 2:.2f}", "r": "9"})
+        text = ET.SubElement(badge, f"{_S}text", {"x": f"{cx:.2f}", "y": f"{y0 + 5.5:.2f}", "text-anchor": "middle",
+                                                  "font-size": str(style.SMALL_PT)})
         text.text = ""
 
 

@@ -27,7 +27,7 @@ import numpy as np
 
 from . import probe
 from .dot import clean
-from .walk import Walk
+from .walk import WALK_LIMIT, Walk
 from .walk import walk as _walk
 
 SMALL = 6  # tensors with at most this many elements are shown with their values
@@ -132,19 +132,23 @@ class GraphMap:
         return ids[0] if ids else None
 
 
-def map_graph(walk: Walk, model: Any) -> GraphMap:
-    """Match a walk with the model ``viz.draw`` built from the same roots (same walk order)."""
+def map_graph(walk: Walk, model: Any, fold_of: dict[str, str] | None = None, full: Any = None) -> GraphMap:
+    """Match a walk with the model ``viz.draw`` built from the same roots (same walk order).
+    A folded model comes with ``fold_of`` (key in the ``full`` model -> its module box)."""
+    fold_of = fold_of or {}
+    full = full if full is not None else model
     by_base: dict[str, list[str]] = defaultdict(list)
     titles: dict[str, str] = {}
     for node in model.nodes:
-        base = node.key.split("#", 1)[0]
-        by_base[base].append(node.id)
-        titles.setdefault(base, node.title)
-    hidden = _hidden_keys(walk, model)
+        by_base[node.key.split("#", 1)[0]].append(node.id)
+    for node in full.nodes:
+        titles.setdefault(node.key.split("#", 1)[0], node.title)
+    hidden = _hidden_keys(walk, full)
 
     def owner(raw: int) -> str:
         key = f"fn:{raw}"
-        return key if key in by_base else hidden.get(raw, key)
+        key = hidden.get(raw, key) if key not in titles else key
+        return fold_of.get(key, key)
 
     node_ids = [list(by_base.get(owner(raw.index), [])) for raw in walk.nodes]
     names = []
@@ -166,7 +170,7 @@ def map_graph(walk: Walk, model: Any) -> GraphMap:
     def take(src: str, dst: str, slot: int) -> int | None:
         if src == dst:
             return None
-        merged = src.startswith("hidden:") or dst.startswith("hidden:")
+        merged = src.startswith(("hidden:", "module:")) or dst.startswith(("hidden:", "module:"))
         for key in ((src, dst, slot), (src, dst, None)):
             queue = pool.get(key)
             if queue:
@@ -176,10 +180,10 @@ def map_graph(walk: Walk, model: Any) -> GraphMap:
     root_ids: list[str | None] = []
     root_edges: list[int | None] = []
     for k, root in enumerate(walk.roots):
-        box = by_base.get(f"out:{k}")
+        box = by_base.get(fold_of.get(f"out:{k}", f"out:{k}"))
         root_ids.append(box[0] if box else None)
         if root.tensor is not None and root.fn_index is not None:
-            root_edges.append(take(f"out:{k}", owner(root.fn_index), root.slot))
+            root_edges.append(take(fold_of.get(f"out:{k}", f"out:{k}"), owner(root.fn_index), root.slot))
         else:
             root_edges.append(None)
     edge_of: dict[tuple[int, int], int] = {}
@@ -888,35 +892,69 @@ def state_at(frames: list[Frame], k: int, ids: list[str] | None = None) -> State
 @dataclass
 class BackwardRecording:
     frames: list[Frame]
-    graph: Any  # viz.Graph, drawn before backward ran
+    graph: Any  # viz.Graph, drawn before backward ran (folded when asked)
     gmap: GraphMap
     root_names: list[str]
+    redraw: Any = None  # Redraw: the same recording on the graph folded another way
+
+
+@dataclass
+class Redraw:
+    """What it takes to show one recording with other modules expanded: the full picture (drawn
+    before backward freed anything) and the recorded events, so no autograd graph is read again."""
+
+    rec: Recorder
+    full: Any  # viz.model.Model, unfolded
+    seeds: list
+    keep: bool
+    seed_given: bool
+    rankdir: str
+    fold: str | None
+    expand: tuple[str, ...]
+
+    def folded(self, expand: tuple[str, ...]) -> BackwardRecording:
+        from .dot import to_dot
+        from .fold import fold as fold_model
+        from .graph import Graph
+
+        folded = fold_model(self.full, self.fold, expand)
+        graph = Graph(folded.model, to_dot(folded.model, rankdir=self.rankdir))
+        gmap = map_graph(self.rec.walk, folded.model, folded.fold_of, self.full)
+        root_names = [_root_name(folded.model, gmap, k) for k in range(len(self.rec.walk.roots))]
+        frames = build_frames(self.rec, gmap, self.seeds, self.keep, root_names, seed_given=self.seed_given)
+        again = Redraw(self.rec, self.full, self.seeds, self.keep, self.seed_given, self.rankdir, self.fold,
+                       tuple(expand))
+        return BackwardRecording(frames, graph, gmap, root_names, again)
 
 
 def record_backward(loss: Any, params: Any = None, gradient: Any = None, inputs: Any = None,
                     retain_graph: bool | None = None, create_graph: bool = False, show_saved: bool = True,
-                    max_nodes: int | None = None, rankdir: str = "TB") -> BackwardRecording:
+                    max_nodes: int | None = None, rankdir: str = "TB", fold: str | None = None,
+                    expand: Any = ()) -> BackwardRecording:
     """Draw, hook, run ``loss.backward(...)`` and turn what the hooks saw into frames."""
-    from . import draw  # here, not at import time: viz/__init__ imports this module
+    from .model import build
 
     if not probe.is_tensor(loss) or not hasattr(loss, "backward"):
         raise TypeError(f"viz.animate: expected a tensor to run backward from, got {type(loss).__name__}")
+    if rankdir not in ("TB", "LR", "BT", "RL"):
+        raise ValueError(f"viz: rankdir must be TB, LR, BT or RL, got {rankdir!r}")
     walk = _walk((loss,))
     if max_nodes is None:
-        max_nodes = max(len(walk.nodes) + 8, 250) if len(walk.nodes) <= ANIMATE_MAX_NODES else ANIMATE_MAX_NODES
-    graph = draw(loss, params=params, show_saved=show_saved, max_nodes=max_nodes, rankdir=rankdir)
-    gmap = map_graph(walk, graph.model)
-    root_names = [_root_name(graph.model, gmap, k) for k in range(len(walk.roots))]
+        limit = WALK_LIMIT if fold else ANIMATE_MAX_NODES
+        max_nodes = max(len(walk.nodes) + 8, 250) if len(walk.nodes) <= limit else limit
+    full = build(walk, view="backward", params=params, show_saved=show_saved, max_nodes=max_nodes,
+                 limit=WALK_LIMIT if fold else None)
     seed = _seed(loss, gradient)
     rec = Recorder(walk, create_graph=create_graph)
+    keep = bool(create_graph) if retain_graph is None else bool(retain_graph)
+    redraw = Redraw(rec, full, [seed], keep, gradient is not None, rankdir, fold,
+                    tuple([expand] if isinstance(expand, str) else expand))
     rec.install()
     try:
         loss.backward(gradient=gradient, retain_graph=retain_graph, create_graph=create_graph, inputs=inputs)
     finally:
         rec.remove()
-    keep = bool(create_graph) if retain_graph is None else bool(retain_graph)
-    frames = build_frames(rec, gmap, [seed], keep, root_names, seed_given=gradient is not None)
-    return BackwardRecording(frames, graph, gmap, root_names)
+    return redraw.folded(redraw.expand)
 
 
 ANIMATE_MAX_NODES = 1500
