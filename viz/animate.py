@@ -163,7 +163,7 @@ class Recording:
         """The forward animation as a widget (the graph is laid out once, here)."""
         frames = self.frames
         if self._scene is None:
-            from .player import _layout
+            from .player import _layout, layout_info
 
             steps = [{"ids": [f.node] if f.node else [], "kind": f.kind, "title": f.title,
                       "lines": [[k, t] for k, t in f.lines], "appear": list(f.appear)} for f in frames]
@@ -175,6 +175,8 @@ class Recording:
             else:
                 root, hint, source = _layout(graph.source, self._edges, {}, {})
                 nodes = len(graph.model.nodes)
+            payload["layout"] = layout_info(source, self._edges if graph is not None else [], {}, {}, hint,
+                                            self.rankdir)
             self._scene = Scene("forward", root, payload, frames, nodes, source, hint)
         return player_class("ForwardPlayer")(self._scene, speed=speed)
 

@@ -47,7 +47,7 @@ h1 {{ font-size: 16px; font-weight: 600; margin: 0 0 10px; }}
 <div id="mg-root"></div>
 <p class="mg-page-note">{note}</p>
 <script type="application/json" id="mg-state">{state}</script>
-<script>
+{engine}<script>
 (function () {{
 "use strict";
 {js}
@@ -88,15 +88,37 @@ def _json_for_html(value: Any) -> str:
     return text.replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
 
 
+ALT_LAYOUT_NODES = 400  # up to this size the page also carries the other layout direction
+
+
 def page(scene: Scene, title: str | None = None, frame: int = 0) -> str:
-    """The standalone HTML text of a player."""
+    """The standalone HTML text of a player: both layout directions when Python has Graphviz (up to
+    ``ALT_LAYOUT_NODES`` nodes), else the WebAssembly Graphviz inline, so that it lays the graph out
+    itself. Nothing is fetched."""
     title = title or ("viz: backward pass, step by step" if scene.mode == "backward"
                       else "viz: the graph, built op by op")
-    state = {"svg": scene.svg(html=True), "data": scene.payload, "frame": int(frame), "speed": 1.0}
+    info = scene.payload.get("layout") or {}
+    other = "LR" if info.get("rankdir", "TB") != "LR" else "TB"
+    alt = scene.svg_in(other) if scene.root is not None and scene.num_nodes <= ALT_LAYOUT_NODES else ""
+    state = {"svg": scene.svg(html=True), "svg_alt": alt, "data": scene.payload, "frame": int(frame), "speed": 1.0,
+             "standalone": True}
+    engine = "" if scene.root is not None else inline_graphviz()
     note = ("Play, or step with ← and → (click the player first). Made with viz.animate; "
             "this page needs no kernel and no network.")
     return _PAGE.format(title=html.escape(title), font=style.FONT.replace(",", ", "), muted=style.MUTED_TEXT,
-                        css=CSS, note=html.escape(note), state=_json_for_html(state), js=standalone_js())
+                        css=CSS, note=html.escape(note), state=_json_for_html(state), js=standalone_js(),
+                        engine=engine)
+
+
+def inline_graphviz() -> str:
+    """The WebAssembly Graphviz as an inert script element player.js imports from (no network)."""
+    from .player import graphviz_source
+
+    source = graphviz_source().decode("utf-8")
+    if re.search(r"</?script", source, re.IGNORECASE):
+        raise RuntimeError("viz: the vendored Graphviz cannot be inlined in a page (it contains a script tag)")
+    return f'<script type="text/plain" id="mg-graphviz">{source}</script>\n'
+
 
 
 def save_html(scene: Scene, path: Any, title: str | None = None) -> Path:

@@ -93,7 +93,11 @@ class Graph:
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> Any:
         svg = self.svg()
         if svg is None:
-            return {"text/plain": f"{render.HINT}\n{self.source}"}
+            data = {"text/plain": f"{render.HINT}\n{self.source}"}
+            view = self._browser_view()
+            if view is not None:  # a live notebook lays the DOT out with the WebAssembly Graphviz
+                data.update(view)
+            return data
         data: dict[str, str] = {"image/svg+xml": svg, "text/plain": repr(self)}
         png = self.png()
         if png is None:  # one plain line says why, rather than a broken image
@@ -102,6 +106,19 @@ class Graph:
         png_data, meta = png.mimebundle()
         data.update(png_data)
         return data, meta
+
+    def _browser_view(self) -> dict | None:
+        """The widget view of a player without steps that lays this graph out in the browser
+        (made once per Graph), or None without anywidget."""
+        from .player import WIDGET_VIEW, graph_widget
+
+        if getattr(self, "_widget", None) is None:
+            self._widget = graph_widget(self)
+        if self._widget is None:
+            return None
+        out = self._widget._repr_mimebundle_()
+        view = out[0] if isinstance(out, tuple) else (out or {})
+        return {k: v for k, v in view.items() if k == WIDGET_VIEW}
 
     def __repr__(self) -> str:
         extra = f", {self.model.hidden:,} hidden" if self.model.hidden else ""

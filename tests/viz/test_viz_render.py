@@ -53,7 +53,9 @@ def test_without_any_renderer_nothing_raises(fakes, tmp_path, monkeypatch):
     assert graph.pipe("png") is None
     assert graph.hint == render.HINT
     bundle = graph._repr_mimebundle_()
-    assert list(bundle) == ["text/plain"]  # no image at all, not a broken one
+    # no image at all, not a broken one; a live notebook gets a widget that lays the DOT out in the browser
+    assert list(bundle) == ["text/plain", "application/vnd.jupyter.widget-view+json"]
+    assert graph._widget.data["layout"]["dot"] == graph.source and graph._widget.svg == ""
     first, rest = bundle["text/plain"].split("\n", 1)
     assert first == render.HINT and rest == graph.source
     with pytest.warns(UserWarning, match="no Graphviz renderer"):
