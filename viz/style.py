@@ -64,7 +64,7 @@ FILL = {
     "none": "#E6E6E6",
     "hidden": "#D4D4D4",
     "unwalked": "#D4D4D4",
-    "module": TINT["blue"],
+    "module": "#A8CDE4",  # the blue tint, lighter: muted text on it reads at 4.5:1 or more
 }
 ROW_FILL = {
     "saved": TINT["reddish_purple"],
