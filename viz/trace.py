@@ -713,9 +713,7 @@ def _sends(frame: Frame, rec: Recorder, gmap: GraphMap, pending: dict, i: int, s
     rule computed when node hooks replaced it (then the lines show the rule's values and the
     edges carry the hooks' values), else None."""
     kids = rec.children[i]
-    replaced = seen.raw_outs if seen.raw_outs is not None and seen.outs is not None and (
-        len(seen.raw_outs) != len(seen.outs) or not all(_same(a, b) for a, b in zip(seen.raw_outs, seen.outs))) \
-        else None
+    replaced = _replaced_by_hooks(seen.raw_outs, seen.outs)
     names = rec.input_names[i]
     for j, g in enumerate(seen.outs or ()):
         if j >= len(kids):
@@ -742,6 +740,27 @@ def _sends(frame: Frame, rec: Recorder, gmap: GraphMap, pending: dict, i: int, s
     if frame.kind == "run" and not frame.grads_out:
         frame.lines.append(("out", "No gradient flows on from here (its inputs need none)."))
     return replaced
+
+
+def _replaced_by_hooks(computed: tuple | None, sent: tuple | None) -> tuple | None:
+    """What the node's rule computed, when its hooks sent something else; else None.
+
+    ``computed`` comes from calling the node by hand: PyTorch hands its hooks gradients already summed
+    to each input's shape (a broadcast bias), and sums in another order, so each value is fitted to
+    the sent one's shape and compared with a float tolerance: a doubt is no replacement."""
+    if computed is None or sent is None:
+        return None
+    if len(computed) != len(sent):
+        return computed
+    for raw, out in zip(computed, sent):
+        if raw is None or out is None:
+            if (raw is None) != (out is None):
+                return computed
+            continue
+        fitted = _sum_to(raw, tuple(out.shape)) if raw.shape != out.shape else raw
+        if fitted.shape != out.shape or not np.allclose(fitted, out, rtol=1e-5, atol=1e-6, equal_nan=True):
+            return computed
+    return None
 
 
 def _accumulate_lines(frame: Frame, counts: dict, seen: _StepEvents) -> None:

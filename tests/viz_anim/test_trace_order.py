@@ -352,3 +352,13 @@ def test_hooks_of_a_tensor_viz_cannot_reach_are_told_as_one_change(mg, pgv):
     assert hook.kind == "tensor hook or prehook" and hook.count is None
     assert _same(hook.before, np.array([1.0, 1.0])) and _same(hook.after, np.array([4.0, 4.0]))
     assert "on its output tensor and prehook ×1 on MulBackward0" in hook.text
+
+
+def test_torch_nodes_without_hooks_are_never_said_to_have_fired(torch, pgv):
+    """PyTorch hides node hooks, so the trace runs a node again by hand to see whether hooks replaced its
+    gradients; a broadcast bias (summed before hooks see it) and float rounding are no replacement."""
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.Tanh(), torch.nn.Linear(8, 3))
+    loss = model(torch.randn(10, 4)).pow(2).mean()
+    frames = trace_backward(loss, params=model)
+    assert [f.name for f in frames if f.hooks] == []
