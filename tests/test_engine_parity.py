@@ -102,10 +102,12 @@ def test_stack_and_cat_of_ten_thousand_inputs_take_linear_time(op):
         getattr(mg, op)(xs).sum().backward()
         return time.perf_counter() - t0, xs
 
-    small, _ = run(1000)
-    big, xs = run(10_000)
+    # The best of three runs each, so that a busy machine does not decide; a table over 2**n input
+    # masks (what this guards against) never finished at n = 32.
+    small = min(run(1000)[0] for _ in range(3))
+    big, xs = min((run(10_000) for _ in range(3)), key=lambda r: r[0])
     assert xs[-1].grad.tolist() == [1.0]
-    assert big < max(20 * small, 0.5), (small, big)  # 10x the inputs, ~10x the time (not 2**n)
+    assert big < max(25 * small, 3.0), (small, big)  # 10x the inputs, ~10x the time
 
 
 def _function_source(fn) -> ast.FunctionDef:
