@@ -95,6 +95,15 @@ function withRankdir(dot, rankdir) {
 }
 
 // -- decorating Graphviz's SVG (what viz/player.py's decorate does in Python) -----------------------------
+// A widget may be drawn before its output is on the page, where nothing can be measured (getBBox gives
+// zeros): wait until the page lays the element out.
+function laidOut(el) {
+  return new Promise((resolve) => {
+    const check = () => (el.isConnected && el.getClientRects().length > 0 ? resolve() : requestAnimationFrame(check));
+    check();
+  });
+}
+
 function bbox(el) {
   try { return el.getBBox(); } catch (err) { return null; }
 }
@@ -220,9 +229,11 @@ function fitTexts(svg) {
 // Module labels sit at a corner of their frame where no edge passes, on a chip of the background.
 function placeClusterLabels(svg) {
   const paths = [...svg.querySelectorAll("g.edge path")].map((p) => [p, bbox(p)]);
+  const nodes = [...svg.querySelectorAll("g.node")].map(bbox).filter(Boolean);
+  const overlaps = (a, b) => !(b.x > a.x + a.width || b.x + b.width < a.x || b.y > a.y + a.height || b.y + b.height < a.y);
   for (const g of svg.querySelectorAll("g.cluster")) {
     const frame = g.querySelector("path, polygon");
-    const texts = [...g.querySelectorAll(":scope > text")];
+    const texts = [...g.querySelectorAll("text")]; // Graphviz puts them in the tooltip's <a> when there is one
     const box = frame && bbox(frame);
     if (!box || !texts.length) continue;
     const label = texts.map(bbox).filter(Boolean);
@@ -231,8 +242,9 @@ function placeClusterLabels(svg) {
     const lw = Math.max(...label.map((r) => r.x + r.width)) - lx, lh = Math.max(...label.map((r) => r.y + r.height)) - ly;
     const crossed = (x, y) => {
       const hit = { x: x - 3, y: y - 2, width: lw + 6, height: lh + 4 };
+      if (nodes.some((r) => overlaps(hit, r))) return true;
       for (const [p, r] of paths) {
-        if (!r || r.x > hit.x + hit.width || r.x + r.width < hit.x || r.y > hit.y + hit.height || r.y + r.height < hit.y) continue;
+        if (!r || !overlaps(hit, r)) continue;
         const length = p.getTotalLength();
         for (let s = 0; s <= length; s += 4) {
           const q = p.getPointAtLength(s);
@@ -262,12 +274,36 @@ function placeClusterLabels(svg) {
     top.append(chip, ...texts);
     (svg.querySelector("g.mg-graph") || svg.querySelector("g") || svg).appendChild(top);
   }
+  growToFit(svg);
 }
 
+// A label moved beside its frame may stick out of the picture: the picture grows to hold it.
+function growToFit(svg) {
+  const graph = svg.querySelector("g");
+  const vb = svg.viewBox && svg.viewBox.baseVal;
+  const b = graph && bbox(graph);
+  if (!b || !vb || !vb.width) return;
+  const moved = graph.transform.baseVal.consolidate();
+  const m = moved ? moved.matrix : { a: 1, d: 1, e: 0, f: 0 };
+  const x0 = Math.min(vb.x, b.x * m.a + m.e - 2), y0 = Math.min(vb.y, b.y * m.d + m.f - 2);
+  const x1 = Math.max(vb.x + vb.width, (b.x + b.width) * m.a + m.e + 2);
+  const y1 = Math.max(vb.y + vb.height, (b.y + b.height) * m.d + m.f + 2);
+  if (x0 < vb.x || y0 < vb.y || x1 > vb.x + vb.width || y1 > vb.y + vb.height) {
+    svg.setAttribute("viewBox", [x0, y0, x1 - x0, y1 - y0].join(" "));
+  }
+}
+
+// The box the page scrolls the player in: the notebook's own scroller in JupyterLab and Notebook 7, else
+// the nearest ancestor that does scroll. An ancestor whose height follows its content (an output area,
+// which has overflow: auto for wide outputs) is no limit: its height is the player's own.
+const SCROLLERS = ".jp-WindowedPanel-outer, .jp-NotebookPanel-notebook, .jp-Notebook";
+
 function scrollParent(el) {
+  const notebook = el.parentElement && el.parentElement.closest(SCROLLERS);
+  if (notebook && notebook.clientHeight > 0) return notebook;
   for (let p = el.parentElement; p; p = p.parentElement) {
     const style = getComputedStyle(p);
-    if (/(auto|scroll)/.test(style.overflowY) && p.clientHeight > 0) return p;
+    if (/(auto|scroll)/.test(style.overflowY) && p.clientHeight > 0 && p.scrollHeight > p.clientHeight + 1) return p;
   }
   return null;
 }
@@ -466,7 +502,8 @@ class Player {
       const svg = holder.querySelector("svg");
       if (svg) {
         this.stage.textContent = "";
-        this.stage.appendChild(svg); // attached, so that texts can be measured
+        this.stage.appendChild(svg);
+        await laidOut(this.root); // texts are measured below
         fitTexts(svg);
         placeClusterLabels(svg);
         return svg;
@@ -481,6 +518,7 @@ class Player {
     const svg = engine.renderSVGElement(withRankdir(this.layout.dot, dir));
     this.stage.textContent = "";
     this.stage.appendChild(svg);
+    await laidOut(this.root); // decorate() and the others measure texts
     decorate(svg, this.layout);
     fitTexts(svg);
     placeClusterLabels(svg);
@@ -667,7 +705,8 @@ class Player {
 
   follow(k) {
     // keep the node of this step in view inside the stage (never scroll the page)
-    const id = (this.steps[k].ids || [])[0];
+    const step = this.steps[k]; // none in a picture without steps (viz.draw laid out in the page)
+    const id = step && (step.ids || [])[0];
     const node = id && this.nodes.get(id);
     if (!node || !this.stage.clientWidth) return;
     const s = this.stage.getBoundingClientRect();
@@ -803,6 +842,9 @@ class Player {
     if (!z) {
       const whole = Math.min(w / nw, hgt / nh);
       z = whole >= FIT_WHOLE_FROM ? Math.min(whole, ZOOM_MAX) : Math.min(Math.max(w / nw, readable), ZOOM_MAX);
+      this.root.dataset.fit = whole >= FIT_WHOLE_FROM ? "whole" : "width";
+    } else {
+      this.root.dataset.fit = "user";
     }
     this.scale(z);
     this.stage.style.height = Math.round(Math.min(nh * this.zoom, hgt) + 2 * PAD) + "px";
@@ -811,10 +853,17 @@ class Player {
   }
 
   narrowCheck() {
-    const narrow = this.root.clientWidth > 0 && this.root.clientWidth < NARROW_PX;
+    // called when the player's box changes size: the notebook lays the output out after the player is
+    // made, so the first fit may have seen another width; a new width fits again (a new height alone,
+    // which fit() itself causes, does not)
+    const width = this.root.clientWidth;
+    const narrow = width > 0 && width < NARROW_PX;
     if (narrow !== this.narrow) {
       this.narrow = narrow;
       this.root.classList.toggle("mg-narrow", narrow);
+    }
+    if (width !== this.width) {
+      this.width = width;
       if (this.svg) this.fit();
     }
   }

@@ -42,6 +42,13 @@ loss, model = graphs.mlp18(minigrad)
 viz.animate(loss, params=model)""",
     """loss, params = graphs.lesson5(minigrad)
 viz.animate(loss, params=params)""",
+    # a kernel without Graphviz (JupyterLite, no pygraphviz wheel): the page lays the graphs out with the
+    # WebAssembly Graphviz the kernel sends
+    """from viz import render
+render.find_renderer = lambda: None
+loss, model = graphs.mlp18(minigrad)
+viz.animate(loss, params=model)""",
+    "viz.draw(loss, params=model)",
 ]
 
 # every visible text of the picture: its size on screen and its contrast with what is behind it
@@ -138,6 +145,9 @@ def _check(page, root, label: str, whole: bool = False) -> dict:
     assert root.evaluate(CHROME_JS) == [], label
     outside = root.evaluate(WHOLE_JS)
     picture["whole"] = not outside
+    picture["fit"] = root.get_attribute("data-fit")
+    if picture["fit"] == "whole":  # the player chose to show the whole graph: every node is on screen
+        assert outside == [], (label, picture["zoom"])
     if whole:  # the player's rule: the whole graph when it fits at 80% or more, else the width
         assert outside == [], (label, picture["zoom"])
         assert picture["zoom"] >= 0.8, picture
@@ -215,6 +225,16 @@ def test_player_in_the_classroom(tmp_path, lab_server, chromium, torch):
             if w == 1280:
                 assert players.first.evaluate("r => r.classList.contains('mg-narrow')")
     _lesson5(players.nth(1))
+    # the kernel without Graphviz: the player and viz.draw, laid out in the page
+    page.wait_for_function("() => document.querySelectorAll('.jp-OutputArea .mg-player').length === 4"
+                           " && [...document.querySelectorAll('.jp-OutputArea .mg-player')].slice(2)"
+                           ".every(p => p.querySelectorAll('svg g.node[data-n]').length >= 17)", timeout=UI_TIMEOUT)
+    for k, label in ((2, "lab_no_graphviz"), (3, "lab_no_graphviz_draw")):
+        browser_laid = players.nth(k)
+        assert browser_laid.evaluate("r => r.querySelectorAll('svg g.node[data-n]').length") == 18, label
+        measured[label] = _check(page, browser_laid, label)
+    players.nth(2).locator("button.mg-last").click()
+    assert players.nth(2).locator(".mg-title").text_content() == "Backward done"
     # the zoom a teacher sets stays while stepping
     first = players.first
     first.locator("button.mg-zin").click()
@@ -304,6 +324,7 @@ def test_player_in_the_classroom(tmp_path, lab_server, chromium, torch):
     measured["transformer"] = _check(tpage, tpage.locator(".mg-player"), "transformer", whole=True)
     assert not errors, errors
     context.close()
-    print("\nzoom at start: " + ", ".join(f"{k} {v['zoom']:.2f}{' whole' if v['whole'] else ''} ({v['count']} texts)"
+    print("\nzoom at start: " + ", ".join(f"{k} {v['zoom']:.2f} {v['fit']}{' whole' if v['whole'] else ''}"
+                                        f" ({v['count']} texts)"
                                         for k, v in measured.items()))
     print(f"classroom browser test took {time.monotonic() - started:.1f} s")
