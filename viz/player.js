@@ -828,7 +828,10 @@ class Player {
     const full = document.fullscreenElement === this.root;
     const outer = full ? null : scrollParent(this.root);
     const view = full ? window.innerHeight : Math.min(window.innerHeight, outer ? outer.clientHeight : window.innerHeight);
-    const below = this.narrow && !this.graphOnly ? Math.min(this.side.scrollHeight, view * 0.3) : 0;
+    // under the picture, the panel keeps one height (30% of the view) whatever a step says, so that
+    // stepping never moves the picture or pushes the legend off the screen; long steps scroll in it
+    const below = this.narrow && !this.graphOnly ? Math.round(view * 0.3) : 0;
+    this.side.style.height = below ? below + "px" : "";
     const chrome = this.bar.offsetHeight + this.legend.offsetHeight + below + (full ? 0 : 24);
     return [Math.max(this.stage.clientWidth - 2 * PAD, 100), Math.max(view - chrome - 2 * PAD, 200)];
   }

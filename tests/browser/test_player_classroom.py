@@ -45,10 +45,13 @@ viz.animate(loss, params=params)""",
     # a kernel without Graphviz (JupyterLite, no pygraphviz wheel): the page lays the graphs out with the
     # WebAssembly Graphviz the kernel sends
     """from viz import render
+found = render.find_renderer
 render.find_renderer = lambda: None
 loss, model = graphs.mlp18(minigrad)
 viz.animate(loss, params=model)""",
-    "viz.draw(loss, params=model)",
+    """from IPython.display import display
+display(viz.draw(loss, params=model))
+render.find_renderer = found  # Graphviz again for the cells above (their left-to-right layouts)""",
 ]
 
 # every visible text of the picture: its size on screen and its contrast with what is behind it
@@ -123,6 +126,9 @@ WHOLE_JS = """root => {
   }
   return out;
 }"""
+
+FITS_JS = """root => root.getBoundingClientRect().bottom
+  <= root.closest('.jp-WindowedPanel-outer').getBoundingClientRect().bottom + 1"""
 
 LINES_JS = "root => [...root.querySelectorAll('.mg-line')].map(e => e.textContent)"
 
@@ -224,6 +230,11 @@ def test_player_in_the_classroom(tmp_path, lab_server, chromium, torch):
             measured[label] = _check(page, players.first, label)
             if w == 1280:
                 assert players.first.evaluate("r => r.classList.contains('mg-narrow')")
+            # the player, legend included, fits in what the notebook shows, at every step
+            for _ in range(3):
+                assert players.first.evaluate(FITS_JS), label
+                players.first.locator("button.mg-next").click()
+            players.first.locator("button.mg-first").click()
     _lesson5(players.nth(1))
     # the kernel without Graphviz: the player and viz.draw, laid out in the page
     page.wait_for_function("() => document.querySelectorAll('.jp-OutputArea .mg-player').length === 4"
@@ -247,6 +258,12 @@ def test_player_in_the_classroom(tmp_path, lab_server, chromium, torch):
     page.wait_for_function(
         "() => document.querySelector('.jp-OutputArea .mg-player .mg-dir').textContent.includes('TB')",
         timeout=UI_TIMEOUT)
+    page.wait_for_function("() => !document.querySelector('.jp-OutputArea .mg-player').classList.contains('mg-busy')",
+                           timeout=UI_TIMEOUT)
+    box = first.evaluate("r => { const b = r.querySelector('.mg-stage svg').viewBox.baseVal;"
+                         " return {width: b.width, height: b.height}; }")
+    assert box["width"] > 2 * box["height"], box  # the 18-node MLP laid out left to right is wide
+    assert first.get_attribute("data-zoom") == zoom
     first.screenshot(path=str(ARTIFACTS / "classroom_lab_lr.png"))
     assert not errors, errors
 
