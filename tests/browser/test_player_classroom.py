@@ -64,7 +64,7 @@ PICTURE_JS = """root => {
   const svg = root.querySelector('.mg-stage svg');
   const scale = svg.getScreenCTM().a;
   const bad = [];
-  let count = 0;
+  let count = 0, minPx = 99, minContrast = 21;
   for (const t of svg.querySelectorAll('text')) {
     if (!t.textContent.trim()) continue;
     const style = getComputedStyle(t);
@@ -88,10 +88,11 @@ PICTURE_JS = """root => {
       }
     }
     const r = ratio(style.fill, behind);
+    minPx = Math.min(minPx, px); minContrast = Math.min(minContrast, r);
     if (px < 9.99 || r < 4.5)
       bad.push({text: t.textContent, px: +px.toFixed(2), contrast: +r.toFixed(2), fill: style.fill, behind});
   }
-  return {count, bad: bad.slice(0, 12), zoom: Number(root.dataset.zoom)};
+  return {count, bad: bad.slice(0, 12), zoom: Number(root.dataset.zoom), minPx, minContrast};
 }"""
 
 CHROME_JS = """root => {
@@ -342,6 +343,7 @@ def test_player_in_the_classroom(tmp_path, lab_server, chromium, torch):
     assert not errors, errors
     context.close()
     print("\nzoom at start: " + ", ".join(f"{k} {v['zoom']:.2f} {v['fit']}{' whole' if v['whole'] else ''}"
-                                        f" ({v['count']} texts)"
+                                        f" ({v['count']} texts, smallest {v['minPx']:.1f} px, lowest contrast"
+                                        f" {v['minContrast']:.2f}:1)"
                                         for k, v in measured.items()))
     print(f"classroom browser test took {time.monotonic() - started:.1f} s")
