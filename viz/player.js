@@ -205,8 +205,10 @@ function decorate(svg, info) {
 
 // Graphviz sized the boxes with its own font metrics; the browser's font can be wider (and the
 // WebAssembly build only estimates widths): a text that would spill out of its box is centred in it
-// and narrowed to fit.
-function fitTexts(svg) {
+// and narrowed to fit. In a picture laid out by the WebAssembly Graphviz, whose widths are estimates, every
+// text of a box is centred (every row of viz's boxes is centred): a bold title it guessed too narrow would
+// otherwise sit off-centre.
+function fitTexts(svg, estimated = false) {
   for (const g of svg.querySelectorAll("g.node")) {
     const border = g.querySelector(".mg-border");
     const box = border && bbox(border);
@@ -214,7 +216,7 @@ function fitTexts(svg) {
     for (const t of g.querySelectorAll("text")) {
       if (!t.textContent || t.closest(".mg-stepbadge, .mg-arrbadge")) continue;
       const r = bbox(t);
-      if (!r || (r.x >= box.x && r.x + r.width <= box.x + box.width)) continue;
+      if (!r || (!estimated && r.x >= box.x && r.x + r.width <= box.x + box.width)) continue;
       const room = box.width - 6;
       t.setAttribute("text-anchor", "middle");
       t.setAttribute("x", String(box.x + box.width / 2));
@@ -520,7 +522,7 @@ class Player {
     this.stage.appendChild(svg);
     await laidOut(this.root); // decorate() and the others measure texts
     decorate(svg, this.layout);
-    fitTexts(svg);
+    fitTexts(svg, true);
     placeClusterLabels(svg);
     return svg;
   }
