@@ -25,7 +25,7 @@ from .summary import Summary
 from .walk import WALK_LIMIT, paused_gc
 from .walk import walk as _walk
 
-__all__ = ["draw", "summary", "animate", "record", "trace_backward", "tag_modules", "Graph", "Summary",
+__all__ = ["draw", "summary", "animate", "record", "trace_backward", "tag_modules", "compare", "Graph", "Summary",
            "DEFAULT_MAX_NODES", "GHOST_THRESHOLD"]
 
 
@@ -89,3 +89,4 @@ def summary(
 
 
 from .animate import animate, record, trace_backward  # noqa: E402  (animate builds on draw)
+from .compare import compare  # noqa: E402
