@@ -25,3 +25,10 @@ def pgv():
     except ImportError as exc:
         pytest.skip(f"missing tool: pygraphviz is not importable ({exc})")
     return pygraphviz
+
+
+@pytest.fixture(scope="session")
+def mg():
+    import minigrad
+
+    return minigrad
