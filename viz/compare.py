@@ -117,10 +117,16 @@ class Comparison:
         return (data, meta) if meta else data
 
 
+NOISE = 1e-12  # below this a difference is float64 rounding, whose digits vary between machines
+
+
 def _fmt(x: float) -> str:
+    """The max difference for the table; rounding noise as '< 1e-12', so stored outputs are stable."""
     if math.isinf(x):
         return "shape differs"
-    return "0" if x == 0 else f"{x:.1e}"
+    if x == 0:
+        return "0"
+    return f"< {NOISE:.0e}" if x < NOISE else f"{x:.1e}"
 
 
 def _library(tensor: Any) -> Any:
