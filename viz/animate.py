@@ -42,6 +42,9 @@ def animate(
     fold: str | None = None,
     expand: Any = (),
     check: bool = False,
+    quiz: bool = False,
+    quiz_kinds: Any = ("next", "grad", "sum", "accumulate"),
+    quiz_every: int = 1,
 ) -> Any:
     """Run ``loss.backward(gradient, retain_graph, create_graph, inputs)`` and return a player
     that replays it node by node.
@@ -52,7 +55,9 @@ def animate(
     ``fold="module"`` shows each module as one box (click one in the player to open it), as
     ``viz.draw(..., fold="module", expand=[...])`` does. ``check=True`` checks each custom
     ``autograd.Function`` on the gradient it received against finite differences (``viz.check``):
-    wrong nodes are marked and each step's ``frame.check`` holds the verdict.
+    wrong nodes are marked and each step's ``frame.check`` holds the verdict. ``quiz=True`` asks
+    a question before steps (``quiz_kinds`` of ``viz.quiz.KINDS``, at every ``quiz_every``-th step):
+    ``player.answer(id, value)``, ``player.answers`` and ``player.score`` (``viz.quiz``).
     """
     recording = record_backward(loss, params=params, gradient=gradient, inputs=inputs, retain_graph=retain_graph,
                                 create_graph=create_graph, show_saved=show_saved, max_nodes=max_nodes,
@@ -61,7 +66,12 @@ def animate(
         from .check import attach_checks
 
         attach_checks(recording, rankdir=rankdir)
-    return player_class("BackwardPlayer")(backward_scene(recording), speed=speed)
+    player = player_class("BackwardPlayer")(backward_scene(recording), speed=speed)
+    if quiz:
+        from .quiz import make_quiz, quiz_player
+
+        quiz_player(player, make_quiz(recording.frames, tuple(quiz_kinds), every=quiz_every))
+    return player
 
 
 def trace_backward(
