@@ -45,6 +45,7 @@ def animate(
     quiz: bool = False,
     quiz_kinds: Any = ("next", "grad", "sum", "accumulate"),
     quiz_every: int = 1,
+    compare: Any = None,
 ) -> Any:
     """Run ``loss.backward(gradient, retain_graph, create_graph, inputs)`` and return a player
     that replays it node by node.
@@ -58,6 +59,7 @@ def animate(
     wrong nodes are marked and each step's ``frame.check`` holds the verdict. ``quiz=True`` asks
     a question before steps (``quiz_kinds`` of ``viz.quiz.KINDS``, at every ``quiz_every``-th step):
     ``player.answer(id, value)``, ``player.answers`` and ``player.score`` (``viz.quiz``).
+    ``compare=viz.compare(loss, ...)`` colours the picture by how your gradients compare.
     """
     recording = record_backward(loss, params=params, gradient=gradient, inputs=inputs, retain_graph=retain_graph,
                                 create_graph=create_graph, show_saved=show_saved, max_nodes=max_nodes,
@@ -66,6 +68,10 @@ def animate(
         from .check import attach_checks
 
         attach_checks(recording, rankdir=rankdir)
+    if compare is not None:
+        from .compare import attach_comparison
+
+        attach_comparison(recording, compare, rankdir=rankdir)
     player = player_class("BackwardPlayer")(backward_scene(recording), speed=speed)
     if quiz:
         from .quiz import make_quiz, quiz_player

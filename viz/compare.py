@@ -53,6 +53,7 @@ class Entry:
     mine_shape: tuple[int, ...] | None
     order: int | None = None  # position of its node in backward order (0 runs first)
     node: str | None = None  # drawn id of its node in ``Comparison.graph``
+    index: int | None = None  # its node's place in viz.walk order (the same in viz.animate of this loss)
     note: str = ""
 
     @property
@@ -266,7 +267,7 @@ def compare(
         raw = raw_of[k]
         entries.append(Entry(k, verdict_, max_diff, shape, None if mine_arr is None else mine_arr.shape,
                              order=order.get(raw) if raw is not None else None,
-                             node=f"fn:{raw}" if raw is not None else None, note=note))
+                             node=f"fn:{raw}" if raw is not None else None, note=note, index=raw))
     entries.sort(key=lambda e: (e.order is None, e.order if e.order is not None else 0))
     graph = _picture(model, entries, rankdir) if model is not None else None
     return Comparison(entries, graph, {k: v for k, v in expected.items() if v is not None})
@@ -293,3 +294,17 @@ def _picture(model: Any, entries: list[Entry], rankdir: str) -> Graph:
     for e in entries:  # drawn ids, as viz.draw numbers them
         e.node = next((n.id for n in model.nodes if e.node and n.key.split("#", 1)[0] == e.node), None)
     return Graph(model, _dot.to_dot(model, rankdir=rankdir))
+
+
+def attach_comparison(recording: Any, comparison: Comparison, rankdir: str = "TB") -> None:
+    """``animate(loss, compare=cmp)``: the player's picture coloured as ``cmp``'s, and the step of each
+    named tensor's node says how your gradient compares ("✗ h wrong, max |Δ| = 3.8e-01")."""
+    by_index = {e.index: e for e in comparison.entries if e.index is not None}
+    for frame in recording.frames:
+        entry = by_index.get(frame.index) if frame.kind in ("run", "accumulate") else None
+        if entry is not None:
+            frame.lines.append(("check", "your gradient: " + entry.text))
+    model = recording.graph.model
+    _picture(model, [Entry(e.name, e.verdict, e.max_diff, e.shape, e.mine_shape, e.order, f"fn:{e.index}")
+                     for e in comparison.entries if e.index is not None], rankdir)
+    recording.graph = Graph(model, _dot.to_dot(model, rankdir=rankdir))

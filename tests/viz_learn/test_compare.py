@@ -114,3 +114,14 @@ def test_names_are_escaped_in_the_picture(lib, pgv):
     dot = result.graph.source
     assert "&lt;w&amp;&gt;" in dot and "<w&>" not in dot
     assert result.graph.svg() is not None
+
+
+def test_animate_shows_a_comparison(lib, pgv):
+    loss, params, mine = _mlp(lib)
+    mine["h"] = mine["h"] * 2
+    result = viz.compare(loss, mine=mine, params=params)
+    player = viz.animate(loss, params=params, compare=result)
+    assert VERDICT_FILL["wrong"] in player.scene.dot and VERDICT_FILL["exact"] in player.scene.dot
+    said = {text for f in player.frames for kind, text in f.lines if kind == "check"}
+    assert said == {"your gradient: " + e.text for e in result.entries}
+    np.testing.assert_allclose(params["w"].grad.numpy(), result.expected["w"])  # the real backward ran
