@@ -215,6 +215,30 @@ def _as_array(value: Any) -> np.ndarray | None:
     return arr
 
 
+def _autograd(loss: Any, tensors: dict[str, Any]) -> dict[str, np.ndarray | None]:
+    """Autograd's gradient of ``loss`` for each tensor (None: it does not require grad, or the loss does
+    not depend on it). When the graph was already freed by a backward(), the tensors' own ``.grad``
+    (leaves, or intermediates that called retain_grad) are used if every one has it."""
+    wanted = {k: t for k, t in tensors.items() if getattr(t, "requires_grad", False)}
+    out: dict[str, np.ndarray | None] = dict.fromkeys(tensors)
+    if not wanted:
+        return out
+    lib = _library(loss)
+    try:
+        grads = lib.autograd.grad(loss, list(wanted.values()), retain_graph=True, allow_unused=True)
+    except RuntimeError as exc:
+        if "second time" not in str(exc):
+            raise
+        own = {k: probe.grad_of(t) for k, t in wanted.items()}
+        if any(g is None for g in own.values()):
+            missing = sorted(k for k, g in own.items() if g is None)
+            raise RuntimeError(f"{exc}\nhint: viz.compare runs autograd itself: call it before loss.backward() "
+                               f"(or keep the graph with retain_graph=True); {missing} have no .grad to use") from None
+        grads = tuple(own.values())
+    out.update({k: to_numpy(g) if g is not None else None for k, g in zip(wanted, grads)})
+    return out
+
+
 def compare(
     loss: Any,
     mine: dict[str, Any],
@@ -237,10 +261,7 @@ def compare(
     if unknown:
         raise KeyError(f"viz.compare: {unknown} not in params; name every tensor of `mine` in params "
                        f"(known: {sorted(named)})")
-    tensors = [named[k] for k in mine]
-    lib = _library(loss)
-    grads = lib.autograd.grad(loss, tensors, retain_graph=True, allow_unused=True)
-    expected = {k: to_numpy(g) if g is not None else None for k, g in zip(mine, grads)}
+    expected = _autograd(loss, {k: named[k] for k in mine})
 
     with paused_gc():
         walked = _walk((loss,))
@@ -263,7 +284,8 @@ def compare(
             theirs = probe.format_shape(expected[k].shape)
             note = f"your shape {probe.format_shape(mine_arr.shape)}, autograd's {theirs}"
         elif verdict_ == "missing":
-            note = "the loss does not depend on it"
+            requires = getattr(named[k], "requires_grad", False)
+            note = "the loss does not depend on it" if requires else "it does not require grad"
         raw = raw_of[k]
         entries.append(Entry(k, verdict_, max_diff, shape, None if mine_arr is None else mine_arr.shape,
                              order=order.get(raw) if raw is not None else None,

@@ -125,3 +125,17 @@ def test_animate_shows_a_comparison(lib, pgv):
     said = {text for f in player.frames for kind, text in f.lines if kind == "check"}
     assert said == {"your gradient: " + e.text for e in result.entries}
     np.testing.assert_allclose(params["w"].grad.numpy(), result.expected["w"])  # the real backward ran
+
+
+def test_tensors_without_grad_and_a_freed_graph(lib):
+    loss, params, mine = _mlp(lib)
+    x = loss.grad_fn  # keep the graph reachable
+    const = lib.tensor([1.0, 2.0])
+    result = viz.compare(loss, mine={"c": [0.0, 0.0], "w": mine["w"]}, params={"c": const, "w": params["w"]})
+    assert result["c"].verdict == "missing" and result["c"].note == "it does not require grad"
+    params["h"].retain_grad()
+    loss.backward()  # frees the graph: the tensors' own .grad are used
+    assert viz.compare(loss, mine={"w": mine["w"], "h": mine["h"]}, params=params, draw=False).passed
+    with pytest.raises(RuntimeError, match="call it before loss.backward"):
+        viz.compare(loss, mine={"a": mine["a"]}, params=params, draw=False)
+    assert x is loss.grad_fn
