@@ -212,7 +212,7 @@ def check_node(fn: Any, grads: list[np.ndarray | None] | None = None, names: dic
     arg_names = _arg_names(cls) or []
     checked = [i for i in tensors if _is_float(args[i]) and (needs[i] if needs is not None and i < len(needs)
                                                                else bool(_try(args[i], "requires_grad")))]
-    values = {i: to_numpy(args[i]).astype(np.float64) for i in tensors}
+    values = {i: _as64(to_numpy(args[i])) for i in tensors}  # integer tensors (indices) keep their dtype
 
     def call(overrides: dict[int, np.ndarray], grad: bool) -> tuple:
         call_args = list(args)
@@ -264,6 +264,10 @@ def check_node(fn: Any, grads: list[np.ndarray | None] | None = None, names: dic
                                       note="backward returned None" if g is None else ""))
     verdict = "wrong" if any(r.verdict == "wrong" for r in results) else "ok"
     return NodeCheck(name, verdict, results)
+
+
+def _as64(arr: np.ndarray) -> np.ndarray:
+    return arr.astype(np.float64) if arr.dtype.kind == "f" else arr
 
 
 def _is_float(t: Any) -> bool:

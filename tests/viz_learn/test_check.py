@@ -176,3 +176,31 @@ def test_without_check_nothing_is_checked(lib):
     frames = viz.trace_backward(BadExp.apply(x).sum())
     assert all(f.check is None for f in frames)
     assert not any(kind == "check" for f in frames for kind, _ in f.lines)
+
+
+def test_integer_inputs_keep_their_dtype(lib):
+    F = lib.autograd.Function
+
+    class Pick(F):
+        @staticmethod
+        def forward(ctx, x, index):
+            ctx.save_for_backward(index)
+            ctx.shape = x.shape
+            return x[index] * 3
+
+        @staticmethod
+        def backward(ctx, g):
+            (index,) = ctx.saved_tensors
+            out = lib.zeros(ctx.shape, dtype=g.dtype)
+            out[index] = g * 2  # should be * 3
+            return out, None
+
+    x = _leaf(lib, (5,), 11)
+    index = lib.tensor([0, 3])
+    loss = Pick.apply(x, index).sum()
+    if lib.__name__ == "torch":  # PyTorch reaches only leaves that require grad: index is neither
+        assert viz.gradcheck_graph(loss).nodes[0].verdict == "skipped"
+        return
+    (node,) = viz.gradcheck_graph(loss).nodes
+    (bad,) = node.wrong_inputs
+    assert bad.name == "x" and bad.scale == pytest.approx(2 / 3, rel=1e-4)
