@@ -25,8 +25,8 @@ from .summary import Summary
 from .walk import WALK_LIMIT, paused_gc
 from .walk import walk as _walk
 
-__all__ = ["draw", "summary", "animate", "record", "trace_backward", "tag_modules", "Graph", "Summary",
-           "DEFAULT_MAX_NODES", "GHOST_THRESHOLD"]
+__all__ = ["draw", "summary", "animate", "record", "trace_backward", "tag_modules", "compare", "gradcheck_graph",
+           "Graph", "Summary", "DEFAULT_MAX_NODES", "GHOST_THRESHOLD"]
 
 
 def draw(
@@ -89,3 +89,5 @@ def summary(
 
 
 from .animate import animate, record, trace_backward  # noqa: E402  (animate builds on draw)
+from .check import gradcheck_graph  # noqa: E402
+from .compare import compare  # noqa: E402

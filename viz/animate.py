@@ -41,6 +41,11 @@ def animate(
     speed: float = 1.0,
     fold: str | None = None,
     expand: Any = (),
+    check: bool = False,
+    quiz: bool = False,
+    quiz_kinds: Any = ("next", "grad", "sum", "accumulate"),
+    quiz_every: int = 1,
+    compare: Any = None,
 ) -> Any:
     """Run ``loss.backward(gradient, retain_graph, create_graph, inputs)`` and return a player
     that replays it node by node.
@@ -49,12 +54,30 @@ def animate(
     values are freed unless ``retain_graph``. viz watches it through hooks it removes again.
     ``params`` names leaves (a dict, ``model.named_parameters()`` or the model), as in ``viz.draw``;
     ``fold="module"`` shows each module as one box (click one in the player to open it), as
-    ``viz.draw(..., fold="module", expand=[...])`` does.
+    ``viz.draw(..., fold="module", expand=[...])`` does. ``check=True`` checks each custom
+    ``autograd.Function`` on the gradient it received against finite differences (``viz.check``):
+    wrong nodes are marked and each step's ``frame.check`` holds the verdict. ``quiz=True`` asks
+    a question before steps (``quiz_kinds`` of ``viz.quiz.KINDS``, at every ``quiz_every``-th step):
+    ``player.answer(id, value)``, ``player.answers`` and ``player.score`` (``viz.quiz``).
+    ``compare=viz.compare(loss, ...)`` colours the picture by how your gradients compare.
     """
     recording = record_backward(loss, params=params, gradient=gradient, inputs=inputs, retain_graph=retain_graph,
                                 create_graph=create_graph, show_saved=show_saved, max_nodes=max_nodes,
                                 rankdir=rankdir, fold=fold, expand=expand)
-    return player_class("BackwardPlayer")(backward_scene(recording), speed=speed)
+    if check:
+        from .check import attach_checks
+
+        attach_checks(recording, rankdir=rankdir)
+    if compare is not None:
+        from .compare import attach_comparison
+
+        attach_comparison(recording, compare, rankdir=rankdir)
+    player = player_class("BackwardPlayer")(backward_scene(recording), speed=speed)
+    if quiz:
+        from .quiz import make_quiz, quiz_player
+
+        quiz_player(player, make_quiz(recording.frames, tuple(quiz_kinds), every=quiz_every))
+    return player
 
 
 def trace_backward(
@@ -69,13 +92,19 @@ def trace_backward(
     max_nodes: int | None = None,
     fold: str | None = None,
     expand: Any = (),
+    check: bool = False,
 ) -> list[Frame]:
     """Run ``loss.backward(...)`` as ``animate`` does and return the recorded steps as plain
     data: a list of ``viz.trace.Frame`` (start, one per node that ran, done). Node ids are
     those of ``viz.draw(loss, params=params, show_saved=show_saved)``."""
-    return record_backward(loss, params=params, gradient=gradient, inputs=inputs, retain_graph=retain_graph,
-                           create_graph=create_graph, show_saved=show_saved, max_nodes=max_nodes, fold=fold,
-                           expand=expand).frames
+    recording = record_backward(loss, params=params, gradient=gradient, inputs=inputs, retain_graph=retain_graph,
+                                create_graph=create_graph, show_saved=show_saved, max_nodes=max_nodes, fold=fold,
+                                expand=expand)
+    if check:
+        from .check import attach_checks
+
+        attach_checks(recording)
+    return recording.frames
 
 
 # -- forward: the graph growing -----------------------------------------------------------------------------------

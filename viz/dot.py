@@ -91,7 +91,7 @@ def node_label(node: VNode, show_values: bool, show_grads: bool) -> Html:
     if node.ghost or node.role in style.DASHED_ROLES:
         styles.append("dashed")
     table_style = f' STYLE="{",".join(styles)}"' if styles else ""
-    fill = style.FILL.get(node.role, "#FFFFFF")
+    fill = node.fill or style.FILL.get(node.role, "#FFFFFF")
     color = style.MUTED_TEXT if node.role == "none" else style.BORDER
     return Html(
         f'<<TABLE BORDER="1" CELLBORDER="0" CELLSPACING="0" CELLPADDING="3" COLOR="{color}" '

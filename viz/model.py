@@ -86,6 +86,7 @@ class VNode:
     ghost: bool = False
     hidden: int = 0  # raw nodes this node stands for (hidden groups)
     ghost_of: str | None = None  # for a reference to a hub drawn elsewhere
+    fill: str | None = None  # overrides the role's fill (viz.compare and gradcheck_graph colour verdicts)
     id: str = ""
 
 

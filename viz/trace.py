@@ -103,6 +103,7 @@ class Frame:
     title: str = ""
     lines: list[tuple[str, str]] = field(default_factory=list)  # (kind, text) for the side panel
     refs: list[str] = field(default_factory=list)  # ids the text mentions
+    check: Any = None  # animate(check=True): viz.check.NodeCheck, the verdict on this node's backward
 
     @property
     def text(self) -> str:
