@@ -13,10 +13,13 @@ from .container import ModuleDict, ModuleList, ParameterDict, ParameterList, Seq
 from .layers import GELU, Dropout, Flatten, Identity, LeakyReLU, Linear, LogSoftmax, ReLU, Sigmoid, Softmax, Tanh
 from .loss import BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, L1Loss, MSELoss, NLLLoss
 from .module import Module
+from .normalization import BatchNorm1d, BatchNorm2d, LayerNorm
 from .parameter import Parameter
+from .sparse import Embedding
 
 __all__ = [
-    "BCELoss", "BCEWithLogitsLoss", "CrossEntropyLoss", "Dropout", "Flatten", "GELU", "Identity", "L1Loss",
+    "BCELoss", "BCEWithLogitsLoss", "BatchNorm1d", "BatchNorm2d", "CrossEntropyLoss", "Dropout", "Embedding",
+    "Flatten", "GELU", "Identity", "L1Loss", "LayerNorm",
     "LeakyReLU", "Linear", "LogSoftmax", "MSELoss", "Module", "ModuleDict", "ModuleList", "NLLLoss", "Parameter",
     "ParameterDict", "ParameterList", "ReLU",
     "Sequential", "Sigmoid", "Softmax", "Tanh", "functional", "init",

@@ -64,11 +64,16 @@ def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
     if t.dtype != np.int64:
         raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor.")
     if num_classes == -1:
-        num_classes = int(t.max()) + 1 if t.size else 0
+        if not t.size:
+            raise RuntimeError("Can not infer total number of classes from empty tensor.")
+        num_classes = int(t.max()) + 1
     if t.size and (t.min() < 0 or t.max() >= num_classes):
         raise RuntimeError("Class values must be smaller than num_classes." if t.size and t.max() >= num_classes
                            else "Class values must be non-negative.")
-    return make((t[..., None] == np.arange(num_classes)).astype(np.int64))
+    out = make((t[..., None] == np.arange(num_classes)).astype(np.int64))
+    if t.size:  # PyTorch fills it in place, zeros then a scatter: its version reads 2 (an empty one returns early)
+        out._shared_counter().value = 2
+    return out
 
 
 __all__ = sorted([*_DECLARED, "relu", "sigmoid", "tanh", "softmax", "log_softmax", "dropout", "one_hot"])

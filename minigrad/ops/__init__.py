@@ -8,6 +8,8 @@ and `minigrad.exp(x)` are one function.
     indexing      x[key], x[key] = value    joining      cat, stack, split, gather, repeat
     linalg        matmul, mm, linear        losses       mse_loss, cross_entropy, ...
     inplace       the in-place machinery (versions, CopySlices), zero_, fill_, copy_
+    arrange       tril, triu, roll, flip, pad     sorting      sort, argsort, topk, histogram
+    normalization layer_norm, batch_norm            embedding    F.embedding
 """
 
 from __future__ import annotations
@@ -15,15 +17,19 @@ from __future__ import annotations
 from .._tensor import Tensor
 from . import (
     arithmetic,
+    arrange,
     comparison,
     elementwise,
+    embedding,
     indexing,
     inplace,
     joining,
     linalg,
     losses,
+    normalization,
     reductions,
     selection,
+    sorting,
     views,
 )
 from .registry import REGISTRY, node_rule
@@ -51,5 +57,5 @@ Tensor.where = lambda self, condition, other: selection.where(condition, self, o
 Tensor.T = property(views.T)
 Tensor.mT = property(views.mT)
 
-__all__ = ["REGISTRY", "node_rule", "arithmetic", "comparison", "elementwise", "indexing", "inplace", "joining",
-           "linalg", "losses", "reductions", "selection", "views"]
+__all__ = ["REGISTRY", "node_rule", "arithmetic", "arrange", "comparison", "elementwise", "embedding", "indexing",
+           "inplace", "joining", "linalg", "losses", "normalization", "reductions", "selection", "sorting", "views"]
