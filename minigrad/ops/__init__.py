@@ -8,8 +8,10 @@ and `minigrad.exp(x)` are one function.
     indexing      x[key], x[key] = value    joining      cat, stack, split, gather, repeat
     linalg        matmul, mm, linear        losses       mse_loss, cross_entropy, ...
     inplace       the in-place machinery (versions, CopySlices), zero_, fill_, copy_
-    arrange       tril, triu, roll, flip, pad     sorting      sort, argsort, topk, histogram
-    normalization layer_norm, batch_norm            embedding    F.embedding
+    arrange       tril, triu, roll, flip, pad    sorting      sort, argsort, topk, histogram
+    normalization layer_norm, batch_norm         embedding    F.embedding
+    convolution   conv1d/2d and transposes,      pooling      max, average and adaptive average pooling
+                  unfold, fold
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from . import (
     arithmetic,
     arrange,
     comparison,
+    convolution,
     elementwise,
     embedding,
     indexing,
@@ -27,6 +30,7 @@ from . import (
     linalg,
     losses,
     normalization,
+    pooling,
     reductions,
     selection,
     sorting,
@@ -57,5 +61,6 @@ Tensor.where = lambda self, condition, other: selection.where(condition, self, o
 Tensor.T = property(views.T)
 Tensor.mT = property(views.mT)
 
-__all__ = ["REGISTRY", "node_rule", "arithmetic", "arrange", "comparison", "elementwise", "embedding", "indexing",
-           "inplace", "joining", "linalg", "losses", "normalization", "reductions", "selection", "sorting", "views"]
+__all__ = ["REGISTRY", "node_rule", "arithmetic", "arrange", "comparison", "convolution", "elementwise", "embedding",
+           "indexing", "inplace", "joining", "linalg", "losses", "normalization", "pooling", "reductions", "selection",
+           "sorting", "views"]
