@@ -2,10 +2,11 @@
 and F.unfold / F.fold (Im2ColBackward0 / Col2ImBackward0), over any number of spatial dims, on NumPy.
 
 How a convolution runs here (im2col): the input is zero-padded, a strided view (`np.lib.stride_tricks`) lists
-every window the kernel visits, one copy lays those windows out as rows, and one matrix product with the
-weight computes every output at once, a BLAS call per convolution (per group, batched). Its adjoint, the
-transposed convolution, goes the other way: one product gives each window's contribution, and `scatter`
-adds the windows back into the image, one strided add per kernel position.
+every window the kernel visits, one copy lays those windows out as columns (PyTorch's F.unfold layout,
+(N, C * kernel elements, windows)), and one matrix product with the weight (`np.matmul`, BLAS per sample)
+computes every output at once, already in the output's layout. Its adjoint, the transposed convolution,
+goes the other way: one product gives each window's contribution, and `scatter` adds the windows back into
+the image, one strided add per kernel position. The forward keeps its columns for the weight's gradient.
 
 Three functions are written once and used for everything (`x` the big side, `y` the small one):
 `_forward(x, w)` the convolution, `_adjoint(y, w)` the transposed convolution, `_weight_grad(x, y)` the
@@ -87,23 +88,6 @@ def scatter(patches: np.ndarray, geo: Geometry, n: int, c: int) -> np.ndarray:
     return out
 
 
-def _rows_of(x: np.ndarray, geo: Geometry) -> np.ndarray:
-    """im2col as rows: (N * windows, C * kernel elements), one window per row (C-major, then the kernel)."""
-    s = len(geo.kernel)
-    w = windows(x, geo)
-    perm = (0,) + tuple(range(2, 2 + s)) + (1,) + tuple(range(2 + s, 2 + 2 * s))  # (N, *small, C, *kernel)
-    return np.ascontiguousarray(w.transpose(perm)).reshape(
-        x.shape[0] * math.prod(geo.small), x.shape[1] * math.prod(geo.kernel))
-
-
-def _rows_back(rows: np.ndarray, geo: Geometry, n: int, c: int) -> np.ndarray:
-    """The adjoint of `_rows_of`: rows (N * windows, C * kernel elements) summed back into (N, C, *big)."""
-    s = len(geo.kernel)
-    r = rows.reshape((n,) + geo.small + (c,) + geo.kernel)
-    perm = (0, 1 + s) + tuple(range(2 + s, 2 + 2 * s)) + tuple(range(1, 1 + s))  # (N, C, *kernel, *small)
-    return scatter(r.transpose(perm), geo, n, c)
-
-
 def _cols_of(x: np.ndarray, geo: Geometry) -> np.ndarray:
     """im2col in PyTorch's layout (F.unfold): (N, C * kernel elements, windows)."""
     s = len(geo.kernel)
@@ -118,6 +102,44 @@ def _cols_back(cols: np.ndarray, geo: Geometry) -> np.ndarray:
     n, ck = cols.shape[:2]
     c = ck // math.prod(geo.kernel)
     return scatter(cols.reshape((n, c) + geo.kernel + geo.small), geo, n, c)
+
+
+def _grouped(a: np.ndarray, groups: int) -> np.ndarray:
+    """(N, G * k, L) -> (N, G, k, L): each group's rows."""
+    return a.reshape(a.shape[0], groups, -1, a.shape[-1])
+
+
+def _forward_np(x: np.ndarray, w: np.ndarray, geo: Geometry, cols: np.ndarray | None = None) -> np.ndarray:
+    """The convolution on arrays: one (batched) product of the weight (O, C/groups * kernel) with im2col's columns,
+    which gives the output (N, O, windows) in its own layout."""
+    cols = _cols_of(x, geo) if cols is None else cols
+    o, g, n = w.shape[0], geo.groups, x.shape[0]
+    if g == 1:
+        out = np.matmul(w.reshape(o, -1), cols)
+    else:
+        out = np.matmul(w.reshape(g, o // g, -1), _grouped(cols, g))
+    return out.reshape((n, o) + geo.small)
+
+
+def _adjoint_np(y: np.ndarray, w: np.ndarray, geo: Geometry) -> np.ndarray:
+    """The transposed convolution on arrays: each window's part (weightᵀ @ y), added back into the image."""
+    o, g, n = w.shape[0], geo.groups, y.shape[0]
+    y3 = y.reshape(n, o, -1)
+    if g == 1:
+        cols = np.matmul(w.reshape(o, -1).T, y3)
+    else:
+        cols = np.matmul(w.reshape(g, o // g, -1).transpose(0, 2, 1), _grouped(y3, g))
+    return _cols_back(cols.reshape(n, -1, y3.shape[-1]), geo)
+
+
+def _weight_grad_np(x: np.ndarray, y: np.ndarray, geo: Geometry, cols: np.ndarray | None = None) -> np.ndarray:
+    """The weight's gradient on arrays: per sample y (O, windows) times im2col's columns transposed, summed."""
+    cols = _cols_of(x, geo) if cols is None else cols
+    o, g, n = y.shape[1], geo.groups, y.shape[0]
+    y3 = y.reshape(n, o, -1)
+    if g == 1:
+        return np.matmul(y3, cols.transpose(0, 2, 1)).sum(0)
+    return np.matmul(_grouped(y3, g), _grouped(cols, g).transpose(0, 1, 3, 2)).sum(0)
 
 
 # -- unfold / fold: the ops (Tensors) behind the formulas under create_graph ---------------------------------
@@ -160,21 +182,16 @@ def _geo_args(geo: Geometry) -> dict:
     return {"dilation": geo.dilation, "kernel_size": geo.kernel, "padding": geo.padding, "stride": geo.stride}
 
 
-# -- the three products, on arrays or Tensors --------------------------------------------------------------------
-def _rows(x, geo: Geometry):
+# -- the three products on Tensors (under create_graph): unfold, fold and matmul, all differentiable ------------
+def _rows(x: Tensor, geo: Geometry) -> Tensor:
     """(N, C, *big) -> rows (N * windows, C * kernel elements)."""
-    if not xp.is_t(x):
-        return _rows_of(x, geo)
     cols = im2col(x, geo)
-    return xp.reshape(xp.transpose(cols, 1, 2), (-1, cols.shape[1]))
+    return cols.transpose(1, 2).reshape(-1, cols.shape[1])
 
 
-def _unrows(rows, geo: Geometry, n: int, c: int):
+def _unrows(rows: Tensor, geo: Geometry, n: int, c: int) -> Tensor:
     """rows (N * windows, C * kernel elements) -> (N, C, *big), overlapping windows summed."""
-    if not xp.is_t(rows):
-        return _rows_back(rows, geo, n, c)
-    cols = xp.transpose(xp.reshape(rows, (n, math.prod(geo.small), -1)), 1, 2)
-    return col2im(cols, geo)
+    return col2im(rows.reshape(n, math.prod(geo.small), -1).transpose(1, 2), geo)
 
 
 def _small_rows(y):
@@ -186,8 +203,7 @@ def _small_rows(y):
 def _small_image(rows, n: int, geo: Geometry):
     """(N * windows, O) -> (N, O, *small)."""
     s = len(geo.small)
-    out = xp.permute(xp.reshape(rows, (n,) + geo.small + (-1,)), (0, s + 1) + tuple(range(1, s + 1)))
-    return out if xp.is_t(out) else np.ascontiguousarray(out)
+    return xp.permute(xp.reshape(rows, (n,) + geo.small + (-1,)), (0, s + 1) + tuple(range(1, s + 1)))
 
 
 def _per_group(a, groups: int):
@@ -202,6 +218,8 @@ def _joined(a):
 
 def _forward(x, w, geo: Geometry):
     """The convolution: (N, C, *big) with weight (O, C / groups, *kernel) -> (N, O, *small)."""
+    if not xp.is_t(x):
+        return _forward_np(x, w, geo)
     rows = _rows(x, geo)
     w2 = xp.reshape(w, (w.shape[0], -1))
     g = geo.groups
@@ -214,6 +232,8 @@ def _forward(x, w, geo: Geometry):
 
 def _adjoint(y, w, geo: Geometry):
     """The transposed convolution: (N, O, *small) with weight (O, C / groups, *kernel) -> (N, C, *big)."""
+    if not xp.is_t(y):
+        return _adjoint_np(y, w, geo)
     rows = _small_rows(y)
     w2 = xp.reshape(w, (w.shape[0], -1))
     g = geo.groups
@@ -224,9 +244,11 @@ def _adjoint(y, w, geo: Geometry):
     return _unrows(out, geo, y.shape[0], w.shape[1] * g)
 
 
-def _weight_grad(x, y, geo: Geometry, weight_shape: tuple):
+def _weight_grad(x, y, geo: Geometry, weight_shape: tuple, cols: np.ndarray | None = None):
     """The correlation of the big side x (N, C, *big) with the small side y (N, O, *small): the gradient of
-    the weight (O, C / groups, *kernel) of the convolution x -> y."""
+    the weight (O, C / groups, *kernel) of the convolution x -> y (`cols`: x's im2col, when the forward kept it)."""
+    if not xp.is_t(x) and not xp.is_t(y):
+        return _weight_grad_np(x, y, geo, cols).reshape(weight_shape)
     rows = _rows(x, geo)
     yrows = _small_rows(y)
     g = geo.groups
@@ -241,9 +263,10 @@ def _input_grad(grad, weight, _geo, transposed):
     return _forward(grad, weight, _geo) if transposed else _adjoint(grad, weight, _geo)
 
 
-def _weight_grad_of(grad, input, _geo, transposed, weight_shape):
-    return _weight_grad(grad, input, _geo, weight_shape) if transposed else _weight_grad(input, grad, _geo,
-                                                                                          weight_shape)
+def _weight_grad_of(grad, input, _geo, transposed, weight_shape, cols):
+    if transposed:
+        return _weight_grad(grad, input, _geo, weight_shape)
+    return _weight_grad(input, grad, _geo, weight_shape, cols)
 
 
 def _bias_grad(grad):
@@ -253,11 +276,13 @@ def _bias_grad(grad):
 
 ConvolutionBackward0 = rule(
     "ConvolutionBackward0", "input weight bias",
-    saves="input weight bias_sym_sizes_opt stride padding dilation transposed output_padding groups _geo _wshape",
+    saves="input weight bias_sym_sizes_opt stride padding dilation transposed output_padding groups _geo _wshape "
+          "_cols",
     text="grad_input = transposed convolution of grad with weight;  grad_weight = correlation of input with grad;  "
          "grad_bias = Σ grad over batch and positions",
     input=lambda grad, weight, _geo, transposed: _input_grad(grad, weight, _geo, transposed),
-    weight=lambda grad, input, _geo, transposed, _wshape: _weight_grad_of(grad, input, _geo, transposed, _wshape),
+    weight=lambda grad, input, _geo, transposed, _wshape, _cols: _weight_grad_of(grad, input, _geo, transposed,
+                                                                                 _wshape, _cols),
     bias=lambda grad: _bias_grad(grad))
 
 
@@ -324,15 +349,18 @@ def convolution(input: Tensor, weight: Tensor, bias: Tensor | None, stride, padd
                                "input size")
         small = tuple((n - e) // st + 1 for n, e, st in zip(padded, effective, stride))
     geo = Geometry(tuple(kernel), stride, padding, dilation, tuple(big), tuple(small), int(groups))
+    recording = GRAD.mode > 0 and any(t is not None and t._requires_grad for t in (input, weight, bias))
+    # the weight's gradient needs the input's im2col again: keep the forward's (a copy saved, not a product)
+    cols = _cols_of(x, geo) if recording and weight._requires_grad and not transposed else None
     with np.errstate(all="ignore"):
-        res = _adjoint(x, w, geo) if transposed else _forward(x, w, geo)
+        res = _adjoint_np(x, w, geo) if transposed else _forward_np(x, w, geo, cols)
         if bias is not None:
             res += bias._data.reshape((1, -1) + (1,) * s)
-    if GRAD.mode > 0 and any(t is not None and t._requires_grad for t in (input, weight, bias)):
+    if recording:
         return record(ConvolutionBackward0, res, (input, weight, bias),
                       bias_sym_sizes_opt=None if bias is None else bias._data.shape, stride=stride, padding=padding,
                       dilation=dilation, transposed=bool(transposed), output_padding=output_padding,
-                      groups=int(groups), _geo=geo, _wshape=w.shape)
+                      groups=int(groups), _geo=geo, _wshape=w.shape, _cols=cols)
     return make(res)
 
 

@@ -92,10 +92,10 @@ def _max_pool_grad(grad, self, result1):
         out = xp.scatter_add_zeros(g, len(lead), result1.reshape(lead + (-1,)), flat_shape)
         return xp.reshape(out, shape)
     rows = math.prod(lead)
-    offsets = (np.arange(rows) * flat_shape[-1]).reshape(lead + (1,) * 2)
-    where = (result1 + offsets).reshape(-1)
-    summed = np.bincount(where, weights=grad.reshape(-1), minlength=rows * flat_shape[-1])
-    return summed.astype(grad.dtype).reshape(shape)
+    where = (result1 + (np.arange(rows) * flat_shape[-1]).reshape(lead + (1, 1))).reshape(-1)
+    out = np.zeros(rows * flat_shape[-1], grad.dtype)
+    np.add.at(out, where, grad.reshape(-1))  # overlapping windows may pick an element twice: add, not assign
+    return out.reshape(shape)
 
 
 MaxPool2DWithIndicesBackward0 = rule(
@@ -106,21 +106,47 @@ MaxPool2DWithIndicesBackward0 = rule(
 
 
 def _max_pool(x: np.ndarray, pool: Pool, name: str) -> tuple[np.ndarray, np.ndarray]:
-    """(values, indices into each sample's flattened H * W) of a max pooling of (N, C, H, W) or (C, H, W)."""
+    """(values, indices into each sample's flattened H * W) of a max pooling of (N, C, H, W) or (C, H, W).
+
+    One pass per kernel position over the strided windows keeps the best value so far and which position
+    gave it: a later element wins only if it is larger or NaN, PyTorch's rule (the first of equal maxima).
+    Padding never wins: while a window has seen only padding, its first element inside the input wins."""
     b = _batched(x, name)
     geo = _geometry(b, pool, name)
     fill = -np.inf if b.dtype.kind == "f" else np.iinfo(b.dtype).min
     w = windows(b, geo, fill)
-    flat = w.reshape(w.shape[:4] + (-1,))
-    k = np.argmax(flat, axis=-1)
-    values = np.take_along_axis(flat, k[..., None], axis=-1)[..., 0]
-    kh, kw = np.divmod(k, geo.kernel[1])
-    row = np.arange(geo.small[0]).reshape(-1, 1) * geo.stride[0] - geo.padding[0] + kh * geo.dilation[0]
-    col = np.arange(geo.small[1]) * geo.stride[1] - geo.padding[1] + kw * geo.dilation[1]
-    indices = (row * geo.big[1] + col).astype(np.int64)
+    best = w[..., 0, 0].copy()
+    positions = list(np.ndindex(*geo.kernel))
+    small = np.int8 if len(positions) < 128 else np.int32  # which position won: small ints add fastest
+    which = np.zeros(best.shape, small)
+    better = np.empty(best.shape, bool)
+    step = np.empty(best.shape, small)
+    rows = np.arange(geo.small[0])[:, None] * geo.stride[0] - geo.padding[0]
+    cols = np.arange(geo.small[1]) * geo.stride[1] - geo.padding[1]
+
+    def inside(kh, kw):  # (out H, out W): which windows have this kernel position inside the input
+        r, c = rows + kh * geo.dilation[0], cols + kw * geo.dilation[1]
+        return (r >= 0) & (r < geo.big[0]) & (c >= 0) & (c < geo.big[1])
+
+    seen = inside(0, 0)  # windows whose best so far is an input element, not padding
+    for k, (kh, kw) in enumerate(positions[1:], 1):
+        v = w[..., kh, kw]
+        np.greater(v, best, out=better)
+        if b.dtype.kind == "f":
+            better |= v != v  # NaN
+        if not seen.all():
+            first = inside(kh, kw) & ~seen
+            better |= first
+            seen |= first
+        np.maximum(best, v, out=best)
+        np.subtract(small(k), which, out=step)  # which = k where better (arithmetic: masked copies are slow)
+        step *= better
+        which += step
+    offsets = np.array([kh * geo.dilation[0] * geo.big[1] + kw * geo.dilation[1] for kh, kw in positions], np.int64)
+    indices = rows * geo.big[1] + cols + np.take(offsets, which)
     if x.ndim == 3:
-        values, indices = values[0], indices[0]
-    return np.ascontiguousarray(values), indices
+        best, indices = best[0], indices[0]
+    return best, indices
 
 
 def _pool_args(kernel_size, stride, padding, dilation, ceil_mode, name: str) -> Pool:

@@ -197,6 +197,26 @@ def test_max_pool_indices_and_ties_match_torch(torch):
     assert indices.tolist() == [[[[0]]]]
 
 
+def test_max_pool_picks_input_over_padding_and_nan_as_torch(torch):
+    """Padding never wins a window (an input that is all -inf keeps indices inside the input, so the gradient
+    lands there), a NaN wins over any number (the last NaN of a window), and overlapping windows add."""
+    nan_input = np.arange(36.0).reshape(1, 1, 6, 6) % 7
+    nan_input[0, 0, 1, 1] = nan_input[0, 0, 2, 2] = np.nan
+    cases = [(np.full((1, 2, 4, 4), -np.inf), {"kernel_size": 3, "stride": 1, "padding": 1}),
+             (np.full((1, 1, 5, 5), -np.inf), {"kernel_size": 2, "stride": 2, "padding": 1, "ceil_mode": True}),
+             (nan_input, {"kernel_size": 3, "stride": 1, "padding": 1}),
+             (nan_input, {"kernel_size": 2, "stride": 2, "dilation": 2})]
+    for x, kwargs in cases:
+        got = []
+        for lib in (torch, minigrad):
+            leaf = lib.tensor(x, requires_grad=True)
+            values, indices = lib.nn.functional.max_pool2d(leaf, return_indices=True, **kwargs)
+            values.backward(lib.ones_like(values))
+            got.append((values.detach().numpy(), indices.numpy(), leaf.grad.numpy()))
+        for mine, theirs in zip(got[1], got[0]):
+            np.testing.assert_array_equal(mine, theirs)
+
+
 # -- Dropout2d and Flatten ---------------------------------------------------------------------------------------
 def test_dropout2d_zeroes_whole_channels_and_scales_the_rest():
     minigrad.manual_seed(0)
