@@ -9,6 +9,7 @@
 """
 
 from . import functional, init
+from .attention import MultiheadAttention
 from .container import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential
 from .convolution import Conv1d, Conv2d, ConvTranspose1d, ConvTranspose2d, LazyConv1d, LazyConv2d
 from .layers import (
@@ -38,8 +39,8 @@ __all__ = [
     "BatchNorm1d", "BatchNorm2d", "Conv1d", "Conv2d", "ConvTranspose1d", "ConvTranspose2d", "CrossEntropyLoss",
     "Dropout", "Dropout2d", "Embedding", "Flatten", "GELU", "Identity", "L1Loss", "LayerNorm", "LazyConv1d",
     "LazyConv2d", "LazyLinear", "LeakyReLU", "Linear", "LogSoftmax", "MSELoss", "MaxPool1d", "MaxPool2d", "Module",
-    "ModuleDict", "ModuleList", "NLLLoss", "Parameter", "ParameterDict", "ParameterList", "ReLU", "Sequential",
-    "Sigmoid", "Softmax", "Tanh", "UninitializedParameter", "functional", "init"
+    "ModuleDict", "ModuleList", "MultiheadAttention", "NLLLoss", "Parameter", "ParameterDict", "ParameterList",
+    "ReLU", "Sequential", "Sigmoid", "Softmax", "Tanh", "UninitializedParameter", "functional", "init"
 ]
 
 

@@ -110,6 +110,9 @@ def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
     return out
 
 
-__all__ = sorted([*_DECLARED, "relu", "sigmoid", "tanh", "softmax", "log_softmax", "dropout", "dropout2d", "one_hot"])
+from .attention_functional import multi_head_attention_forward  # noqa: E402, F401
+
+__all__ = sorted([*_DECLARED, "relu", "sigmoid", "tanh", "softmax", "log_softmax", "dropout", "dropout2d", "one_hot",
+                  "multi_head_attention_forward"])
 
 __getattr__ = missing_name(__name__, "torch.nn.functional")

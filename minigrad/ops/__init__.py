@@ -11,7 +11,7 @@ and `minigrad.exp(x)` are one function.
     arrange       tril, triu, roll, flip, pad    sorting      sort, argsort, topk, histogram
     normalization layer_norm, batch_norm         embedding    F.embedding
     convolution   conv1d/2d and transposes,      pooling      max, average and adaptive average pooling
-                  unfold, fold
+                  unfold, fold                   attention    scaled_dot_product_attention, _safe_softmax
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from .._tensor import Tensor
 from . import (
     arithmetic,
     arrange,
+    attention,
     comparison,
     convolution,
     elementwise,

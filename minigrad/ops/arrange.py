@@ -1,4 +1,5 @@
 """Ops that keep a tensor's shape and move or mask its elements: tril, triu, roll, flip; and constant padding.
+Also unflatten, a view (split one dim into several).
 
 Each is linear in its input, so its derivative is the same kind of op on the gradient (tril's is tril,
 roll's is the opposite roll, flip's is flip, pad's is the matching crop); the formulas call the op itself
@@ -165,6 +166,19 @@ def pad(input: Tensor, pad, mode: str = "constant", value: float | None = None) 
     return constant_pad_nd(input, pad, 0.0 if value is None else value)
 
 
+def unflatten(self: Tensor, dim: int, sizes) -> Tensor:
+    """Split dim `dim` into `sizes` (one of them may be -1): a view (ViewBackward0), as PyTorch writes it."""
+    sizes = tuple(int(n) for n in sizes)
+    d = _wrap_dim(dim, self._data.ndim)
+    if not sizes:
+        raise RuntimeError("unflatten: sizes must be non-empty")
+    n = self._data.shape[d]
+    if -1 not in sizes and int(np.prod(sizes)) != n:
+        raise RuntimeError(f"unflatten: Provided sizes [{', '.join(map(str, sizes))}] don't multiply up to the size "
+                           f"of dim {dim} ({n}) in the input tensor")
+    return self.view(self._data.shape[:d] + sizes + self._data.shape[d + 1:])
+
+
 # == declarations ===============================================================================================
 _M = (((3, 4), "real"),)
 _B = (((2, 3, 3), "real"),)
@@ -179,3 +193,5 @@ declare("constant_pad_nd", constant_pad_nd, method=False, nodes=(ConstantPadNdBa
         samples=(Sample(_M, ((1, 2),)), Sample(_B, ((1, 0, 2, 1),)), Sample(_M, ((-1, 1, 1, -1),))))
 declare("pad", pad, namespace="nn.functional", method=False, nodes=(ConstantPadNdBackward0,),
         samples=(Sample(_M, ((1, 2),)), Sample(_B, ((0, 1, 1, 1),), {"value": 2.0})))
+declare("unflatten", unflatten, numpy_names=False,
+        samples=(Sample(_M, (1, (2, 2))), Sample((((2, 12), "real"),), (-1, (-1, 3))), Sample(_B, (0, (1, 2)))))
