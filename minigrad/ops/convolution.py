@@ -2,11 +2,13 @@
 and F.unfold / F.fold (Im2ColBackward0 / Col2ImBackward0), over any number of spatial dims, on NumPy.
 
 How a convolution runs here (im2col): the input is zero-padded, a strided view (`np.lib.stride_tricks`) lists
-every window the kernel visits, one copy lays those windows out as columns (PyTorch's F.unfold layout,
-(N, C * kernel elements, windows)), and one matrix product with the weight (`np.matmul`, BLAS per sample)
-computes every output at once, already in the output's layout. Its adjoint, the transposed convolution,
-goes the other way: one product gives each window's contribution, and `scatter` adds the windows back into
-the image, one strided add per kernel position. The forward keeps its columns for the weight's gradient.
+every window the kernel visits, one copy lays those windows out as columns (C * kernel elements, windows), and
+one matrix product with the weight (a BLAS call per convolution, per group) computes every output at once.
+The convolution's kernels keep the batch as the last axis, so that the product covers the whole batch and
+the copies run over long rows. Its adjoint, the transposed convolution, goes the other way: one product gives
+each window's contribution, and one strided add per kernel position puts the windows back into the image.
+The forward keeps its columns for the weight's gradient. F.unfold gives the columns in PyTorch's layout,
+(N, C * kernel elements, windows), and F.fold (`scatter`) adds them back.
 
 Three functions are written once and used for everything (`x` the big side, `y` the small one):
 `_forward(x, w)` the convolution, `_adjoint(y, w)` the transposed convolution, `_weight_grad(x, y)` the
@@ -104,42 +106,68 @@ def _cols_back(cols: np.ndarray, geo: Geometry) -> np.ndarray:
     return scatter(cols.reshape((n, c) + geo.kernel + geo.small), geo, n, c)
 
 
-def _grouped(a: np.ndarray, groups: int) -> np.ndarray:
-    """(N, G * k, L) -> (N, G, k, L): each group's rows."""
-    return a.reshape(a.shape[0], groups, -1, a.shape[-1])
+# The convolution's own kernels work with the batch as the LAST axis: (C, *spatial, N). Then one matrix product
+# (per group) covers the whole batch, and every strided copy or add runs over long contiguous rows (the window
+# positions times the batch) instead of one short row per sample and channel, where most of the time went.
+def _batch_last(a: np.ndarray) -> np.ndarray:
+    """(N, C, *spatial) -> (C, *spatial, N), copied."""
+    return np.ascontiguousarray(np.moveaxis(a, 0, -1))
+
+
+def _batch_first(a: np.ndarray) -> np.ndarray:
+    """(C, *spatial, N) -> (N, C, *spatial), copied."""
+    return np.ascontiguousarray(np.moveaxis(a, -1, 0))
+
+
+def _cols_last(x: np.ndarray, geo: Geometry) -> np.ndarray:
+    """im2col with the batch last: (C * kernel elements, windows * N), rows C-major then the kernel."""
+    n, c, s = x.shape[0], x.shape[1], len(geo.kernel)
+    xl = _batch_last(x)
+    extent = _extent(geo)
+    if extent != geo.big:  # the zero border
+        padded = np.zeros((c,) + extent + (n,), x.dtype)
+        padded[(slice(None),) + tuple(slice(p, p + b) for p, b in zip(geo.padding, geo.big))] = xl
+        xl = padded
+    st = xl.strides
+    view = np.lib.stride_tricks.as_strided(
+        xl, (c,) + geo.kernel + geo.small + (n,),
+        (st[0],) + tuple(st[1 + i] * geo.dilation[i] for i in range(s))
+        + tuple(st[1 + i] * geo.stride[i] for i in range(s)) + (st[-1],), writeable=False)
+    return np.ascontiguousarray(view).reshape(c * math.prod(geo.kernel), -1)
 
 
 def _forward_np(x: np.ndarray, w: np.ndarray, geo: Geometry, cols: np.ndarray | None = None) -> np.ndarray:
-    """The convolution on arrays: one (batched) product of the weight (O, C/groups * kernel) with im2col's columns,
-    which gives the output (N, O, windows) in its own layout."""
-    cols = _cols_of(x, geo) if cols is None else cols
+    """The convolution on arrays: one product per group of the weight (O, C/groups * kernel) with im2col's
+    columns (`cols`: `_cols_last(x)`, when the caller kept it)."""
+    cols = _cols_last(x, geo) if cols is None else cols
     o, g, n = w.shape[0], geo.groups, x.shape[0]
-    if g == 1:
-        out = np.matmul(w.reshape(o, -1), cols)
-    else:
-        out = np.matmul(w.reshape(g, o // g, -1), _grouped(cols, g))
-    return out.reshape((n, o) + geo.small)
+    out = np.matmul(w.reshape(g, o // g, -1), cols.reshape(g, cols.shape[0] // g, -1))  # (g, O / g, windows * N)
+    return _batch_first(out.reshape((o,) + geo.small + (n,)))
 
 
 def _adjoint_np(y: np.ndarray, w: np.ndarray, geo: Geometry) -> np.ndarray:
-    """The transposed convolution on arrays: each window's part (weightᵀ @ y), added back into the image."""
+    """The transposed convolution on arrays: each window's part (weightᵀ @ y), added back into the image, one
+    strided add per kernel position."""
     o, g, n = w.shape[0], geo.groups, y.shape[0]
-    y3 = y.reshape(n, o, -1)
-    if g == 1:
-        cols = np.matmul(w.reshape(o, -1).T, y3)
-    else:
-        cols = np.matmul(w.reshape(g, o // g, -1).transpose(0, 2, 1), _grouped(y3, g))
-    return _cols_back(cols.reshape(n, -1, y3.shape[-1]), geo)
+    c, s = w.shape[1] * g, len(geo.kernel)
+    cols = np.matmul(w.reshape(g, o // g, -1).transpose(0, 2, 1), _batch_last(y).reshape(g, o // g, -1))
+    patches = cols.reshape((c,) + geo.kernel + geo.small + (n,))
+    out = np.zeros((c,) + _extent(geo) + (n,), patches.dtype)
+    for k in np.ndindex(*geo.kernel):
+        where = tuple(slice(ki * d, ki * d + st * (m - 1) + 1, st)
+                      for ki, d, st, m in zip(k, geo.dilation, geo.stride, geo.small))
+        out[(slice(None),) + where] += patches[(slice(None),) + k]
+    out = out[(slice(None),) + tuple(slice(p, p + b) for p, b in zip(geo.padding, geo.big))]
+    return np.ascontiguousarray(np.moveaxis(out, s + 1, 0))
 
 
 def _weight_grad_np(x: np.ndarray, y: np.ndarray, geo: Geometry, cols: np.ndarray | None = None) -> np.ndarray:
-    """The weight's gradient on arrays: per sample y (O, windows) times im2col's columns transposed, summed."""
-    cols = _cols_of(x, geo) if cols is None else cols
-    o, g, n = y.shape[1], geo.groups, y.shape[0]
-    y3 = y.reshape(n, o, -1)
-    if g == 1:
-        return np.matmul(y3, cols.transpose(0, 2, 1)).sum(0)
-    return np.matmul(_grouped(y3, g), _grouped(cols, g).transpose(0, 1, 3, 2)).sum(0)
+    """The weight's gradient on arrays: y (O, windows * N) times im2col's columns transposed, one product per
+    group (`cols`: `_cols_last(x)`, when the forward kept it)."""
+    cols = _cols_last(x, geo) if cols is None else cols
+    o, g = y.shape[1], geo.groups
+    yl = _batch_last(y).reshape(g, o // g, -1)
+    return np.matmul(yl, cols.reshape(g, cols.shape[0] // g, -1).transpose(0, 2, 1))
 
 
 # -- unfold / fold: the ops (Tensors) behind the formulas under create_graph ---------------------------------
@@ -351,7 +379,7 @@ def convolution(input: Tensor, weight: Tensor, bias: Tensor | None, stride, padd
     geo = Geometry(tuple(kernel), stride, padding, dilation, tuple(big), tuple(small), int(groups))
     recording = GRAD.mode > 0 and any(t is not None and t._requires_grad for t in (input, weight, bias))
     # the weight's gradient needs the input's im2col again: keep the forward's (a copy saved, not a product)
-    cols = _cols_of(x, geo) if recording and weight._requires_grad and not transposed else None
+    cols = _cols_last(x, geo) if recording and weight._requires_grad and not transposed else None
     with np.errstate(all="ignore"):
         res = _adjoint_np(x, w, geo) if transposed else _forward_np(x, w, geo, cols)
         if bias is not None:
