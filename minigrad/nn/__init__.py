@@ -8,7 +8,7 @@
     loss = nn.CrossEntropyLoss()(model(x), y)
 """
 
-from . import functional, init
+from . import functional, init, utils
 from .attention import MultiheadAttention
 from .container import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential
 from .convolution import Conv1d, Conv2d, ConvTranspose1d, ConvTranspose2d, LazyConv1d, LazyConv2d
@@ -33,6 +33,7 @@ from .normalization import BatchNorm1d, BatchNorm2d, LayerNorm
 from .parameter import Parameter, UninitializedParameter
 from .pooling import AdaptiveAvgPool1d, AdaptiveAvgPool2d, AvgPool1d, AvgPool2d, MaxPool1d, MaxPool2d
 from .sparse import Embedding
+from .transformer import Transformer, TransformerEncoder, TransformerEncoderLayer
 
 __all__ = [
     "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AvgPool1d", "AvgPool2d", "BCELoss", "BCEWithLogitsLoss",
@@ -40,7 +41,8 @@ __all__ = [
     "Dropout", "Dropout2d", "Embedding", "Flatten", "GELU", "Identity", "L1Loss", "LayerNorm", "LazyConv1d",
     "LazyConv2d", "LazyLinear", "LeakyReLU", "Linear", "LogSoftmax", "MSELoss", "MaxPool1d", "MaxPool2d", "Module",
     "ModuleDict", "ModuleList", "MultiheadAttention", "NLLLoss", "Parameter", "ParameterDict", "ParameterList",
-    "ReLU", "Sequential", "Sigmoid", "Softmax", "Tanh", "UninitializedParameter", "functional", "init"
+    "ReLU", "Sequential", "Sigmoid", "Softmax", "Tanh", "Transformer", "TransformerEncoder", "TransformerEncoderLayer",
+    "UninitializedParameter", "functional", "init", "utils"
 ]
 
 

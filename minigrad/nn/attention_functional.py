@@ -69,7 +69,7 @@ def _canonical_mask(mask: Tensor | None, name: str, other_type, other_name: str,
         raise AssertionError(f"only bool and floating types of {name} are supported")
     if check_other and other_type is not None and mask.dtype != other_type:
         warnings.warn(f"Support for mismatched {name} and {other_name} is deprecated. Use same type for both "
-                      "instead.", UserWarning, stacklevel=3)
+                      "instead.", UserWarning, stacklevel=2)
     if floating:
         return mask
     return make(np.where(mask._data, -np.inf, 0.0).astype(_dtypes.to_np(target_type)))
