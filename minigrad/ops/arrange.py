@@ -1,5 +1,5 @@
 """Ops that keep a tensor's shape and move or mask its elements: tril, triu, roll, flip; and constant padding.
-Also unflatten, a view (split one dim into several).
+Also unflatten, a view (split one dim into several), index_select and repeat_interleave.
 
 Each is linear in its input, so its derivative is the same kind of op on the gradient (tril's is tril,
 roll's is the opposite roll, flip's is flip, pad's is the matching crop); the formulas call the op itself
@@ -179,6 +179,88 @@ def unflatten(self: Tensor, dim: int, sizes) -> Tensor:
     return self.view(self._data.shape[:d] + sizes + self._data.shape[d + 1:])
 
 
+# -- index_select and repeat_interleave -----------------------------------------------------------------------
+IndexAddBackward0 = rule(
+    "IndexAddBackward0", "self source", saves="dim index",
+    text="grad_self = grad;  grad_source = grad.index_select(dim, index)",
+    self=lambda grad: grad,
+    source=lambda grad, dim, index:
+    index_select(grad, dim, make(index)) if xp.is_t(grad) else np.take(grad, index, dim))
+
+
+def _zeros_index_add(grad, shape: tuple, dim: int, index: np.ndarray):
+    """zeros(shape).index_add(dim, index, grad): each slice of grad added at its index (repeats add up)."""
+    key = (slice(None),) * dim + (index,)
+    out = np.zeros(shape, xp.data(grad).dtype)
+    np.add.at(out, key, xp.data(grad))
+    if xp.is_t(grad) and grad._requires_grad and GRAD.mode > 0:
+        return record(IndexAddBackward0, out, (make(np.zeros(shape, out.dtype)), grad), dim=dim, index=index)
+    return make(out) if xp.is_t(grad) else out
+
+
+IndexSelectBackward0 = rule(
+    "IndexSelectBackward0", "self", saves="dim index self_sym_sizes",
+    text="grad_self = zeros(self's shape) with each grad slice added at its index along dim",
+    shown={"index": lambda node, v: make(v)},
+    self=lambda grad, dim, index, self_sym_sizes: _zeros_index_add(grad, self_sym_sizes, dim, index))
+
+
+def index_select(self: Tensor, dim: int, index: Tensor) -> Tensor:
+    """The slices of `self` along `dim` at the positions `index` (a 1-D integer tensor), in that order."""
+    idx = index._data
+    if idx.dtype.kind not in "iu":
+        raise RuntimeError("index_select(): Expected dtype int32 or int64 for index")
+    if idx.ndim > 1:
+        raise IndexError("index_select(): Index is supposed to be a vector")
+    d = _wrap_dim(dim, max(self._data.ndim, 1))
+    idx = idx.reshape(-1).astype(np.int64)
+    n = self._data.shape[d] if self._data.ndim else 1
+    if idx.size and (idx.min() < -n or idx.max() >= n):
+        raise IndexError("index out of range in self")
+    res = np.take(self._data, idx, axis=d) if self._data.ndim else self._data.reshape(1)[idx].reshape(())
+    if self._requires_grad and GRAD.mode > 0:
+        return record(IndexSelectBackward0, res, (self,), dim=d, index=idx % max(n, 1),
+                      self_sym_sizes=self._data.shape)
+    return make(res)
+
+
+def repeat_interleave(self: Tensor, repeats=None, dim: int | None = None, *, output_size: int | None = None):
+    """Each element (or each slice along `dim`) repeated `repeats` times in place: [a, b] -> [a, a, b, b].
+    `repeats` is a number or a tensor (one count per slice); `torch.repeat_interleave(counts)` alone gives
+    arange(len(counts)) repeated by the counts. Written as PyTorch writes it: with a number, unsqueeze, expand,
+    clone and view (their nodes); with a tensor of counts, index_select."""
+    if repeats is None:  # torch.repeat_interleave(repeats): the indices each repeated by its count
+        counts = self._data
+        if counts.ndim > 1:
+            raise RuntimeError("repeats must be 0-dim or 1-dim tensor")
+        if counts.size and counts.min() < 0:
+            raise RuntimeError("repeats can not be negative")
+        return make(np.repeat(np.arange(counts.size), counts.reshape(-1)))
+    if dim is None:
+        return repeat_interleave(self.flatten(), repeats, 0, output_size=output_size)
+    d = _wrap_dim(dim, max(self._data.ndim, 1))
+    if isinstance(repeats, Tensor):
+        counts = repeats._data.reshape(-1)
+        if counts.dtype.kind not in "iu":
+            raise NotImplementedError(f'"repeat_interleave_cpu" not implemented for '
+                                      f"'{repeats.dtype.__repr__().split('.')[-1].capitalize()}'")
+        n = self._data.shape[d]
+        if counts.size == 1:
+            counts = np.repeat(counts, n)
+        elif counts.size != n:
+            raise RuntimeError(f"repeats must have the same size as input along dim, but got repeats.size(0) = "
+                               f"{counts.size} and input.size({dim}) = {n}")
+        if counts.size and counts.min() < 0:
+            raise RuntimeError("repeats can not be negative")
+        return index_select(self, d, make(np.repeat(np.arange(n), counts)))
+    repeats = int(repeats)
+    if repeats < 0:
+        raise RuntimeError("Repeats must be non-negative")
+    shape = self._data.shape
+    wide = self.unsqueeze(d + 1).expand(shape[:d + 1] + (repeats,) + shape[d + 1:]).clone()
+    return wide.view(shape[:d] + (shape[d] * repeats,) + shape[d + 1:])
+
+
 # == declarations ===============================================================================================
 _M = (((3, 4), "real"),)
 _B = (((2, 3, 3), "real"),)
@@ -195,3 +277,9 @@ declare("pad", pad, namespace="nn.functional", method=False, nodes=(ConstantPadN
         samples=(Sample(_M, ((1, 2),)), Sample(_B, ((0, 1, 1, 1),), {"value": 2.0})))
 declare("unflatten", unflatten, numpy_names=False,
         samples=(Sample(_M, (1, (2, 2))), Sample((((2, 12), "real"),), (-1, (-1, 3))), Sample(_B, (0, (1, 2)))))
+declare("index_select", index_select, numpy_names=False, nodes=(IndexSelectBackward0, IndexAddBackward0),
+        samples=(Sample((((3, 4), "real"), ((5,), "index")), (1,), keywords=("index",)),
+                 Sample((((2, 3, 4), "real"), ((2,), "index")), (-1,), keywords=("index",))))
+declare("repeat_interleave", repeat_interleave, numpy_names=False,
+        samples=(Sample(_M, (2,)), Sample(_M, (2, 1)), Sample(_B, (3, -1)), Sample(_M, (1, 0)),
+                 Sample((((3, 4), "real"), ((4,), "index")), kwargs={"dim": 1}, keywords=("repeats",))))

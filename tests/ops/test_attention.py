@@ -79,3 +79,33 @@ def test_dropout_goes_through_the_math_path_with_a_mul_node():
 ], ids=["causal and mask", "dtypes", "1d", "int mask", "double mask", "mask grows the scores"])
 def test_errors_match_torch(parity, fn, specs):
     parity.error(fn, *specs)
+
+
+# -- index_select and repeat_interleave (d2l's masked_softmax repeats valid lengths with it) -----------------------
+@pytest.mark.parametrize(("args", "shape"), [((2,), (2, 3)), ((2, 1), (2, 3)), ((2, 0), (2, 3)), ((3,), (4,)),
+                                             ((K(np.array([1, 2])), 0), (2, 3)), ((K(np.array([2])), 1), (2, 3)),
+                                             ((K(np.array([1, 0, 2, 1, 1, 3])),), (2, 3))],
+                         ids=["flat", "dim 1", "dim 0", "1-d", "counts", "one count", "counts, flat"])
+def test_repeat_interleave_matches_torch(parity, args, shape):
+    tensors = [a for a in args if not isinstance(a, int)]
+    ints = [a for a in args if isinstance(a, int)]
+
+    def fn(lib, x, *counts):
+        return x.repeat_interleave(*counts, *ints) if counts else x.repeat_interleave(*ints)
+
+    parity.check(fn, F(*shape), *tensors, second_order=True)
+
+
+def test_repeat_interleave_of_counts_alone_and_index_select(parity):
+    parity.check(lambda lib, c: lib.repeat_interleave(c), K(np.array([2, 0, 3])))
+    parity.check(lambda lib, x, i: lib.index_select(x, 0, i), F(3, 4), K(np.array([2, 0, 2, 1])), second_order=True)
+
+
+@pytest.mark.parametrize(("fn", "specs"), [
+    (lambda lib, x: x.repeat_interleave(-1), (F(2, 3),)),
+    (lambda lib, x, c: x.repeat_interleave(c, 0), (F(2, 3), K(np.array([1, 2, 3])))),
+    (lambda lib, x, i: x.index_select(0, i), (F(2, 3), K(np.array([5])))),
+    (lambda lib, x, i: x.index_select(0, i), (F(2, 3), K(np.array([0.0])))),
+], ids=["negative", "counts size", "out of range", "float index"])
+def test_repeat_interleave_and_index_select_errors_match_torch(parity, fn, specs):
+    parity.error(fn, *specs)
