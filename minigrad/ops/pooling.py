@@ -82,8 +82,9 @@ def _batched(x: np.ndarray, name: str) -> np.ndarray:
 
 
 # -- max pooling -----------------------------------------------------------------------------------------------
-def _max_pool_grad(grad, self, result1):
-    """zeros(self's shape) with each gradient added at the input element its window picked."""
+def _max_pool_grad(grad, self, result1, disjoint: bool):
+    """zeros(self's shape) with each gradient added at the input element its window picked (`disjoint`: the
+    windows do not overlap, so no element is picked twice and writing is enough)."""
     shape = tuple(self.shape)
     flat_shape = shape[:-2] + (shape[-2] * shape[-1],)
     lead = flat_shape[:-1]
@@ -94,15 +95,24 @@ def _max_pool_grad(grad, self, result1):
     rows = math.prod(lead)
     where = (result1 + (np.arange(rows) * flat_shape[-1]).reshape(lead + (1, 1))).reshape(-1)
     out = np.zeros(rows * flat_shape[-1], grad.dtype)
-    np.add.at(out, where, grad.reshape(-1))  # overlapping windows may pick an element twice: add, not assign
+    if disjoint:
+        out[where] = grad.reshape(-1)
+    else:
+        np.add.at(out, where, grad.reshape(-1))  # overlapping windows may pick an element twice: add
     return out.reshape(shape)
+
+
+def _disjoint(kernel_size: tuple, stride: tuple, dilation: tuple) -> bool:
+    """Do the windows never overlap (each step at least as long as a dilated window)?"""
+    return all(st >= d * (k - 1) + 1 for k, st, d in zip(kernel_size, stride or kernel_size, dilation))
 
 
 MaxPool2DWithIndicesBackward0 = rule(
     "MaxPool2DWithIndicesBackward0", "self", saves="self kernel_size stride padding dilation ceil_mode result1",
     text="grad_self = zeros, with each window's grad added at its max element (indices)",
     shown={"result1": lambda node, v: make(v)},
-    self=lambda grad, self, result1: _max_pool_grad(grad, self, result1))
+    self=lambda grad, self, result1, kernel_size, stride, dilation:
+    _max_pool_grad(grad, self, result1, _disjoint(kernel_size, stride, dilation)))
 
 
 def _max_pool(x: np.ndarray, pool: Pool, name: str) -> tuple[np.ndarray, np.ndarray]:
