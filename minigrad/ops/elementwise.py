@@ -159,13 +159,26 @@ sigmoid = unary("sigmoid", _sigmoid, "SigmoidBackward0", saves="result",
 erf = unary("erf", _erf, "ErfBackward0", saves="self",
             grad=lambda grad, self: grad * 1.1283791670955126 * xp.exp(-(self * self)),
             text="grad_self = grad * 2/√π * exp(-self²)")
-relu = unary("relu", lambda x: np.maximum(x, 0) if x.dtype.kind != "b" else x.copy(), "ReluBackward0",
-             saves="result", grad=lambda grad, result: grad * (xp.data(result) > 0),
-             text="grad_self = grad * (result > 0)", domain="away", keeps_dtype=True)
-abs = unary("abs", np.abs, "AbsBackward0", saves="self", grad=lambda grad, self: grad * xp.sign(xp.data(self)),
+def _relu(x: np.ndarray) -> np.ndarray:
+    """0 where x < 0, else x itself: NaN stays NaN and -0. stays -0., as in PyTorch (np.maximum gives +0.)."""
+    if x.dtype.kind == "b":
+        raise RuntimeError("Boolean inputs not supported for relu")
+    return xp.zero_where(x < 0, x)
+
+
+def _abs(x: np.ndarray) -> np.ndarray:
+    if x.dtype.kind == "b":
+        raise NotImplementedError("\"abs_cpu\" not implemented for 'Bool'")
+    return np.abs(x)
+
+
+relu = unary("relu", _relu, "ReluBackward0", saves="result",
+             grad=lambda grad, result: xp.zero_where(xp.data(result) <= 0, grad),
+             text="grad_self = grad where result > 0, else 0", domain="away", keeps_dtype=True)
+abs = unary("abs", _abs, "AbsBackward0", saves="self", grad=lambda grad, self: grad * xp.sign_array(xp.data(self)),
             text="grad_self = grad * sign(self)", domain="away", keeps_dtype=True)
 # flat almost everywhere: the gradient is 0
-sign = unary("sign", np.sign, "SignBackward0", saves="", grad=lambda grad: xp.zeros_like(grad),
+sign = unary("sign", xp.sign_array, "SignBackward0", saves="", grad=lambda grad: xp.zeros_like(grad),
              text="grad_self = 0  (sign is flat almost everywhere)", keeps_dtype=True, second_order=False)
 floor = unary("floor", np.floor, "FloorBackward0", saves="", grad=lambda grad: xp.zeros_like(grad),
               text="grad_self = 0", keeps_dtype=True, second_order=False)

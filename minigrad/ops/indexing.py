@@ -18,6 +18,7 @@ import builtins
 
 import numpy as np
 
+from .. import _dtypes
 from .._state import GRAD
 from .._tensor import Tensor, make
 from . import inplace, xp
@@ -36,7 +37,7 @@ SliceBackward0 = rule("SliceBackward0", "self", saves="dim start end step self_s
                       text="grad_self = zeros(self's shape) with grad written at [start:end:step] along dim",
                       self=lambda grad, dim, start, end, step, self_sym_sizes: xp.scatter_into(
                           grad, self_sym_sizes, _slice_key(dim, start, end, step), False, "SliceBackwardBackward0"))
-IndexBackward0 = rule("IndexBackward0", "self", saves="indices self_sym_sizes",
+IndexBackward0 = rule("IndexBackward0", "self", saves="indices self_sym_sizes", tensor_args="indices",
                       text="grad_self = zeros(self's shape) with grad added at the indexed places",
                       self=lambda grad, indices, self_sym_sizes: xp.scatter_into(
                           grad, self_sym_sizes, indices, True, "IndexPutImplBackward0"))
@@ -67,6 +68,8 @@ def _np_key(k):
             raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
         return k._data if k._data.ndim or k._data.dtype.kind == "b" else builtins.int(k._data)
     if isinstance(k, list):
+        if not k:  # x[[]]: an empty integer index
+            return np.zeros(0, np.int64)
         return np.asarray([_np_key(x) if isinstance(x, Tensor) else x for x in k])
     if isinstance(k, np.ndarray) and k.dtype.kind not in "biu":
         raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
@@ -202,7 +205,7 @@ def getitem(self, key):
                     return as_view(make(d[key, ...]), self, ("getitem", (key,)))
             elif key.step is None or key.step > 0:
                 if self._requires_grad and GRAD.mode > 0:
-                    return _slice(self, 0, key)
+                    return slice_view(self, 0, key)
                 return as_view(make(d[key]), self, ("getitem", (key,)))
     elif kc is list or kc is Tensor or kc is np.ndarray:  # a lone advanced index
         k = _np_key(key)
@@ -224,7 +227,7 @@ def getitem(self, key):
     if single and akey is None:
         k = basic[0]
         if isinstance(k, slice):  # a lone slice always makes a SliceBackward0, even `x[:]`
-            return _slice(self, 0, k)
+            return slice_view(self, 0, k)
         if k is Ellipsis:
             return alias(self)
     sliced = _basic_chain(self, basic)
@@ -243,12 +246,18 @@ def alias(t: Tensor) -> Tensor:
     return as_view(out, t, ("getitem", (Ellipsis,)))
 
 
-def _slice(out: Tensor, dim: int, k: slice) -> Tensor:
+def slice_view(out: Tensor, dim: int, k: slice) -> Tensor:
     start, stop, step = k.indices(out._data.shape[dim])
     sub = (_FULL,) * dim + (slice(start, stop, step),)
     node_out = record(SliceBackward0, out._data[sub], (out,), dim=dim, start=start, end=stop, step=step,
                       self_sym_sizes=out._data.shape)
     return as_view(node_out, out, ("getitem", sub))
+
+
+def keeps_all(k: slice, n: int) -> bool:
+    """Does PyTorch skip this slice as one that keeps a whole dim of size `n`? Only as written from 0 with step 1:
+    `x[0:]` and `x[:99]` are skipped, `x[-n:]` is not (it becomes a SliceBackward0, or a CopySlices when written)."""
+    return (k.start is None or k.start == 0) and (k.step is None or k.step == 1) and (k.stop is None or k.stop >= n)
 
 
 def _basic_chain(t: Tensor, key: tuple) -> Tensor:
@@ -266,8 +275,8 @@ def _basic_chain(t: Tensor, key: tuple) -> Tensor:
             out = unsqueeze(out, dim)
             dim += 1
         elif isinstance(k, slice):
-            if k.indices(out._data.shape[dim]) != (0, out._data.shape[dim], 1):
-                out = _slice(out, dim, k)
+            if not keeps_all(k, out._data.shape[dim]):
+                out = slice_view(out, dim, k)
             dim += 1
         else:
             idx = builtins.int(k)
@@ -313,7 +322,7 @@ def _values_grad(grad, key):
     return grad[key]
 
 
-IndexPutBackward0 = rule("IndexPutBackward0", "self values", saves="indices accumulate",
+IndexPutBackward0 = rule("IndexPutBackward0", "self values", saves="indices accumulate", tensor_args="indices",
                          text="grad_self = grad with the written places zeroed, grad_values = grad[indices]",
                          self=lambda grad, indices: _masked_out(grad, indices),
                          values=lambda grad, indices: _values_grad(grad, indices))
@@ -331,6 +340,8 @@ def _value_tensor(self: Tensor, value) -> Tensor:
     minigrad also accepts lists and NumPy arrays, taken in the tensor's dtype."""
     if isinstance(value, Tensor):
         return value
+    if isinstance(value, (builtins.int, builtins.float)):  # (a bool is an int)
+        value = _dtypes.checked(value, self._data.dtype)
     return make(np.array(_as_data(value)).astype(self._data.dtype, copy=False))
 
 
@@ -361,7 +372,7 @@ def setitem(self, key, value):
     _check_bounds(basic, self._data.shape)
     value = _value_tensor(self, value)
     inplace.own_array(self)
-    tracked = GRAD.mode > 0 and (self._requires_grad or value._requires_grad)
+    tracked = GRAD.mode > 0 and (self._requires_grad or (value._requires_grad and self._data.dtype.kind == "f"))
     if not tracked:
         inplace.check_inference(self)
         _write_untracked(self, basic, akey, value)
@@ -398,7 +409,7 @@ def _is_noop(basic: tuple, shape: tuple) -> bool:
     for k in basic:
         if k is Ellipsis:
             dim += len(shape) - n_real
-        elif isinstance(k, slice) and k.indices(shape[dim]) == (0, shape[dim], 1):
+        elif isinstance(k, slice) and keeps_all(k, shape[dim]):
             dim += 1
         else:
             return False

@@ -19,6 +19,7 @@ import weakref
 
 import numpy as np
 
+from .._dtypes import checked
 from .._random import default_generator
 from .._state import GRAD
 from .._tensor import Tensor, make
@@ -72,10 +73,60 @@ def check_inference(t: Tensor) -> None:
                            "https://github.com/pytorch/rfcs/pull/17 for more details.")
 
 
+INTERNAL_OVERLAP = ("unsupported operation: more than one element of the written-to tensor refers to a single memory "
+                    "location. Please clone() the tensor before performing the operation.")
+
+
 def writable(t: Tensor, arr: np.ndarray) -> None:
     if not arr.flags.writeable:
-        raise RuntimeError("unsupported operation: more than one element of the written-to tensor refers to a single "
-                           "memory location. Please clone() the tensor before performing the operation.")
+        raise RuntimeError(INTERNAL_OVERLAP)
+
+
+def check_overlap(out: np.ndarray, others) -> None:
+    """PyTorch's check before an in-place write that reads other tensors: none may share only part of the memory
+    written to (`v.add_(v[0])`; all of it with the same layout, `v.add_(v)`, is fine)."""
+    for other in others:
+        if isinstance(other, Tensor) and _partial_overlap(out, other._data):
+            raise RuntimeError("unsupported operation: some elements of the input tensor and the written-to tensor "
+                               "refer to a single memory location. Please clone() the tensor before performing the "
+                               "operation.")
+
+
+def _partial_overlap(a: np.ndarray, b: np.ndarray) -> bool:
+    """PyTorch's get_overlap_status(a, b) == Partial. It only tells when both are dense (a permutation of a
+    contiguous block); otherwise it gives up and lets the write happen."""
+    if a is b or a.size == 0 or b.size == 0:
+        return False
+    if (a.base if a.base is not None else a) is not (b.base if b.base is not None else b):
+        return False  # different memory
+    if not (_dense(a) and _dense(b)):
+        return False
+    a0, b0 = a.__array_interface__["data"][0], b.__array_interface__["data"][0]
+    a1, b1 = a0 + a.nbytes, b0 + b.nbytes
+    if (a0, a1) == (b0, b1):
+        return a.strides != b.strides
+    return a0 < b1 and b0 < a1
+
+
+def _dense(a: np.ndarray) -> bool:
+    """Non-overlapping and dense: the elements fill a contiguous block, in some order of the dims."""
+    expected = a.itemsize
+    for stride, n in sorted((st, n) for st, n in zip(a.strides, a.shape) if n != 1):
+        if stride != expected:
+            return False
+        expected *= n
+    return True
+
+
+def write_overlapping(t: Tensor, value) -> None:
+    """Fill a tensor whose elements share memory (an expanded view) with one value: PyTorch's fill_ and zero_
+    allow it. The view is read-only in NumPy, so the value goes into the memory it covers in its root base."""
+    if t._data.flags.writeable or t._base is None:
+        _write(t, Ellipsis, value)
+        return
+    root = t._base
+    own_array(root)
+    root._data.flat[index_map(root._data.shape, view_recipes(t))] = value
 
 
 
@@ -95,30 +146,37 @@ def _write(t: Tensor, key, vdata) -> None:
         raise RuntimeError(str(e).replace("array", "tensor")) from None
 
 
-def _store(self: Tensor, res: np.ndarray) -> None:
-    """Write an out-of-place result back into `self`, with PyTorch's cast and shape rules."""
+def _store(self: Tensor, res: np.ndarray, filling: bool = False) -> None:
+    """Write an out-of-place result back into `self`, with PyTorch's cast and shape rules (`filling`: the result
+    is one value everywhere, which may go into an expanded tensor)."""
     if res.dtype != self._data.dtype and not np.can_cast(res.dtype, self._data.dtype, "same_kind"):
         raise RuntimeError(f"result type {kind_name(res.dtype)} can't be cast to the desired output type "
                            f"{kind_name(self._data.dtype)}")
     if res.shape != self._data.shape:
         raise RuntimeError(f"output with shape {list(self._data.shape)} doesn't match the broadcast shape "
                            f"{list(res.shape)}")
-    _write(self, Ellipsis, res)
+    if filling:
+        write_overlapping(self, res)
+    else:
+        _write(self, Ellipsis, res)
 
 
 # -- the in-place machinery -----------------------------------------------------------------------------------
 def _tracked(self: Tensor, others) -> bool:
-    return GRAD.mode > 0 and (self._requires_grad or any(isinstance(a, Tensor) and a._requires_grad
-                                                          for a in others))
+    """Does the in-place op record a node? Not into an integer or bool tensor (it cannot require grad)."""
+    return GRAD.mode > 0 and (self._requires_grad or (
+        self._data.dtype.kind == "f" and any(isinstance(a, Tensor) and a._requires_grad for a in others)))
 
 
-def run_inplace(self: Tensor, compute, others=()) -> Tensor:
+def run_inplace(self: Tensor, compute, others=(), filling: bool = False) -> Tensor:
     """Apply an in-place op to `self`. `compute(src)` returns the op's out-of-place result for input `src`
-    (recording its node when grad mode is on and something requires grad); `others` are its other arguments."""
+    (recording its node when grad mode is on and something requires grad); `others` are its other arguments.
+    `filling`: the op writes one number everywhere (fill_, zero_), which PyTorch allows into an expanded tensor."""
     tracked = _tracked(self, others)
     check_inplace(self, tracked)
     check_inference(self)
     own_array(self)
+    check_overlap(self._data, others)
     if not tracked:
         prev = GRAD.mode
         GRAD.mode = 0 if prev > 0 else prev
@@ -126,7 +184,7 @@ def run_inplace(self: Tensor, compute, others=()) -> Tensor:
             res = compute(self)._data
         finally:
             GRAD.mode = prev
-        _store(self, res)
+        _store(self, res, filling)
         self._bump_version()
         return self
     base = self._base
@@ -135,7 +193,7 @@ def run_inplace(self: Tensor, compute, others=()) -> Tensor:
     old = make(self._data.copy(), self._grad_fn, self._requires_grad)
     old._output_nr = self._output_nr
     out = compute(old)
-    _store(self, out._data)
+    _store(self, out._data, filling)
     if base is None:
         _adopt(self, out)
         refresh_views(self)
@@ -196,6 +254,8 @@ class CopySlices(Node):
         if g is None:
             return [None] * n
         idx = self._idx
+        if np.unique(idx).size != idx.size:  # PyTorch writes the region's gradient back through the (expanded) view
+            raise RuntimeError(INTERNAL_OVERLAP)
         shape, dtype = self._input_metadata[0]
         size = int(np.prod(shape))
         if create_graph:
@@ -237,9 +297,11 @@ def _rebase_view(view: Tensor, out: Tensor) -> None:
                     ((root._data.shape, root._data.dtype),), root)
     node._fn = fn
     node._idx = index_map(root._data.shape, view_recipes(view))
+    old, old_nr = root._grad_fn, root._output_nr
     root._grad_fn = node
     root._requires_grad = True
     root._output_nr = 0
+    _move_retain(root, old, old_nr)  # the base's .grad is the gradient of its new value
     view._bump_version()  # the version counter is the base's
     save_result(fn, view)  # the op's saved result is the view itself, as modified
     refresh_views(root, view)
@@ -290,9 +352,9 @@ def _regenerate(v: Tensor, root: Tensor) -> None:
         return
     meta = creation_meta(v)
     if meta is not None:
-        if v._requires_grad:  # PyTorch refuses to use such a view again (it raises when the view is used)
-            node_out = record(ViewError, v._data, (root,), message=view_rebase_message(v, meta, indirect=True))
-            _take_node(v, node_out)
+        if v._requires_grad:  # PyTorch refuses to use such a view again: reading its grad_fn (any op does) raises
+            v._get_extras().invalid = view_rebase_message(v, meta, indirect=True)
+            v._grad_fn = None
         return
     REGENERATING[0] = True
     try:
@@ -331,15 +393,6 @@ def _move_retain(t: Tensor, old, old_nr: int) -> None:
     t._grad_fn._extra("retain", dict)[t._output_nr] = weakref.ref(t)
 
 
-def _raise(message: str):
-    raise RuntimeError(message)
-
-
-ViewError = rule("Error", "self", saves="message", text="backward through this view raises (it was modified in place)",
-                 self=lambda grad, message: _raise(message))
-ViewError.name = lambda self: "minigrad::autograd::Error"
-
-
 # -- the ops ----------------------------------------------------------------------------------------------------
 def inplace_of(op, name: str):
     """`name` (`exp_`, `clamp_`, ...): the out-of-place `op` run by the in-place machinery (`run_inplace`)."""
@@ -374,7 +427,7 @@ def zero_(self):
         res = np.zeros_like(src._data)
         return record(ZeroBackward0, res, (src,)) if _tracking(src) else make(res)
 
-    return run_inplace(self, compute)
+    return run_inplace(self, compute, filling=True)
 
 
 def fill_(self, value):
@@ -390,11 +443,14 @@ def fill_(self, value):
 
         return run_inplace(self, compute_t, (value,))
 
+    value = as_operand(value)
+    checked(value, self._data.dtype)
+
     def compute(src):
-        res = np.full(src._data.shape, value, dtype=src._data.dtype)
+        res = np.full(src._data.shape, checked(value, src._data.dtype), dtype=src._data.dtype)
         return record(FillBackward2, res, (src,)) if _tracking(src) else make(res)
 
-    return run_inplace(self, compute)
+    return run_inplace(self, compute, filling=True)
 
 
 def copy_(self, src, non_blocking: bool = False):

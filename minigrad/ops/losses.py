@@ -65,7 +65,8 @@ DivBackward1 = rule("DivBackward1", "self", saves="other", text="grad_self = gra
 
 # -- losses ----------------------------------------------------------------------------------------
 def _mse_grad(grad, self, target, reduction):
-    norm = 2.0 / numel(self) if reduction == MEAN else 2.0
+    n = numel(self)
+    norm = (2.0 / n if n else float("inf")) if reduction == MEAN else 2.0
     return norm * (self - target) * grad
 
 
@@ -250,7 +251,7 @@ def l1_loss(input: Tensor, target: Tensor, size_average=None, reduce=None, reduc
 
 
 def _check_target(input: Tensor, target: Tensor) -> None:
-    if target._data.dtype.kind not in "iu":
+    if target._data.dtype.name not in ("int64", "uint8"):
         raise RuntimeError(f"expected target dtype to be Long or Byte, but got {kind_name(target._data.dtype)}")
     x, t = input._data, target._data
     if x.ndim == 1:
@@ -403,9 +404,9 @@ def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = 
     if weight is not None:
         weight = weight.expand(np.broadcast_shapes(target._data.shape, weight._data.shape))
     x, t = input._data, target._data
-    if ((x < 0) | (x > 1)).any():
+    if not ((x >= 0) & (x <= 1)).all():  # (NaN is not between 0 and 1 either)
         raise RuntimeError("all elements of input should be between 0 and 1")
-    if ((t < 0) | (t > 1)).any():
+    if not ((t >= 0) & (t <= 1)).all():
         raise RuntimeError("all elements of target should be between 0 and 1")
     with np.errstate(divide="ignore"):
         loss = (t - 1) * np.maximum(np.log1p(-x), -100) - t * np.maximum(np.log(x), -100)

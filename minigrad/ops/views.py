@@ -93,9 +93,21 @@ def as_view(t: Tensor, base: Tensor, recipe, multi: bool = False) -> Tensor:
         if mode == 0 and base._requires_grad:  # PyTorch: a view made in no_grad mode still requires grad (a leaf)
             t._requires_grad = True
     t._get_extras().view_fn = chain
-    if mode > 0 and t._requires_grad and not REGENERATING[0]:
-        register_view(root, t)
+    if not REGENERATING[0] and ((mode > 0 and t._requires_grad)
+                                or (not root._requires_grad and root._data.dtype.kind == "f")):
+        register_view(root, t)  # (a view of a float leaf follows it if it comes to require grad: views_follow)
     return t
+
+
+def views_follow(base: Tensor) -> None:
+    """`base.requires_grad_()` after views of it were taken: those views require grad too, unless they have a
+    node of their own (PyTorch: a view requires grad when its base does). They pass no gradient on."""
+    for v in live_views(base):
+        if v._grad_fn is None:
+            v._requires_grad = base._requires_grad or v._extras.own_requires_grad
+
+
+Tensor._views_follow = views_follow
 
 
 # id(root) -> [weak reference to the root (its callback drops the entry), [weak references to views], prune at]
@@ -320,7 +332,10 @@ def expand(self, *sizes):
     lead = len(sizes) - len(shape)
     target = sizes if sizes[lead:] == shape and (not sizes or builtins.min(sizes) >= 0) else _expand_target(
         sizes, shape, lead)  # new leading dims only (the common case): nothing to check
-    res = broadcast_view(self._data, target)
+    if builtins.all(n == 1 for n in target[:lead]) and target[lead:] == shape:
+        res = self._data.reshape(target)  # only size-1 dims added: a plain view, which can be written to
+    else:
+        res = broadcast_view(self._data, target)  # read-only: several elements share one memory location
     return _record_view(ExpandBackward0, self, res, {"self_sym_sizes": shape}, ("broadcast_to", target))
 
 

@@ -123,7 +123,9 @@ def reduced_expand(grad, sizes: tuple, dims: tuple, keepdim: bool):
 
 
 def transpose(g, d0: int, d1: int):
-    return g.transpose(d0, d1) if is_t(g) else np.swapaxes(g, d0, d1)
+    if is_t(g):
+        return g.transpose(d0, d1)
+    return np.swapaxes(g, d0, d1) if g.ndim else g  # a 0-d tensor's transpose(0, -1) is itself
 
 
 def t(g):
@@ -175,7 +177,17 @@ log = _unary("log", np.log)
 sin = _unary("sin", np.sin)
 cos = _unary("cos", np.cos)
 sqrt = _unary("sqrt", np.sqrt)
-sign = _unary("sign", np.sign)
+
+
+def sign_array(x: np.ndarray) -> np.ndarray:
+    """PyTorch's sign: -1, 0 or 1, with 0 (not NaN) for NaN and +0. for -0. (NumPy's sign gives NaN and -0.)."""
+    x = np.asarray(x)
+    if x.dtype.kind == "b":
+        return x.copy()
+    return ((x > 0).astype(x.dtype) - (x < 0)).astype(x.dtype, copy=False)
+
+
+sign = _unary("sign", sign_array)
 tanh = _unary("tanh", np.tanh)
 sigmoid = _unary("sigmoid", lambda x: 1 / (1 + np.exp(-x)))
 
@@ -185,6 +197,40 @@ def where(cond, a, b):
     if is_t(a) or is_t(b):
         return _tensor_op("where")(cond, a, b)
     return np.where(cond, a, b)
+
+
+_UINT = {2: np.uint16, 4: np.uint32, 8: np.uint64}
+
+
+def keep_where(keep, grad):
+    """`where(keep, grad, 0)`: the gradient where `keep`, +0 elsewhere, as PyTorch's formulas mask gradients.
+
+    A product `grad * keep` is not the same: an inf gradient times 0 is NaN (relu's mask would turn sqrt's inf
+    at 0 into NaN), and a negative one times 0 is -0. `np.where` is exact but branches on every element, which
+    is slow on random masks like relu's; so on float arrays the dropped elements have their bits cleared
+    instead: one bitwise AND with a mask that is all ones where `keep`, as fast as the product and exact."""
+    return _masked(keep, grad, True)
+
+
+def zero_where(drop, grad):
+    """`grad.masked_fill(drop, 0)`: the gradient with +0 where `drop` (see `keep_where`)."""
+    return _masked(drop, grad, False)
+
+
+def _masked(mask, grad, keep: bool):
+    if is_t(grad):
+        return where(mask, grad, 0.0) if keep else where(mask, 0.0, grad)
+    grad = np.asarray(grad)
+    uint = _UINT.get(grad.dtype.itemsize) if grad.dtype.kind == "f" else None
+    if uint is None:
+        zero = grad.dtype.type(0)
+        return np.where(mask, grad, zero) if keep else np.where(mask, zero, grad)
+    bits = np.asarray(mask).astype(uint)
+    if keep:
+        np.negative(bits, out=bits)  # True -> all ones, False -> 0
+    else:
+        np.subtract(bits, 1, out=bits)  # True -> 0, False -> all ones
+    return np.bitwise_and(grad.view(uint), bits).view(grad.dtype)
 
 
 def data(x):
@@ -261,6 +307,8 @@ def gather(g, dim: int, index):
 
 
 def scatter_add_zeros(g, dim: int, index, shape):
+    if not shape:  # a 0-d input (gathered at its only element)
+        return g
     if is_t(g):
         return _tensor_op("scatter_add")(make(np.zeros(shape, g._data.dtype)), dim, make(index), g)
     out = np.zeros(shape, g.dtype)
