@@ -257,6 +257,8 @@ class AccumulateGrad(Node):
         return self.variable._extras.hooks if self.variable._extras is not None else None
 
     def _apply(self, grads: list, create_graph: bool) -> list:
+        if not self.variable._requires_grad:  # detach_()-ed since the graph was built: PyTorch stores nothing
+            return []
         accumulate_grad(self.variable, grads[0], create_graph)
         post = self.variable._extras.post_hooks if self.variable._extras is not None else None
         for fn in list(post.values()) if post else ():

@@ -17,7 +17,7 @@ from .._dtypes import checked
 from .._state import GRAD
 from .._tensor import Tensor, make
 from . import xp
-from .inplace import check_inference, check_overlap, inplace_of, run_inplace
+from .inplace import check_inference, check_overlap, inplace_of, renew_view_nodes, run_inplace
 from .operands import as_operand, broadcast_error, float_data, float_operand, promoted
 from .recording import record, rule
 from .registry import Sample, declare
@@ -401,6 +401,8 @@ def _ufunc_in_place(self: Tensor, ufunc, other) -> bool:
     the case needs the general in-place path (a wider kind, broadcasting `self` itself, a read-only expanded
     tensor), which gives PyTorch's exact errors."""
     d = self._data
+    if ufunc is np.subtract and (d.dtype.kind == "b" or (isinstance(other, Tensor) and other._data.dtype.kind == "b")):
+        return False  # PyTorch refuses to subtract booleans
     if isinstance(other, Tensor):
         od = other._data
         if od.dtype is not d.dtype and not np.can_cast(od.dtype, d.dtype, "same_kind"):
@@ -428,6 +430,7 @@ def _inplace_arithmetic(op, name: str, ufunc):
                 check_inference(self)
             if _ufunc_in_place(self, ufunc, other):
                 self._bump_version()
+                renew_view_nodes(self)
                 return self
         return run_inplace(self, lambda src: op(src, other, **kwargs), (other,) + tuple(kwargs.values()))
 

@@ -15,10 +15,12 @@ had basic parts). In-place writes into views are implemented in `inplace.py`.
 from __future__ import annotations
 
 import builtins
+import warnings
 
 import numpy as np
 
 from .. import _dtypes
+from .._stacklevel import user_stacklevel
 from .._state import GRAD
 from .._tensor import Tensor, make
 from . import inplace, xp
@@ -376,6 +378,7 @@ def setitem(self, key, value):
     if not tracked:
         inplace.check_inference(self)
         _write_untracked(self, basic, akey, value)
+        inplace.renew_view_nodes(self)
         self._bump_version()
         return
     dst = _write_target(self, basic)
@@ -416,9 +419,14 @@ def _is_noop(basic: tuple, shape: tuple) -> bool:
     return True
 
 
+INDEX_PUT_EXPANDED = ("Use of index_put_ on expanded tensors is deprecated. Please clone() the tensor before "
+                      "performing this operation. This also applies to advanced indexing e.g. tensor[indices] = tensor")
+
+
 def _write_untracked(self: Tensor, basic: tuple, akey, value: Tensor) -> None:
 
-    target = self._data[_view_key(basic)]
+    vkey = _view_key(basic)
+    target = self._data[vkey]
     vdata = value._data
     if akey is None:
         writable(self, target)
@@ -427,7 +435,7 @@ def _write_untracked(self: Tensor, basic: tuple, akey, value: Tensor) -> None:
             b = np.broadcast_to(stripped, target.shape)
         except ValueError:
             raise _expand_error(stripped.shape, target.shape) from None
-        target[...] = b
+        inplace.write_into(self, vkey, b)
         return
     if vdata.ndim and vdata.dtype != target.dtype:
 
@@ -435,9 +443,14 @@ def _write_untracked(self: Tensor, basic: tuple, akey, value: Tensor) -> None:
                            f"{kind_name(target.dtype)} for the destination and {kind_name(vdata.dtype)} for the "
                            "source.")
     _check_masks(akey, target.shape)
-    writable(self, target)
+    if inplace.internal_overlap(target):  # an expanded tensor: PyTorch warns, then writes into the shared memory
+        one_mask = len(akey) == 1 and akey[0].dtype.kind == "b" and vdata.ndim == 0
+        warnings.warn(INDEX_PUT_EXPANDED, UserWarning, stacklevel=user_stacklevel())
+        if one_mask:  # PyTorch's index_put_ hands this case on to masked_fill_, which warns too
+            warnings.warn(inplace.MASKED_FILL_EXPANDED, UserWarning, stacklevel=user_stacklevel())
     try:
-        target[akey] = vdata.reshape(_strip_leading_ones(vdata.shape)) if vdata.ndim else vdata
+        inplace.write_into(self, vkey, vdata.reshape(_strip_leading_ones(vdata.shape)) if vdata.ndim else vdata,
+                           then=akey)
     except IndexError as e:
         raise IndexError(str(e).replace("array", "tensor").replace("axis", "dimension")) from None
     except ValueError:

@@ -77,8 +77,19 @@ INTERNAL_OVERLAP = ("unsupported operation: more than one element of the written
                     "location. Please clone() the tensor before performing the operation.")
 
 
+MASKED_FILL_EXPANDED = ("Use of masked_fill_ on expanded tensors is deprecated. Please clone() the tensor before "
+                        "performing this operation. This also applies to advanced indexing e.g. tensor[mask] = scalar")
+
+
+def internal_overlap(arr: np.ndarray) -> bool:
+    """PyTorch's has_internal_overlap(...) == Yes: a dim of size > 1 with stride 0 (an expanded tensor). An empty
+    tensor is never checked."""
+    return arr.size > 0 and any(n > 1 and st == 0 for n, st in zip(arr.shape, arr.strides))
+
+
 def writable(t: Tensor, arr: np.ndarray) -> None:
-    if not arr.flags.writeable:
+    """PyTorch's check before an in-place write into `arr` (part of `t`): no two of its elements share memory."""
+    if internal_overlap(arr):
         raise RuntimeError(INTERNAL_OVERLAP)
 
 
@@ -118,17 +129,33 @@ def _dense(a: np.ndarray) -> bool:
     return True
 
 
-def write_overlapping(t: Tensor, value) -> None:
-    """Fill a tensor whose elements share memory (an expanded view) with one value: PyTorch's fill_ and zero_
-    allow it. The view is read-only in NumPy, so the value goes into the memory it covers in its root base."""
+def write_into(t: Tensor, key, vdata, then=None) -> None:
+    """`t._data[key] = vdata` (`t._data[key][then] = vdata` with an index `then`). A view made by broadcasting is
+    read-only in NumPy even where PyTorch writes into it (a part of it in which no two elements share memory, or a
+    fill): the values then go into the memory it covers in its base."""
     if t._data.flags.writeable or t._base is None:
-        _write(t, Ellipsis, value)
+        if then is None:
+            t._data[key] = vdata
+        else:
+            t._data[key][then] = vdata
         return
     root = t._base
     own_array(root)
-    root._data.flat[index_map(root._data.shape, view_recipes(t))] = value
+    idx = index_map(root._data.shape, view_recipes(t))[key]
+    idx = idx if then is None else idx[then]
+    root._data.flat[idx.ravel()] = np.broadcast_to(vdata, idx.shape).ravel()
 
 
+def fill_where(t: Tensor, mask: np.ndarray, value) -> Tensor:
+    """`t[mask] = value` with nothing recorded, into a tensor whose elements may share memory (PyTorch's
+    masked_fill_ on an expanded tensor writes every masked place, so a shared element takes the value)."""
+    check_inference(t)
+    own_array(t)
+    v = value._data if isinstance(value, Tensor) else checked(value, t._data.dtype)
+    write_into(t, mask, np.asarray(v).astype(t._data.dtype))
+    t._bump_version()
+    renew_view_nodes(t)
+    return t
 
 
 def own_array(t: Tensor) -> None:
@@ -137,28 +164,26 @@ def own_array(t: Tensor) -> None:
         t._data = np.array(t._data)
 
 
-def _write(t: Tensor, key, vdata) -> None:
+def _write(t: Tensor, key, vdata, overlap_ok: bool = False) -> None:
     own_array(t)
-    writable(t, t._data)
+    if not overlap_ok:
+        writable(t, t._data)
     try:
-        t._data[key] = vdata
+        write_into(t, key, vdata)
     except ValueError as e:
         raise RuntimeError(str(e).replace("array", "tensor")) from None
 
 
-def _store(self: Tensor, res: np.ndarray, filling: bool = False) -> None:
-    """Write an out-of-place result back into `self`, with PyTorch's cast and shape rules (`filling`: the result
-    is one value everywhere, which may go into an expanded tensor)."""
+def _store(self: Tensor, res: np.ndarray, overlap_ok: bool = False) -> None:
+    """Write an out-of-place result back into `self`, with PyTorch's cast and shape rules (`overlap_ok`: the write
+    may go into an expanded tensor, its elements sharing memory agreeing on their value)."""
     if res.dtype != self._data.dtype and not np.can_cast(res.dtype, self._data.dtype, "same_kind"):
         raise RuntimeError(f"result type {kind_name(res.dtype)} can't be cast to the desired output type "
                            f"{kind_name(self._data.dtype)}")
     if res.shape != self._data.shape:
         raise RuntimeError(f"output with shape {list(self._data.shape)} doesn't match the broadcast shape "
                            f"{list(res.shape)}")
-    if filling:
-        write_overlapping(self, res)
-    else:
-        _write(self, Ellipsis, res)
+    _write(self, Ellipsis, res, overlap_ok)
 
 
 # -- the in-place machinery -----------------------------------------------------------------------------------
@@ -168,10 +193,11 @@ def _tracked(self: Tensor, others) -> bool:
         self._data.dtype.kind == "f" and any(isinstance(a, Tensor) and a._requires_grad for a in others)))
 
 
-def run_inplace(self: Tensor, compute, others=(), filling: bool = False) -> Tensor:
+def run_inplace(self: Tensor, compute, others=(), overlap_ok: bool = False) -> Tensor:
     """Apply an in-place op to `self`. `compute(src)` returns the op's out-of-place result for input `src`
     (recording its node when grad mode is on and something requires grad); `others` are its other arguments.
-    `filling`: the op writes one number everywhere (fill_, zero_), which PyTorch allows into an expanded tensor."""
+    `overlap_ok`: PyTorch allows the op into an expanded tensor (fill_ and zero_ write one number everywhere; copy_
+    from the tensor itself writes nothing)."""
     tracked = _tracked(self, others)
     check_inplace(self, tracked)
     check_inference(self)
@@ -184,8 +210,9 @@ def run_inplace(self: Tensor, compute, others=(), filling: bool = False) -> Tens
             res = compute(self)._data
         finally:
             GRAD.mode = prev
-        _store(self, res, filling)
+        _store(self, res, overlap_ok)
         self._bump_version()
+        renew_view_nodes(self)
         return self
     base = self._base
     if base is not None and not self._requires_grad and base._requires_grad:
@@ -193,7 +220,7 @@ def run_inplace(self: Tensor, compute, others=(), filling: bool = False) -> Tens
     old = make(self._data.copy(), self._grad_fn, self._requires_grad)
     old._output_nr = self._output_nr
     out = compute(old)
-    _store(self, out._data, filling)
+    _store(self, out._data, overlap_ok)
     if base is None:
         _adopt(self, out)
         refresh_views(self)
@@ -345,6 +372,22 @@ def refresh_views(root: Tensor, also: Tensor | None = None) -> None:
         _regenerate(v, root)
 
 
+def renew_view_nodes(t: Tensor) -> None:
+    """After a write that recorded nothing (under no_grad) into a tensor that requires grad: the views of its
+    memory that have a node get a new one, as PyTorch rebuilds a view's grad_fn on its next use once its version
+    changed. Hooks registered on a view stay with its old node (and so no longer fire), as in PyTorch."""
+    if GRAD.mode != 0 or not t._requires_grad:
+        return
+    root = t._base if t._base is not None else t
+    GRAD.mode = 1  # the rebuilt nodes are recorded as in grad mode
+    try:
+        for v in live_views(root):
+            if v._grad_fn is not None:
+                _regenerate(v, root)
+    finally:
+        GRAD.mode = 0
+
+
 def _regenerate(v: Tensor, root: Tensor) -> None:
     from .indexing import alias  # lazy: indexing is built on this module's in-place writes
 
@@ -427,7 +470,7 @@ def zero_(self):
         res = np.zeros_like(src._data)
         return record(ZeroBackward0, res, (src,)) if _tracking(src) else make(res)
 
-    return run_inplace(self, compute, filling=True)
+    return run_inplace(self, compute, overlap_ok=True)
 
 
 def fill_(self, value):
@@ -450,7 +493,7 @@ def fill_(self, value):
         res = np.full(src._data.shape, checked(value, src._data.dtype), dtype=src._data.dtype)
         return record(FillBackward2, res, (src,)) if _tracking(src) else make(res)
 
-    return run_inplace(self, compute, filling=True)
+    return run_inplace(self, compute, overlap_ok=True)
 
 
 def copy_(self, src, non_blocking: bool = False):
@@ -466,7 +509,7 @@ def copy_(self, src, non_blocking: bool = False):
             raise broadcast_error(dst, src) from None
         return record(CopyBackwards, vals, (dst, src)) if _tracking(dst, src) else make(vals)
 
-    return run_inplace(self, compute, (src,))
+    return run_inplace(self, compute, (src,), overlap_ok=src is self)
 
 
 def uniform_(self, a: float = 0.0, b: float = 1.0, *, generator=None):

@@ -156,8 +156,13 @@ def _var_grad(grad, self, correction, dim, keepdim):
     s = xp.data(self)
     dims = tuple(range(s.ndim)) if dim is None else tuple(d % builtins.max(s.ndim, 1) for d in dim)
     n = int(np.prod([s.shape[d] for d in dims])) if s.ndim else 1
+    if (dim is None or s.ndim == 0) and n - correction <= 0:
+        # PyTorch's var_backward over everything with no degrees of freedom: 2 / dof is taken as inf, which
+        # gives nan where self equals the mean (inf * 0) and inf elsewhere
+        with np.errstate(invalid="ignore"):
+            return grad * np.where(s == s.mean(), np.nan, np.inf).astype(s.dtype)
     centered = self - (self.mean(dims, keepdim=True) if xp.is_t(self) else s.mean(axis=dims, keepdims=True))
-    scale = 2.0 / (n - correction) if n != correction else math.inf  # no degrees of freedom: nan, as PyTorch
+    scale = 2.0 / (n - correction) if n != correction else math.inf  # 2 / 0 is inf in PyTorch's formula
     return _keep(grad, dims if dim is not None else None, keepdim, s) * centered * scale
 
 
@@ -215,6 +220,8 @@ def _prod_grad(grad, self, result, dim, keepdim):
     axis = None if dim is None else dim[0] if isinstance(dim, tuple) else dim
     if xp.is_t(self):
         return _keep(grad, dim, keepdim, s) * _prod_of_others(self, axis)
+    if axis is None and np.count_nonzero(s == 0) > 1:  # every product of the others has a zero: PyTorch's +0s
+        return np.zeros_like(s)
     flat = s.reshape(-1) if axis is None else np.moveaxis(s, axis, -1)
     left = np.cumprod(np.concatenate([np.ones_like(flat[..., :1]), flat[..., :-1]], -1), -1)
     right = np.flip(np.cumprod(np.concatenate([np.ones_like(flat[..., :1]), np.flip(flat, -1)[..., :-1]], -1), -1),

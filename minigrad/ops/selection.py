@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import builtins
+import warnings
 
 import numpy as np
 
 from .. import _dtypes
+from .._stacklevel import user_stacklevel
 from .._state import GRAD
 from .._tensor import Tensor, make
-from . import xp
+from . import inplace, xp
 from .inplace import inplace_of
 from .operands import as_operand, broadcast_error, kind_name, promoted, result_dtype
 from .recording import record, rule
@@ -252,6 +254,10 @@ def masked_fill_(self, mask, value):
         np.broadcast_shapes(self._data.shape, m.shape)
     except ValueError:
         raise broadcast_error(self, make(m)) from None
+    if inplace.internal_overlap(self._data):  # an expanded tensor: PyTorch warns, then fills the shared memory
+        warnings.warn(inplace.MASKED_FILL_EXPANDED, UserWarning, stacklevel=user_stacklevel())
+        if not _recording(self, value):
+            return inplace.fill_where(self, np.broadcast_to(m, self._data.shape), value)
     return _masked_fill_inplace(self, mask, value)
 
 

@@ -273,25 +273,35 @@ def permute(self, *dims):
 
 
 def T(self):
-    """`.T`: all dims reversed (PermuteBackward0, as PyTorch), with PyTorch's warning once per
-    process when the tensor is not a matrix."""
+    """`.T`: all dims reversed (PermuteBackward0, as PyTorch), with PyTorch's warnings (each once per process)
+    when the tensor is not a matrix."""
     nd = self._data.ndim
-    if nd != 2 and not _T_WARNED:
-        import warnings
-
-
-        _T_WARNED.append(True)
-        warnings.warn("The use of `x.T` on tensors of dimension other than 2 to reverse their shape is deprecated "
-                      "and it will throw an error in a future release. Consider `x.mT` to transpose batches of "
-                      "matrices or `x.permute(*minigrad.arange(x.ndim - 1, -1, -1))` to reverse the dimensions "
-                      "of a tensor.", UserWarning, stacklevel=user_stacklevel())
+    if nd == 0:
+        _warn_once("Tensor.T is deprecated on 0-D tensors. This function is the identity in these cases.")
+    elif nd != 2:
+        _warn_once("The use of `x.T` on tensors of dimension other than 2 to reverse their shape is deprecated "
+                   "and it will throw an error in a future release. Consider `x.mT` to transpose batches of "
+                   "matrices or `x.permute(*minigrad.arange(x.ndim - 1, -1, -1))` to reverse the dimensions "
+                   "of a tensor.")
     return permute(self, tuple(range(nd - 1, -1, -1)))
 
 
-_T_WARNED: list = []  # PyTorch warns once per process (TORCH_WARN_ONCE)
+_WARNED: set = set()  # PyTorch gives these warnings once per process (TORCH_WARN_ONCE)
+
+
+def _warn_once(message: str) -> None:
+    if message not in _WARNED:
+        import warnings
+
+        _WARNED.add(message)
+        warnings.warn(message, UserWarning, stacklevel=user_stacklevel())
 
 
 def mT(self):
+    """The last two dims swapped; a 0-d tensor is returned as it is, with PyTorch's deprecation warning."""
+    if self._data.ndim == 0:
+        _warn_once("Tensor.mT is deprecated on 0-D tensors. This function is the identity in these cases.")
+        return self
     if self._data.ndim < 2:
         raise RuntimeError(f"tensor.mT is only supported on matrices or batches of matrices. Got {self._data.ndim}-D "
                            "tensor.")
@@ -493,7 +503,7 @@ def apply_recipe(a: np.ndarray, r: tuple):
     if kind == "T":
         return a.T
     if kind == "swapaxes":
-        return np.swapaxes(a, r[1], r[2])
+        return np.swapaxes(a, r[1], r[2]) if a.ndim else a  # a 0-d tensor's transpose(0, -1) keeps it as it is
     if kind == "transpose":
         return np.transpose(a, r[1])
     if kind == "expand_dims":
