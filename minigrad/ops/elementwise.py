@@ -180,11 +180,21 @@ abs = unary("abs", _abs, "AbsBackward0", saves="self", grad=lambda grad, self: g
 # flat almost everywhere: the gradient is 0
 sign = unary("sign", xp.sign_array, "SignBackward0", saves="", grad=lambda grad: xp.zeros_like(grad),
              text="grad_self = 0  (sign is flat almost everywhere)", keeps_dtype=True, second_order=False)
-floor = unary("floor", np.floor, "FloorBackward0", saves="", grad=lambda grad: xp.zeros_like(grad),
+def _rounding(name: str, np_fn):
+    """floor, ceil, trunc, round: an integer tensor is returned as it is; bool has no kernel in PyTorch."""
+    def fn(x: np.ndarray) -> np.ndarray:
+        if x.dtype.kind == "b":
+            raise NotImplementedError(f"\"{name}_vml_cpu\" not implemented for 'Bool'")
+        return np_fn(x)
+
+    return fn
+
+
+floor = unary("floor", _rounding("floor", np.floor), "FloorBackward0", saves="", grad=lambda grad: xp.zeros_like(grad),
               text="grad_self = 0", keeps_dtype=True, second_order=False)
-ceil = unary("ceil", np.ceil, "CeilBackward0", saves="", grad=lambda grad: xp.zeros_like(grad),
+ceil = unary("ceil", _rounding("ceil", np.ceil), "CeilBackward0", saves="", grad=lambda grad: xp.zeros_like(grad),
              text="grad_self = 0", keeps_dtype=True, second_order=False)
-trunc = unary("trunc", np.trunc, "TruncBackward0", saves="", grad=lambda grad: xp.zeros_like(grad),
+trunc = unary("trunc", _rounding("trunc", np.trunc), "TruncBackward0", saves="", grad=lambda grad: xp.zeros_like(grad),
               text="grad_self = 0", keeps_dtype=True, second_order=False)
 
 RoundBackward0 = rule("RoundBackward0", "self", text="grad_self = 0", self=lambda grad: xp.zeros_like(grad))
@@ -194,7 +204,7 @@ RoundBackward1 = rule("RoundBackward1", "self", saves="decimals", text="grad_sel
 
 def round(self, decimals=None):
     """Round half to even, as PyTorch (and NumPy) do; `decimals` digits after the point."""
-    res = np.round(self._data, decimals or 0)
+    res = _rounding("round", lambda x: np.round(x, decimals or 0))(self._data)
     if self._requires_grad and GRAD.mode > 0:
         if decimals is None:
             return record(RoundBackward0, res, (self,))

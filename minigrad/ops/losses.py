@@ -234,8 +234,9 @@ def mse_loss(input: Tensor, target: Tensor, size_average=None, reduce=None, redu
     """Mean squared error (MseLossBackward0)."""
     red = _reduction(reduction, size_average, reduce)
     input, target = _pointwise_loss_args("mse_loss", input, target, weight)
-    d = input._data - target._data
-    res = _reduce(d * d, red)
+    with np.errstate(all="ignore"):  # inf - inf is nan and 1e300² is inf, silently (as in PyTorch)
+        d = input._data - target._data
+        res = _reduce(d * d, red)
     if _tracked(input, target):
         return record(MseLossBackward0, res, (input, target), reduction=red)
     return make(res)
@@ -426,13 +427,16 @@ def binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight: Tens
     if target._data.shape != input._data.shape:
         raise ValueError(f"Target size ({target.size()}) must be the same as input size ({input.size()})")
     x, t = input._data, target._data
-    log_sig = log_sigmoid(x)
-    if pos_weight is not None:
-        log_sig = log_sig * ((pos_weight._data - 1) * t + 1)
-    loss = (1 - t) * x - log_sig
-    if weight is not None:
-        loss = loss * weight._data
-    res = _reduce(np.asarray(loss).astype(x.dtype, copy=False), red)
+    if x.dtype.kind != "f":
+        raise NotImplementedError(f"\"log_sigmoid_cpu\" not implemented for '{kind_name(x.dtype)}'")
+    with np.errstate(all="ignore"):  # inf - inf is nan, silently (as in PyTorch)
+        log_sig = log_sigmoid(x)
+        if pos_weight is not None:
+            log_sig = log_sig * ((pos_weight._data - 1) * t + 1)
+        loss = (1 - t) * x - log_sig
+        if weight is not None:
+            loss = loss * weight._data
+        res = _reduce(np.asarray(loss).astype(x.dtype, copy=False), red)
     if _tracked(input, target):
         return record(BinaryCrossEntropyWithLogitsBackward0, res, (input, target), weight=weight,
                       pos_weight=pos_weight, reduction=red)

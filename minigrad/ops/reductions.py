@@ -15,6 +15,7 @@ from .._stacklevel import user_stacklevel
 from .._state import GRAD
 from .._tensor import Tensor, _wrap_dim, make
 from . import xp
+from .operands import kind_name
 from .recording import record, rule
 from .registry import Sample, declare
 from .selection import maximum, minimum
@@ -275,7 +276,7 @@ def sum(self, dim=None, keepdim: bool = False, *, dtype=None, axis=None):
         dim = axis
     acc = _sum_dtype(d, dtype)
     if dim is None:
-        res = np.asarray(d.sum(dtype=acc))
+        res = np.asarray(GRAD.quiet.run(d.sum, dtype=acc))  # inf - inf is nan, silently (as in PyTorch)
         if keepdim:
             res = res.reshape((1,) * d.ndim)
         if self._requires_grad and GRAD.mode > 0:
@@ -285,7 +286,7 @@ def sum(self, dim=None, keepdim: bool = False, *, dtype=None, axis=None):
             return record(SumBackward0, res, (self,), self_sym_sizes=d.shape)
         return make(res)
     axes = norm_dims(dim, d.ndim)
-    res = np.asarray(d.sum(axis=axes if d.ndim else None, keepdims=keepdim, dtype=acc))
+    res = np.asarray(GRAD.quiet.run(d.sum, axis=axes if d.ndim else None, keepdims=keepdim, dtype=acc))
     if self._requires_grad and GRAD.mode > 0:
         return record(SumBackward1, res, (self,), dim=_saved_dim(dim), keepdim=keepdim, self_sym_sizes=d.shape)
     return make(res)
@@ -378,12 +379,12 @@ def prod(self, dim=None, keepdim: bool = False, *, dtype=None):
     d = self._data
     acc = _sum_dtype(d, dtype)
     if dim is None:
-        res = np.asarray(d.prod(dtype=acc))
+        res = np.asarray(GRAD.quiet.run(d.prod, dtype=acc))  # inf * 0 is nan, silently (as in PyTorch)
         if _tracked(self):
             return record(ProdBackward0, res, (self,))
         return make(res)
     axis = norm_dims(dim, d.ndim)
-    res = np.asarray(d.prod(axis=axis, keepdims=keepdim, dtype=acc))
+    res = np.asarray(GRAD.quiet.run(d.prod, axis=axis, keepdims=keepdim, dtype=acc))
     if _tracked(self):
         return record(ProdBackward1, res, (self,), dim=int(dim), keepdim=keepdim)
     return make(res)
@@ -520,7 +521,7 @@ def _variance(self: Tensor, dim, correction, keepdim: bool, name: str) -> tuple:
     if n - correction <= 0 or d.size == 0:
         warnings.warn(f"{name}(): degrees of freedom is <= 0. Correction should be strictly less than the reduction "
                       "factor (input numel divided by output numel).", UserWarning, stacklevel=user_stacklevel())
-    with np.errstate(invalid="ignore", divide="ignore"):  # as np.var computes it, without its warnings
+    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):  # as np.var computes it, without its warnings
         mean = np.add.reduce(d, axis=axes, keepdims=True) / d.dtype.type(n)
         centered = d - mean
         res = np.add.reduce(centered * centered, axis=axes, keepdims=keepdim) / d.dtype.type(builtins.max(
@@ -586,7 +587,7 @@ def norm(self, p="fro", dim=None, keepdim: bool = False, dtype=None):
 def logsumexp(self, dim, keepdim: bool = False):
     d = self._data if self._data.dtype.kind == "f" else self._data.astype(_dtypes.default_np())
     dims = norm_dims(dim, d.ndim)
-    with np.errstate(invalid="ignore", over="ignore"):
+    with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
         m = np.max(d, axis=dims, keepdims=True) if d.size else np.zeros((1,) * d.ndim, d.dtype)
         m = np.where(np.isfinite(m), m, 0)
         res = np.log(np.sum(np.exp(d - m), axis=dims, keepdims=True)) + m
@@ -608,22 +609,33 @@ def _softmax_dim(dim, ndim: int) -> int:
     return _wrap_dim(dim, ndim)
 
 
-def softmax(self, dim=None, dtype=None):
+def _softmax_input(self: Tensor, dim, dtype, name: str) -> tuple:
+    """(array, axis) for softmax and log_softmax, with PyTorch's error for an integer or bool input (its kernel
+    name tells whether the dim is the last one)."""
     d = self._data if dtype is None else self._data.astype(_dtypes.to_np(dtype))
     ax = _softmax_dim(dim, d.ndim)
-    e = np.exp(d - d.max(axis=ax, keepdims=True)) if d.size else d.copy()
-    res = e / e.sum(axis=ax, keepdims=True) if d.size else e
+    if d.dtype.kind != "f" and d.size:
+        kernel = f"{name}_lastdim_kernel_impl" if ax >= d.ndim - 1 else f"{name}_kernel_impl"
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{kind_name(d.dtype)}'")
+    return d, ax
+
+
+def softmax(self, dim=None, dtype=None):
+    d, ax = _softmax_input(self, dim, dtype, "softmax")
+    with np.errstate(invalid="ignore", over="ignore"):  # inf - inf is nan, silently (as in PyTorch)
+        e = np.exp(d - d.max(axis=ax, keepdims=True)) if d.size else d.copy()
+        res = e / e.sum(axis=ax, keepdims=True) if d.size else e
     if _tracked(self):
         return record(SoftmaxBackward0, res, (self,), dim=ax)
     return make(res)
 
 
 def log_softmax(self, dim=None, dtype=None):
-    d = self._data if dtype is None else self._data.astype(_dtypes.to_np(dtype))
-    ax = _softmax_dim(dim, d.ndim)
+    d, ax = _softmax_input(self, dim, dtype, "log_softmax")
     if d.size:
-        shifted = d - d.max(axis=ax, keepdims=True)
-        res = shifted - np.log(np.exp(shifted).sum(axis=ax, keepdims=True))
+        with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
+            shifted = d - d.max(axis=ax, keepdims=True)
+            res = shifted - np.log(np.exp(shifted).sum(axis=ax, keepdims=True))
     else:
         res = d.copy()
     if _tracked(self):

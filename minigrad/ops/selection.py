@@ -188,7 +188,27 @@ def clamp_max(self, max):
     return _clamp_one(self, max, pick_min, "max", ClampMaxBackward0, ClampMaxBackward1)
 
 
+def _check_other(other, name: str, position: int) -> None:
+    """maximum and minimum take only tensors (PyTorch's argument parser: no Python or NumPy numbers)."""
+    if not isinstance(other, Tensor):
+        kind = type(other)
+        shown = kind.__name__ if kind.__module__ == "builtins" else f"{kind.__module__}.{kind.__name__}"
+        raise TypeError(f"{name}(): argument 'other' (position {position}) must be Tensor, not {shown}")
+
+
+def _method(function, position: int = 1):
+    """Tensor.maximum / Tensor.minimum: PyTorch counts `other` as argument 1 of the method, 2 of the function, so
+    the method is not the function (declared as the op's `operators` entry, with `method=False`)."""
+    def method(self, other):
+        _check_other(other, function.__name__, position)
+        return function(self, other)
+
+    method.__name__ = method.__qualname__ = function.__name__
+    return method
+
+
 def maximum(self, other):
+    _check_other(other, "maximum", 2)
     ad, bd = promoted(self, other)
     try:
         res = np.asarray(pick_max(ad, bd))
@@ -200,6 +220,7 @@ def maximum(self, other):
 
 
 def minimum(self, other):
+    _check_other(other, "minimum", 2)
     ad, bd = promoted(self, other)
     try:
         res = np.asarray(pick_min(ad, bd))
@@ -276,9 +297,9 @@ declare("clamp_min", clamp_min, inplace=inplace_of(clamp_min, "clamp_min_"),
         nodes=(ClampMinBackward0, ClampMinBackward1), samples=(Sample((((3, 4), "real"),), (0.1,)),))
 declare("clamp_max", clamp_max, inplace=inplace_of(clamp_max, "clamp_max_"),
         nodes=(ClampMaxBackward0, ClampMaxBackward1), samples=(Sample((((3, 4), "real"),), (0.1,)),))
-declare("maximum", maximum, nodes=(MaximumBackward0,),
+declare("maximum", maximum, method=False, operators={"maximum": _method(maximum)}, nodes=(MaximumBackward0,),
         samples=(Sample((((3, 4), "distinct"), ((3, 4), "distinct"))),))
-declare("minimum", minimum, nodes=(MinimumBackward0,),
+declare("minimum", minimum, method=False, operators={"minimum": _method(minimum)}, nodes=(MinimumBackward0,),
         samples=(Sample((((3, 4), "distinct"), ((3, 4), "distinct"))),))
 declare("where", where, method=False, nodes=(WhereBackward0,),
         samples=(Sample((((3, 4), "bool"), ((3, 4), "real"), ((3, 4), "real"))),))

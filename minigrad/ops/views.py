@@ -259,6 +259,8 @@ def transpose(self, dim0: int, dim1: int):
 
 
 def permute(self, *dims):
+    if not dims:
+        raise TypeError('permute() missing 1 required positional arguments: "dims"')
     dims = _shape_arg(dims)
     nd = self._data.ndim
     if len(dims) != nd:
@@ -420,7 +422,7 @@ def to(self, *args, **kwargs):
     target = _dtypes.to_np(dtype)
     if target == self._data.dtype and not copy:
         return self
-    res = self._data.astype(target)
+    res = GRAD.quiet.run(self._data.astype, target)  # nan and inf cast to integers silently, as in PyTorch
     if self._requires_grad and GRAD.mode > 0:
         if target.kind != "f":
             return make(res)

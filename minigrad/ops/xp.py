@@ -144,7 +144,7 @@ _dot = np.dot
 
 
 def permute(g, dims):
-    return g.permute(*dims) if is_t(g) else np.transpose(g, dims)
+    return g.permute(tuple(dims)) if is_t(g) else np.transpose(g, dims)
 
 
 def reshape(g, shape):

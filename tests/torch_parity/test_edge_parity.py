@@ -702,3 +702,58 @@ def test_transpose_of_a_zero_dim_result_written_in_place(torch):
         return v.detach(), x.grad  # (v's node is AsStridedBackward0 in PyTorch: README, views written in place)
 
     assert_same(torch, fn)
+
+
+@pytest.mark.parametrize("fn", [
+    pytest.param(lambda t: t.tensor([1.0, 2.0]).permute(), id="permute-without-dims"),
+    pytest.param(lambda t: t.tensor([1.0, 2.0]).maximum(3), id="maximum-method-number"),
+    pytest.param(lambda t: t.maximum(t.tensor([1.0, 2.0]), 2.0), id="maximum-function-number"),
+    pytest.param(lambda t: t.minimum(t.tensor([1.0]), np.float32(0.5)), id="minimum-numpy-number"),
+    pytest.param(lambda t: t.allclose(t.tensor([1.0]), t.tensor([1.0], dtype=t.float64)), id="allclose-dtypes"),
+    pytest.param(lambda t: t.tensor([1]).isclose(t.tensor([1.0], dtype=t.float64)), id="isclose-dtypes"),
+    pytest.param(lambda t: t.mv(t.ones(2, 2), t.ones(2, dtype=t.float64)), id="mv-dtypes"),
+    pytest.param(lambda t: t.dot(t.ones(2), t.ones(2, dtype=t.float64)), id="dot-dtypes"),
+    pytest.param(lambda t: t.bmm(t.ones(1, 2, 2), t.ones(1, 2, 2, dtype=t.float64)), id="bmm-dtypes"),
+    pytest.param(lambda t: t.mm(t.ones(2, 2, dtype=t.bool), t.ones(2, 2, dtype=t.bool)), id="mm-bool"),
+    pytest.param(lambda t: t.ones(2, dtype=t.bool) @ t.ones(2, dtype=t.bool), id="dot-bool"),
+    pytest.param(lambda t: t.ones(2, 2, dtype=t.bool) @ t.ones(2, dtype=t.bool), id="mv-bool"),
+    pytest.param(lambda t: t.ones(1, 2, 2, dtype=t.bool).bmm(t.ones(1, 2, 2, dtype=t.bool)), id="bmm-bool"),
+    pytest.param(lambda t: t.tensor([True]).floor(), id="floor-bool"),
+    pytest.param(lambda t: t.round(t.tensor([True])), id="round-bool"),
+    pytest.param(lambda t: t.tensor([[1, 2]]).softmax(0), id="softmax-long-dim0"),
+    pytest.param(lambda t: t.tensor([[1, 2]], dtype=t.int32).log_softmax(-1), id="log_softmax-int-lastdim"),
+    pytest.param(lambda t: t.nn.functional.binary_cross_entropy_with_logits(t.tensor([1]), t.tensor([0.5])),
+                 id="bce-with-logits-long"),
+])
+def test_pytorch_errors_found_by_the_fuzzer(torch, fn):
+    assert_same(torch, fn)
+
+
+@pytest.mark.parametrize("fn", [
+    pytest.param(lambda t: t.tensor([inf, nan, 2.0]).long(), id="cast-inf-nan-to-long"),
+    pytest.param(lambda t: t.tensor([inf, inf]).softmax(0), id="softmax-of-infs"),
+    pytest.param(lambda t: t.tensor([inf, inf]).log_softmax(0), id="log_softmax-of-infs"),
+    pytest.param(lambda t: t.tensor([-inf, -inf]).logsumexp(0), id="logsumexp-of-minus-infs"),
+    pytest.param(lambda t: t.mv(t.tensor([[inf, 0.0]]), t.tensor([0.0, 1.0])), id="mv-inf-times-zero"),
+    pytest.param(lambda t: t.nn.functional.linear(t.tensor([[inf]]), t.tensor([[0.0]]), t.tensor([1.0])),
+                 id="linear-inf-times-zero"),
+    pytest.param(lambda t: t.nn.functional.mse_loss(t.tensor([1e30]), t.tensor([-1e30])), id="mse-overflow"),
+    pytest.param(lambda t: t.tensor([inf, -inf]).sum(0), id="sum-inf-minus-inf"),
+    pytest.param(lambda t: t.tensor([inf, 0.0]).prod(), id="prod-inf-times-zero"),
+    pytest.param(lambda t: t.nn.functional.binary_cross_entropy_with_logits(t.tensor([inf]), t.tensor([0.5])),
+                 id="bce-with-logits-inf"),
+])
+def test_no_numpy_warnings(torch, fn):
+    # PyTorch computes inf and nan silently; NumPy's RuntimeWarnings must not reach the learner
+    assert_same(torch, fn)
+
+
+def test_backward_inputs_retain_grad_even_when_unreachable(torch):
+    def fn(t):
+        x = t.tensor([1.0], requires_grad=True)
+        v = x * 2
+        y = t.tensor([3.0], requires_grad=True)
+        (y * 2).sum().backward(inputs=[y, v])
+        return v.retains_grad, v.grad, y.grad
+
+    assert_same(torch, fn)
