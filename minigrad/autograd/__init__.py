@@ -85,6 +85,9 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph: bool | None = None, c
          only_inputs: bool = True, allow_unused: bool | None = None, is_grads_batched: bool = False,
          materialize_grads: bool = False) -> tuple:
     """Return the gradients of `outputs` with respect to `inputs`, without touching any `.grad`."""
+    if materialize_grads and allow_unused is False:
+        raise ValueError("Expected allow_unused to be True or not passed when materialize_grads=True, but got: "
+                         "allow_unused=False.")
     if not only_inputs:
         warnings.warn("only_inputs argument is deprecated and is ignored now (defaults to True). To accumulate "
                       "gradient for other parts of the graph, please use minigrad.autograd.backward.", FutureWarning,

@@ -131,8 +131,8 @@ class GraphTask:
         AccumulateGrad does not run); backward(inputs=) runs the inputs' own nodes, and nothing beyond."""
         targets = set()
         for k, t in enumerate(inputs):
-            if accumulate and t._grad_fn is not None:
-                t.retain_grad()  # as PyTorch, reachable or not: the input's .grad is filled by retain_grad
+            if accumulate:
+                t.retain_grad()  # as PyTorch, reachable or not (a no-op on a leaf; raises if t needs no grad)
             node, slot = (t._grad_fn, t._output_nr) if t._grad_fn is not None else (_existing_accumulator(t), 0)
             if node is None or (node not in self.dependencies and node not in self.roots):
                 continue  # not reachable from the roots

@@ -293,6 +293,8 @@ def pow(self, exponent):
     exponent = as_operand(exponent)
     if isinstance(exponent, Tensor):
         ad, bd = promoted(self, exponent)
+        if np.result_type(ad, bd).kind == "b":
+            raise NotImplementedError("\"pow\" not implemented for 'Bool'")
         try:
             res = GRAD.quiet.run(_power, ad, bd)
         except ValueError:

@@ -368,7 +368,11 @@ def _put_error(vshape: tuple, rshape: tuple) -> RuntimeError:
 
 
 def setitem(self, key, value):
-
+    if isinstance(value, np.generic) and not isinstance(value, (builtins.float, np.integer)):
+        # PyTorch takes a NumPy scalar only as a Python number (np.float64 is a float) or an index (np.int64)
+        kind = type(value)
+        raise TypeError(f"can't assign a {kind.__module__}.{kind.__name__} to a "
+                        f"minigrad.{_dtypes.FROM_NP[self._data.dtype]._legacy}")
     nkey = normalize_key(key)
     basic, akey = split_key(nkey, self._data.ndim)
     _check_bounds(basic, self._data.shape)
@@ -385,7 +389,8 @@ def setitem(self, key, value):
     if akey is None:
         _copy_to(dst, value)
         return
-    if value._data.dtype != dst._data.dtype:
+    one_mask = len(akey) == 1 and akey[0].dtype.kind == "b" and value._data.ndim == 0  # PyTorch's masked_fill_ path
+    if value._data.dtype != dst._data.dtype and not one_mask:
         raise RuntimeError(f"Index put requires the source and destination dtypes match, got "
                            f"{inplace.kind_name(dst._data.dtype)} for the destination and "
                            f"{inplace.kind_name(value._data.dtype)} for the source.")
@@ -437,14 +442,13 @@ def _write_untracked(self: Tensor, basic: tuple, akey, value: Tensor) -> None:
             raise _expand_error(stripped.shape, target.shape) from None
         inplace.write_into(self, vkey, b)
         return
-    if vdata.ndim and vdata.dtype != target.dtype:
-
+    one_mask = len(akey) == 1 and akey[0].dtype.kind == "b" and vdata.ndim == 0  # PyTorch's masked_fill_ path
+    if vdata.dtype != target.dtype and not one_mask:
         raise RuntimeError(f"Index put requires the source and destination dtypes match, got "
                            f"{kind_name(target.dtype)} for the destination and {kind_name(vdata.dtype)} for the "
                            "source.")
     _check_masks(akey, target.shape)
     if inplace.internal_overlap(target):  # an expanded tensor: PyTorch warns, then writes into the shared memory
-        one_mask = len(akey) == 1 and akey[0].dtype.kind == "b" and vdata.ndim == 0
         warnings.warn(INDEX_PUT_EXPANDED, UserWarning, stacklevel=user_stacklevel())
         if one_mask:  # PyTorch's index_put_ hands this case on to masked_fill_, which warns too
             warnings.warn(inplace.MASKED_FILL_EXPANDED, UserWarning, stacklevel=user_stacklevel())

@@ -196,13 +196,14 @@ def _tracked(self: Tensor, others) -> bool:
 def run_inplace(self: Tensor, compute, others=(), overlap_ok: bool = False) -> Tensor:
     """Apply an in-place op to `self`. `compute(src)` returns the op's out-of-place result for input `src`
     (recording its node when grad mode is on and something requires grad); `others` are its other arguments.
-    `overlap_ok`: PyTorch allows the op into an expanded tensor (fill_ and zero_ write one number everywhere; copy_
-    from the tensor itself writes nothing)."""
+    `overlap_ok`: PyTorch allows the op into an expanded tensor and does not check its inputs for overlap (fill_
+    and zero_ write one number everywhere, read first; copy_ from the tensor itself writes nothing)."""
     tracked = _tracked(self, others)
     check_inplace(self, tracked)
     check_inference(self)
     own_array(self)
-    check_overlap(self._data, others)
+    if not overlap_ok:
+        check_overlap(self._data, others)
     if not tracked:
         prev = GRAD.mode
         GRAD.mode = 0 if prev > 0 else prev
@@ -484,7 +485,7 @@ def fill_(self, value):
             res = np.full(src._data.shape, value._data, dtype=src._data.dtype)
             return record(FillBackward3, res, (src, value)) if _tracking(src, value) else make(res)
 
-        return run_inplace(self, compute_t, (value,))
+        return run_inplace(self, compute_t, (value,), overlap_ok=True)
 
     value = as_operand(value)
     checked(value, self._data.dtype)

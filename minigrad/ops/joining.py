@@ -128,6 +128,8 @@ def stack(tensors, dim: int = 0):
 
 def split(self, split_size_or_sections, dim: int = 0):
     """Views of consecutive pieces (one SplitBackward0 node, one output per piece)."""
+    if self._data.ndim == 0:
+        raise RuntimeError("split expects at least a 1-dimensional tensor")
     d = _wrap_dim(dim, self._data.ndim)
     n = self._data.shape[d]
     if isinstance(split_size_or_sections, int):
@@ -155,15 +157,19 @@ def split(self, split_size_or_sections, dim: int = 0):
 
 
 def chunk(self, chunks: int, dim: int = 0):
+    if self._data.ndim == 0:
+        raise RuntimeError("chunk expects at least a 1-dimensional tensor")
     if chunks <= 0:
         raise RuntimeError("chunk expects `chunks` to be greater than 0, got: " + str(chunks))
     n = self._data.shape[_wrap_dim(dim, self._data.ndim)]
-    size = -(-n // chunks) if n else 1
-    return split(self, size, dim)
+    if n == 0:  # PyTorch: `chunks` empty pieces (split_with_sizes)
+        return split(self, [0] * chunks, dim)
+    return split(self, -(-n // chunks), dim)
 
 
 def narrow(self, dim: int, start: int, length: int):
-
+    if self._data.ndim == 0:
+        raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
     d = _wrap_dim(dim, self._data.ndim)
     n = self._data.shape[d]
     if start < 0:

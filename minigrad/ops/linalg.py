@@ -120,6 +120,8 @@ _BOOL_KERNEL = {"mm": "addmm_impl_cpu_", "mv": "addmv_impl_cpu", "dot": "dot", "
 def _dtype_check(a: Tensor, b: Tensor, what: str) -> None:
     """PyTorch's dtype checks of the products, each op with its own message; bool has no kernel."""
     da, db = a._data.dtype, b._data.dtype
+    if what == "bmm" and da.kind == "b" and a._data.size and b._data.size:  # bmm looks for a kernel first
+        raise NotImplementedError("\"bmm\" not implemented for 'Bool'")
     if da != db:
         if what == "mm":
             raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: {_name(a)} != {_name(b)}")
@@ -130,7 +132,7 @@ def _dtype_check(a: Tensor, b: Tensor, what: str) -> None:
             raise RuntimeError(f"dot : expected both vectors to have same dtype, but found {kind_name(da)} and "
                                f"{kind_name(db)}")
         raise RuntimeError(f"expected scalar type {kind_name(da)} but found {kind_name(db)}")
-    if da.kind == "b":
+    if da.kind == "b" and a._data.size and b._data.size:  # (an empty product runs no kernel)
         raise NotImplementedError(f"\"{_BOOL_KERNEL[what]}\" not implemented for 'Bool'")
 
 

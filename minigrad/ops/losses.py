@@ -234,6 +234,9 @@ def mse_loss(input: Tensor, target: Tensor, size_average=None, reduce=None, redu
     """Mean squared error (MseLossBackward0)."""
     red = _reduction(reduction, size_average, reduce)
     input, target = _pointwise_loss_args("mse_loss", input, target, weight)
+    kind = np.result_type(input._data, target._data)
+    if kind.kind != "f":
+        raise NotImplementedError(f"\"mse_cpu\" not implemented for '{kind_name(kind)}'")
     with np.errstate(all="ignore"):  # inf - inf is nan and 1e300² is inf, silently (as in PyTorch)
         d = input._data - target._data
         res = _reduce(d * d, red)

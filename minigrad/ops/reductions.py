@@ -484,6 +484,8 @@ amin = _amax_like(np.min, AminBackward0)
 def _arg_extreme(self, dim, keepdim: bool, np_arg) -> Tensor:
     d = self._data
     name = np_arg.__name__
+    if d.dtype.kind == "b":
+        raise RuntimeError(f"{name}(): does not support bool input")
     if dim is None:
         if d.size == 0:
             raise IndexError(f"{name}(): Expected reduction dim to be specified for input.numel() == 0.")

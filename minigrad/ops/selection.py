@@ -289,8 +289,26 @@ def _kind_word(d: np.dtype) -> str:
     return {"float32": "float", "float64": "double", "int64": "long int", "int32": "int"}.get(d.name, d.name)
 
 
+# The C++ type names PyTorch's clamp_ prints when Python-number bounds would make an integer tensor float
+_CPP_NAMES = {"int64": "long int", "int32": "int", "int16": "short int", "int8": "signed char",
+              "uint8": "unsigned char", "bool": "bool"}
+
+
+def _clamp_inplace(inplace):
+    """clamp_ (clip_): PyTorch's check of Python-number bounds against an integer or bool tensor comes first,
+    with its own wording of the dtype."""
+    def clamp_(self, min=None, max=None):
+        if self._data.dtype.kind in "iub" and builtins.any(isinstance(b, builtins.float) for b in (min, max)):
+            raise RuntimeError("result type Float can't be cast to the desired output type "
+                               f"{_CPP_NAMES[self._data.dtype.name]}")
+        return inplace(self, min, max)
+
+    return clamp_
+
+
 _ONE = Sample((((3, 4), "real"),))
-declare("clamp", clamp, aliases=("clip",), inplace=inplace_of(clamp, "clamp_"), nodes=(ClampBackward0, ClampBackward1),
+declare("clamp", clamp, aliases=("clip",), inplace=_clamp_inplace(inplace_of(clamp, "clamp_")),
+        nodes=(ClampBackward0, ClampBackward1),
         samples=(Sample((((3, 4), "real"),), (-0.5, 0.5)), Sample((((3, 4), "real"),), kwargs={"min": 0.1}),
                  Sample((((3, 4), "real"), ((3, 4), "real"), ((4,), "real")))))
 declare("clamp_min", clamp_min, inplace=inplace_of(clamp_min, "clamp_min_"),

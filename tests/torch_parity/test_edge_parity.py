@@ -757,3 +757,49 @@ def test_backward_inputs_retain_grad_even_when_unreachable(torch):
         return v.retains_grad, v.grad, y.grad
 
     assert_same(torch, fn)
+
+
+@pytest.mark.parametrize("fn", [
+    pytest.param(lambda t: t.tensor(1.0).split(1), id="split-0d"),
+    pytest.param(lambda t: t.tensor(1.0).chunk(0), id="chunk-0d"),
+    pytest.param(lambda t: t.tensor(1.0).narrow(0, 0, 1), id="narrow-0d"),
+    pytest.param(lambda t: t.autograd.grad(t.tensor(1.0, requires_grad=True) * 2, [t.tensor(1.0)],
+                                           allow_unused=False, materialize_grads=True), id="materialize-allow_unused"),
+    pytest.param(lambda t: t.tensor([0]).clamp_(min=-1.0, max=1.0), id="clamp_-long-float-bounds"),
+    pytest.param(lambda t: t.tensor([True]).clamp_(max=1.0), id="clamp_-bool-float-bound"),
+    pytest.param(lambda t: t.zeros(1, 2, 2, dtype=t.bool).bmm(t.zeros(1, 2, 2)), id="bmm-bool-float"),
+    pytest.param(lambda t: t.mm(t.zeros(2, 0, dtype=t.bool), t.zeros(0, 3, dtype=t.bool)), id="mm-empty-bool"),
+    pytest.param(lambda t: t.zeros(2, 0, dtype=t.bool).argmin(dim=1), id="argmin-bool"),
+    pytest.param(lambda t: t.pow(t.tensor([True]), t.tensor([True])), id="pow-bool-bool"),
+    pytest.param(lambda t: t.nn.functional.mse_loss(t.tensor([1]), t.tensor([2])), id="mse-long"),
+    pytest.param(lambda t: t.zeros(2, dtype=t.float64).__setitem__(0, np.float32(0.5)), id="setitem-np-float32"),
+    pytest.param(lambda t: t.zeros(2).__setitem__(0, np.bool_(True)), id="setitem-np-bool"),
+    pytest.param(lambda t: t.zeros(2, dtype=t.long).__setitem__([0, 0], t.tensor(1.0)), id="index_put-dtypes"),
+])
+def test_more_pytorch_errors_found_by_the_fuzzer(torch, fn):
+    assert_same(torch, fn)
+
+
+@pytest.mark.parametrize("fn", [
+    pytest.param(lambda t: t.zeros(2, 0).chunk(3, dim=-1), id="chunk-of-an-empty-dim"),
+    pytest.param(lambda t: _set(t.zeros(2, dtype=t.float64), 1, np.int64(3)), id="setitem-np-int64"),
+    pytest.param(lambda t: _set(t.ones(2, 1, dtype=t.float64), "mask", t.tensor(0.5)), id="masked-setitem-other-dtype"),
+    pytest.param(lambda t: _set(t.tensor(2.0), None, "self"), id="0d-setitem-of-itself"),
+    pytest.param(lambda t: t.tensor([1.0, 2.0]).fill_(t.tensor([1.0, 2.0])[1]), id="fill_-from-own-element"),
+])
+def test_writes_pytorch_accepts(torch, fn):
+    assert_same(torch, fn)
+
+
+def _set(x, key, value):
+    key = x > 0 if isinstance(key, str) else key
+    x[key] = x if isinstance(value, str) else value
+    return x
+
+
+def test_backward_inputs_that_need_no_grad(torch):
+    def fn(t):
+        x = t.tensor([1.0], requires_grad=True)
+        (x * 2).sum().backward(inputs=[x, t.tensor([1.0])])
+
+    assert_same(torch, fn)
