@@ -16,6 +16,7 @@ import numpy as np
 from .._dtypes import checked
 from .._state import GRAD
 from .._tensor import Tensor, make
+from ..autograd.graph import ACCUMULATE_GRAD_SEQUENCE_NR
 from . import xp
 from .inplace import check_inference, check_overlap, inplace_of, renew_view_nodes, run_inplace
 from .operands import as_operand, broadcast_error, float_data, float_operand, promoted
@@ -84,6 +85,15 @@ NotImplemented2 = rule("NotImplemented", "self other", saves="_op",
                        text="no derivative: backward through this op raises", self=_no_derivative,
                        other=_no_derivative)
 NotImplemented1.name = NotImplemented2.name = lambda self: "minigrad::autograd::NotImplemented"
+# PyTorch's error nodes share AccumulateGrad's sequence number (the highest) and, like it, never come first by
+# themselves in the ready queue: backward reaches them before the leaves next to them (so a leaf's .grad stays None)
+NotImplemented1.__lt__ = NotImplemented2.__lt__ = lambda self, other: False
+
+
+def _not_implemented(node_cls, res, inputs: tuple, op: str) -> Tensor:
+    out = record(node_cls, res, inputs, _op=op)
+    out._grad_fn._sequence_number = ACCUMULATE_GRAD_SEQUENCE_NR
+    return out
 
 
 def _floor_div(a, b):
@@ -350,8 +360,8 @@ def floor_divide(self, other):
     if _recording(self, other):  # an edge for each input that requires grad, as PyTorch's NotImplemented node has
         needing = [t for t in (self, other) if isinstance(t, Tensor) and t._requires_grad]
         if len(needing) == 2:
-            return record(NotImplemented2, res, (self, other), _op="floor_divide")
-        return record(NotImplemented1, res, (needing[0],), _op="floor_divide")
+            return _not_implemented(NotImplemented2, res, (self, other), "floor_divide")
+        return _not_implemented(NotImplemented1, res, (needing[0],), "floor_divide")
     return make(res)
 
 
@@ -361,7 +371,7 @@ def rfloordiv(self, other):
         return floor_divide(other, self)
     res = _rounded(other, self, "floor")
     if _recording(self, None):
-        return record(NotImplemented1, res, (self,), _op="floor_divide")
+        return _not_implemented(NotImplemented1, res, (self,), "floor_divide")
     return make(res)
 
 
@@ -393,7 +403,7 @@ def rremainder(self, other):
     ad, bd = promoted(other, self)
     res = _mod(ad, bd)
     if _recording(self, None):
-        return record(NotImplemented1, res, (self,), _op="remainder")
+        return _not_implemented(NotImplemented1, res, (self,), "remainder")
     return make(res)
 
 

@@ -111,7 +111,7 @@ def _recording(*ts) -> bool:
     return GRAD.mode > 0 and any(isinstance(t, Tensor) and t._requires_grad for t in ts)
 
 
-_dot = np.dot
+_dot = xp.dot2d
 
 
 _BOOL_KERNEL = {"mm": "addmm_impl_cpu_", "mv": "addmv_impl_cpu", "dot": "dot", "bmm": "bmm"}

@@ -100,7 +100,7 @@ LogSoftmaxBackward0 = rule("LogSoftmaxBackward0", "self", saves="result dim",
                            self=lambda grad, result, dim: grad - xp.exp(result) * xp.sum_keep(grad, dim))
 CumsumBackward0 = rule("CumsumBackward0", "self", saves="dim",
                        text="grad_self = reversed cumulative sum of grad along dim",
-                       self=lambda grad, dim: xp.sum_keep(grad, dim) - xp.cumsum(grad, dim) + grad)
+                       self=lambda grad, dim: xp.reverse_cumsum(grad, dim))
 
 
 def _keep(g, dim, keepdim, like):

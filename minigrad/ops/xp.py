@@ -136,11 +136,16 @@ def mm(a, b):
     """A 2-D matrix product. On arrays `np.dot`: the same BLAS call as `a @ b` without the ufunc
     machinery, which costs more than the product itself for the small matrices of a teaching network."""
     if a.__class__ is np.ndarray and b.__class__ is np.ndarray:
-        return _dot(a, b)
+        return dot2d(a, b)
     return a @ b
 
 
-_dot = np.dot
+def dot2d(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """np.dot of two matrices, except when one is 1x1: np.dot then multiplies by it as by a scalar and drops the
+    nan of 0 * inf, which np.matmul and PyTorch keep."""
+    if a.size == 1 or b.size == 1:
+        return np.matmul(a, b)
+    return np.dot(a, b)
 
 
 def permute(g, dims):
@@ -278,6 +283,19 @@ def sum_keep(g, dim: int):
 
 def cumsum(g, dim: int):
     return g.cumsum(dim) if is_t(g) else np.cumsum(g, axis=dim)
+
+
+def reverse_cumsum(g, dim: int):
+    """Sums from each element to the end along `dim` (cumsum's backward, as PyTorch computes it: flip, cumsum,
+    flip; `sum - cumsum + g` would make nan of an inf)."""
+    if np.ndim(g) == 0:
+        return g
+    if not is_t(g):
+        return np.flip(np.cumsum(np.flip(g, dim), axis=dim), dim)
+    n = g.shape[dim]
+    order = np.arange(n - 1, -1, -1).reshape([-1 if d == dim % g.ndim else 1 for d in range(g.ndim)])
+    reverse = np.broadcast_to(order, tuple(g.shape)).copy()
+    return gather(gather(g, dim, reverse).cumsum(dim), dim, reverse)
 
 
 def abs(x):

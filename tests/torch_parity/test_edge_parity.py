@@ -803,3 +803,37 @@ def test_backward_inputs_that_need_no_grad(torch):
         (x * 2).sum().backward(inputs=[x, t.tensor([1.0])])
 
     assert_same(torch, fn)
+
+
+def test_leaf_next_to_a_not_implemented_node_gets_no_grad(torch):
+    # PyTorch's error node shares AccumulateGrad's sequence number, so backward raises before the leaf's turn
+    def fn(t):
+        x = t.tensor([[1.0]], requires_grad=True)
+        v = t.ones(1, 1) // x
+        y = t.tensor([[0.0]], requires_grad=True)
+        v.add_(y)
+        try:
+            (v.sum() * 2).backward()
+        except RuntimeError as e:
+            return str(e), y.grad
+        return None, y.grad
+
+    assert_same(torch, fn)
+
+
+@pytest.mark.parametrize("make", [
+    pytest.param(lambda t, x: t.mm(t.zeros(1, 1), x.unsqueeze(0) * t.tensor([[inf, 1.0]])), id="mm-1x1-forward"),
+    pytest.param(lambda t, x: t.nn.functional.linear(x, t.tensor([[0.0, inf]])).zero_(), id="linear-zeroed"),
+])
+def test_zero_times_inf_in_a_product_with_a_1x1_matrix_is_nan(torch, make):
+    assert_same(torch, lambda t: grad_of(t, make, [1.0, 2.0]))
+
+
+def test_cumsum_gradient_of_an_inf(torch):
+    def fn(t):
+        x = t.tensor([[0.0, 1.0]], requires_grad=True)
+        v = x.cumsum(dim=1) / t.tensor([[0.0, 1.0]])
+        (v.sum() * 2).backward(create_graph=True)
+        return x.grad.detach()
+
+    assert_same(torch, fn)
