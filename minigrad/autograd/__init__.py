@@ -103,10 +103,10 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph: bool | None = None, c
                              allow_unused=allow_unused, materialize_grads=materialize_grads)
     if allow_unused is None:
         allow_unused = materialize_grads
+    _check_outputs(outs)  # PyTorch checks the outputs first
     for t in ins:
         if not t._requires_grad:
             raise RuntimeError("One of the differentiated Tensors does not require grad")
-    _check_outputs(outs)
     if retain_graph is None:
         retain_graph = create_graph
     seeds = _make_grads(outs, grads, create_graph)

@@ -190,7 +190,7 @@ def _advanced(arr: np.ndarray, akey: tuple) -> np.ndarray:
     try:
         return np.asarray(arr[akey])  # advanced indexing always copies
     except IndexError as e:
-        raise IndexError(str(e).replace("array", "tensor").replace("axis", "dimension")) from None
+        raise _index_error(e) from None
 
 
 def getitem(self, key):
@@ -424,6 +424,14 @@ def _is_noop(basic: tuple, shape: tuple) -> bool:
     return True
 
 
+def _index_error(e: IndexError) -> IndexError:
+    """NumPy's out-of-bounds message in PyTorch's words (which name no index or dim when the dim is empty)."""
+    text = str(e).replace("array", "tensor").replace("axis", "dimension")
+    if text.endswith("with size 0"):
+        text = "index is out of bounds for dimension with size 0"
+    return IndexError(text)
+
+
 INDEX_PUT_EXPANDED = ("Use of index_put_ on expanded tensors is deprecated. Please clone() the tensor before "
                       "performing this operation. This also applies to advanced indexing e.g. tensor[indices] = tensor")
 
@@ -456,7 +464,7 @@ def _write_untracked(self: Tensor, basic: tuple, akey, value: Tensor) -> None:
         inplace.write_into(self, vkey, vdata.reshape(_strip_leading_ones(vdata.shape)) if vdata.ndim else vdata,
                            then=akey)
     except IndexError as e:
-        raise IndexError(str(e).replace("array", "tensor").replace("axis", "dimension")) from None
+        raise _index_error(e) from None
     except ValueError:
         raise _put_error(vdata.shape, np.shape(target[akey])) from None
 
@@ -485,7 +493,7 @@ def index_put_(self: Tensor, indices: tuple, values: Tensor) -> Tensor:
         try:
             res[indices] = values._data
         except IndexError as e:
-            raise IndexError(str(e).replace("array", "tensor").replace("axis", "dimension")) from None
+            raise _index_error(e) from None
         except ValueError:
             raise _put_error(values._data.shape, np.shape(src._data[indices])) from None
         if GRAD.mode > 0 and (src._requires_grad or values._requires_grad):

@@ -298,9 +298,14 @@ def _clamp_inplace(inplace):
     """clamp_ (clip_): PyTorch's check of Python-number bounds against an integer or bool tensor comes first,
     with its own wording of the dtype."""
     def clamp_(self, min=None, max=None):
-        if self._data.dtype.kind in "iub" and builtins.any(isinstance(b, builtins.float) for b in (min, max)):
+        kind = self._data.dtype.kind
+        bounds = (min, max)
+        if kind in "iub" and builtins.any(isinstance(b, builtins.float) for b in bounds):
             raise RuntimeError("result type Float can't be cast to the desired output type "
                                f"{_CPP_NAMES[self._data.dtype.name]}")
+        if kind == "b" and builtins.any(isinstance(b, builtins.int) and not isinstance(b, builtins.bool)
+                                        for b in bounds):
+            raise RuntimeError("result type Long can't be cast to the desired output type bool")
         return inplace(self, min, max)
 
     return clamp_

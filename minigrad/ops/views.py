@@ -453,6 +453,7 @@ def unbind(self, dim: int = 0):
     """Split along `dim` into a tuple of views (one UnbindBackward0 node with several outputs)."""
     nd = self._data.ndim
     if nd == 0:
+        _wrap_dim(dim, 0)  # PyTorch's "Dimension out of range" for a dim other than 0 or -1
         raise IndexError("Dimension specified as 0 but tensor has no dimensions")
     d = _wrap_dim(dim, nd)
     parts = [self._data[(slice(None),) * d + (i, Ellipsis)] for i in range(self._data.shape[d])]

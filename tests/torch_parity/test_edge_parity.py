@@ -837,3 +837,15 @@ def test_cumsum_gradient_of_an_inf(torch):
         return x.grad.detach()
 
     assert_same(torch, fn)
+
+
+@pytest.mark.parametrize("fn", [
+    pytest.param(lambda t: t.zeros(0)[[0]], id="list-index-into-an-empty-dim"),
+    pytest.param(lambda t: t.zeros(2, 0)[:, [1]], id="list-index-into-an-empty-last-dim"),
+    pytest.param(lambda t: t.zeros(0).__setitem__([0], 1.0), id="list-setitem-into-an-empty-dim"),
+    pytest.param(lambda t: t.tensor(1.0).unbind(1), id="unbind-0d-dim-1"),
+    pytest.param(lambda t: t.autograd.grad(t.tensor(1.0) * 2, [t.tensor(1.0)]), id="grad-checks-outputs-first"),
+    pytest.param(lambda t: t.tensor([True]).clamp_(min=0), id="clamp_-bool-int-bound"),
+])
+def test_error_texts_found_by_the_fuzzer(torch, fn):
+    assert_same(torch, fn)
