@@ -52,6 +52,8 @@ def _make_grads(outputs: tuple, grads: tuple, create_graph: bool) -> list:
 
 def _check_outputs(outputs: tuple) -> None:
     for i, t in enumerate(outputs):
+        if t._extras is not None and t._extras.invalid:  # a view its base's in-place write made unusable
+            raise RuntimeError(t._extras.invalid)
         if not t._requires_grad or (t._grad_fn is None and t._base is not None and not t._extras.own_requires_grad):
             raise RuntimeError(f"element {i} of tensors does not require grad and does not have a grad_fn")
 

@@ -849,3 +849,19 @@ def test_cumsum_gradient_of_an_inf(torch):
 ])
 def test_error_texts_found_by_the_fuzzer(torch, fn):
     assert_same(torch, fn)
+
+
+@pytest.mark.parametrize("differentiate", [
+    pytest.param(lambda t, out, x: out.backward(), id="backward"),
+    pytest.param(lambda t, out, x: t.autograd.grad(out, [x]), id="autograd.grad"),
+])
+def test_split_output_differentiated_after_the_base_is_written(torch, differentiate):
+    # the example: p = b.unbind(0); b.add_(1); p[0].backward() raises PyTorch's view error
+    def fn(t):
+        x = t.tensor([1.0, 2.0], requires_grad=True)
+        b = x * 1
+        p = b.unbind(0)
+        b.add_(1)
+        differentiate(t, p[0], x)
+
+    assert_same(torch, fn)
