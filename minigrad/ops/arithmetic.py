@@ -376,9 +376,14 @@ def rfloordiv(self, other):
 
 
 def _mod(ad, bd) -> np.ndarray:
+    """PyTorch's remainder: for floats fmod, moved into the divisor's sign when it is not 0 (so a zero keeps
+    the dividend's sign: `0. % -1.` is 0., where np.mod gives -0.)."""
     _integer_checks(ad, bd, "remainder")
-    with np.errstate(divide="ignore", invalid="ignore"):
+    if np.result_type(ad, bd).kind != "f":
         return np.asarray(np.mod(ad, bd))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        m = np.fmod(ad, bd)
+        return np.asarray(np.where((m != 0) & ((bd < 0) != (m < 0)), m + bd, m))
 
 
 def remainder(self, other):

@@ -865,3 +865,17 @@ def test_split_output_differentiated_after_the_base_is_written(torch, differenti
         differentiate(t, p[0], x)
 
     assert_same(torch, fn)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_remainder_signs_as_pytorch(torch, dtype):
+    # fmod moved into the divisor's sign when not 0: a zero keeps the dividend's sign (np.mod gives -0. % ...)
+    a = [0.0, -0.0, 5.0, -5.0, 5.0, -5.0, 3.0, 2.5, -2.5]
+    b = [-1.0, 1.0, -3.0, 3.0, inf, inf, -inf, -1.0, 1.0]
+
+    def fn(t):
+        x = t.tensor(np.array(a, dtype=dtype))
+        y = t.tensor(np.array(b, dtype=dtype))
+        return x % y, x.remainder(2.5), 2.5 % y
+
+    assert_same(torch, fn)
