@@ -73,6 +73,7 @@ from ._tensor import (
     Size,
     Tensor,
 )
+from .autograd.anomaly_mode import is_anomaly_check_nan_enabled, is_anomaly_enabled
 from .autograd.grad_mode import (
     enable_grad,
     inference_mode,

@@ -88,9 +88,10 @@ def _addmm(bias: Tensor, mat1: Tensor, mat2: Tensor) -> Tensor:
     if bias._data.dtype != a.dtype:
         raise RuntimeError(f"self and mat2 must have the same dtype, but got {kind_name(bias._data.dtype)} and "
                            f"{kind_name(a.dtype)}")
-    res = a @ b
     try:
-        np.add(res, bias._data, out=res)
+        with np.errstate(all="ignore"):  # inf * 0 is nan, silently (as in PyTorch)
+            res = a @ b
+            np.add(res, bias._data, out=res)
     except ValueError:
         raise RuntimeError(f"The expanded size of the tensor ({res.shape[-1]}) must match the existing size "
                            f"({bias._data.shape[-1]}) at non-singleton dimension {bias._data.ndim - 1}.  Target "
@@ -122,13 +123,29 @@ def _recording(*ts) -> bool:
     return GRAD.mode > 0 and any(isinstance(t, Tensor) and t._requires_grad for t in ts)
 
 
-_dot = np.dot
+_dot = xp.dot2d
+
+
+_BOOL_KERNEL = {"mm": "addmm_impl_cpu_", "mv": "addmv_impl_cpu", "dot": "dot", "bmm": "bmm"}
 
 
 def _dtype_check(a: Tensor, b: Tensor, what: str) -> None:
-    if a._data.dtype != b._data.dtype:
-        pair = "m1 and m2" if what == "mm" else "both vectors" if what == "dot" else "self and mat2"
-        raise RuntimeError(f"expected {pair} to have the same dtype, but got: {_name(a)} != {_name(b)}")
+    """PyTorch's dtype checks of the products, each op with its own message; bool has no kernel."""
+    da, db = a._data.dtype, b._data.dtype
+    if what == "bmm" and da.kind == "b" and a._data.size and b._data.size:  # bmm looks for a kernel first
+        raise NotImplementedError("\"bmm\" not implemented for 'Bool'")
+    if da != db:
+        if what == "mm":
+            raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: {_name(a)} != {_name(b)}")
+        if what == "mv":
+            raise RuntimeError(f"addmv input tensors must have the same dtype, but got {kind_name(db)}, "
+                               f"{kind_name(da)}, and {kind_name(db)}")
+        if what == "dot":
+            raise RuntimeError(f"dot : expected both vectors to have same dtype, but found {kind_name(da)} and "
+                               f"{kind_name(db)}")
+        raise RuntimeError(f"expected scalar type {kind_name(da)} but found {kind_name(db)}")
+    if da.kind == "b" and a._data.size and b._data.size:  # (an empty product runs no kernel)
+        raise NotImplementedError(f"\"{_BOOL_KERNEL[what]}\" not implemented for 'Bool'")
 
 
 def _name(t: Tensor) -> str:
@@ -149,7 +166,7 @@ def mm(self, mat2):
     if a.shape[1] != b.shape[0]:
         raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({self._data.shape[0]}x{self._data.shape[1]} "
                            f"and {mat2._data.shape[0]}x{mat2._data.shape[1]})")
-    if a.dtype is not b.dtype:
+    if a.dtype is not b.dtype or a.dtype.kind == "b":
         _dtype_check(self, mat2, "mm")
     res = GRAD.quiet.run(_dot, a, b)  # np.dot: matmul's BLAS call with less overhead (see xp.mm)
     if _needs(self, mat2):
@@ -171,7 +188,7 @@ def mv(self, vec):
         raise RuntimeError(f"size mismatch, got input ({self._data.shape[0]}), mat ({self._data.shape[0]}x"
                            f"{self._data.shape[1]}), vec ({vec._data.shape[0]})")
     _dtype_check(self, vec, "mv")
-    res = self._data @ vec._data
+    res = GRAD.quiet.run(np.matmul, self._data, vec._data)
     if _needs(self, vec):
         return record(MvBackward0, res, (self, vec))
     return make(res)
@@ -185,7 +202,7 @@ def dot(self, tensor):
                            f"[{tensor._data.shape[0]}] to have the same number of elements, but got "
                            f"{self._data.shape[0]} and {tensor._data.shape[0]} elements respectively")
     _dtype_check(self, tensor, "dot")
-    res = np.asarray(self._data @ tensor._data)
+    res = np.asarray(GRAD.quiet.run(np.matmul, self._data, tensor._data))
     if _needs(self, tensor):
         return record(DotBackward0, res, (self, tensor))
     return make(res)
@@ -200,7 +217,7 @@ def bmm(self, mat2):
         raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: [{b1}, {m}] but got: "
                            f"[{b2}, {m2}].")
     _dtype_check(self, mat2, "bmm")
-    res = np.matmul(self._data, mat2._data)
+    res = GRAD.quiet.run(np.matmul, self._data, mat2._data)
     if _needs(self, mat2):
         return record(BmmBackward0, res, (self, mat2))
     return make(res)

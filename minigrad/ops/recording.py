@@ -35,9 +35,9 @@ from ..autograd.graph import (
     Node,
     Packed,
     accumulator,
-    forward_op_name,
     freed_error,
     metadata_of,
+    saved_op_name,
 )
 
 _INPUT, _RESULT, _ARG = range(3)  # where a formula's parameter comes from
@@ -45,6 +45,8 @@ _new = object.__new__
 _new_ref = weakref.ref.__new__
 _ndarray = np.ndarray
 
+DETACHED_SAVED = ("Trying to use a saved tensor that has been detached in-place, i.e. with .detach_().This is not "
+                  "supported, please use out-of-place `.detach()` instead")
 INFERENCE_SAVED = (
     "Inference tensors cannot be saved for backward. Please do not use Tensors created in inference mode in "
     "computation tracked by autograd. To work around this, you can make a clone to get a normal tensor and use "
@@ -69,6 +71,7 @@ class RuleNode(Node):
     _shown: dict = {}  # name -> f(node, value): how `_saved_<name>` shows a value stored in another form
     _text = ""
     _text_args: tuple = ()  # the arguments the rule text names: their values are shown beside it
+    _tensor_args: tuple = ()  # saved arguments that are tensors in PyTorch (indices, masks): freed with the rest
 
     # -- introspection ---------------------------------------------------------------------------------
     @property
@@ -109,7 +112,10 @@ class RuleNode(Node):
         values = []
         for source, key in reads:
             if source == _ARG:
-                values.append(self._args[key])
+                value = self._args[key]
+                if value is FREED:
+                    raise freed_error(self)
+                values.append(value)
             elif source == _RESULT:
                 values.append(self._unpack_result(create_graph))
             elif self._kept_inputs is FREED:
@@ -122,6 +128,9 @@ class RuleNode(Node):
                 if v.__class__ is float or v.__class__ is int:  # a Python number: nothing to check
                     values.append(v)
                 else:
+                    if v.__class__ is Tensor and v._grad_fn is None and v._extras is not None and \
+                            v._extras.detached_at > self._sequence_number:
+                        raise RuntimeError(DETACHED_SAVED)
                     values.append(_unpack(v, self._kept_versions[key] if self._kept_versions else 0, create_graph))
         return values
 
@@ -148,6 +157,8 @@ class RuleNode(Node):
             self._kept_inputs = FREED
         if self._saves_result and self._result is not None:
             self._result = FREED
+        if self._tensor_args:
+            self._args = {**self._args, **dict.fromkeys(self._tensor_args, FREED)}
 
     # -- `_saved_<name>` ------------------------------------------------------------------------------
     def _read_saved(self, name: str):
@@ -168,6 +179,8 @@ class RuleNode(Node):
                 raise freed_error(self)
             return self._unpack_result(True)
         value = self._args.get(name)
+        if value is FREED:
+            raise freed_error(self)
         show = cls._shown.get(name)
         return show(self, value) if show is not None else value
 
@@ -193,7 +206,7 @@ def modified_message(t: Tensor, now: int, saved: int) -> str:
 
     what = f"[minigrad.{FROM_NP[t._data.dtype]._legacy} [{', '.join(str(d) for d in t._data.shape)}]]"
     if t._grad_fn is not None:
-        what += f", which is output {t._output_nr} of {forward_op_name(t._grad_fn)},"
+        what += f", which is output {t._output_nr} of {saved_op_name(t._grad_fn)},"
     return (
         "one of the variables needed for gradient computation has been modified by an inplace operation: "
         f"{what} is at version {now}; expected version {saved} instead. Hint: enable anomaly detection to find "
@@ -210,7 +223,7 @@ def _zeros(meta, create_graph: bool):
 
 # -- declaring a rule ---------------------------------------------------------------------------------
 def rule(name: str, inputs: str, saves: str = "", *, text: str, multi: bool = False, shown: dict | None = None,
-         defaults: dict | None = None, elementwise: bool = False, **formulas) -> type:
+         defaults: dict | None = None, elementwise: bool = False, tensor_args: str = "", **formulas) -> type:
     """Declare the node class `name`: one row of the derivative table (see the module docstring). With
     `multi`, the node has several outputs and its formulas take `grads`, the list of their gradients.
 
@@ -218,7 +231,8 @@ def rule(name: str, inputs: str, saves: str = "", *, text: str, multi: bool = Fa
     what `_saved_<name>` shows when the op stores something cheaper to keep. `defaults` are the values of
     saved arguments an op need not pass (add's `alpha=1`). `elementwise`: the op's output has the shape
     and dtype of its first input whenever its other inputs are Python numbers (exp, `x * 2`), so the node
-    takes its output's metadata from that input's node."""
+    takes its output's metadata from that input's node. `tensor_args` names saved arguments that PyTorch saves as
+    tensors (an index, a mask): backward frees them like saved inputs, so a second backward raises."""
     input_names = tuple(inputs.split())
     variadic = len(input_names) == 1 and input_names[0].endswith("[]")
     if variadic:
@@ -243,7 +257,7 @@ def rule(name: str, inputs: str, saves: str = "", *, text: str, multi: bool = Fa
         "_keeps": _keeps(reads, input_names),
         "_saves_result": saves_result, "_multi": multi, "_elementwise": elementwise, "_exposed": frozenset(exposed),
         "_shown": shown or {},
-        "_text": text, "_text_args": text_args, "_defaults": defaults or {},
+        "_text": text, "_text_args": text_args, "_defaults": defaults or {}, "_tensor_args": tuple(tensor_args.split()),
     })
 
 
