@@ -352,6 +352,43 @@ class Packed:
         self.unpack = unpack
 
 
+class SavedTensor:
+    """What `node._raw_saved_<name>` returns (PyTorch's `torch._C._autograd.SavedTensor`): a handle on one value
+    the node saved, on which a pair of pack/unpack hooks can be set once (the "Autograd mechanics" note's
+    saving to disk): `pack_hook(tensor)` runs at once, `unpack_hook(packed)` each time backward reads it."""
+
+    __slots__ = ("_node", "_name")
+
+    def __init__(self, node: Node, name: str):
+        self._node = node
+        self._name = name
+
+    def register_hooks(self, pack_hook, unpack_hook) -> None:
+        if not callable(pack_hook) or not callable(unpack_hook):
+            raise TypeError("register_hooks(): incompatible function arguments. The following argument types are "
+                            "supported:\n    1. (self: minigrad._C._autograd.SavedTensor, arg0: collections.abc."
+                            "Callable, arg1: collections.abc.Callable) -> None")
+        self._node._pack_saved(self._name, pack_hook, unpack_hook)
+
+
+SAVED_HOOKS_SET = ("Calling register_hooks on a saved tensor whose hooks have already been set. Hint: only one pair "
+                   "of hooks is allowed at a time.")
+SAVED_NONE = "Calling register_hooks on a saved tensor with value None is forbidden"
+SAVED_FREED = ("Calling register_hooks on a saved tensor after it has been freed. Saved intermediate values of the "
+               "graph are freed when you call .backward() or autograd.grad(). Specify retain_graph=True if you need to "
+               "backward through the graph a second time or if you need to access saved variables after calling "
+               "backward.")
+
+
+def unpacked(packed: Packed):
+    """The tensor an unpack hook gives back, checked as PyTorch checks it."""
+    t = packed.unpack(packed.obj)
+    if not isinstance(t, Tensor):
+        raise TypeError(f"Output of saved tensor unpack_hook expected to be a Tensor but got result of type "
+                        f"{type(t).__name__}")
+    return t
+
+
 class saved_tensors_hooks:
     """Inside this block, every tensor a node saves goes through `pack_hook` at forward time and
     `unpack_hook` when backward (or `_saved_*`) reads it."""

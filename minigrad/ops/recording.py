@@ -29,15 +29,20 @@ from ..autograd import anomaly_mode
 from ..autograd.graph import (
     FREED,
     NO_OUTPUT,
+    SAVED_FREED,
     SAVED_HOOKS,
+    SAVED_HOOKS_SET,
+    SAVED_NONE,
     SEQUENCE,
     TRACK_OUTPUTS,
     Node,
     Packed,
+    SavedTensor,
     accumulator,
     freed_error,
     metadata_of,
     saved_op_name,
+    unpacked,
 )
 
 _INPUT, _RESULT, _ARG = range(3)  # where a formula's parameter comes from
@@ -145,11 +150,40 @@ class RuleNode(Node):
         if counter is not None and counter.value != self._result_version:
             raise RuntimeError(modified_message(make(self._result, self, True), counter.value,
                                                 self._result_version))
+        if self._result.__class__ is Packed:  # hooks set through `_raw_saved_result`
+            t = unpacked(self._result)
+            return t if create_graph else t._data
         if not create_graph:
             return self._result
         t = make(self._result, self, True)  # the output again, with this node as its grad_fn
         t._version_counter = counter
         return t
+
+    def _pack_saved(self, name: str, pack_hook, unpack_hook) -> None:
+        """`_raw_saved_<name>.register_hooks(pack_hook, unpack_hook)`: pack the saved value now, unpack on use."""
+        if name == "result":
+            value = self._result
+            if value is FREED:
+                raise RuntimeError(SAVED_FREED)
+            if value.__class__ is Packed:
+                raise RuntimeError(SAVED_HOOKS_SET)
+            if value is None:
+                raise RuntimeError(SAVED_NONE)
+            self._result = Packed(pack_hook(self._unpack_result(True)), unpack_hook)
+            return
+        kept = self._kept_inputs
+        if kept is FREED:
+            raise RuntimeError(SAVED_FREED)
+        value = None if kept is None else kept[type(self)._inputs.index(name)]
+        if value.__class__ is Packed:
+            raise RuntimeError(SAVED_HOOKS_SET)
+        if not isinstance(value, Tensor):
+            raise RuntimeError(SAVED_NONE)
+        versions = self._kept_versions
+        _unpack(value, versions[type(self)._inputs.index(name)] if versions else 0, True)  # still unmodified?
+        kept = list(kept)
+        kept[type(self)._inputs.index(name)] = Packed(pack_hook(value), unpack_hook)
+        self._kept_inputs = tuple(kept)
 
     def _release(self) -> None:
         """Free the saved tensors (what a second backward needs); saved arguments stay, as in PyTorch."""
@@ -170,7 +204,7 @@ class RuleNode(Node):
                 return None
             v = self._kept_inputs[cls._inputs.index(name)]
             if v.__class__ is Packed:
-                return v.unpack(v.obj)
+                return unpacked(v)
             if v is None or isinstance(v, Tensor):
                 return v
             return make(np.asarray(v))  # a Python scalar, shown as PyTorch shows it: a 0-d tensor
@@ -188,7 +222,7 @@ class RuleNode(Node):
 def _unpack(v, version: int, create_graph: bool):
     """A saved input for a formula: a Tensor is checked against its version when saved."""
     if v.__class__ is Packed:
-        t = v.unpack(v.obj)
+        t = unpacked(v)
         return t if create_graph else t._data
     if isinstance(v, Tensor):
         counter = v._version_counter
@@ -250,7 +284,9 @@ def rule(name: str, inputs: str, saves: str = "", *, text: str, multi: bool = Fa
     exposed = {n for n in saved_names if not n.startswith("_")}
     text_args = tuple(n for n in saved_names if n not in input_names and n != "result"
                       and re.search(rf"\b{re.escape(n)}\b", text))
-    saved = {f"{prefix}{key}": _saved_property(key) for key in exposed for prefix in ("_saved_", "_raw_saved_")}
+    saved = {f"_saved_{key}": _saved_property(key) for key in exposed}
+    saved.update({f"_raw_saved_{key}": _raw_saved_property(key) if key in input_names or key == "result"
+                  else _saved_property(key) for key in exposed})
     return type(name, (RuleNode,), {
         **saved, "__slots__": (), "__module__": __name__, "__doc__": f"{name}: {text}",
         "_inputs": input_names, "_formulas": tuple(compiled), "_variadic": variadic,
@@ -296,6 +332,11 @@ def _keeps(reads: list, input_names: tuple) -> tuple:
 
 def _saved_property(key: str) -> property:
     return property(lambda node: node._read_saved(key), doc=f"The value this node saved as `{key}`.")
+
+
+def _raw_saved_property(key: str) -> property:
+    return property(lambda node: SavedTensor(node, key),
+                    doc=f"A handle on the tensor this node saved as `{key}`, to set pack/unpack hooks on.")
 
 
 def _not_differentiable(node: str, inp: str):
