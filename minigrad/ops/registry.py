@@ -18,6 +18,8 @@ import inspect
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from .._tensor import Tensor
+
 __all__ = ["Op", "Sample", "declare", "REGISTRY", "NODES", "node_rule", "ops"]
 
 # Domains the test sweeps draw tensor values from (the sweeps keep away from kinks and ties).
@@ -99,6 +101,39 @@ def numpy_arguments(function: Callable, name: str) -> Callable:
         return function(*args, **kwargs)
 
     return call
+
+
+def overridable(function: Callable, name: str) -> Callable:
+    """The top-level function `minigrad.<name>`, which gives way to PyTorch's override protocol: when an
+    argument's type defines `__torch_function__` (a class that is not a Tensor, as in the "Extending PyTorch"
+    note), that method is called with this function, the types and the arguments, and its result returned.
+    Tensor methods and operators skip the check (plain Tensors have no override), so they cost nothing more."""
+
+    @functools.wraps(function)
+    def call(*args, **kwargs):
+        overloaded = [type(a) for a in args if type(a) is not Tensor and hasattr(type(a), "__torch_function__")]
+        if not overloaded:
+            return function(*args, **kwargs)
+        return _dispatch(call, name, overloaded, args, kwargs)
+
+    return call
+
+
+def _dispatch(public: Callable, name: str, overloaded: list, args: tuple, kwargs: dict):
+    """PyTorch's order: each overriding type once, a subclass before its base class, else as the arguments come."""
+    types: list = []
+    for t in overloaded:
+        if t in types:
+            continue
+        at = next((i for i, u in enumerate(types) if issubclass(t, u)), len(types))
+        types.insert(at, t)
+    for t in types:
+        result = t.__torch_function__(public, tuple(types), args, kwargs)
+        if result is not NotImplemented:
+            return result
+    listed = "".join(f"\n  - tensor subclass {t}" for t in types)
+    raise TypeError(f"Multiple dispatch failed for 'minigrad.{name}'; all __torch_function__ handlers returned "
+                    f"NotImplemented:\n{listed}")
 
 
 def declare(name: str, function: Callable, *, namespace: str = "", aliases: tuple = (), method: bool = True,
