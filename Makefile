@@ -150,6 +150,18 @@ grade: install-grade
 autograder: install-grade
 	$(PY) notebooks/build.py --autograder build/autograder
 
+# Handouts for learners without Jupyter (notebooks/handouts.py): build/handouts/NN_name.html (PNG pictures
+# embedded) and NN_name.pdf, printed by Debian's headless chromium, for every lesson and solution. The PDFs
+# typeset formulas with Debian's MathJax (libjs-mathjax), installed here when missing, like chromium.
+MATHJAX := /usr/share/javascript/mathjax/MathJax.js
+handouts: install-lab browser-deps
+	@if [ ! -f $(MATHJAX) ] && command -v apt-get >/dev/null 2>&1; then \
+	  echo "handouts: $(MATHJAX) missing -> $(strip $(SUDO) apt-get install -y libjs-mathjax) (Debian's package)"; \
+	  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -q libjs-mathjax \
+	    || echo "handouts: could not install libjs-mathjax; the PDFs will show formulas as TeX"; \
+	fi
+	$(PY) notebooks/handouts.py
+
 # The differential fuzzer (tests/fuzz/parityfuzz): N random programs per seed run on torch 2.13 and on
 # minigrad; prints the mismatches by category and the coverage table. SEED is a number, a range (0-4)
 # or a list (0,3). FUZZ_ARGS="--show 3" prints 3 shrunk snippets per category.

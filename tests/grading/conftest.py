@@ -1,4 +1,4 @@
-"""Fixtures for the grader's tests: notebooks/build.py, notebooks/grade.py and tests/notebooks/answers.py
+"""Fixtures for the grader's tests: notebooks/build.py, notebooks/handouts.py and tests/notebooks/answers.py
 loaded by path (none of these folders is a package)."""
 
 from __future__ import annotations
@@ -33,3 +33,8 @@ def build():
 @pytest.fixture(scope="session")
 def answers():
     return load("course_answers", ROOT / "tests" / "notebooks" / "answers.py")
+
+
+@pytest.fixture(scope="session")
+def handouts():
+    return load("course_handouts", NOTEBOOKS / "handouts.py")
