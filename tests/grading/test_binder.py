@@ -40,7 +40,7 @@ def test_the_configuration_is_what_repo2docker_reads():
     assert sorted(p.name for p in BINDER.iterdir()) == ["requirements.txt", "runtime.txt", "start"]
     lines = [line.strip() for line in (BINDER / "requirements.txt").read_text().splitlines()
              if line.strip() and not line.startswith("#")]
-    assert lines == ["-e .[lab]"], "the course exactly as `make lab` installs it, and nothing else (never torch)"
+    assert lines == [".[lab]"], "the course as `make lab` installs it (copied, not editable), nothing else, never torch"
     runtime = (BINDER / "runtime.txt").read_text().strip()
     major, minor = map(int, re.fullmatch(r"python-(\d+)\.(\d+)", runtime).groups())
     floor = re.search(r'^requires-python = "(.+)"$', (ROOT / "pyproject.toml").read_text(), re.MULTILINE).group(1)
@@ -78,3 +78,19 @@ def test_requirements_install_into_a_fresh_venv_and_every_lesson_runs(tmp_path):
     assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-3000:]
     lessons = sorted(p.name for p in (ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
     assert run.stdout.split() == [w for name in lessons for w in ("executed", name)]
+
+
+def test_links_open_the_first_lesson():
+    import sys as _sys
+
+    _sys.path.insert(0, str(ROOT / "notebooks"))
+    try:
+        import links
+    finally:
+        _sys.path.pop(0)
+    assert (ROOT / links.FIRST_LESSON).exists()
+    assert links.binder_link("https://github.com/acme/course.git") == (
+        "https://mybinder.org/v2/gh/acme/course/main?urlpath=lab%2Ftree%2Fnotebooks%2F00_start_here.ipynb")
+    assert links.nbgitpuller_link("https://hub.example.edu/", "https://github.com/acme/course", "fall") == (
+        "https://hub.example.edu/hub/user-redirect/git-pull?repo=https%3A%2F%2Fgithub.com%2Facme%2Fcourse"
+        "&branch=fall&urlpath=lab%2Ftree%2Fcourse%2Fnotebooks%2F00_start_here.ipynb")
