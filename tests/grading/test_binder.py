@@ -40,7 +40,8 @@ def test_the_configuration_is_what_repo2docker_reads():
     assert sorted(p.name for p in BINDER.iterdir()) == ["requirements.txt", "runtime.txt", "start"]
     lines = [line.strip() for line in (BINDER / "requirements.txt").read_text().splitlines()
              if line.strip() and not line.startswith("#")]
-    assert lines == [".[lab]"], "the course as `make lab` installs it (copied, not editable), nothing else, never torch"
+    assert lines == [".[lab]", "nbgitpuller>=1.2"], "the course as `make lab` installs it (copied, not editable), " \
+                                                    "and nbgitpuller for hubs; nothing else, never torch"
     runtime = (BINDER / "runtime.txt").read_text().strip()
     major, minor = map(int, re.fullmatch(r"python-(\d+)\.(\d+)", runtime).groups())
     floor = re.search(r'^requires-python = "(.+)"$', (ROOT / "pyproject.toml").read_text(), re.MULTILINE).group(1)
@@ -72,7 +73,7 @@ def test_requirements_install_into_a_fresh_venv_and_every_lesson_runs(tmp_path):
     freeze = subprocess.run([str(python), "-m", "pip", "list", "--format=freeze"], capture_output=True, text=True,
                             check=True).stdout
     names = {line.split("==")[0].lower() for line in freeze.splitlines()}
-    assert {"minigrad-lab", "jupyterlab", "pygraphviz", "scikit-learn"} <= names
+    assert {"minigrad-lab", "jupyterlab", "pygraphviz", "scikit-learn", "nbgitpuller"} <= names
     assert not {"torch", "otter-grader", "pytest"} & names, "students get the course only"
     run = subprocess.run([str(python), "-c", RUN_LESSONS], cwd=repo, capture_output=True, text=True, timeout=900)
     assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-3000:]

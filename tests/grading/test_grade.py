@@ -135,3 +135,8 @@ def test_nothing_is_left_running(graded):
     leftovers = [p for p in psutil.process_iter(["cmdline"]) if any("minigrad-grade-" in part or str(root) in part
                                                                      for part in (p.info["cmdline"] or []))]
     assert not leftovers, [p.info["cmdline"] for p in leftovers]
+
+
+def test_the_instructor_guide_shows_this_csv():
+    guide = (NOTEBOOKS / "INSTRUCTORS.md").read_text(encoding="utf-8")
+    assert "\n".join("   " + line for line in EXPECTED_CSV.splitlines()) in guide

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import re
 import warnings
 from pathlib import Path
 
@@ -106,3 +107,17 @@ def test_sneaky_answers_pass_the_check_and_fail_their_hidden_test(test_files, an
     passed, message = results[name]
     assert not passed and score == 0, f"{sneaky.label}: {name} let it through"
     assert "hint: " in message, message
+
+
+def test_the_instructor_guide_lists_every_hidden_test(test_files):
+    """notebooks/INSTRUCTORS.md documents the hidden tests for teachers: one row per test, in order."""
+    guide = (Path(__file__).resolve().parents[2] / "notebooks" / "INSTRUCTORS.md").read_text(encoding="utf-8")
+    rows = []
+    for exercise_id, text in test_files.items():
+        test_file = ExceptionTestFile.from_string(text, path="t.py")
+        hidden = [tc.name.removeprefix("hidden: ") for tc in test_file.test_cases if tc.hidden]
+        rows += [f"| {exercise_id} | `{name}` |" for name in hidden]
+    section = guide.split("### What the hidden tests catch", 1)[1].split("\n## ", 1)[0]
+    documented = [line[: line.index("` |") + 3] for line in section.splitlines()
+                  if re.match(r"^\| \d+[a-z]? \| `\w+` \|", line)]
+    assert documented == rows
