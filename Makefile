@@ -78,12 +78,13 @@ $(LAB_STAMP): pyproject.toml | $(VENV)/pyvenv.cfg
 	$(PY) -m pip install --disable-pip-version-check -q -e '.[lab]'
 	@touch $(LAB_STAMP)
 
-# Everything the tests need (the `test` extra includes `lab`).
+# Everything the tests need (the `test` extra includes `lab`; `grade` is otter-grader, for tests/grading/).
 install: $(TEST_STAMP)
 
 $(TEST_STAMP): pyproject.toml | $(VENV)/pyvenv.cfg
-	@echo "install: pyproject.toml changed or first install -> pip install -e .[test]"
+	@echo "install: pyproject.toml changed or first install -> pip install -e .[test], then .[grade]"
 	$(PY) -m pip install --disable-pip-version-check -q -e '.[test]'
+	$(PY) -m pip install --disable-pip-version-check -q -e '.[grade]'
 	@touch $(TEST_STAMP) $(GRADE_STAMP) $(LAB_STAMP)
 
 # The grader (the `grade` extra: the lab and otter-grader).

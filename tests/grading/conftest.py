@@ -4,6 +4,7 @@ loaded by path (none of these folders is a package)."""
 from __future__ import annotations
 
 import importlib.util
+import os
 import sys
 from pathlib import Path
 
@@ -38,3 +39,18 @@ def answers():
 @pytest.fixture(scope="session")
 def handouts():
     return load("course_handouts", NOTEBOOKS / "handouts.py")
+
+
+
+@pytest.fixture(scope="session")
+def otter_tests():
+    """otter-grader's test-file module (the `grade` extra, which `make install` installs): a test that
+    needs it is skipped without it, and fails under CI=true, as the conventions ask."""
+    try:
+        from otter.test_files import exception_test
+    except ImportError:
+        message = "otter-grader is missing: `make install` installs it (pip install -e .[test,grade])"
+        if os.environ.get("CI") == "true":
+            pytest.fail(message, pytrace=False)
+        pytest.skip(message)
+    return exception_test

@@ -16,8 +16,6 @@ from pathlib import Path
 import nbformat
 import pytest
 
-pytest.importorskip("otter", reason="otter-grader is the [grade] extra (make install installs it)")
-
 ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOKS = ROOT / "notebooks"
 TIMEOUT = 45  # seconds per notebook in this test; the slowest lesson grades in about 10 s
@@ -91,7 +89,7 @@ def make_class(root: Path, build, answers) -> None:
 
 
 @pytest.fixture(scope="module")
-def graded(tmp_path_factory, build, answers):
+def graded(tmp_path_factory, build, answers, otter_tests):
     """The class above, graded once by `make grade`, three notebooks at a time (the endless one sleeps)."""
     root = tmp_path_factory.mktemp("submissions")
     make_class(root, build, answers)

@@ -13,12 +13,13 @@ from pathlib import Path
 
 import pytest
 
-pytest.importorskip("otter", reason="otter-grader is the [grade] extra (make install installs it)")
-
-from otter.test_files.exception_test import ExceptionTestFile  # noqa: E402
-
 SOURCES = sorted((Path(__file__).resolve().parents[2] / "notebooks" / "src").glob("[0-9][0-9]_*.py"))
 IDS = ["1", "2", "3", "4", "5", "6a", "6b", "7", "8", "9", "10"]
+
+
+@pytest.fixture(scope="module")
+def ExceptionTestFile(otter_tests):
+    return otter_tests.ExceptionTestFile
 
 
 @pytest.fixture(scope="module")
@@ -30,7 +31,7 @@ def test_files(build):
     return files
 
 
-def run(test_files, answers, exercise_id, code):
+def run(test_files, answers, exercise_id, code, ExceptionTestFile):
     """Run an answer cell as the lesson would (the lesson's imports in an earlier cell), then the exercise's
     test file on the resulting names, as otter does in the learner's kernel; {test name: (passed, message)}."""
     exercise = answers.EXERCISES[exercise_id]
@@ -49,7 +50,7 @@ def run(test_files, answers, exercise_id, code):
     return results, score
 
 
-def test_every_exercise_has_a_public_and_hidden_tests(test_files, answers, build):
+def test_every_exercise_has_a_public_and_hidden_tests(test_files, answers, build, ExceptionTestFile):
     assert list(test_files) == IDS
     for source in SOURCES:
         for exercise in build.exercises(source):
@@ -80,28 +81,30 @@ def _cases(kind):
 
 
 @pytest.mark.parametrize("exercise_id, index", _cases("right"))
-def test_right_answers_pass_every_test(test_files, answers, exercise_id, index):
-    results, score = run(test_files, answers, exercise_id, answers.EXERCISES[exercise_id].right[index])
+def test_right_answers_pass_every_test(test_files, answers, exercise_id, index, ExceptionTestFile):
+    results, score = run(test_files, answers, exercise_id, answers.EXERCISES[exercise_id].right[index],
+                         ExceptionTestFile)
     failed = {name: message for name, (passed, message) in results.items() if not passed}
     assert not failed and score > 0, failed
 
 
 @pytest.mark.parametrize("exercise_id, index", _cases("wrong"))
-def test_wrong_answers_fail_the_public_test_with_the_checks_verdict(test_files, answers,
-                                                                    exercise_id, index):
+def test_wrong_answers_fail_the_public_test_with_the_checks_verdict(test_files, answers, exercise_id, index,
+                                                                    ExceptionTestFile):
     exercise = answers.EXERCISES[exercise_id]
     wrong = exercise.wrong[index]
-    results, score = run(test_files, answers, exercise_id, exercise.wrong_code(wrong))
+    results, score = run(test_files, answers, exercise_id, exercise.wrong_code(wrong), ExceptionTestFile)
     passed, message = results[exercise.check]
     assert not passed and score == 0, wrong.label
     assert wrong.hint in message, message
 
 
 @pytest.mark.parametrize("exercise_id, index", _cases("sneaky"))
-def test_sneaky_answers_pass_the_check_and_fail_their_hidden_test(test_files, answers, exercise_id, index):
+def test_sneaky_answers_pass_the_check_and_fail_their_hidden_test(test_files, answers, exercise_id, index,
+                                                                   ExceptionTestFile):
     exercise = answers.EXERCISES[exercise_id]
     sneaky = exercise.sneaky[index]
-    results, score = run(test_files, answers, exercise_id, sneaky.code)
+    results, score = run(test_files, answers, exercise_id, sneaky.code, ExceptionTestFile)
     assert results[exercise.check][0], f"{sneaky.label}: the public check already rejects it: {results}"
     name = "hidden: " + sneaky.hidden.removeprefix("test_")
     passed, message = results[name]
@@ -109,7 +112,7 @@ def test_sneaky_answers_pass_the_check_and_fail_their_hidden_test(test_files, an
     assert "hint: " in message, message
 
 
-def test_the_instructor_guide_lists_every_hidden_test(test_files):
+def test_the_instructor_guide_lists_every_hidden_test(test_files, ExceptionTestFile):
     """notebooks/INSTRUCTORS.md documents the hidden tests for teachers: one row per test, in order."""
     guide = (Path(__file__).resolve().parents[2] / "notebooks" / "INSTRUCTORS.md").read_text(encoding="utf-8")
     rows = []
