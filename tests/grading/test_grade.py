@@ -10,6 +10,8 @@ lesson 1 right). The run must go on past the crash and the endless notebook and 
 
 from __future__ import annotations
 
+import os
+import re
 import subprocess
 from pathlib import Path
 
@@ -93,19 +95,23 @@ def graded(tmp_path_factory, build, answers, otter_tests):
     """The class above, graded once by `make grade`, three notebooks at a time (the endless one sleeps)."""
     root = tmp_path_factory.mktemp("submissions")
     make_class(root, build, answers)
+    # the grader's temporary folders (one per notebook, each the working folder of its kernel) go here,
+    # so that test_nothing_is_left_running looks at this run's processes only
+    scratch = tmp_path_factory.mktemp("scratch")
     run = subprocess.run(["make", "--no-print-directory", "grade", f"SUBMISSIONS={root}", f"TIMEOUT={TIMEOUT}",
-                          "JOBS=3"], cwd=ROOT, capture_output=True, text=True, timeout=900)
+                          "JOBS=3"], cwd=ROOT, capture_output=True, text=True, timeout=900,
+                         env={**os.environ, "TMPDIR": str(scratch)})
     assert run.returncode == 0, run.stdout + run.stderr
-    return root, run.stdout
+    return root, run.stdout, scratch
 
 
 def test_grades_csv_is_exactly_right(graded):
-    root, log = graded
+    root, log, _ = graded
     assert (root / "grades.csv").read_text(encoding="utf-8") == EXPECTED_CSV, log
 
 
 def test_every_student_gets_feedback_with_the_failed_checks_and_their_hints(graded, answers):
-    root, _ = graded
+    root, _, _ = graded
     right = (root / "all_right" / "feedback.md").read_text(encoding="utf-8")
     assert "**18 of 18 points.**" in right and "✗" not in right and "Not handed in" not in right
     wrong = (root / "all_wrong" / "feedback.md").read_text(encoding="utf-8")
@@ -126,15 +132,25 @@ def test_every_student_gets_feedback_with_the_failed_checks_and_their_hints(grad
 
 
 def test_nothing_is_left_running(graded):
-    """The endless notebook's kernel was killed with its grader: no process of the run survives it."""
+    """The endless notebook's kernel was killed with its grader: no process of the run survives it. Each
+    notebook is graded in its own folder under the run's TMPDIR, the working folder of its kernel, whose
+    connection file is there too; so a survivor works in that folder or names it on its command line."""
     import psutil
 
-    root, _ = graded
-    leftovers = [p for p in psutil.process_iter(["cmdline"]) if any("minigrad-grade-" in part or str(root) in part
-                                                                     for part in (p.info["cmdline"] or []))]
-    assert not leftovers, [p.info["cmdline"] for p in leftovers]
+    _, _, scratch = graded
+    leftovers = []
+    for proc in psutil.process_iter(["pid", "cmdline", "cwd"]):
+        cwd, cmdline = proc.info["cwd"] or "", proc.info["cmdline"] or []
+        if cwd.startswith(str(scratch)) or any(str(scratch) in part for part in cmdline):
+            leftovers.append((proc.info["pid"], cwd, cmdline))
+    assert not leftovers
 
 
-def test_the_instructor_guide_shows_this_csv():
+def test_the_instructor_guide_walks_from_clone_to_this_csv():
     guide = (NOTEBOOKS / "INSTRUCTORS.md").read_text(encoding="utf-8")
-    assert "\n".join("   " + line for line in EXPECTED_CSV.splitlines()) in guide
+    section = guide.split("## Grading a class: from clone to `grades.csv`", 1)[1].split("\n## ", 1)[0]
+    steps = re.findall(r"^(\d+)\. \*\*(.+?)\*\*", section, re.MULTILINE)
+    assert [int(n) for n, _ in steps] == list(range(1, len(steps) + 1)) and len(steps) >= 6
+    assert steps[0][1] == "Clone" and "grades.csv" in steps[-2][1] + steps[-1][1]
+    assert "make grade SUBMISSIONS=" in section and "Why otter-grader, not nbgrader" in section
+    assert "\n".join("   " + line for line in EXPECTED_CSV.splitlines()) in section
