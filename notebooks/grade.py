@@ -230,6 +230,20 @@ def collect(submissions: Path, lessons: set[str], zips: dict[str, Path]) -> tupl
     return outcomes, jobs
 
 
+def student_by_student(jobs: list[tuple[Outcome, Path, Path]]) -> list[tuple[Outcome, Path, Path]]:
+    """The jobs in turns: each student's first notebook, then each one's second, and so on. A student whose
+    notebooks are slow or never end then takes one of the parallel slots at a time, early in the run, while
+    the others' notebooks go on in the remaining slots; student after student, such notebooks would come
+    together, late, and the run would end waiting for their time limits alone."""
+    queues: dict[str, list] = {}
+    for job in jobs:
+        queues.setdefault(job[0].student, []).append(job)
+    turns = []
+    while any(queues.values()):
+        turns += [queue.pop(0) for queue in queues.values() if queue]
+    return turns
+
+
 def best_per_lesson(outcomes: list[Outcome]) -> dict[tuple[str, str], Outcome]:
     """One graded notebook per student and lesson: the best-scoring when a student handed in copies."""
     best: dict[tuple[str, str], Outcome] = {}
@@ -318,7 +332,7 @@ def grade(submissions: Path, timeout: float = DEFAULT_TIMEOUT, n_jobs: int = 2) 
     start = time.monotonic()
     print(f"grade: {len(jobs)} notebook(s) of {len({o.student for o in outcomes})} student(s), {n_jobs} at a time, "
           f"at most {timeout:g} s each", flush=True)
-    run_jobs(jobs, timeout, n_jobs)
+    run_jobs(student_by_student(jobs), timeout, n_jobs)
     csv_path = write_grades(submissions, outcomes, exercises)
     for student in sorted({o.student for o in outcomes}):
         (submissions / student / FEEDBACK).write_text(feedback(student, outcomes, exercises), encoding="utf-8")

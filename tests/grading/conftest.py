@@ -1,4 +1,4 @@
-"""Fixtures for the grader's tests: notebooks/build.py, notebooks/handouts.py and tests/notebooks/answers.py
+"""Fixtures for the grader's tests: notebooks/build.py, grade.py, handouts.py and tests/notebooks/answers.py
 loaded by path (none of these folders is a package)."""
 
 from __future__ import annotations
@@ -41,7 +41,6 @@ def handouts():
     return load("course_handouts", NOTEBOOKS / "handouts.py")
 
 
-
 @pytest.fixture(scope="session")
 def otter_tests():
     """otter-grader's test-file module (the `grade` extra, which `make install` installs): a test that
@@ -54,3 +53,8 @@ def otter_tests():
             pytest.fail(message, pytrace=False)
         pytest.skip(message)
     return exception_test
+
+
+@pytest.fixture(scope="session")
+def grader():
+    return load("course_grade", NOTEBOOKS / "grade.py")

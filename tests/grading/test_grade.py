@@ -146,6 +146,15 @@ def test_nothing_is_left_running(graded):
     assert not leftovers
 
 
+def test_notebooks_are_graded_in_turns_student_by_student(grader):
+    """A student's slow or endless notebooks take one parallel slot at a time, early, not all slots at the end."""
+    jobs = [(grader.Outcome(student, f"{n}.ipynb", None), None, None)
+            for student, n in [("ann", 1), ("ann", 2), ("ann", 3), ("bob", 1), ("cid", 1), ("cid", 2)]]
+    order = [(outcome.student, outcome.notebook) for outcome, _, _ in grader.student_by_student(jobs)]
+    assert order == [("ann", "1.ipynb"), ("bob", "1.ipynb"), ("cid", "1.ipynb"), ("ann", "2.ipynb"),
+                     ("cid", "2.ipynb"), ("ann", "3.ipynb")]
+
+
 def test_the_instructor_guide_walks_from_clone_to_this_csv():
     guide = (NOTEBOOKS / "INSTRUCTORS.md").read_text(encoding="utf-8")
     section = guide.split("## Grading a class: from clone to `grades.csv`", 1)[1].split("\n## ", 1)[0]
