@@ -68,13 +68,28 @@ class Outcome:
 # -- one notebook, in a process of its own ------------------------------------------------------------
 
 
+# The grading kernel starts as `python -m ipykernel_launcher` does, with one import marked absent. otter's
+# first cell in every graded notebook imports nbformat, hence jsonschema, which imports rfc3987_syntax when it
+# is installed (the Jupyter stack asks for jsonschema[format-nongpl]); that module builds some 35 Earley
+# parsers at import time, 1.5 to 4 s per notebook here, for the "iri" string format that neither notebooks
+# nor otter use (python-jsonschema/jsonschema#1428). Marked absent, jsonschema leaves out that one format.
+KERNEL_LAUNCHER = """\
+import sys
+sys.modules["rfc3987_syntax"] = None
+if sys.path[0] == "":  # as ipykernel_launcher: the working folder comes back when IPython starts
+    del sys.path[0]
+from ipykernel import kernelapp
+kernelapp.launch_new_instance()
+"""
+
+
 def _kernel_dir(root: Path) -> Path:
     """A Jupyter data folder whose ``python3`` kernel is this interpreter (first on JUPYTER_PATH), so
     the kernel that runs a submission has this environment, whatever kernels the user has installed."""
     spec = root / "kernels" / "python3"
     spec.mkdir(parents=True, exist_ok=True)
     (spec / "kernel.json").write_text(json.dumps({
-        "argv": [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}", "--log-level=ERROR"],
+        "argv": [sys.executable, "-c", KERNEL_LAUNCHER, "-f", "{connection_file}", "--log-level=ERROR"],
         "display_name": "Python 3 (grading)", "language": "python"}), encoding="utf-8")
     return root
 
