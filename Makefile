@@ -178,7 +178,8 @@ fuzz-known: install torch
 
 bench: install
 	@if [ -f bench/run.py ]; then \
-	  echo "bench: python bench/run.py"; $(PY) bench/run.py; \
+	  echo "bench: python bench/run.py"; $(PY) bench/run.py && \
+	  echo "bench: python bench/models.py (W8, W9)" && $(PY) bench/models.py; \
 	else \
 	  echo "bench: no bench/run.py yet, nothing to run"; \
 	fi

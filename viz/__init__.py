@@ -13,17 +13,20 @@ the visual language.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from . import dot as _dot
+from .fold import fold as _fold
+from .fold import tag_modules
 from .graph import Graph
 from .model import DEFAULT_MAX_NODES, GHOST_THRESHOLD, build
 from .summary import Summary
-from .walk import paused_gc
+from .walk import WALK_LIMIT, paused_gc
 from .walk import walk as _walk
 
-__all__ = ["draw", "summary", "animate", "record", "trace_backward", "Graph", "Summary", "DEFAULT_MAX_NODES",
-           "GHOST_THRESHOLD"]
+__all__ = ["draw", "summary", "animate", "record", "trace_backward", "tag_modules", "compare", "gradcheck_graph",
+           "Graph", "Summary", "DEFAULT_MAX_NODES", "GHOST_THRESHOLD"]
 
 
 def draw(
@@ -37,21 +40,32 @@ def draw(
     rankdir: str = "TB",
     max_nodes: int | None = None,
     legend: bool = False,
+    fold: str | None = None,
+    expand: Iterable[str] = (),
 ) -> Graph:
     """Draw the autograd graph behind ``roots`` (tensors, or grad_fn nodes).
 
-    ``params`` names leaves (a dict or ``model.named_parameters()``); ``view`` is
-    "backward" (grad_fn nodes, as PyTorch builds them) or "values" (tensors and the ops
-    between them). Past ``max_nodes`` (default ``DEFAULT_MAX_NODES``) the middle of the
-    graph is collapsed into nodes that say how many they hide.
+    ``params`` names leaves (a dict, ``model.named_parameters()``, or the model itself, which
+    also names its modules: ``2 · Linear(8→3)``); ``view`` is "backward" (grad_fn nodes, as
+    PyTorch builds them) or "values" (tensors and the ops between them). ``fold="module"``
+    draws each module (``node.metadata["module"]``; ``viz.tag_modules`` for PyTorch) as one
+    box, repeated blocks as one "×N" box; ``expand=["encoder", ...]`` opens those modules.
+    Past ``max_nodes`` (default ``DEFAULT_MAX_NODES``) the middle of the graph is collapsed
+    into nodes that say how many they hide.
     """
+    if isinstance(expand, str):
+        expand = [expand]
     with paused_gc():
         walked = _walk(roots)
         try:
+            # folding needs every node, so that no module's nodes hide in a max_nodes summary
             model = build(walked, view=view, params=params, show_saved=show_saved, show_attrs=show_attrs,
-                          show_values=show_values, show_grads=show_grads, max_nodes=max_nodes)
+                          show_values=show_values, show_grads=show_grads,
+                          max_nodes=max_nodes if fold is None else max_nodes or WALK_LIMIT,
+                          limit=None if fold is None else WALK_LIMIT)
         finally:
             walked.release()
+        model = _fold(model, fold, expand).model
         return Graph(model, _dot.to_dot(model, rankdir=rankdir, legend=legend))
 
 
@@ -75,3 +89,5 @@ def summary(
 
 
 from .animate import animate, record, trace_backward  # noqa: E402  (animate builds on draw)
+from .check import gradcheck_graph  # noqa: E402
+from .compare import compare  # noqa: E402

@@ -18,7 +18,7 @@ import sys
 from dataclasses import dataclass, field
 from typing import Any
 
-from . import probe, rules
+from . import probe
 from .player import Scene, backward_scene, player_class
 from .trace import Frame, clean_texts, map_graph, record_backward
 from .walk import paused_gc
@@ -39,18 +39,45 @@ def animate(
     rankdir: str = "TB",
     max_nodes: int | None = None,
     speed: float = 1.0,
+    fold: str | None = None,
+    expand: Any = (),
+    check: bool = False,
+    quiz: bool = False,
+    quiz_kinds: Any = ("next", "grad", "sum", "accumulate"),
+    quiz_every: int = 1,
+    compare: Any = None,
 ) -> Any:
     """Run ``loss.backward(gradient, retain_graph, create_graph, inputs)`` and return a player
     that replays it node by node.
 
     The backward pass is the real one: the same ``.grad`` values, user hooks fire, saved
     values are freed unless ``retain_graph``. viz watches it through hooks it removes again.
-    ``params`` names leaves (a dict or ``model.named_parameters()``), as in ``viz.draw``.
+    ``params`` names leaves (a dict, ``model.named_parameters()`` or the model), as in ``viz.draw``;
+    ``fold="module"`` shows each module as one box (click one in the player to open it), as
+    ``viz.draw(..., fold="module", expand=[...])`` does. ``check=True`` checks each custom
+    ``autograd.Function`` on the gradient it received against finite differences (``viz.check``):
+    wrong nodes are marked and each step's ``frame.check`` holds the verdict. ``quiz=True`` asks
+    a question before steps (``quiz_kinds`` of ``viz.quiz.KINDS``, at every ``quiz_every``-th step):
+    ``player.answer(id, value)``, ``player.answers`` and ``player.score`` (``viz.quiz``).
+    ``compare=viz.compare(loss, ...)`` colours the picture by how your gradients compare.
     """
     recording = record_backward(loss, params=params, gradient=gradient, inputs=inputs, retain_graph=retain_graph,
                                 create_graph=create_graph, show_saved=show_saved, max_nodes=max_nodes,
-                                rankdir=rankdir)
-    return player_class("BackwardPlayer")(backward_scene(recording), speed=speed)
+                                rankdir=rankdir, fold=fold, expand=expand)
+    if check:
+        from .check import attach_checks
+
+        attach_checks(recording, rankdir=rankdir)
+    if compare is not None:
+        from .compare import attach_comparison
+
+        attach_comparison(recording, compare, rankdir=rankdir)
+    player = player_class("BackwardPlayer")(backward_scene(recording), speed=speed)
+    if quiz:
+        from .quiz import make_quiz, quiz_player
+
+        quiz_player(player, make_quiz(recording.frames, tuple(quiz_kinds), every=quiz_every))
+    return player
 
 
 def trace_backward(
@@ -63,12 +90,21 @@ def trace_backward(
     *,
     show_saved: bool = True,
     max_nodes: int | None = None,
+    fold: str | None = None,
+    expand: Any = (),
+    check: bool = False,
 ) -> list[Frame]:
     """Run ``loss.backward(...)`` as ``animate`` does and return the recorded steps as plain
     data: a list of ``viz.trace.Frame`` (start, one per node that ran, done). Node ids are
     those of ``viz.draw(loss, params=params, show_saved=show_saved)``."""
-    return record_backward(loss, params=params, gradient=gradient, inputs=inputs, retain_graph=retain_graph,
-                           create_graph=create_graph, show_saved=show_saved, max_nodes=max_nodes).frames
+    recording = record_backward(loss, params=params, gradient=gradient, inputs=inputs, retain_graph=retain_graph,
+                                create_graph=create_graph, show_saved=show_saved, max_nodes=max_nodes, fold=fold,
+                                expand=expand)
+    if check:
+        from .check import attach_checks
+
+        attach_checks(recording)
+    return recording.frames
 
 
 # -- forward: the graph growing -----------------------------------------------------------------------------------
@@ -156,7 +192,7 @@ class Recording:
         """The forward animation as a widget (the graph is laid out once, here)."""
         frames = self.frames
         if self._scene is None:
-            from .player import _layout
+            from .player import _layout, layout_info
 
             steps = [{"ids": [f.node] if f.node else [], "kind": f.kind, "title": f.title,
                       "lines": [[k, t] for k, t in f.lines], "appear": list(f.appear)} for f in frames]
@@ -168,6 +204,8 @@ class Recording:
             else:
                 root, hint, source = _layout(graph.source, self._edges, {}, {})
                 nodes = len(graph.model.nodes)
+            payload["layout"] = layout_info(source, self._edges if graph is not None else [], {}, {}, hint,
+                                            self.rankdir)
             self._scene = Scene("forward", root, payload, frames, nodes, source, hint)
         return player_class("ForwardPlayer")(self._scene, speed=speed)
 
@@ -345,11 +383,13 @@ def _forward_frames(walk: Any, gmap: Any, model: Any, old: set[int], var_of: dic
             f.lines.append(("out", f"next_functions = ({', '.join(pairs)}{',' if len(pairs) == 1 else ''}): where "
                                    "the gradient will flow from here."))
         tensors, _ = probe.saved_values(raw.fn)
+        rule = probe.rule_text(raw.fn)
+        described = f"{probe.short_name(raw.name)}: {rule}" if rule else ""
         if tensors:
-            f.lines.append(("rule", f"It saves {', '.join(n for n, _ in tensors)} for backward — "
-                                    f"{rules.describe(raw.name)}"))
-        else:
-            f.lines.append(("rule", rules.describe(raw.name)))
+            saves = f"It saves {', '.join(n for n, _ in tensors)} for backward"
+            f.lines.append(("rule", f"{saves} — {described}" if described else f"{saves}."))
+        elif described:
+            f.lines.append(("rule", described))
         if f.sequence_nr is not None and f.sequence_nr >= 0:
             f.lines.append(("note", f"sequence_nr {f.sequence_nr}: nodes are numbered as they are created; "
                                     "backward runs the newest ready node first."))
@@ -360,9 +400,12 @@ def _forward_frames(walk: Any, gmap: Any, model: Any, old: set[int], var_of: dic
     rest = [n.id for n in model.nodes if n.id not in shown]
     done = ForwardFrame(len(frames), "done", title="The graph is complete", appear=rest)
     count = len(walk.nodes)
-    names = ", ".join(name for name, _ in outputs[:3])
-    done.lines.append(("note", f"{count} node{'s' if count != 1 else ''} behind {names}. Nothing has been "
-                               "differentiated yet: backward() will walk these edges from the top, "
-                               "newest node first (viz.animate(loss) shows it)."))
+    shown = [name for name, _ in outputs[:3]]
+    names = shown[0] if len(shown) == 1 else ", ".join(shown[:-1]) + " and " + shown[-1]
+    has = "has" if len(outputs) == 1 else "have"
+    done.lines.append(("note", f"{names} {has} a grad_fn now: the graph behind {'it' if len(outputs) == 1 else 'them'} "
+                               f"holds {count} node{'s' if count != 1 else ''}, recorded one by one as the ops ran. "
+                               "Nothing has been differentiated yet: backward() follows these edges from the "
+                               "output, newest node first (viz.animate(loss) shows it)."))
     frames.append(done)
     return clean_texts(frames)

@@ -15,6 +15,12 @@ import re
 from . import probe, style
 from .model import Model, VEdge, VNode
 
+
+def scope_label(scope: str, types: dict[str, str]) -> str:
+    """'2 · Linear(8→3)' when the module's type is known, else its name."""
+    kind = types.get(scope)
+    return f"{scope} · {kind}" if kind else scope
+
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 TITLE_LIMIT = 48
 ROW_LIMIT = 64
@@ -54,7 +60,7 @@ def _attrs(attrs: dict[str, str]) -> str:
     return " ".join(f"{k}={v if isinstance(v, Html) else quote(v)}" for k, v in attrs.items())
 
 
-def _row(text: str, fill: str | None = None, size: int = 10, color: str | None = None,
+def _row(text: str, fill: str | None = None, size: int = style.SMALL_PT, color: str | None = None,
          bold: bool = False) -> str:
     bg = f' BGCOLOR="{fill}"' if fill else ""
     body = f"<B>{text}</B>" if bold else text
@@ -65,27 +71,27 @@ def _row(text: str, fill: str | None = None, size: int = 10, color: str | None =
 def node_label(node: VNode, show_values: bool, show_grads: bool) -> Html:
     rows: list[str] = []
     if node.caption:
-        rows.append(_row(html_text(node.caption, TITLE_LIMIT), size=8, color=style.MUTED_TEXT))
+        rows.append(_row(html_text(node.caption, TITLE_LIMIT), color=style.MUTED_TEXT))
     if node.title:
-        rows.append(_row(html_text(node.title, TITLE_LIMIT), size=11, bold=node.role != "none"))
+        rows.append(_row(html_text(node.title, TITLE_LIMIT), size=style.TITLE_PT, bold=node.role != "none"))
     if node.subtitle:
-        rows.append(_row(html_text(node.subtitle, ROW_LIMIT), size=9, color=style.MUTED_TEXT))
+        rows.append(_row(html_text(node.subtitle, ROW_LIMIT), color=style.MUTED_TEXT))
     if show_values and node.data is not None:
-        rows.append(_row("data " + html_text(node.data, ROW_LIMIT), size=9))
+        rows.append(_row("data " + html_text(node.data, ROW_LIMIT)))
     if show_grads and node.grad is not None:
-        rows.append(_row("grad " + html_text(node.grad, ROW_LIMIT), size=9))
+        rows.append(_row("grad " + html_text(node.grad, ROW_LIMIT)))
     for kind, text in node.rows:
         prefix = {"saved": "saved ", "attr": ""}.get(kind, "")
-        rows.append(_row(html_text(prefix + text, ROW_LIMIT), fill=style.ROW_FILL.get(kind), size=9))
+        rows.append(_row(html_text(prefix + text, ROW_LIMIT), fill=style.ROW_FILL.get(kind)))
     for badge in node.badges:
-        rows.append(_row(html_text(badge, ROW_LIMIT), fill=style.ROW_FILL["badge"], size=8))
+        rows.append(_row(html_text(badge, ROW_LIMIT), fill=style.ROW_FILL["badge"]))
     styles = []
     if node.role in style.ROUNDED_ROLES:
         styles.append("rounded")
     if node.ghost or node.role in style.DASHED_ROLES:
         styles.append("dashed")
     table_style = f' STYLE="{",".join(styles)}"' if styles else ""
-    fill = style.FILL.get(node.role, "#FFFFFF")
+    fill = node.fill or style.FILL.get(node.role, "#FFFFFF")
     color = style.MUTED_TEXT if node.role == "none" else style.BORDER
     return Html(
         f'<<TABLE BORDER="1" CELLBORDER="0" CELLSPACING="0" CELLPADDING="3" COLOR="{color}" '
@@ -103,8 +109,14 @@ def edge_label(edge: VEdge, view: str) -> Html | None:
     parts = []
     if edge.shape is not None and view == "backward":
         parts.append(html_text(probe.format_shape(edge.shape)))
-    if edge.slot is not None and view == "backward" and not edge.faint:
-        parts.append(f"slot {edge.slot}")
+    if view == "backward" and not edge.faint:
+        if edge.name:  # the input it feeds, by name; the slot of the node it enters only when not 0
+            slot = f" → slot {edge.slot}" if edge.slot else ""
+            parts.append(html_text(edge.name) + slot)
+        elif edge.slot is not None:
+            parts.append(f"slot {edge.slot}")
+    elif view == "backward" and edge.name:
+        parts.append(html_text(edge.name))
     if edge.count > 1:
         parts.append(f"×{edge.count:,}")
     if not parts:
@@ -161,7 +173,7 @@ def to_dot(model: Model, rankdir: str = "TB", legend: bool = False) -> str:
         tail = f" [{_attrs(attrs)}]" if attrs else ""
         lines.append(f"  {ids[edge.src]} -> {ids[edge.dst]}{tail};")
     if legend:
-        lines.extend(_legend_lines())
+        lines.extend(_legend_lines(model))
     lines.append("}")
     return "\n".join(lines) + "\n"
 
@@ -174,8 +186,8 @@ def _node_line(model: Model, node: VNode) -> str:
 def _cluster_lines(model: Model, scope: str, members: dict[str, list[VNode]], order: list[str],
                    cluster_ids: dict[str, str], indent: str) -> list[str]:
     lines = [f"{indent}subgraph {cluster_ids[scope]} {{"]
-    label = Html(f"<{html_text(scope, TITLE_LIMIT)}>")
-    attrs = dict(style.CLUSTER_ATTRS, label=label, tooltip=f"module {scope}")
+    label = Html(f"<{html_text(scope_label(scope, model.types), TITLE_LIMIT)}>")
+    attrs = dict(style.CLUSTER_ATTRS, label=label, tooltip=f"module {scope}", labeljust="l")
     lines.append(f"{indent}  graph [{_attrs(attrs)}];")
     for node in members[scope]:
         lines.append(f"{indent}  " + _node_line(model, node))
@@ -186,17 +198,23 @@ def _cluster_lines(model: Model, scope: str, members: dict[str, list[VNode]], or
     return lines
 
 
-def _legend_lines() -> list[str]:
-    attrs = _attrs(dict(style.CLUSTER_ATTRS, label="legend"))
-    lines = ["  subgraph cluster_legend {", f"    graph [{attrs}];"]
-    previous = None
-    for i, (role, title, meaning) in enumerate(style.LEGEND):
-        node = VNode(f"legend{i}", role, title, subtitle=meaning)
-        node.id = f"legend{i}"
-        label = node_label(node, False, False)
-        lines.append(f"    legend{i} [{_attrs({'label': label, 'tooltip': style.TOOLTIPS.get(role, '')})}];")
-        if previous is not None:
-            lines.append(f"    {previous} -> legend{i} [style=invis];")
-        previous = f"legend{i}"
-    lines.append("  }")
-    return lines
+def _legend_lines(model: Model) -> list[str]:
+    """One compact node listing only the kinds of box this picture shows (one rank tall: it never
+    stretches along the graph)."""
+    present = {node.role for node in model.nodes} | {"ghost" for node in model.nodes if node.ghost}
+    rows = []
+    for role, title, meaning in style.LEGEND:
+        if role not in present:
+            continue
+        dashed = ' STYLE="dashed"' if role in style.DASHED_ROLES or role == "ghost" else ""
+        fill = style.FILL.get(role, "#FFFFFF")
+        rows.append(f'<TR><TD BGCOLOR="{fill}" BORDER="1" COLOR="{style.BORDER}"{dashed} CELLPADDING="2">'
+                    f'<FONT POINT-SIZE="{style.SMALL_PT}">{html_text(title)}</FONT></TD>'
+                    f'<TD ALIGN="LEFT" CELLPADDING="2"><FONT POINT-SIZE="{style.SMALL_PT}" COLOR="{style.MUTED_TEXT}">'
+                    f'{html_text(meaning)}</FONT></TD></TR>')
+    if not rows:
+        return []
+    label = Html(f'<<TABLE BORDER="1" CELLBORDER="0" CELLSPACING="2" COLOR="{style.EDGE}" BGCOLOR="#FFFFFF" '
+                 f'STYLE="rounded,dashed"><TR><TD COLSPAN="2"><FONT POINT-SIZE="{style.SMALL_PT}" '
+                 f'COLOR="{style.MUTED_TEXT}">legend</FONT></TD></TR>{"".join(rows)}</TABLE>>')
+    return [f"  legend [{_attrs({'label': label, 'tooltip': 'what the boxes mean'})}];"]

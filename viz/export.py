@@ -47,7 +47,7 @@ h1 {{ font-size: 16px; font-weight: 600; margin: 0 0 10px; }}
 <div id="mg-root"></div>
 <p class="mg-page-note">{note}</p>
 <script type="application/json" id="mg-state">{state}</script>
-<script>
+{engine}<script>
 (function () {{
 "use strict";
 {js}
@@ -88,15 +88,37 @@ def _json_for_html(value: Any) -> str:
     return text.replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
 
 
+ALT_LAYOUT_NODES = 400  # up to this size the page also carries the other layout direction
+
+
 def page(scene: Scene, title: str | None = None, frame: int = 0) -> str:
-    """The standalone HTML text of a player."""
+    """The standalone HTML text of a player: both layout directions when Python has Graphviz (up to
+    ``ALT_LAYOUT_NODES`` nodes), else the WebAssembly Graphviz inline, so that it lays the graph out
+    itself. Nothing is fetched."""
     title = title or ("viz: backward pass, step by step" if scene.mode == "backward"
                       else "viz: the graph, built op by op")
-    state = {"svg": scene.svg(html=True), "data": scene.payload, "frame": int(frame), "speed": 1.0}
+    info = scene.payload.get("layout") or {}
+    other = "LR" if info.get("rankdir", "TB") != "LR" else "TB"
+    alt = scene.svg_in(other) if scene.root is not None and scene.num_nodes <= ALT_LAYOUT_NODES else ""
+    state = {"svg": scene.svg(html=True), "svg_alt": alt, "data": scene.payload, "frame": int(frame), "speed": 1.0,
+             "standalone": True}
+    engine = "" if scene.root is not None else inline_graphviz()
     note = ("Play, or step with ← and → (click the player first). Made with viz.animate; "
             "this page needs no kernel and no network.")
     return _PAGE.format(title=html.escape(title), font=style.FONT.replace(",", ", "), muted=style.MUTED_TEXT,
-                        css=CSS, note=html.escape(note), state=_json_for_html(state), js=standalone_js())
+                        css=CSS, note=html.escape(note), state=_json_for_html(state), js=standalone_js(),
+                        engine=engine)
+
+
+def inline_graphviz() -> str:
+    """The WebAssembly Graphviz as an inert script element player.js imports from (no network)."""
+    from .player import graphviz_source
+
+    source = graphviz_source().decode("utf-8")
+    if re.search(r"</?script", source, re.IGNORECASE):
+        raise RuntimeError("viz: the vendored Graphviz cannot be inlined in a page (it contains a script tag)")
+    return f'<script type="text/plain" id="mg-graphviz">{source}</script>\n'
+
 
 
 def save_html(scene: Scene, path: Any, title: str | None = None) -> Path:
@@ -112,10 +134,11 @@ def save_html(scene: Scene, path: Any, title: str | None = None) -> Path:
 class Filmstrip:
     """Small multiples of a player's steps: shows as SVG in Jupyter, ``save`` writes files."""
 
-    def __init__(self, scene: Scene, steps: list[int], svg: str) -> None:
+    def __init__(self, scene: Scene, steps: list[int], svg: str, scale: float = 2.0) -> None:
         self.scene = scene
         self.steps = steps
         self.svg = svg
+        self.scale = scale
 
     def _repr_svg_(self) -> str:
         return self.svg
@@ -125,7 +148,8 @@ class Filmstrip:
 
     def save(self, path: Any) -> Path | list[Path]:
         """``.svg`` (the strip), ``.html`` (the strip in a page), or ``.png``: one PNG per
-        step, ``name-00.png``, ``name-01.png``, ... (returns their paths)."""
+        step at the strip's scale, each with its caption, ``name-00.png``, ``name-01.png``, ...
+        (returns their paths)."""
         target = Path(path)
         suffix = target.suffix.lower()
         if suffix == ".svg":
@@ -134,7 +158,7 @@ class Filmstrip:
             return write_atomic(target, "<!DOCTYPE html><meta charset='utf-8'><body style='background:#fff'>"
                                 + self.svg)
         if suffix == ".png":
-            return save_pngs(self.scene, self.steps, target)
+            return save_pngs(self.scene, self.steps, target, self.scale)
         raise ValueError(f"viz: Filmstrip.save() needs a .svg, .html or .png path, got {str(path)!r}")
 
 
@@ -147,9 +171,12 @@ def pick_steps(count: int, steps: Any = None, limit: int = MAX_FILMSTRIP_STEPS) 
     return sorted(picked)
 
 
-def filmstrip(scene: Scene, columns: int = 4, steps: Any = None, width: float = 260.0) -> Filmstrip:
+def filmstrip(scene: Scene, columns: int = 4, steps: Any = None, width: float = 260.0,
+              scale: float = 2.0) -> Filmstrip:
     if scene.root is None:
         raise RuntimeError(scene.hint or "viz: no Graphviz renderer: nothing to draw")
+    if not scale > 0:
+        raise ValueError(f"viz: filmstrip() needs a positive scale, got {scale!r}")
     chosen = pick_steps(scene.num_steps, steps)
     columns = max(1, int(columns))
     view = [float(v) for v in (scene.root.get("viewBox") or "0 0 100 100").split()]
@@ -187,7 +214,7 @@ def filmstrip(scene: Scene, columns: int = 4, steps: Any = None, width: float = 
     text = to_text(out)
     if "xmlns:xlink" not in text.split(">", 1)[0]:
         text = text.replace(f'<svg xmlns="{SVG_NS}"', f'<svg xmlns="{SVG_NS}" xmlns:xlink="{XLINK_NS}"', 1)
-    return Filmstrip(scene, chosen, text)
+    return Filmstrip(scene, chosen, text, float(scale))
 
 
 def _caption(k: int, title: str, width: float) -> list[str]:
@@ -204,28 +231,114 @@ _LAST_BOLD = re.compile(r"<B>((?:(?!<B>).)*?)</B>((?:(?!<B>).)*)$", re.S)
 _CLEAR = "#FFFFFF00"
 
 
-def save_pngs(scene: Scene, steps: list[int], target: Path) -> list[Path]:
-    """One PNG per step, rendered by pygraphviz's bundled Graphviz (cairo).
+def step_caption(scene: Scene, k: int) -> str:
+    """'Step 3 / 7: MulBackward0 runs': what a picture of one step says under it."""
+    title = scene.payload["steps"][k].get("title", "")
+    head = f"Step {k} / {scene.num_steps - 1}"
+    return f"{head}: {title}" if title else head
+
+
+def save_pngs(scene: Scene, steps: list[int], target: Path, scale: float = 2.0) -> list[Path]:
+    """One PNG per step with its caption, ``scale`` device pixels per CSS pixel, rendered by
+    pygraphviz's bundled Graphviz (cairo).
 
     Every step is the same DOT — the same labels, so dot gives the same layout — with the
     state written as colours: reserved value lines are transparent until their value is
     there. (A drawn edge that carried several different gradients, which only happens
     around nodes hidden by ``max_nodes``, shows none; the SVG filmstrip shows them all.)
+    All files are made before the first is written, so a failure writes none.
     """
-    import warnings
+    from .render import SAVE_MAX_PIXELS
 
-    from .render import quiet_stderr
-
-    paths = []
+    pictures = []
     for k in steps:
-        graph = frame_agraph(scene, k)
-        with quiet_stderr(), warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            data = graph.draw(format="png", prog="dot")
-        path = target.with_name(f"{target.stem}-{k:02d}.png")
-        write_atomic(path, data)
-        paths.append(path)
-    return paths
+        png = frame_png(scene, k, step_caption(scene, k), scale, SAVE_MAX_PIXELS)
+        if png is None:
+            raise RuntimeError("viz: PNG pictures of a player need pygraphviz (pip install pygraphviz)")
+        pictures.append((target.with_name(f"{target.stem}-{k:02d}.png"), png.data))
+    return [write_atomic(path, data) for path, data in pictures]
+
+
+GIF_CAPTION_PT = 12
+
+
+def save_gif(scene: Scene, path: Any, fps: float = 1.0, steps: Any = None, scale: float = 2.0) -> Path:
+    """The steps as an animated GIF for slides: every frame the same size (the layout never
+    moves), a caption band under each, ``fps`` steps per second, looping. Needs Pillow (in
+    the ``lab`` extra) and pygraphviz; the same player always gives the same bytes."""
+    target = Path(path)
+    if target.suffix.lower() != ".gif":
+        raise ValueError(f"viz: save_gif() needs a .gif path, got {str(path)!r}")
+    if not fps > 0 or not scale > 0:
+        raise ValueError(f"viz: save_gif() needs a positive fps and scale, got fps={fps!r}, scale={scale!r}")
+    try:
+        from PIL import Image
+    except ImportError as exc:
+        raise RuntimeError("viz: save_gif() needs Pillow (pip install pillow, part of minigrad-lab[lab])") from exc
+    import io
+
+    chosen = pick_steps(scene.num_steps, steps, limit=scene.num_steps)
+    pictures = []
+    for k in chosen:
+        png = frame_png(scene, k, None, scale)
+        if png is None:
+            raise RuntimeError("viz: save_gif() needs pygraphviz to draw the steps (pip install pygraphviz)")
+        with Image.open(io.BytesIO(png.data)) as picture:
+            pictures.append((picture.convert("RGB"), step_caption(scene, k), png.scale))
+    captions = _Captions(pictures[0][0].width, pictures[0][2], [caption for _, caption, _ in pictures])
+    frames = [captions.under(picture, caption) for picture, caption, _ in pictures]
+    # one palette for every frame, made from all of them: colours do not flicker between steps
+    sheet = Image.new("RGB", (frames[0].width, frames[0].height * len(frames)), "white")
+    for n, frame in enumerate(frames):
+        sheet.paste(frame, (0, frame.height * n))
+    palette = sheet.quantize(colors=255, method=Image.Quantize.MEDIANCUT, dither=Image.Dither.NONE)
+    indexed = [frame.quantize(palette=palette, dither=Image.Dither.NONE) for frame in frames]
+    out = io.BytesIO()
+    indexed[0].save(out, format="GIF", save_all=True, append_images=indexed[1:], duration=round(1000 / fps),
+                    loop=0, optimize=False, disposal=1)
+    return write_atomic(target, out.getvalue())
+
+
+class _Captions:
+    """Caption bands of one height for every frame (a GIF's frames must all be one size)."""
+
+    def __init__(self, width: int, scale: float, captions: list[str]) -> None:
+        from PIL import ImageFont
+
+        size = max(round(GIF_CAPTION_PT * 4 / 3 * scale), 8)
+        self.font = ImageFont.load_default(size=size)
+        self.pad = size // 2
+        self.width = max(width, 1)
+        self.line_height = round(size * 1.35)
+        self.lines = {c: _wrap(c, self.font.getlength, self.width - 2 * self.pad)[:3] for c in captions}
+        self.band = self.pad * 2 + max(len(lines) for lines in self.lines.values()) * self.line_height
+
+    def under(self, picture: Any, caption: str) -> Any:
+        """The picture with a white band under it holding ``caption``, centred."""
+        from PIL import Image, ImageDraw
+
+        out = Image.new("RGB", (self.width, picture.height + self.band), "white")
+        out.paste(picture, (0, 0))
+        draw = ImageDraw.Draw(out)
+        for i, line in enumerate(self.lines[caption]):
+            x = (self.width - self.font.getlength(line)) / 2
+            y = picture.height + self.pad + i * self.line_height
+            draw.text((x, y), line, fill=style.TEXT, font=self.font, anchor="la")
+        return out
+
+
+def _wrap(text: str, measure: Any, width: float) -> list[str]:
+    """Greedy word wrap by measured width; a word wider than the line stands alone."""
+    lines: list[str] = []
+    line = ""
+    for word in text.split():
+        candidate = f"{line} {word}" if line else word
+        if line and measure(candidate) > width:
+            lines.append(line)
+            line = word
+        else:
+            line = candidate
+    return lines + ([line] if line else [])
 
 
 def frame_agraph(scene: Scene, k: int, note: str | None = None) -> Any:
@@ -255,10 +368,11 @@ def frame_agraph(scene: Scene, k: int, note: str | None = None) -> Any:
 NOTE_SIZE = 12
 
 
-def frame_png(scene: Scene, k: int, note: str | None = None) -> Any:
-    """Step ``k`` as a ``viz.render.Png`` at 2x (shown at the SVG's scale), or None without
+def frame_png(scene: Scene, k: int, note: str | None = None, scale: float = 2.0,
+              max_pixels: int | None = None) -> Any:
+    """Step ``k`` as a ``viz.render.Png`` at ``scale`` (shown at the SVG's size), or None without
     pygraphviz."""
-    from .render import draw_png
+    from .render import MAX_PNG_PIXELS, draw_png
 
     try:
         graph = frame_agraph(scene, max(0, min(int(k), scene.num_steps - 1)), note)
@@ -266,7 +380,7 @@ def frame_png(scene: Scene, k: int, note: str | None = None) -> Any:
         return None
     view = [float(v) for v in (scene.root.get("viewBox") or "").split()] if scene.root is not None else []
     css_size = (view[2] * 4 / 3, view[3] * 4 / 3) if len(view) == 4 else None
-    return draw_png(graph, css_size)
+    return draw_png(graph, css_size, scale, max_pixels or MAX_PNG_PIXELS)
 
 
 def _set_html(item: Any, html_label: str) -> None:

@@ -60,10 +60,13 @@ class Graph:
             self._png_done = True
         return self._png
 
-    def save(self, path: str | os.PathLike) -> Path:
+    def save(self, path: str | os.PathLike, scale: float = render.PNG_SCALE) -> Path:
         """Write the picture; the suffix picks the format (.svg, .png, .pdf, or .dot/.gv
-        for the DOT text). Without a renderer the DOT text is written next to ``path`` as
-        ``.dot`` (with a warning) and that path is returned."""
+        for the DOT text). A PNG has ``scale`` device pixels per CSS pixel (2: sharp on
+        slides and HiDPI screens; vector formats need none). Without a renderer the DOT text is
+        written next to ``path`` as ``.dot`` (with a warning) and that path is returned."""
+        if not scale > 0:
+            raise ValueError(f"viz: save() needs a positive scale, got {scale!r}")
         target = Path(path)
         suffix = target.suffix.lower()
         if suffix in _DOT_SUFFIXES:
@@ -73,6 +76,11 @@ class Graph:
         if suffix == ".svg":
             svg = self.svg()
             data = svg.encode("utf-8") if svg is not None else None
+        elif suffix == ".png":
+            svg = self.svg()
+            png = render.render_png(self.source, render.svg_css_size(svg) if svg else None, scale,
+                                    render.SAVE_MAX_PIXELS)
+            data = png.data if png is not None else None
         else:
             data = self.pipe(_SAVE_FORMATS[suffix])
         if data is None:
@@ -85,7 +93,11 @@ class Graph:
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> Any:
         svg = self.svg()
         if svg is None:
-            return {"text/plain": f"{render.HINT}\n{self.source}"}
+            data = {"text/plain": f"{render.HINT}\n{self.source}"}
+            view = self._browser_view()
+            if view is not None:  # a live notebook lays the DOT out with the WebAssembly Graphviz
+                data.update(view)
+            return data
         data: dict[str, str] = {"image/svg+xml": svg, "text/plain": repr(self)}
         png = self.png()
         if png is None:  # one plain line says why, rather than a broken image
@@ -94,6 +106,19 @@ class Graph:
         png_data, meta = png.mimebundle()
         data.update(png_data)
         return data, meta
+
+    def _browser_view(self) -> dict | None:
+        """The widget view of a player without steps that lays this graph out in the browser
+        (made once per Graph), or None without anywidget."""
+        from .player import WIDGET_VIEW, graph_widget
+
+        if getattr(self, "_widget", None) is None:
+            self._widget = graph_widget(self)
+        if self._widget is None:
+            return None
+        out = self._widget._repr_mimebundle_()
+        view = out[0] if isinstance(out, tuple) else (out or {})
+        return {k: v for k, v in view.items() if k == WIDGET_VIEW}
 
     def __repr__(self) -> str:
         extra = f", {self.model.hidden:,} hidden" if self.model.hidden else ""

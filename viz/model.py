@@ -33,6 +33,27 @@ from .shrink import (
 )
 from .walk import WALK_LIMIT, Walk
 
+
+def module_types(modules: Any) -> dict[str, str]:
+    """Qualified name -> description ('Linear(8→3)') of a model's submodules, through its public
+    ``named_modules()``; {} for anything else."""
+    try:
+        named = list(modules.named_modules())
+    except Exception:
+        return {}
+    return {str(qual): describe_module(m) for qual, m in named if qual}
+
+
+def describe_module(module: Any) -> str:
+    """'Linear(8→3)', 'Conv2d(3→16)', 'Embedding(100→32)', else the class name."""
+    name = type(module).__name__
+    for a, b in (("in_features", "out_features"), ("in_channels", "out_channels"),
+                 ("num_embeddings", "embedding_dim")):
+        left, right = getattr(module, a, None), getattr(module, b, None)
+        if isinstance(left, int) and isinstance(right, int):
+            return f"{name}({left}→{right})"
+    return name
+
 # The names viz.trace imported before summarising moved to viz.shrink.
 _choose_kept, _hidden_groups = choose_kept, hidden_groups
 __all__ = ["GHOST_THRESHOLD", "HUB_THRESHOLD", "SPAN_BUDGET", "Model", "VEdge", "VNode", "build", "op_symbol"]
@@ -61,9 +82,11 @@ class VNode:
     data: str | None = None
     grad: str | None = None
     module: str | None = None
+    module_type: str | None = None  # what the innermost module is ('Linear(8→3)'), when known
     ghost: bool = False
     hidden: int = 0  # raw nodes this node stands for (hidden groups)
     ghost_of: str | None = None  # for a reference to a hub drawn elsewhere
+    fill: str | None = None  # overrides the role's fill (viz.compare and gradcheck_graph colour verdicts)
     id: str = ""
 
 
@@ -75,6 +98,7 @@ class VEdge:
     slot: int | None = None
     faint: bool = False
     count: int = 1  # edges merged into this one (only around hidden groups)
+    name: str | None = None  # the input of the node the edge leaves that it feeds ('self', 'other')
 
 
 @dataclass
@@ -87,6 +111,7 @@ class Model:
     show_values: bool = False
     show_grads: bool = False
     crossings: int = 0  # ranks crossed by long edges (after cutting): dot's hidden workload
+    types: dict[str, str] = field(default_factory=dict)  # module scope -> 'Linear(8→3)' (from params=model)
 
     def node(self, key: str) -> VNode:
         return next(n for n in self.nodes if n.key == key)
@@ -110,6 +135,8 @@ class Namer:
         self._keep: list[Any] = []  # keep the tensors alive so their ids stay theirs
         if params is None:
             return
+        if hasattr(params, "named_parameters") and not hasattr(params, "items"):  # a model: params=model
+            params = params.named_parameters()
         items = params.items() if hasattr(params, "items") else params
         for name, tensor in items:
             if not probe.is_tensor(tensor):
@@ -146,11 +173,15 @@ def build(
     show_values: bool = False,
     show_grads: bool = False,
     max_nodes: int | None = None,
+    limit: int | None = None,
 ) -> Model:
-    """Turn a walked graph into a drawable model for one view, summarised to ``max_nodes``."""
+    """Turn a walked graph into a drawable model for one view, summarised to ``max_nodes`` (at most
+    ``limit``, ``MAX_NODES_LIMIT`` by default: a picture that big already takes dot a while; a
+    model that will be folded by module may keep every node)."""
     if view not in VIEWS:
         raise ValueError(f"viz: view must be one of {VIEWS}, got {view!r}")
-    budget = DEFAULT_MAX_NODES if max_nodes is None else min(max(int(max_nodes), 1), MAX_NODES_LIMIT)
+    cap = MAX_NODES_LIMIT if limit is None else int(limit)
+    budget = DEFAULT_MAX_NODES if max_nodes is None else min(max(int(max_nodes), 1), cap)
     if view == "values":
         budget = max(budget // 2, 1)  # each op also draws the tensor it makes
     groups = hidden_groups(walk, choose_kept(walk, budget))
@@ -160,6 +191,7 @@ def build(
     else:
         builder.values()
     model = builder.finish(view)
+    model.types = module_types(params) if hasattr(params, "named_modules") else {}
     model.show_values = show_values or view == "values"
     model.show_grads = show_grads or view == "values"
     return model
@@ -254,6 +286,8 @@ class _Builder:
     def _fn_extras(self, node: VNode, raw: int) -> None:
         fn = self.walk.nodes[raw].fn
         node.module = probe.module_scope(fn)
+        kind = probe.metadata(fn).get("module_type")
+        node.module_type = str(kind) if kind else None
         hooks, prehooks = probe.node_hooks(fn)
         if prehooks:
             node.badges.append(f"prehooks ×{prehooks}")
@@ -295,6 +329,15 @@ class _Builder:
         root = self.root_of.get((child, nr))
         return probe.shape_of(root) if root is not None else None
 
+    @staticmethod
+    def _input_names(raw: Any) -> tuple[str, ...] | None:
+        """The node's input names, one per walked edge (None when unknown or when the walk left
+        some inputs out, so that no edge is given another input's name)."""
+        if raw.leaf is not None or raw.unwalked:
+            return None
+        names = probe.input_names(raw.fn)
+        return names if names is not None and len(names) == len(raw.edges) else None
+
     # views --------------------------------------------------------------------------------
     def backward(self) -> None:
         for k, root in enumerate(self.walk.roots):
@@ -326,12 +369,14 @@ class _Builder:
                     self._tensor_bits(node, out)
                     node.subtitle = None
                 self._fn_extras(node, raw.index)
+            names = self._input_names(raw)
             for j, (child, nr) in enumerate(raw.edges):
                 if child is None:
                     none = self.add(VNode(f"none:{raw.index}:{j}", "none", "None"))
-                    self.edge(key, none.key, slot=nr, faint=True)
+                    self.edge(key, none.key, slot=nr, faint=True, name=names[j] if names else None)
                     continue
-                self.edge(key, self.owner(child, f"fn:{child}"), shape=self._edge_shape(child, nr), slot=nr)
+                self.edge(key, self.owner(child, f"fn:{child}"), shape=self._edge_shape(child, nr), slot=nr,
+                          name=names[j] if names else None)
             self._unwalked(raw, key)
 
     def _hidden_edges(self, raw: Any, key: str) -> None:

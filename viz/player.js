@@ -1,11 +1,17 @@
-// viz/player.js: the front end of viz.animate (backward) and viz.record (forward).
-// Graphviz laid the graph out once, in Python; a frame only switches classes and texts on
-// that one SVG. The payload is the run order with one small record per step; the state at
+// viz/player.js: the front end of viz.animate (backward), viz.record (forward) and of viz.draw
+// where Python has no Graphviz. Graphviz lays the graph out once (in Python, or here with the
+// WebAssembly Graphviz viz ships when Python has none); a frame only switches classes and texts
+// on that one SVG. The payload is the run order with one small record per step; the state at
 // step k (done, waiting, labels so far) is derived here, never shipped per frame.
 
 const SPEEDS = [0.25, 0.5, 1, 2, 4, 8];
 const STEPS_PER_SECOND = 1.25; // at speed 1
 const PX_PER_PT = 4 / 3;
+const MIN_TEXT_PX = 10; // no text of the picture is shown smaller at the starting zoom
+const FIT_WHOLE_FROM = 0.8; // the whole graph is shown when it fits at this zoom or more
+const ZOOM_MAX = 2;
+const NARROW_PX = 1100; // below this width the side panel goes under the picture
+const PAD = 14; // px around the picture inside the stage
 const ICONS = {
   first: "M3 2h2v12H3zM14 2v12L6 8z",
   prev: "M12 2v12L4 8z",
@@ -13,15 +19,18 @@ const ICONS = {
   pause: "M4 2h3v12H4zM9 2h3v12H9z",
   next: "M4 2v12l8-6z",
   last: "M11 2h2v12h-2zM2 2v12l8-6z",
+  full: "M2 2h5v2H4v3H2zM9 2h5v5h-2V4H9zM2 9h2v3h3v2H2zM12 9h2v5H9v-2h3z",
 };
+// [class, text, shown when] for the legend: only what this player can show
 const LEGEND = {
   backward: [
-    ["mg-k-current", "runs now"], ["mg-k-waiting", "waiting: some gradients arrived"],
-    ["mg-k-done", "done (step number)"], ["mg-k-pending", "not reached yet"],
-    ["mg-k-sum", "gradients arrived / expected"], ["mg-k-freed", "saved values freed"],
-    ["mg-k-hook", "hook fired"],
+    ["mg-k-current", "runs now", () => true], ["mg-k-waiting", "waiting: some gradients arrived", (p) => p.has.waiting],
+    ["mg-k-done", "done (step number)", () => true], ["mg-k-pending", "not reached yet", () => true],
+    ["mg-k-sum", "gradients arrived / expected", (p) => p.has.summing], ["mg-k-freed", "saved values freed", (p) => p.has.freed],
+    ["mg-k-hook", "hook fired", (p) => p.has.hooks], ["mg-k-hooked", "value a hook changed", (p) => p.has.relabel],
+    ["mg-k-module", "module: click to open", (p) => p.has.boxes],
   ],
-  forward: [["mg-k-new", "created in this step"], ["mg-k-born", "created earlier"]],
+  forward: [["mg-k-new", "created in this step", () => true], ["mg-k-born", "created earlier", () => true]],
 };
 
 function h(tag, cls, text) {
@@ -52,25 +61,313 @@ function lastUpTo(list, k) {
   return found;
 }
 
+// -- the theme: JupyterLab's, VS Code's, else the system's (prefers-color-scheme) -------------------------
+function darkTheme() {
+  const body = document.body;
+  const lab = body && body.getAttribute("data-jp-theme-light");
+  if (lab === "true" || lab === "false") return lab === "false";
+  if (body && body.classList.contains("vscode-dark")) return true;
+  if (body && body.classList.contains("vscode-light")) return false;
+  return !!(window.matchMedia && window.matchMedia("(prefers-color-scheme: dark)").matches);
+}
+
+// -- the WebAssembly Graphviz: loaded once per page, from the page or from the kernel ---------------------
+function graphviz(ask) {
+  if (!window.__mgGraphviz) {
+    window.__mgGraphviz = (async () => {
+      const inline = document.getElementById("mg-graphviz");
+      const source = inline ? inline.textContent : await ask();
+      const url = URL.createObjectURL(new Blob([source], { type: "text/javascript" }));
+      try {
+        const module = await import(url);
+        return await module.instance();
+      } finally {
+        URL.revokeObjectURL(url);
+      }
+    })();
+    window.__mgGraphviz.catch(() => { window.__mgGraphviz = null; });
+  }
+  return window.__mgGraphviz;
+}
+
+function withRankdir(dot, rankdir) {
+  return dot.replace(/rankdir="(TB|LR|BT|RL)"/, 'rankdir="' + rankdir + '"');
+}
+
+// -- decorating Graphviz's SVG (what viz/player.py's decorate does in Python) -----------------------------
+// A widget may be drawn before its output is on the page, where nothing can be measured (getBBox gives
+// zeros): wait until the page lays the element out.
+function laidOut(el) {
+  return new Promise((resolve) => {
+    const check = () => (el.isConnected && el.getClientRects().length > 0 ? resolve() : requestAnimationFrame(check));
+    check();
+  });
+}
+
+function bbox(el) {
+  try { return el.getBBox(); } catch (err) { return null; }
+}
+
+function placeholder(t, cls) {
+  // a reserved line becomes an empty, centred text the player fills
+  if ((t.getAttribute("text-anchor") || "start") === "start") {
+    const x = Number(t.getAttribute("x")) || 0;
+    t.setAttribute("x", String(x + t.getComputedTextLength() / 2));
+  }
+  t.setAttribute("text-anchor", "middle");
+  t.removeAttribute("font-weight");
+  t.textContent = "";
+  t.classList.add(cls);
+}
+
+function decorate(svg, info) {
+  const ns = svg.namespaceURI;
+  const saved = (info.savedFill || "").toLowerCase();
+  const badge = (info.badgeFill || "").toLowerCase();
+  for (const g of svg.querySelectorAll("g.node")) {
+    const title = g.querySelector("title");
+    if (!title) continue;
+    const id = title.textContent;
+    g.setAttribute("data-n", id);
+    const shapes = [...g.querySelectorAll("polygon, path")];
+    let border = null;
+    for (const el of shapes) {
+      const stroke = el.getAttribute("stroke");
+      if ((el.getAttribute("fill") || "").toLowerCase() === "none" && stroke && stroke !== "none") border = el;
+    }
+    if (border) border.classList.add("mg-border");
+    if (shapes.length && shapes[0] !== border) shapes[0].classList.add("mg-bg");
+    let mark = null;
+    for (const el of g.querySelectorAll("polygon, text")) {
+      if (el.tagName === "polygon") {
+        const fill = (el.getAttribute("fill") || "").toLowerCase();
+        mark = fill === saved ? "mg-saved" : fill === badge ? "mg-badge" : null;
+        if (mark) el.classList.add(mark);
+      } else if (mark) { el.classList.add(mark); mark = null; }
+    }
+    const note = (info.nodeTexts || {})[id];
+    if (note) {
+      const t = [...g.querySelectorAll("text")].reverse().find((x) => x.textContent === note);
+      if (t) placeholder(t, "mg-note");
+    }
+    const box = border && bbox(border);
+    if (!box) continue;
+    for (const [cls, cx] of [["mg-stepbadge", box.x - 8], ["mg-arrbadge", box.x + box.width + 8]]) {
+      const b = document.createElementNS(ns, "g");
+      b.setAttribute("class", cls);
+      const c = document.createElementNS(ns, "circle");
+      c.setAttribute("cx", String(cx)); c.setAttribute("cy", String(box.y + 2)); c.setAttribute("r", "9");
+      const t = document.createElementNS(ns, "text");
+      t.setAttribute("x", String(cx)); t.setAttribute("y", String(box.y + 5.5));
+      t.setAttribute("text-anchor", "middle"); t.setAttribute("font-size", "10");
+      b.append(c, t);
+      g.appendChild(b);
+    }
+  }
+  const edges = info.edges || [];
+  for (const g of svg.querySelectorAll("g.edge")) {
+    const gid = g.getAttribute("id") || "";
+    const k = /^edge\d+$/.test(gid) ? Number(gid.slice(4)) - 1 : -1;
+    const title = g.querySelector("title");
+    if (k < 0 || k >= edges.length || !title || title.textContent !== edges[k][0] + "->" + edges[k][1]) continue;
+    g.setAttribute("data-e", String(k));
+    g.setAttribute("data-src", edges[k][0]);
+    g.setAttribute("data-dst", edges[k][1]);
+    const reserved = (info.edgeTexts || {})[k];
+    const texts = [...g.querySelectorAll("text")];
+    const hold = reserved ? [...texts].reverse().find((t) => t.textContent === reserved) : null;
+    for (const t of texts) {
+      if (t === hold) placeholder(t, "mg-glabel");
+      else t.classList.add("mg-elabel");
+    }
+    for (const el of g.children) {
+      if (el.tagName === "path") el.classList.add("mg-path");
+      else if (el.tagName === "polygon") el.classList.add("mg-head");
+    }
+    if (!hold) {
+      const path = g.querySelector("path");
+      const box = path && bbox(path);
+      if (box) {
+        const t = document.createElementNS(ns, "text");
+        t.setAttribute("x", String(box.x + box.width / 2 + 4)); t.setAttribute("y", String(box.y + box.height / 2));
+        t.setAttribute("font-size", "10");
+        t.setAttribute("class", "mg-glabel");
+        g.appendChild(t);
+      }
+    }
+  }
+  const graph = svg.querySelector("g");
+  if (graph) graph.setAttribute("class", "graph mg-graph");
+  svg.setAttribute("class", "mg-svg");
+  const vb = svg.viewBox && svg.viewBox.baseVal;
+  if (vb && vb.width) svg.setAttribute("viewBox", [vb.x - PAD, vb.y - PAD, vb.width + 2 * PAD, vb.height + 2 * PAD].join(" "));
+}
+
+// Graphviz sized the boxes with its own font metrics; the browser's font can be wider (and the
+// WebAssembly build only estimates widths): a text that would spill out of its box is centred in it
+// and narrowed to fit. In a picture laid out by the WebAssembly Graphviz, whose widths are estimates, every
+// text of a box is centred (every row of viz's boxes is centred): a bold title it guessed too narrow would
+// otherwise sit off-centre.
+function fitTexts(svg, estimated = false) {
+  for (const g of svg.querySelectorAll("g.node")) {
+    const border = g.querySelector(".mg-border");
+    const box = border && bbox(border);
+    if (!box || g.getAttribute("data-n") === "legend") continue;
+    for (const t of g.querySelectorAll("text")) {
+      if (!t.textContent || t.closest(".mg-stepbadge, .mg-arrbadge")) continue;
+      const r = bbox(t);
+      if (!r || (!estimated && r.x >= box.x && r.x + r.width <= box.x + box.width)) continue;
+      const room = box.width - 6;
+      t.setAttribute("text-anchor", "middle");
+      t.setAttribute("x", String(box.x + box.width / 2));
+      if (t.getComputedTextLength() > room) {
+        t.setAttribute("textLength", String(room));
+        t.setAttribute("lengthAdjust", "spacingAndGlyphs");
+      }
+    }
+  }
+}
+
+// Module labels sit at a corner of their frame where no edge passes, on a chip of the background.
+function placeClusterLabels(svg) {
+  const paths = [...svg.querySelectorAll("g.edge path")].map((p) => [p, bbox(p)]);
+  const nodes = [...svg.querySelectorAll("g.node")].map(bbox).filter(Boolean);
+  const overlaps = (a, b) => !(b.x > a.x + a.width || b.x + b.width < a.x || b.y > a.y + a.height || b.y + b.height < a.y);
+  for (const g of svg.querySelectorAll("g.cluster")) {
+    const frame = g.querySelector("path, polygon");
+    const texts = [...g.querySelectorAll("text")]; // Graphviz puts them in the tooltip's <a> when there is one
+    const box = frame && bbox(frame);
+    if (!box || !texts.length) continue;
+    const label = texts.map(bbox).filter(Boolean);
+    if (!label.length) continue;
+    const lx = Math.min(...label.map((r) => r.x)), ly = Math.min(...label.map((r) => r.y));
+    const lw = Math.max(...label.map((r) => r.x + r.width)) - lx, lh = Math.max(...label.map((r) => r.y + r.height)) - ly;
+    const crossed = (x, y) => {
+      const hit = { x: x - 3, y: y - 2, width: lw + 6, height: lh + 4 };
+      if (nodes.some((r) => overlaps(hit, r))) return true;
+      for (const [p, r] of paths) {
+        if (!r || !overlaps(hit, r)) continue;
+        const length = p.getTotalLength();
+        for (let s = 0; s <= length; s += 4) {
+          const q = p.getPointAtLength(s);
+          if (q.x >= hit.x && q.x <= hit.x + hit.width && q.y >= hit.y && q.y <= hit.y + hit.height) return true;
+        }
+      }
+      return false;
+    };
+    const spots = [[lx, ly], [box.x + 6, box.y + 3], [box.x + box.width - lw - 6, box.y + 3],
+      [box.x + 6, box.y + box.height - lh - 3], [box.x + box.width - lw - 6, box.y + box.height - lh - 3],
+      [box.x - lw - 8, box.y + 3], [box.x + box.width + 8, box.y + 3], [box.x + 6, box.y - lh - 4]];
+    const spot = spots.find(([x, y]) => !crossed(x, y)) || spots[0];
+    const [dx, dy] = [spot[0] - lx, spot[1] - ly];
+    for (const t of texts) {
+      t.setAttribute("x", String(Number(t.getAttribute("x")) + dx));
+      t.setAttribute("y", String(Number(t.getAttribute("y")) + dy));
+      t.classList.add("mg-clabel");
+    }
+    const chip = document.createElementNS(svg.namespaceURI, "rect");
+    chip.setAttribute("x", String(spot[0] - 3)); chip.setAttribute("y", String(spot[1] - 1));
+    chip.setAttribute("width", String(lw + 6)); chip.setAttribute("height", String(lh + 2));
+    chip.setAttribute("rx", "3");
+    chip.setAttribute("class", "mg-lchip");
+    // drawn last, over the edges: readable even where one must pass
+    const top = document.createElementNS(svg.namespaceURI, "g");
+    top.setAttribute("class", "mg-clabels");
+    top.append(chip, ...texts);
+    (svg.querySelector("g.mg-graph") || svg.querySelector("g") || svg).appendChild(top);
+  }
+  growToFit(svg);
+}
+
+// A label moved beside its frame may stick out of the picture: the picture grows to hold it.
+function growToFit(svg) {
+  const graph = svg.querySelector("g");
+  const vb = svg.viewBox && svg.viewBox.baseVal;
+  const b = graph && bbox(graph);
+  if (!b || !vb || !vb.width) return;
+  const moved = graph.transform.baseVal.consolidate();
+  const m = moved ? moved.matrix : { a: 1, d: 1, e: 0, f: 0 };
+  const x0 = Math.min(vb.x, b.x * m.a + m.e - 2), y0 = Math.min(vb.y, b.y * m.d + m.f - 2);
+  const x1 = Math.max(vb.x + vb.width, (b.x + b.width) * m.a + m.e + 2);
+  const y1 = Math.max(vb.y + vb.height, (b.y + b.height) * m.d + m.f + 2);
+  if (x0 < vb.x || y0 < vb.y || x1 > vb.x + vb.width || y1 > vb.y + vb.height) {
+    svg.setAttribute("viewBox", [x0, y0, x1 - x0, y1 - y0].join(" "));
+  }
+}
+
+// The box the page scrolls the player in: the notebook's own scroller in JupyterLab and Notebook 7, else
+// the nearest ancestor that does scroll. An ancestor whose height follows its content (an output area,
+// which has overflow: auto for wide outputs) is no limit: its height is the player's own.
+const SCROLLERS = ".jp-WindowedPanel-outer, .jp-NotebookPanel-notebook, .jp-Notebook";
+
+function scrollParent(el) {
+  const notebook = el.parentElement && el.parentElement.closest(SCROLLERS);
+  if (notebook && notebook.clientHeight > 0) return notebook;
+  for (let p = el.parentElement; p; p = p.parentElement) {
+    const style = getComputedStyle(p);
+    if (/(auto|scroll)/.test(style.overflowY) && p.clientHeight > 0 && p.scrollHeight > p.clientHeight + 1) return p;
+  }
+  return null;
+}
+
 class Player {
   constructor(model, host) {
     this.model = model;
     this.data = model.get("data") || { steps: [] };
     this.steps = this.data.steps || [];
     this.forward = this.data.mode === "forward";
-    this.k = -1;
+    this.graphOnly = this.data.mode === "graph";
+    this.k = Math.max(0, Number(model.get("frame")) || 0);
     this.timer = null;
     this.playing = false;
     this.speed = Number(model.get("speed")) || 1;
+    this.userZoom = Number(model.get("zoom")) || 0; // 0: the automatic fit
+    this.textScale = Number(model.get("text_scale")) || 1;
+    this.layout = this.data.layout || {};
+    this.dir = this.layout.rankdir || "TB";
     this.build(host);
-    this.index();
-    this.derive();
-    this.go(Number(model.get("frame")) || 0);
+    this.root.classList.toggle("mg-standalone", !!model.get("standalone"));
+    this.theme();
     this.onFrame = () => { const f = Number(this.model.get("frame")); if (f !== this.k) this.go(f); };
-    this.onSpeed = () => { this.speed = Number(this.model.get("speed")) || 1; this.speedBox.value = String(this.speed); };
+    this.onSpeed = () => { this.speed = Number(this.model.get("speed")) || 1; if (this.speedBox) this.speedBox.value = String(this.speed); };
+    this.onScene = () => this.reload();
     model.on("change:frame", this.onFrame);
     model.on("change:speed", this.onSpeed);
-    requestAnimationFrame(() => this.fit(true));
+    model.on("change:data", this.onScene);
+    this.onResize = () => { if (this.svg) this.fit(); };
+    window.addEventListener("resize", this.onResize);
+    document.addEventListener("fullscreenchange", this.onResize);
+    if (window.ResizeObserver) {
+      this.observer = new ResizeObserver(() => this.narrowCheck());
+      this.observer.observe(this.root);
+    }
+    this.show();
+  }
+
+  reload() {
+    this.data = this.model.get("data") || { steps: [] };
+    this.steps = this.data.steps || [];
+    this.layout = this.data.layout || {};
+    this.slider.max = String(Math.max(this.steps.length - 1, 0));
+    this.root.classList.remove("mg-busy");
+    this.show();
+  }
+
+  theme() {
+    const apply = () => {
+      const dark = darkTheme();
+      this.root.classList.toggle("mg-dark", dark);
+      this.root.classList.toggle("mg-light", !dark);
+    };
+    apply();
+    if (window.MutationObserver && document.body) {
+      this.themeObserver = new MutationObserver(apply);
+      this.themeObserver.observe(document.body, { attributes: true, attributeFilter: ["data-jp-theme-light", "class"] });
+    }
+    if (window.matchMedia) {
+      this.media = window.matchMedia("(prefers-color-scheme: dark)");
+      if (this.media.addEventListener) this.media.addEventListener("change", apply);
+    }
   }
 
   // -- DOM ---------------------------------------------------------------------------------------
@@ -79,104 +376,202 @@ class Player {
     root.tabIndex = 0;
     root.setAttribute("data-lm-suppress-shortcuts", "true");
     root.setAttribute("role", "group");
-    root.setAttribute("aria-label", this.forward ? "forward graph player" : "backward pass player");
+    root.setAttribute("aria-label", this.graphOnly ? "autograd graph" : this.forward ? "forward graph player" : "backward pass player");
+    root.style.setProperty("--mg-text-scale", String(this.textScale));
     root.mgPlayer = this;
-    const bar = h("div", "mg-bar");
-    const button = (name, title, fn) => {
-      const b = h("button", "mg-btn mg-" + name);
+    const bar = (this.bar = h("div", "mg-bar"));
+    const button = (cls, title, content, fn) => {
+      const b = h("button", "mg-btn " + cls);
       b.type = "button";
       b.title = title;
       b.setAttribute("aria-label", title);
-      b.appendChild(icon(name));
+      if (typeof content === "string") b.textContent = content;
+      else b.appendChild(content);
       b.addEventListener("click", (e) => { e.stopPropagation(); fn(); root.focus({ preventScroll: true }); });
-      bar.appendChild(b);
       return b;
     };
-    button("first", "First step (Home)", () => this.user(0));
-    button("prev", "Step back (←)", () => this.user(this.k - 1));
-    this.playBtn = button("play", "Play (space)", () => this.toggle());
-    button("next", "Step forward (→)", () => this.user(this.k + 1));
-    button("last", "Last step (End)", () => this.user(this.steps.length - 1));
-    const slider = (this.slider = h("input", "mg-slider"));
-    slider.type = "range";
-    slider.min = "0";
-    slider.max = String(Math.max(this.steps.length - 1, 0));
-    slider.step = "1";
-    slider.setAttribute("aria-label", "step");
-    slider.addEventListener("input", () => this.user(Number(slider.value)));
-    bar.appendChild(slider);
-    this.counter = h("span", "mg-count");
-    bar.appendChild(this.counter);
-    const speed = (this.speedBox = h("select", "mg-speed"));
-    speed.title = "Speed";
-    speed.setAttribute("aria-label", "speed");
-    for (const s of SPEEDS) {
-      const o = h("option", null, s + "×");
-      o.value = String(s);
-      speed.appendChild(o);
+    if (!this.graphOnly) {
+      bar.appendChild(button("mg-first", "First step (Home)", icon("first"), () => this.user(0)));
+      bar.appendChild(button("mg-prev", "Step back (←)", icon("prev"), () => this.user(this.k - 1)));
+      this.playBtn = button("mg-play", "Play (space)", icon("play"), () => this.toggle());
+      bar.appendChild(this.playBtn);
+      bar.appendChild(button("mg-next", "Step forward (→)", icon("next"), () => this.user(this.k + 1)));
+      bar.appendChild(button("mg-last", "Last step (End)", icon("last"), () => this.user(this.steps.length - 1)));
+      const slider = (this.slider = h("input", "mg-slider"));
+      slider.type = "range";
+      slider.min = "0";
+      slider.max = String(Math.max(this.steps.length - 1, 0));
+      slider.step = "1";
+      slider.setAttribute("aria-label", "step");
+      slider.addEventListener("input", () => this.user(Number(slider.value)));
+      bar.appendChild(slider);
+      this.counter = h("span", "mg-count");
+      bar.appendChild(this.counter);
+      const speed = (this.speedBox = h("select", "mg-speed"));
+      speed.title = "Speed";
+      speed.setAttribute("aria-label", "speed");
+      const speeds = SPEEDS.includes(this.speed) ? SPEEDS : SPEEDS.concat([this.speed]);
+      for (const s of speeds) {
+        const o = h("option", null, s + "×");
+        o.value = String(s);
+        speed.appendChild(o);
+      }
+      speed.value = String(this.speed);
+      speed.addEventListener("change", () => { this.speed = Number(speed.value) || 1; this.save("speed", this.speed); });
+      bar.appendChild(speed);
+    } else {
+      this.slider = h("input");
     }
-    if (!SPEEDS.includes(this.speed)) {
-      const o = h("option", null, this.speed + "×");
-      o.value = String(this.speed);
-      speed.appendChild(o);
-    }
-    speed.value = String(this.speed);
-    speed.addEventListener("change", () => {
-      this.speed = Number(speed.value) || 1;
-      this.save("speed", this.speed);
-    });
-    bar.appendChild(speed);
-    const zoom = h("span", "mg-zoom");
-    for (const [label, title, fn] of [["−", "Zoom out", () => this.scale(this.zoom / 1.25)],
-                                      ["fit", "Fit the width", () => this.fit(false)],
-                                      ["+", "Zoom in", () => this.scale(this.zoom * 1.25)]]) {
-      const b = h("button", "mg-btn mg-z", label);
-      b.type = "button";
-      b.title = title;
-      b.addEventListener("click", (e) => { e.stopPropagation(); fn(); });
-      zoom.appendChild(b);
-    }
-    bar.appendChild(zoom);
+    const view = h("span", "mg-view");
+    view.append(
+      button("mg-z mg-zout", "Zoom out (−)", "−", () => this.setZoom(this.zoom / 1.25)),
+      (this.zoomLabel = h("span", "mg-zlabel", "")),
+      button("mg-z mg-zin", "Zoom in (+)", "+", () => this.setZoom(this.zoom * 1.25)),
+      button("mg-z mg-fit", "Fit the graph (0)", "fit", () => this.setZoom(0)),
+      button("mg-z mg-tsmall", "Smaller text in the panel", "A−", () => this.setText(this.textScale / 1.15)),
+      button("mg-z mg-tbig", "Larger text in the panel", "A+", () => this.setText(this.textScale * 1.15)),
+      (this.dirBtn = button("mg-z mg-dir", "Lay the graph out left to right", "", () => this.flip())),
+      button("mg-z mg-full", "Full screen (f)", icon("full"), () => this.fullscreen()),
+    );
+    bar.appendChild(view);
     root.appendChild(bar);
 
-    const main = h("div", "mg-main");
+    const main = (this.main = h("div", "mg-main"));
     this.stage = h("div", "mg-stage");
-    this.stage.innerHTML = this.model.get("svg") || "";
-    const side = h("div", "mg-side");
+    this.stage.addEventListener("click", (e) => this.clicked(e));
+    const side = (this.side = h("div", "mg-side"));
     this.title = h("div", "mg-title");
     this.lines = h("div", "mg-lines");
     this.lines.setAttribute("aria-live", "polite");
     side.append(this.title, this.lines);
-    main.append(this.stage, side);
+    main.append(this.stage);
+    if (!this.graphOnly) main.append(side);
     root.appendChild(main);
+    this.legend = h("div", "mg-legend");
+    root.appendChild(this.legend);
+    root.addEventListener("keydown", (e) => this.key(e));
+    host.appendChild(root);
+  }
 
-    const legend = h("div", "mg-legend");
-    for (const [cls, text] of LEGEND[this.forward ? "forward" : "backward"]) {
+  fillLegend() {
+    const legend = this.legend;
+    legend.textContent = "";
+    if (this.graphOnly) { legend.style.display = "none"; return; }
+    for (const [cls, text, shown] of LEGEND[this.forward ? "forward" : "backward"]) {
+      if (!shown(this)) continue;
       const item = h("span", "mg-key");
       item.append(h("span", "mg-chip " + cls), document.createTextNode(text));
       legend.appendChild(item);
     }
-    root.appendChild(legend);
+  }
 
-    root.addEventListener("keydown", (e) => this.key(e));
-    host.appendChild(root);
+  // -- the picture: Python's layout, else the WebAssembly Graphviz, else a hint ---------------------------
+  async show() {
+    const token = (this.token = (this.token || 0) + 1);
+    this.dirBtn.textContent = this.dir === "LR" ? "⇣ TB" : "⇢ LR";
+    this.dirBtn.title = this.dir === "LR" ? "Lay the graph out top to bottom" : "Lay the graph out left to right";
+    let svg = null;
+    let hint = null;
+    try {
+      svg = await this.picture(this.dir);
+    } catch (err) {
+      hint = "viz: the graph could not be laid out in the browser (" + (err && err.message ? err.message : err) + ").";
+    }
+    if (token !== this.token) return;
+    this.stage.textContent = "";
+    if (svg) {
+      this.stage.appendChild(svg);
+    } else {
+      const note = h("div", "mg-hint", hint || this.layout.hint ||
+        "viz: no picture of the graph here: Python has no Graphviz (pip install pygraphviz) and this page has no " +
+        "WebAssembly Graphviz. The steps are in the panel.");
+      this.stage.appendChild(note);
+    }
+    this.index();
+    this.derive();
+    this.fillLegend();
+    this.narrowCheck();
+    this.go(this.k);
+    this.fit();
+  }
+
+  async picture(dir) {
+    const main = this.layout.rankdir || "TB";
+    const ready = dir === main ? this.model.get("svg") : this.model.get("svg_alt");
+    if (ready) {
+      const holder = document.createElement("div");
+      holder.innerHTML = ready;
+      const svg = holder.querySelector("svg");
+      if (svg) {
+        this.stage.textContent = "";
+        this.stage.appendChild(svg);
+        await laidOut(this.root); // texts are measured below
+        fitTexts(svg);
+        placeClusterLabels(svg);
+        return svg;
+      }
+    }
+    if (dir !== main && this.model.get("svg") && !this.model.get("standalone")) {
+      const alt = await this.ask({ type: "layout", rankdir: dir }, "change:svg_alt", () => this.model.get("svg_alt"));
+      if (alt) return this.picture(dir);
+    }
+    if (!this.layout.dot) return null;
+    const engine = await graphviz(() => this.ask({ type: "graphviz" }, "msg:custom", null));
+    const svg = engine.renderSVGElement(withRankdir(this.layout.dot, dir));
+    this.stage.textContent = "";
+    this.stage.appendChild(svg);
+    await laidOut(this.root); // decorate() and the others measure texts
+    decorate(svg, this.layout);
+    fitTexts(svg, true);
+    placeClusterLabels(svg);
+    return svg;
+  }
+
+  ask(message, event, ready) {
+    // one request to the kernel, answered by a trait change or a custom message (with a buffer)
+    if (this.model.get("standalone")) return Promise.reject(new Error("no kernel to ask"));
+    return new Promise((resolve, reject) => {
+      const done = (msg, buffers) => {
+        if (event === "msg:custom") {
+          if (!msg || msg.type !== message.type) return;
+          const buffer = buffers && buffers[0];
+          resolve(msg.error ? Promise.reject(new Error(msg.error)) : new TextDecoder().decode(buffer));
+        } else {
+          resolve(ready());
+        }
+        this.model.off(event, done);
+        clearTimeout(timer);
+      };
+      const timer = setTimeout(() => { this.model.off(event, done); reject(new Error("the kernel did not answer")); }, 30000);
+      this.model.on(event, done);
+      this.model.send(message);
+    });
   }
 
   index() {
     this.svg = this.stage.querySelector("svg");
     this.nodes = new Map();
     this.edges = new Map();
+    this.natural = null;
     if (!this.svg) return;
     this.svg.removeAttribute("width");
     this.svg.removeAttribute("height");
     const box = this.svg.viewBox && this.svg.viewBox.baseVal;
     this.natural = box && box.width ? [box.width * PX_PER_PT, box.height * PX_PER_PT] : [600, 400];
+    let smallest = 99;
+    for (const t of this.svg.querySelectorAll("text")) {
+      const size = Number(t.getAttribute("font-size"));
+      if (size) smallest = Math.min(smallest, size);
+    }
+    this.smallestPt = smallest === 99 ? 10 : smallest;
+    const boxes = this.layout.boxes || {};
     for (const g of this.svg.querySelectorAll("g.node")) {
       const title = g.querySelector("title");
       const id = g.getAttribute("data-n") || (title && title.textContent);
       if (!id) continue;
+      if (boxes[id]) { g.classList.add("mg-box"); g.setAttribute("data-scope", boxes[id]); }
       this.nodes.set(id, {
-        g, cls: null, arr: null, note: null,
+        g, cls: null, arr: null, note: null, base: g.getAttribute("class") || "node",
         stepText: g.querySelector(".mg-stepbadge text"),
         arrText: g.querySelector(".mg-arrbadge text"),
         noteEl: g.querySelector(".mg-note"),
@@ -200,6 +595,8 @@ class Player {
       steps.forEach((s, i) => { for (const id of s.appear || []) if (!this.appear.has(id)) this.appear.set(id, i); });
       return;
     }
+    this.has = { waiting: false, summing: false, freed: false, hooks: false, relabel: false,
+                 boxes: Object.keys(this.layout.boxes || {}).length > 0 };
     this.runAt = new Map();
     this.sendAt = new Map();
     this.arrive = new Map();
@@ -210,13 +607,23 @@ class Player {
     steps.forEach((s, i) => {
       if (s.kind !== "done") for (const id of s.ids || []) push(this.runAt, id, i);
       for (const [e, label, to] of s.sends || []) {
-        if (e >= 0) push(this.sendAt, e, [i, label]);
+        if (e >= 0) push(this.sendAt, e, [i, label, false]);
         if (to) push(this.arrive, to, i);
       }
+      // a hook changed what arrived: the edge now shows the value the node consumed
+      for (const [e, label] of s.relabel || []) push(this.sendAt, e, [i, label, true]);
       for (const [id, text] of s.notes || []) push(this.notes, id, [i, text]);
       for (const id of s.freed || []) if (!this.freedAt.has(id)) this.freedAt.set(id, i);
       for (const id of s.hooks || []) push(this.hookAt, id, i);
+      if (s.freed) this.has.freed = true;
+      if (s.hooks) this.has.hooks = true;
+      if (s.relabel) this.has.relabel = true;
     });
+    for (const [id, got] of this.arrive) {
+      if (got.length > 1) { this.has.summing = true; this.has.waiting = true; }
+      const runs = this.runAt.get(id);
+      if (runs && got.some((s) => s < runs[0])) this.has.waiting = true;
+    }
     for (const [id, n] of this.nodes) {
       const runs = this.runAt.get(id);
       if (runs && n.stepText) n.stepText.textContent = String(runs[0]);
@@ -259,7 +666,7 @@ class Player {
     this.k = k;
     for (const [id, node] of this.nodes) {
       const [cls, arr] = this.nodeState(id, k);
-      if (cls !== node.cls) { node.g.setAttribute("class", "node " + cls); node.cls = cls; }
+      if (cls !== node.cls) { node.g.setAttribute("class", node.base + " " + cls); node.cls = cls; }
       if (arr !== node.arr && node.arrText) { node.arrText.textContent = arr; node.arr = arr; }
       if (node.noteEl && !this.forward) {
         const note = lastUpTo(this.notes.get(id), k);
@@ -275,14 +682,17 @@ class Player {
         cls = at > k ? "mg-unborn" : at === k ? "mg-new" : "mg-born";
       } else {
         const sent = lastUpTo(this.sendAt.get(e), k);
-        if (sent) { cls = sent[0] === k ? "mg-now" : "mg-sent"; text = sent[1]; }
+        if (sent) {
+          cls = sent[2] ? "mg-sent mg-hooked" : sent[0] === k ? "mg-now" : "mg-sent";
+          text = sent[1];
+        }
       }
       if (cls !== edge.cls) { edge.g.setAttribute("class", "edge " + cls); edge.cls = cls; }
       if (text !== edge.text && edge.label) { edge.label.textContent = text; edge.text = text; }
     }
     this.panel(k);
     this.slider.value = String(k);
-    this.counter.textContent = "Step " + k + " / " + (n - 1);
+    if (this.counter) this.counter.textContent = "Step " + k + " / " + (n - 1);
     this.root.setAttribute("data-frame", String(k));
     this.follow(k);
   }
@@ -297,7 +707,8 @@ class Player {
 
   follow(k) {
     // keep the node of this step in view inside the stage (never scroll the page)
-    const id = (this.steps[k].ids || [])[0];
+    const step = this.steps[k]; // none in a picture without steps (viz.draw laid out in the page)
+    const id = step && (step.ids || [])[0];
     const node = id && this.nodes.get(id);
     if (!node || !this.stage.clientWidth) return;
     const s = this.stage.getBoundingClientRect();
@@ -371,7 +782,9 @@ class Player {
   key(e) {
     const keys = { ArrowRight: () => this.user(this.k + 1), ArrowLeft: () => this.user(this.k - 1),
                    Home: () => this.user(0), End: () => this.user(this.steps.length - 1),
-                   " ": () => this.toggle() };
+                   " ": () => this.toggle(), "+": () => this.setZoom(this.zoom * 1.25),
+                   "=": () => this.setZoom(this.zoom * 1.25), "-": () => this.setZoom(this.zoom / 1.25),
+                   "0": () => this.setZoom(0), f: () => this.fullscreen() };
     const fn = keys[e.key];
     const tag = e.target && e.target.tagName;
     if (!fn || tag === "SELECT" || tag === "INPUT" || (tag === "BUTTON" && e.key === " ")) return;
@@ -380,25 +793,106 @@ class Player {
     fn();
   }
 
+  clicked(e) {
+    // a folded module opens where a kernel can lay the graph out again
+    const g = e.target && e.target.closest && e.target.closest("g.mg-box");
+    if (!g || this.model.get("standalone")) return;
+    e.stopPropagation();
+    this.root.classList.add("mg-busy");
+    this.model.send({ type: "expand", scope: g.getAttribute("data-scope") });
+  }
+
+  // -- zoom, text size, direction, full screen ----------------------------------------------------------------
   scale(z) {
-    if (!this.svg) return;
+    if (!this.svg || !this.natural) return;
     this.zoom = Math.max(0.1, Math.min(4, z));
     this.svg.setAttribute("width", String(Math.round(this.natural[0] * this.zoom)));
     this.svg.setAttribute("height", String(Math.round(this.natural[1] * this.zoom)));
+    this.zoomLabel.textContent = Math.round(this.zoom * 100) + "%";
+    this.root.setAttribute("data-zoom", this.zoom.toFixed(3));
   }
 
-  fit(initial) {
-    const width = this.stage.clientWidth - 36;
-    if (width <= 0) { this.scale(1); return; }
-    const z = width / this.natural[0];
-    this.scale(initial ? Math.min(1, Math.max(z, 0.6)) : z);
+  setZoom(z) {
+    this.userZoom = z ? Math.max(0.1, Math.min(4, z)) : 0;
+    this.save("zoom", this.userZoom);
+    this.fit();
+  }
+
+  setText(s) {
+    this.textScale = Math.max(0.8, Math.min(2.5, s));
+    this.root.style.setProperty("--mg-text-scale", String(this.textScale));
+    this.save("text_scale", this.textScale);
+    this.fit();
+  }
+
+  room() {
+    // the height the picture may take: what the page (or the screen, in full screen) shows of the player
+    const full = document.fullscreenElement === this.root;
+    const outer = full ? null : scrollParent(this.root);
+    const view = full ? window.innerHeight : Math.min(window.innerHeight, outer ? outer.clientHeight : window.innerHeight);
+    // under the picture, the panel keeps one height (30% of the view) whatever a step says, so that
+    // stepping never moves the picture or pushes the legend off the screen; long steps scroll in it
+    const below = this.narrow && !this.graphOnly ? Math.round(view * 0.3) : 0;
+    this.side.style.height = below ? below + "px" : "";
+    const chrome = this.bar.offsetHeight + this.legend.offsetHeight + below + (full ? 0 : 24);
+    return [Math.max(this.stage.clientWidth - 2 * PAD, 100), Math.max(view - chrome - 2 * PAD, 200)];
+  }
+
+  fit() {
+    if (!this.svg || !this.natural) return;
+    const [w, hgt] = this.room();
+    const [nw, nh] = this.natural;
+    const readable = MIN_TEXT_PX / (this.smallestPt * PX_PER_PT);
+    let z = this.userZoom;
+    if (!z) {
+      const whole = Math.min(w / nw, hgt / nh);
+      z = whole >= FIT_WHOLE_FROM ? Math.min(whole, ZOOM_MAX) : Math.min(Math.max(w / nw, readable), ZOOM_MAX);
+      this.root.dataset.fit = whole >= FIT_WHOLE_FROM ? "whole" : "width";
+    } else {
+      this.root.dataset.fit = "user";
+    }
+    this.scale(z);
+    this.stage.style.height = Math.round(Math.min(nh * this.zoom, hgt) + 2 * PAD) + "px";
+    this.root.classList.toggle("mg-fitted", !this.userZoom);
     this.follow(this.k);
+  }
+
+  narrowCheck() {
+    // called when the player's box changes size: the notebook lays the output out after the player is
+    // made, so the first fit may have seen another width; a new width fits again (a new height alone,
+    // which fit() itself causes, does not)
+    const width = this.root.clientWidth;
+    const narrow = width > 0 && width < NARROW_PX;
+    if (narrow !== this.narrow) {
+      this.narrow = narrow;
+      this.root.classList.toggle("mg-narrow", narrow);
+    }
+    if (width !== this.width) {
+      this.width = width;
+      if (this.svg) this.fit();
+    }
+  }
+
+  flip() {
+    this.dir = this.dir === "LR" ? "TB" : "LR";
+    this.root.classList.add("mg-busy");
+    this.show().finally(() => this.root.classList.remove("mg-busy"));
+  }
+
+  fullscreen() {
+    if (document.fullscreenElement === this.root) document.exitFullscreen();
+    else if (this.root.requestFullscreen) this.root.requestFullscreen().catch(() => {});
   }
 
   destroy() {
     this.pause();
     this.model.off("change:frame", this.onFrame);
     this.model.off("change:speed", this.onSpeed);
+    this.model.off("change:data", this.onScene);
+    window.removeEventListener("resize", this.onResize);
+    document.removeEventListener("fullscreenchange", this.onResize);
+    if (this.observer) this.observer.disconnect();
+    if (this.themeObserver) this.themeObserver.disconnect();
   }
 }
 

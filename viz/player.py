@@ -45,11 +45,11 @@ CSS = (HERE / "player.css").read_text(encoding="utf-8")
 
 # the player's colours: Okabe–Ito, as in viz.style
 CURRENT = style.OKABE_ITO["blue"]
-DONE = style.OKABE_ITO["bluish_green"]
-HOOK = style.OKABE_ITO["vermillion"]
+DONE = "#00785A"  # Okabe–Ito bluish green, darkened: white step numbers on it read at 5.5:1
+HOOK = "#B34E00"  # Okabe–Ito vermillion, darkened: white text on it reads at 5.2:1
 ARRIVE = style.OKABE_ITO["yellow"]
 FREED_FILL = "#E6E6E6"
-FREED_TEXT = "#8C8C8C"
+FREED_TEXT = "#595959"  # 5.6:1 on FREED_FILL
 SENT_EDGE = style.BORDER
 
 # -- text widths (Graphviz lays out Helvetica with its AFM metrics; so do we) -----------------------------------
@@ -81,7 +81,7 @@ def text_width(text: str, size: float, bold: bool = False) -> float:
 # -- DOT: reserve room for the values -------------------------------------------------------------------------------
 _EDGE_LINE = re.compile(r"^(\s*)(n\d+) -> (n\d+)(.*);\s*$")
 _NODE_LINE = re.compile(r"^(\s*)(n\d+) \[label=")
-LABEL_SIZE = 9
+LABEL_SIZE = style.SMALL_PT
 
 
 def _label_span(attrs: str) -> tuple[int, int] | None:
@@ -254,11 +254,11 @@ def _decorate_node(g: ET.Element, title: str, saved_fill: str, badge_fill: str, 
         return
     x0, y0, x1, _ = box
     # badges go on the node group itself (outside Graphviz's tooltip link)
-    for cls, cx in (("mg-stepbadge", x0 - 7), ("mg-arrbadge", x1 + 7)):
+    for cls, cx in (("mg-stepbadge", x0 - 8), ("mg-arrbadge", x1 + 8)):
         badge = ET.SubElement(g, f"{_S}g", {"class": cls})
-        ET.SubElement(badge, f"{_S}circle", {"cx": f"{cx:.2f}", "cy": f"{y0 + 2:.2f}", "r": "8"})
-        text = ET.SubElement(badge, f"{_S}text", {"x": f"{cx:.2f}", "y": f"{y0 + 5:.2f}", "text-anchor": "middle",
-                                                  "font-size": "8"})
+        ET.SubElement(badge, f"{_S}circle", {"cx": f"{cx:.2f}", "cy": f"{y0 + 2:.2f}", "r": "9"})
+        text = ET.SubElement(badge, f"{_S}text", {"x": f"{cx:.2f}", "y": f"{y0 + 5.5:.2f}", "text-anchor": "middle",
+                                                  "font-size": str(style.SMALL_PT)})
         text.text = ""
 
 
@@ -329,6 +329,21 @@ class Scene:
     hint: str | None = None
     notes0: dict[str, str] = field(default_factory=dict)
     _pngs: dict = field(default_factory=dict, repr=False, compare=False)
+    _other: dict = field(default_factory=dict, repr=False, compare=False)
+    redraw: Any = field(default=None, repr=False, compare=False)  # viz.trace.Redraw, to fold it another way
+
+    def svg_in(self, rankdir: str) -> str:
+        """The decorated picture laid out in ``rankdir`` (cached), or "" without Graphviz in Python."""
+        info = self.payload.get("layout") or {}
+        if rankdir == info.get("rankdir", "TB"):
+            return self.svg(html=True)
+        if rankdir not in self._other:
+            svg = _render.render(with_rankdir(self.dot, rankdir), "svg") if self.root is not None else None
+            edges = [tuple(e) for e in info.get("edges", [])]
+            texts = {int(k): v for k, v in info.get("edgeTexts", {}).items()}
+            root = decorate(svg.decode("utf-8"), edges, texts, info.get("nodeTexts", {})) if svg else None
+            self._other[rankdir] = to_text(root, html=True) if root is not None else ""
+        return self._other[rankdir]
 
     @property
     def num_steps(self) -> int:
@@ -374,9 +389,10 @@ def backward_scene(recording: Any) -> Scene:
     gmap = recording.gmap
     edge_texts: dict[int, str] = {}
     for f in frames:
-        for s in f.grads_out:
-            if s.edge is not None and len(s.label) > len(edge_texts.get(s.edge, "")):
-                edge_texts[s.edge] = s.label
+        labels = [(s.edge, s.label) for s in f.grads_out] + list(f.relabels)
+        for edge, label in labels:
+            if edge is not None and len(label) > len(edge_texts.get(edge, "")):
+                edge_texts[edge] = label
     notes0: dict[str, str] = {}
     node_texts: dict[str, str] = {}
     for f in frames:
@@ -389,7 +405,40 @@ def backward_scene(recording: Any) -> Scene:
     steps = [_step_payload(f) for f in frames]
     payload = {"mode": "backward", "steps": steps, "notes0": notes0}
     root, hint, source = _layout(graph.source, gmap.edges, edge_texts, node_texts)
-    return Scene("backward", root, payload, frames, len(gmap.ids), source, hint, notes0)
+    boxes = {n.id: ",".join(_box_scopes(n.key)) for n in graph.model.nodes if n.role == "module"}
+    payload["layout"] = layout_info(source, gmap.edges, edge_texts if root is not None or source else {},
+                                    node_texts, hint, _rankdir(graph.source), boxes)
+    scene = Scene("backward", root, payload, frames, len(gmap.ids), source, hint, notes0)
+    scene.redraw = getattr(recording, "redraw", None)
+    return scene
+
+
+def _box_scopes(key: str) -> list[str]:
+    """'module:1..4' -> ['1', '4'] (first and last of a run of blocks); 'module:enc' -> ['enc']."""
+    return key[len("module:"):].split("..")
+
+
+_RANKDIR = re.compile(r'rankdir="(TB|LR|BT|RL)"')
+
+
+def _rankdir(source: str) -> str:
+    m = _RANKDIR.search(source)
+    return m.group(1) if m else "TB"
+
+
+def layout_info(dot: str, edges: list[tuple[str, str]], edge_texts: dict[int, str], node_texts: dict[str, str],
+                hint: str | None, rankdir: str, boxes: dict[str, str] | None = None) -> dict:
+    """What player.js needs to lay the graph out itself (another direction, or no Graphviz in Python)
+    and to decorate it as ``decorate`` does: the DOT with room reserved for the values, the drawn
+    edges, the reserved texts and the fills that mark saved-value and badge rows."""
+    return {"dot": dot, "edges": [list(e) for e in edges], "edgeTexts": {str(k): v for k, v in edge_texts.items()},
+            "nodeTexts": dict(node_texts), "hint": hint, "rankdir": rankdir, "boxes": boxes or {},
+            "savedFill": style.ROW_FILL["saved"], "badgeFill": style.ROW_FILL["badge"]}
+
+
+def with_rankdir(dot: str, rankdir: str) -> str:
+    """The same DOT laid out in another direction."""
+    return _RANKDIR.sub(f'rankdir="{rankdir}"', dot, count=1)
 
 
 def _short(arr: Any) -> str:
@@ -410,6 +459,8 @@ def _step_payload(f: Frame) -> dict:
         step["freed"] = list(f.nodes)
     if f.hooks:
         step["hooks"] = list(f.nodes)
+    if f.relabels:  # incoming edges now show what the node consumed (after hooks changed it)
+        step["relabel"] = [[e, label] for e, label in f.relabels]
     refs = [r for r in dict.fromkeys(f.refs) if r not in f.nodes]
     if refs:
         step["refs"] = refs
@@ -423,8 +474,12 @@ def _layout(source: str, edges: list[tuple[str, str]], edge_texts: dict[int, str
         reserved, edge_texts, node_texts = source, {}, {}
     svg = _render.render(reserved, "svg")
     if svg is None:
-        return None, _render.HINT, reserved
+        return None, BROWSER_HINT, reserved
     return decorate(svg.decode("utf-8"), edges, edge_texts, node_texts), None, reserved
+
+
+BROWSER_HINT = ("viz: Python has no Graphviz (pip install pygraphviz), so the player lays the graph out in "
+                "the browser; pictures saved from Python (PNG, filmstrip, GIF) need pygraphviz.")
 
 
 # -- the state, applied inline (static pictures) ------------------------------------------------------------------
@@ -600,7 +655,24 @@ class Player:
             if cls is not None:
                 self._widget = cls(svg=self.scene.svg(html=True), data=self.scene.payload, frame=self._frame,
                                    speed=self._speed)
+                self._widget.on_msg(self._on_msg)
         return self._widget
+
+    def _on_msg(self, widget: Any, content: Any, buffers: Any) -> None:
+        """Requests from the page: the WebAssembly Graphviz, the other layout direction, a module opened."""
+        kind = content.get("type") if isinstance(content, dict) else None
+        if kind == "graphviz":
+            _answer_graphviz(widget, content, buffers)
+        elif kind == "layout" and content.get("rankdir") in ("TB", "LR", "BT", "RL"):
+            widget.svg_alt = self.scene.svg_in(content["rankdir"])
+        elif kind == "expand" and self.scene.redraw is not None:
+            scopes = [s for s in str(content.get("scope", "")).split(",") if s]
+            redraw = self.scene.redraw
+            opened = _opened(redraw.expand, scopes)
+            self.scene = backward_scene(redraw.folded(opened))
+            widget.svg_alt = ""
+            widget.svg = self.scene.svg(html=True)
+            widget.data = self.scene.payload
 
     @property
     def frame(self) -> int:
@@ -663,11 +735,19 @@ class Player:
 
         return save_html(self.scene, path, title=title)
 
-    def filmstrip(self, columns: int = 4, steps: Any = None, width: float = 260.0) -> Any:
-        """Small multiples of the steps, as SVG (``.save(path)`` also writes PNG)."""
+    def filmstrip(self, columns: int = 4, steps: Any = None, width: float = 260.0, scale: float = 2.0) -> Any:
+        """Small multiples of the steps, as SVG with a caption under each (``.save(path)`` also
+        writes one captioned PNG per step, ``scale`` device pixels per CSS pixel)."""
         from .export import filmstrip
 
-        return filmstrip(self.scene, columns=columns, steps=steps, width=width)
+        return filmstrip(self.scene, columns=columns, steps=steps, width=width, scale=scale)
+
+    def save_gif(self, path: Any, fps: float = 1.0, steps: Any = None, scale: float = 2.0) -> Path:
+        """The steps as a looping animated GIF, ``fps`` steps per second, a caption under each
+        (for slides; needs Pillow). Deterministic: the same player gives the same file."""
+        from .export import save_gif
+
+        return save_gif(self.scene, path, fps=fps, steps=steps, scale=scale)
 
     def svg_at(self, k: int | None = None) -> str:
         """The picture at step ``k`` (default: the last) as static SVG."""
@@ -675,6 +755,46 @@ class Player:
 
 
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+GRAPHVIZ_JS = HERE / "vendor" / "viz-graphviz.js"
+
+
+def graphviz_source() -> bytes:
+    """The vendored WebAssembly Graphviz (viz/vendor/README.md), for pages whose Python has none."""
+    return GRAPHVIZ_JS.read_bytes()
+
+
+def graph_widget(graph: Any) -> Any:
+    """A player widget without steps showing ``graph`` (a viz.Graph), laid out in the browser: what
+    ``viz.draw`` shows in a live notebook whose Python has no Graphviz. None without anywidget."""
+    cls = widget_class()
+    if cls is None:
+        return None
+    ids = {n.key: n.id for n in graph.model.nodes}
+    edges = [(ids[e.src], ids[e.dst]) for e in graph.model.edges]
+    info = layout_info(graph.source, edges, {}, {}, None, _rankdir(graph.source))
+    widget = cls(svg="", data={"mode": "graph", "steps": [], "layout": info})
+    widget.on_msg(_answer_graphviz)
+    return widget
+
+
+def _answer_graphviz(widget: Any, content: Any, buffers: Any) -> None:
+    if isinstance(content, dict) and content.get("type") == "graphviz":
+        widget.send({"type": "graphviz"}, buffers=[graphviz_source()])
+
+
+def _opened(expand: tuple[str, ...], scopes: list[str]) -> tuple[str, ...]:
+    """``expand`` plus the clicked box's modules: a run of blocks 'a.1'..'a.4' opens all four."""
+    out = list(expand)
+    if len(scopes) == 2:
+        first, last = scopes
+        stem, a = first.rsplit(".", 1) if "." in first else ("", first)
+        b = last.rsplit(".", 1)[-1]
+        if a.isdigit() and b.isdigit():
+            scopes = [f"{stem}.{i}" if stem else str(i) for i in range(int(a), int(b) + 1)]
+    for scope in scopes:
+        if scope not in out:
+            out.append(scope)
+    return tuple(out)
 _WIDGET: list[Any] = []  # [the widget class] once made, [None] without anywidget
 
 
@@ -695,9 +815,12 @@ def widget_class() -> type | None:
                 _esm = ESM
                 _css = CSS
                 svg = traitlets.Unicode("").tag(sync=True)
+                svg_alt = traitlets.Unicode("").tag(sync=True)  # the other layout direction, made on request
                 data = traitlets.Dict().tag(sync=True)
                 frame = traitlets.Int(0).tag(sync=True)
                 speed = traitlets.Float(1.0).tag(sync=True)
+                zoom = traitlets.Float(0.0).tag(sync=True)  # 0: fit automatically
+                text_scale = traitlets.Float(1.0).tag(sync=True)
 
             PlayerWidget.__module__ = __name__
             _WIDGET.append(PlayerWidget)

@@ -10,6 +10,7 @@ for tensor hooks); they are optional too.
 
 from __future__ import annotations
 
+import importlib
 import math
 import re
 from typing import Any
@@ -22,9 +23,10 @@ _NODE_PLUMBING = frozenset(
     {
         "next_functions", "metadata", "input_metadata", "output_tensor", "hooks", "prehooks",
         "variable", "saved_tensors", "saved_variables", "needs_input_grad", "to_save",
-        "non_differentiable", "dirty_tensors", "materialize_grads", "requires_grad",
+        "non_differentiable", "dirty_tensors", "materialize_grads", "requires_grad", "rule_text", "input_names",
     }
 )
+_NAME_PREFIX = re.compile(r"^.*::")
 
 
 def signed(value: Any) -> Any:
@@ -332,3 +334,77 @@ def _count(hooks: Any) -> int:
         return len(hooks)
     except Exception:
         return 0
+
+
+# -- what a node computes: minigrad's rule_text / input_names, or minigrad.ops.node_rule for PyTorch ---------------
+
+
+def short_name(name: str) -> str:
+    """'torch::autograd::AccumulateGrad' -> 'AccumulateGrad'; other names are kept."""
+    return _NAME_PREFIX.sub("", str(name))
+
+
+def _node_rule(name: str) -> tuple[tuple[str, ...], str] | None:
+    """minigrad's declaration of the node called ``name`` (``minigrad.ops.node_rule``), or None when
+    minigrad is not installed or declares no such node. Read at call time: viz imports no autograd
+    library at import time, and draws PyTorch graphs without minigrad."""
+    try:
+        lookup = importlib.import_module("minigrad.ops").node_rule
+        found = lookup(name)
+    except Exception:
+        return None
+    if not found:
+        return None
+    names, text = found
+    return tuple(str(n) for n in names), (str(text) if text else "")
+
+
+def _fit_names(names: tuple[str, ...], count: int) -> tuple[str, ...] | None:
+    """Names for ``count`` slots: a list input (``tensors``, declared once) is numbered; names that do
+    not fit the node's slots are no names at all (an unusual overload must not be mislabelled)."""
+    if len(names) == 1 and count != 1 and names[0] in ("tensors",):
+        return tuple(f"{names[0]}[{i}]" for i in range(count))
+    return names if len(names) == count else None
+
+
+def input_names(fn: Any) -> tuple[str, ...] | None:
+    """One name per ``next_functions`` slot (``('self', 'other')``), or None when unknown.
+
+    minigrad nodes say it themselves (``node.input_names``); a PyTorch node is looked up by its
+    name in minigrad's declarations, and used only when the names fit its slots.
+    """
+    count = len(next_functions(fn))
+    own = _try_attr(fn, "input_names")
+    if own is not None and not callable(own):
+        try:
+            names = tuple(str(n) for n in own)
+        except TypeError:
+            return None
+        return names if len(names) == count else None
+    if _has_attr(fn, "rule_text"):  # a minigrad node without names: say nothing
+        return None
+    found = _node_rule(node_name(fn))
+    return _fit_names(found[0], count) if found else None
+
+
+def rule_text(fn: Any) -> str | None:
+    """The one-line local derivative rule of a node, or None when there is none to show.
+
+    minigrad nodes carry it (``node.rule_text``, with their arguments' values); for a PyTorch node
+    minigrad's declaration of the same name is used when its inputs fit the node's slots, since a
+    rule for another overload would be wrong. Read it before backward frees the node's values.
+    """
+    if _has_attr(fn, "rule_text"):
+        text = _try_attr(fn, "rule_text")
+        return str(text) if text else None
+    found = _node_rule(node_name(fn))
+    if not found or not found[1] or _fit_names(found[0], len(next_functions(fn))) is None:
+        return None
+    return found[1]
+
+
+def _has_attr(obj: Any, name: str) -> bool:
+    try:
+        return hasattr(obj, name)
+    except Exception:
+        return False

@@ -154,6 +154,7 @@ class Png:
 
 
 MAX_PNG_PIXELS = 4_000_000  # device pixels: 2x up to a 1000 x 1000 CSS px picture, less beyond
+SAVE_MAX_PIXELS = 64_000_000  # device pixels for a PNG the user asked for at a scale (an 8000 x 8000 picture)
 _SVG_SIZE = re.compile(r'<svg[^>]*?\swidth="([\d.]+)pt"[^>]*?\sheight="([\d.]+)pt"')
 
 
@@ -163,7 +164,8 @@ def svg_css_size(svg: str) -> tuple[float, float] | None:
     return (float(m.group(1)) * 4 / 3, float(m.group(2)) * 4 / 3) if m else None
 
 
-def png_scale(css_size: tuple[float, float] | None, scale: float = PNG_SCALE) -> float:
+def png_scale(css_size: tuple[float, float] | None, scale: float = PNG_SCALE,
+              max_pixels: int = MAX_PNG_PIXELS) -> float:
     """``scale``, or less for a picture so big that ``scale`` would pass ``MAX_PNG_PIXELS``.
 
     Notebook front ends shrink big pictures to the page width anyway; without the cap a
@@ -172,13 +174,14 @@ def png_scale(css_size: tuple[float, float] | None, scale: float = PNG_SCALE) ->
     if not css_size:
         return float(scale)
     area = max(css_size[0] * css_size[1], 1.0)
-    return min(float(scale), (MAX_PNG_PIXELS / area) ** 0.5)
+    return min(float(scale), (max_pixels / area) ** 0.5)
 
 
-def render_png(source: str, css_size: tuple[float, float] | None = None, scale: float = PNG_SCALE) -> Png | None:
+def render_png(source: str, css_size: tuple[float, float] | None = None, scale: float = PNG_SCALE,
+               max_pixels: int = MAX_PNG_PIXELS) -> Png | None:
     """The picture of ``render(source, "svg")`` as a PNG at ``scale`` x its CSS size (less
-    when it would be huge, see ``png_scale``), or None when no renderer can make PNGs."""
-    s = png_scale(css_size, scale)
+    when it would pass ``max_pixels``, see ``png_scale``), or None when no renderer can make PNGs."""
+    s = png_scale(css_size, scale, max_pixels)
     attrs = {"dpi": f"{CSS_DPI * s:.4g}"}
     renderer = find_renderer()
     if renderer == "pygraphviz":
@@ -201,11 +204,12 @@ def _checked_png(data: bytes | None, scale: float) -> Png | None:
         return None
 
 
-def draw_png(agraph: Any, css_size: tuple[float, float] | None = None, scale: float = PNG_SCALE) -> Png | None:
+def draw_png(agraph: Any, css_size: tuple[float, float] | None = None, scale: float = PNG_SCALE,
+             max_pixels: int = MAX_PNG_PIXELS) -> Png | None:
     """A pygraphviz AGraph (already styled by the caller) as a PNG, as ``render_png``."""
     import warnings
 
-    s = png_scale(css_size, scale)
+    s = png_scale(css_size, scale, max_pixels)
     with quiet_stderr(), warnings.catch_warnings():
         warnings.simplefilter("ignore")
         agraph.graph_attr["dpi"] = f"{CSS_DPI * s:.4g}"

@@ -19,6 +19,8 @@ badge row          vermillion row        retain_grad, tensor hooks, node hooks/p
 None               faint dashed box      ``(None, 0)`` in next_functions: no gradient
                                          flows to that input (a constant)
 hidden             grey dashed box       nodes collapsed by max_nodes, with their count
+module             blue rounded box      a module folded into one box (fold="module"); "×N" for
+                                         N repeated blocks (the layers of a Transformer)
 ghost              dashed border         one copy per use of a leaf used > 3 times
 module cluster     dashed grey frame     nodes whose ``metadata["module"]`` names it
 =================  ====================  ==============================================
@@ -42,10 +44,16 @@ TINT = {
 
 TEXT = "#1A1A1A"
 BORDER = "#4D4D4D"
-MUTED_TEXT = "#5C5C5C"
-EDGE = "#8C8C8C"
+MUTED_TEXT = "#4A4A4A"  # at least 4.5:1 (WCAG AA) on every fill below
+EDGE = "#8C8C8C"  # lines only: text beside them is EDGE_TEXT
+EDGE_TEXT = "#595959"  # 7:1 on white; the player recolours it for dark themes
 FAINT_EDGE = "#8C8C8C99"
 FONT = "Helvetica,Arial,sans-serif"
+
+# Point sizes. Nothing is smaller than SMALL_PT: at the player's smallest default zoom (0.8) a
+# 10 pt text is 10.7 CSS px, still readable on a projector.
+SMALL_PT = 10
+TITLE_PT = 12
 
 FILL = {
     "output": TINT["bluish_green"],
@@ -56,6 +64,7 @@ FILL = {
     "none": "#E6E6E6",
     "hidden": "#D4D4D4",
     "unwalked": "#D4D4D4",
+    "module": "#A8CDE4",  # the blue tint, lighter: muted text on it reads at 4.5:1 or more
 }
 ROW_FILL = {
     "saved": TINT["reddish_purple"],
@@ -65,7 +74,7 @@ ROW_FILL = {
     "grad": "#FFFFFF",
     "note": None,
 }
-ROUNDED_ROLES = frozenset({"fn", "op"})
+ROUNDED_ROLES = frozenset({"fn", "op", "module"})
 DASHED_ROLES = frozenset({"none", "hidden", "unwalked"})
 
 TOOLTIPS = {
@@ -78,6 +87,7 @@ TOOLTIPS = {
             "so no gradient flows to it",
     "hidden": "nodes collapsed to keep the picture readable; raise max_nodes to see them",
     "unwalked": "the walk stopped here: the graph is larger than viz walks",
+    "module": "a module folded into one box: draw(..., expand=[its name]) opens it",
 }
 
 # Graphviz attributes. The layout guard keeps dot's network-simplex and crossing
@@ -97,15 +107,18 @@ GUARD_FROM_NODES = 80  # below this many nodes, let dot take its time for the be
 STRAIGHT_FROM_NODES = 400
 STRAIGHT_FROM_CROSSINGS = 400
 STRAIGHT_ATTRS = {"splines": "line"}
-NODE_ATTRS = {"shape": "plain", "fontname": FONT, "fontsize": "11", "fontcolor": TEXT}
-EDGE_ATTRS = {"color": EDGE, "fontcolor": EDGE, "fontname": FONT, "fontsize": "9", "arrowsize": "0.6"}
-CLUSTER_ATTRS = {"style": "dashed,rounded", "color": EDGE, "fontcolor": EDGE, "fontsize": "10"}
+NODE_ATTRS = {"shape": "plain", "fontname": FONT, "fontsize": str(TITLE_PT), "fontcolor": TEXT}
+EDGE_ATTRS = {"color": EDGE, "fontcolor": EDGE_TEXT, "fontname": FONT, "fontsize": str(SMALL_PT), "arrowsize": "0.6"}
+CLUSTER_ATTRS = {"style": "dashed,rounded", "color": EDGE, "fontcolor": EDGE_TEXT, "fontsize": str(SMALL_PT + 1)}
 
-LEGEND = (
+LEGEND = (  # (role, sample title, meaning): draw(legend=True) lists the roles its picture shows
     ("output", "output", "a tensor you drew"),
     ("fn", "MulBackward0", "grad_fn node"),
+    ("op", "*", "the op behind a grad_fn"),
     ("leaf", "AccumulateGrad", "leaf tensor it feeds"),
-    ("tensor", "tensor", "intermediate (values view)"),
+    ("tensor", "tensor", "intermediate tensor"),
     ("none", "None", "no gradient (constant)"),
+    ("module", "⊞ module", "a folded module: expand=[...]"),
     ("hidden", "⋯ N hidden", "collapsed by max_nodes"),
+    ("ghost", "dashed", "the same node, drawn again"),
 )

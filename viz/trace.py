@@ -25,9 +25,9 @@ from typing import Any
 
 import numpy as np
 
-from . import probe, rules
+from . import probe
 from .dot import clean
-from .walk import Walk
+from .walk import WALK_LIMIT, Walk
 from .walk import walk as _walk
 
 SMALL = 6  # tensors with at most this many elements are shown with their values
@@ -40,7 +40,7 @@ SMALL = 6  # tensors with at most this many elements are shown with their values
 class HookEvent:
     """User hooks of one kind firing on a node (or its tensor), and what they did."""
 
-    kind: str  # "tensor hook" | "prehook" | "hook" | "post-accumulate hook"
+    kind: str  # "tensor hook" | "prehook" | "tensor hook or prehook" | "hook" | "post-accumulate hook"
     count: int | None  # how many user hooks of this kind (None: the graph does not say)
     before: Any = None  # the gradient(s) the hooks were given (array, tuple of arrays, or None)
     after: Any = None  # what came out (the hooks' replacement, or the unchanged value)
@@ -58,6 +58,7 @@ class Arrival:
     total: np.ndarray | None = None
     consumed: np.ndarray | None = None
     text: str = ""
+    edges: list[int | None] = field(default_factory=list)  # the drawn edge each part came along
 
 
 @dataclass
@@ -95,12 +96,14 @@ class Frame:
     grads_out: list[Send] = field(default_factory=list)
     grad_before: np.ndarray | None = None  # AccumulateGrad: the leaf's .grad before ...
     grad_after: np.ndarray | None = None  # ... and after this step
-    hooks: list[HookEvent] = field(default_factory=list)
+    hooks: list[HookEvent] = field(default_factory=list)  # in the order the engine ran them
     freed: list[str] = field(default_factory=list)  # saved values released after the node ran
+    relabels: list[tuple[int, str]] = field(default_factory=list)  # (drawn edge, the value the node consumed)
     rule: str = ""
     title: str = ""
     lines: list[tuple[str, str]] = field(default_factory=list)  # (kind, text) for the side panel
     refs: list[str] = field(default_factory=list)  # ids the text mentions
+    check: Any = None  # animate(check=True): viz.check.NodeCheck, the verdict on this node's backward
 
     @property
     def text(self) -> str:
@@ -130,24 +133,28 @@ class GraphMap:
         return ids[0] if ids else None
 
 
-def map_graph(walk: Walk, model: Any) -> GraphMap:
-    """Match a walk with the model ``viz.draw`` built from the same roots (same walk order)."""
+def map_graph(walk: Walk, model: Any, fold_of: dict[str, str] | None = None, full: Any = None) -> GraphMap:
+    """Match a walk with the model ``viz.draw`` built from the same roots (same walk order).
+    A folded model comes with ``fold_of`` (key in the ``full`` model -> its module box)."""
+    fold_of = fold_of or {}
+    full = full if full is not None else model
     by_base: dict[str, list[str]] = defaultdict(list)
     titles: dict[str, str] = {}
     for node in model.nodes:
-        base = node.key.split("#", 1)[0]
-        by_base[base].append(node.id)
-        titles.setdefault(base, node.title)
-    hidden = _hidden_keys(walk, model)
+        by_base[node.key.split("#", 1)[0]].append(node.id)
+    for node in full.nodes:
+        titles.setdefault(node.key.split("#", 1)[0], node.title)
+    hidden = _hidden_keys(walk, full)
 
     def owner(raw: int) -> str:
         key = f"fn:{raw}"
-        return key if key in by_base else hidden.get(raw, key)
+        key = hidden.get(raw, key) if key not in titles else key
+        return fold_of.get(key, key)
 
     node_ids = [list(by_base.get(owner(raw.index), [])) for raw in walk.nodes]
     names = []
     for raw in walk.nodes:
-        name = rules.short_name(raw.name)
+        name = probe.short_name(raw.name)
         if raw.leaf is not None:
             title = titles.get(f"fn:{raw.index}")
             name = f"{name} ({title})" if title and title != "leaf" else f"{name} (leaf {_shape_text(raw.leaf)})"
@@ -164,7 +171,7 @@ def map_graph(walk: Walk, model: Any) -> GraphMap:
     def take(src: str, dst: str, slot: int) -> int | None:
         if src == dst:
             return None
-        merged = src.startswith("hidden:") or dst.startswith("hidden:")
+        merged = src.startswith(("hidden:", "module:")) or dst.startswith(("hidden:", "module:"))
         for key in ((src, dst, slot), (src, dst, None)):
             queue = pool.get(key)
             if queue:
@@ -174,10 +181,10 @@ def map_graph(walk: Walk, model: Any) -> GraphMap:
     root_ids: list[str | None] = []
     root_edges: list[int | None] = []
     for k, root in enumerate(walk.roots):
-        box = by_base.get(f"out:{k}")
+        box = by_base.get(fold_of.get(f"out:{k}", f"out:{k}"))
         root_ids.append(box[0] if box else None)
         if root.tensor is not None and root.fn_index is not None:
-            root_edges.append(take(f"out:{k}", owner(root.fn_index), root.slot))
+            root_edges.append(take(fold_of.get(f"out:{k}", f"out:{k}"), owner(root.fn_index), root.slot))
         else:
             root_edges.append(None)
     edge_of: dict[tuple[int, int], int] = {}
@@ -301,7 +308,13 @@ class Recorder:
         self.counts: list[dict[str, int | None]] = []
         self.saved_before: list[list[str]] = []
         self.targets: list[list[tuple[tuple[int, ...] | None, Any]]] = []
+        self.rules: list[str | None] = []  # each node's rule text, read before backward frees its values
+        self.input_names: list[tuple[str, ...] | None] = []
+        self.retains: list[set[int]] = []  # output slots whose tensor called retain_grad()
         self.failed: list[str] = []  # hooks the graph refused (shown in the texts)
+        # PyTorch does not say which node hooks are registered: a node whose hooks are unknown is
+        # run again by hand to see whether they replaced its gradients (small graphs only: it doubles the work)
+        self.recompute_unknown = len(walk.nodes) <= RECOMPUTE_LIMIT
 
     # -- install / remove -----------------------------------------------------------------------
     def install(self) -> None:
@@ -330,6 +343,8 @@ class Recorder:
             self.targets.append(self._targets(raw))
             tensors, _ = probe.saved_values(fn)
             self.saved_before.append([name for name, value in tensors if value is not probe.FREED])
+            self.rules.append(probe.rule_text(fn) if raw.leaf is None else None)
+            self.input_names.append(probe.input_names(fn))
             known_node_hooks = probe._try_attr(fn, "hooks") is not None
             hooks, prehooks = probe.node_hooks(fn)
             counts: dict[str, int | None] = {
@@ -347,9 +362,10 @@ class Recorder:
                 for (node_index, slot), tensor in roots_by_node.items():
                     if node_index == i and all(t is not tensor for _, t in watched):
                         watched.append((slot, tensor))
+            self.retains.append({slot for slot, tensor in watched if probe.retains_grad(tensor)})
             for slot, tensor in watched:
                 counts[f"tensor hook {slot}"] = self._user_tensor_hooks(tensor)
-                self._register(lambda t=tensor, s=slot, k=i: t.register_hook(self._on_tensor(k, s)), "tensor hook")
+                self._register(lambda t=tensor, s=slot, k=i: t.register_hook(self._on_tensor(k, s, t)), "tensor hook")
             if raw.leaf is not None:
                 counts["post-accumulate hook"] = _post_acc_hooks(raw.leaf)
                 leaf = raw.leaf
@@ -396,9 +412,11 @@ class Recorder:
         return [(shape, None) for shape, _ in slots]
 
     # -- the observers (they never return anything) --------------------------------------------------
-    def _on_tensor(self, i: int, slot: int) -> Any:
+    def _on_tensor(self, i: int, slot: int, tensor: Any) -> Any:
         def hook(grad: Any) -> None:
-            self.events.append(("tensor", i, (slot, to_numpy(grad))))
+            # retain_grad runs after every tensor hook (ours is the last): .grad is still the old one here
+            before = to_numpy(probe.grad_of(tensor)) if slot in self.retains[i] else None
+            self.events.append(("tensor", i, (slot, to_numpy(grad), before)))
 
         return hook
 
@@ -417,7 +435,8 @@ class Recorder:
             outs = tuple(to_numpy(g) for g in grad_inputs)
             raw_outs = None
             raw = self.walk.nodes[i]
-            if self.counts[i].get("hook") and raw.leaf is None and not self.create_graph:
+            hooks = self.counts[i].get("hook")
+            if (hooks or (hooks is None and self.recompute_unknown)) and raw.leaf is None and not self.create_graph:
                 raw_outs = self._recompute(raw.fn, grad_outputs)
             after = to_numpy(probe.grad_of(raw.leaf)) if raw.leaf is not None else None
             self.events.append(("post", i, (outs, raw_outs, after)))
@@ -473,7 +492,8 @@ def build_frames(rec: Recorder, gmap: GraphMap, seeds: list[np.ndarray | None], 
                  root_names: list[str], seed_given: bool = False) -> list[Frame]:
     walk = rec.walk
     freed_lists = rec.freed_now()
-    pending: dict[int, dict[int, list[tuple[str, np.ndarray]]]] = defaultdict(lambda: defaultdict(list))
+    # node -> slot -> (from whom, value, drawn edge) for each gradient sent to it and not yet consumed
+    pending: dict[int, dict[int, list[tuple[str, np.ndarray, int | None]]]] = defaultdict(lambda: defaultdict(list))
 
     # the start frame: the seed enters the graph at each root
     start = Frame(0, "start", name="backward()", title="Backward starts")
@@ -481,7 +501,7 @@ def build_frames(rec: Recorder, gmap: GraphMap, seeds: list[np.ndarray | None], 
         seed = seeds[k] if k < len(seeds) else None
         if root.fn_index is None or seed is None:
             continue
-        pending[root.fn_index][root.slot].append(("seed", seed))
+        pending[root.fn_index][root.slot].append(("seed", seed, gmap.root_edges[k]))
         to = gmap.first_id(root.fn_index)
         text = value_text(seed)
         start.grads_out.append(Send(-1, to, gmap.names[root.fn_index], root.slot, gmap.root_edges[k], seed, text,
@@ -542,62 +562,161 @@ def _leaf_label(name: str) -> str:
 
 def _frame(step: int, i: int, events: list[tuple[str, Any]], rec: Recorder, gmap: GraphMap,
            pending: dict, freed_lists: list[list[str]], retain_graph: bool) -> Frame:
+    """One node's step, told in the order the engine ran it: the gradient that arrived, the hooks
+    on its output tensor and retain_grad, its prehooks, its rule and what it sent (or, for a leaf,
+    the accumulation and the post-accumulate hooks), its node hooks, the release of saved values."""
     raw = rec.walk.nodes[i]
     name = gmap.names[i]
-    counts = rec.counts[i]
-    tensor_vals: dict[int, np.ndarray | None] = {}
-    pre: tuple | None = None
-    acc_before = acc_after = None
-    outs: tuple | None = None
-    raw_outs: tuple | None = None
-    for kind, payload in events:
-        if kind == "tensor":
-            slot, value = payload
-            tensor_vals[slot] = value
-        elif kind == "pre":
-            pre, acc_before = payload
-        elif kind == "post":
-            outs, raw_outs, after = payload
-            if acc_after is None:
-                acc_after = after
-        elif kind == "postacc":
-            acc_after = payload
+    seen = _StepEvents(events)
     is_acc = raw.leaf is not None
-    ran = pre is not None or outs is not None
+    ran = seen.pre is not None or seen.outs is not None
     frame = Frame(step, "accumulate" if is_acc and ran else ("run" if ran else "captured"), name=name,
                   nodes=list(gmap.node_ids[i]), index=i)
     frame.node = frame.nodes[0] if frame.nodes else None
-    frame.rule = rules.describe(raw.name)
+    rule = rec.rules[i]
+    frame.rule = f"{probe.short_name(raw.name)}: {rule}" if rule else ""
     if is_acc and ran:
         frame.title = f"{name} adds into {_leaf_label(name)}.grad"
     else:
         frame.title = f"{name} runs" if ran else f"{name} receives its gradient"
 
-    # what arrived, and what the hooks made of it
-    slots = sorted(set(pending.get(i, {})) | set(tensor_vals) | set(range(len(pre or ()))))
+    _arrivals(frame, i, seen, pending)
+    _arrival_lines(frame, gmap)
+    _before_run(frame, rec, i, seen)
+    if ran and frame.rule:
+        frame.lines.append(("rule", frame.rule))
+    replaced_outs = _sends(frame, rec, gmap, pending, i, seen)
+    if is_acc:
+        _accumulate_lines(frame, rec.counts[i], seen)
+    hooks = rec.counts[i].get("hook")
+    if ran and (hooks or replaced_outs is not None):
+        if is_acc:  # an AccumulateGrad's hooks get no gradients to change
+            event = _hook_event("hook", hooks, None, None, f"on {name}")
+        else:
+            before = replaced_outs if replaced_outs is not None else seen.outs
+            event = _hook_event("hook", hooks, before, seen.outs, f"on {name}")
+            if event.replaced:
+                event.text += ": those are the gradients sent on"
+        _add_hook(frame, event)
+    frame.freed = list(freed_lists[i]) if ran else []
+    if frame.freed:
+        frame.lines.append(("free", f"Saved {', '.join(frame.freed)} freed now (retain_graph=False)."))
+    elif ran and rec.saved_before[i] and retain_graph:
+        frame.lines.append(("note", f"Saved {', '.join(rec.saved_before[i])} kept (retain_graph=True)."))
+    return frame
+
+
+class _StepEvents:
+    """What the observer hooks saw during one node's step."""
+
+    def __init__(self, events: list[tuple[str, Any]]) -> None:
+        self.tensor: dict[int, np.ndarray | None] = {}  # slot -> the gradient after the tensor hooks
+        self.retained_before: dict[int, np.ndarray | None] = {}  # slot -> .grad before retain_grad added
+        self.pre: tuple | None = None  # what the node ran with (after its prehooks)
+        self.acc_before = self.acc_after = None
+        self.outs: tuple | None = None  # what the node sent (after its hooks)
+        self.raw_outs: tuple | None = None  # what its rule computed, when known
+        for kind, payload in events:
+            if kind == "tensor":
+                slot, value, before = payload
+                self.tensor[slot] = value
+                self.retained_before[slot] = before
+            elif kind == "pre":
+                self.pre, self.acc_before = payload
+            elif kind == "post":
+                self.outs, self.raw_outs, after = payload
+                if self.acc_after is None:
+                    self.acc_after = after
+            elif kind == "postacc":
+                self.acc_after = payload
+
+
+def _arrivals(frame: Frame, i: int, seen: _StepEvents, pending: dict) -> None:
+    """The gradients that arrived on each output slot, their sum, and what the node consumed."""
+    slots = sorted(set(pending.get(i, {})) | set(seen.tensor) | set(range(len(seen.pre or ()))))
     for slot in slots:
         parts = pending[i].pop(slot, []) if i in pending else []
         total = None
-        for _, value in parts:
+        for _, value, _ in parts:
             total = value.copy() if total is None else total + value
-        after_tensor = tensor_vals.get(slot, total)
-        consumed = pre[slot] if pre is not None and slot < len(pre) else after_tensor
-        arrival = Arrival(slot, parts, total, consumed)
-        frame.grads_in.append(arrival)
-        key = f"tensor hook {slot}"
-        if counts.get(key) or (slot in tensor_vals and counts.get(key) is None and not _same(total, after_tensor)):
-            frame.hooks.append(_hook_event("tensor hook", counts.get(key), total, tensor_vals.get(slot),
-                                           f"on {'the leaf ' + _leaf_label(name) if is_acc else 'its output tensor'}"))
-        if pre is not None and (counts.get("prehook") or (counts.get("prehook") is None
-                                                          and not _same(after_tensor, consumed))):
-            frame.hooks.append(_hook_event("prehook", counts.get("prehook"), after_tensor, consumed, f"on {name}"))
-    _arrival_lines(frame, name, raw, gmap, is_acc)
+        after_tensor = seen.tensor.get(slot, total)
+        consumed = seen.pre[slot] if seen.pre is not None and slot < len(seen.pre) else after_tensor
+        frame.grads_in.append(Arrival(slot, [(src, value) for src, value, _ in parts], total, consumed,
+                                      edges=[edge for _, _, edge in parts]))
 
-    if ran:
-        frame.lines.append(("rule", frame.rule))
-    # what it sent
+
+def _before_run(frame: Frame, rec: Recorder, i: int, seen: _StepEvents) -> None:
+    """Tensor hooks on the node's output (or its leaf), retain_grad, then prehooks: each slot's
+    gradient before -> after, and the incoming edge relabelled with the value the node consumed.
+
+    The hooks of a tensor viz cannot reach (PyTorch's intermediate tensors; a minigrad tensor no
+    longer alive) still run: then the change between arriving and being used is told as one event
+    of the tensor hooks or the prehooks, never pinned on one of them."""
+    counts = rec.counts[i]
+    is_acc = rec.walk.nodes[i].leaf is not None
+    prehooks = counts.get("prehook")
+    where = f"on the leaf {_leaf_label(frame.name)}" if is_acc else "on its output tensor"
+    unseen = [a for a in frame.grads_in if f"tensor hook {a.slot}" not in counts]
+    for arrival in frame.grads_in:
+        key = f"tensor hook {arrival.slot}"
+        if key not in counts:
+            continue
+        after_tensor = seen.tensor.get(arrival.slot, arrival.total)
+        if counts[key] or (counts[key] is None and not _same(arrival.total, after_tensor)):
+            _add_hook(frame, _hook_event("tensor hook", counts[key], arrival.total, seen.tensor.get(arrival.slot),
+                                         where))
+        if arrival.slot in rec.retains[i] and arrival.slot in seen.tensor:
+            _retain_line(frame, seen.retained_before.get(arrival.slot), after_tensor)
+    if seen.pre is not None:
+        before = tuple(seen.tensor.get(a.slot, a.total) for a in frame.grads_in)
+        after = tuple(a.consumed for a in frame.grads_in)
+        changed = not all(_same(b, a) for b, a in zip(before, after))
+        many = len(before) > 1
+        if unseen and (prehooks or changed):
+            if prehooks is None:
+                where_unseen = f"on its output tensor or on {frame.name}"
+            elif prehooks:
+                where_unseen = f"on its output tensor and prehook ×{prehooks} on {frame.name}"
+            else:
+                where_unseen = "on its output tensor (viz cannot reach it)"
+            _add_hook(frame, _hook_event("tensor hook or prehook", None, before if many else before[0],
+                                         after if many else after[0], where_unseen))
+        elif prehooks or (prehooks is None and changed):
+            _add_hook(frame, _hook_event("prehook", prehooks, before if many else before[0],
+                                         after if many else after[0], f"on {frame.name}"))
+    for arrival in frame.grads_in:
+        if _same(arrival.total, arrival.consumed) or arrival.consumed is None:
+            continue
+        where = f" on slot {arrival.slot}" if len(frame.grads_in) > 1 else ""
+        frame.lines.append(("in", f"So {frame.name} uses grad{where} = {value_text(arrival.consumed)}."))
+        if len(arrival.edges) == 1 and arrival.edges[0] is not None:
+            frame.relabels.append((arrival.edges[0], value_text(arrival.consumed, short=True)))
+
+
+def _add_hook(frame: Frame, event: HookEvent) -> None:
+    frame.hooks.append(event)
+    frame.lines.append(("hook", event.text))
+
+
+def _retain_line(frame: Frame, before: np.ndarray | None, value: np.ndarray | None) -> None:
+    if value is None:
+        return
+    if before is None:
+        text = f"retain_grad: its output's .grad = {value_text(value)} (what the tensor hooks returned)"
+    else:
+        text = (f"retain_grad: its output's .grad += {value_text(value)}: {value_text(before)} → "
+                f"{value_text(before + value)}")
+    frame.lines.append(("acc", text))
+
+
+def _sends(frame: Frame, rec: Recorder, gmap: GraphMap, pending: dict, i: int, seen: _StepEvents) -> tuple | None:
+    """The gradients the node sent, with the lines for what its rule computed. Returns what the
+    rule computed when node hooks replaced it (then the lines show the rule's values and the
+    edges carry the hooks' values), else None."""
     kids = rec.children[i]
-    for j, g in enumerate(outs or ()):
+    replaced = _replaced_by_hooks(seen.raw_outs, seen.outs)
+    names = rec.input_names[i]
+    for j, g in enumerate(seen.outs or ()):
         if j >= len(kids):
             break
         child, nr = kids[j]
@@ -606,44 +725,61 @@ def _frame(step: int, i: int, events: list[tuple[str, Any]], rec: Recorder, gmap
         targets = rec.targets[child]
         shape, dtype = targets[nr] if nr < len(targets) else (None, None)
         value = _sum_to(g, shape, dtype)
-        pending[child][nr].append((gmap.first_id(i) or name, value))
-        send = Send(j, gmap.first_id(child), gmap.names[child], nr, gmap.edge_of.get((i, j)), value,
-                    value_text(value), value_text(value, short=True))
-        frame.grads_out.append(send)
-    if counts.get("hook") and outs is not None:
-        frame.hooks.append(_hook_event("hook", counts["hook"], raw_outs, outs, f"on {name}"))
+        edge = gmap.edge_of.get((i, j))
+        pending[child][nr].append((gmap.first_id(i) or frame.name, value, edge))
+        frame.grads_out.append(Send(j, gmap.first_id(child), gmap.names[child], nr, edge, value,
+                                    value_text(value), value_text(value, short=True)))
     for send in frame.grads_out:
-        names = rules.input_names(raw.name, len(kids))
-        label = names[send.input] if send.input < len(names) else f"input {send.input}"
-        frame.lines.append(("out", f"grad_{label} = {send.text} → {send.to_name}" +
+        label = names[send.input] if names and send.input < len(names) else f"input {send.input}"
+        shown = send.text
+        if replaced is not None and send.input < len(replaced) and replaced[send.input] is not None:
+            shown = value_text(replaced[send.input])
+        frame.lines.append(("out", f"grad_{label} = {shown} → {send.to_name}" +
                             (f" (slot {send.slot})" if send.slot != 0 else "")))
         if send.to:
             frame.refs.append(send.to)
-    if ran and not frame.grads_out and not is_acc:
+    if frame.kind == "run" and not frame.grads_out:
         frame.lines.append(("out", "No gradient flows on from here (its inputs need none)."))
+    return replaced
 
-    if is_acc:
-        frame.grad_before, frame.grad_after = acc_before, acc_after
-        leaf = _leaf_label(name)
-        got = frame.grads_in[0].consumed if frame.grads_in else None
-        if acc_before is None:
-            frame.lines.append(("acc", f"{leaf}.grad was None, so it becomes the gradient: {value_text(acc_after)}"))
-        else:
-            frame.lines.append(("acc", f"{leaf}.grad += {value_text(got)}: {value_text(acc_before)} → "
-                                       f"{value_text(acc_after)} (gradients add up across backward calls)"))
-        if counts.get("post-accumulate hook"):
-            frame.hooks.append(HookEvent("post-accumulate hook", counts["post-accumulate hook"], None, acc_after,
-                                         False, f"post-accumulate hook ×{counts['post-accumulate hook']} ran after "
-                                                f".grad was updated (it sees {leaf} with .grad = "
-                                                f"{value_text(acc_after)})"))
-    for hook in frame.hooks:
-        frame.lines.append(("hook", hook.text))
-    frame.freed = list(freed_lists[i]) if ran else []
-    if frame.freed:
-        frame.lines.append(("free", f"Saved {', '.join(frame.freed)} freed now (retain_graph=False)."))
-    elif ran and rec.saved_before[i] and retain_graph:
-        frame.lines.append(("note", f"Saved {', '.join(rec.saved_before[i])} kept (retain_graph=True)."))
-    return frame
+
+def _replaced_by_hooks(computed: tuple | None, sent: tuple | None) -> tuple | None:
+    """What the node's rule computed, when its hooks sent something else; else None.
+
+    ``computed`` comes from calling the node by hand: PyTorch hands its hooks gradients already summed
+    to each input's shape (a broadcast bias), and sums in another order, so each value is fitted to
+    the sent one's shape and compared with a float tolerance: a doubt is no replacement."""
+    if computed is None or sent is None:
+        return None
+    if len(computed) != len(sent):
+        return computed
+    for raw, out in zip(computed, sent):
+        if raw is None or out is None:
+            if (raw is None) != (out is None):
+                return computed
+            continue
+        fitted = _sum_to(raw, tuple(out.shape)) if raw.shape != out.shape else raw
+        if fitted.shape != out.shape or not np.allclose(fitted, out, rtol=1e-5, atol=1e-6, equal_nan=True):
+            return computed
+    return None
+
+
+def _accumulate_lines(frame: Frame, counts: dict, seen: _StepEvents) -> None:
+    if frame.kind != "accumulate":
+        return
+    frame.grad_before, frame.grad_after = seen.acc_before, seen.acc_after
+    leaf = _leaf_label(frame.name)
+    got = frame.grads_in[0].consumed if frame.grads_in else None
+    if seen.acc_before is None:
+        frame.lines.append(("acc", f"{leaf}.grad was None, so it becomes the gradient: {value_text(seen.acc_after)}"))
+    else:
+        frame.lines.append(("acc", f"{leaf}.grad += {value_text(got)}: {value_text(seen.acc_before)} → "
+                                   f"{value_text(seen.acc_after)} (gradients add up across backward calls)"))
+    post = counts.get("post-accumulate hook")
+    if post:
+        text = (f"post-accumulate hook{f' ×{post}' if post > 1 else ''} ran after .grad was updated "
+                f"(it sees {leaf} with .grad = {value_text(seen.acc_after)})")
+        _add_hook(frame, HookEvent("post-accumulate hook", post, None, seen.acc_after, False, text))
 
 
 def _hook_event(kind: str, count: int | None, before: Any, after: Any, where: str) -> HookEvent:
@@ -673,7 +809,7 @@ def _many_text(value: Any) -> str:
     return value_text(value)
 
 
-def _arrival_lines(frame: Frame, name: str, raw: Any, gmap: GraphMap, is_acc: bool) -> None:
+def _arrival_lines(frame: Frame, gmap: GraphMap) -> None:
     many = len(frame.grads_in) > 1
     for arrival in frame.grads_in:
         where = f" on slot {arrival.slot}" if many else ""
@@ -716,6 +852,7 @@ class State:
     notes: dict[str, str]  # drawn id -> note text (".grad = ...")
     freed: set[str]
     arrived: dict[str, tuple[int, int]]  # drawn id -> (arrived so far, total)
+    hooked: set[int] = field(default_factory=set)  # drawn edges showing a value a hook changed
 
 
 def state_at(frames: list[Frame], k: int, ids: list[str] | None = None) -> State:
@@ -735,14 +872,19 @@ def state_at(frames: list[Frame], k: int, ids: list[str] | None = None) -> State
     current_edges: set[int] = set()
     notes: dict[str, str] = {}
     freed: set[str] = set()
+    hooked: set[int] = set()
     for f in frames[: k + 1]:
         for s in f.grads_out:
             if s.edge is not None:
                 labels[s.edge] = s.label
+                hooked.discard(s.edge)
                 if f.step == k:
                     current_edges.add(s.edge)
             if s.to:
                 arrived[s.to] += 1
+        for edge, label in f.relabels:
+            labels[edge] = label
+            hooked.add(edge)
         if f.kind == "accumulate":
             for n in f.nodes:
                 notes[n] = f".grad = {value_text(f.grad_after, short=True)}"
@@ -761,7 +903,7 @@ def state_at(frames: list[Frame], k: int, ids: list[str] | None = None) -> State
         else:
             states[n] = "pending"
     return State(states, labels, current_edges, notes, freed,
-                 {n: (arrived.get(n, 0), total[n]) for n in total})
+                 {n: (arrived.get(n, 0), total[n]) for n in total}, hooked)
 
 
 # -- the entry point used by animate / trace_backward --------------------------------------------------------------
@@ -770,38 +912,73 @@ def state_at(frames: list[Frame], k: int, ids: list[str] | None = None) -> State
 @dataclass
 class BackwardRecording:
     frames: list[Frame]
-    graph: Any  # viz.Graph, drawn before backward ran
+    graph: Any  # viz.Graph, drawn before backward ran (folded when asked)
     gmap: GraphMap
     root_names: list[str]
+    redraw: Any = None  # Redraw: the same recording on the graph folded another way
+
+
+@dataclass
+class Redraw:
+    """What it takes to show one recording with other modules expanded: the full picture (drawn
+    before backward freed anything) and the recorded events, so no autograd graph is read again."""
+
+    rec: Recorder
+    full: Any  # viz.model.Model, unfolded
+    seeds: list
+    keep: bool
+    seed_given: bool
+    rankdir: str
+    fold: str | None
+    expand: tuple[str, ...]
+
+    def folded(self, expand: tuple[str, ...]) -> BackwardRecording:
+        from .dot import to_dot
+        from .fold import fold as fold_model
+        from .graph import Graph
+
+        folded = fold_model(self.full, self.fold, expand)
+        graph = Graph(folded.model, to_dot(folded.model, rankdir=self.rankdir))
+        gmap = map_graph(self.rec.walk, folded.model, folded.fold_of, self.full)
+        root_names = [_root_name(folded.model, gmap, k) for k in range(len(self.rec.walk.roots))]
+        frames = build_frames(self.rec, gmap, self.seeds, self.keep, root_names, seed_given=self.seed_given)
+        again = Redraw(self.rec, self.full, self.seeds, self.keep, self.seed_given, self.rankdir, self.fold,
+                       tuple(expand))
+        return BackwardRecording(frames, graph, gmap, root_names, again)
 
 
 def record_backward(loss: Any, params: Any = None, gradient: Any = None, inputs: Any = None,
                     retain_graph: bool | None = None, create_graph: bool = False, show_saved: bool = True,
-                    max_nodes: int | None = None, rankdir: str = "TB") -> BackwardRecording:
+                    max_nodes: int | None = None, rankdir: str = "TB", fold: str | None = None,
+                    expand: Any = ()) -> BackwardRecording:
     """Draw, hook, run ``loss.backward(...)`` and turn what the hooks saw into frames."""
-    from . import draw  # here, not at import time: viz/__init__ imports this module
+    from .model import build
 
     if not probe.is_tensor(loss) or not hasattr(loss, "backward"):
         raise TypeError(f"viz.animate: expected a tensor to run backward from, got {type(loss).__name__}")
+    if rankdir not in ("TB", "LR", "BT", "RL"):
+        raise ValueError(f"viz: rankdir must be TB, LR, BT or RL, got {rankdir!r}")
     walk = _walk((loss,))
     if max_nodes is None:
-        max_nodes = max(len(walk.nodes) + 8, 250) if len(walk.nodes) <= ANIMATE_MAX_NODES else ANIMATE_MAX_NODES
-    graph = draw(loss, params=params, show_saved=show_saved, max_nodes=max_nodes, rankdir=rankdir)
-    gmap = map_graph(walk, graph.model)
-    root_names = [_root_name(graph.model, gmap, k) for k in range(len(walk.roots))]
+        limit = WALK_LIMIT if fold else ANIMATE_MAX_NODES
+        max_nodes = max(len(walk.nodes) + 8, 250) if len(walk.nodes) <= limit else limit
+    full = build(walk, view="backward", params=params, show_saved=show_saved, max_nodes=max_nodes,
+                 limit=WALK_LIMIT if fold else None)
     seed = _seed(loss, gradient)
     rec = Recorder(walk, create_graph=create_graph)
+    keep = bool(create_graph) if retain_graph is None else bool(retain_graph)
+    redraw = Redraw(rec, full, [seed], keep, gradient is not None, rankdir, fold,
+                    tuple([expand] if isinstance(expand, str) else expand))
     rec.install()
     try:
         loss.backward(gradient=gradient, retain_graph=retain_graph, create_graph=create_graph, inputs=inputs)
     finally:
         rec.remove()
-    keep = bool(create_graph) if retain_graph is None else bool(retain_graph)
-    frames = build_frames(rec, gmap, [seed], keep, root_names, seed_given=gradient is not None)
-    return BackwardRecording(frames, graph, gmap, root_names)
+    return redraw.folded(redraw.expand)
 
 
 ANIMATE_MAX_NODES = 1500
+RECOMPUTE_LIMIT = 400  # nodes: up to this size, nodes whose hooks are unknown (PyTorch) are checked
 
 
 def _seed(loss: Any, gradient: Any) -> np.ndarray | None:

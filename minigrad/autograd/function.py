@@ -127,9 +127,37 @@ class BackwardCFunction(Node, FunctionCtx):
                 out.append(r if create_graph else r._data)
         return out
 
+    @property
+    def forward_args(self):
+        """The arguments `forward` was called with (minigrad's introspection, for viz's gradient check):
+        each tensor as a new tensor on the values forward saw (None when modified in place since), other
+        values as given; None when the call was not recorded."""
+        args = self.__dict__.get("_forward_args")
+        if args is None:
+            return None
+        out = []
+        for a in args:
+            if isinstance(a, _ArgValue):
+                out.append(make(a.data) if a.counter.value == a.version else None)
+            else:
+                out.append(a)
+        return tuple(out)
+
     def apply(self, *grads):
         """`ctx.apply(*grads)`: call the user's backward directly (as PyTorch allows)."""
         return self._forward_cls.backward(self, *grads)
+
+
+class _ArgValue:
+    """A tensor argument of a Function's forward: its array (the storage, not a copy) and version.
+    Not the tensor itself, so the node holds no tensor (nor its grad or graph) alive."""
+
+    __slots__ = ("data", "counter", "version")
+
+    def __init__(self, t):
+        self.data = t._data
+        self.counter = t._shared_counter()
+        self.version = self.counter.value
 
 
 class FunctionMeta(type):
@@ -210,6 +238,7 @@ def _apply(cls, args: tuple, kwargs: dict):
     node._next_nodes = tuple(e[0] for e in edges)
     node._next_nrs = tuple(e[1] for e in edges) if any(e[1] for e in edges) else None
     node._n_args = len(args)
+    node._forward_args = tuple(_ArgValue(a) if isinstance(a, Tensor) else a for a in args)
     node._tensor_pos = frozenset(tensor_pos)
     dirty = {id(t) for t in node.__dict__.get("_dirty", ())}
     non_diff = {id(t) for t in node.__dict__.get("_non_differentiable", ())}

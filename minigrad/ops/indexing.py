@@ -58,7 +58,7 @@ _FULL = slice(None)
 def _is_advanced(k) -> bool:
     if isinstance(k, Tensor):
         return k._data.ndim > 0 or k._data.dtype.kind == "b"
-    return isinstance(k, (list, np.ndarray)) or isinstance(k, builtins.bool)
+    return isinstance(k, (list, range, np.ndarray)) or isinstance(k, builtins.bool)
 
 
 def _np_key(k):
@@ -68,6 +68,8 @@ def _np_key(k):
         return k._data if k._data.ndim or k._data.dtype.kind == "b" else builtins.int(k._data)
     if isinstance(k, list):
         return np.asarray([_np_key(x) if isinstance(x, Tensor) else x for x in k])
+    if isinstance(k, range):  # `logits[range(n), ys]`: a sequence of indices, as a list is
+        return np.asarray(k, dtype=np.int64)
     if isinstance(k, np.ndarray) and k.dtype.kind not in "biu":
         raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
     if not isinstance(k, _BASIC + (np.ndarray, builtins.bool)):
@@ -204,7 +206,7 @@ def getitem(self, key):
                 if self._requires_grad and GRAD.mode > 0:
                     return _slice(self, 0, key)
                 return as_view(make(d[key]), self, ("getitem", (key,)))
-    elif kc is list or kc is Tensor or kc is np.ndarray:  # a lone advanced index
+    elif kc is list or kc is Tensor or kc is np.ndarray or kc is range:  # a lone advanced index
         k = _np_key(key)
         if k.__class__ is np.ndarray and k.ndim and self._data.ndim:
             akey = (k,)

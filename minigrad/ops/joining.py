@@ -212,7 +212,7 @@ declare("cat", cat, aliases=("concat", "concatenate"), method=False, nodes=(CatB
         samples=(Sample(_TWO, as_list=True), Sample(_TWO, (1,), as_list=True)))
 declare("stack", stack, method=False, nodes=(StackBackward0,),
         samples=(Sample(_TWO, as_list=True), Sample(_TWO, (1,), as_list=True)))
-declare("split", split, nodes=(SplitBackward0, SplitWithSizesBackward0),
+declare("split", split, nodes=(SplitBackward0, SplitWithSizesBackward0), numpy_names=False,
         samples=(Sample((((5, 2), "real"),), (2,)), Sample((((5, 2), "real"),), ([2, 3],))))
 declare("chunk", chunk, nodes=(SplitBackward0,), samples=(Sample((((5, 2), "real"),), (2,)),))
 declare("narrow", narrow, samples=(Sample((((5, 2), "real"),), (0, 1, 3)),))

@@ -14,6 +14,7 @@ from .operands import as_operand, broadcast_error, kind_name
 from .recording import record, rule
 from .registry import Sample, declare
 from .views import _unsafe_view, contiguous, expand, reshape, squeeze, t, transpose, unsqueeze
+from .xp import expandable
 
 
 # == derivative rows, and the helpers their formulas use ======================================================
@@ -42,6 +43,17 @@ BmmBackward0 = rule("BmmBackward0", "self mat2", saves="self mat2",
                     text="grad_self = grad @ mat2ᵀ (per batch), grad_mat2 = selfᵀ @ grad (per batch)",
                     self=lambda grad, mat2: grad @ xp.transpose(mat2, 1, 2),
                     mat2=lambda grad, self: xp.transpose(self, 1, 2) @ grad)
+
+
+BaddbmmBackward0 = rule(
+    "BaddbmmBackward0", "self batch1 batch2", saves="alpha batch1 batch2 beta",
+    text="grad_self = grad * beta (summed to self's shape), grad_batch1 = grad @ batch2ᵀ * alpha (per batch), "
+         "grad_batch2 = batch1ᵀ @ grad * alpha (per batch)",
+    self=lambda grad, beta: grad if beta == 1 else grad * beta,
+    batch1=lambda grad, batch2, alpha: grad @ xp.transpose(batch2, 1, 2) if alpha == 1
+    else (grad @ xp.transpose(batch2, 1, 2)) * alpha,
+    batch2=lambda grad, batch1, alpha: xp.transpose(batch1, 1, 2) @ grad if alpha == 1
+    else (xp.transpose(batch1, 1, 2) @ grad) * alpha)
 
 
 SqueezeBackward4 = rule("SqueezeBackward4", "self", saves="dim self_sym_sizes",
@@ -194,6 +206,33 @@ def bmm(self, mat2):
     return make(res)
 
 
+def baddbmm(self, batch1, batch2, *, beta=1, alpha=1):
+    """beta * self + alpha * (batch1 @ batch2) per batch, `self` broadcast to the product's shape (b, n, p)."""
+    for name, batch in (("batch1", batch1), ("batch2", batch2)):
+        if batch._data.ndim != 3:
+            raise RuntimeError(f"{name} must be a 3D tensor")
+    b1, n, m = batch1._data.shape
+    b2, m2, p = batch2._data.shape
+    if b1 != b2 or m != m2:
+        raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: [{b1}, {m}] but got: "
+                           f"[{b2}, {m2}].")
+    if not self._data.dtype == batch1._data.dtype == batch2._data.dtype:
+        raise RuntimeError(f"Input dtypes must be the same, got: input {_name(self)}, batch1: {_name(batch1)}, "
+                           f"batch2: {_name(batch2)}")
+    if not expandable(self._data.shape, (b1, n, p)):
+        raise RuntimeError(f"The expanded size of the tensor ({n if self._data.ndim < 2 else p}) must match the "
+                           f"existing size ({self._data.shape[-1]}) at non-singleton dimension 1.  Target sizes: "
+                           f"[{b1}, {n}, {p}].  Tensor sizes: [{', '.join(map(str, self._data.shape))}]")
+    res = np.matmul(batch1._data, batch2._data)
+    if alpha != 1:
+        res *= alpha
+    if beta != 0:  # beta = 0: self is ignored (its NaNs too), as PyTorch
+        res += self._data if beta == 1 else self._data * beta
+    if GRAD.mode > 0 and (self._requires_grad or batch1._requires_grad or batch2._requires_grad):
+        return record(BaddbmmBackward0, res, (self, batch1, batch2), alpha=alpha, beta=beta)
+    return make(res)
+
+
 def outer(self, vec2):
     """PyTorch computes outer as `self.reshape(n, 1) * vec2` (so its nodes are MulBackward0 over ViewBackward0)."""
     if self._data.ndim != 1 or vec2._data.ndim != 1:
@@ -309,6 +348,11 @@ declare("mm", mm, nodes=(MmBackward0,), samples=(Sample((((3, 4), "real"), ((4, 
 declare("mv", mv, nodes=(MvBackward0,), samples=(Sample((((3, 4), "real"), ((4,), "real"))),))
 declare("dot", dot, nodes=(DotBackward0,), samples=(Sample((((4,), "real"), ((4,), "real"))),))
 declare("bmm", bmm, nodes=(BmmBackward0,), samples=(Sample((((2, 3, 4), "real"), ((2, 4, 5), "real"))),))
+declare("baddbmm", baddbmm, nodes=(BaddbmmBackward0,),
+        samples=(Sample((((2, 3, 5), "real"), ((2, 3, 4), "real"), ((2, 4, 5), "real"))),
+                 Sample((((1, 3, 5), "real"), ((2, 3, 4), "real"), ((2, 4, 5), "real")),
+                        kwargs={"beta": 0.5, "alpha": 2.0}),
+                 Sample((((5,), "real"), ((2, 3, 4), "real"), ((2, 4, 5), "real")))))
 declare("outer", outer, aliases=("ger",), samples=(Sample((((3,), "real"), ((4,), "real"))),))
 declare("linear", linear, namespace="nn.functional", method=False, nodes=(AddmmBackward0,),
         samples=(Sample((((5, 3), "real"), ((4, 3), "real"), ((4,), "real"))),

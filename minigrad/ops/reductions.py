@@ -589,7 +589,7 @@ declare("argmax", argmax, samples=_over("distinct", _ALL, _DIM), differentiable=
 declare("argmin", argmin, samples=_over("distinct", _ALL, _DIM), differentiable=False)
 declare("var", var, nodes=(VarBackward0,), samples=_over("real", _ALL, _DIM, _KEEP, ((), {"correction": 0})))
 declare("std", std, nodes=(StdBackward0,), samples=_over("real", _ALL, _DIM, _KEEP))
-declare("norm", norm, nodes=(LinalgVectorNormBackward0,),
+declare("norm", norm, nodes=(LinalgVectorNormBackward0,), numpy_names=False,
         samples=_over("away", _ALL, ((3,), {}), ((2, 1), {}), ((1, (0, 1)), {"keepdim": True})))
 declare("logsumexp", logsumexp, nodes=(LogsumexpBackward0,), samples=_over("real", _DIM, _KEEP))
 declare("softmax", softmax, functional=True, nodes=(SoftmaxBackward0,), samples=_over("real", _DIM, ((0,), {})))

@@ -49,6 +49,8 @@ __all__ = [
     "check_hvp",
     "check_softplus",
     "check_train_step",
+    "check_batchnorm_backward",
+    "check_swish",
 ]
 
 OK, FAIL = "✓", "✗"
@@ -990,3 +992,149 @@ def check_train_step(train_step: Any) -> str:
             raise fail("wrong-loss", f"train_step returned {float(got):.6g}, the loss of that step was {want:.6g}",
                        "return the loss computed in this step, before optimizer.step() changed the parameters")
     return "train_step: zero_grad, forward, backward, step, and it returns the loss as a number"
+
+
+# -- 11. backprop by hand ------------------------------------------------------------------------------
+
+
+def _batchnorm_case(seed: int = 11, n: int = 8, width: int = 5) -> dict[str, Any]:
+    """A batch-norm layer written out as lesson 11 writes it, with a loss whose gradient at hpreact is
+    a fixed random array (so every path matters)."""
+    torch = _mg()
+    rng = np.random.default_rng(seed)
+    hprebn = torch.tensor(rng.standard_normal((n, width)) * 2.0 + 0.5, requires_grad=True)
+    bngain = torch.tensor(1.0 + 0.1 * rng.standard_normal((1, width)), requires_grad=True)
+    bnbias = torch.tensor(0.1 * rng.standard_normal((1, width)), requires_grad=True)
+    bnmeani = 1 / n * hprebn.sum(0, keepdim=True)
+    bndiff = hprebn - bnmeani
+    bnvar = 1 / (n - 1) * (bndiff**2).sum(0, keepdim=True)
+    bnvar_inv = (bnvar + 1e-5) ** -0.5
+    bnraw = bndiff * bnvar_inv
+    hpreact = bngain * bnraw + bnbias
+    dhpreact = rng.standard_normal((n, width))
+    loss = (hpreact * torch.tensor(dhpreact)).sum()
+    return {"loss": loss, "hprebn": hprebn, "bngain": bngain, "bnbias": bnbias, "bnraw": bnraw,
+            "bnvar_inv": bnvar_inv, "dhpreact": dhpreact, "n": n}
+
+
+@checker("11", hint="batchnorm_backward(dhpreact, bnraw, bnvar_inv, bngain) returns (dhprebn, dbngain, dbnbias)")
+def check_batchnorm_backward(batchnorm_backward: Any) -> str:
+    import viz
+
+    torch = _mg()
+    _require_callable(batchnorm_backward, "`batchnorm_backward`", "define the function in the cell above")
+    case = _batchnorm_case()
+    n = case["n"]
+    args = tuple(torch.tensor(_to_numpy(case[k])) for k in ("bnraw", "bnvar_inv", "bngain"))
+    with torch.no_grad():
+        got = _call(batchnorm_backward, torch.tensor(case["dhpreact"]), *args, what="batchnorm_backward(...)")
+    if not_answered(got):
+        raise fail("placeholder", "batchnorm_backward still returns the placeholder `...`",
+                   "return the three gradients: dhprebn, dbngain, dbnbias")
+    if not isinstance(got, (tuple, list)) or len(got) != 3:
+        raise fail("not-three", f"batchnorm_backward returned {_kind(got)}, not three gradients",
+                   "return dhprebn, dbngain, dbnbias (a tuple of three tensors)")
+    if any(not_answered(g) for g in got):
+        raise fail("placeholder", "one of the three gradients is still the placeholder `...`",
+                   "compute dhprebn, dbngain and dbnbias")
+    names = ("hprebn", "bngain", "bnbias")
+    result = viz.compare(case["loss"], mine=dict(zip(names, got)), params={k: case[k] for k in names}, draw=False)
+    for name in ("bngain", "bnbias"):
+        entry = result[name]
+        if entry.mine_shape is not None and entry.mine_shape != entry.shape:
+            raise fail("gain-shape", f"d{name} has shape {entry.mine_shape}, {name} has shape {entry.shape}",
+                       "a gradient has its tensor's shape: sum over the batch with .sum(0, keepdim=True)")
+    if result["bnbias"].verdict == "wrong":
+        raise fail("bias", f"dbnbias is wrong (off by up to {result['bnbias'].max_diff:.3g})",
+                   "hpreact = bngain * bnraw + bnbias: dbnbias is dhpreact summed over the batch")
+    if result["bngain"].verdict == "wrong":
+        raise fail("gain", f"dbngain is wrong (off by up to {result['bngain'].max_diff:.3g})",
+                   "dbngain = (bnraw * dhpreact) summed over the batch, keepdim=True")
+    entry = result["hprebn"]
+    if entry.verdict == "wrong":
+        mine = _to_numpy(got[0])
+        d, raw, inv, gain = case["dhpreact"], *(_to_numpy(a) for a in args)
+        biased = gain * inv / n * (n * d - d.sum(0) - raw * (d * raw).sum(0))
+        direct = gain * inv * d
+        if mine is not None and mine.shape == d.shape and np.allclose(mine, biased, rtol=1e-6, atol=1e-9):
+            raise fail("bessel", f"dhprebn is off by up to {entry.max_diff:.3g}: it divides the variance by n",
+                       "the forward divides by n - 1 (Bessel's correction): the last term carries n / (n - 1)")
+        if mine is not None and mine.shape == d.shape and np.allclose(mine, direct, rtol=1e-6, atol=1e-9):
+            raise fail("direct-only", f"dhprebn is off by up to {entry.max_diff:.3g}: only the direct path",
+                       "hprebn reaches the loss three ways (directly, through the mean, through the variance): "
+                       "add the gradients of all three")
+        if entry.mine_shape is not None and entry.mine_shape != entry.shape:
+            raise fail("hprebn-shape", f"dhprebn has shape {entry.mine_shape}, hprebn has shape {entry.shape}",
+                       "dhprebn has hprebn's shape (batch, features)")
+        raise fail("hprebn", f"dhprebn is wrong (off by up to {entry.max_diff:.3g})",
+                   "derive it step by step (bnraw, bnvar_inv, bnvar, bndiff, bnmeani) and compare each with "
+                   "viz.compare before fusing them into one line")
+    return "batchnorm_backward: dhprebn, dbngain and dbnbias match autograd (checked with viz.compare)"
+
+
+# -- 12. debugging a custom Function -------------------------------------------------------------------
+
+
+def _np_swish(x: np.ndarray, beta: float) -> np.ndarray:
+    return x * _np_sigmoid(beta * x)
+
+
+_SWISH_ERRORS = (
+    (r"incorrect number of gradients", "wrong-count",
+     "backward returns one gradient per input of forward: two here, for x and for beta"),
+    (r"saved_tensors|freed", "saved-tensors", "save with ctx.save_for_backward(x, beta) in forward"),
+)
+
+
+@checker("12", hint="MySwish.forward(ctx, x, beta) returns x * sigmoid(beta * x); backward returns "
+                    "(grad for x, grad for beta)")
+def check_swish(MySwish: Any) -> str:
+    import viz
+
+    torch = _mg()
+    require_answer(MySwish, "`MySwish`", "define the class in the cell above")
+    if not isinstance(MySwish, type) or not issubclass(MySwish, torch.autograd.Function):
+        raise fail("not-a-function", f"`MySwish` should be a subclass of torch.autograd.Function, got "
+                                     f"{_kind(MySwish)}", "class MySwish(Function): ...")
+    values, b = np.array([-2.0, -0.5, 0.3, 1.5, 3.0]), 0.8
+    x = torch.tensor(values, requires_grad=True)
+    beta = torch.tensor(b, dtype=torch.float64, requires_grad=True)
+    y = _call(MySwish.apply, x, beta, what="MySwish.apply(x, beta)", errors=_SWISH_ERRORS)
+    if not_answered(y):
+        raise fail("placeholder", "forward still returns the placeholder `...`",
+                   "compute x * sigmoid(beta * x), save what backward needs, return it")
+    if not _is_tensor(y):
+        raise fail("not-a-tensor", f"forward returned {_kind(y)}, not a tensor", "return x * torch.sigmoid(beta * x)")
+    if not _close(y, _np_swish(values, b), rtol=1e-9, atol=1e-12):
+        raise fail("forward", f"forward gives {_fmt(y)}, expected {_fmt(_np_swish(values, b))}",
+                   "swish(x) = x * sigmoid(beta * x)")
+    seed = np.array([1.0, -2.0, 0.5, 3.0, 1.0])
+    check = viz.gradcheck_graph((y * torch.tensor(seed)).sum(), draw=False)
+    node = next((c for c in check.nodes if c.name == f"{MySwish.__name__}Backward"), None)
+    if node is None or node.verdict == "skipped":
+        raise fail("not-checked", "the graph check could not run MySwish", "call MySwish.apply(x, beta)")
+    if node.verdict == "wrong" and not node.inputs:
+        text = node.reason
+        if "incorrect number of gradients" in text:
+            raise fail("wrong-count", f"{text}", "backward returns one gradient per input of forward: two here, "
+                                                  "for x and for beta")
+        if re.search(r"shape|size", text):
+            raise fail("beta-shape", f"{text}", "beta is one number: its gradient is summed over every element")
+        raise fail("backward", text, "read the error: backward must return (gradient for x, gradient for beta)")
+    names = {i.position: i for i in node.wrong_inputs}
+    if 0 in names:
+        bad = names[0]
+        raise fail("grad-x", f"the gradient for x is off by up to {bad.max_diff:.3g}",
+                   "product rule: d/dx [x * s] with s = sigmoid(beta * x) is s + beta * x * s * (1 - s)")
+    if 1 in names:
+        bad = names[1]
+        if "shape" in bad.note:
+            raise fail("beta-shape", f"the gradient for beta has the wrong shape ({bad.note})",
+                       "beta is one number: its gradient is summed over every element")
+        raise fail("grad-beta", f"the gradient for beta is off by up to {bad.max_diff:.3g}",
+                   "d/dbeta [x * sigmoid(beta * x)] = x * x * s * (1 - s), summed over the elements")
+    x2 = torch.tensor([-1.0, 0.25, 2.0], dtype=torch.float64, requires_grad=True)
+    beta2 = torch.tensor(1.3, dtype=torch.float64, requires_grad=True)
+    if not torch.autograd.gradcheck(MySwish.apply, (x2, beta2), raise_exception=False):
+        raise fail("gradcheck", "gradcheck fails", "compare your backward with the product rule, input by input")
+    return "MySwish: forward, both gradients (viz.gradcheck_graph) and gradcheck agree"

@@ -54,9 +54,14 @@ print("minigrad and viz are ready.")
 #    in-place errors, why they exist, how to fix the code. Exercise: repair softplus.
 # 10. [Training a network](10_training.ipynb): `nn.Module`, a loss, an optimizer, a training
 #    loop on handwritten digits. Exercise: the training step.
+# 11. [Backprop by hand](11_backprop_by_hand.ipynb): every gradient of a two-layer network with
+#    batch norm derived by hand and compared with autograd's (`viz.compare`). Exercise: the
+#    batch-norm backward.
+# 12. [Debugging a custom Function](12_debugging_a_custom_function.ipynb): finding the node with
+#    a wrong `backward` (`viz.animate(..., check=True)`, `viz.gradcheck_graph`). Exercise: fix it.
 #
 # Lessons 1 to 4 build on each other; take them in order. After that, 5 to 9 can be read in
-# any order, and 10 uses everything.
+# any order, 10 uses everything, and 11 and 12 practise what 3 and 7 taught.
 #
 # ## How the exercises work
 #

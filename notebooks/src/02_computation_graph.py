@@ -186,10 +186,9 @@ print(viz.summary(s, params={"x": x}))
 # All three edges end at the same `AccumulateGrad`: three gradients arrive and are summed,
 # which is the multivariable chain rule ($\frac{d}{dx}(x^2 + x) = x + x + 1$). Two of them
 # leave `MulBackward0`, one per input of `x * x`: the first for its left operand (`self`, entry
-# 0 of `next_functions`), the second for its right one (`other`, entry 1). In the picture both
-# edges read "slot 0": the slot is the pair's `input_nr`, and `x` is output 0 of its
-# `AccumulateGrad` (its only one). Note that the `show` function above would print that node
-# three times: it walks paths, not nodes.
+# 0 of `next_functions`), the second for its right one (`other`, entry 1). In the picture the
+# edges say so: `self` and `other` (the names `MulBackward0` gives its inputs). Note that the
+# `show` function above would print that node three times: it walks paths, not nodes.
 #
 # ## Exercise 2: count the nodes
 #

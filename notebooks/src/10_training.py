@@ -216,8 +216,8 @@ print("accuracy >= 95%:", accuracy >= 0.95)
 #   four lines.
 # - Evaluate under `no_grad()` (and `model.eval()`, which matters for layers like dropout).
 #
-# This is the end of the course. [Start here](00_start_here.ipynb) has the list of lessons,
-# if you want to revisit one.
+# Next: [11. Backprop by hand](11_backprop_by_hand.ipynb), where you compute these gradients
+# yourself.
 
 # %% hidden=10
 def test_other_loss_and_optimizer(train_step):

@@ -700,9 +700,91 @@ EX10 = Exercise("check_train_step", ("train_step",), wrap=_step, right=[
         "return loss.item()"), "test_other_loss_and_optimizer"),
 ])
 
+
+# -- 11 ---------------------------------------------------------------------------------------------------
+
+
+def _bn(body: str) -> str:
+    return _c("def batchnorm_backward(dhpreact, bnraw, bnvar_inv, bngain):\n"
+              + textwrap.indent(textwrap.dedent(body).strip("\n"), "    "))
+
+
+_BN_SIDES = "dbngain = (bnraw * dhpreact).sum(0, keepdim=True)\ndbnbias = dhpreact.sum(0, keepdim=True)\n"
+_BN_FUSED = ("n = dhpreact.shape[0]\n" + _BN_SIDES + "dhprebn = bngain * bnvar_inv / n * (n * dhpreact"
+             " - dhpreact.sum(0) - n / (n - 1) * bnraw * (dhpreact * bnraw).sum(0))\n")
+
+EX11 = Exercise("check_batchnorm_backward", ("batchnorm_backward",), wrap=_bn, right=[
+    _bn(_BN_FUSED + "return dhprebn, dbngain, dbnbias"),
+    _bn("""
+        n = dhpreact.shape[0]
+        dbnraw = bngain * dhpreact
+        dbngain = (bnraw * dhpreact).sum(0, keepdim=True)
+        dbnbias = dhpreact.sum(0, keepdim=True)
+        bndiff = bnraw / bnvar_inv
+        dbndiff = bnvar_inv * dbnraw
+        dbnvar_inv = (bndiff * dbnraw).sum(0, keepdim=True)
+        dbnvar = -0.5 * bnvar_inv**3 * dbnvar_inv
+        dbndiff2 = torch.ones_like(bndiff) / (n - 1) * dbnvar
+        dbndiff = dbndiff + 2 * bndiff * dbndiff2
+        dbnmeani = -dbndiff.sum(0, keepdim=True)
+        dhprebn = dbndiff + torch.ones_like(dbndiff) / n * dbnmeani
+        return dhprebn, dbngain, dbnbias
+    """),
+], wrong=[
+    Wrong("the variance divided by n", "n = dhpreact.shape[0]\n" + _BN_SIDES + "dhprebn = bngain * bnvar_inv / n * "
+          "(n * dhpreact - dhpreact.sum(0) - bnraw * (dhpreact * bnraw).sum(0))\nreturn dhprebn, dbngain, dbnbias",
+          "bessel", "Bessel's correction"),
+    Wrong("only the direct path", _BN_SIDES + "return bngain * bnvar_inv * dhpreact, dbngain, dbnbias",
+          "direct-only", "three ways"),
+    Wrong("dbngain without keepdim", _BN_FUSED + "return dhprebn, (bnraw * dhpreact).sum(0), dbnbias",
+          "gain-shape", "keepdim=True"),
+    Wrong("dbnbias averaged", _BN_FUSED + "return dhprebn, dbngain, dhpreact.mean(0, keepdim=True)",
+          "bias", "summed over the batch"),
+    Wrong("dbngain without bnraw", _BN_FUSED + "return dhprebn, dhpreact.sum(0, keepdim=True), dbnbias",
+          "gain", "bnraw * dhpreact"),
+    Wrong("two gradients", _BN_FUSED + "return dhprebn, dbngain", "not-three", "a tuple of three"),
+])
+
+
+# -- 12 ---------------------------------------------------------------------------------------------------
+
+
+def _swish(body: str, forward: str = "ctx.save_for_backward(x, beta)\nreturn x * torch.sigmoid(beta * x)") -> str:
+    """The MySwish cell around a backward body; a body 'FORWARD\n---\nBACKWARD' brings its own forward."""
+    if "\n---\n" in body:
+        forward, body = body.split("\n---\n", 1)
+    return _c("class MySwish(Function):\n    @staticmethod\n    def forward(ctx, x, beta):\n"
+              + textwrap.indent(textwrap.dedent(forward).strip("\n"), "        ")
+              + "\n\n    @staticmethod\n    def backward(ctx, grad_output):\n"
+              + textwrap.indent(textwrap.dedent(body).strip("\n"), "        "))
+
+
+_SWISH_S = "x, beta = ctx.saved_tensors\ns = torch.sigmoid(beta * x)\n"
+_SWISH_BETA = "grad_beta = (grad_output * x * x * s * (1 - s)).sum()\n"
+
+EX12 = Exercise("check_swish", ("MySwish",), wrap=_swish, right=[
+    _swish(_SWISH_S + "grad_x = grad_output * (s + beta * x * s * (1 - s))\n" + _SWISH_BETA
+           + "return grad_x, grad_beta"),
+    _swish("x, beta = ctx.saved_tensors\ns = 1 / (1 + torch.exp(-beta * x))\nds = s * (1 - s)\n"
+           "return grad_output * (s + x * beta * ds), (grad_output * x**2 * ds).sum()"),
+    _swish("y, x, beta = ctx.saved_tensors\ns = y / x\n"
+           "return grad_output * (s + beta * y * (1 - s)), (grad_output * x * y * (1 - s)).sum()",
+           forward="y = x * torch.sigmoid(beta * x)\nctx.save_for_backward(y, x, beta)\nreturn y"),
+], wrong=[
+    Wrong("the planted bug: one term of the product rule", _SWISH_S + "grad_x = grad_output * s\n" + _SWISH_BETA
+          + "return grad_x, grad_beta", "grad-x", "product rule"),
+    Wrong("beta's gradient without one x", _SWISH_S + "grad_x = grad_output * (s + beta * x * s * (1 - s))\n"
+          "return grad_x, (grad_output * x * s * (1 - s)).sum()", "grad-beta", "x * x * s * (1 - s)"),
+    Wrong("no gradient for beta", _SWISH_S + "return grad_output * (s + beta * x * s * (1 - s))",
+          "wrong-count", "two here, for x and for beta"),
+    Wrong("a forward without beta", "ctx.save_for_backward(x, beta)\nreturn x * torch.sigmoid(x)\n---\n"
+          + _SWISH_S + "return grad_output * (s + beta * x * s * (1 - s)), (grad_output * x * x * s * (1 - s)).sum()",
+          "forward", "x * sigmoid(beta * x)"),
+])
+
 EXERCISES: dict[str, Exercise] = {
     "1": EX1, "2": EX2, "3": EX3, "4": EX4, "5": EX5, "6a": EX6A, "6b": EX6B, "7": EX7, "8": EX8, "9": EX9,
-    "10": EX10,
+    "10": EX10, "11": EX11, "12": EX12,
 }
 
 # What a learner cell has at hand besides its own answer: the lesson's imports.

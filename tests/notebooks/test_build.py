@@ -15,8 +15,8 @@ import pytest
 SOURCES = sorted((Path(__file__).resolve().parents[2] / "notebooks" / "src").glob("[0-9][0-9]_*.py"))
 
 
-def test_there_are_eleven_sources():
-    assert [p.name[:2] for p in SOURCES] == [f"{i:02d}" for i in range(11)]
+def test_there_are_thirteen_sources():
+    assert [p.name[:2] for p in SOURCES] == [f"{i:02d}" for i in range(13)]
 
 
 @pytest.mark.parametrize("source", SOURCES, ids=lambda p: p.stem)
@@ -70,7 +70,7 @@ def test_makefile_has_the_notebooks_target(notebooks_dir):
 
 def test_every_exercise_declares_points_and_its_registered_check(build, course):
     declared = [e for source in SOURCES for e in build.exercises(source)]
-    assert [e.id for e in declared] == ["1", "2", "3", "4", "5", "6a", "6b", "7", "8", "9", "10"]
+    assert [e.id for e in declared] == ["1", "2", "3", "4", "5", "6a", "6b", "7", "8", "9", "10", "11", "12"]
     assert [e.id for e in declared] == list(course.EXERCISES)
     for e in declared:
         assert e.points >= 1
@@ -105,7 +105,7 @@ def test_exercise_metadata_in_both_versions(build):
 def test_exercises_listing(build, capsys):
     assert build.main(["--exercises"]) == 0
     out = capsys.readouterr().out.splitlines()
-    assert len(out) == 11
+    assert len(out) == 13
     assert out[6].split()[:3] == ["06_turning_autograd_off", "6b", "check_evaluate"]
 
 

@@ -37,7 +37,9 @@ def test_mimebundle_has_the_widget_and_a_picture(mg, graphs, pgv):
 
 
 def test_widget_state_is_small_and_linear(mg, pgv):
-    assert len(ESM) < 20_000 and len(CSS) < 12_000  # stored in every instance's saved state
+    # sent with every live widget (notebooks are stored without widget state); the front end also lays
+    # graphs out and decorates them when Python has no Graphviz, and fits, themes and folds the picture
+    assert len(ESM) < 40_000 and len(CSS) < 12_000
 
     def payload_size(n):
         x = mg.tensor([0.5, 0.25], requires_grad=True)

@@ -1,0 +1,89 @@
+"""viz.animate(loss, quiz=True): questions from the real backward pass, answers checked in Python
+(player.answer, player.answers, player.score), and the questions carried in the page's payload."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+
+import viz
+from viz.quiz import KINDS, make_quiz
+
+
+def _graph(lib):
+    """y = x * w used three times (y * y + y): the gradients of the uses meet at x * w's node."""
+    x = lib.tensor([1.0, 2.0], dtype=lib.float64, requires_grad=True)
+    w = lib.tensor([3.0, -1.0], dtype=lib.float64, requires_grad=True)
+    y = x * w
+    return (y * y + y).sum(), {"x": x, "w": w}
+
+
+def test_questions_follow_the_backward_pass(lib, pgv):
+    loss, params = _graph(lib)
+    player = viz.animate(loss, params=params, quiz=True)
+    qs = player.quiz.questions
+    assert [q.kind for q in qs] == ["next", "grad", "next", "sum", "accumulate", "accumulate"]
+    assert [q.step for q in qs] == [1, 2, 3, 4, 5, 6]
+    assert qs[0].expected_text == "SumBackward0"
+    np.testing.assert_allclose(qs[3].expected, [7.0, -3.0])  # dy = 2y + 1, y = [3, -2]
+    assert "[1, 1] + [3, -2] + [3, -2] = [7, -3]" in qs[3].reason
+    grads = {re.search(r"What does (\w+)\.grad", q.prompt).group(1): q.expected for q in qs if q.kind == "accumulate"}
+    np.testing.assert_allclose(grads["x"], [21.0, 3.0])
+    np.testing.assert_allclose(grads["w"], [7.0, -6.0])
+    np.testing.assert_allclose(params["x"].grad.numpy(), [21.0, 3.0])  # the real backward ran
+
+
+def test_answers_are_checked_and_scored(mg, pgv):
+    loss, params = _graph(mg)
+    player = viz.animate(loss, params=params, quiz=True)
+    qs = player.quiz.questions
+    assert player.answer(0, "SumBackward0").correct
+    assert player.answer(0, "MulBackward0").correct is False  # a second answer is recorded, not scored
+    assert player.answer(1, "[1, 1]").correct
+    assert player.answer(3, [7.001, -3.0]).correct  # rounded values count
+    assert not player.answer(4, "[7, -3]").correct
+    assert not player.answer(5, ...).correct
+    assert player.score == (3, 5)
+    answers = player.answers
+    assert [a["question"] for a in answers] == [0, 0, 1, 3, 4, 5]
+    assert answers[4] == {"question": 4, "step": 5, "kind": "accumulate", "given": "[7, -3]", "correct": False,
+                          "expected": qs[4].expected_text, "reason": qs[4].reason}
+    assert player.answer(0, qs[0].expected).correct  # the drawn id, as a click sends it
+
+
+def test_large_tensors_ask_for_a_shape(mg, pgv):
+    x = mg.tensor(np.arange(12.0).reshape(3, 4), requires_grad=True)
+    player = viz.animate((x * 2).sum(), quiz=True, quiz_kinds=["grad"])
+    (q,) = [q for q in player.quiz.questions if q.kind == "grad"][:1]
+    assert q.expected == (3, 4) and q.expected_text == "(3, 4)"
+    assert player.answer(q.id, "(3, 4)").correct and player.answer(q.id, [3, 4]).correct
+    assert not player.answer(q.id, "(4, 3)").correct
+
+
+def test_kinds_and_frequency_are_options(mg, pgv):
+    loss, params = _graph(mg)
+    frames = viz.trace_backward(loss, params=params)
+    assert {q.kind for q in make_quiz(frames, ["accumulate"]).questions} == {"accumulate"}
+    assert len(make_quiz(frames, KINDS, every=2).questions) == 3
+    assert len(make_quiz(frames, KINDS, max_questions=2).questions) == 2
+    with pytest.raises(ValueError, match="unknown quiz kinds"):
+        make_quiz(frames, ["guess"])
+
+
+def test_questions_ride_in_the_payload_and_page_answers_are_recorded(mg, pgv):
+    loss, params = _graph(mg)
+    player = viz.animate(loss, params=params, quiz=True)
+    payload = player.data["quiz"]
+    assert [q["id"] for q in payload] == list(range(len(player.quiz.questions)))
+    assert payload[3]["expected"] == [7.0, -3.0] and payload[0]["names"][0] == "SumBackward0"
+    player._on_msg(None, {"type": "answer", "question": 3, "given": "7, -3"}, [])
+    player._on_msg(None, {"type": "answer", "question": "nonsense", "given": 1}, [])  # ignored, never raises
+    assert player.answers[-1]["correct"] and player.score == (1, 1)
+
+
+def test_without_quiz_nothing_is_added(mg, pgv):
+    loss, params = _graph(mg)
+    player = viz.animate(loss, params=params)
+    assert "quiz" not in player.data and not hasattr(player, "quiz")
