@@ -3,8 +3,8 @@ in real kernels, and the exact grades.csv it must write.
 
 The students: `all_right` (every lesson, the solutions typed in), `all_wrong` (every lesson, the first
 known wrong answer of each exercise, tests/notebooks/answers.py), `untouched` (three lessons handed in
-as handed out), `sneaky` (lessons 1 and 6 answered in ways the public checks let through and the hidden
-tests catch), `crashing` (lesson 5 kills its kernel; lesson 9 right), `endless` (lesson 8 never ends;
+as handed out), `sneaky` (lessons 1, 6, 11 and 12 answered in ways the public checks let through and the
+hidden tests catch), `crashing` (lesson 5 kills its kernel; lesson 9 right), `endless` (lesson 8 never ends;
 lesson 1 right). The run must go on past the crash and the endless notebook and write a row for everyone.
 """
 
@@ -23,13 +23,13 @@ NOTEBOOKS = ROOT / "notebooks"
 TIMEOUT = 45  # seconds per notebook in this test; the slowest lesson grades in about 10 s
 
 EXPECTED_CSV = """\
-student,1,2,3,4,5,6a,6b,7,8,9,10,total
-all_right,1,2,2,2,1,1,2,2,2,1,2,18
-all_wrong,0,0,0,0,0,0,0,0,0,0,0,0
-crashing,0,0,0,0,0,0,0,0,0,1,0,1
-endless,1,0,0,0,0,0,0,0,0,0,0,1
-sneaky,0,0,0,0,0,0,0,0,0,0,0,0
-untouched,0,0,0,0,0,0,0,0,0,0,0,0
+student,1,2,3,4,5,6a,6b,7,8,9,10,11,12,total
+all_right,1,2,2,2,1,1,2,2,2,1,2,3,2,23
+all_wrong,0,0,0,0,0,0,0,0,0,0,0,0,0,0
+crashing,0,0,0,0,0,0,0,0,0,1,0,0,0,1
+endless,1,0,0,0,0,0,0,0,0,0,0,0,0,1
+sneaky,0,0,0,0,0,0,0,0,0,0,0,0,0,0
+untouched,0,0,0,0,0,0,0,0,0,0,0,0,0,0
 """
 
 
@@ -80,6 +80,9 @@ def make_class(root: Path, build, answers) -> None:
     hand_in("sneaky", "06_turning_autograd_off", filled("06_turning_autograd_off", {
         "6a": cell("6a", answers.EXERCISES["6a"].sneaky[0].code),
         "6b": cell("6b", answers.EXERCISES["6b"].sneaky[0].code)}))
+    for lesson, exercise_id in (("11_backprop_by_hand", "11"), ("12_debugging_a_custom_function", "12")):
+        hand_in("sneaky", lesson, filled(lesson, {exercise_id: cell(exercise_id,
+                                                                    answers.EXERCISES[exercise_id].sneaky[0].code)}))
     hand_in("crashing", "05_hooks", filled("05_hooks", {"5": "import os\n\nos._exit(1)  # the kernel dies here"}))
     hand_in("crashing", "09_inplace_and_versions", filled("09_inplace_and_versions",
                                                            solution_answers("09_inplace_and_versions")))
@@ -113,7 +116,7 @@ def test_grades_csv_is_exactly_right(graded):
 def test_every_student_gets_feedback_with_the_failed_checks_and_their_hints(graded, answers):
     root, _, _ = graded
     right = (root / "all_right" / "feedback.md").read_text(encoding="utf-8")
-    assert "**18 of 18 points.**" in right and "✗" not in right and "Not handed in" not in right
+    assert "**23 of 23 points.**" in right and "✗" not in right and "Not handed in" not in right
     wrong = (root / "all_wrong" / "feedback.md").read_text(encoding="utf-8")
     for exercise_id, exercise in answers.EXERCISES.items():
         assert f"**Exercise {exercise_id}**: 0 of" in wrong
@@ -122,7 +125,7 @@ def test_every_student_gets_feedback_with_the_failed_checks_and_their_hints(grad
     untouched = (root / "untouched" / "feedback.md").read_text(encoding="utf-8")
     assert "placeholder" in untouched and "## Not handed in" in untouched and "02_computation_graph" in untouched
     sneaky = (root / "sneaky" / "feedback.md").read_text(encoding="utf-8")
-    for exercise_id in ("1", "6a", "6b"):
+    for exercise_id in ("1", "6a", "6b", "11", "12"):
         test = answers.EXERCISES[exercise_id].sneaky[0].hidden.removeprefix("test_")
         assert f"✗ hidden test `{test}`" in sneaky, (exercise_id, sneaky)
     crashing = (root / "crashing" / "feedback.md").read_text(encoding="utf-8")

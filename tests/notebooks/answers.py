@@ -743,6 +743,21 @@ EX11 = Exercise("check_batchnorm_backward", ("batchnorm_backward",), wrap=_bn, r
     Wrong("dbngain without bnraw", _BN_FUSED + "return dhprebn, dhpreact.sum(0, keepdim=True), dbnbias",
           "gain", "bnraw * dhpreact"),
     Wrong("two gradients", _BN_FUSED + "return dhprebn, dbngain", "not-three", "a tuple of three"),
+], sneaky=[
+    Sneaky("the check's batch size written in", _bn(_BN_FUSED.replace("dhpreact.shape[0]", "8  # the check's batch")
+                                                    + "return dhprebn, dbngain, dbnbias"),
+           "test_other_batches_float32"),
+    Sneaky("the forward rebuilt and differentiated by autograd", _bn("""
+        with torch.enable_grad():
+            bndiff = (bnraw / bnvar_inv).detach().requires_grad_()
+            gain = bngain.detach().requires_grad_()
+            bias = torch.zeros_like(bngain).requires_grad_()
+            n = bndiff.shape[0]
+            centred = bndiff - bndiff.mean(0, keepdim=True)
+            var_inv = ((centred**2).sum(0, keepdim=True) / (n - 1) + 1e-5) ** -0.5
+            hpreact = gain * centred * var_inv + bias
+            return torch.autograd.grad(hpreact, (bndiff, gain, bias), dhpreact)
+    """), "test_by_hand_not_by_autograd"),
 ])
 
 
@@ -780,6 +795,19 @@ EX12 = Exercise("check_swish", ("MySwish",), wrap=_swish, right=[
     Wrong("a forward without beta", "ctx.save_for_backward(x, beta)\nreturn x * torch.sigmoid(x)\n---\n"
           + _SWISH_S + "return grad_output * (s + beta * x * s * (1 - s)), (grad_output * x * x * s * (1 - s)).sum()",
           "forward", "x * sigmoid(beta * x)"),
+], sneaky=[
+    Sneaky("sigmoid as exp(bx) / (1 + exp(bx)), nan once exp overflows",
+           _swish("x, beta = ctx.saved_tensors\ne = torch.exp(beta * x)\ns = e / (1 + e)\n"
+                  "return grad_output * (s + beta * x * s * (1 - s)), (grad_output * x * x * s * (1 - s)).sum()",
+                  forward="ctx.save_for_backward(x, beta)\ne = torch.exp(beta * x)\nreturn x * e / (1 + e)"),
+           "test_large_float32_matrix"),
+    Sneaky("backward asks autograd for the gradients", _swish("""
+        x, beta = ctx.saved_tensors
+        with torch.enable_grad():
+            x, beta = x.detach().requires_grad_(), beta.detach().requires_grad_()
+            y = x * torch.sigmoid(beta * x)
+            return torch.autograd.grad(y, (x, beta), grad_output)
+    """), "test_by_hand_not_by_autograd"),
 ])
 
 EXERCISES: dict[str, Exercise] = {
