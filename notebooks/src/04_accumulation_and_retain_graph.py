@@ -214,3 +214,21 @@ check_train(train)
 #   computation that should be inside the loop (or detached) is not.
 #
 # Next: [5. Hooks and `retain_grad`](05_hooks.ipynb), to watch and change gradients in flight.
+
+# %% hidden=4
+def test_other_data(train):
+    """train on data the check never uses (x = -1.5, target = 3, and x = 0.5, target = -2): catches a
+    loop that hard-codes the check's x = 2 or target = 6 (both printed in the exercise)."""
+    import math
+
+    import minigrad as torch
+
+    for x, target, steps, lr in [(-1.5, 3.0, 10, 0.02), (0.5, -2.0, 4, 0.3)]:
+        w_ref = 1.0
+        for _ in range(steps):
+            w_ref -= lr * 2 * (w_ref * x - target) * x
+        w = train(torch.tensor(x), torch.tensor(target), steps, lr)
+        got = float(w.detach()) if isinstance(w, torch.Tensor) else w
+        assert isinstance(got, float) and math.isclose(got, w_ref, rel_tol=1e-4, abs_tol=1e-6), (
+            f"train(x={x}, target={target}, steps={steps}, lr={lr}) returned w = {got!r}, expected {w_ref:.6g}\n  "
+            "hint: use the arguments x and target in the loss, (w * x - target) ** 2, not the check's numbers")
