@@ -32,6 +32,12 @@ w = mg.tensor([3.0, -1.0], dtype=mg.float64, requires_grad=True)
 y = x * w  # used three times: the gradients of the uses meet at its node
 player = viz.animate((y * y + y).sum(), params={"x": x, "w": w}, quiz=True)"""
 
+FOLDED = """nn = mg.nn
+mg.manual_seed(0)
+model = nn.Sequential(nn.Linear(2, 2), nn.Sequential(nn.Linear(2, 2), nn.Tanh()))
+folded = viz.animate(model(mg.randn(1, 2)).sum(), params=model, fold="module", quiz=True)
+folded"""
+
 FIRST = "Which node runs next? (click it, or pick its name)"
 SECOND = "AddBackward0 runs. What gradient does it send to MulBackward0 (its values)?"
 
@@ -169,9 +175,9 @@ def test_quiz_answered_in_an_exported_page_and_in_jupyterlab(tmp_path, lab_serve
     # JupyterLab: the click reaches the kernel
     root_dir = tmp_path / "root"
     root_dir.mkdir()
-    source = "import minigrad as mg, viz\n" + GRAPH + "\nplayer"
-    nb = {"cells": [{"cell_type": "code", "execution_count": None, "id": "c0", "metadata": {}, "outputs": [],
-                     "source": source.splitlines(keepends=True)}],
+    sources = ["import minigrad as mg, viz\n" + GRAPH + "\nplayer", FOLDED]
+    nb = {"cells": [{"cell_type": "code", "execution_count": None, "id": f"c{i}", "metadata": {}, "outputs": [],
+                     "source": source.splitlines(keepends=True)} for i, source in enumerate(sources)],
           "metadata": {"kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"}},
           "nbformat": 4, "nbformat_minor": 5}
     (root_dir / "quiz.ipynb").write_text(json.dumps(nb), encoding="utf-8")
@@ -189,7 +195,8 @@ def test_quiz_answered_in_an_exported_page_and_in_jupyterlab(tmp_path, lab_serve
                           " return k && k.status === 'idle' && w.content && w.content.widgets.length > 0; }",
                           timeout=UI_TIMEOUT)
     lab.evaluate("() => window.jupyterapp.commands.execute('notebook:run-all-cells')")
-    lab.wait_for_selector(".jp-OutputArea .mg-player svg g.node[data-n]", timeout=UI_TIMEOUT)
+    lab.wait_for_function("() => [...document.querySelectorAll('.jp-OutputArea .mg-player')]"
+                          ".filter(p => p.querySelector('svg g.node[data-n]')).length === 2", timeout=UI_TIMEOUT)
     root = lab.locator(".jp-OutputArea .mg-player").first
     _answer_by_click(root)
     _check_texts(root, "lab verdict")
@@ -212,6 +219,23 @@ def test_quiz_answered_in_an_exported_page_and_in_jupyterlab(tmp_path, lab_serve
     root.locator("button.mg-first").click()
     root.locator("button.mg-next").click()
     assert root.get_attribute("data-frame") == "1" and "Quiz score: 1 / 1" in root.evaluate(QUIZ_TEXT)
+    # a folded module opened in a quiz player: the kernel lays the graph out again, the quiz stays
+    folded = lab.locator(".jp-OutputArea .mg-player").nth(1)
+    folded.locator("button.mg-next").click()
+    assert folded.locator(".mg-q-prompt").text_content() == FIRST
+    folded.locator('.mg-stage g.node[data-n="n1"]').click()
+    assert "✓ Right" in folded.evaluate(QUIZ_TEXT)
+    box = folded.locator(".mg-stage g.node.mg-box").first
+    scope = box.get_attribute("data-scope")
+    box.click()
+    lab.wait_for_function("s => { const r = document.querySelectorAll('.jp-OutputArea .mg-player')[1];"
+                          " return !r.querySelector(`g.node.mg-box[data-scope='${s}']`)"
+                          " && !r.classList.contains('mg-busy'); }", arg=scope, timeout=UI_TIMEOUT)
+    text = folded.evaluate(QUIZ_TEXT)
+    assert "Quiz score: 1 / 1" in text and "✓ Right" in text, text
+    folded.locator("button.mg-next").click()
+    assert folded.locator(".mg-q-prompt").count() == 1  # the next question is asked on the opened graph
+    _shot(folded, "lab_opened_module")
     assert not errors, errors
     context.close()
     print(f"\nquiz browser test took {time.monotonic() - started:.1f} s")
