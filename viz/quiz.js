@@ -46,8 +46,9 @@ const QUIZ = {
       this.side.insertBefore(this.quizBox, this.title);
     }
     const qs = (!this.forward && !this.graphOnly && this.data.quiz) || [];
+    if (qs !== this.quizData) this.asking = null; // the same questions (another layout direction): still asked
+    this.quizData = qs;
     this.quiz = qs.length ? qs : null;
-    this.asking = null;
     this.root.classList.toggle("mg-quizzing", !!this.quiz);
     this.quizBox.style.display = this.quiz ? "" : "none";
     if (!this.quiz) return;

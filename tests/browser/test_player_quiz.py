@@ -68,6 +68,8 @@ QUIZ_TEXT_JS = """root => {
   return out;
 }"""
 
+FLIPPED = ("d => document.querySelector('.mg-dir').textContent.includes(d)"
+           " && !document.querySelector('.mg-player').classList.contains('mg-busy')")
 QUIZ_TEXT = "r => r.querySelector('.mg-quiz').innerText"
 
 
@@ -127,6 +129,11 @@ def test_quiz_answered_in_an_exported_page_and_in_jupyterlab(tmp_path, lab_serve
     assert root.evaluate("r => r.querySelector('g.node.mg-asked').getAttribute('data-n')") == "n2"
     _check_texts(root, "export typed question")
     _shot(root, "export_typed_question")
+    root.locator("button.mg-dir").click()  # laid out left to right: the question is still asked
+    page.wait_for_function(FLIPPED, arg="TB", timeout=UI_TIMEOUT)
+    assert root.locator(".mg-q-prompt").text_content() == SECOND
+    root.locator("button.mg-dir").click()
+    page.wait_for_function(FLIPPED, arg="LR", timeout=UI_TIMEOUT)
     root.locator(".mg-q-input").fill("[2, 2]")
     root.locator(".mg-q-input").press("Enter")
     text = root.evaluate(QUIZ_TEXT)
