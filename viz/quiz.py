@@ -15,6 +15,7 @@ from several uses meet, and what a leaf's ``.grad`` becomes.
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -256,7 +257,7 @@ def quiz_player(player: Any, quiz: Quiz) -> Any:
     cls = _QUIZ_CLASSES.get(base)
     if cls is None:
         cls = type("Quiz" + base.__name__, (base,), {
-            "answer": lambda self, question, given: self.quiz.answer(question, given),
+            "answer": _answer,
             "answers": property(lambda self: [a.to_dict() for a in self.quiz.answers]),
             "score": property(lambda self: self.quiz.score),
             "_on_msg": _on_msg,
@@ -282,6 +283,22 @@ def _on_msg(self: Any, widget: Any, content: Any, buffers: Any) -> None:
             pass
         return
     super(type(self), self)._on_msg(widget, content, buffers)
+
+
+def _answer(self: Any, question: int | Question, given: Any) -> Answer:
+    """``player.answer(id, value)``: checked and recorded; a shown player shows the verdict too."""
+    answer = self.quiz.answer(question, given)
+    widget = self._widget
+    if widget is not None and hasattr(widget, "answers"):
+        shown = answer.given
+        try:
+            json.dumps(shown)
+        except (TypeError, ValueError):
+            shown = None if shown is ... else str(shown)
+        now = list(widget.answers) + [{"question": answer.question, "given": shown, "correct": answer.correct}]
+        self._page_answers = len(now)  # already recorded: not again when the list comes back
+        widget.answers = now
+    return answer
 
 
 def _rescene(self: Any, scene: Any) -> Any:

@@ -209,15 +209,15 @@ def test_quiz_answered_in_an_exported_page_and_in_jupyterlab(tmp_path, lab_serve
     _check_texts(root, "lab verdict")
     _shot(root, "lab_verdict")
 
-    def kernel_says() -> str:
-        return lab.evaluate("""async () => {
+    def kernel_says(code: str = "print(player.score, player.answers)") -> str:
+        return lab.evaluate("""async code => {
           const kernel = window.jupyterapp.shell.currentWidget.sessionContext.session.kernel;
-          const future = kernel.requestExecute({code: 'print(player.score, player.answers)', silent: false});
+          const future = kernel.requestExecute({code, silent: false});
           let out = '';
           future.onIOPub = msg => { if (msg.header.msg_type === 'stream') out += msg.content.text; };
           await future.done;
           return out;
-        }""")
+        }""", code)
 
     said = wait_for("the click in player.answers", 15, lambda: (lambda s: s if s.startswith("(1, 1)") else None)(
         kernel_says()))
@@ -226,6 +226,12 @@ def test_quiz_answered_in_an_exported_page_and_in_jupyterlab(tmp_path, lab_serve
     root.locator("button.mg-first").click()
     root.locator("button.mg-next").click()
     assert root.get_attribute("data-frame") == "1" and "Quiz score: 1 / 1" in root.evaluate(QUIZ_TEXT)
+    # answered from Python: the page counts it too, and does not ask it again
+    kernel_says('player.answer(1, "[1, 1]")')
+    lab.wait_for_function("() => document.querySelector('.jp-OutputArea .mg-quiz').innerText"
+                          ".includes('Quiz score: 2 / 2')", timeout=UI_TIMEOUT)
+    root.locator("button.mg-next").click()
+    assert root.get_attribute("data-frame") == "2" and "✓ Right" in root.evaluate(QUIZ_TEXT)
     # a folded module opened in a quiz player: the kernel lays the graph out again, the quiz stays
     folded = lab.locator(".jp-OutputArea .mg-player").nth(1)
     folded.locator("button.mg-next").click()

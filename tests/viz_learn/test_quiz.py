@@ -102,6 +102,11 @@ def test_answers_from_the_page_come_through_the_synced_list(mg, pgv):
     assert player.score == (1, 2)
     widget.answers = widget.answers + [{"question": 99, "given": "x"}]  # no such question: ignored
     assert player.score == (1, 2)
+    player.answer(2, "MulBackward0")  # from Python: recorded once, and the page shows it too
+    player.answer(3, ...)
+    assert player.score == (2, 4) and len(player.answers) == 4
+    assert widget.answers[-2:] == [{"question": 2, "given": "MulBackward0", "correct": True},
+                                   {"question": 3, "given": None, "correct": False}]
     player.close()
 
 
