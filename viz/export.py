@@ -103,10 +103,15 @@ def page(scene: Scene, title: str | None = None, frame: int = 0) -> str:
     state = {"svg": scene.svg(html=True), "svg_alt": alt, "data": scene.payload, "frame": int(frame), "speed": 1.0,
              "standalone": True}
     engine = "" if scene.root is not None else inline_graphviz()
+    esm, css = ESM, CSS
+    if scene.payload.get("quiz"):  # the quiz's front end, only where there is a quiz; answers kept in the page
+        from .quiz import front_end
+
+        esm, css = front_end(ESM, CSS)
     note = ("Play, or step with ← and → (click the player first). Made with viz.animate; "
             "this page needs no kernel and no network.")
     return _PAGE.format(title=html.escape(title), font=style.FONT.replace(",", ", "), muted=style.MUTED_TEXT,
-                        css=CSS, note=html.escape(note), state=_json_for_html(state), js=standalone_js(),
+                        css=css, note=html.escape(note), state=_json_for_html(state), js=standalone_js(esm),
                         engine=engine)
 
 

@@ -489,6 +489,7 @@ class Player {
     }
     this.index();
     this.derive();
+    if (this.quizLoad) this.quizLoad();
     this.fillLegend();
     this.narrowCheck();
     this.go(this.k);
@@ -694,6 +695,7 @@ class Player {
     this.slider.value = String(k);
     if (this.counter) this.counter.textContent = "Step " + k + " / " + (n - 1);
     this.root.setAttribute("data-frame", String(k));
+    if (this.quizShow) this.quizShow(k);
     this.follow(k);
   }
 
@@ -725,6 +727,7 @@ class Player {
   // -- controls ----------------------------------------------------------------------------------------------
   user(k) {
     this.pause();
+    if (this.quizGate && this.quizGate(k)) return; // viz/quiz.js: a question before its step
     this.go(k);
     this.save("frame", this.k);
   }
@@ -747,6 +750,7 @@ class Player {
     this.timer = setTimeout(() => {
       if (!this.playing) return;
       if (this.k >= this.steps.length - 1) { this.pause(); return; }
+      if (this.quizGate && this.quizGate(this.k + 1)) { this.pause(); return; }
       this.go(this.k + 1);
       if (this.k >= this.steps.length - 1) this.pause();
       else this.tick();
@@ -794,6 +798,7 @@ class Player {
   }
 
   clicked(e) {
+    if (this.quizClick && this.quizClick(e)) return;
     // a folded module opens where a kernel can lay the graph out again
     const g = e.target && e.target.closest && e.target.closest("g.mg-box");
     if (!g || this.model.get("standalone")) return;
@@ -889,6 +894,7 @@ class Player {
     this.model.off("change:frame", this.onFrame);
     this.model.off("change:speed", this.onSpeed);
     this.model.off("change:data", this.onScene);
+    if (this.onAnswers) this.model.off("change:answers", this.onAnswers);
     window.removeEventListener("resize", this.onResize);
     document.removeEventListener("fullscreenchange", this.onResize);
     if (this.observer) this.observer.disconnect();

@@ -669,10 +669,14 @@ class Player:
             scopes = [s for s in str(content.get("scope", "")).split(",") if s]
             redraw = self.scene.redraw
             opened = _opened(redraw.expand, scopes)
-            self.scene = backward_scene(redraw.folded(opened))
+            self.scene = self._rescene(backward_scene(redraw.folded(opened)))
             widget.svg_alt = ""
             widget.svg = self.scene.svg(html=True)
             widget.data = self.scene.payload
+
+    def _rescene(self, scene: Scene) -> Scene:
+        """A scene made again (a module opened): what a mode adds to the payload goes in here."""
+        return scene
 
     @property
     def frame(self) -> int:

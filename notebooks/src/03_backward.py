@@ -30,17 +30,27 @@ print("x.grad =", x.grad, " (d out / dx = 2x)")
 # step with the arrows. The animation is a widget, so the cell after it prints the graph as
 # text instead, now with the gradient that reached `x` (`player.frames` holds every step as
 # plain data, if you want to look at them in code).
+#
+# **Predict, then reveal.** Watching teaches less than predicting, so this player is a quiz
+# (`quiz=True`): before a step it stops and asks you about it: which node runs next (click it
+# in the picture, or pick its name), the gradient a node sends along an edge, or what `x.grad`
+# becomes (type the values, like `[1, 2, 3, 4]`). Apply the chain rule yourself before you
+# answer; the player checks your answer, reveals the step with the rule that gives it, and keeps
+# a score. Your answers reach Python too: run the cell under the player again after answering
+# (`player.answers` lists each one with its verdict).
 
 # %%
 # NBVAL_IGNORE_OUTPUT
 x = torch.tensor([1.0, 2.0, 3.0, 4.0], requires_grad=True)
 squares = x**2
 out = squares.sum()
-player = viz.animate(out, params={"x": x})
+player = viz.animate(out, params={"x": x}, quiz=True)
 player
 
 # %%
 print(viz.summary(out, params={"x": x}))
+print("\n".join(f"quiz, before step {q.step}: {q.prompt}" for q in player.quiz.questions))
+print("score (right, answered):", player.score)
 
 # %% [markdown]
 # ## A vector output needs a `gradient`

@@ -43,6 +43,30 @@ print("one backward on the sum:", together)
 print("two backwards, added:   ", a.grad)
 
 # %% [markdown]
+# ## Predict the sum
+#
+# The same rule works *inside* one graph: a tensor used several times gets the sum of the
+# gradients of its uses, and `AccumulateGrad` then adds that sum into `.grad`. The player
+# below asks you both before it shows them. `x.grad` already holds `[2, 4]` from a first
+# `backward()`; then `y = 3x` is used three times in `y * y + y`, so the gradient arriving at
+# `y` is $2y + 1$. Type your answers as values, like `[1, 2]`.
+
+# %%
+# NBVAL_IGNORE_OUTPUT
+import viz
+
+x = torch.tensor([1.0, 2.0], requires_grad=True)
+(x * x).sum().backward()  # x.grad = 2x = [2, 4]
+y = x * 3
+loss = (y * y + y).sum()
+player = viz.animate(loss, params={"x": x}, quiz=True, quiz_kinds=["sum", "accumulate"])
+player
+
+# %%
+print("\n".join(f"before step {q.step}: {q.prompt}" for q in player.quiz.questions))
+print("x.grad after the animated backward:", x.grad)
+
+# %% [markdown]
 # ## Zeroing between steps
 #
 # The price: in a training loop, where every step wants a *fresh* gradient, you must clear
