@@ -196,6 +196,19 @@ function decorate(svg, info) {
       }
     }
   }
+  // a module's label was laid out without room of its own (viz/player.py reserve()): it is in the frame's
+  // tooltip, and shown left of the frame's top; placeClusterLabels() moves it where nothing is crossed
+  for (const g of svg.querySelectorAll("g.cluster")) {
+    const a = [...g.querySelectorAll("a")].find((x) => (x.getAttribute("xlink:title") || "").startsWith("module "));
+    const frame = g.querySelector("path, polygon");
+    const box = frame && bbox(frame);
+    if (!a || !box || g.querySelector("text")) continue;
+    const t = document.createElementNS(ns, "text");
+    t.setAttribute("x", String(box.x - 12)); t.setAttribute("y", String(box.y + 11));
+    t.setAttribute("text-anchor", "end"); t.setAttribute("font-size", "11"); t.setAttribute("fill", "#595959");
+    t.textContent = a.getAttribute("xlink:title").slice("module ".length);
+    a.appendChild(t);
+  }
   const graph = svg.querySelector("g");
   if (graph) graph.setAttribute("class", "graph mg-graph");
   svg.setAttribute("class", "mg-svg");
@@ -257,7 +270,8 @@ function placeClusterLabels(svg) {
     };
     const spots = [[lx, ly], [box.x + 6, box.y + 3], [box.x + box.width - lw - 6, box.y + 3],
       [box.x + 6, box.y + box.height - lh - 3], [box.x + box.width - lw - 6, box.y + box.height - lh - 3],
-      [box.x - lw - 8, box.y + 3], [box.x + box.width + 8, box.y + 3], [box.x + 6, box.y - lh - 4]];
+      // beside the frame: clear of the badges (radius 9) on the corners of the boxes inside it
+      [box.x - lw - 12, box.y + 3], [box.x + box.width + 12, box.y + 3], [box.x + 6, box.y - lh - 4]];
     const spot = spots.find(([x, y]) => !crossed(x, y)) || spots[0];
     const [dx, dy] = [spot[0] - lx, spot[1] - ly];
     for (const t of texts) {
@@ -842,6 +856,7 @@ class Player {
     if (!this.svg || !this.natural) return;
     const [w, hgt] = this.room();
     const [nw, nh] = this.natural;
+    this.root.dataset.room = Math.round(w) + "x" + Math.round(hgt) + " " + Math.round(nw) + "x" + Math.round(nh);
     const readable = MIN_TEXT_PX / (this.smallestPt * PX_PER_PT);
     let z = this.userZoom;
     if (!z) {
