@@ -27,7 +27,8 @@ module cluster     dashed grey frame     nodes whose ``metadata["module"]`` name
 
 Edges in the backward view point the way gradients flow (from the output down to the
 leaves) and read, on one line, "(5, 8) · mat1": the gradient's shape and the input it is the
-gradient of (its slot in the node it enters when not 0); the player adds the value on that line. In the values view they point the way data flows, as micrograd draws them.
+gradient of (its slot in the node it enters when not 0); the player adds the value on that
+line. In the values view they point the way data flows, as micrograd draws them.
 """
 
 from __future__ import annotations
