@@ -111,7 +111,7 @@ def _tooltip(node: VNode) -> str:
     return probe.truncate(" · ".join(parts + ([what] if what else [])), TOOLTIP_LIMIT)
 
 
-def edge_label(edge: VEdge, view: str) -> Html | None:
+def edge_label(edge: VEdge, view: str, rankdir: str = "TB") -> Html | None:
     parts = []
     if edge.shape is not None and view == "backward":
         parts.append(html_text(probe.format_shape(edge.shape)))
@@ -127,8 +127,14 @@ def edge_label(edge: VEdge, view: str) -> Html | None:
         parts.append(f"×{edge.count:,}")
     if not parts:
         return None
-    # one line ("(5, 8) · mat1"): a label line less between every two ranks
-    return Html(f'<{" · ".join(parts)}>')
+    # top to bottom, one line ("(5, 8) · mat1"): a label line less between every two ranks; left to right,
+    # stacked lines, which keep the label short along the edge
+    return Html(f'<{label_joiner(rankdir).join(parts)}>')
+
+
+def label_joiner(rankdir: str) -> str:
+    """What separates the parts of an edge label in a layout direction."""
+    return "<BR/>" if rankdir in ("LR", "RL") else " · "
 
 
 def _clusters(nodes: list[VNode]) -> tuple[dict[str, list[VNode]], list[str]]:
@@ -172,7 +178,7 @@ def to_dot(model: Model, rankdir: str = "TB", legend: bool = False) -> str:
             lines.extend(_cluster_lines(model, scope, members, order, cluster_ids, "  "))
     for edge in model.edges:
         attrs: dict[str, str] = {}
-        label = edge_label(edge, model.view)
+        label = edge_label(edge, model.view, rankdir)
         if label:
             attrs["label"] = label
         if edge.faint:

@@ -91,7 +91,13 @@ function graphviz(ask) {
 }
 
 function withRankdir(dot, rankdir) {
-  return dot.replace(/rankdir="(TB|LR|BT|RL)"/, 'rankdir="' + rankdir + '"');
+  // edge labels: one line TB, stacked LR (as with_rankdir in player.py)
+  const stacked = rankdir === "LR" || rankdir === "RL";
+  return dot.replace(/rankdir="(TB|LR|BT|RL)"/, 'rankdir="' + rankdir + '"').split("\n").map((line) => {
+    if (!/^\s*n\d+ -> n\d+/.test(line)) return line;
+    return stacked ? line.split("  <B>").join("<BR/><B>").split(" · ").join("<BR/>")
+      : line.split("<BR/><B>").join("  <B>").split("<BR/>").join(" · ");
+  }).join("\n");
 }
 
 // -- decorating Graphviz's SVG (what viz/player.py's decorate does in Python) -----------------------------
@@ -196,17 +202,14 @@ function decorate(svg, info) {
       }
     }
   }
-  // a module's label was laid out without room of its own (viz/player.py reserve()): it is in the frame's
-  // tooltip, and shown left of the frame's top; placeClusterLabels() moves it where nothing is crossed
+  // module labels were laid out without room (reserve() in player.py): from the tooltip, left of the frame
   for (const g of svg.querySelectorAll("g.cluster")) {
-    const a = [...g.querySelectorAll("a")].find((x) => (x.getAttribute("xlink:title") || "").startsWith("module "));
-    const frame = g.querySelector("path, polygon");
-    const box = frame && bbox(frame);
+    const a = [...g.querySelectorAll("a")].find((x) => /^module /.test(x.getAttribute("xlink:title")));
+    const box = bbox(g.querySelector("path, polygon"));
     if (!a || !box || g.querySelector("text")) continue;
     const t = document.createElementNS(ns, "text");
-    t.setAttribute("x", String(box.x - 12)); t.setAttribute("y", String(box.y + 11));
-    t.setAttribute("text-anchor", "end"); t.setAttribute("font-size", "11"); t.setAttribute("fill", "#595959");
-    t.textContent = a.getAttribute("xlink:title").slice("module ".length);
+    for (const [k, v] of [["x", box.x - 12], ["y", box.y + 11], ["text-anchor", "end"], ["font-size", 11]]) t.setAttribute(k, v);
+    t.textContent = a.getAttribute("xlink:title").slice(7);
     a.appendChild(t);
   }
   const graph = svg.querySelector("g");
@@ -270,7 +273,7 @@ function placeClusterLabels(svg) {
     };
     const spots = [[lx, ly], [box.x + 6, box.y + 3], [box.x + box.width - lw - 6, box.y + 3],
       [box.x + 6, box.y + box.height - lh - 3], [box.x + box.width - lw - 6, box.y + box.height - lh - 3],
-      // beside the frame: clear of the badges (radius 9) on the corners of the boxes inside it
+      // clear of the badges on the corners of the boxes inside
       [box.x - lw - 12, box.y + 3], [box.x + box.width + 12, box.y + 3], [box.x + 6, box.y - lh - 4]];
     const spot = spots.find(([x, y]) => !crossed(x, y)) || spots[0];
     const [dx, dy] = [spot[0] - lx, spot[1] - ly];
@@ -856,7 +859,7 @@ class Player {
     if (!this.svg || !this.natural) return;
     const [w, hgt] = this.room();
     const [nw, nh] = this.natural;
-    this.root.dataset.room = Math.round(w) + "x" + Math.round(hgt) + " " + Math.round(nw) + "x" + Math.round(nh);
+    this.root.dataset.room = [w, hgt, nw, nh].map(Math.round).join(" ");
     const readable = MIN_TEXT_PX / (this.smallestPt * PX_PER_PT);
     let z = this.userZoom;
     if (!z) {

@@ -112,6 +112,7 @@ def reserve(source: str, edge_texts: dict[int, str], node_texts: dict[str, str])
     lines = source.split("\n")
     k = 0
     out = []
+    value_joiner = _VALUE_JOINER[_dot.label_joiner(_rankdir(source))]
     for line in lines:
         m = _EDGE_LINE.match(line)
         if m:
@@ -124,8 +125,8 @@ def reserve(source: str, edge_texts: dict[int, str], node_texts: dict[str, str])
                 span = _label_span(attrs)
                 if span:
                     a, b = span
-                    # on the label's line, after two spaces: no extra line between the ranks
-                    attrs = attrs[: b - 1] + "  " + extra + attrs[b - 1:]
+                    # top to bottom, on the label's line after two spaces: no extra line between the ranks
+                    attrs = attrs[: b - 1] + value_joiner + extra + attrs[b - 1:]
                 else:
                     attrs = f"label=<{extra}> " + attrs
             # mgk numbers the edges for the PNG filmstrip (Graphviz ignores unknown attributes)
@@ -479,9 +480,21 @@ def layout_info(dot: str, edges: list[tuple[str, str]], edge_texts: dict[int, st
             "savedFill": style.ROW_FILL["saved"], "badgeFill": style.ROW_FILL["badge"]}
 
 
+_VALUE_JOINER = {" · ": "  ", "<BR/>": "<BR/>"}  # between an edge's label and the value the player reserves
+
+
 def with_rankdir(dot: str, rankdir: str) -> str:
-    """The same DOT laid out in another direction."""
-    return _RANKDIR.sub(f'rankdir="{rankdir}"', dot, count=1)
+    """The same DOT laid out in another direction (edge labels on one line top to bottom, stacked left to
+    right: ``dot.label_joiner``)."""
+    stacked = _dot.label_joiner(rankdir) == "<BR/>"
+    lines = _RANKDIR.sub(f'rankdir="{rankdir}"', dot, count=1).split("\n")
+    for i, line in enumerate(lines):
+        if _EDGE_LINE.match(line):
+            if stacked:
+                lines[i] = line.replace("  <B>", "<BR/><B>").replace(" · ", "<BR/>")
+            else:
+                lines[i] = line.replace("<BR/><B>", "  <B>").replace("<BR/>", " · ")
+    return "\n".join(lines)
 
 
 def _short(arr: Any) -> str:
