@@ -362,6 +362,7 @@ def frame_agraph(scene: Scene, k: int, note: str | None = None) -> Any:
         warnings.simplefilter("ignore")
         graph = pygraphviz.AGraph(string=scene.dot)
     graph.graph_attr["bgcolor"] = "white"
+    _module_labels(graph)
     _png_state(graph, scene, k)
     if note:
         # the root graph's label sits under the drawing; clusters keep their own labels
@@ -371,6 +372,18 @@ def frame_agraph(scene: Scene, k: int, note: str | None = None) -> Any:
 
 
 NOTE_SIZE = 12
+
+
+def _module_labels(graph: Any) -> None:
+    """The modules' labels back on their frames (the player's layout keeps them in the frames' tooltips,
+    ``player.reserve``, and draws them in the page): a PNG is laid out again, with room for them."""
+    from .player import _CLUSTER_TIP
+
+    for sub in graph.subgraphs():
+        tip = sub.graph_attr.get("tooltip") or ""
+        if tip.startswith(_CLUSTER_TIP) and not sub.graph_attr.get("label"):
+            sub.graph_attr["label"] = "<" + html_text(tip[len(_CLUSTER_TIP):]) + ">"
+        _module_labels(sub)
 
 
 def frame_png(scene: Scene, k: int, note: str | None = None, scale: float = 2.0,

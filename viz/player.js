@@ -91,7 +91,13 @@ function graphviz(ask) {
 }
 
 function withRankdir(dot, rankdir) {
-  return dot.replace(/rankdir="(TB|LR|BT|RL)"/, 'rankdir="' + rankdir + '"');
+  // edge labels: one line TB, stacked LR (as with_rankdir in player.py)
+  const stacked = rankdir === "LR" || rankdir === "RL";
+  return dot.replace(/rankdir="(TB|LR|BT|RL)"/, 'rankdir="' + rankdir + '"').split("\n").map((line) => {
+    if (!/^\s*n\d+ -> n\d+/.test(line)) return line;
+    return stacked ? line.split("  <B>").join("<BR/><B>").split(" · ").join("<BR/>")
+      : line.split("<BR/><B>").join("  <B>").split("<BR/>").join(" · ");
+  }).join("\n");
 }
 
 // -- decorating Graphviz's SVG (what viz/player.py's decorate does in Python) -----------------------------
@@ -196,6 +202,16 @@ function decorate(svg, info) {
       }
     }
   }
+  // module labels were laid out without room (reserve() in player.py): from the tooltip, left of the frame
+  for (const g of svg.querySelectorAll("g.cluster")) {
+    const a = [...g.querySelectorAll("a")].find((x) => /^module /.test(x.getAttribute("xlink:title")));
+    const box = bbox(g.querySelector("path, polygon"));
+    if (!a || !box || g.querySelector("text")) continue;
+    const t = document.createElementNS(ns, "text");
+    for (const [k, v] of [["x", box.x - 12], ["y", box.y + 11], ["text-anchor", "end"], ["font-size", 11]]) t.setAttribute(k, v);
+    t.textContent = a.getAttribute("xlink:title").slice(7);
+    a.appendChild(t);
+  }
   const graph = svg.querySelector("g");
   if (graph) graph.setAttribute("class", "graph mg-graph");
   svg.setAttribute("class", "mg-svg");
@@ -257,7 +273,8 @@ function placeClusterLabels(svg) {
     };
     const spots = [[lx, ly], [box.x + 6, box.y + 3], [box.x + box.width - lw - 6, box.y + 3],
       [box.x + 6, box.y + box.height - lh - 3], [box.x + box.width - lw - 6, box.y + box.height - lh - 3],
-      [box.x - lw - 8, box.y + 3], [box.x + box.width + 8, box.y + 3], [box.x + 6, box.y - lh - 4]];
+      // clear of the badges on the corners of the boxes inside
+      [box.x - lw - 12, box.y + 3], [box.x + box.width + 12, box.y + 3], [box.x + 6, box.y - lh - 4]];
     const spot = spots.find(([x, y]) => !crossed(x, y)) || spots[0];
     const [dx, dy] = [spot[0] - lx, spot[1] - ly];
     for (const t of texts) {
@@ -847,6 +864,7 @@ class Player {
     if (!this.svg || !this.natural) return;
     const [w, hgt] = this.room();
     const [nw, nh] = this.natural;
+    this.root.dataset.room = [w, hgt, nw, nh].map(Math.round).join(" ");
     const readable = MIN_TEXT_PX / (this.smallestPt * PX_PER_PT);
     let z = this.userZoom;
     if (!z) {

@@ -92,7 +92,8 @@ PICTURE_JS = """root => {
     if (px < 9.99 || r < 4.5)
       bad.push({text: t.textContent, px: +px.toFixed(2), contrast: +r.toFixed(2), fill: style.fill, behind});
   }
-  return {count, bad: bad.slice(0, 12), zoom: Number(root.dataset.zoom), minPx, minContrast};
+  return {count, nodes: svg.querySelectorAll('g.node').length, bad: bad.slice(0, 12), zoom: Number(root.dataset.zoom),
+          minPx, minContrast};
 }"""
 
 CHROME_JS = """root => {
@@ -148,11 +149,13 @@ def _check(page, root, label: str, whole: bool = False) -> dict:
     root.evaluate("r => r.scrollIntoView({block: 'start'})")
     page.wait_for_timeout(250)
     picture = root.evaluate(PICTURE_JS)
-    assert picture["count"] > 10 and picture["bad"] == [], (label, picture)
+    # texts were measured (at least one per box; the 2-node graph has 10 in all) and all are readable
+    assert picture["count"] >= max(picture["nodes"], 1) and picture["bad"] == [], (label, picture)
     assert root.evaluate(CHROME_JS) == [], label
     outside = root.evaluate(WHOLE_JS)
     picture["whole"] = not outside
     picture["fit"] = root.get_attribute("data-fit")
+    picture["room"] = root.get_attribute("data-room")
     if picture["fit"] == "whole":  # the player chose to show the whole graph: every node is on screen
         assert outside == [], (label, picture["zoom"])
     if whole:  # the player's rule: the whole graph when it fits at 80% or more, else the width
@@ -228,7 +231,8 @@ def test_player_in_the_classroom(tmp_path, lab_server, chromium, torch):
             page.wait_for_timeout(400)
             label = f"lab_{'dark' if dark else 'light'}_{w}x{h}"
             assert players.first.evaluate("r => r.classList.contains('mg-dark')") == dark
-            measured[label] = _check(page, players.first, label)
+            # the issue's projector case: the 18-node MLP shows whole at 80% zoom or more on 1920x1080
+            measured[label] = _check(page, players.first, label, whole=w == 1920)
             if w == 1280:
                 assert players.first.evaluate("r => r.classList.contains('mg-narrow')")
             # the player, legend included, fits in what the notebook shows, at every step
@@ -343,6 +347,7 @@ def test_player_in_the_classroom(tmp_path, lab_server, chromium, torch):
     assert not errors, errors
     context.close()
     print("\nzoom at start: " + ", ".join(f"{k} {v['zoom']:.2f} {v['fit']}{' whole' if v['whole'] else ''}"
+                                        f" [room, picture: {v['room']}]"
                                         f" ({v['count']} texts, smallest {v['minPx']:.1f} px, lowest contrast"
                                         f" {v['minContrast']:.2f}:1)"
                                         for k, v in measured.items()))
