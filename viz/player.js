@@ -61,7 +61,7 @@ function lastUpTo(list, k) {
   return found;
 }
 
-// -- the theme: JupyterLab's, VS Code's, else the system's (prefers-color-scheme) -------------------------
+// -- the theme: JupyterLab's, VS Code's, else the system's (prefers-color-scheme) --
 function darkTheme() {
   const body = document.body;
   const lab = body && body.getAttribute("data-jp-theme-light");
@@ -71,7 +71,7 @@ function darkTheme() {
   return !!(window.matchMedia && window.matchMedia("(prefers-color-scheme: dark)").matches);
 }
 
-// -- the WebAssembly Graphviz: loaded once per page, from the page or from the kernel ---------------------
+// -- the WebAssembly Graphviz: loaded once per page, from the page or from the kernel --
 function graphviz(ask) {
   if (!window.__mgGraphviz) {
     window.__mgGraphviz = (async () => {
@@ -100,7 +100,7 @@ function withRankdir(dot, rankdir) {
   }).join("\n");
 }
 
-// -- decorating Graphviz's SVG (what viz/player.py's decorate does in Python) -----------------------------
+// -- decorating Graphviz's SVG (what viz/player.py's decorate does in Python) --
 // A widget may be drawn before its output is on the page, where nothing can be measured (getBBox gives
 // zeros): wait until the page lays the element out.
 function laidOut(el) {
@@ -387,7 +387,7 @@ class Player {
     }
   }
 
-  // -- DOM ---------------------------------------------------------------------------------------
+  // -- DOM --
   build(host) {
     const root = (this.root = h("div", "mg-player"));
     root.tabIndex = 0;
@@ -482,7 +482,7 @@ class Player {
     }
   }
 
-  // -- the picture: Python's layout, else the WebAssembly Graphviz, else a hint ---------------------------
+  // -- the picture: Python's layout, else the WebAssembly Graphviz, else a hint --
   async show() {
     const token = (this.token = (this.token || 0) + 1);
     this.dirBtn.textContent = this.dir === "LR" ? "⇣ TB" : "⇢ LR";
@@ -605,7 +605,7 @@ class Player {
     }
   }
 
-  // -- the state, derived once from the run order -------------------------------------------------------
+  // -- the state, derived once from the run order --
   derive() {
     const steps = this.steps;
     if (this.forward) {
@@ -676,7 +676,7 @@ class Player {
     return [cls, arr];
   }
 
-  // -- one frame -------------------------------------------------------------------------------------------
+  // -- one frame --
   go(k) {
     const n = this.steps.length;
     if (!n) return;
@@ -741,7 +741,7 @@ class Player {
     }
   }
 
-  // -- controls ----------------------------------------------------------------------------------------------
+  // -- controls --
   user(k) {
     this.pause();
     if (this.quizGate && this.quizGate(k)) return; // viz/quiz.js: a question before its step
@@ -824,7 +824,7 @@ class Player {
     this.model.send({ type: "expand", scope: g.getAttribute("data-scope") });
   }
 
-  // -- zoom, text size, direction, full screen ----------------------------------------------------------------
+  // -- zoom, text size, direction, full screen --
   scale(z) {
     if (!this.svg || !this.natural) return;
     this.zoom = Math.max(0.1, Math.min(4, z));
