@@ -125,6 +125,17 @@ softplus_backward = _fused_op("softplus_backward", _softplus_backward, rule(
     _softplus_double_backward(grad * grad_output, self, beta, threshold)), ("beta", "threshold"))
 
 
+def _threshold_backward(g, x, threshold):
+    return xp.zero_where(x <= threshold, g)
+
+
+threshold_backward = _fused_op("threshold_backward", _threshold_backward, rule(
+    "ThresholdBackwardBackward0", "grad_output self", saves="self threshold",
+    text="grad_grad_output = grad where self > threshold, else 0; grad_self = 0",
+    grad_output=lambda grad, self, threshold: threshold_backward(grad, self, threshold),
+    self=lambda grad: xp.zeros_like(grad)), ("threshold",))
+
+
 # -- the ops -----------------------------------------------------------------------------------------------
 exp = unary("exp", np.exp, "ExpBackward0", saves="result", grad=lambda grad, result: grad * result,
             text="grad_self = grad * result  (result = exp(self))")
@@ -138,10 +149,11 @@ log10 = unary("log10", np.log10, "Log10Backward0", saves="self", grad=lambda gra
               text="grad_self = grad / (self * ln 10)", domain="positive")
 log1p = unary("log1p", np.log1p, "Log1PBackward0", saves="self", grad=lambda grad, self: grad / (self + 1),
               text="grad_self = grad / (self + 1)", domain="positive")
-sqrt = unary("sqrt", np.sqrt, "SqrtBackward0", saves="result", grad=lambda grad, result: grad / (2 * result),
+sqrt = unary("sqrt", np.sqrt, "SqrtBackward0", saves="result",
+             grad=lambda grad, result: grad / xp.mul_scalar(result, 2.0),
              text="grad_self = grad / (2 * result)", domain="positive")
 rsqrt = unary("rsqrt", lambda x: 1 / np.sqrt(x), "RsqrtBackward0", saves="result",
-              grad=lambda grad, result: -0.5 * grad * result * result * result,
+              grad=lambda grad, result: xp.mul_scalar(grad, -0.5) * result ** 3,
               text="grad_self = -0.5 * grad * result³", domain="positive")
 sin = unary("sin", np.sin, "SinBackward0", saves="self", grad=lambda grad, self: grad * xp.cos(self),
             text="grad_self = grad * cos(self)")
@@ -149,7 +161,8 @@ cos = unary("cos", np.cos, "CosBackward0", saves="self", grad=lambda grad, self:
             text="grad_self = grad * -sin(self)")
 tan = unary("tan", np.tan, "TanBackward0", saves="result", grad=lambda grad, result: grad * (1 + result * result),
             text="grad_self = grad * (1 + result²)", domain="unit")
-atan = unary("atan", np.arctan, "AtanBackward0", saves="self", grad=lambda grad, self: grad / (self * self + 1),
+atan = unary("atan", np.arctan, "AtanBackward0", saves="self",
+             grad=lambda grad, self: grad / xp.add_scalar(self * self, 1.0),
              text="grad_self = grad / (1 + self²)", aliases=("arctan",))
 tanh = unary("tanh", np.tanh, "TanhBackward0", saves="result", grad=lambda grad, result: tanh_backward(grad, result),
              text="grad_self = grad * (1 - result²)")
@@ -157,7 +170,7 @@ sigmoid = unary("sigmoid", _sigmoid, "SigmoidBackward0", saves="result",
                 grad=lambda grad, result: sigmoid_backward(grad, result),
                 text="grad_self = grad * result * (1 - result)")
 erf = unary("erf", _erf, "ErfBackward0", saves="self",
-            grad=lambda grad, self: grad * 1.1283791670955126 * xp.exp(-(self * self)),
+            grad=lambda grad, self: xp.mul_scalar(xp.exp(-(self ** 2)), 1.1283791670955126) * grad,
             text="grad_self = grad * 2/√π * exp(-self²)")
 def _relu(x: np.ndarray) -> np.ndarray:
     """0 where x < 0, else x itself: NaN stays NaN and -0. stays -0., as in PyTorch (np.maximum gives +0.)."""
@@ -173,10 +186,33 @@ def _abs(x: np.ndarray) -> np.ndarray:
 
 
 relu = unary("relu", _relu, "ReluBackward0", saves="result",
-             grad=lambda grad, result: xp.zero_where(xp.data(result) <= 0, grad),
+             grad=lambda grad, result: threshold_backward(grad, result, 0),
              text="grad_self = grad where result > 0, else 0", domain="away", keeps_dtype=True)
-abs = unary("abs", _abs, "AbsBackward0", saves="self", grad=lambda grad, self: grad * xp.sign_array(xp.data(self)),
+abs = unary("abs", _abs, "AbsBackward0", saves="self", grad=lambda grad, self: grad * xp.sgn(self),
             text="grad_self = grad * sign(self)", domain="away", keeps_dtype=True)
+
+
+def _sgn_backward(grad, self, result):
+    """PyTorch's sgn_backward for real numbers: (grad - sgn² grad) / |self|, 0 where self is 0 (0 elsewhere too,
+    except at NaN)."""
+    return xp.masked_fill((grad - result * result * grad) / xp.abs(self), xp.data(self) == 0, 0.0)
+
+
+SgnBackward0 = rule("SgnBackward0", "self", saves="self result", elementwise=True,
+                    text="grad_self = 0  (sgn is flat almost everywhere)", self=_sgn_backward)
+
+
+def _sgn(self: Tensor) -> Tensor:
+    """PyTorch's sgn, the sign of a real number: what abs's derivative formula multiplies by."""
+    res = xp.sign_array(self._data)
+    if self._requires_grad and GRAD.mode > 0:
+        return record(SgnBackward0, res, (self,))
+    return make(res)
+
+
+_sgn.__name__ = _sgn.__qualname__ = "sgn"
+declare("sgn", _sgn, method=False, public=False, nodes=(SgnBackward0,))
+
 # flat almost everywhere: the gradient is 0
 sign = unary("sign", xp.sign_array, "SignBackward0", saves="", grad=lambda grad: xp.zeros_like(grad),
              text="grad_self = 0  (sign is flat almost everywhere)", keeps_dtype=True, second_order=False)

@@ -34,11 +34,20 @@ SumBackward1 = rule("SumBackward1", "self", saves="dim keepdim self_sym_sizes",
 MeanBackward0 = rule("MeanBackward0", "self", saves="self_sym_numel self_sym_sizes",
                      text="grad_self = grad / numel, expanded to self's shape",
                      self=lambda grad, self_sym_numel, self_sym_sizes:
-                     xp.expand(grad / self_sym_numel, self_sym_sizes))
+                     _mean_spread(grad, self_sym_sizes, self_sym_numel))
 MeanBackward1 = rule("MeanBackward1", "self", saves="dim keepdim self_sym_numel self_sym_sizes",
                      text="grad_self = grad / (count over dim), expanded back over dim",
                      self=lambda grad, dim, keepdim, self_sym_numel, self_sym_sizes:
-                     xp.reduced_expand(grad, self_sym_sizes, dim, keepdim) / _reduced_count(self_sym_sizes, dim))
+                     xp.div_scalar(xp.reduced_expand(grad, self_sym_sizes, dim, keepdim),
+                                   _reduced_count(self_sym_sizes, dim)))
+
+
+def _mean_spread(grad, sizes: tuple, n: int):
+    """grad / n over `sizes`. PyTorch expands, then divides by the number (DivBackward1 after ExpandBackward0); on
+    arrays dividing the one value first gives the same numbers for less work."""
+    if xp.is_t(grad):
+        return xp.div_scalar(xp.expand(grad, sizes), n)
+    return xp.expand(grad / n, sizes)
 
 
 def _reduced_count(sizes: tuple, dims: tuple) -> int:
@@ -82,7 +91,8 @@ VarBackward0 = rule("VarBackward0", "self", saves="self correction dim keepdim",
 StdBackward0 = rule("StdBackward0", "self", saves="self result correction dim keepdim",
                     text="grad_self = grad * (self - mean) / ((N - correction) * result)",
                     self=lambda grad, self, result, correction, dim, keepdim:
-                    _var_grad(_safe_div(grad, 2 * result, xp.data(result) == 0), self, correction, dim, keepdim))
+                    _var_grad(_safe_div(grad, xp.mul_scalar(result, 2.0), xp.data(result) == 0), self, correction, dim,
+                              keepdim))
 LinalgVectorNormBackward0 = rule("LinalgVectorNormBackward0", "self", saves="self result ord dim keepdim",
                                  text="grad_self = grad * self * |self|^(ord-2) / result^(ord-1)  "
                                       "(ord 2: self / result)",
@@ -106,8 +116,8 @@ CumsumBackward0 = rule("CumsumBackward0", "self", saves="dim",
 def _keep(g, dim, keepdim, like):
     """Put the reduced dims back (size 1) so `g` broadcasts against the input."""
     nd = len(like.shape)
-    if dim is None:
-        return xp.reshape(g, (1,) * nd)
+    if dim is None:  # a 0-d value broadcasts as it is (PyTorch's formulas add no view)
+        return g
     dims = tuple(d % nd for d in ((dim,) if isinstance(dim, int) else dim)) if nd else ()
     return g if keepdim or not dims else xp.unsqueeze_dims(g, dims)
 
@@ -162,9 +172,12 @@ def _var_grad(grad, self, correction, dim, keepdim):
         # gives nan where self equals the mean (inf * 0) and inf elsewhere
         with np.errstate(invalid="ignore"):
             return grad * np.where(s == s.mean(), np.nan, np.inf).astype(s.dtype)
-    centered = self - (self.mean(dims, keepdim=True) if xp.is_t(self) else s.mean(axis=dims, keepdims=True))
+    if xp.is_t(self):  # PyTorch's var_backward: the mean over everything when no dim was given
+        centered = self - (self.mean() if dim is None else self.mean(dims, keepdim=True))
+    else:
+        centered = self - s.mean(axis=dims, keepdims=True)
     scale = 2.0 / (n - correction) if n != correction else math.inf  # 2 / 0 is inf in PyTorch's formula
-    return _keep(grad, dims if dim is not None else None, keepdim, s) * centered * scale
+    return xp.mul_scalar(_keep(grad, dims if dim is not None else None, keepdim, s), scale) * centered
 
 
 def _safe_div(a, b, zero_mask):
@@ -176,7 +189,7 @@ def _safe_div(a, b, zero_mask):
     import numpy as np
 
     if xp.is_t(a) or xp.is_t(b):
-        return xp.where(zero_mask, 0.0, a / b)
+        return xp.masked_fill(a / b, zero_mask, 0.0)
     with np.errstate(divide="ignore", invalid="ignore"):
         return np.where(zero_mask, 0.0, a / b).astype(np.result_type(a, b))
 
