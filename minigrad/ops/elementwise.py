@@ -20,6 +20,7 @@ import numpy as np
 from .._state import GRAD
 from .._tensor import Tensor, make
 from . import xp
+from .fused import fused_op
 from .inplace import inplace_of
 from .operands import float_data
 from .recording import record, rule
@@ -72,22 +73,7 @@ def _erf(x: np.ndarray) -> np.ndarray:
     return np.vectorize(math.erf, otypes=[x.dtype])(x) if x.size else x.copy()
 
 
-# -- PyTorch's fused backward ops: what tanh's, sigmoid's and softplus's formulas call ---------------------
-def _fused_op(name: str, kernel, node_cls, arg_names: tuple = ()):
-    """A backward op of PyTorch's (`tanh_backward(grad_output, output)`, ...): `kernel` on arrays, and on
-    Tensors the op that records `node_cls`, so a create_graph backward records the node PyTorch records."""
-
-    def op(grad_output, other, *args):
-        res = GRAD.quiet.run(kernel, grad_output._data, other._data, *args)
-        if GRAD.mode > 0 and (grad_output._requires_grad or other._requires_grad):
-            return record(node_cls, res, (grad_output, other), **dict(zip(arg_names, args)))
-        return make(res)
-
-    op.__name__ = op.__qualname__ = name
-    declare(name, op, method=False, public=False, nodes=(node_cls,))
-    return xp.either(kernel, op)
-
-
+# -- PyTorch's fused backward ops: what tanh's, sigmoid's, softplus's and relu's formulas call ------------
 def _tanh_backward(g, y):
     return g * (1 - y * y)
 
@@ -107,17 +93,17 @@ def _softplus_double_backward(g, x, beta, threshold):
     return xp.where(xp.data(x) * beta > threshold, 0.0, g * beta * z / ((z + 1) * (z + 1)))
 
 
-tanh_backward = _fused_op("tanh_backward", _tanh_backward, rule(
+tanh_backward = fused_op("tanh_backward", _tanh_backward, rule(
     "TanhBackwardBackward0", "grad_output output", saves="grad_output output",
     text="grad_grad_output = grad * (1 - output²), grad_output = grad * -2 * output * grad_output",
     grad_output=lambda grad, output: tanh_backward(grad, output),
     output=lambda grad, grad_output, output: grad * (-2 * output * grad_output)))
-sigmoid_backward = _fused_op("sigmoid_backward", _sigmoid_backward, rule(
+sigmoid_backward = fused_op("sigmoid_backward", _sigmoid_backward, rule(
     "SigmoidBackwardBackward0", "grad_output output", saves="grad_output output",
     text="grad_grad_output = grad * output * (1 - output), grad_output = grad * grad_output * (1 - 2 * output)",
     grad_output=lambda grad, output: sigmoid_backward(grad, output),
     output=lambda grad, grad_output, output: grad * grad_output * (-2 * output + 1)))
-softplus_backward = _fused_op("softplus_backward", _softplus_backward, rule(
+softplus_backward = fused_op("softplus_backward", _softplus_backward, rule(
     "SoftplusBackwardBackward0", "grad_output self", saves="grad_output self beta threshold",
     text="grad_grad_output = softplus'(self) * grad, grad_self = grad * grad_output * softplus''(self)",
     grad_output=lambda grad, self, beta, threshold: softplus_backward(grad, self, beta, threshold),
@@ -129,7 +115,7 @@ def _threshold_backward(g, x, threshold):
     return xp.zero_where(x <= threshold, g)
 
 
-threshold_backward = _fused_op("threshold_backward", _threshold_backward, rule(
+threshold_backward = fused_op("threshold_backward", _threshold_backward, rule(
     "ThresholdBackwardBackward0", "grad_output self", saves="self threshold",
     text="grad_grad_output = grad where self > threshold, else 0; grad_self = 0",
     grad_output=lambda grad, self, threshold: threshold_backward(grad, self, threshold),

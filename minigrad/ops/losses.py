@@ -142,15 +142,48 @@ def _nll_grad(grad, self, target, weight, reduction, ignore_index, total_weight)
     return grad * scatter
 
 
-def _nll_rule(name: str):
+def _nll_of(grad, target, weight, reduction, ignore_index):
+    """nll_loss(grad, target, ...): the derivative of nll_loss_backward by its grad_output (it is linear in it)."""
+    out = _nll_nd(grad if xp.is_t(grad) else make(np.asarray(grad)), target, weight, reduction, ignore_index)
+    return out if xp.is_t(grad) else out._data
+
+
+def _nll_backward_op(name: str, node_cls):
+    """PyTorch's nll_loss_backward (nll_loss2d_backward): the kernel on arrays; on Tensors the op that records
+    `node_cls` (its fused double-backward node) whenever `self` requires grad, as PyTorch does."""
+
+    def op(grad_output, self, target, weight, reduction, ignore_index, total_weight):
+        if not (xp.is_t(grad_output) or xp.is_t(self)):
+            return _nll_grad(grad_output, self, target, weight, reduction, ignore_index, total_weight)
+        go = grad_output if xp.is_t(grad_output) else make(np.asarray(grad_output))
+        res = np.asarray(_nll_grad(go._data, xp.data(self), target, weight, reduction, ignore_index, total_weight))
+        if _tracked(go, self):
+            return record(node_cls, res, (go, self), target=target, weight=weight, reduction=reduction,
+                          ignore_index=ignore_index)
+        return make(res)
+
+    op.__name__ = op.__qualname__ = name
+    declare(name, op, method=False, public=False, nodes=(node_cls,))
+    return op
+
+
+def _nll_rules(name: str):
+    """NllLoss(2D)Backward0 and the node of its backward op, NllLoss(2D)BackwardBackward0."""
+    double = rule(name.replace("Backward0", "BackwardBackward0"), "grad_output self",
+                  saves="target weight reduction ignore_index",
+                  text="grad_grad_output = nll_loss(grad, target), grad_self = 0",
+                  grad_output=lambda grad, target, weight, reduction, ignore_index:
+                  _nll_of(grad, target, weight, reduction, ignore_index),
+                  self=lambda grad: xp.zeros_like(grad))
+    backward = _nll_backward_op(name.replace("Backward0", "_backward").lower().replace("nllloss", "nll_loss"), double)
     return rule(name, "self", saves="self weight reduction ignore_index total_weight target",
                 text="grad_self = -grad * weight[target] / total_weight at each target class, 0 elsewhere",
                 self=lambda grad, self, target, weight, reduction, ignore_index, total_weight:
-                _nll_grad(grad, self, target, weight, reduction, ignore_index, total_weight))
+                backward(grad, self, target, weight, reduction, ignore_index, total_weight))
 
 
-NllLossBackward0 = _nll_rule("NllLossBackward0")
-NllLoss2DBackward0 = _nll_rule("NllLoss2DBackward0")
+NllLossBackward0 = _nll_rules("NllLossBackward0")
+NllLoss2DBackward0 = _nll_rules("NllLoss2DBackward0")
 
 
 def _bce_grad(grad, self, target, weight, reduction):

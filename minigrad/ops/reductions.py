@@ -15,6 +15,7 @@ from .._stacklevel import user_stacklevel
 from .._state import GRAD
 from .._tensor import Tensor, _wrap_dim, make
 from . import xp
+from .fused import fused_op
 from .operands import kind_name
 from .recording import record, rule
 from .registry import Sample, declare
@@ -102,12 +103,37 @@ LogsumexpBackward0 = rule("LogsumexpBackward0", "self", saves="self result dim k
                           text="grad_self = grad * exp(self - result)",
                           self=lambda grad, self, result, dim, keepdim:
                           _keep(grad, dim, keepdim, self) * xp.exp(self - _keep(result, dim, keepdim, self)))
+# PyTorch's fused backward ops of softmax and log_softmax (`_softmax_backward_data`, ...): what their rows call,
+# so that a create_graph backward records SoftmaxBackwardDataBackward0 / LogSoftmaxBackwardDataBackward0
+def _softmax_backward_data(grad_output, output, dim):
+    return output * (grad_output - xp.sum_keep(grad_output * output, dim))
+
+
+def _log_softmax_backward_data(grad_output, output, dim):
+    return grad_output - xp.exp(output) * xp.sum_keep(grad_output, dim)
+
+
+softmax_backward_data = fused_op("softmax_backward_data", _softmax_backward_data, rule(
+    "SoftmaxBackwardDataBackward0", "grad_output output", saves="grad_output output dim",
+    text="grad_grad_output = softmax_backward(grad), grad_output = grad * grad_output - sum(output * grad_output) * "
+         "grad - grad_output * sum(output * grad)",
+    grad_output=lambda grad, output, dim: softmax_backward_data(grad, output, dim),
+    output=lambda grad, grad_output, output, dim:
+    grad_output * grad - xp.sum_keep(output * grad_output, dim) * grad - grad_output * xp.sum_keep(output * grad, dim)),
+    ("dim",))
+log_softmax_backward_data = fused_op("log_softmax_backward_data", _log_softmax_backward_data, rule(
+    "LogSoftmaxBackwardDataBackward0", "grad_output output", saves="grad_output output dim",
+    text="grad_grad_output = grad - sum(grad * exp(output)), grad_output = -grad * exp(output) * sum(grad_output)",
+    grad_output=lambda grad, output, dim: grad - xp.sum_keep(grad * xp.exp(output), dim),
+    output=lambda grad, grad_output, output, dim: -xp.sum_keep(grad_output, dim) * xp.exp(output) * grad),
+    ("dim",))
+
 SoftmaxBackward0 = rule("SoftmaxBackward0", "self", saves="result dim",
                         text="grad_self = result * (grad - sum(grad * result, dim))",
-                        self=lambda grad, result, dim: result * (grad - xp.sum_keep(grad * result, dim)))
+                        self=lambda grad, result, dim: softmax_backward_data(grad, result, dim))
 LogSoftmaxBackward0 = rule("LogSoftmaxBackward0", "self", saves="result dim",
                            text="grad_self = grad - exp(result) * sum(grad, dim)",
-                           self=lambda grad, result, dim: grad - xp.exp(result) * xp.sum_keep(grad, dim))
+                           self=lambda grad, result, dim: log_softmax_backward_data(grad, result, dim))
 CumsumBackward0 = rule("CumsumBackward0", "self", saves="dim",
                        text="grad_self = reversed cumulative sum of grad along dim",
                        self=lambda grad, dim: xp.reverse_cumsum(grad, dim))

@@ -36,6 +36,19 @@ CASES = {  # (TARGET is defined below; the lambdas read it when called)
     "cumsum_size1": lambda t, x: x.reshape(6, 1).cumsum(1) * x.reshape(6, 1),
     "sum_0d": lambda t, x: x.sum() * x,
     "relu": lambda t, x: x.relu() * x,
+    "softmax": lambda t, x: x.reshape(2, 3).softmax(1) * x.reshape(2, 3),
+    "softmax0": lambda t, x: x.softmax(0) * x,
+    "log_softmax": lambda t, x: x.reshape(2, 3).log_softmax(1) * x.reshape(2, 3),
+    "log_softmax_linear": lambda t, x: x.reshape(3, 2).log_softmax(0),
+    "nll": lambda t, x: t.nn.functional.nll_loss(x.reshape(2, 3), t.tensor(np.array([1, 2]))),
+    "nll_weight_none": lambda t, x: t.nn.functional.nll_loss(
+        x.reshape(2, 3) * x.reshape(2, 3), t.tensor(np.array([1, 0])), weight=t.tensor(np.array([1.0, 2.0, 3.0])),
+        reduction="none"),
+    "nll_2d": lambda t, x: t.nn.functional.nll_loss(x.reshape(1, 3, 2) * x.reshape(1, 3, 2),
+                                                      t.tensor(np.array([[1, 2]]))),
+    "cross_entropy": lambda t, x: t.nn.functional.cross_entropy(x.reshape(2, 3), t.tensor(np.array([1, 2]))),
+    "cross_entropy_sum": lambda t, x: t.nn.functional.cross_entropy(x.reshape(3, 2) * x.reshape(3, 2),
+                                                                     t.tensor(np.array([1, 0, 1])), reduction="sum"),
     "mse": lambda t, x: t.nn.functional.mse_loss(x, t.tensor(TARGET)),
     "mse_target": lambda t, x: t.nn.functional.mse_loss(x[:3], x[3:] * 0.5),
     "mse_none": lambda t, x: t.nn.functional.mse_loss(x, x.flip(0), reduction="none"),
@@ -79,8 +92,9 @@ def run(lib, f, seed_requires: bool):
     (g,) = lib.autograd.grad(y, x, seed, create_graph=True)
     extra = lib.autograd.grad(g.sum(), seed, retain_graph=True)[0].detach().numpy() if seed_requires else None
     (h,) = lib.autograd.grad((g * g).sum(), x, create_graph=True)
-    (k,) = lib.autograd.grad((h * h).sum(), x, allow_unused=True)
-    return graph(g.grad_fn), g.detach().numpy(), h.detach().numpy(), None if k is None else k.numpy(), extra
+    k = lib.autograd.grad((h * h).sum(), x, allow_unused=True)[0] if h.requires_grad else None
+    return ((graph(g.grad_fn), g.requires_grad, h.requires_grad), g.detach().numpy(), h.detach().numpy(),
+            None if k is None else k.numpy(), extra)
 
 
 @pytest.mark.parametrize("seed_requires", [False, True], ids=["seed", "seed_requires_grad"])
