@@ -273,8 +273,30 @@ def _gelu_grad(x, approximate: str):
     return cdf + x * pdf
 
 
+def _gelu_second(x, approximate: str):
+    """gelu''(x): pdf(x) * (2 - x²) exactly; for the tanh approximation, its own second derivative."""
+    if approximate == "tanh":
+        k, c = _SQRT_2_OVER_PI, 0.044715
+        t = xp.tanh(k * (x + c * x * x * x))
+        du = k * (1 + 3 * c * x * x)
+        return (1 - t * t) * (du + 0.5 * x * (6 * k * c * x - 2 * t * du * du))
+    return xp.exp(-0.5 * x * x) / math.sqrt(2 * math.pi) * (2 - x * x)
+
+
+def _gelu_backward(g, x, approximate):
+    return g * _gelu_grad(x, approximate)
+
+
+# PyTorch's fused backward op of gelu: a create_graph backward records GeluBackwardBackward0
+gelu_backward = fused_op("gelu_backward", _gelu_backward, rule(
+    "GeluBackwardBackward0", "grad_output self", saves="grad_output self approximate",
+    text="grad_grad_output = grad * gelu'(self), grad_self = grad * grad_output * gelu''(self)",
+    grad_output=lambda grad, self, approximate: gelu_backward(grad, self, approximate),
+    self=lambda grad, grad_output, self, approximate: grad * grad_output * _gelu_second(self, approximate)),
+    ("approximate",))
+
 GeluBackward0 = rule("GeluBackward0", "self", saves="self approximate", text="grad_self = grad * gelu'(self)",
-                     self=lambda grad, self, approximate: grad * _gelu_grad(self, approximate))
+                     self=lambda grad, self, approximate: gelu_backward(grad, self, approximate))
 
 
 def gelu(input: Tensor, approximate: str = "none") -> Tensor:

@@ -52,7 +52,7 @@ def scaled(g, weight, reduction: int, n: int):
     if weight is not None:
         g = g * weight
     if reduction == MEAN:
-        g = g / n
+        g = xp.div_scalar(g, n)  # a number: DivBackward1 under create_graph, as in PyTorch
     return g
 
 

@@ -49,6 +49,8 @@ CASES = {  # (TARGET is defined below; the lambdas read it when called)
     "cross_entropy": lambda t, x: t.nn.functional.cross_entropy(x.reshape(2, 3), t.tensor(np.array([1, 2]))),
     "cross_entropy_sum": lambda t, x: t.nn.functional.cross_entropy(x.reshape(3, 2) * x.reshape(3, 2),
                                                                      t.tensor(np.array([1, 0, 1])), reduction="sum"),
+    "gelu": lambda t, x: t.nn.functional.gelu(x) * x,
+    "gelu_tanh": lambda t, x: t.nn.functional.gelu(x * x, approximate="tanh"),
     "mse": lambda t, x: t.nn.functional.mse_loss(x, t.tensor(TARGET)),
     "mse_target": lambda t, x: t.nn.functional.mse_loss(x[:3], x[3:] * 0.5),
     "mse_none": lambda t, x: t.nn.functional.mse_loss(x, x.flip(0), reduction="none"),

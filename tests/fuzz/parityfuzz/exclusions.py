@@ -11,8 +11,6 @@ from __future__ import annotations
 import dataclasses
 import re
 
-from .program import Stmt
-
 
 @dataclasses.dataclass(frozen=True)
 class Exclusion:
@@ -72,13 +70,6 @@ EXCLUSIONS = (
         "no `torch.linalg` beyond vector norms, convolutions, JIT or forward-mode AD.",
     ),
     Exclusion(
-        "Graphs of the backward pass.",
-        "other rules record the graph of their formula, which can differ from PyTorch's fused double-backward nodes",
-        "Nothing is excluded: the node names and the final graph of what a `create_graph=True` pass made (and of "
-        "what was computed from it) are compared like the rest, counted as `second-order node name` / "
-        "`second-order graph`; the differences left are entries of known_failures.md [second-order-graph].",
-    ),
-    Exclusion(
         "Errors.",
         "one extra line starting with `hint:` may follow",
         "Exceptions are compared by type and first line (PyTorch's message starts there; a `hint:` line after "
@@ -121,12 +112,6 @@ def error_texts_match(torch_text: str, minigrad_text: str) -> bool:
 def stops_graph_walk(torch_name: str, minigrad_name: str) -> bool:
     """True where the graph comparison must not descend (README: "Views written in place")."""
     return torch_name == "AsStridedBackward0" and minigrad_name in VIEW_NODES and minigrad_name != torch_name
-
-
-def made_by_create_graph(stmt: Stmt) -> bool:
-    """A statement whose results a create_graph=True pass made, or that were computed from them: its node
-    names differences count as ``second-order node name``."""
-    return stmt.taint
 
 
 # Names of the API contract the generator never draws, each for the README bullet above that says why.
