@@ -178,14 +178,9 @@ abs = unary("abs", _abs, "AbsBackward0", saves="self", grad=lambda grad, self: g
             text="grad_self = grad * sign(self)", domain="away", keeps_dtype=True)
 
 
-def _sgn_backward(grad, self, result):
-    """PyTorch's sgn_backward for real numbers: (grad - sgn² grad) / |self|, 0 where self is 0 (0 elsewhere too,
-    except at NaN)."""
-    return xp.masked_fill((grad - result * result * grad) / xp.abs(self), xp.data(self) == 0, 0.0)
-
-
-SgnBackward0 = rule("SgnBackward0", "self", saves="self result", elementwise=True,
-                    text="grad_self = 0  (sgn is flat almost everywhere)", self=_sgn_backward)
+# for real numbers PyTorch's sgn derivative is zeros with no graph (NaN and inf included), as sign's
+SgnBackward0 = rule("SgnBackward0", "self", elementwise=True, text="grad_self = 0  (sgn is flat almost everywhere)",
+                    self=lambda grad: xp.zeros_like(grad))
 
 
 def _sgn(self: Tensor) -> Tensor:

@@ -116,3 +116,19 @@ def test_second_order_graph_matches_pytorch(torch, name, seed_requires):
 def test_second_order_gradgradcheck(name):
     x = mg.tensor(X.copy(), dtype=mg.float64, requires_grad=True)
     assert mg.autograd.gradgradcheck(lambda t: CASES[name](mg, t), (x,))
+
+
+def test_abs_through_sgn_at_nan_inf_and_zero_matches_pytorch(torch):
+    """abs's formula multiplies by sgn(self); sgn's own derivative is 0 for real numbers, NaN and inf included
+    (found by the fuzzer: l1_loss with a NaN target, second order)."""
+    def run_(lib):
+        x = lib.tensor(np.array([np.nan, 0.0, -np.inf, 2.0, -1.0]), dtype=lib.float64, requires_grad=True)
+        seed = lib.tensor(np.array([1.0, 2.0, 3.0, 4.0, 5.0]), dtype=lib.float64, requires_grad=True)
+        (g,) = lib.autograd.grad(x.abs(), x, seed, create_graph=True)
+        gx, gs = lib.autograd.grad((g * g).sum(), [x, seed])
+        return graph(g.grad_fn), *(t.detach().numpy(force=True) for t in (g, gx, gs))  # (torch: gx is a ZeroTensor)
+
+    got, want = run_(mg), run_(torch)
+    assert got[0] == want[0]
+    for a, b in zip(got[1:], want[1:]):
+        np.testing.assert_allclose(a, b, rtol=1e-9, atol=1e-12)
