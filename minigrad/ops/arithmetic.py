@@ -63,8 +63,7 @@ PowBackward1 = rule("PowBackward1", "self exponent", saves="self exponent result
                     grad * xp.where((xp.data(self) == 0) & (xp.data(exponent) >= 0), 0.0, result * xp.log(self)))
 PowBackward2 = rule("PowBackward2", "exponent", saves="exponent result self",
                     text="grad_exponent = grad * result * log(self)  (self is a number)",
-                    exponent=lambda grad, self, exponent, result:
-                    grad * xp.where((self == 0) & (xp.data(exponent) >= 0), 0.0, result * _log_scalar(self)))
+                    exponent=lambda grad, self, exponent, result: grad * _pow_exponent_grad(self, exponent, result))
 RemainderBackward0 = rule("RemainderBackward0", "self", text="grad_self = grad  (other is a number)",
                           self=lambda grad: grad)
 RemainderBackward1 = rule("RemainderBackward1", "self other", saves="self other",
@@ -131,6 +130,13 @@ def _not_implemented(node_cls, res, inputs: tuple, op: str) -> Tensor:
 def _floor_div(a, b):
     with np.errstate(divide="ignore", invalid="ignore"):
         return np.floor_divide(a, b)
+
+
+def _pow_exponent_grad(base: float, exponent, result):
+    """result * log(base) for a number `base` (MulBackward1 under create_graph); 0 where base is 0 and exponent >= 0,
+    as PyTorch's pow_backward_exponent (which selects only when base is 0)."""
+    scaled = xp.mul_scalar(result, _log_scalar(base))
+    return xp.where(xp.data(exponent) >= 0, 0.0, scaled) if base == 0 else scaled
 
 
 def _log_scalar(x: float) -> float:

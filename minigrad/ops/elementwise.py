@@ -145,7 +145,8 @@ sin = unary("sin", np.sin, "SinBackward0", saves="self", grad=lambda grad, self:
             text="grad_self = grad * cos(self)")
 cos = unary("cos", np.cos, "CosBackward0", saves="self", grad=lambda grad, self: grad * -xp.sin(self),
             text="grad_self = grad * -sin(self)")
-tan = unary("tan", np.tan, "TanBackward0", saves="result", grad=lambda grad, result: grad * (1 + result * result),
+tan = unary("tan", np.tan, "TanBackward0", saves="result",
+            grad=lambda grad, result: grad * xp.add_scalar(result ** 2, 1.0),
             text="grad_self = grad * (1 + result²)", domain="unit")
 atan = unary("atan", np.arctan, "AtanBackward0", saves="self",
              grad=lambda grad, self: grad / xp.add_scalar(self * self, 1.0),

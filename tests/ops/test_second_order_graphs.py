@@ -23,6 +23,9 @@ CASES = {  # (TARGET is defined below; the lambdas read it when called)
     "log": lambda t, x: x.abs().log(),
     "sqrt": lambda t, x: x.abs().sqrt(),
     "rsqrt": lambda t, x: x.abs().rsqrt(),
+    "tan": lambda t, x: (x * 0.3).tan(),
+    "pow_scalar_base": lambda t, x: 2.5 ** x,
+    "pow_zero_base": lambda t, x: 0.0 ** (x * x),
     "atan": lambda t, x: x.atan(),
     "erf": lambda t, x: x.erf(),
     "mean": lambda t, x: x.mean() * x,
@@ -112,7 +115,12 @@ def test_second_order_graph_matches_pytorch(torch, name, seed_requires):
             np.testing.assert_allclose(a, b, rtol=1e-9, atol=1e-12)
 
 
-@pytest.mark.parametrize("name", list(CASES))
+# 0 ** e at e > 0: PyTorch's own second derivative is nan (result * log 0 = 0 * -inf behind its where); the parity
+# test above checks minigrad gives the same
+NO_GRADGRADCHECK = {"pow_zero_base"}
+
+
+@pytest.mark.parametrize("name", [n for n in CASES if n not in NO_GRADGRADCHECK])
 def test_second_order_gradgradcheck(name):
     x = mg.tensor(X.copy(), dtype=mg.float64, requires_grad=True)
     assert mg.autograd.gradgradcheck(lambda t: CASES[name](mg, t), (x,))
