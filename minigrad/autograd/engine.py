@@ -304,6 +304,8 @@ def sum_to(node, i: int, g, shape: tuple):
             _SUMMED.clear()
         dims = _SUMMED[(gshape, shape)] = summed_dims(shape, gshape)
     if isinstance(g, Tensor):  # a view only where leading dims go, as PyTorch's sum_to (its graph shows it)
+        if not shape:  # down to 0-d: PyTorch's sum_to takes the plain sum (SumBackward0)
+            return g.sum()
         summed = g.sum(dims, keepdim=True) if dims else g
         return summed.reshape(shape) if len(gshape) != len(shape) else summed
     return np.asarray(np.add.reduce(g, dims, keepdims=True) if dims else g).reshape(shape)

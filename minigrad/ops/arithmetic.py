@@ -54,7 +54,7 @@ ReciprocalBackward0 = rule("ReciprocalBackward0", "self", saves="result", elemen
 PowBackward0 = rule("PowBackward0", "self", saves="self exponent",
                     elementwise=True, text="grad_self = grad * exponent * self^(exponent - 1)",
                     self=lambda grad, self, exponent:
-                    xp.zeros_like(grad) if exponent == 0 else grad * exponent * self ** (exponent - 1))
+                    xp.zeros_like(grad) if exponent == 0 else grad * xp.mul_scalar(self ** (exponent - 1), exponent))
 PowBackward1 = rule("PowBackward1", "self exponent", saves="self exponent result",
                     text="grad_self = grad * exponent * self^(exponent - 1), grad_exponent = grad * result * log(self)",
                     self=lambda grad, self, exponent:
@@ -63,14 +63,45 @@ PowBackward1 = rule("PowBackward1", "self exponent", saves="self exponent result
                     grad * xp.where((xp.data(self) == 0) & (xp.data(exponent) >= 0), 0.0, result * xp.log(self)))
 PowBackward2 = rule("PowBackward2", "exponent", saves="exponent result self",
                     text="grad_exponent = grad * result * log(self)  (self is a number)",
-                    exponent=lambda grad, self, exponent, result:
-                    grad * xp.where((self == 0) & (xp.data(exponent) >= 0), 0.0, result * _log_scalar(self)))
+                    exponent=lambda grad, self, exponent, result: grad * _pow_exponent_grad(self, exponent, result))
 RemainderBackward0 = rule("RemainderBackward0", "self", text="grad_self = grad  (other is a number)",
                           self=lambda grad: grad)
 RemainderBackward1 = rule("RemainderBackward1", "self other", saves="self other",
                           text="grad_self = grad, grad_other = -grad * floor(self / other)",
                           self=lambda grad: grad,
                           other=lambda grad, self, other: -grad * _floor_div(xp.data(self), xp.data(other)))
+
+
+# -- a Tensor and a Python number, as PyTorch's C++ derivative formulas combine them ------------------------------
+# `grad * 2.0` in Python makes the number a 0-d tensor (MulBackward0); PyTorch's C++ formulas call the Scalar
+# overloads instead (at::mul(Tensor, Scalar): MulBackward1, ...), so the graph a create_graph backward records holds
+# these. Formulas reach them through `xp.mul_scalar` / `xp.div_scalar` / `xp.add_scalar`.
+MulBackward1 = rule("MulBackward1", "self", saves="other", elementwise=True,
+                    text="grad_self = grad * other  (other is a number)",
+                    self=lambda grad, other: xp.mul_scalar(grad, other))
+DivBackward1 = rule("DivBackward1", "self", saves="other", elementwise=True,
+                    text="grad_self = grad / other  (other is a number)",
+                    self=lambda grad, other: xp.div_scalar(grad, other))
+AddBackward1 = rule("AddBackward1", "self", elementwise=True, text="grad_self = grad  (other is a number)",
+                    self=lambda grad: grad)
+
+
+def _scalar_op(name: str, ufunc, node_cls, saves_other: bool):
+    def op(self: Tensor, other) -> Tensor:
+        d = self._data
+        res = GRAD.quiet.run(ufunc, d, float_operand(d, other) if d.dtype.kind == "f" else other)
+        if self._requires_grad and GRAD.mode > 0:
+            return record(node_cls, res, (self,), **({"other": other} if saves_other else {}))
+        return make(res)
+
+    op.__name__ = op.__qualname__ = name
+    declare(name, op, method=False, public=False, nodes=(node_cls,))
+    return op
+
+
+mul_scalar = _scalar_op("mul_scalar", np.multiply, MulBackward1, True)
+div_scalar = _scalar_op("div_scalar", np.divide, DivBackward1, True)
+add_scalar = _scalar_op("add_scalar", np.add, AddBackward1, False)
 
 
 def _no_derivative(grad, _op):
@@ -99,6 +130,13 @@ def _not_implemented(node_cls, res, inputs: tuple, op: str) -> Tensor:
 def _floor_div(a, b):
     with np.errstate(divide="ignore", invalid="ignore"):
         return np.floor_divide(a, b)
+
+
+def _pow_exponent_grad(base: float, exponent, result):
+    """result * log(base) for a number `base` (MulBackward1 under create_graph); 0 where base is 0 and exponent >= 0,
+    as PyTorch's pow_backward_exponent (which selects only when base is 0)."""
+    scaled = xp.mul_scalar(result, _log_scalar(base))
+    return xp.where(xp.data(exponent) >= 0, 0.0, scaled) if base == 0 else scaled
 
 
 def _log_scalar(x: float) -> float:

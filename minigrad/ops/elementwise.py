@@ -20,6 +20,7 @@ import numpy as np
 from .._state import GRAD
 from .._tensor import Tensor, make
 from . import xp
+from .fused import fused_op
 from .inplace import inplace_of
 from .operands import float_data
 from .recording import record, rule
@@ -72,22 +73,7 @@ def _erf(x: np.ndarray) -> np.ndarray:
     return np.vectorize(math.erf, otypes=[x.dtype])(x) if x.size else x.copy()
 
 
-# -- PyTorch's fused backward ops: what tanh's, sigmoid's and softplus's formulas call ---------------------
-def _fused_op(name: str, kernel, node_cls, arg_names: tuple = ()):
-    """A backward op of PyTorch's (`tanh_backward(grad_output, output)`, ...): `kernel` on arrays, and on
-    Tensors the op that records `node_cls`, so a create_graph backward records the node PyTorch records."""
-
-    def op(grad_output, other, *args):
-        res = GRAD.quiet.run(kernel, grad_output._data, other._data, *args)
-        if GRAD.mode > 0 and (grad_output._requires_grad or other._requires_grad):
-            return record(node_cls, res, (grad_output, other), **dict(zip(arg_names, args)))
-        return make(res)
-
-    op.__name__ = op.__qualname__ = name
-    declare(name, op, method=False, public=False, nodes=(node_cls,))
-    return xp.either(kernel, op)
-
-
+# -- PyTorch's fused backward ops: what tanh's, sigmoid's, softplus's and relu's formulas call ------------
 def _tanh_backward(g, y):
     return g * (1 - y * y)
 
@@ -107,17 +93,17 @@ def _softplus_double_backward(g, x, beta, threshold):
     return xp.where(xp.data(x) * beta > threshold, 0.0, g * beta * z / ((z + 1) * (z + 1)))
 
 
-tanh_backward = _fused_op("tanh_backward", _tanh_backward, rule(
+tanh_backward = fused_op("tanh_backward", _tanh_backward, rule(
     "TanhBackwardBackward0", "grad_output output", saves="grad_output output",
     text="grad_grad_output = grad * (1 - output²), grad_output = grad * -2 * output * grad_output",
     grad_output=lambda grad, output: tanh_backward(grad, output),
     output=lambda grad, grad_output, output: grad * (-2 * output * grad_output)))
-sigmoid_backward = _fused_op("sigmoid_backward", _sigmoid_backward, rule(
+sigmoid_backward = fused_op("sigmoid_backward", _sigmoid_backward, rule(
     "SigmoidBackwardBackward0", "grad_output output", saves="grad_output output",
     text="grad_grad_output = grad * output * (1 - output), grad_output = grad * grad_output * (1 - 2 * output)",
     grad_output=lambda grad, output: sigmoid_backward(grad, output),
     output=lambda grad, grad_output, output: grad * grad_output * (-2 * output + 1)))
-softplus_backward = _fused_op("softplus_backward", _softplus_backward, rule(
+softplus_backward = fused_op("softplus_backward", _softplus_backward, rule(
     "SoftplusBackwardBackward0", "grad_output self", saves="grad_output self beta threshold",
     text="grad_grad_output = softplus'(self) * grad, grad_self = grad * grad_output * softplus''(self)",
     grad_output=lambda grad, self, beta, threshold: softplus_backward(grad, self, beta, threshold),
@@ -125,31 +111,49 @@ softplus_backward = _fused_op("softplus_backward", _softplus_backward, rule(
     _softplus_double_backward(grad * grad_output, self, beta, threshold)), ("beta", "threshold"))
 
 
+def _threshold_backward(g, x, threshold):
+    return xp.zero_where(x <= threshold, g)
+
+
+threshold_backward = fused_op("threshold_backward", _threshold_backward, rule(
+    "ThresholdBackwardBackward0", "grad_output self", saves="self threshold",
+    text="grad_grad_output = grad where self > threshold, else 0; grad_self = 0",
+    grad_output=lambda grad, self, threshold: threshold_backward(grad, self, threshold),
+    self=lambda grad: xp.zeros_like(grad)), ("threshold",))
+
+
 # -- the ops -----------------------------------------------------------------------------------------------
 exp = unary("exp", np.exp, "ExpBackward0", saves="result", grad=lambda grad, result: grad * result,
             text="grad_self = grad * result  (result = exp(self))")
-exp2 = unary("exp2", np.exp2, "Exp2Backward0", saves="result", grad=lambda grad, result: grad * result * _LN2,
+exp2 = unary("exp2", np.exp2, "Exp2Backward0", saves="result",
+             grad=lambda grad, result: xp.mul_scalar(grad * result, _LN2),
              text="grad_self = grad * result * ln 2")
 log = unary("log", np.log, "LogBackward0", saves="self", grad=lambda grad, self: grad / self,
             text="grad_self = grad / self", domain="positive")
-log2 = unary("log2", np.log2, "Log2Backward0", saves="self", grad=lambda grad, self: grad / (self * _LN2),
+log2 = unary("log2", np.log2, "Log2Backward0", saves="self",
+             grad=lambda grad, self: grad / xp.mul_scalar(self, _LN2),
              text="grad_self = grad / (self * ln 2)", domain="positive")
-log10 = unary("log10", np.log10, "Log10Backward0", saves="self", grad=lambda grad, self: grad / (self * _LN10),
+log10 = unary("log10", np.log10, "Log10Backward0", saves="self",
+              grad=lambda grad, self: grad / xp.mul_scalar(self, _LN10),
               text="grad_self = grad / (self * ln 10)", domain="positive")
-log1p = unary("log1p", np.log1p, "Log1PBackward0", saves="self", grad=lambda grad, self: grad / (self + 1),
+log1p = unary("log1p", np.log1p, "Log1PBackward0", saves="self",
+              grad=lambda grad, self: grad / xp.add_scalar(self, 1.0),
               text="grad_self = grad / (self + 1)", domain="positive")
-sqrt = unary("sqrt", np.sqrt, "SqrtBackward0", saves="result", grad=lambda grad, result: grad / (2 * result),
+sqrt = unary("sqrt", np.sqrt, "SqrtBackward0", saves="result",
+             grad=lambda grad, result: grad / xp.mul_scalar(result, 2.0),
              text="grad_self = grad / (2 * result)", domain="positive")
 rsqrt = unary("rsqrt", lambda x: 1 / np.sqrt(x), "RsqrtBackward0", saves="result",
-              grad=lambda grad, result: -0.5 * grad * result * result * result,
+              grad=lambda grad, result: xp.mul_scalar(grad, -0.5) * result ** 3,
               text="grad_self = -0.5 * grad * result³", domain="positive")
 sin = unary("sin", np.sin, "SinBackward0", saves="self", grad=lambda grad, self: grad * xp.cos(self),
             text="grad_self = grad * cos(self)")
 cos = unary("cos", np.cos, "CosBackward0", saves="self", grad=lambda grad, self: grad * -xp.sin(self),
             text="grad_self = grad * -sin(self)")
-tan = unary("tan", np.tan, "TanBackward0", saves="result", grad=lambda grad, result: grad * (1 + result * result),
+tan = unary("tan", np.tan, "TanBackward0", saves="result",
+            grad=lambda grad, result: grad * xp.add_scalar(result ** 2, 1.0),
             text="grad_self = grad * (1 + result²)", domain="unit")
-atan = unary("atan", np.arctan, "AtanBackward0", saves="self", grad=lambda grad, self: grad / (self * self + 1),
+atan = unary("atan", np.arctan, "AtanBackward0", saves="self",
+             grad=lambda grad, self: grad / xp.add_scalar(self * self, 1.0),
              text="grad_self = grad / (1 + self²)", aliases=("arctan",))
 tanh = unary("tanh", np.tanh, "TanhBackward0", saves="result", grad=lambda grad, result: tanh_backward(grad, result),
              text="grad_self = grad * (1 - result²)")
@@ -157,7 +161,7 @@ sigmoid = unary("sigmoid", _sigmoid, "SigmoidBackward0", saves="result",
                 grad=lambda grad, result: sigmoid_backward(grad, result),
                 text="grad_self = grad * result * (1 - result)")
 erf = unary("erf", _erf, "ErfBackward0", saves="self",
-            grad=lambda grad, self: grad * 1.1283791670955126 * xp.exp(-(self * self)),
+            grad=lambda grad, self: xp.mul_scalar(xp.exp(-(self ** 2)), 1.1283791670955126) * grad,
             text="grad_self = grad * 2/√π * exp(-self²)")
 def _relu(x: np.ndarray) -> np.ndarray:
     """0 where x < 0, else x itself: NaN stays NaN and -0. stays -0., as in PyTorch (np.maximum gives +0.)."""
@@ -173,10 +177,28 @@ def _abs(x: np.ndarray) -> np.ndarray:
 
 
 relu = unary("relu", _relu, "ReluBackward0", saves="result",
-             grad=lambda grad, result: xp.zero_where(xp.data(result) <= 0, grad),
+             grad=lambda grad, result: threshold_backward(grad, result, 0),
              text="grad_self = grad where result > 0, else 0", domain="away", keeps_dtype=True)
-abs = unary("abs", _abs, "AbsBackward0", saves="self", grad=lambda grad, self: grad * xp.sign_array(xp.data(self)),
+abs = unary("abs", _abs, "AbsBackward0", saves="self", grad=lambda grad, self: grad * xp.sgn(self),
             text="grad_self = grad * sign(self)", domain="away", keeps_dtype=True)
+
+
+# for real numbers PyTorch's sgn derivative is zeros with no graph (NaN and inf included), as sign's
+SgnBackward0 = rule("SgnBackward0", "self", elementwise=True, text="grad_self = 0  (sgn is flat almost everywhere)",
+                    self=lambda grad: xp.zeros_like(grad))
+
+
+def _sgn(self: Tensor) -> Tensor:
+    """PyTorch's sgn, the sign of a real number: what abs's derivative formula multiplies by."""
+    res = xp.sign_array(self._data)
+    if self._requires_grad and GRAD.mode > 0:
+        return record(SgnBackward0, res, (self,))
+    return make(res)
+
+
+_sgn.__name__ = _sgn.__qualname__ = "sgn"
+declare("sgn", _sgn, method=False, public=False, nodes=(SgnBackward0,))
+
 # flat almost everywhere: the gradient is 0
 sign = unary("sign", xp.sign_array, "SignBackward0", saves="", grad=lambda grad: xp.zeros_like(grad),
              text="grad_self = 0  (sign is flat almost everywhere)", keeps_dtype=True, second_order=False)
@@ -251,8 +273,30 @@ def _gelu_grad(x, approximate: str):
     return cdf + x * pdf
 
 
+def _gelu_second(x, approximate: str):
+    """gelu''(x): pdf(x) * (2 - x²) exactly; for the tanh approximation, its own second derivative."""
+    if approximate == "tanh":
+        k, c = _SQRT_2_OVER_PI, 0.044715
+        t = xp.tanh(k * (x + c * x * x * x))
+        du = k * (1 + 3 * c * x * x)
+        return (1 - t * t) * (du + 0.5 * x * (6 * k * c * x - 2 * t * du * du))
+    return xp.exp(-0.5 * x * x) / math.sqrt(2 * math.pi) * (2 - x * x)
+
+
+def _gelu_backward(g, x, approximate):
+    return g * _gelu_grad(x, approximate)
+
+
+# PyTorch's fused backward op of gelu: a create_graph backward records GeluBackwardBackward0
+gelu_backward = fused_op("gelu_backward", _gelu_backward, rule(
+    "GeluBackwardBackward0", "grad_output self", saves="grad_output self approximate",
+    text="grad_grad_output = grad * gelu'(self), grad_self = grad * grad_output * gelu''(self)",
+    grad_output=lambda grad, self, approximate: gelu_backward(grad, self, approximate),
+    self=lambda grad, grad_output, self, approximate: grad * grad_output * _gelu_second(self, approximate)),
+    ("approximate",))
+
 GeluBackward0 = rule("GeluBackward0", "self", saves="self approximate", text="grad_self = grad * gelu'(self)",
-                     self=lambda grad, self, approximate: grad * _gelu_grad(self, approximate))
+                     self=lambda grad, self, approximate: gelu_backward(grad, self, approximate))
 
 
 def gelu(input: Tensor, approximate: str = "none") -> Tensor:

@@ -52,29 +52,64 @@ def scaled(g, weight, reduction: int, n: int):
     if weight is not None:
         g = g * weight
     if reduction == MEAN:
-        g = g / n
+        g = xp.div_scalar(g, n)  # a number: DivBackward1 under create_graph, as in PyTorch
     return g
 
 
 # scalar-operand forms PyTorch's C++ losses use (a Python number on the right)
-MulBackward1 = rule("MulBackward1", "self", saves="other", text="grad_self = grad * other  (other is a number)",
-                    self=lambda grad, other: grad * other)
-DivBackward1 = rule("DivBackward1", "self", saves="other", text="grad_self = grad / other  (other is a number)",
-                    self=lambda grad, other: grad / other)
+from .arithmetic import DivBackward1, MulBackward1  # noqa: E402
 
 
 # -- losses ----------------------------------------------------------------------------------------
-def _mse_grad(grad, self, target, reduction):
+def _mse_backward(grad_output, self, target, reduction):
+    """PyTorch's mse_loss_backward on arrays: 2 * (self - target) * grad_output, / N for a mean."""
     n = numel(self)
     norm = (2.0 / n if n else float("inf")) if reduction == MEAN else 2.0
-    return norm * (self - target) * grad
+    return norm * (self - target) * grad_output
+
+
+def _mse_double_backward(g, x, reduction):
+    """PyTorch's mse_loss_double_backward: 2 * g, / N for a mean (MulBackward1, DivBackward1)."""
+    out = xp.mul_scalar(g, 2.0)
+    return xp.div_scalar(out, numel(x)) if reduction == MEAN else out
+
+
+def _mse_grad_output(grad, grad_output, self, target, reduction):
+    """PyTorch's mse_loss_double_backward_grad_output."""
+    if reduction == NONE:
+        return mse_loss_backward(grad, self, target, reduction)
+    ones = make(np.ones_like(xp.data(grad_output))) if xp.is_t(grad_output) else np.ones_like(grad_output)
+    return (mse_loss_backward(ones, self, target, reduction) * grad).sum()
+
+
+# PyTorch's fused backward op of mse_loss: what MseLossBackward0's formulas call, so that a create_graph backward
+# records MseLossBackwardBackward0 as PyTorch does
+MseLossBackwardBackward0 = rule(
+    "MseLossBackwardBackward0", "grad_output self target", saves="grad_output self target reduction",
+    text="grad_grad_output = mse_loss_backward(grad), grad_self = 2 * grad * grad_output / N, "
+         "grad_target = -grad_self",
+    grad_output=lambda grad, grad_output, self, target, reduction:
+    _mse_grad_output(grad, grad_output, self, target, reduction),
+    self=lambda grad, grad_output, self, reduction: _mse_double_backward(grad * grad_output, self, reduction),
+    target=lambda grad, grad_output, target, reduction: -_mse_double_backward(grad * grad_output, target, reduction))
+
+
+def mse_loss_backward(grad_output, self, target, reduction):
+    """mse_loss's backward op: on arrays the kernel, on Tensors the op that records MseLossBackwardBackward0."""
+    if not (xp.is_t(grad_output) or xp.is_t(self) or xp.is_t(target)):
+        return _mse_backward(grad_output, self, target, reduction)
+    ts = tuple(t if xp.is_t(t) else make(np.asarray(t)) for t in (grad_output, self, target))
+    res = np.asarray(GRAD.quiet.run(_mse_backward, *(t._data for t in ts), reduction))
+    if _tracked(*ts):
+        return record(MseLossBackwardBackward0, res, ts, reduction=reduction)
+    return make(res)
 
 
 MseLossBackward0 = rule(
     "MseLossBackward0", "self target", saves="self target reduction",
     text="grad_self = grad * 2 * (self - target) / N, grad_target = -grad_self",
-    self=lambda grad, self, target, reduction: _mse_grad(grad, self, target, reduction),
-    target=lambda grad, self, target, reduction: -_mse_grad(grad, self, target, reduction))
+    self=lambda grad, self, target, reduction: mse_loss_backward(grad, self, target, reduction),
+    target=lambda grad, self, target, reduction: mse_loss_backward(grad, target, self, reduction))
 
 
 def nll_scatter(shape: tuple, dtype, target: np.ndarray, weight, reduction: int, ignore_index: int,
@@ -107,15 +142,48 @@ def _nll_grad(grad, self, target, weight, reduction, ignore_index, total_weight)
     return grad * scatter
 
 
-def _nll_rule(name: str):
+def _nll_of(grad, target, weight, reduction, ignore_index):
+    """nll_loss(grad, target, ...): the derivative of nll_loss_backward by its grad_output (it is linear in it)."""
+    out = _nll_nd(grad if xp.is_t(grad) else make(np.asarray(grad)), target, weight, reduction, ignore_index)
+    return out if xp.is_t(grad) else out._data
+
+
+def _nll_backward_op(name: str, node_cls):
+    """PyTorch's nll_loss_backward (nll_loss2d_backward): the kernel on arrays; on Tensors the op that records
+    `node_cls` (its fused double-backward node) whenever `self` requires grad, as PyTorch does."""
+
+    def op(grad_output, self, target, weight, reduction, ignore_index, total_weight):
+        if not (xp.is_t(grad_output) or xp.is_t(self)):
+            return _nll_grad(grad_output, self, target, weight, reduction, ignore_index, total_weight)
+        go = grad_output if xp.is_t(grad_output) else make(np.asarray(grad_output))
+        res = np.asarray(_nll_grad(go._data, xp.data(self), target, weight, reduction, ignore_index, total_weight))
+        if _tracked(go, self):
+            return record(node_cls, res, (go, self), target=target, weight=weight, reduction=reduction,
+                          ignore_index=ignore_index)
+        return make(res)
+
+    op.__name__ = op.__qualname__ = name
+    declare(name, op, method=False, public=False, nodes=(node_cls,))
+    return op
+
+
+def _nll_rules(name: str):
+    """NllLoss(2D)Backward0 and the node of its backward op, NllLoss(2D)BackwardBackward0."""
+    double = rule(name.replace("Backward0", "BackwardBackward0"), "grad_output self",
+                  saves="target weight reduction ignore_index",
+                  text="grad_grad_output = nll_loss(grad, target), grad_self = 0",
+                  grad_output=lambda grad, target, weight, reduction, ignore_index:
+                  _nll_of(grad, target, weight, reduction, ignore_index),
+                  self=lambda grad: xp.zeros_like(grad))
+    backward = _nll_backward_op(name.replace("Backward0", "_backward").lower().replace("nllloss", "nll_loss"), double)
     return rule(name, "self", saves="self weight reduction ignore_index total_weight target",
                 text="grad_self = -grad * weight[target] / total_weight at each target class, 0 elsewhere",
                 self=lambda grad, self, target, weight, reduction, ignore_index, total_weight:
-                _nll_grad(grad, self, target, weight, reduction, ignore_index, total_weight))
+                backward(grad, self, target, weight, reduction, ignore_index, total_weight))
 
 
-NllLossBackward0 = _nll_rule("NllLossBackward0")
-NllLoss2DBackward0 = _nll_rule("NllLoss2DBackward0")
+NllLossBackward0 = _nll_rules("NllLossBackward0")
+NllLoss2DBackward0 = _nll_rules("NllLoss2DBackward0")
 
 
 def _bce_grad(grad, self, target, weight, reduction):
@@ -449,6 +517,7 @@ def binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight: Tens
 # == declarations ===============================================================================================
 _PAIR = (((3, 4), "real"), ((3, 4), "const"))
 _F = "nn.functional"
+declare("mse_loss_backward", mse_loss_backward, method=False, public=False, nodes=(MseLossBackwardBackward0,))
 declare("mse_loss", mse_loss, namespace=_F, method=False, nodes=(MseLossBackward0,),
         samples=(Sample((((3, 4), "real"), ((3, 4), "real"))), Sample(_PAIR, kwargs={"reduction": "sum"}),
                  Sample(_PAIR, kwargs={"reduction": "none"})))

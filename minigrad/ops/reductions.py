@@ -15,6 +15,7 @@ from .._stacklevel import user_stacklevel
 from .._state import GRAD
 from .._tensor import Tensor, _wrap_dim, make
 from . import xp
+from .fused import fused_op
 from .operands import kind_name
 from .recording import record, rule
 from .registry import Sample, declare
@@ -34,11 +35,20 @@ SumBackward1 = rule("SumBackward1", "self", saves="dim keepdim self_sym_sizes",
 MeanBackward0 = rule("MeanBackward0", "self", saves="self_sym_numel self_sym_sizes",
                      text="grad_self = grad / numel, expanded to self's shape",
                      self=lambda grad, self_sym_numel, self_sym_sizes:
-                     xp.expand(grad / self_sym_numel, self_sym_sizes))
+                     _mean_spread(grad, self_sym_sizes, self_sym_numel))
 MeanBackward1 = rule("MeanBackward1", "self", saves="dim keepdim self_sym_numel self_sym_sizes",
                      text="grad_self = grad / (count over dim), expanded back over dim",
                      self=lambda grad, dim, keepdim, self_sym_numel, self_sym_sizes:
-                     xp.reduced_expand(grad, self_sym_sizes, dim, keepdim) / _reduced_count(self_sym_sizes, dim))
+                     xp.div_scalar(xp.reduced_expand(grad, self_sym_sizes, dim, keepdim),
+                                   _reduced_count(self_sym_sizes, dim)))
+
+
+def _mean_spread(grad, sizes: tuple, n: int):
+    """grad / n over `sizes`. PyTorch expands, then divides by the number (DivBackward1 after ExpandBackward0); on
+    arrays dividing the one value first gives the same numbers for less work."""
+    if xp.is_t(grad):
+        return xp.div_scalar(xp.expand(grad, sizes), n)
+    return xp.expand(grad / n, sizes)
 
 
 def _reduced_count(sizes: tuple, dims: tuple) -> int:
@@ -82,7 +92,8 @@ VarBackward0 = rule("VarBackward0", "self", saves="self correction dim keepdim",
 StdBackward0 = rule("StdBackward0", "self", saves="self result correction dim keepdim",
                     text="grad_self = grad * (self - mean) / ((N - correction) * result)",
                     self=lambda grad, self, result, correction, dim, keepdim:
-                    _var_grad(_safe_div(grad, 2 * result, xp.data(result) == 0), self, correction, dim, keepdim))
+                    _var_grad(_safe_div(grad, xp.mul_scalar(result, 2.0), xp.data(result) == 0), self, correction, dim,
+                              keepdim))
 LinalgVectorNormBackward0 = rule("LinalgVectorNormBackward0", "self", saves="self result ord dim keepdim",
                                  text="grad_self = grad * self * |self|^(ord-2) / result^(ord-1)  "
                                       "(ord 2: self / result)",
@@ -92,12 +103,37 @@ LogsumexpBackward0 = rule("LogsumexpBackward0", "self", saves="self result dim k
                           text="grad_self = grad * exp(self - result)",
                           self=lambda grad, self, result, dim, keepdim:
                           _keep(grad, dim, keepdim, self) * xp.exp(self - _keep(result, dim, keepdim, self)))
+# PyTorch's fused backward ops of softmax and log_softmax (`_softmax_backward_data`, ...): what their rows call,
+# so that a create_graph backward records SoftmaxBackwardDataBackward0 / LogSoftmaxBackwardDataBackward0
+def _softmax_backward_data(grad_output, output, dim):
+    return output * (grad_output - xp.sum_keep(grad_output * output, dim))
+
+
+def _log_softmax_backward_data(grad_output, output, dim):
+    return grad_output - xp.exp(output) * xp.sum_keep(grad_output, dim)
+
+
+softmax_backward_data = fused_op("softmax_backward_data", _softmax_backward_data, rule(
+    "SoftmaxBackwardDataBackward0", "grad_output output", saves="grad_output output dim",
+    text="grad_grad_output = softmax_backward(grad), grad_output = grad * grad_output - sum(output * grad_output) * "
+         "grad - grad_output * sum(output * grad)",
+    grad_output=lambda grad, output, dim: softmax_backward_data(grad, output, dim),
+    output=lambda grad, grad_output, output, dim:
+    grad_output * grad - xp.sum_keep(output * grad_output, dim) * grad - grad_output * xp.sum_keep(output * grad, dim)),
+    ("dim",))
+log_softmax_backward_data = fused_op("log_softmax_backward_data", _log_softmax_backward_data, rule(
+    "LogSoftmaxBackwardDataBackward0", "grad_output output", saves="grad_output output dim",
+    text="grad_grad_output = grad - sum(grad * exp(output)), grad_output = -grad * exp(output) * sum(grad_output)",
+    grad_output=lambda grad, output, dim: grad - xp.sum_keep(grad * xp.exp(output), dim),
+    output=lambda grad, grad_output, output, dim: -xp.sum_keep(grad_output, dim) * xp.exp(output) * grad),
+    ("dim",))
+
 SoftmaxBackward0 = rule("SoftmaxBackward0", "self", saves="result dim",
                         text="grad_self = result * (grad - sum(grad * result, dim))",
-                        self=lambda grad, result, dim: result * (grad - xp.sum_keep(grad * result, dim)))
+                        self=lambda grad, result, dim: softmax_backward_data(grad, result, dim))
 LogSoftmaxBackward0 = rule("LogSoftmaxBackward0", "self", saves="result dim",
                            text="grad_self = grad - exp(result) * sum(grad, dim)",
-                           self=lambda grad, result, dim: grad - xp.exp(result) * xp.sum_keep(grad, dim))
+                           self=lambda grad, result, dim: log_softmax_backward_data(grad, result, dim))
 CumsumBackward0 = rule("CumsumBackward0", "self", saves="dim",
                        text="grad_self = reversed cumulative sum of grad along dim",
                        self=lambda grad, dim: xp.reverse_cumsum(grad, dim))
@@ -106,8 +142,8 @@ CumsumBackward0 = rule("CumsumBackward0", "self", saves="dim",
 def _keep(g, dim, keepdim, like):
     """Put the reduced dims back (size 1) so `g` broadcasts against the input."""
     nd = len(like.shape)
-    if dim is None:
-        return xp.reshape(g, (1,) * nd)
+    if dim is None:  # a 0-d value broadcasts as it is (PyTorch's formulas add no view)
+        return g
     dims = tuple(d % nd for d in ((dim,) if isinstance(dim, int) else dim)) if nd else ()
     return g if keepdim or not dims else xp.unsqueeze_dims(g, dims)
 
@@ -162,9 +198,12 @@ def _var_grad(grad, self, correction, dim, keepdim):
         # gives nan where self equals the mean (inf * 0) and inf elsewhere
         with np.errstate(invalid="ignore"):
             return grad * np.where(s == s.mean(), np.nan, np.inf).astype(s.dtype)
-    centered = self - (self.mean(dims, keepdim=True) if xp.is_t(self) else s.mean(axis=dims, keepdims=True))
+    if xp.is_t(self):  # PyTorch's var_backward: the mean over everything when no dim was given
+        centered = self - (self.mean() if dim is None else self.mean(dims, keepdim=True))
+    else:
+        centered = self - s.mean(axis=dims, keepdims=True)
     scale = 2.0 / (n - correction) if n != correction else math.inf  # 2 / 0 is inf in PyTorch's formula
-    return _keep(grad, dims if dim is not None else None, keepdim, s) * centered * scale
+    return xp.mul_scalar(_keep(grad, dims if dim is not None else None, keepdim, s), scale) * centered
 
 
 def _safe_div(a, b, zero_mask):
@@ -176,7 +215,7 @@ def _safe_div(a, b, zero_mask):
     import numpy as np
 
     if xp.is_t(a) or xp.is_t(b):
-        return xp.where(zero_mask, 0.0, a / b)
+        return xp.masked_fill(a / b, zero_mask, 0.0)
     with np.errstate(divide="ignore", invalid="ignore"):
         return np.where(zero_mask, 0.0, a / b).astype(np.result_type(a, b))
 

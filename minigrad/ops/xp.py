@@ -61,6 +61,8 @@ def sum_to(g, shape: tuple):
         return g
     dims = _sum_dims(shape, gshape)
     if is_t(g):  # a view only where leading dims go, as PyTorch's sum_to (its graph shows it)
+        if not shape:
+            return g.sum()
         summed = g.sum(dims, keepdim=True) if dims else g
         return summed.reshape(shape) if len(gshape) != len(shape) else summed
     out = g.sum(axis=dims, keepdims=True) if dims else g
@@ -288,15 +290,11 @@ def cumsum(g, dim: int):
 
 def reverse_cumsum(g, dim: int):
     """Sums from each element to the end along `dim` (cumsum's backward, as PyTorch computes it: flip, cumsum,
-    flip; `sum - cumsum + g` would make nan of an inf)."""
-    if np.ndim(g) == 0:
+    flip, and the gradient itself when there is at most one element along `dim`; `sum - cumsum + g` would make nan
+    of an inf)."""
+    if np.ndim(g) == 0 or math.prod(g.shape) <= 1 or g.shape[dim] == 1:
         return g
-    if not is_t(g):
-        return np.flip(np.cumsum(np.flip(g, dim), axis=dim), dim)
-    n = g.shape[dim]
-    order = np.arange(n - 1, -1, -1).reshape([-1 if d == dim % g.ndim else 1 for d in range(g.ndim)])
-    reverse = np.broadcast_to(order, tuple(g.shape)).copy()
-    return gather(gather(g, dim, reverse).cumsum(dim), dim, reverse)
+    return flip(cumsum(flip(g, dim), dim), dim)
 
 
 def abs(x):
@@ -340,6 +338,38 @@ def scatter_add_into(out: np.ndarray, dim: int, idx: np.ndarray, src: np.ndarray
     grid = list(np.indices(idx.shape, sparse=True))
     grid[dim] = idx
     np.add.at(out, tuple(grid), src[tuple(slice(0, s) for s in idx.shape)])
+
+
+def _scalar(name: str, kernel):
+    def f(x, s):
+        return _tensor_op(name)(x, s) if is_t(x) else kernel(x, s)
+
+    f.__name__ = name
+    return f
+
+
+# `x * s`, `x / s`, `x + s` for a Python number `s`, as PyTorch's C++ formulas write them: on a Tensor the Scalar
+# overloads, recorded as MulBackward1 / DivBackward1 / AddBackward1 (where `x * s` in Python is MulBackward0).
+mul_scalar = _scalar("mul_scalar", lambda x, s: x * s)
+div_scalar = _scalar("div_scalar", lambda x, s: x / s)
+add_scalar = _scalar("add_scalar", lambda x, s: x + s)
+
+
+def sgn(x):
+    """PyTorch's sgn (sign, for real numbers); on a Tensor it records SgnBackward0, as abs's formula does."""
+    return _tensor_op("sgn")(x) if is_t(x) else sign_array(x)
+
+
+def masked_fill(x, mask, value: float):
+    """`x.masked_fill(mask, value)` (`mask` a plain boolean array): PyTorch's formulas' `masked_fill_`, recorded
+    as MaskedFillBackward0 on a Tensor."""
+    if is_t(x):
+        return x.masked_fill(make(np.asarray(mask)), value)
+    return np.where(mask, x.dtype.type(value), x)
+
+
+def flip(g, dim: int):
+    return g.flip(dim) if is_t(g) else np.flip(g, dim)
 
 
 def _tensor_op(name: str):

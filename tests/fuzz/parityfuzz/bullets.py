@@ -13,6 +13,9 @@ import re
 
 # key -> (section of issue 14, the bullet's words)
 BULLETS: dict[str, tuple[str, str]] = {
+    "second-order-graph": ("Not in issue 14 (issue 13: graphs of the backward pass)",
+                           "the graph a `create_graph=True` backward builds: PyTorch's fused double-backward "
+                           "nodes and the scalar forms (`MulBackward1`) of its C++ formulas"),
     "masked-inf": ("Silently wrong values and gradients",
                    "A masked `inf` gradient becomes NaN (relu, clamp, where, masked_fill, maximum/minimum, max(dim)); "
                    "at NaN inputs PyTorch passes the gradient where minigrad drops it (relu, abs)"),
@@ -183,6 +186,7 @@ _RULES: list[tuple[str, set[str] | None, str, str]] = [
     ("new-crashes", {"crash"}, r".", r""),
     ("new-warnings", {"warning"}, r".", r""),
     ("new-grad-flags", {"flags"}, r".", r""),
+    ("second-order-graph", {"second-order node name", "second-order graph"}, r".", r""),
     ("new-node-names", {"node name", "graph structure"}, r".", r""),
     ("new-values", {"value"}, r".", r""),
     ("new-gradients", {"gradient", "None-vs-zeros"}, r".", r""),

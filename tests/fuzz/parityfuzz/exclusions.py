@@ -11,8 +11,6 @@ from __future__ import annotations
 import dataclasses
 import re
 
-from .program import Stmt
-
 
 @dataclasses.dataclass(frozen=True)
 class Exclusion:
@@ -72,13 +70,6 @@ EXCLUSIONS = (
         "no `torch.linalg` beyond vector norms, convolutions, JIT or forward-mode AD.",
     ),
     Exclusion(
-        "Graphs of the backward pass.",
-        "other rules record the graph of their formula, which can differ from PyTorch's fused double-backward nodes",
-        "With `create_graph=True`, the node names of the gradients it makes (`autograd.grad` results, `.grad`) "
-        "are not compared, and the final graph is not walked from tensors computed from them; their values, "
-        "dtypes, shapes and flags are compared, and so are second-order results.",
-    ),
-    Exclusion(
         "Saved-tensor hooks.",
         "identity hooks give back the saved tensor object itself",
         "Programs set no saved-tensor hooks (the identity of an unpacked tensor is all that differs; "
@@ -132,12 +123,6 @@ def error_texts_match(torch_text: str, minigrad_text: str) -> bool:
 def stops_graph_walk(torch_name: str, minigrad_name: str) -> bool:
     """True where the graph comparison must not descend (README: "Views written in place")."""
     return torch_name == "AsStridedBackward0" and minigrad_name in VIEW_NODES and minigrad_name != torch_name
-
-
-def made_by_create_graph(stmt: Stmt) -> bool:
-    """A statement whose results are gradients built with create_graph=True (README: "Graphs of the
-    backward pass"): their own node names are PyTorch's fused double-backward nodes."""
-    return stmt.kind == "grad" and "create_graph=True" in stmt.code
 
 
 # Names of the API contract the generator never draws, each for the README bullet above that says why.

@@ -132,10 +132,13 @@ class GraphObs:
 
     nodes: dict[int, tuple[str, tuple[tuple[int | None, int], ...], str | None]]
     roots: dict[str, int]
+    second_order: frozenset = frozenset()  # the roots computed from create_graph results
 
 
-def observe_graph(roots_from: list[tuple[str, Any]], named: list[tuple[str, Any]], lib, prefix: str) -> GraphObs:
+def observe_graph(roots_from: list[tuple[str, Any]], named: list[tuple[str, Any]], lib, prefix: str,
+                  second_order: frozenset = frozenset()) -> GraphObs:
     """Walk ``next_functions`` from the ``roots_from`` tensors; node ids follow the walk (no addresses).
+    ``second_order`` names the roots that a create_graph pass made (or that were computed from its results).
 
     A leaf's AccumulateGrad is labelled with the name of its ``variable`` among ``named``.
     """
@@ -165,4 +168,4 @@ def observe_graph(roots_from: list[tuple[str, Any]], named: list[tuple[str, Any]
         if variable is not None:
             leaf = labels.get(id(variable), "<unnamed leaf>")
         nodes[ids[id(node)]] = (normalise(node.name(), prefix), edges, leaf)
-    return GraphObs(nodes, roots)
+    return GraphObs(nodes, roots, frozenset(label for label in roots if label.split("[")[0] in second_order))

@@ -165,8 +165,7 @@ def run(program: Program, lib: Library, *, codes: list | None = None) -> Iterato
             yield Step(i, exc, warns, _observe_all(ns, defined, lib), _observe_log(ns, lib), None, before,
                        frozenset(low), dict(scales))
         named = _named_tensors(ns, defined, lib)
-        roots_from = [(n, t) for n, t in named if n.split("[")[0] not in tainted]
-        graph = _observe_graph_safely(roots_from, named, lib)
+        graph = _observe_graph_safely(named, named, lib, frozenset(tainted))
         yield Step(-1, None, [], {}, [], graph)
 
 
@@ -292,9 +291,10 @@ def _named_tensors(ns: dict, defined: list[str], lib: Library) -> list[tuple[str
     return out
 
 
-def _observe_graph_safely(roots_from, named, lib: Library) -> GraphObs | tuple:
-    """Roots are the untainted tensors; leaves are labelled by any variable that names them."""
+def _observe_graph_safely(roots_from, named, lib: Library, second_order: frozenset) -> GraphObs | tuple:
+    """Roots are the named tensors (``second_order``: those computed from create_graph results); leaves are
+    labelled by any variable that names them."""
     try:
-        return observe_graph(roots_from, named, lib.module, lib.prefix)
+        return observe_graph(roots_from, named, lib.module, lib.prefix, second_order)
     except Exception as e:  # noqa: BLE001 - a graph that cannot be walked is a finding
         return ("unobservable", type(e).__name__, first_line(str(e)))
