@@ -10,6 +10,7 @@ import inspect
 import pathlib
 import textwrap
 import time
+import warnings
 
 import pytest
 
@@ -92,6 +93,72 @@ def test_grad_accumulates_in_place_under_create_graph_as_pytorch(torch):
     with pytest.warns(UserWarning):
         want = _create_graph_grad(torch)
     assert got == want
+
+
+# Graphs whose backward runs under create_graph in anomaly mode: every node keeps the line that made it
+# (metadata["traceback_"]) and every node made by backward its parent (metadata["parent_"]), in PyTorch too.
+ANOMALY_CATALOGUE = {
+    "x.tanh()*x*w": lambda m, x, w: (x.tanh() * x * w).sum(),
+    "exp then mean": lambda m, x, w: (x * w).exp().mean(),
+    "broadcast bias": lambda m, x, w: ((x.reshape(2, 1) * w + w).sin() * w).sum(),
+    "matmul": lambda m, x, w: (x.reshape(1, 2) @ w.reshape(2, 1)).sigmoid().sum(),
+}
+
+
+def _make_leaves(m):
+    x = m.tensor([0.5, -1.5], dtype=m.float64, requires_grad=True)
+    w = m.tensor([2.0, 0.25], dtype=m.float64, requires_grad=True)
+    return x, w
+
+
+def _anomaly_story(m, name: str):
+    """Each node of the second-order graph: its name, its parent's name, and the last line of this file in its
+    traceback (PyTorch's goes on into torch.autograd's Python for nodes made by backward; minigrad's stops at
+    the user's line)."""
+    x, w = _make_leaves(m)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # "Anomaly Detection has been enabled"
+        with m.autograd.set_detect_anomaly(True, check_nan=False):
+            y = ANOMALY_CATALOGUE[name](m, x, w)  # the forward line
+            gx, gw = m.autograd.grad(y, (x, w), create_graph=True)  # the backward line
+    seen, rows, stack = set(), [], [gx.grad_fn, gw.grad_fn]
+    while stack:
+        node = stack.pop()
+        if node is None or node in seen:
+            continue
+        seen.add(node)
+        md = node.metadata
+        parent = md.get("parent_")
+        ours = [frame for frame in md["traceback_"] if __file__ in frame]
+        last = ours[-1].strip().splitlines()[-1].strip()
+        rows.append((node.name().split("::")[-1], parent.name() if parent is not None else None, last))
+        stack.extend(n for n, _ in node.next_functions)
+    return sorted(rows, key=repr)
+
+
+@pytest.mark.parametrize("name", list(ANOMALY_CATALOGUE))
+def test_anomaly_mode_keeps_each_nodes_line_and_parent_as_pytorch(torch, name):
+    got = _anomaly_story(mg, name)
+    assert got == _anomaly_story(torch, name)
+    assert any(parent is not None for _, parent, _ in got) and any(parent is None for _, parent, _ in got)
+
+
+def test_anomaly_tracebacks_end_at_the_users_line_not_inside_minigrad():
+    x, _ = _make_leaves(mg)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with mg.autograd.set_detect_anomaly(True):
+            y = x.exp()  # this line
+    lines = y.grad_fn.metadata["traceback_"]
+    assert "y = x.exp()  # this line" in lines[-1] and __file__ in lines[-1]
+    assert all("minigrad" + "/" not in line.split(",")[0] for line in lines[-1:])
+
+
+def test_outside_anomaly_mode_nodes_carry_no_metadata():
+    x, w = _make_leaves(mg)
+    y = (x * w).sum()
+    gx, _ = mg.autograd.grad(y, (x, w), create_graph=True)
+    assert y.grad_fn._extras is None and gx.grad_fn._extras is None
 
 
 @pytest.mark.parametrize("op", ["stack", "cat"])

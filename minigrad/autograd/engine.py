@@ -55,6 +55,7 @@ class GraphTask:
             if node not in deps:
                 heappush(ready, (-node._sequence_number, node))
         prev_mode, GRAD.mode = GRAD.mode, 1 if create_graph else 0
+        prev_running = anomaly_mode.RUNNING[0]  # a backward inside a hook must not lose the outer one's
         try:
             with np.errstate(all="ignore"):  # sqrt'(0) is inf, as in PyTorch: no NumPy warnings
                 while ready:
@@ -92,7 +93,7 @@ class GraphTask:
                             del deps[nxt]
                             heappush(ready, (-nxt._sequence_number, nxt))
         finally:
-            GRAD.mode = prev_mode
+            GRAD.mode, anomaly_mode.RUNNING[0] = prev_mode, prev_running
 
     def count_dependencies(self) -> None:
         """Step 1: how many edges lead into each node reachable from the roots (iteratively: a chain of a
@@ -299,8 +300,9 @@ def sum_to(node, i: int, g, shape: tuple):
         if len(_SUMMED) > 1024:
             _SUMMED.clear()
         dims = _SUMMED[(gshape, shape)] = summed_dims(shape, gshape)
-    if isinstance(g, Tensor):
-        return (g.sum(dims, keepdim=True) if dims else g).reshape(shape)
+    if isinstance(g, Tensor):  # a view only where leading dims go, as PyTorch's sum_to (its graph shows it)
+        summed = g.sum(dims, keepdim=True) if dims else g
+        return summed.reshape(shape) if len(gshape) != len(shape) else summed
     return np.asarray(np.add.reduce(g, dims, keepdims=True) if dims else g).reshape(shape)
 
 

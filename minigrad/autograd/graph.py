@@ -22,6 +22,7 @@ import numpy as np
 from .._dtypes import FROM_NP
 from .._hooks import HookDict, RemovableHandle
 from .._tensor import Tensor, make
+from . import anomaly_mode
 
 __all__ = ["Node", "AccumulateGrad", "RemovableHandle", "saved_tensors_hooks", "save_on_cpu", "get_gradient_edge",
            "track_outputs", "FREED", "InputMetadata"]
@@ -228,6 +229,8 @@ def new_node(cls: type, next_nodes: tuple, next_nrs: tuple | None, input_metadat
     node._sequence_number = next(SEQUENCE) if sequence_number is None else sequence_number
     node._input_metadata = input_metadata
     node._extras = None
+    if anomaly_mode.ENABLED[0]:
+        anomaly_mode.remember_forward(node)
     return node
 
 

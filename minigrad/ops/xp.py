@@ -60,8 +60,9 @@ def sum_to(g, shape: tuple):
     if gshape == shape:
         return g
     dims = _sum_dims(shape, gshape)
-    if is_t(g):
-        return g.sum(dims, keepdim=True).reshape(shape) if dims else g.reshape(shape)
+    if is_t(g):  # a view only where leading dims go, as PyTorch's sum_to (its graph shows it)
+        summed = g.sum(dims, keepdim=True) if dims else g
+        return summed.reshape(shape) if len(gshape) != len(shape) else summed
     out = g.sum(axis=dims, keepdims=True) if dims else g
     return out.reshape(shape)
 

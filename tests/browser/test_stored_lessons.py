@@ -34,7 +34,8 @@ CELLS_JS = """async () => {
     await nb.scrollToItem(i, 'center');
     const shown = () => c.node.querySelectorAll('.jp-OutputArea-output').length >= c.model.outputs.length
       && [...c.node.querySelectorAll('.jp-OutputArea-output img')].every(im => im.complete && im.naturalWidth > 0);
-    for (let k = 0; k < 100 && !shown(); k++) await new Promise(r => setTimeout(r, 50));
+    // up to 30 s a cell: a loaded machine may take seconds to decode a big PNG (a shown cell waits none)
+    for (let k = 0; k < 600 && !shown(); k++) await new Promise(r => setTimeout(r, 50));
     out.push({
       trusted: c.model.trusted,
       outputs: c.model.outputs.length,
