@@ -26,6 +26,7 @@ from .walk import WALK_LIMIT, paused_gc
 from .walk import walk as _walk
 
 __all__ = ["draw", "summary", "animate", "record", "trace_backward", "tag_modules", "compare", "gradcheck_graph",
+           "source_lines",
            "Graph", "Summary", "DEFAULT_MAX_NODES", "GHOST_THRESHOLD"]
 
 
@@ -42,6 +43,7 @@ def draw(
     legend: bool = False,
     fold: str | None = None,
     expand: Iterable[str] = (),
+    source: bool = False,
 ) -> Graph:
     """Draw the autograd graph behind ``roots`` (tensors, or grad_fn nodes).
 
@@ -51,7 +53,8 @@ def draw(
     draws each module (``node.metadata["module"]``; ``viz.tag_modules`` for PyTorch) as one
     box, repeated blocks as one "×N" box; ``expand=["encoder", ...]`` opens those modules.
     Past ``max_nodes`` (default ``DEFAULT_MAX_NODES``) the middle of the graph is collapsed
-    into nodes that say how many they hide.
+    into nodes that say how many they hide. ``source=True`` adds the line of code that made each
+    node (nodes made inside ``viz.source_lines()`` or ``viz.record(source=True)``; see viz.source).
     """
     if isinstance(expand, str):
         expand = [expand]
@@ -62,7 +65,7 @@ def draw(
             model = build(walked, view=view, params=params, show_saved=show_saved, show_attrs=show_attrs,
                           show_values=show_values, show_grads=show_grads,
                           max_nodes=max_nodes if fold is None else max_nodes or WALK_LIMIT,
-                          limit=None if fold is None else WALK_LIMIT)
+                          limit=None if fold is None else WALK_LIMIT, source=source)
         finally:
             walked.release()
         model = _fold(model, fold, expand).model
@@ -91,3 +94,4 @@ def summary(
 from .animate import animate, record, trace_backward  # noqa: E402  (animate builds on draw)
 from .check import gradcheck_graph  # noqa: E402
 from .compare import compare  # noqa: E402
+from .source import source_lines  # noqa: E402

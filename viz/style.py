@@ -73,6 +73,7 @@ ROW_FILL = {
     "data": "#FFFFFF",
     "grad": "#FFFFFF",
     "note": None,
+    "source": "#FFF8DC",  # draw(source=True): the line of code that made the node
 }
 ROUNDED_ROLES = frozenset({"fn", "op", "module"})
 DASHED_ROLES = frozenset({"none", "hidden", "unwalked"})
