@@ -26,7 +26,7 @@ from .walk import WALK_LIMIT, paused_gc
 from .walk import walk as _walk
 
 __all__ = ["draw", "summary", "animate", "record", "trace_backward", "tag_modules", "compare", "gradcheck_graph",
-           "source_lines",
+           "source_lines", "session",
            "Graph", "Summary", "DEFAULT_MAX_NODES", "GHOST_THRESHOLD"]
 
 
@@ -94,4 +94,5 @@ def summary(
 from .animate import animate, record, trace_backward  # noqa: E402  (animate builds on draw)
 from .check import gradcheck_graph  # noqa: E402
 from .compare import compare  # noqa: E402
+from .session import session  # noqa: E402
 from .source import source_lines  # noqa: E402
