@@ -44,6 +44,7 @@ def draw(
     fold: str | None = None,
     expand: Iterable[str] = (),
     source: bool = False,
+    layers: bool = False,
 ) -> Graph:
     """Draw the autograd graph behind ``roots`` (tensors, or grad_fn nodes).
 
@@ -55,9 +56,17 @@ def draw(
     Past ``max_nodes`` (default ``DEFAULT_MAX_NODES``) the middle of the graph is collapsed
     into nodes that say how many they hide. ``source=True`` adds the line of code that made each
     node (nodes made inside ``viz.source_lines()`` or ``viz.record(source=True)``; see viz.source).
+    ``layers=True`` draws the nodes backward made under ``create_graph=True`` as a second layer in
+    another colour, each linked to the node whose rule made it (see viz.layers).
     """
     if isinstance(expand, str):
         expand = [expand]
+    if layers:
+        from .layers import draw_layers
+
+        return draw_layers(roots, params=params, show_saved=show_saved, show_attrs=show_attrs,
+                           show_values=show_values, show_grads=show_grads, rankdir=rankdir, max_nodes=max_nodes,
+                           legend=legend, source=source)
     with paused_gc():
         walked = _walk(roots)
         try:

@@ -47,6 +47,7 @@ def animate(
     quiz_every: int = 1,
     compare: Any = None,
     source: bool = False,
+    layers: bool = False,
 ) -> Any:
     """Run ``loss.backward(gradient, retain_graph, create_graph, inputs)`` and return a player
     that replays it node by node.
@@ -62,14 +63,19 @@ def animate(
     ``player.answer(id, value)``, ``player.answers`` and ``player.score`` (``viz.quiz``).
     ``compare=viz.compare(loss, ...)`` colours the picture by how your gradients compare.
     ``source=True`` shows the line of code that made each node (for graphs built inside
-    ``viz.source_lines()`` or ``viz.record(source=True)``; see viz.source).
+    ``viz.source_lines()`` or ``viz.record(source=True)``; see viz.source). ``layers=True`` colours the
+    nodes an earlier backward made under ``create_graph=True`` (the second backward runs through them;
+    see viz.layers).
     """
     sources = _sources_before(loss) if source else None
+    layered = _layers_before(loss) if layers and fold is None else None
     recording = record_backward(loss, params=params, gradient=gradient, inputs=inputs, retain_graph=retain_graph,
                                 create_graph=create_graph, show_saved=show_saved, max_nodes=max_nodes,
                                 rankdir=rankdir, fold=fold, expand=expand)
     if sources is not None:
         attach_sources(recording.frames, sources)
+    if layered is not None:
+        attach_layers(recording, layered, rankdir)
     if check:
         from .check import attach_checks
 
@@ -136,6 +142,36 @@ def _sources_before(loss: Any) -> list:
             return lines_by_node(walked)
         finally:
             walked.release()
+
+
+def _layers_before(loss: Any) -> Any:
+    from .layers import parents_of
+
+    if not probe.is_tensor(loss):
+        return None
+    with paused_gc():
+        walked = _walk((loss,))
+        try:
+            return parents_of(walked)
+        finally:
+            walked.release()
+
+
+def attach_layers(recording: Any, layered: Any, rankdir: str) -> None:
+    """Colour the second layer in the recording's picture and say in each of its steps which node made it."""
+    from .dot import to_dot
+    from .graph import Graph
+    from .layers import mark_layers
+
+    model = recording.graph.model
+    mark_layers(model, layered, lambda i: recording.gmap.node_ids[i], links=False)
+    recording.graph = Graph(model, to_dot(model, rankdir=rankdir))
+    for f in recording.frames:
+        if f.index is not None and layered.second[f.index]:
+            parent = layered.parent_names[f.index]
+            f.lines.append(("layer", f"{f.name} is in the graph of the backward pass: {parent}'s backward made it"
+                                     " (that backward ran with create_graph=True), so this second "
+                                     "backward differentiates the first one's formula."))
 
 
 def attach_sources(frames: list, sources: list) -> None:

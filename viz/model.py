@@ -89,6 +89,8 @@ class VNode:
     fill: str | None = None  # overrides the role's fill (viz.compare and gradcheck_graph colour verdicts)
     id: str = ""
     source: str | None = None  # draw(source=True): the line of code that made the node (viz.source)
+    layer: int = 1  # layers=True: 2 for a node that backward made under create_graph (viz.layers)
+    parent: str | None = None  # ... and the drawn id of the first-order node whose rule made it
 
 
 @dataclass
@@ -100,6 +102,7 @@ class VEdge:
     faint: bool = False
     count: int = 1  # edges merged into this one (only around hidden groups)
     name: str | None = None  # the input of the node the edge leaves that it feeds ('self', 'other')
+    color: str | None = None  # overrides the edge's colour (viz.layers: the link to a parent node)
 
 
 @dataclass
