@@ -14,9 +14,11 @@ A session records, in order, as steps with their values before -> after:
 - a backward that fails: on saved values freed by an earlier backward (which node's, freed at which step)
   or on a saved value changed in place (its version then and now, the step and line that changed it).
 
-Watched tensors are those of the block's scope (and the parameters of modules there, ``params=`` adds
-more). viz replaces ``Tensor.backward`` of the imported libraries for the duration of the block (the real
-method runs; it is put back on exit) and registers optimizer step hooks it removes again. The error that
+Watched tensors are those of the block's scope (and the parameters of modules there); with ``params=``
+(a dict, named_parameters() or a model) those and the tensors the block makes (in a notebook, whose
+scope holds every earlier cell's tensors, this keeps the story short). viz replaces ``Tensor.backward``
+of the imported libraries for the duration of the block (the real method runs; it is put back on exit)
+and registers optimizer step hooks it removes again. The error that
 ended the block (a failing backward) is shown as the last step instead of being raised (``catch=False``
 raises it).
 """
@@ -106,10 +108,15 @@ class Session:
         self._graph: Any = None  # (walk, model, gmap) of the first backward's graph, drawn before it ran
         self._opt_before: dict[int, dict[int, np.ndarray | None]] = {}
         self._running = 0
+        self._old: set[int] = set()  # with params=: the scope's tensors from before the block are not watched
 
     # -- the block -------------------------------------------------------------------------------------------
     def __enter__(self) -> Session:
         self._scope = sys._getframe(1)
+        if self.params is not None:
+            from .animate import _tensors_in
+
+            self._old = {id(t) for t in _tensors_in(self._scope.f_locals).values()}
         if self.source:
             from .source import source_lines
 
@@ -163,13 +170,13 @@ class Session:
 
         found: list[tuple[str, Any]] = []
         scope = self._scope.f_locals if self._scope is not None else {}
-        for name, value in list(scope.items()):
+        for name, value in list(scope.items()) if self.params is None else ():
             if not name.startswith("_") and hasattr(value, "named_parameters") and not probe.is_tensor(value):
                 try:
                     found.extend((f"{name}.{n}", p) for n, p in value.named_parameters())
                 except Exception:
                     pass
-        found.extend(_tensors_in(scope).items())
+        found.extend((n, t) for n, t in _tensors_in(scope).items() if id(t) not in self._old)
         if self.params is not None:
             params = self.params.named_parameters() if hasattr(self.params, "named_parameters") else self.params
             found.extend((str(n), t) for n, t in (params.items() if hasattr(params, "items") else params))
@@ -330,8 +337,9 @@ class Session:
             freed = [(fn, v) for fn, v in self._walk_freed(tensor)]
             if freed:
                 fn, (at, node_name, names) = freed[0]
+                they = "they were" if len(names) > 1 else "it was"
                 step.lines.append(("freed", f"{node_name} needs its saved {', '.join(names)} for backward, but "
-                                            f"they were freed after the backward of step {at} (it ran without "
+                                            f"{they} freed after the backward of step {at} (it ran without "
                                             "retain_graph=True)."))
                 step.nodes = [i for i in self._ids_of_nodes([fn])]
             step.lines.append(("note", "Fix: pass retain_graph=True to the first backward, or run the forward "

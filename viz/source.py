@@ -149,7 +149,7 @@ def line_of(fn: Any, dirs: tuple[str, ...] | None = None) -> SourceLine | None:
 
 def cell_name(filename: str) -> str | None:
     """'cell [5]' for code a notebook cell ran (IPython's execution count), 'cell' when the count is unknown;
-    None for a file. The count comes from IPython's public input history: the cell whose text is the file's."""
+    None for a file."""
     match = _IPYTHON_INPUT.match(filename)
     if match:
         return f"cell [{match['count']}]"
@@ -160,8 +160,20 @@ def cell_name(filename: str) -> str | None:
 
 
 def _execution_count(filename: str) -> int | None:
+    """IPython's own number for the cell: its compiler's public ``format_code_name`` (what its tracebacks
+    print as "Cell In[5]"; also set for cells run without history, as nbval runs them), else the input
+    history entry whose text is the file's."""
     ipython = sys.modules.get("IPython")
     shell = ipython.get_ipython() if ipython is not None and hasattr(ipython, "get_ipython") else None
+    if shell is None:
+        return None
+    name = getattr(getattr(shell, "compile", None), "format_code_name", None)
+    if callable(name):
+        with contextlib.suppress(Exception):
+            label = name(filename)
+            match = re.search(r"\[(\d+)\]", str(label[1])) if label else None
+            if match:
+                return int(match.group(1))
     history = getattr(getattr(shell, "history_manager", None), "input_hist_parsed", None)
     text = "".join(linecache.getlines(filename))
     if not history or not text:

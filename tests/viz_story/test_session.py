@@ -146,3 +146,14 @@ def test_player_steps(lib):
     assert steps[1]["ids"] and set(steps[0]["appear"]) >= set(steps[1]["ids"])
     assert steps[1]["lines"][0] == ["change", "w.grad: None -> [3, 4]"]
     assert player.num_steps == 4
+
+
+def test_params_limit_the_story_to_them_and_new_tensors(lib):
+    w, x, _ = _params(lib)
+    unrelated = lib.tensor(np.array([9.0]), requires_grad=True)  # noqa: F841 (in scope, not watched)
+    with viz.session(params={"w": w}) as s:
+        loss = (w * x).sum()
+        loss.backward()
+    assert [t.split(" = ")[0] for _, t in s.steps[0].lines] == ["w"]
+    assert [c.name for c in s.steps[1].changes] == ["w"]
+    assert "loss" in {seen.name for seen in s._seen.values()}

@@ -149,3 +149,18 @@ def test_cell_names_without_history():
     assert cell_name("<ipython-input-7-0123abcd>") == "cell [7]"
     assert cell_name("/tmp/ipykernel_12/999999.py") == "cell"
     assert cell_name("/home/me/train.py") is None
+
+
+def test_cells_run_without_history_keep_ipythons_number():
+    """nbval runs cells with store_history=False: IPython still numbers them (its tracebacks say "Cell In[n]")."""
+    shell = _shell()
+    try:
+        for code in ("import minigrad as lib, numpy as np, viz",
+                     "x = lib.tensor(np.array([1.0]), requires_grad=True)",
+                     "with viz.source_lines():\n    y = x * 2\n"):
+            shell.run_cell(code, store_history=False).raise_error()
+        assert line_of(shell.user_ns["y"].grad_fn).where == f"cell [{shell.execution_count}], line 2"
+    finally:
+        from IPython.core.interactiveshell import InteractiveShell
+
+        InteractiveShell.clear_instance()
