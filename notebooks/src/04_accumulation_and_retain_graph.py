@@ -203,6 +203,36 @@ from minigrad_course import check_train
 check_train(train)
 
 # %% [markdown]
+# ## The whole story in one player
+#
+# `viz.session()` records every `backward()`, `zero_grad()` and optimiser step of a block as
+# one sequence of steps, each with its values before -> after. Here is this lesson in five
+# calls: two backward passes that add up, an SGD step (with its update rule and numbers),
+# `zero_grad`, and one more backward through the graph that the second pass freed. That last
+# call fails; the session shows the error as its last step, saying which node's saved value
+# was freed and by which step, instead of stopping the notebook. Step through it in the player
+# (the next cell prints the same steps as text).
+
+# %%
+# NBVAL_IGNORE_OUTPUT
+import viz
+
+w = torch.nn.Parameter(torch.tensor([1.0, 2.0]))
+x = torch.tensor([3.0, 4.0])
+opt = torch.optim.SGD([w], lr=0.1)
+with viz.session(params={"w": w, "x": x}) as story:
+    loss = (w * x).sum()
+    loss.backward(retain_graph=True)  # keeps the saved values for one more pass
+    loss.backward()  # adds into w.grad, then frees the saved values
+    opt.step()
+    opt.zero_grad()
+    loss.backward()  # the same graph again: its saved x is gone
+story.player()
+
+# %%
+print(story.summary())
+
+# %% [markdown]
 # ## What to remember
 #
 # - `backward()` adds into `.grad`, in place. Clear it between steps (`x.grad = None` or
