@@ -445,7 +445,9 @@ class Session:
         for s in self.steps:
             lines = [["change", c.text] for c in s.changes] + [[k, t] for k, t in s.lines]
             steps.append({"ids": list(s.nodes), "kind": s.kind, "title": f"[{s.index}] {s.title}", "lines": lines,
-                          "appear": []})
+                          "appear": [],
+                          # the nodes a failure or an in-place step is about light up (player.js: mg-ref)
+                          "refs": list(s.nodes) if s.kind in ("error", "inplace") else []})
         payload: dict[str, Any] = {"mode": "forward", "session": True, "steps": steps}
         if self._graph is None:
             root, hint, dot, edges, count = None, "viz.session: no backward ran in the block", "", [], 0
