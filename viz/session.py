@@ -348,14 +348,41 @@ class Session:
         if match:
             now, then = int(match.group(1)), int(match.group(2))
             culprits = [s for s in self.steps if s.kind in ("inplace", "step")]
-            step.lines.append(("version", f"A value saved for backward was at version {then} when it was saved; "
-                                          f"it is at version {now} now."))
+            stale = self._stale(tensor)
+            what = f"{stale[0][1]}'s saved {stale[0][2]}" if stale else "A value saved for backward"
+            step.lines.append(("version", f"{what} was at version {then} when it was saved; it is at version {now} "
+                                          "now."))
+            step.nodes = self._ids_of_nodes([fn for fn, _, _ in stale])
             for s in culprits[-1:]:
                 where = next((t for k, t in s.lines if k == "source"), "")
                 step.lines.append(("version", f"Changed at step {s.index}: {s.title}" + (f" ({where})" if where
                                                                                          else "")))
             step.lines.append(("note", "Fix: use the out-of-place op (x = x * 2 instead of x *= 2), or clone() "
                                        "the value before changing it."))
+
+    @staticmethod
+    def _stale(tensor: Any) -> list[tuple[Any, str, str]]:
+        """(node, its name, saved name) for each saved value behind ``tensor`` that an in-place op changed:
+        reading it raises autograd's version error (public ``_saved_*`` attributes, as viz.probe reads them)."""
+        from .walk import paused_gc
+        from .walk import walk as _walk
+
+        out = []
+        if getattr(tensor, "grad_fn", None) is None:
+            return out
+        with paused_gc():
+            walked = _walk((tensor,))
+            try:
+                for raw in walked.nodes:
+                    for attr in sorted(a for a in dir(raw.fn) if a.startswith("_saved_")):
+                        try:
+                            getattr(raw.fn, attr)
+                        except Exception as err:
+                            if "inplace operation" in str(err):
+                                out.append((raw.fn, raw.name, attr[len("_saved_"):]))
+            finally:
+                walked.release()
+        return out
 
     def _walk_freed(self, tensor: Any) -> list[tuple[Any, tuple[int, str, list[str]]]]:
         out = []

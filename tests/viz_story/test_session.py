@@ -99,7 +99,8 @@ def test_inplace_bump_and_the_error_it_causes(lib):
     assert any(k == "source" and t.endswith("y.mul_(2)  # bumps-y") for k, t in inplace.lines)
     assert error.error == str(plain.value)
     texts = [t for _, t in error.lines]
-    assert "A value saved for backward was at version 0 when it was saved; it is at version 1 now." in texts
+    assert "ExpBackward0's saved result was at version 0 when it was saved; it is at version 1 now." in texts
+    assert error.nodes and s.player().data["steps"][2]["refs"] == error.nodes  # ExpBackward0 lights up
     assert any(t.startswith("Changed at step 1: y changed in place") and "y.mul_(2)" in t for t in texts)
 
 
@@ -157,3 +158,22 @@ def test_params_limit_the_story_to_them_and_new_tensors(lib):
     assert [t.split(" = ")[0] for _, t in s.steps[0].lines] == ["w"]
     assert [c.name for c in s.steps[1].changes] == ["w"]
     assert "loss" in {seen.name for seen in s._seen.values()}
+
+
+def test_module_parameters_and_adam(lib):
+    model = lib.nn.Linear(2, 1).double()
+    opt = lib.optim.Adam(model.parameters(), lr=0.5)
+    before = {n: _np(p) for n, p in model.named_parameters()}
+    data = lib.tensor(np.array([[1.0, -1.0]]))
+    with viz.session() as s:
+        model(data).sum().backward()
+        opt.step()
+    step = next(st for st in s.steps if st.kind == "step")
+    assert [c.name for c in step.changes] == ["model.weight", "model.bias"]
+    for c in step.changes:
+        np.testing.assert_allclose(c.before, before[c.name.split(".", 1)[1]], rtol=1e-12)
+        np.testing.assert_allclose(c.after, _np(dict(model.named_parameters())[c.name.split(".", 1)[1]]),
+                                   rtol=1e-12)
+        assert c.rule.startswith("changed by [")  # Adam's first step moves each weight by lr, against the sign
+        np.testing.assert_allclose(np.abs(c.after - c.before), 0.5, rtol=1e-6)
+    assert step.lines[-1][1].startswith("Adam updates each parameter in place")
