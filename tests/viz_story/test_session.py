@@ -177,3 +177,11 @@ def test_module_parameters_and_adam(lib):
         assert c.rule.startswith("changed by [")  # Adam's first step moves each weight by lr, against the sign
         np.testing.assert_allclose(np.abs(c.after - c.before), 0.5, rtol=1e-6)
     assert step.lines[-1][1].startswith("Adam updates each parameter in place")
+
+
+def test_a_saved_value_changed_in_place_is_not_called_freed(lib):
+    x = lib.tensor(np.array([1.0, 2.0]), requires_grad=True)
+    y = x.exp()
+    y.mul_(2)
+    source = viz.draw(y, show_saved=True).source
+    assert "saved result = changed in place since saved" in source and "freed" not in source
