@@ -8,7 +8,8 @@ viz reads graphs only through their public attributes (and minigrad's introspect
 when present), so it never imports torch or minigrad. The layers: ``walk`` (roots ->
 nodes, iteratively), ``model`` (views, summarising, ghosts), ``dot`` (model -> DOT text),
 ``render`` (DOT -> SVG/PNG/PDF), ``summary`` (model -> text table); ``style`` documents
-the visual language.
+the visual language. The story of a program: ``source`` (the line behind each node),
+``session`` (several calls as steps), ``layers`` (the graph of the backward pass).
 """
 
 from __future__ import annotations
