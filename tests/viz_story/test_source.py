@@ -164,3 +164,14 @@ def test_cells_run_without_history_keep_ipythons_number():
         from IPython.core.interactiveshell import InteractiveShell
 
         InteractiveShell.clear_instance()
+
+
+def test_animate_payload_maps_nodes_to_lines(lib):
+    x = lib.tensor(np.array([1.0, 2.0]), requires_grad=True)
+    with viz.source_lines():
+        loss = (x.exp() * 2.0).sum()  # payload-line
+    player = viz.animate(loss, source=True)
+    sources = player.data["sources"]
+    ran = {f.node: f.source for f in player.frames if f.kind == "run"}
+    assert sources == ran and len(set(sources.values())) == 1
+    assert next(iter(sources.values())).endswith("# payload-line")
