@@ -13,6 +13,7 @@ PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
 LAB_STAMP  := $(VENV)/.minigrad-lab-lab
+GRADE_STAMP := $(VENV)/.minigrad-lab-grade
 TEST_STAMP := $(VENV)/.minigrad-lab-test
 # Exactly this spec: it resolves to the local CPU wheel. Any other torch spec downloads gigabytes.
 TORCH_SPEC := torch==2.13.0
@@ -38,7 +39,8 @@ ROOT_ARGS := $(if $(filter 0,$(shell id -u)),--allow-root,)
 NBVAL_COMMON := --nbval-current-env --nbval-sanitize-with .ci/nbval-sanitize.cfg
 FIND_NOTEBOOKS := find notebooks -name '*.ipynb' -not -path '*/.ipynb_checkpoints/*'
 
-.PHONY: help venv install install-lab lab test pytest nbval lint format bench torch browser-deps clean fuzz fuzz-known
+.PHONY: help venv install install-lab lab test pytest nbval lint format bench torch browser-deps clean fuzz fuzz-known \
+        install-grade grade autograder handouts
 
 # The browser test (tests/browser) drives Debian's chromium through Playwright's Python package.
 CHROMIUM := /usr/bin/chromium
@@ -53,6 +55,9 @@ help:
 	@echo "make bench   run bench/run.py"
 	@echo "make torch   install torch==2.13.0 into .venv when missing (make test and make pytest do it)"
 	@echo "make notebooks  regenerate the lessons and their solutions from notebooks/src/"
+	@echo "make grade SUBMISSIONS=DIR  grade every student's notebooks (one folder each) -> DIR/grades.csv, feedback.md"
+	@echo "make autograder  write the autograder version (otter-grader tests, zips) into build/autograder/"
+	@echo "make handouts  static HTML and PDF of every lesson into build/handouts/ (Debian's chromium prints)"
 	@echo "make fuzz    the differential fuzzer, N programs per seed: make fuzz N=2000 SEED=0-4 (needs torch)"
 	@echo "make fuzz-known  rewrite tests/fuzz/parityfuzz/known_failures.md from today's results (review the diff)"
 	@echo "make browser-deps  apt-get install chromium when $(CHROMIUM) is missing (the browser test needs it)"
@@ -73,13 +78,22 @@ $(LAB_STAMP): pyproject.toml | $(VENV)/pyvenv.cfg
 	$(PY) -m pip install --disable-pip-version-check -q -e '.[lab]'
 	@touch $(LAB_STAMP)
 
-# Everything the tests need (the `test` extra includes `lab`).
+# Everything the tests need (the `test` extra includes `lab`; `grade` is otter-grader, for tests/grading/).
 install: $(TEST_STAMP)
 
 $(TEST_STAMP): pyproject.toml | $(VENV)/pyvenv.cfg
-	@echo "install: pyproject.toml changed or first install -> pip install -e .[test]"
+	@echo "install: pyproject.toml changed or first install -> pip install -e .[test], then .[grade]"
 	$(PY) -m pip install --disable-pip-version-check -q -e '.[test]'
-	@touch $(TEST_STAMP) $(LAB_STAMP)
+	$(PY) -m pip install --disable-pip-version-check -q -e '.[grade]'
+	@touch $(TEST_STAMP) $(GRADE_STAMP) $(LAB_STAMP)
+
+# The grader (the `grade` extra: the lab and otter-grader).
+install-grade: $(GRADE_STAMP)
+
+$(GRADE_STAMP): pyproject.toml | $(VENV)/pyvenv.cfg
+	@echo "install-grade: pyproject.toml changed or first install -> pip install -e .[grade]"
+	$(PY) -m pip install --disable-pip-version-check -q -e '.[grade]'
+	@touch $(GRADE_STAMP) $(LAB_STAMP)
 
 lab: install-lab
 	@echo "lab: jupyter lab notebooks/ $(ROOT_ARGS) $(LAB_ARGS) (settings from $(LAB_CONFIG)/)"
@@ -121,6 +135,34 @@ nbval: install
 notebooks: install
 	$(PY) notebooks/build.py
 
+# Grading (notebooks/grade.py, otter-grader without containers, offline): SUBMISSIONS holds one folder per
+# student with that student's learner notebooks. TIMEOUT is the limit per notebook in seconds; JOBS how many
+# notebooks are graded at once. Writes SUBMISSIONS/grades.csv and SUBMISSIONS/<student>/feedback.md.
+SUBMISSIONS ?=
+TIMEOUT ?= 120
+JOBS ?= 2
+grade: install-grade
+	@if [ -z "$(SUBMISSIONS)" ]; then \
+	  echo "grade: say where the submissions are: make grade SUBMISSIONS=DIR (one folder per student)"; exit 2; \
+	fi
+	$(PY) notebooks/grade.py "$(SUBMISSIONS)" --timeout $(TIMEOUT) --jobs $(JOBS)
+
+# The autograder version alone (grade builds it too): build/autograder/NN_name.zip and its tests/ID.py files.
+autograder: install-grade
+	$(PY) notebooks/build.py --autograder build/autograder
+
+# Handouts for learners without Jupyter (notebooks/handouts.py): build/handouts/NN_name.html (PNG pictures
+# embedded) and NN_name.pdf, printed by Debian's headless chromium, for every lesson and solution. The PDFs
+# typeset formulas with Debian's MathJax (libjs-mathjax), installed here when missing, like chromium.
+MATHJAX := /usr/share/javascript/mathjax/MathJax.js
+handouts: install-lab browser-deps
+	@if [ ! -f $(MATHJAX) ] && command -v apt-get >/dev/null 2>&1; then \
+	  echo "handouts: $(MATHJAX) missing -> $(strip $(SUDO) apt-get install -y libjs-mathjax) (Debian's package)"; \
+	  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -q libjs-mathjax \
+	    || echo "handouts: could not install libjs-mathjax; the PDFs will show formulas as TeX"; \
+	fi
+	$(PY) notebooks/handouts.py
+
 # The differential fuzzer (tests/fuzz/parityfuzz): N random programs per seed run on torch 2.13 and on
 # minigrad; prints the mismatches by category and the coverage table. SEED is a number, a range (0-4)
 # or a list (0,3). FUZZ_ARGS="--show 3" prints 3 shrunk snippets per category.
@@ -136,7 +178,8 @@ fuzz-known: install torch
 
 bench: install
 	@if [ -f bench/run.py ]; then \
-	  echo "bench: python bench/run.py"; $(PY) bench/run.py; \
+	  echo "bench: python bench/run.py"; $(PY) bench/run.py && \
+	  echo "bench: python bench/models.py (W8, W9)" && $(PY) bench/models.py; \
 	else \
 	  echo "bench: no bench/run.py yet, nothing to run"; \
 	fi

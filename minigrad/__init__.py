@@ -73,6 +73,7 @@ from ._tensor import (
     Size,
     Tensor,
 )
+from .autograd.anomaly_mode import is_anomaly_check_nan_enabled, is_anomaly_enabled
 from .autograd.grad_mode import (
     enable_grad,
     inference_mode,
@@ -85,8 +86,9 @@ from .autograd.grad_mode import (
 __version__ = "0.1.0"
 
 # every public op declared for the top-level namespace (ops/registry.py): minigrad.exp, minigrad.cat, ...
-globals().update({name: op.function for op in ops.REGISTRY.values() if op.public and op.namespace == ""
-                  for name in (op.name, *op.aliases)})
+# (each gives way to `__torch_function__`, PyTorch's override protocol: ops.registry.overridable)
+globals().update({name: ops.registry.overridable(op.function, name) for op in ops.REGISTRY.values()
+                  if op.public and op.namespace == "" for name in (op.name, *op.aliases)})
 
 
 def is_floating_point(input: Tensor) -> _builtins.bool:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import builtins
 import math
+import warnings
 
 import numpy as np
 
@@ -63,10 +64,8 @@ def _infer_np(data) -> np.dtype:
 def tensor(data, *, dtype=None, device=None, requires_grad: bool = False, pin_memory: bool = False) -> Tensor:
     """A new leaf tensor holding a copy of `data` (nested lists, scalars, arrays or tensors)."""
     if isinstance(data, Tensor):
-        import warnings
-
-        warnings.warn("To copy construct from a tensor, it is recommended to use sourceTensor.clone().detach() or "
-                      "sourceTensor.clone().detach().requires_grad_(True), rather than "
+        warnings.warn("To copy construct from a tensor, it is recommended to use sourceTensor.detach().clone() or "
+                      "sourceTensor.detach().clone().requires_grad_(True), rather than "
                       "minigrad.tensor(sourceTensor).", UserWarning, stacklevel=2)
         arr = np.array(data._data, dtype=_dtypes.to_np(dtype) if dtype is not None else None, copy=True)
         return _finish(arr, requires_grad, device)
@@ -76,10 +75,49 @@ def tensor(data, *, dtype=None, device=None, requires_grad: bool = False, pin_me
         np_dtype = _dtypes.to_np(dtype) if dtype is not None else _np_supported(data.dtype)
     else:
         np_dtype = _dtypes.to_np(dtype) if dtype is not None else _infer_np(data)
-    arr = np.array(_as_array_data(data), dtype=np_dtype, copy=True)
+    try:
+        arr = np.array(_as_array_data(data), dtype=np_dtype, copy=True)
+    except ValueError:  # a ragged list: PyTorch's error, or an empty tensor if it has no elements
+        sizes = _sizes(data)
+        _check_nesting(data, sizes, 0)
+        arr = np.zeros(sizes, np_dtype)
     if arr.dtype == object:
         raise TypeError("tensor(): data must be numbers or nested sequences of numbers of the same length")
     return _finish(arr, requires_grad, device)
+
+
+def _sizes(data) -> list:
+    """The shape PyTorch reads off nested sequences: the length at each depth, following first elements."""
+    sizes = []
+    while isinstance(data, (list, tuple)):
+        sizes.append(len(data))
+        if not data:
+            return sizes
+        data = data[0]
+    if isinstance(data, (Tensor, np.ndarray)):
+        sizes.extend(data.shape)
+    return sizes
+
+
+def _check_nesting(obj, sizes: list, dim: int) -> None:
+    """Every sequence at depth `dim` has the length `sizes[dim]`, with PyTorch's errors (checked only when NumPy
+    finds the data ragged; PyTorch looks at no element of a tensor that has none)."""
+    if dim == len(sizes):
+        if isinstance(obj, (list, tuple)):
+            raise TypeError(f"must be real number, not {type(obj).__name__}")
+        return
+    if isinstance(obj, (Tensor, np.ndarray)):
+        got = obj.shape[0] if obj.ndim else 0
+        if list(obj.shape) != sizes[dim:]:
+            raise ValueError(f"expected sequence of length {sizes[dim]} at dim {dim} (got {got})")
+        return
+    if not isinstance(obj, (list, tuple)):
+        raise TypeError("not a sequence")
+    if len(obj) != sizes[dim]:
+        raise ValueError(f"expected sequence of length {sizes[dim]} at dim {dim} (got {len(obj)})")
+    if math.prod(sizes):
+        for item in obj:
+            _check_nesting(item, sizes, dim + 1)
 
 
 def _np_supported(d: np.dtype) -> np.dtype:
@@ -158,7 +196,8 @@ def empty(*size, dtype=None, device=None, requires_grad=False, memory_format=Non
 def full(size, fill_value, *, dtype=None, device=None, requires_grad=False) -> Tensor:
     if dtype is None:
         dtype = _infer_np(fill_value)
-    return _finish(np.full(_size((size,)), fill_value, dtype=_dtypes.to_np(dtype)), requires_grad, device)
+    d = _dtypes.to_np(dtype)
+    return _finish(np.full(_size((size,)), _dtypes.checked(fill_value, d), dtype=d), requires_grad, device)
 
 
 def _like(fill):
@@ -175,7 +214,7 @@ empty_like = _like(np.zeros)
 
 def full_like(input: Tensor, fill_value, *, dtype=None, device=None, requires_grad=False) -> Tensor:
     d = _dtypes.to_np(dtype) if dtype is not None else input._data.dtype
-    return _finish(np.full(input._data.shape, fill_value, dtype=d), requires_grad, device)
+    return _finish(np.full(input._data.shape, _dtypes.checked(fill_value, d), dtype=d), requires_grad, device)
 
 
 def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=False) -> Tensor:

@@ -9,6 +9,7 @@ promotion when they are of a higher category (float beats int beats bool).
 from __future__ import annotations
 
 import builtins
+import math
 
 import numpy as np
 
@@ -129,3 +130,39 @@ def promote(dims: list[np.dtype], zero_dims: list[np.dtype], scalars: list) -> n
         if result is None or _CATEGORY[d.kind] > _CATEGORY[result.kind]:
             result = d
     return result
+
+
+def wrapped(n: int, dt: np.dtype) -> int:
+    """A Python int as an integer tensor's arithmetic sees it: wrapped into the dtype's range, as C casts it
+    (`uint8_tensor - 300` subtracts 44; NumPy would raise OverflowError)."""
+    info = np.iinfo(dt)
+    if info.min <= n <= info.max:
+        return n
+    if not -(1 << 63) <= n < 1 << 64:
+        raise OverflowError("int too big to convert")
+    span = 1 << (8 * dt.itemsize)
+    return (n - info.min) % span + info.min
+
+
+_C_TYPES = {"int64": "int64_t", "int32": "int", "int16": "int16_t", "int8": "int8_t", "uint8": "uint8_t",
+            "float64": "double", "float32": "float", "float16": "c10::Half", "bool": "bool"}
+
+
+def checked(value, dt: np.dtype):
+    """A Python number stored into a tensor of dtype `dt` (fill_, masked_fill, x[k] = v, ...), as PyTorch's
+    checked conversion takes it: a value the dtype cannot hold raises ("value cannot be converted ... without
+    overflow"); an int wraps into an unsigned dtype from as low as minus its maximum (uint8 takes -200 as 56)."""
+    if isinstance(value, _py_bool) or dt.kind == "b" or not isinstance(value, (_py_int, _py_float)):
+        return value
+    if dt.kind in "iu":
+        info = np.iinfo(dt)
+        if isinstance(value, _py_float):
+            ok = math.isfinite(value) and info.min <= value <= info.max
+        else:
+            ok = (-info.max if dt.kind == "u" else info.min) <= value <= info.max
+            value = wrapped(value, dt) if ok else value
+    else:
+        ok = not math.isfinite(value) or abs(value) <= np.finfo(dt).max
+    if not ok:
+        raise RuntimeError(f"value cannot be converted to type {_C_TYPES[dt.name]} without overflow")
+    return value

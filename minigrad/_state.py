@@ -9,6 +9,7 @@ Tensor can read the switch.
 from __future__ import annotations
 
 import contextvars
+import itertools
 import threading
 
 import numpy as np
@@ -25,6 +26,10 @@ class _GradState(threading.local):
 
 
 GRAD = _GradState()
+
+# Graph nodes are numbered as they are made (autograd/graph.py); `detach_()` takes a number too, so that a node
+# can tell whether a tensor it saved was detached in place after it saved it.
+SEQUENCE = itertools.count()
 
 # Becomes True when any thread first enters inference_mode, and stays so. Until then no tensor can be an
 # inference tensor, and making a tensor need not read the per-thread mode (a slower read than a global's).

@@ -20,7 +20,7 @@ from ._device import CPU
 from ._device import device as _device_cls
 from ._hooks import HookDict, RemovableHandle
 from ._printing import format_tensor
-from ._state import GRAD, INFERENCE_MODE_USED
+from ._state import GRAD, INFERENCE_MODE_USED, SEQUENCE
 
 _new = object.__new__
 
@@ -78,6 +78,9 @@ class TensorExtras:
     accumulator = None  # weak reference to the leaf's AccumulateGrad node
     inference = False
     view_fn = None  # the recipe chain that rebuilds this view from its base (ops/views.py)
+    invalid = None  # why this view may no longer be used (a view its base's in-place write invalidated): the error
+    own_requires_grad = False  # a view's requires_grad_(): its own flag (else a view requires grad as its base does)
+    detached_at = -1  # when a non-leaf was detach_()-ed (a graph-node number): nodes that saved it before refuse it
 
 
 class _LegacyTypeMeta(type):
@@ -125,6 +128,8 @@ class Tensor:
     # -- autograd attributes -------------------------------------------------------------------
     @property
     def requires_grad(self) -> bool:
+        if self._extras is not None and self._extras.invalid:
+            raise RuntimeError(self._extras.invalid)
         return self._requires_grad
 
     @requires_grad.setter
@@ -138,6 +143,9 @@ class Tensor:
         if value and self._data.dtype.kind != "f":
             raise RuntimeError("only Tensors of floating point and complex dtype can require gradients")
         self._requires_grad = builtins.bool(value)
+        if self._base is not None:
+            self._get_extras().own_requires_grad = self._requires_grad
+        self._views_follow()
 
     def requires_grad_(self, requires_grad: bool = True) -> Tensor:
         if self._grad_fn is not None:
@@ -150,15 +158,23 @@ class Tensor:
         if requires_grad and self._data.dtype.kind != "f":
             raise RuntimeError("only Tensors of floating point dtype can require gradients")
         self._requires_grad = builtins.bool(requires_grad)
+        if self._base is not None:
+            self._get_extras().own_requires_grad = self._requires_grad
+        self._views_follow()
         return self
+
+    def _views_follow(self) -> None:
+        """Views taken earlier follow this tensor's requires_grad (set by ops/views.py, which keeps track of them)."""
 
     @property
     def grad_fn(self):
+        if self._grad_fn is None and self._extras is not None and self._extras.invalid:
+            raise RuntimeError(self._extras.invalid)
         return self._grad_fn
 
     @property
     def is_leaf(self) -> bool:
-        return self._grad_fn is None
+        return self.grad_fn is None
 
     @property
     def grad(self):
@@ -301,6 +317,8 @@ class Tensor:
                 "buckets, and hence detach_() cannot be called on these gradients. To fix this error, please "
                 "refer to the Optimizer.zero_grad() function in torch/optim/optimizer.py as the solution.")
         self._shared_counter()  # made while the node is still ours: if it saved this tensor, it sees later writes
+        if self._grad_fn is not None:
+            self._get_extras().detached_at = next(SEQUENCE)
         self._grad_fn = None
         self._requires_grad = False
         self._output_nr = 0
@@ -480,7 +498,9 @@ class Tensor:
     def __repr__(self, *, tensor_contents=None) -> str:
         tail = []
         fn = self._grad_fn
-        if fn is not None:
+        if self._extras is not None and self._extras.invalid:
+            tail.append("grad_fn=<Invalid>")
+        elif fn is not None:
             tail.append(f"grad_fn=<{fn.name() if fn.name().isidentifier() else type(fn).__name__}>")
         elif self._requires_grad:
             tail.append("requires_grad=True")

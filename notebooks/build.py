@@ -5,6 +5,7 @@
     python notebooks/build.py --no-execute    # write the notebooks without outputs (quick, for the cell structure)
     python notebooks/build.py --check         # exit 1 when a stored notebook's cells differ from its source
     python notebooks/build.py --exercises     # list the exercises: lesson, id, check, points
+    python notebooks/build.py --autograder DIR  # write the autograder version (otter-grader tests) into DIR
 
 ``make notebooks`` runs the first form. For each ``src/NN_name.py`` this writes
 
@@ -15,9 +16,14 @@
 - ``solutions/NN_name.ipynb`` (only when the source has exercises): the same lesson with the
   solutions, executed in ``solutions/`` and stored with every output (nbval compares them all).
 
-Both are stored without widget state or timings. The checks the exercises call live in
-``minigrad_course`` (``notebooks/minigrad_course/``), installed with the project, so both folders
-import the same file.
+Both are stored without widget state or timings. ``--autograder DIR`` writes the third version, the
+one the grader uses (``make grade``; see ``grade.py``): for each lesson with exercises,
+``DIR/NN_name/tests/ID.py``, one otter-grader test file per exercise (its public test is the
+lesson's own check, its hidden tests come from the source's ``hidden=ID`` cells), and
+``DIR/NN_name.zip``, the autograder configuration ``otter run`` takes. Nothing is executed.
+
+The checks the exercises call live in ``minigrad_course`` (``notebooks/minigrad_course/``),
+installed with the project, so both folders and the grader import the same file.
 
 Source format (a small dialect of jupytext's "percent" format)
 ---------------------------------------------------------------
@@ -30,12 +36,21 @@ the header are flags:
 - ``answer=ID``: a cell the learner fills in for exercise ``ID`` (``3``, ``6b``: the lesson's
   number, then a letter when a lesson has several exercises);
 - ``check=ID points=N``: the cell that checks exercise ``ID`` (it calls one ``check_...()``
-  function of ``minigrad_course``), and the points the exercise is worth. Every exercise has
-  one or more answer cells followed by exactly one check cell.
+  function of ``minigrad_course``, with names the answer cells define), and the points the
+  exercise is worth. Every exercise has one or more answer cells followed by exactly one check
+  cell.
+- ``hidden=ID``: hidden tests of exercise ``ID`` (after its check cell). The cell defines
+  functions ``test_<name>(<names>)``, whose parameters are names the learner's notebook defines
+  (otter-grader passes them in); each raises ``AssertionError("what is wrong\n  hint: ...")`` to
+  fail, and its docstring's first line says what it catches. These cells appear in no notebook:
+  only in the autograder version, so they must import what they use.
 
 Exercise cells carry ``{"minigrad_course": {"exercise": ID, "role": "answer"|"check", ...}}`` in
 their metadata (the check cell adds ``points`` and ``check``), and the notebook's metadata lists
-the exercises, so a grader finds them without parsing code.
+the exercises, so a grader finds them without parsing code. Check cells also carry
+``{"otter": {"tests": [ID]}}``: when otter-grader runs a submission it runs test file ``ID`` right
+after that cell, with the names as they were then (our metadata stays out of ``nbgrader``'s and
+otter's keys otherwise).
 
 Inside any cell, three markers (each on its own line, indented like the code around it):
 
@@ -57,6 +72,7 @@ Markdown links to another lesson (``](NN_name.ipynb)``) point to that lesson's s
 from __future__ import annotations
 
 import argparse
+import ast
 import copy
 import hashlib
 import json
@@ -75,13 +91,15 @@ KERNEL_ARGS = ["--log-level=ERROR"]  # no "running over TCP without encryption" 
 
 CELL_RE = re.compile(r"^# %%(?P<rest>.*)$")
 FLAGS = {"solution-only", "learner-only"}
-KEYS = {"answer", "check", "points"}
+KEYS = {"answer", "check", "points", "hidden"}
 EXERCISE_ID = re.compile(r"^(?P<lesson>\d{1,2})(?P<letter>[a-z]?)$")
 CHECK_CALL = re.compile(r"\b(check_\w+)\(")
 SOLUTION, END_SOLUTION = "# SOLUTION", "# END SOLUTION"
 PLACEHOLDER = re.compile(r"^(?P<indent>\s*)# PLACEHOLDER: (?P<code>.*)$")
 LESSON_LINK = re.compile(r"\]\((?P<stem>\d\d_\w+)\.ipynb\)")
 META = "minigrad_course"  # our metadata key, in notebooks and cells (never nbgrader's)
+OTTER = "otter"  # otter-grader's cell metadata: {"tests": [ID]} on a check cell
+TEST_FUNCTION = re.compile(r"^test_\w+$")
 IGNORE_OUTPUT_TAG = "nbval-ignore-output"
 
 NOTEBOOK_METADATA = {
@@ -109,7 +127,7 @@ class Cell:
     lines: list[str] = field(default_factory=list)
     line_no: int = 0
     exercise: str | None = None  # the exercise id of an answer or check cell
-    role: str | None = None  # "answer" | "check"
+    role: str | None = None  # "answer" | "check" | "hidden"
     points: int | None = None  # check cells only
 
 
@@ -140,9 +158,9 @@ def _header(rest: str, name: str, no: int) -> Cell:
     if flags == FLAGS:
         raise SourceError(f"{name}:{no}: a cell cannot be both solution-only and learner-only")
     cell = Cell(kind, flags, [], no)
-    if "answer" in values and "check" in values:
-        raise SourceError(f"{name}:{no}: a cell is either answer= or check=, not both")
-    for role in ("answer", "check"):
+    if sum(role in values for role in ("answer", "check", "hidden")) > 1:
+        raise SourceError(f"{name}:{no}: a cell is one of answer=, check= or hidden=, not several")
+    for role in ("answer", "check", "hidden"):
         if role in values:
             if kind != "code":
                 raise SourceError(f"{name}:{no}: {role}= belongs on a code cell")
@@ -199,6 +217,12 @@ def _check_exercises(cells: list[Cell], name: str) -> None:
             continue
         if lesson is not None and int(EXERCISE_ID.match(cell.exercise).group("lesson")) != lesson:
             raise SourceError(f"{where}: exercise {cell.exercise} is not numbered after its lesson ({lesson})")
+        if cell.role == "hidden":
+            if cell.exercise not in checked:
+                raise SourceError(f"{where}: hidden tests of exercise {cell.exercise} come after its check= cell")
+            if not hidden_test_names(cell, where):
+                raise SourceError(f"{where}: a hidden= cell defines one or more test_...() functions")
+            continue
         if cell.exercise in checked:
             raise SourceError(f"{where}: exercise {cell.exercise} was already checked above")
         if cell.role == "answer":
@@ -209,12 +233,37 @@ def _check_exercises(cells: list[Cell], name: str) -> None:
         calls = set(CHECK_CALL.findall("\n".join(cell.lines)))
         if len(calls) != 1:
             raise SourceError(f"{where}: a check= cell calls exactly one check_...() function, found {sorted(calls)}")
+        called_check(cell, where)
         if cell.exercise not in answered:
             raise SourceError(f"{where}: exercise {cell.exercise} has no answer= cell before its check= cell")
         checked.add(cell.exercise)
     missing = sorted(answered - checked)
     if missing:
         raise SourceError(f"{name}: exercise(s) {missing} have answer= cells but no check= cell")
+
+
+def called_check(cell: Cell, where: str = "<source>") -> tuple[str, tuple[str, ...]]:
+    """The check a check= cell calls and the names it passes (``("check_leaves", ("leaves", "gets_grad"))``):
+    the grader's public test makes the same call with the learner's values of those names."""
+    try:
+        tree = ast.parse("\n".join(cell.lines))
+    except SyntaxError as err:
+        raise SourceError(f"{where}: the check= cell does not parse ({err.msg})") from None
+    last = tree.body[-1] if tree.body else None
+    call = last.value if isinstance(last, ast.Expr) else None
+    if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id.startswith("check_")
+            and not call.keywords and all(isinstance(a, ast.Name) for a in call.args)):
+        raise SourceError(f"{where}: a check= cell ends with check_...(name, ...): the names the answer defines")
+    return call.func.id, tuple(a.id for a in call.args)
+
+
+def hidden_test_names(cell: Cell, where: str = "<source>") -> list[str]:
+    """The ``test_...`` functions a hidden= cell defines, in order."""
+    try:
+        tree = ast.parse("\n".join(cell.lines))
+    except SyntaxError as err:
+        raise SourceError(f"{where}: the hidden= cell does not parse ({err.msg})") from None
+    return [node.name for node in tree.body if isinstance(node, ast.FunctionDef) and TEST_FUNCTION.match(node.name)]
 
 
 def _markdown(lines: list[str], name: str, start: int) -> list[str]:
@@ -332,6 +381,8 @@ def generate(path: Path, version: str) -> nbformat.NotebookNode:
     out = []
     title_done = False
     for cell in cells:
+        if cell.role == "hidden":
+            continue  # only in the autograder version (autograder_tests)
         if "solution-only" in cell.flags and version != "solution":
             continue
         if "learner-only" in cell.flags and version != "learner":
@@ -349,6 +400,7 @@ def generate(path: Path, version: str) -> nbformat.NotebookNode:
             meta = {"exercise": cell.exercise, "role": cell.role}
             if cell.role == "check":
                 meta.update(points=cell.points, check=points[cell.exercise].check)
+                new.metadata[OTTER] = {"tests": [cell.exercise]}
             new.metadata[META] = meta
             if version == "learner":
                 new.metadata["tags"] = [IGNORE_OUTPUT_TAG]
@@ -490,7 +542,7 @@ def build(path: Path, out_dir: Path = HERE, run: bool = True) -> dict[str, Path]
 def cell_signature(nb: nbformat.NotebookNode) -> list[tuple[str, str, str]]:
     """What a stored notebook must share with a fresh generation: kinds, sources and our metadata."""
     return [(cell.cell_type, cell.source,
-             json.dumps([cell.metadata.get(META), cell.metadata.get("tags")], sort_keys=True))
+             json.dumps([cell.metadata.get(META), cell.metadata.get(OTTER), cell.metadata.get("tags")], sort_keys=True))
             for cell in nb.cells]
 
 
@@ -509,12 +561,118 @@ def drift(path: Path, root: Path = HERE) -> list[str]:
     return problems
 
 
+# -- the autograder version (otter-grader) ---------------------------------------------------------------
+
+# otter-grader's configuration for each lesson's autograder zip: grading runs with `otter run` in this
+# project's environment (no container, no network), so nothing is installed at grading time.
+OTTER_CONFIG = {"lang": "python", "show_stdout": False, "show_hidden": False, "pdf": False}
+
+_TEST_FILE_HEAD = '''"""Exercise {id} of {stem} ({points} point{plural}): the lesson's check, then {n} hidden test(s).
+
+Generated by notebooks/build.py from notebooks/src/{stem}.py: edit the source, then `make autograder`.
+otter-grader runs this file in the learner's kernel right after the exercise's check cell (the cell's
+metadata says so), and the exercise scores its points only when every test passes (all_or_nothing).
+"""
+
+import functools
+
+from otter.test_files import test_case
+
+OK_FORMAT = False
+name = {id!r}
+points = {points}
+all_or_nothing = True
+
+
+@test_case(name={check!r}, hidden=False)
+def public_check(env):
+    """{check}(): the very check the lesson runs (minigrad_course), with the learner's names."""
+    from minigrad_course import {check}
+
+    names = {args!r}
+    missing = [n for n in names if n not in env]
+    assert not missing, ("`" + "`, `".join(missing) + "` not defined: the exercise's cell did not run, or raised an "
+                         "error\\n  hint: Restart Kernel and Run All Cells shows the first cell that fails")
+    result = {check}(*(env[n] for n in names), quiet=True)
+    assert result.passed, f"{{result.message}}\\n  hint: {{result.hint}}"
+
+
+def _hidden(func):
+    """A hidden test whose call of the learner's code raises still fails with a hint: what the test checks."""
+
+    @functools.wraps(func)
+    def run(*args, **kwargs):
+        try:
+            func(*args, **kwargs)
+        except AssertionError:
+            raise
+        except Exception as exc:
+            what = " ".join((func.__doc__ or "").split("\\n\\n")[0].split())
+            raise AssertionError(f"{{type(exc).__name__}}: {{exc}}\\n  hint: this test checks: {{what}}") from None
+
+    return run
+'''
+
+
+def autograder_tests(path: Path) -> dict[str, str]:
+    """The otter-grader test file of each exercise of a source, {exercise id: Python text}: the public
+    test calls the lesson's check (one source of truth), the hidden tests are the source's hidden= cells."""
+    name = f"src/{path.name}"
+    cells = parse(path.read_text(encoding="utf-8"), name)
+    files = {}
+    for exercise in exercises_of(cells, path.stem):
+        check_cell = next(c for c in cells if c.role == "check" and c.exercise == exercise.id)
+        check, args = called_check(check_cell, f"{name}:{check_cell.line_no}")
+        hidden = [c for c in cells if c.role == "hidden" and c.exercise == exercise.id]
+        tests = [(t, c) for c in hidden for t in hidden_test_names(c, f"{name}:{c.line_no}")]
+        text = _TEST_FILE_HEAD.format(id=exercise.id, stem=path.stem, points=exercise.points,
+                                      plural="s" if exercise.points != 1 else "", n=len(tests), check=check,
+                                      args=args)
+        for cell in hidden:
+            text += "\n\n# -- hidden tests (notebooks/src/" + f"{path.name}, line {cell.line_no}) --\n\n"
+            text += "\n".join(cell.lines) + "\n"
+        text += "\n\n"
+        for test, _ in tests:
+            text += f"{test} = test_case(name={('hidden: ' + test[len('test_'):])!r}, hidden=True)(_hidden({test}))\n"
+        files[exercise.id] = text
+    return files
+
+
+def write_autograder(out_dir: Path, paths: list[Path] | None = None) -> dict[str, Path]:
+    """Write the autograder version of each lesson with exercises: ``out_dir/NN_name/tests/ID.py`` and
+    ``out_dir/NN_name.zip`` (made by otter-grader's own ``otter generate``). Returns {lesson: zip}."""
+    from otter.generate import main as otter_generate
+
+    out_dir.mkdir(parents=True, exist_ok=True)
+    zips = {}
+    for path in paths if paths is not None else sources():
+        files = autograder_tests(path)
+        if not files:
+            continue
+        folder = out_dir / path.stem
+        tests = folder / "tests"
+        if tests.exists():
+            for old in tests.glob("*.py"):
+                old.unlink()
+        tests.mkdir(parents=True, exist_ok=True)
+        for exercise_id, text in files.items():
+            (tests / f"{exercise_id}.py").write_text(text, encoding="utf-8")
+        config = folder / "otter_config.json"
+        config.write_text(json.dumps(OTTER_CONFIG, indent=2) + "\n", encoding="utf-8")
+        zips[path.stem] = out_dir / f"{path.stem}.zip"
+        otter_generate(tests_dir=str(tests), output_path=str(zips[path.stem]), config=str(config),
+                       no_requirements=True, no_environment=True)
+    return zips
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("names", nargs="*", help="build only sources whose file name starts with one of these")
     parser.add_argument("--no-execute", action="store_true", help="store the notebooks without outputs")
     parser.add_argument("--check", action="store_true", help="report stored notebooks that differ from their source")
     parser.add_argument("--exercises", action="store_true", help="list the exercises: lesson, id, check, points")
+    parser.add_argument("--autograder", metavar="DIR", type=Path,
+                        help="write the autograder version (otter-grader tests and zips) into DIR")
     args = parser.parse_args(argv)
     paths = sources(args.names)
     if not paths:
@@ -524,6 +682,11 @@ def main(argv: list[str] | None = None) -> int:
         for path in paths:
             for e in exercises(path):
                 print(f"{e.lesson:34s} {e.id:4s} {e.check:20s} {e.points} point{'s' if e.points != 1 else ''}")
+        return 0
+    if args.autograder is not None:
+        for lesson, zip_path in write_autograder(args.autograder, paths).items():
+            tests = sorted(p.name for p in (args.autograder / lesson / "tests").glob("*.py"))
+            print(f"autograder: {zip_path} ({', '.join(tests)})")
         return 0
     if args.check:
         problems = sorted({p for path in paths for p in drift(path)})

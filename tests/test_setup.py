@@ -31,7 +31,10 @@ else:  # pragma: no cover - Python 3.10
 ROOT = Path(__file__).resolve().parents[1]
 DIST_NAME = "minigrad-lab"
 
-LAB_NEEDS = {"pygraphviz", "graphviz", "ipywidgets", "anywidget", "jupyterlab", "tqdm", "scikit-learn"}
+# pillow: player.save_gif (issue 17 makes it a dependency of the lab extra); notebook: the course and the
+# player also run in Notebook 7
+LAB_NEEDS = {"pygraphviz", "graphviz", "ipywidgets", "anywidget", "jupyterlab", "tqdm", "scikit-learn", "pillow",
+             "notebook"}
 TEST_NEEDS = {"pytest", "hypothesis", "nbval", "playwright", "ruff"}
 
 

@@ -65,16 +65,22 @@ def _row(text: str, fill: str | None = None, size: int = style.SMALL_PT, color: 
     bg = f' BGCOLOR="{fill}"' if fill else ""
     body = f"<B>{text}</B>" if bold else text
     font_color = f' COLOR="{color}"' if color else ""
-    return f'<TR><TD{bg} CELLPADDING="2"><FONT POINT-SIZE="{size}"{font_color}>{body}</FONT></TD></TR>'
+    return f'<TR><TD{bg} CELLPADDING="1"><FONT POINT-SIZE="{size}"{font_color}>{body}</FONT></TD></TR>'
 
 
 def node_label(node: VNode, show_values: bool, show_grads: bool) -> Html:
     rows: list[str] = []
-    if node.caption:
+    # a caption and a subtitle share one muted row under the title ("AccumulateGrad · (8, 4) float32"):
+    # a row less in every leaf keeps a network's graph short enough to show whole on a projector
+    merged = bool(node.caption and node.subtitle and node.title)
+    if node.caption and not merged:
         rows.append(_row(html_text(node.caption, TITLE_LIMIT), color=style.MUTED_TEXT))
     if node.title:
         rows.append(_row(html_text(node.title, TITLE_LIMIT), size=style.TITLE_PT, bold=node.role != "none"))
-    if node.subtitle:
+    if merged:
+        rows.append(_row(html_text(node.caption, TITLE_LIMIT) + " · " + html_text(node.subtitle, ROW_LIMIT),
+                         color=style.MUTED_TEXT))
+    elif node.subtitle:
         rows.append(_row(html_text(node.subtitle, ROW_LIMIT), color=style.MUTED_TEXT))
     if show_values and node.data is not None:
         rows.append(_row("data " + html_text(node.data, ROW_LIMIT)))
@@ -105,7 +111,7 @@ def _tooltip(node: VNode) -> str:
     return probe.truncate(" · ".join(parts + ([what] if what else [])), TOOLTIP_LIMIT)
 
 
-def edge_label(edge: VEdge, view: str) -> Html | None:
+def edge_label(edge: VEdge, view: str, rankdir: str = "TB") -> Html | None:
     parts = []
     if edge.shape is not None and view == "backward":
         parts.append(html_text(probe.format_shape(edge.shape)))
@@ -121,7 +127,14 @@ def edge_label(edge: VEdge, view: str) -> Html | None:
         parts.append(f"×{edge.count:,}")
     if not parts:
         return None
-    return Html(f'<{"<BR/>".join(parts)}>')
+    # top to bottom, one line ("(5, 8) · mat1"): a label line less between every two ranks; left to right,
+    # stacked lines, which keep the label short along the edge
+    return Html(f'<{label_joiner(rankdir).join(parts)}>')
+
+
+def label_joiner(rankdir: str) -> str:
+    """What separates the parts of an edge label in a layout direction."""
+    return "<BR/>" if rankdir in ("LR", "RL") else " · "
 
 
 def _clusters(nodes: list[VNode]) -> tuple[dict[str, list[VNode]], list[str]]:
@@ -165,7 +178,7 @@ def to_dot(model: Model, rankdir: str = "TB", legend: bool = False) -> str:
             lines.extend(_cluster_lines(model, scope, members, order, cluster_ids, "  "))
     for edge in model.edges:
         attrs: dict[str, str] = {}
-        label = edge_label(edge, model.view)
+        label = edge_label(edge, model.view, rankdir)
         if label:
             attrs["label"] = label
         if edge.faint:

@@ -103,10 +103,15 @@ def page(scene: Scene, title: str | None = None, frame: int = 0) -> str:
     state = {"svg": scene.svg(html=True), "svg_alt": alt, "data": scene.payload, "frame": int(frame), "speed": 1.0,
              "standalone": True}
     engine = "" if scene.root is not None else inline_graphviz()
+    esm, css = ESM, CSS
+    if scene.payload.get("quiz"):  # the quiz's front end, only where there is a quiz; answers kept in the page
+        from .quiz import front_end
+
+        esm, css = front_end(ESM, CSS)
     note = ("Play, or step with ← and → (click the player first). Made with viz.animate; "
             "this page needs no kernel and no network.")
     return _PAGE.format(title=html.escape(title), font=style.FONT.replace(",", ", "), muted=style.MUTED_TEXT,
-                        css=CSS, note=html.escape(note), state=_json_for_html(state), js=standalone_js(),
+                        css=css, note=html.escape(note), state=_json_for_html(state), js=standalone_js(esm),
                         engine=engine)
 
 
@@ -357,6 +362,7 @@ def frame_agraph(scene: Scene, k: int, note: str | None = None) -> Any:
         warnings.simplefilter("ignore")
         graph = pygraphviz.AGraph(string=scene.dot)
     graph.graph_attr["bgcolor"] = "white"
+    _module_labels(graph)
     _png_state(graph, scene, k)
     if note:
         # the root graph's label sits under the drawing; clusters keep their own labels
@@ -366,6 +372,18 @@ def frame_agraph(scene: Scene, k: int, note: str | None = None) -> Any:
 
 
 NOTE_SIZE = 12
+
+
+def _module_labels(graph: Any) -> None:
+    """The modules' labels back on their frames (the player's layout keeps them in the frames' tooltips,
+    ``player.reserve``, and draws them in the page): a PNG is laid out again, with room for them."""
+    from .player import _CLUSTER_TIP
+
+    for sub in graph.subgraphs():
+        tip = sub.graph_attr.get("tooltip") or ""
+        if tip.startswith(_CLUSTER_TIP) and not sub.graph_attr.get("label"):
+            sub.graph_attr["label"] = "<" + html_text(tip[len(_CLUSTER_TIP):]) + ">"
+        _module_labels(sub)
 
 
 def frame_png(scene: Scene, k: int, note: str | None = None, scale: float = 2.0,

@@ -61,7 +61,7 @@ function lastUpTo(list, k) {
   return found;
 }
 
-// -- the theme: JupyterLab's, VS Code's, else the system's (prefers-color-scheme) -------------------------
+// -- the theme: JupyterLab's, VS Code's, else the system's (prefers-color-scheme) --
 function darkTheme() {
   const body = document.body;
   const lab = body && body.getAttribute("data-jp-theme-light");
@@ -71,7 +71,7 @@ function darkTheme() {
   return !!(window.matchMedia && window.matchMedia("(prefers-color-scheme: dark)").matches);
 }
 
-// -- the WebAssembly Graphviz: loaded once per page, from the page or from the kernel ---------------------
+// -- the WebAssembly Graphviz: loaded once per page, from the page or from the kernel --
 function graphviz(ask) {
   if (!window.__mgGraphviz) {
     window.__mgGraphviz = (async () => {
@@ -91,10 +91,25 @@ function graphviz(ask) {
 }
 
 function withRankdir(dot, rankdir) {
-  return dot.replace(/rankdir="(TB|LR|BT|RL)"/, 'rankdir="' + rankdir + '"');
+  // edge labels: one line TB, stacked LR (as with_rankdir in player.py)
+  const stacked = rankdir === "LR" || rankdir === "RL";
+  return dot.replace(/rankdir="(TB|LR|BT|RL)"/, 'rankdir="' + rankdir + '"').split("\n").map((line) => {
+    if (!/^\s*n\d+ -> n\d+/.test(line)) return line;
+    return stacked ? line.split("  <B>").join("<BR/><B>").split(" · ").join("<BR/>")
+      : line.split("<BR/><B>").join("  <B>").split("<BR/>").join(" · ");
+  }).join("\n");
 }
 
-// -- decorating Graphviz's SVG (what viz/player.py's decorate does in Python) -----------------------------
+// -- decorating Graphviz's SVG (what viz/player.py's decorate does in Python) --
+// A widget may be drawn before its output is on the page, where nothing can be measured (getBBox gives
+// zeros): wait until the page lays the element out.
+function laidOut(el) {
+  return new Promise((resolve) => {
+    const check = () => (el.isConnected && el.getClientRects().length > 0 ? resolve() : requestAnimationFrame(check));
+    check();
+  });
+}
+
 function bbox(el) {
   try { return el.getBBox(); } catch (err) { return null; }
 }
@@ -187,6 +202,16 @@ function decorate(svg, info) {
       }
     }
   }
+  // module labels were laid out without room (reserve() in player.py): from the tooltip, left of the frame
+  for (const g of svg.querySelectorAll("g.cluster")) {
+    const a = [...g.querySelectorAll("a")].find((x) => /^module /.test(x.getAttribute("xlink:title")));
+    const box = bbox(g.querySelector("path, polygon"));
+    if (!a || !box || g.querySelector("text")) continue;
+    const t = document.createElementNS(ns, "text");
+    for (const [k, v] of [["x", box.x - 12], ["y", box.y + 11], ["text-anchor", "end"], ["font-size", 11]]) t.setAttribute(k, v);
+    t.textContent = a.getAttribute("xlink:title").slice(7);
+    a.appendChild(t);
+  }
   const graph = svg.querySelector("g");
   if (graph) graph.setAttribute("class", "graph mg-graph");
   svg.setAttribute("class", "mg-svg");
@@ -196,8 +221,10 @@ function decorate(svg, info) {
 
 // Graphviz sized the boxes with its own font metrics; the browser's font can be wider (and the
 // WebAssembly build only estimates widths): a text that would spill out of its box is centred in it
-// and narrowed to fit.
-function fitTexts(svg) {
+// and narrowed to fit. In a picture laid out by the WebAssembly Graphviz, whose widths are estimates, every
+// text of a box is centred (every row of viz's boxes is centred): a bold title it guessed too narrow would
+// otherwise sit off-centre.
+function fitTexts(svg, estimated = false) {
   for (const g of svg.querySelectorAll("g.node")) {
     const border = g.querySelector(".mg-border");
     const box = border && bbox(border);
@@ -205,7 +232,7 @@ function fitTexts(svg) {
     for (const t of g.querySelectorAll("text")) {
       if (!t.textContent || t.closest(".mg-stepbadge, .mg-arrbadge")) continue;
       const r = bbox(t);
-      if (!r || (r.x >= box.x && r.x + r.width <= box.x + box.width)) continue;
+      if (!r || (!estimated && r.x >= box.x && r.x + r.width <= box.x + box.width)) continue;
       const room = box.width - 6;
       t.setAttribute("text-anchor", "middle");
       t.setAttribute("x", String(box.x + box.width / 2));
@@ -220,9 +247,11 @@ function fitTexts(svg) {
 // Module labels sit at a corner of their frame where no edge passes, on a chip of the background.
 function placeClusterLabels(svg) {
   const paths = [...svg.querySelectorAll("g.edge path")].map((p) => [p, bbox(p)]);
+  const nodes = [...svg.querySelectorAll("g.node")].map(bbox).filter(Boolean);
+  const overlaps = (a, b) => !(b.x > a.x + a.width || b.x + b.width < a.x || b.y > a.y + a.height || b.y + b.height < a.y);
   for (const g of svg.querySelectorAll("g.cluster")) {
     const frame = g.querySelector("path, polygon");
-    const texts = [...g.querySelectorAll(":scope > text")];
+    const texts = [...g.querySelectorAll("text")]; // Graphviz puts them in the tooltip's <a> when there is one
     const box = frame && bbox(frame);
     if (!box || !texts.length) continue;
     const label = texts.map(bbox).filter(Boolean);
@@ -231,8 +260,9 @@ function placeClusterLabels(svg) {
     const lw = Math.max(...label.map((r) => r.x + r.width)) - lx, lh = Math.max(...label.map((r) => r.y + r.height)) - ly;
     const crossed = (x, y) => {
       const hit = { x: x - 3, y: y - 2, width: lw + 6, height: lh + 4 };
+      if (nodes.some((r) => overlaps(hit, r))) return true;
       for (const [p, r] of paths) {
-        if (!r || r.x > hit.x + hit.width || r.x + r.width < hit.x || r.y > hit.y + hit.height || r.y + r.height < hit.y) continue;
+        if (!r || !overlaps(hit, r)) continue;
         const length = p.getTotalLength();
         for (let s = 0; s <= length; s += 4) {
           const q = p.getPointAtLength(s);
@@ -243,7 +273,8 @@ function placeClusterLabels(svg) {
     };
     const spots = [[lx, ly], [box.x + 6, box.y + 3], [box.x + box.width - lw - 6, box.y + 3],
       [box.x + 6, box.y + box.height - lh - 3], [box.x + box.width - lw - 6, box.y + box.height - lh - 3],
-      [box.x - lw - 8, box.y + 3], [box.x + box.width + 8, box.y + 3], [box.x + 6, box.y - lh - 4]];
+      // clear of the badges on the corners of the boxes inside
+      [box.x - lw - 12, box.y + 3], [box.x + box.width + 12, box.y + 3], [box.x + 6, box.y - lh - 4]];
     const spot = spots.find(([x, y]) => !crossed(x, y)) || spots[0];
     const [dx, dy] = [spot[0] - lx, spot[1] - ly];
     for (const t of texts) {
@@ -262,12 +293,36 @@ function placeClusterLabels(svg) {
     top.append(chip, ...texts);
     (svg.querySelector("g.mg-graph") || svg.querySelector("g") || svg).appendChild(top);
   }
+  growToFit(svg);
 }
 
+// A label moved beside its frame may stick out of the picture: the picture grows to hold it.
+function growToFit(svg) {
+  const graph = svg.querySelector("g");
+  const vb = svg.viewBox && svg.viewBox.baseVal;
+  const b = graph && bbox(graph);
+  if (!b || !vb || !vb.width) return;
+  const moved = graph.transform.baseVal.consolidate();
+  const m = moved ? moved.matrix : { a: 1, d: 1, e: 0, f: 0 };
+  const x0 = Math.min(vb.x, b.x * m.a + m.e - 2), y0 = Math.min(vb.y, b.y * m.d + m.f - 2);
+  const x1 = Math.max(vb.x + vb.width, (b.x + b.width) * m.a + m.e + 2);
+  const y1 = Math.max(vb.y + vb.height, (b.y + b.height) * m.d + m.f + 2);
+  if (x0 < vb.x || y0 < vb.y || x1 > vb.x + vb.width || y1 > vb.y + vb.height) {
+    svg.setAttribute("viewBox", [x0, y0, x1 - x0, y1 - y0].join(" "));
+  }
+}
+
+// The box the page scrolls the player in: the notebook's own scroller in JupyterLab and Notebook 7, else
+// the nearest ancestor that does scroll. An ancestor whose height follows its content (an output area,
+// which has overflow: auto for wide outputs) is no limit: its height is the player's own.
+const SCROLLERS = ".jp-WindowedPanel-outer, .jp-NotebookPanel-notebook, .jp-Notebook";
+
 function scrollParent(el) {
+  const notebook = el.parentElement && el.parentElement.closest(SCROLLERS);
+  if (notebook && notebook.clientHeight > 0) return notebook;
   for (let p = el.parentElement; p; p = p.parentElement) {
     const style = getComputedStyle(p);
-    if (/(auto|scroll)/.test(style.overflowY) && p.clientHeight > 0) return p;
+    if (/(auto|scroll)/.test(style.overflowY) && p.clientHeight > 0 && p.scrollHeight > p.clientHeight + 1) return p;
   }
   return null;
 }
@@ -332,7 +387,7 @@ class Player {
     }
   }
 
-  // -- DOM ---------------------------------------------------------------------------------------
+  // -- DOM --
   build(host) {
     const root = (this.root = h("div", "mg-player"));
     root.tabIndex = 0;
@@ -427,7 +482,7 @@ class Player {
     }
   }
 
-  // -- the picture: Python's layout, else the WebAssembly Graphviz, else a hint ---------------------------
+  // -- the picture: Python's layout, else the WebAssembly Graphviz, else a hint --
   async show() {
     const token = (this.token = (this.token || 0) + 1);
     this.dirBtn.textContent = this.dir === "LR" ? "⇣ TB" : "⇢ LR";
@@ -451,6 +506,7 @@ class Player {
     }
     this.index();
     this.derive();
+    if (this.quizLoad) this.quizLoad();
     this.fillLegend();
     this.narrowCheck();
     this.go(this.k);
@@ -466,7 +522,8 @@ class Player {
       const svg = holder.querySelector("svg");
       if (svg) {
         this.stage.textContent = "";
-        this.stage.appendChild(svg); // attached, so that texts can be measured
+        this.stage.appendChild(svg);
+        await laidOut(this.root); // texts are measured below
         fitTexts(svg);
         placeClusterLabels(svg);
         return svg;
@@ -481,8 +538,9 @@ class Player {
     const svg = engine.renderSVGElement(withRankdir(this.layout.dot, dir));
     this.stage.textContent = "";
     this.stage.appendChild(svg);
+    await laidOut(this.root); // decorate() and the others measure texts
     decorate(svg, this.layout);
-    fitTexts(svg);
+    fitTexts(svg, true);
     placeClusterLabels(svg);
     return svg;
   }
@@ -547,7 +605,7 @@ class Player {
     }
   }
 
-  // -- the state, derived once from the run order -------------------------------------------------------
+  // -- the state, derived once from the run order --
   derive() {
     const steps = this.steps;
     if (this.forward) {
@@ -618,7 +676,7 @@ class Player {
     return [cls, arr];
   }
 
-  // -- one frame -------------------------------------------------------------------------------------------
+  // -- one frame --
   go(k) {
     const n = this.steps.length;
     if (!n) return;
@@ -654,6 +712,7 @@ class Player {
     this.slider.value = String(k);
     if (this.counter) this.counter.textContent = "Step " + k + " / " + (n - 1);
     this.root.setAttribute("data-frame", String(k));
+    if (this.quizShow) this.quizShow(k);
     this.follow(k);
   }
 
@@ -667,7 +726,8 @@ class Player {
 
   follow(k) {
     // keep the node of this step in view inside the stage (never scroll the page)
-    const id = (this.steps[k].ids || [])[0];
+    const step = this.steps[k]; // none in a picture without steps (viz.draw laid out in the page)
+    const id = step && (step.ids || [])[0];
     const node = id && this.nodes.get(id);
     if (!node || !this.stage.clientWidth) return;
     const s = this.stage.getBoundingClientRect();
@@ -681,9 +741,10 @@ class Player {
     }
   }
 
-  // -- controls ----------------------------------------------------------------------------------------------
+  // -- controls --
   user(k) {
     this.pause();
+    if (this.quizGate && this.quizGate(k)) return; // viz/quiz.js: a question before its step
     this.go(k);
     this.save("frame", this.k);
   }
@@ -706,6 +767,7 @@ class Player {
     this.timer = setTimeout(() => {
       if (!this.playing) return;
       if (this.k >= this.steps.length - 1) { this.pause(); return; }
+      if (this.quizGate && this.quizGate(this.k + 1)) { this.pause(); return; }
       this.go(this.k + 1);
       if (this.k >= this.steps.length - 1) this.pause();
       else this.tick();
@@ -753,6 +815,7 @@ class Player {
   }
 
   clicked(e) {
+    if (this.quizClick && this.quizClick(e)) return;
     // a folded module opens where a kernel can lay the graph out again
     const g = e.target && e.target.closest && e.target.closest("g.mg-box");
     if (!g || this.model.get("standalone")) return;
@@ -761,7 +824,7 @@ class Player {
     this.model.send({ type: "expand", scope: g.getAttribute("data-scope") });
   }
 
-  // -- zoom, text size, direction, full screen ----------------------------------------------------------------
+  // -- zoom, text size, direction, full screen --
   scale(z) {
     if (!this.svg || !this.natural) return;
     this.zoom = Math.max(0.1, Math.min(4, z));
@@ -789,7 +852,10 @@ class Player {
     const full = document.fullscreenElement === this.root;
     const outer = full ? null : scrollParent(this.root);
     const view = full ? window.innerHeight : Math.min(window.innerHeight, outer ? outer.clientHeight : window.innerHeight);
-    const below = this.narrow && !this.graphOnly ? Math.min(this.side.scrollHeight, view * 0.3) : 0;
+    // under the picture, the panel keeps one height (30% of the view) whatever a step says, so that
+    // stepping never moves the picture or pushes the legend off the screen; long steps scroll in it
+    const below = this.narrow && !this.graphOnly ? Math.round(view * 0.3) : 0;
+    this.side.style.height = below ? below + "px" : "";
     const chrome = this.bar.offsetHeight + this.legend.offsetHeight + below + (full ? 0 : 24);
     return [Math.max(this.stage.clientWidth - 2 * PAD, 100), Math.max(view - chrome - 2 * PAD, 200)];
   }
@@ -798,11 +864,15 @@ class Player {
     if (!this.svg || !this.natural) return;
     const [w, hgt] = this.room();
     const [nw, nh] = this.natural;
+    this.root.dataset.room = [w, hgt, nw, nh].map(Math.round).join(" ");
     const readable = MIN_TEXT_PX / (this.smallestPt * PX_PER_PT);
     let z = this.userZoom;
     if (!z) {
       const whole = Math.min(w / nw, hgt / nh);
       z = whole >= FIT_WHOLE_FROM ? Math.min(whole, ZOOM_MAX) : Math.min(Math.max(w / nw, readable), ZOOM_MAX);
+      this.root.dataset.fit = whole >= FIT_WHOLE_FROM ? "whole" : "width";
+    } else {
+      this.root.dataset.fit = "user";
     }
     this.scale(z);
     this.stage.style.height = Math.round(Math.min(nh * this.zoom, hgt) + 2 * PAD) + "px";
@@ -811,10 +881,17 @@ class Player {
   }
 
   narrowCheck() {
-    const narrow = this.root.clientWidth > 0 && this.root.clientWidth < NARROW_PX;
+    // called when the player's box changes size: the notebook lays the output out after the player is
+    // made, so the first fit may have seen another width; a new width fits again (a new height alone,
+    // which fit() itself causes, does not)
+    const width = this.root.clientWidth;
+    const narrow = width > 0 && width < NARROW_PX;
     if (narrow !== this.narrow) {
       this.narrow = narrow;
       this.root.classList.toggle("mg-narrow", narrow);
+    }
+    if (width !== this.width) {
+      this.width = width;
       if (this.svg) this.fit();
     }
   }
@@ -835,6 +912,7 @@ class Player {
     this.model.off("change:frame", this.onFrame);
     this.model.off("change:speed", this.onSpeed);
     this.model.off("change:data", this.onScene);
+    if (this.onAnswers) this.model.off("change:answers", this.onAnswers);
     window.removeEventListener("resize", this.onResize);
     document.removeEventListener("fullscreenchange", this.onResize);
     if (this.observer) this.observer.disconnect();

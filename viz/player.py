@@ -3,8 +3,9 @@
 A ``Scene`` is everything a display needs, built once in Python:
 
 - the SVG of ``viz.draw(...)``, laid out once by Graphviz. Before layout, each edge label
-  gets a third line reserved for the longest gradient that edge will carry, and each leaf a
-  ``.grad`` row, so values fit without a second layout; after layout the SVG is decorated:
+  gets room reserved on its line for the longest gradient that edge will carry, and each leaf a
+  ``.grad`` row, so values fit without a second layout; module labels are laid out tiny (no
+  row of their own between the ranks) and set beside their frame afterwards; after layout the SVG is decorated:
   ``data-n`` / ``data-e`` / ``data-src`` / ``data-dst`` attributes, classes on saved-value
   rows, hook badges, borders and labels, and two small badges per node (step number,
   gradients arrived);
@@ -21,6 +22,7 @@ cannot run (without anywidget: the last step, with a note).
 from __future__ import annotations
 
 import copy
+import html
 import re
 import xml.etree.ElementTree as ET
 from collections import defaultdict
@@ -82,6 +84,8 @@ def text_width(text: str, size: float, bold: bool = False) -> float:
 _EDGE_LINE = re.compile(r"^(\s*)(n\d+) -> (n\d+)(.*);\s*$")
 _NODE_LINE = re.compile(r"^(\s*)(n\d+) \[label=")
 LABEL_SIZE = style.SMALL_PT
+_CLUSTER_LINE = re.compile(r'^(\s*graph \[.*?)label=<([^<>]*)> (.*?)tooltip="module [^"]*"(.*)$')
+_CLUSTER_TIP = "module "
 
 
 def _label_span(attrs: str) -> tuple[int, int] | None:
@@ -108,6 +112,7 @@ def reserve(source: str, edge_texts: dict[int, str], node_texts: dict[str, str])
     lines = source.split("\n")
     k = 0
     out = []
+    value_joiner = _VALUE_JOINER[_dot.label_joiner(_rankdir(source))]
     for line in lines:
         m = _EDGE_LINE.match(line)
         if m:
@@ -120,7 +125,8 @@ def reserve(source: str, edge_texts: dict[int, str], node_texts: dict[str, str])
                 span = _label_span(attrs)
                 if span:
                     a, b = span
-                    attrs = attrs[: b - 1] + "<BR/>" + extra + attrs[b - 1:]
+                    # top to bottom, on the label's line after two spaces: no extra line between the ranks
+                    attrs = attrs[: b - 1] + value_joiner + extra + attrs[b - 1:]
                 else:
                     attrs = f"label=<{extra}> " + attrs
             # mgk numbers the edges for the PNG filmstrip (Graphviz ignores unknown attributes)
@@ -128,6 +134,12 @@ def reserve(source: str, edge_texts: dict[int, str], node_texts: dict[str, str])
             out.append(f"{indent}{src} -> {dst} [{attrs}];")
             k += 1
             continue
+        m = _CLUSTER_LINE.match(line)
+        if m:
+            # the module's label takes no room in the layout: it moves into the frame's tooltip
+            # ("module 4 · Linear(8→3)"), and decorate() sets it as text beside the frame
+            text = html.unescape(m.group(2)).replace("\\\\", "\\")
+            line = f"{m.group(1)}{m.group(3)}tooltip={_dot.quote(_CLUSTER_TIP + text)}{m.group(4)}"
         m = _NODE_LINE.match(line)
         if m and m.group(2) in node_texts:
             cut = line.rfind("</TABLE>>")
@@ -171,6 +183,7 @@ def decorate(svg: str, edges: list[tuple[str, str]], edge_texts: dict[int, str],
     badge_fill = style.ROW_FILL["badge"].lower()
     graph = root.find(f"{_S}g")
     by_title: dict[str, list[ET.Element]] = defaultdict(list)
+    clusters: list[ET.Element] = []
     for g in root.iter(f"{_S}g"):
         cls = g.get("class")
         title_el = g.find(f"{_S}title")
@@ -180,6 +193,8 @@ def decorate(svg: str, edges: list[tuple[str, str]], edge_texts: dict[int, str],
             _decorate_node(g, title, saved_fill, badge_fill, node_texts.get(title))
         elif cls == "edge" and title:
             by_title[title].append(g)
+        elif cls == "cluster":
+            clusters.append(g)
     # edges: Graphviz numbers them edge1, edge2, ... in DOT order, which is the model's order
     for g_list in by_title.values():
         for g in g_list:
@@ -196,6 +211,10 @@ def decorate(svg: str, edges: list[tuple[str, str]], edge_texts: dict[int, str],
             _decorate_edge(g, edge_texts.get(k))
     if graph is not None:
         graph.set("class", "graph mg-graph")
+        back = graph.find(f"{_S}polygon")
+        bounds = _bbox(back) if back is not None else None
+        for g in clusters:
+            _cluster_label(g, bounds)
     root.set("class", "mg-svg")
     _pad(root, BADGE_PAD)
     # one font-family on the root instead of one per text (a third of the bytes on big graphs)
@@ -209,6 +228,31 @@ def decorate(svg: str, edges: list[tuple[str, str]], edge_texts: dict[int, str],
 
 
 BADGE_PAD = 14.0  # room around the drawing for the badges on the nodes at its edges
+
+
+def _cluster_label(g: ET.Element, bounds: tuple[float, float, float, float] | None) -> None:
+    """A module's label, laid out without one (``reserve``): a text left of the frame's top (right of it
+    when the picture has no room on the left, inside its top left corner when neither side has)."""
+    link = next((a for a in g.iter(f"{_S}a") if (a.get(f"{{{XLINK_NS}}}title") or "").startswith(_CLUSTER_TIP)), None)
+    frame = next((el for el in g.iter() if el.tag in (f"{_S}path", f"{_S}polygon")), None)
+    box = _bbox(frame) if frame is not None else None
+    if link is None or box is None or _texts(g):
+        return
+    label = link.get(f"{{{XLINK_NS}}}title")[len(_CLUSTER_TIP):]
+    size = float(style.CLUSTER_ATTRS["fontsize"])
+    x0, y0, x1, _ = box
+    left, right = (bounds[0] - BADGE_PAD, bounds[2] + BADGE_PAD) if bounds else (x0, x1)
+    width = text_width(label, size)
+    gap = 12.0  # clear of the badges (radius 9) on the corners of the boxes inside the frame
+    if x0 - gap - width >= left:
+        x, anchor = x0 - gap, "end"
+    elif x1 + gap + width <= right:
+        x, anchor = x1 + gap, "start"
+    else:
+        x, anchor = x0 + 4, "start"
+    text = ET.SubElement(link, f"{_S}text", {"text-anchor": anchor, "x": f"{x:.2f}", "y": f"{y0 + size:.2f}",
+                                             "font-size": f"{size:g}", "fill": style.EDGE_TEXT})
+    text.text = label
 
 
 def _pad(root: ET.Element, pad: float) -> None:
@@ -436,9 +480,21 @@ def layout_info(dot: str, edges: list[tuple[str, str]], edge_texts: dict[int, st
             "savedFill": style.ROW_FILL["saved"], "badgeFill": style.ROW_FILL["badge"]}
 
 
+_VALUE_JOINER = {" · ": "  ", "<BR/>": "<BR/>"}  # between an edge's label and the value the player reserves
+
+
 def with_rankdir(dot: str, rankdir: str) -> str:
-    """The same DOT laid out in another direction."""
-    return _RANKDIR.sub(f'rankdir="{rankdir}"', dot, count=1)
+    """The same DOT laid out in another direction (edge labels on one line top to bottom, stacked left to
+    right: ``dot.label_joiner``)."""
+    stacked = _dot.label_joiner(rankdir) == "<BR/>"
+    lines = _RANKDIR.sub(f'rankdir="{rankdir}"', dot, count=1).split("\n")
+    for i, line in enumerate(lines):
+        if _EDGE_LINE.match(line):
+            if stacked:
+                lines[i] = line.replace("  <B>", "<BR/><B>").replace(" · ", "<BR/>")
+            else:
+                lines[i] = line.replace("<BR/><B>", "  <B>").replace("<BR/>", " · ")
+    return "\n".join(lines)
 
 
 def _short(arr: Any) -> str:
@@ -669,10 +725,14 @@ class Player:
             scopes = [s for s in str(content.get("scope", "")).split(",") if s]
             redraw = self.scene.redraw
             opened = _opened(redraw.expand, scopes)
-            self.scene = backward_scene(redraw.folded(opened))
+            self.scene = self._rescene(backward_scene(redraw.folded(opened)))
             widget.svg_alt = ""
             widget.svg = self.scene.svg(html=True)
             widget.data = self.scene.payload
+
+    def _rescene(self, scene: Scene) -> Scene:
+        """A scene made again (a module opened): what a mode adds to the payload goes in here."""
+        return scene
 
     @property
     def frame(self) -> int:

@@ -15,8 +15,10 @@ from several uses meet, and what a leaf's ``.grad`` becomes.
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -27,6 +29,7 @@ from .trace import SMALL, value_text
 __all__ = ["Question", "Answer", "Quiz", "KINDS", "make_quiz"]
 
 KINDS = ("next", "grad", "sum", "accumulate")
+HERE = Path(__file__).resolve().parent
 RTOL, ATOL = 1e-2, 1e-3  # values are shown to 4 significant digits: typed answers are rounded
 
 
@@ -76,6 +79,7 @@ class Quiz:
 
     questions: list[Question]
     answers: list[Answer] = field(default_factory=list)
+    options: dict = field(default_factory=dict)  # make_quiz's kinds, every, max_questions (to ask again)
 
     @property
     def score(self) -> tuple[int, int]:
@@ -88,15 +92,38 @@ class Quiz:
     def at_step(self, step: int) -> list[Question]:
         return [q for q in self.questions if q.step == step]
 
+    def question(self, qid: int) -> Question:
+        """The question with id ``qid`` (IndexError when there is none)."""
+        for q in self.questions:
+            if q.id == int(qid):
+                return q
+        raise IndexError(f"viz.quiz: no question {qid}")
+
     def answer(self, question: int | Question, given: Any) -> Answer:
         """Check ``given`` against question ``question`` (its id), record and return the verdict."""
-        q = question if isinstance(question, Question) else self.questions[int(question)]
+        q = question if isinstance(question, Question) else self.question(question)
         answer = Answer(q.id, q.step, q.kind, _plain(given), is_right(q, given), q.expected_text, q.reason)
         self.answers.append(answer)
         return answer
 
     def to_payload(self) -> list[dict]:
         return [q.to_payload() for q in self.questions]
+
+    def ask_again(self, frames: list[Any]) -> None:
+        """The questions of new frames (a folded module opened): a question asked before keeps its id
+        (and so its answers and the score); new ones get new ids; answers already given stay."""
+        old: dict[tuple, list[int]] = {}
+        for q in self.questions:  # in order: the same question asked twice keeps its ids in turn
+            old.setdefault((q.kind, q.prompt, q.expected_text), []).append(q.id)
+        fresh = make_quiz(frames, **self.options).questions
+        next_id = max([q.id for q in self.questions] + [a.question for a in self.answers] + [-1]) + 1
+        for q in fresh:
+            ids = old.get((q.kind, q.prompt, q.expected_text))
+            if ids:
+                q.id = ids.pop(0)
+            else:
+                q.id, next_id = next_id, next_id + 1
+        self.questions = fresh
 
 
 def _plain(value: Any) -> Any:
@@ -175,12 +202,12 @@ def make_quiz(frames: list[Any], kinds: tuple[str, ...] | list[str] = KINDS, eve
         questions.append(q)
         if max_questions is not None and len(questions) >= max_questions:
             break
-    return Quiz(questions)
+    return Quiz(questions, options={"kinds": tuple(kinds), "every": every, "max_questions": max_questions})
 
 
 def _question(kind: str, f: Any, qid: int) -> Question | None:
     if kind == "next":
-        return Question(qid, f.step, "next", "Which node runs next? (click it, or type its name)", f.node, f.name,
+        return Question(qid, f.step, "next", "Which node runs next? (click it, or pick its name)", f.node, f.name,
                         f"{f.name} runs now: every gradient flowing into it has arrived, and among the nodes "
                         "that are ready the engine runs the one created last.", names=(f.name, _bare(f.name)))
     if kind == "sum":
@@ -222,20 +249,25 @@ def _bare(name: str) -> str:
 
 def quiz_player(player: Any, quiz: Quiz) -> Any:
     """Give a player its quiz: ``player.quiz``, ``player.answer(...)``, ``player.answers`` and
-    ``player.score``; the questions ride in the payload (so exported pages can ask them too) and
-    answers sent by the page (``{"type": "answer", "question": id, "given": ...}``) are recorded."""
+    ``player.score``; the questions ride in the payload (so exported pages can ask them too). Answers
+    given in the page come back through the widget's synced ``answers`` list (each
+    ``{"question": id, "given": ...}``, checked again here) or a message
+    (``{"type": "answer", "question": id, "given": ...}``); both are recorded."""
     base = type(player)
     cls = _QUIZ_CLASSES.get(base)
     if cls is None:
         cls = type("Quiz" + base.__name__, (base,), {
-            "answer": lambda self, question, given: self.quiz.answer(question, given),
+            "answer": _answer,
             "answers": property(lambda self: [a.to_dict() for a in self.quiz.answers]),
             "score": property(lambda self: self.quiz.score),
             "_on_msg": _on_msg,
+            "_rescene": _rescene,
+            "widget": property(_widget),
         })
         _QUIZ_CLASSES[base] = cls
     player.__class__ = cls
     player.quiz = quiz
+    player._page_answers = 0  # how many of the page's answers are recorded
     player.scene.payload["quiz"] = quiz.to_payload()
     return player
 
@@ -251,3 +283,81 @@ def _on_msg(self: Any, widget: Any, content: Any, buffers: Any) -> None:
             pass
         return
     super(type(self), self)._on_msg(widget, content, buffers)
+
+
+def _answer(self: Any, question: int | Question, given: Any) -> Answer:
+    """``player.answer(id, value)``: checked and recorded; a shown player shows the verdict too."""
+    answer = self.quiz.answer(question, given)
+    widget = self._widget
+    if widget is not None and hasattr(widget, "answers"):
+        shown = answer.given
+        try:
+            json.dumps(shown)
+        except (TypeError, ValueError):
+            shown = None if shown is ... else str(shown)
+        now = list(widget.answers) + [{"question": answer.question, "given": shown, "correct": answer.correct}]
+        self._page_answers = len(now)  # already recorded: not again when the list comes back
+        widget.answers = now
+    return answer
+
+
+def _rescene(self: Any, scene: Any) -> Any:
+    """A module opened: the quiz is asked again on the new steps and stays in the page's data."""
+    self.quiz.ask_again(scene.frames)
+    scene.payload["quiz"] = self.quiz.to_payload()
+    return scene
+
+
+def front_end(esm: str, css: str) -> tuple[str, str]:
+    """player.js and player.css with the quiz's own front end (viz/quiz.js, viz/quiz.css) added: only
+    quiz players carry it (live widgets and exported pages)."""
+    js = (HERE / "quiz.js").read_text(encoding="utf-8")
+    return esm + "\n" + js, css + "\n" + (HERE / "quiz.css").read_text(encoding="utf-8")
+
+
+_WIDGET: list[Any] = []
+
+
+def widget_class() -> type | None:
+    """The player's widget class with the quiz's front end and a synced ``answers`` list (None
+    without anywidget)."""
+    if not _WIDGET:
+        from .player import CSS, ESM
+        from .player import widget_class as player_widget
+
+        base = player_widget()
+        if base is None:
+            _WIDGET.append(None)
+        else:
+            import traitlets
+
+            esm, css = front_end(ESM, CSS)
+            cls = type("QuizPlayerWidget", (base,), {
+                "_esm": esm, "_css": css, "__module__": __name__,
+                "__doc__": "The player with its quiz: the answers given in the page, synced.",
+                "answers": traitlets.List().tag(sync=True)})
+            _WIDGET.append(cls)
+    return _WIDGET[0]
+
+
+def _widget(self: Any) -> Any:
+    """The widget (made now if needed): the quiz player's, whose page answers come back here."""
+    if self._widget is None:
+        cls = widget_class()
+        if cls is not None:
+            self._widget = cls(svg=self.scene.svg(html=True), data=self.scene.payload, frame=self._frame,
+                               speed=self._speed)
+            self._widget.on_msg(self._on_msg)
+            self._widget.observe(lambda change: _from_page(self, change["new"]), names="answers")
+    return self._widget
+
+
+def _from_page(self: Any, answers: Any) -> None:
+    """Record the answers the page added to its synced list since last time."""
+    answers = list(answers or [])
+    for entry in answers[self._page_answers:]:
+        try:
+            self.quiz.answer(int(entry.get("question", -1)), entry.get("given"))
+        except (AttributeError, IndexError, ValueError, TypeError):
+            pass
+    self._page_answers = max(self._page_answers, len(answers))

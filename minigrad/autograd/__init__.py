@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 
 import numpy as np
@@ -51,7 +52,9 @@ def _make_grads(outputs: tuple, grads: tuple, create_graph: bool) -> list:
 
 def _check_outputs(outputs: tuple) -> None:
     for i, t in enumerate(outputs):
-        if not t._requires_grad:
+        if t._extras is not None and t._extras.invalid:  # a view its base's in-place write made unusable
+            raise RuntimeError(t._extras.invalid)
+        if not t._requires_grad or (t._grad_fn is None and t._base is not None and not t._extras.own_requires_grad):
             raise RuntimeError(f"element {i} of tensors does not require grad and does not have a grad_fn")
 
 
@@ -84,18 +87,28 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph: bool | None = None, c
          only_inputs: bool = True, allow_unused: bool | None = None, is_grads_batched: bool = False,
          materialize_grads: bool = False) -> tuple:
     """Return the gradients of `outputs` with respect to `inputs`, without touching any `.grad`."""
+    if materialize_grads and allow_unused is False:
+        raise ValueError("Expected allow_unused to be True or not passed when materialize_grads=True, but got: "
+                         "allow_unused=False.")
+    if not only_inputs:
+        warnings.warn("only_inputs argument is deprecated and is ignored now (defaults to True). To accumulate "
+                      "gradient for other parts of the graph, please use minigrad.autograd.backward.", FutureWarning,
+                      stacklevel=2)
     outs = _tensors(outputs)
     ins = _tensors(inputs)
     if grad_outputs is None:
         grads = (None,) * len(outs)
     else:
         grads = (grad_outputs,) if isinstance(grad_outputs, Tensor) else tuple(grad_outputs)
+    if is_grads_batched:
+        return _batched_grad(outs, ins, grads, retain_graph=retain_graph, create_graph=create_graph,
+                             allow_unused=allow_unused, materialize_grads=materialize_grads)
     if allow_unused is None:
         allow_unused = materialize_grads
+    _check_outputs(outs)  # PyTorch checks the outputs first
     for t in ins:
         if not t._requires_grad:
             raise RuntimeError("One of the differentiated Tensors does not require grad")
-    _check_outputs(outs)
     if retain_graph is None:
         retain_graph = create_graph
     seeds = _make_grads(outs, grads, create_graph)
@@ -104,6 +117,27 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph: bool | None = None, c
     if materialize_grads:
         result = tuple(make(np.zeros_like(t._data)) if g is None else g for t, g in zip(ins, result))
     return result
+
+
+def _batched_grad(outs: tuple, ins: tuple, grads: tuple, retain_graph, **options) -> tuple:
+    """`grad(..., is_grads_batched=True)`: the first dim of each grad_output is a batch of vectors; each gets its own
+    backward pass (PyTorch vectorises them with vmap), and the results are stacked along a new first dim."""
+    for i, (g, t) in enumerate(zip(grads, outs)):
+        if g is None or tuple(g.shape[1:]) != t._data.shape:
+            raise RuntimeError(
+                "If `is_grads_batched=True`, we interpret the first dimension of each grad_output as the batch "
+                "dimension. The sizes of the remaining dimensions are expected to match the shape of corresponding "
+                f"output, but a mismatch was detected: grad_output[{i}] has a shape of "
+                f"{Size(g.shape[1:] if g is not None else ())} and output[{i}] has a shape of {Size(t._data.shape)}. "
+                "If you only want some tensors in `grad_output` to be considered batched, consider using vmap.")
+    n = grads[0].shape[0]
+    rows = [grad(outs, ins, [g[i] for g in grads], retain_graph=True if i < n - 1 else retain_graph, **options)
+            for i in range(n)]
+    if not rows:
+        return tuple(make(np.zeros((0,) + t._data.shape, t._data.dtype)) for t in ins)
+    from ..ops.joining import stack  # lazy: the ops load after autograd's package (they use its graph)
+
+    return tuple(None if parts[0] is None else stack(list(parts)) for parts in zip(*rows))
 
 
 from . import functional  # noqa: E402  (functional uses grad, defined above)

@@ -60,12 +60,15 @@ class GraphTask:
             with np.errstate(all="ignore"):  # sqrt'(0) is inf, as in PyTorch: no NumPy warnings
                 while ready:
                     node = heappop(ready)[1]
-                    grads = buffers.pop(node)
+                    grads = buffers.pop(node, None)
+                    arrived = grads is not None  # else only "undefined" gradients came (norm(p=0) gives one)
+                    if not arrived:
+                        grads = [None] * len(node._input_metadata)
                     if needed is not None and not self.capture(node, grads):
                         continue  # autograd.grad, inputs=: nothing this node leads to is asked for
                     if node._extras is None and not watch_all and (
                             type(node) is not AccumulateGrad or node.variable._extras.hooks is None):
-                        outputs = node._apply(grads, create_graph)
+                        outputs = node._apply(grads, create_graph) if arrived else [None] * len(node._next_nodes)
                     else:  # hooks (a leaf's live on the leaf), retain_grad, anomaly mode
                         outputs = self.call_watched(node, grads)
                     if not keep_graph:
@@ -118,6 +121,8 @@ class GraphTask:
         hooks."""
         grads = run_tensor_hooks(node, grads, self.create_graph)
         grads = run_prehooks(node, grads, self.create_graph)
+        if all(g is None for g in grads):  # nothing to differentiate: PyTorch skips the node
+            return [None] * len(node._next_nodes)
         outputs = anomaly_mode.run_checked(node, grads, self.create_graph)
         return run_posthooks(node, outputs, grads, self.create_graph)
 
@@ -127,13 +132,13 @@ class GraphTask:
         AccumulateGrad does not run); backward(inputs=) runs the inputs' own nodes, and nothing beyond."""
         targets = set()
         for k, t in enumerate(inputs):
+            if accumulate:
+                t.retain_grad()  # as PyTorch, reachable or not (a no-op on a leaf; raises if t needs no grad)
             node, slot = (t._grad_fn, t._output_nr) if t._grad_fn is not None else (_existing_accumulator(t), 0)
             if node is None or (node not in self.dependencies and node not in self.roots):
                 continue  # not reachable from the roots
             if accumulate:
                 targets.add(node)
-                if t._grad_fn is not None:
-                    t.retain_grad()  # PyTorch does this too: the input's .grad is filled by retain_grad
             else:
                 self.captures.setdefault(node, []).append((slot, k))
         self.captured = [None] * len(inputs)
@@ -203,18 +208,16 @@ def run_tensor_hooks(node, grads: list, create_graph: bool) -> list:
     """Hooks registered on the node's output tensors (`t.register_hook`; a leaf's on its AccumulateGrad),
     then retain_grad, which sees what every hook returned."""
     for slot, g in enumerate(grads):
-        if g is None:
-            continue
         hooks = node._tensor_hooks(slot)
-        for fn in list(hooks.values()) if hooks else ():
+        for fn in list(hooks.values()) if hooks else ():  # PyTorch calls them with None for a missing gradient
             gt = _as_tensor(g)
             new = fn(gt)
             if new is not None:
-                if tuple(new.shape) != tuple(gt.shape):
+                if gt is not None and tuple(new.shape) != tuple(gt.shape):
                     raise RuntimeError(f"hook '{getattr(fn, '__name__', fn)}' has changed the size of value")
                 g = new if create_graph else new._data
         grads[slot] = g
-        retained = node._retained(slot)
+        retained = node._retained(slot) if g is not None else None
         if retained is not None:
             accumulate_nonleaf(retained, g, create_graph)
     return grads

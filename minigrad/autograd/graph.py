@@ -12,7 +12,6 @@ holds that node weakly, so it is one object per leaf while any graph holds it, a
 
 from __future__ import annotations
 
-import itertools
 import re
 import weakref
 from collections import namedtuple
@@ -21,15 +20,15 @@ import numpy as np
 
 from .._dtypes import FROM_NP
 from .._hooks import HookDict, RemovableHandle
+from .._state import SEQUENCE
 from .._tensor import Tensor, make
 from . import anomaly_mode
 
 __all__ = ["Node", "AccumulateGrad", "RemovableHandle", "saved_tensors_hooks", "save_on_cpu", "get_gradient_edge",
            "track_outputs", "FREED", "InputMetadata"]
 
-# Nodes are numbered as they are made: backward runs the most recent ready node first, as PyTorch does.
-# AccumulateGrad nodes all get the highest number, so a leaf's gradient is stored as soon as it is complete.
-SEQUENCE = itertools.count()
+# Nodes are numbered as they are made (SEQUENCE): backward runs the most recent ready node first, as PyTorch
+# does. AccumulateGrad nodes all get the highest number, so a leaf's gradient is stored as soon as it is complete.
 ACCUMULATE_GRAD_SEQUENCE_NR = (1 << 64) - 1  # PyTorch's UINT64_MAX
 
 FREED = object()  # what a node's saved values become once backward has released them
@@ -54,8 +53,17 @@ _BACKWARD_SUFFIX = re.compile(r"Backward\d*$")
 
 
 def forward_op_name(node: Node) -> str:
-    """'ExpBackward0' -> 'Exp', as PyTorch names the op in its in-place error message."""
+    """'ExpBackward0' -> 'Exp', as PyTorch names the op in its view errors."""
     return _BACKWARD_SUFFIX.sub("", type(node).__name__)
+
+
+_BACKWARD_N = re.compile(r"Backward(\d*)$")
+
+
+def saved_op_name(node: Node) -> str:
+    """How PyTorch's saved-tensor error names the node that made the tensor: 'ExpBackward0' -> 'Exp',
+    'PowBackward1' -> 'Pow1', a C++-named node in full ('minigrad::autograd::CopySlices')."""
+    return _BACKWARD_N.sub(lambda m: "" if m.group(1) == "0" else m.group(1), node.name())
 
 
 class _NoOutput:
@@ -252,6 +260,8 @@ class AccumulateGrad(Node):
         return self.variable._extras.hooks if self.variable._extras is not None else None
 
     def _apply(self, grads: list, create_graph: bool) -> list:
+        if not self.variable._requires_grad:  # detach_()-ed since the graph was built: PyTorch stores nothing
+            return []
         accumulate_grad(self.variable, grads[0], create_graph)
         post = self.variable._extras.post_hooks if self.variable._extras is not None else None
         for fn in list(post.values()) if post else ():
@@ -259,10 +269,16 @@ class AccumulateGrad(Node):
         return []
 
 
-def accumulator(leaf) -> AccumulateGrad:
+def accumulator(leaf) -> AccumulateGrad | None:
     """The leaf's AccumulateGrad: the live one if a graph (or the learner) still holds it, else a new one.
 
-    The leaf refers to it weakly (as PyTorch's leaf does), so no cycle forms and it dies with the last graph."""
+    The leaf refers to it weakly (as PyTorch's leaf does), so no cycle forms and it dies with the last graph.
+    A view that requires grad only because its base does (made under no_grad, or before its base required
+    grad) has none: it passes no gradient on, as in PyTorch; `view.requires_grad_()` gives it its own."""
+    if leaf._base is not None and not (leaf._extras is not None and leaf._extras.own_requires_grad):
+        if leaf._extras is not None and leaf._extras.invalid:  # a view invalidated by an in-place write
+            raise RuntimeError(leaf._extras.invalid)
+        return None
     extras = leaf._extras if leaf._extras is not None else leaf._get_extras()
     ref = extras.accumulator
     node = ref() if ref is not None else None
@@ -334,6 +350,43 @@ class Packed:
     def __init__(self, obj, unpack):
         self.obj = obj
         self.unpack = unpack
+
+
+class SavedTensor:
+    """What `node._raw_saved_<name>` returns (PyTorch's `torch._C._autograd.SavedTensor`): a handle on one value
+    the node saved, on which a pair of pack/unpack hooks can be set once (the "Autograd mechanics" note's
+    saving to disk): `pack_hook(tensor)` runs at once, `unpack_hook(packed)` each time backward reads it."""
+
+    __slots__ = ("_node", "_name")
+
+    def __init__(self, node: Node, name: str):
+        self._node = node
+        self._name = name
+
+    def register_hooks(self, pack_hook, unpack_hook) -> None:
+        if not callable(pack_hook) or not callable(unpack_hook):
+            raise TypeError("register_hooks(): incompatible function arguments. The following argument types are "
+                            "supported:\n    1. (self: minigrad._C._autograd.SavedTensor, arg0: collections.abc."
+                            "Callable, arg1: collections.abc.Callable) -> None")
+        self._node._pack_saved(self._name, pack_hook, unpack_hook)
+
+
+SAVED_HOOKS_SET = ("Calling register_hooks on a saved tensor whose hooks have already been set. Hint: only one pair "
+                   "of hooks is allowed at a time.")
+SAVED_NONE = "Calling register_hooks on a saved tensor with value None is forbidden"
+SAVED_FREED = ("Calling register_hooks on a saved tensor after it has been freed. Saved intermediate values of the "
+               "graph are freed when you call .backward() or autograd.grad(). Specify retain_graph=True if you need to "
+               "backward through the graph a second time or if you need to access saved variables after calling "
+               "backward.")
+
+
+def unpacked(packed: Packed):
+    """The tensor an unpack hook gives back, checked as PyTorch checks it."""
+    t = packed.unpack(packed.obj)
+    if not isinstance(t, Tensor):
+        raise TypeError(f"Output of saved tensor unpack_hook expected to be a Tensor but got result of type "
+                        f"{type(t).__name__}")
+    return t
 
 
 class saved_tensors_hooks:

@@ -8,18 +8,41 @@
     loss = nn.CrossEntropyLoss()(model(x), y)
 """
 
-from . import functional, init
+from . import functional, init, utils
+from .attention import MultiheadAttention
 from .container import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential
-from .layers import GELU, Dropout, Flatten, Identity, LeakyReLU, Linear, LogSoftmax, ReLU, Sigmoid, Softmax, Tanh
+from .convolution import Conv1d, Conv2d, ConvTranspose1d, ConvTranspose2d, LazyConv1d, LazyConv2d
+from .layers import (
+    GELU,
+    Dropout,
+    Dropout2d,
+    Flatten,
+    Identity,
+    LeakyReLU,
+    Linear,
+    LogSoftmax,
+    ReLU,
+    Sigmoid,
+    Softmax,
+    Tanh,
+)
+from .lazy import LazyLinear
 from .loss import BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, L1Loss, MSELoss, NLLLoss
 from .module import Module
-from .parameter import Parameter
+from .normalization import BatchNorm1d, BatchNorm2d, LayerNorm
+from .parameter import Parameter, UninitializedParameter
+from .pooling import AdaptiveAvgPool1d, AdaptiveAvgPool2d, AvgPool1d, AvgPool2d, MaxPool1d, MaxPool2d
+from .sparse import Embedding
+from .transformer import Transformer, TransformerEncoder, TransformerEncoderLayer
 
 __all__ = [
-    "BCELoss", "BCEWithLogitsLoss", "CrossEntropyLoss", "Dropout", "Flatten", "GELU", "Identity", "L1Loss",
-    "LeakyReLU", "Linear", "LogSoftmax", "MSELoss", "Module", "ModuleDict", "ModuleList", "NLLLoss", "Parameter",
-    "ParameterDict", "ParameterList", "ReLU",
-    "Sequential", "Sigmoid", "Softmax", "Tanh", "functional", "init",
+    "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AvgPool1d", "AvgPool2d", "BCELoss", "BCEWithLogitsLoss",
+    "BatchNorm1d", "BatchNorm2d", "Conv1d", "Conv2d", "ConvTranspose1d", "ConvTranspose2d", "CrossEntropyLoss",
+    "Dropout", "Dropout2d", "Embedding", "Flatten", "GELU", "Identity", "L1Loss", "LayerNorm", "LazyConv1d",
+    "LazyConv2d", "LazyLinear", "LeakyReLU", "Linear", "LogSoftmax", "MSELoss", "MaxPool1d", "MaxPool2d", "Module",
+    "ModuleDict", "ModuleList", "MultiheadAttention", "NLLLoss", "Parameter", "ParameterDict", "ParameterList",
+    "ReLU", "Sequential", "Sigmoid", "Softmax", "Tanh", "Transformer", "TransformerEncoder", "TransformerEncoderLayer",
+    "UninitializedParameter", "functional", "init", "utils"
 ]
 
 

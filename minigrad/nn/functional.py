@@ -9,6 +9,8 @@ ops/elementwise.py). This module adds what PyTorch's functional interface spells
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 from .._missing import missing_name
@@ -59,18 +61,58 @@ def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool 
     return input.mul_(noise_t) if inplace else input * noise_t
 
 
+def dropout2d(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
+    """Zero whole channels (the 2-D maps of (N, C, H, W)) with probability p, scaling the rest by 1/(1-p):
+    `input * mask/(1-p)` with one mask value per (sample, channel) (MulBackward0). A 3-D input is read as
+    (N, C, L), as PyTorch does (with its warning)."""
+    if p < 0.0 or p > 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    nd = input._data.ndim
+    if nd not in (3, 4):
+        warnings.warn(f"dropout2d: Received a {nd}-D input to dropout2d, which is deprecated and will result in an "
+                      "error in a future release. To retain the behavior and silence this warning, please use "
+                      "dropout instead. Note that dropout2d exists to provide channel-wise dropout on inputs with 2 "
+                      "spatial dimensions, a channel dimension, and an optional batch dimension (i.e. 3D or 4D "
+                      "inputs).", stacklevel=2)
+    if nd == 3:
+        warnings.warn("dropout2d: Received a 3D input to dropout2d and assuming that channel-wise 1D dropout "
+                      "behavior is desired - input is interpreted as shape (N, C, L), where C is the channel dim. "
+                      "This behavior will change in a future release to interpret the input as one without a batch "
+                      "dimension, i.e. shape (C, H, W). To maintain the 1D channel-wise dropout behavior, please "
+                      "switch to using dropout1d instead.", stacklevel=2)
+    if not training or p == 0 or input._data.size == 0:
+        return input
+    d = input._data
+    shape = d.shape[:2] + (1,) * (nd - 2)
+    if p == 1:
+        noise = np.zeros(shape, d.dtype)
+    else:
+        keep = default_generator._np.random(shape) < (1 - p)
+        noise = keep.astype(d.dtype) / np.asarray(1 - p, d.dtype)
+    noise_t = make(noise)
+    return input.mul_(noise_t) if inplace else input * noise_t
+
+
 def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
     t = tensor._data
     if t.dtype != np.int64:
         raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor.")
     if num_classes == -1:
-        num_classes = int(t.max()) + 1 if t.size else 0
+        if not t.size:
+            raise RuntimeError("Can not infer total number of classes from empty tensor.")
+        num_classes = int(t.max()) + 1
     if t.size and (t.min() < 0 or t.max() >= num_classes):
         raise RuntimeError("Class values must be smaller than num_classes." if t.size and t.max() >= num_classes
                            else "Class values must be non-negative.")
-    return make((t[..., None] == np.arange(num_classes)).astype(np.int64))
+    out = make((t[..., None] == np.arange(num_classes)).astype(np.int64))
+    if t.size:  # PyTorch fills it in place, zeros then a scatter: its version reads 2 (an empty one returns early)
+        out._shared_counter().value = 2
+    return out
 
 
-__all__ = sorted([*_DECLARED, "relu", "sigmoid", "tanh", "softmax", "log_softmax", "dropout", "one_hot"])
+from .attention_functional import multi_head_attention_forward  # noqa: E402, F401
+
+__all__ = sorted([*_DECLARED, "relu", "sigmoid", "tanh", "softmax", "log_softmax", "dropout", "dropout2d", "one_hot",
+                  "multi_head_attention_forward"])
 
 __getattr__ = missing_name(__name__, "torch.nn.functional")

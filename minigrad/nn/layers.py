@@ -1,4 +1,4 @@
-"""Layers: Linear, Identity, Flatten, Dropout and the activation modules."""
+"""Layers: Linear, Identity, Flatten, Dropout, Dropout2d and the activation modules."""
 
 from __future__ import annotations
 
@@ -89,6 +89,15 @@ class Dropout(Module):
 
     def extra_repr(self) -> str:
         return f"p={self.p}, inplace={self.inplace}"
+
+
+class Dropout2d(Dropout):
+    """In training mode zeroes whole channels of (N, C, H, W) with probability p and scales the rest by 1/(1-p)."""
+
+    __module__ = "minigrad.nn"
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.dropout2d(input, self.p, self.training, self.inplace)
 
 
 class ReLU(Module):

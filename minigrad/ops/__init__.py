@@ -8,6 +8,10 @@ and `minigrad.exp(x)` are one function.
     indexing      x[key], x[key] = value    joining      cat, stack, split, gather, repeat
     linalg        matmul, mm, linear        losses       mse_loss, cross_entropy, ...
     inplace       the in-place machinery (versions, CopySlices), zero_, fill_, copy_
+    arrange       tril, triu, roll, flip, pad    sorting      sort, argsort, topk, histogram
+    normalization layer_norm, batch_norm         embedding    F.embedding
+    convolution   conv1d/2d and transposes,      pooling      max, average and adaptive average pooling
+                  unfold, fold                   attention    scaled_dot_product_attention, _safe_softmax
 """
 
 from __future__ import annotations
@@ -15,15 +19,22 @@ from __future__ import annotations
 from .._tensor import Tensor
 from . import (
     arithmetic,
+    arrange,
+    attention,
     comparison,
+    convolution,
     elementwise,
+    embedding,
     indexing,
     inplace,
     joining,
     linalg,
     losses,
+    normalization,
+    pooling,
     reductions,
     selection,
+    sorting,
     views,
 )
 from .registry import REGISTRY, node_rule
@@ -51,5 +62,6 @@ Tensor.where = lambda self, condition, other: selection.where(condition, self, o
 Tensor.T = property(views.T)
 Tensor.mT = property(views.mT)
 
-__all__ = ["REGISTRY", "node_rule", "arithmetic", "comparison", "elementwise", "indexing", "inplace", "joining",
-           "linalg", "losses", "reductions", "selection", "views"]
+__all__ = ["REGISTRY", "node_rule", "arithmetic", "arrange", "comparison", "convolution", "elementwise", "embedding",
+           "indexing", "inplace", "joining", "linalg", "losses", "normalization", "pooling", "reductions", "selection",
+           "sorting", "views"]

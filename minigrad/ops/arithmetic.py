@@ -13,10 +13,12 @@ import math
 
 import numpy as np
 
+from .._dtypes import checked
 from .._state import GRAD
 from .._tensor import Tensor, make
+from ..autograd.graph import ACCUMULATE_GRAD_SEQUENCE_NR
 from . import xp
-from .inplace import check_inference, inplace_of, run_inplace
+from .inplace import check_inference, check_overlap, inplace_of, renew_view_nodes, run_inplace
 from .operands import as_operand, broadcast_error, float_data, float_operand, promoted
 from .recording import record, rule
 from .registry import Sample, declare
@@ -83,6 +85,15 @@ NotImplemented2 = rule("NotImplemented", "self other", saves="_op",
                        text="no derivative: backward through this op raises", self=_no_derivative,
                        other=_no_derivative)
 NotImplemented1.name = NotImplemented2.name = lambda self: "minigrad::autograd::NotImplemented"
+# PyTorch's error nodes share AccumulateGrad's sequence number (the highest) and, like it, never come first by
+# themselves in the ready queue: backward reaches them before the leaves next to them (so a leaf's .grad stays None)
+NotImplemented1.__lt__ = NotImplemented2.__lt__ = lambda self, other: False
+
+
+def _not_implemented(node_cls, res, inputs: tuple, op: str) -> Tensor:
+    out = record(node_cls, res, inputs, _op=op)
+    out._grad_fn._sequence_number = ACCUMULATE_GRAD_SEQUENCE_NR
+    return out
 
 
 def _floor_div(a, b):
@@ -229,8 +240,20 @@ def _div_rounded(self, other, mode: str):
     return make(res)
 
 
+def _integer_checks(ad, bd, kernel: str) -> None:
+    """PyTorch's errors for integer division: bool operands have no kernel, and a zero divisor raises (NumPy
+    would give 0)."""
+    kind = np.result_type(ad, bd).kind
+    if kind == "b":
+        raise NotImplementedError(f"\"{kernel}_cpu\" not implemented for 'Bool'")
+    if kind in "iu" and np.size(ad) and np.size(bd) and not np.all(bd):
+        if 0 not in np.broadcast_shapes(np.shape(ad), np.shape(bd)):
+            raise RuntimeError("ZeroDivisionError")
+
+
 def _rounded(self, other, mode: str) -> np.ndarray:
     ad, bd = promoted(self, other)
+    _integer_checks(ad, bd, "div_floor" if mode == "floor" else "div_trunc")
     try:
         with np.errstate(divide="ignore", invalid="ignore"):
             if mode == "floor":
@@ -280,16 +303,20 @@ def pow(self, exponent):
     exponent = as_operand(exponent)
     if isinstance(exponent, Tensor):
         ad, bd = promoted(self, exponent)
+        if np.result_type(ad, bd).kind == "b":
+            raise NotImplementedError("\"pow\" not implemented for 'Bool'")
         try:
-            res = GRAD.quiet.run(np.power, ad, bd)
+            res = GRAD.quiet.run(_power, ad, bd)
         except ValueError:
             raise broadcast_error(self, exponent) from None
         if _recording(self, exponent):
             return record(PowBackward1, res, (self, exponent))
         return make(res)
-    ad, bd = promoted(self, exponent)
-    if np.asarray(ad).dtype.kind in "iu" and isinstance(bd, builtins.int) and bd < 0:
+    if self._data.dtype.kind in "iub" and isinstance(exponent, builtins.int) and exponent < 0:
         raise RuntimeError("Integers to negative integer powers are not allowed.")
+    ad, bd = promoted(self, exponent)
+    if np.asarray(ad).dtype.kind in "iu":
+        checked(exponent, ad.dtype)
     res = GRAD.quiet.run(np.power, ad, bd)
     if self._requires_grad and GRAD.mode > 0:
         return record(PowBackward0, res, (self,), exponent=exponent)
@@ -302,10 +329,22 @@ def rpow(self, base):
     if isinstance(base, Tensor):
         return pow(base, self)
     bd, ed = promoted(base, self)
-    res = GRAD.quiet.run(np.power, bd, ed)
+    res = GRAD.quiet.run(_power, bd, ed)
     if self._requires_grad and GRAD.mode > 0:
         return record(PowBackward2, res, (self,), self=base)
     return make(np.asarray(res))
+
+
+def _power(base, exp):
+    """np.power, with PyTorch's integer powers: a negative exponent gives 1 / base^-exp truncated toward zero (0,
+    except for a base of 1 or -1), where NumPy raises."""
+    kind = np.result_type(base, exp).kind
+    if kind not in "iu" or not np.any(np.asarray(exp) < 0):
+        return np.power(base, exp)
+    negative = np.asarray(exp) < 0
+    positive = np.power(base, np.where(negative, 0, exp))
+    inverse = np.where(base == 1, 1, np.where(base == -1, np.where(np.asarray(exp) % 2 == 0, 1, -1), 0))
+    return np.where(negative, inverse, positive).astype(positive.dtype)
 
 
 def square(self):
@@ -318,10 +357,11 @@ def floor_divide(self, other):
     """`a // b`: no derivative; PyTorch records a NotImplemented node that refuses backward."""
     other = as_operand(other)
     res = _rounded(self, other, "floor")
-    if _recording(self, other):
-        if isinstance(other, Tensor):
-            return record(NotImplemented2, res, (self, other), _op="floor_divide")
-        return record(NotImplemented1, res, (self,), _op="floor_divide")
+    if _recording(self, other):  # an edge for each input that requires grad, as PyTorch's NotImplemented node has
+        needing = [t for t in (self, other) if isinstance(t, Tensor) and t._requires_grad]
+        if len(needing) == 2:
+            return _not_implemented(NotImplemented2, res, (self, other), "floor_divide")
+        return _not_implemented(NotImplemented1, res, (needing[0],), "floor_divide")
     return make(res)
 
 
@@ -331,13 +371,19 @@ def rfloordiv(self, other):
         return floor_divide(other, self)
     res = _rounded(other, self, "floor")
     if _recording(self, None):
-        return record(NotImplemented1, res, (self,), _op="floor_divide")
+        return _not_implemented(NotImplemented1, res, (self,), "floor_divide")
     return make(res)
 
 
 def _mod(ad, bd) -> np.ndarray:
-    with np.errstate(divide="ignore", invalid="ignore"):
+    """PyTorch's remainder: for floats fmod, moved into the divisor's sign when it is not 0 (so a zero keeps
+    the dividend's sign: `0. % -1.` is 0., where np.mod gives -0.)."""
+    _integer_checks(ad, bd, "remainder")
+    if np.result_type(ad, bd).kind != "f":
         return np.asarray(np.mod(ad, bd))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        m = np.fmod(ad, bd)
+        return np.asarray(np.where((m != 0) & ((bd < 0) != (m < 0)), m + bd, m))
 
 
 def remainder(self, other):
@@ -362,7 +408,7 @@ def rremainder(self, other):
     ad, bd = promoted(other, self)
     res = _mod(ad, bd)
     if _recording(self, None):
-        return record(NotImplemented1, res, (self,), _op="remainder")
+        return _not_implemented(NotImplemented1, res, (self,), "remainder")
     return make(res)
 
 
@@ -372,17 +418,20 @@ def _ufunc_in_place(self: Tensor, ufunc, other) -> bool:
     the case needs the general in-place path (a wider kind, broadcasting `self` itself, a read-only expanded
     tensor), which gives PyTorch's exact errors."""
     d = self._data
+    if ufunc is np.subtract and (d.dtype.kind == "b" or (isinstance(other, Tensor) and other._data.dtype.kind == "b")):
+        return False  # PyTorch refuses to subtract booleans
     if isinstance(other, Tensor):
         od = other._data
         if od.dtype is not d.dtype and not np.can_cast(od.dtype, d.dtype, "same_kind"):
             return False
+        check_overlap(d, (other,))
     else:
         od = other
         if isinstance(od, builtins.float) and d.dtype.kind != "f":
             return False
     try:  # out=d; a ufunc casts "same_kind"; a read-only `d` raises ValueError
         GRAD.quiet.run(ufunc, d, od, d)
-    except (ValueError, TypeError):  # UFuncTypeError is a TypeError
+    except (ValueError, TypeError, OverflowError):  # UFuncTypeError is a TypeError; an int the dtype cannot hold
         return False
     return True
 
@@ -398,6 +447,7 @@ def _inplace_arithmetic(op, name: str, ufunc):
                 check_inference(self)
             if _ufunc_in_place(self, ufunc, other):
                 self._bump_version()
+                renew_view_nodes(self)
                 return self
         return run_inplace(self, lambda src: op(src, other, **kwargs), (other,) + tuple(kwargs.values()))
 

@@ -6,8 +6,8 @@ import builtins
 
 import numpy as np
 
-from .._tensor import make
-from .operands import as_operand, broadcast_error, promoted
+from .._tensor import Tensor, make
+from .operands import as_operand, broadcast_error, kind_name, promoted
 from .registry import Sample, declare
 
 _PAIRS = (Sample((((3, 4), "real"), ((3, 4), "real"))), Sample((((3, 1), "real"), ((4,), "real"))),
@@ -74,7 +74,14 @@ def logical_or(self, other):
     return make(np.logical_or(self._data, as_operand(other)._data))
 
 
+def _same_dtype(self: Tensor, other) -> None:
+    """isclose and allclose compare tensors of one dtype only (PyTorch's check)."""
+    if isinstance(other, Tensor) and other._data.dtype != self._data.dtype:
+        raise RuntimeError(f"{kind_name(self._data.dtype)} did not match {kind_name(other._data.dtype)}")
+
+
 def isclose(self, other, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False):
+    _same_dtype(self, other)
     ad, bd = promoted(self, as_operand(other))
     out = make(np.asarray(np.isclose(ad, bd, rtol=rtol, atol=atol, equal_nan=equal_nan)))
     out._bump_version()  # PyTorch builds the result with in-place ops: its version is 1
@@ -82,6 +89,7 @@ def isclose(self, other, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bo
 
 
 def allclose(self, other, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False) -> bool:
+    _same_dtype(self, other)
     ad, bd = promoted(self, as_operand(other))
     try:
         return builtins.bool(np.allclose(ad, bd, rtol=rtol, atol=atol, equal_nan=equal_nan))

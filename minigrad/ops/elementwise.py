@@ -159,19 +159,42 @@ sigmoid = unary("sigmoid", _sigmoid, "SigmoidBackward0", saves="result",
 erf = unary("erf", _erf, "ErfBackward0", saves="self",
             grad=lambda grad, self: grad * 1.1283791670955126 * xp.exp(-(self * self)),
             text="grad_self = grad * 2/√π * exp(-self²)")
-relu = unary("relu", lambda x: np.maximum(x, 0) if x.dtype.kind != "b" else x.copy(), "ReluBackward0",
-             saves="result", grad=lambda grad, result: grad * (xp.data(result) > 0),
-             text="grad_self = grad * (result > 0)", domain="away", keeps_dtype=True)
-abs = unary("abs", np.abs, "AbsBackward0", saves="self", grad=lambda grad, self: grad * xp.sign(xp.data(self)),
+def _relu(x: np.ndarray) -> np.ndarray:
+    """0 where x < 0, else x itself: NaN stays NaN and -0. stays -0., as in PyTorch (np.maximum gives +0.)."""
+    if x.dtype.kind == "b":
+        raise RuntimeError("Boolean inputs not supported for relu")
+    return xp.zero_where(x < 0, x)
+
+
+def _abs(x: np.ndarray) -> np.ndarray:
+    if x.dtype.kind == "b":
+        raise NotImplementedError("\"abs_cpu\" not implemented for 'Bool'")
+    return np.abs(x)
+
+
+relu = unary("relu", _relu, "ReluBackward0", saves="result",
+             grad=lambda grad, result: xp.zero_where(xp.data(result) <= 0, grad),
+             text="grad_self = grad where result > 0, else 0", domain="away", keeps_dtype=True)
+abs = unary("abs", _abs, "AbsBackward0", saves="self", grad=lambda grad, self: grad * xp.sign_array(xp.data(self)),
             text="grad_self = grad * sign(self)", domain="away", keeps_dtype=True)
 # flat almost everywhere: the gradient is 0
-sign = unary("sign", np.sign, "SignBackward0", saves="", grad=lambda grad: xp.zeros_like(grad),
+sign = unary("sign", xp.sign_array, "SignBackward0", saves="", grad=lambda grad: xp.zeros_like(grad),
              text="grad_self = 0  (sign is flat almost everywhere)", keeps_dtype=True, second_order=False)
-floor = unary("floor", np.floor, "FloorBackward0", saves="", grad=lambda grad: xp.zeros_like(grad),
+def _rounding(name: str, np_fn):
+    """floor, ceil, trunc, round: an integer tensor is returned as it is; bool has no kernel in PyTorch."""
+    def fn(x: np.ndarray) -> np.ndarray:
+        if x.dtype.kind == "b":
+            raise NotImplementedError(f"\"{name}_vml_cpu\" not implemented for 'Bool'")
+        return np_fn(x)
+
+    return fn
+
+
+floor = unary("floor", _rounding("floor", np.floor), "FloorBackward0", saves="", grad=lambda grad: xp.zeros_like(grad),
               text="grad_self = 0", keeps_dtype=True, second_order=False)
-ceil = unary("ceil", np.ceil, "CeilBackward0", saves="", grad=lambda grad: xp.zeros_like(grad),
+ceil = unary("ceil", _rounding("ceil", np.ceil), "CeilBackward0", saves="", grad=lambda grad: xp.zeros_like(grad),
              text="grad_self = 0", keeps_dtype=True, second_order=False)
-trunc = unary("trunc", np.trunc, "TruncBackward0", saves="", grad=lambda grad: xp.zeros_like(grad),
+trunc = unary("trunc", _rounding("trunc", np.trunc), "TruncBackward0", saves="", grad=lambda grad: xp.zeros_like(grad),
               text="grad_self = 0", keeps_dtype=True, second_order=False)
 
 RoundBackward0 = rule("RoundBackward0", "self", text="grad_self = 0", self=lambda grad: xp.zeros_like(grad))
@@ -181,7 +204,7 @@ RoundBackward1 = rule("RoundBackward1", "self", saves="decimals", text="grad_sel
 
 def round(self, decimals=None):
     """Round half to even, as PyTorch (and NumPy) do; `decimals` digits after the point."""
-    res = np.round(self._data, decimals or 0)
+    res = _rounding("round", lambda x: np.round(x, decimals or 0))(self._data)
     if self._requires_grad and GRAD.mode > 0:
         if decimals is None:
             return record(RoundBackward0, res, (self,))

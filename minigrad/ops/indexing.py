@@ -15,9 +15,12 @@ had basic parts). In-place writes into views are implemented in `inplace.py`.
 from __future__ import annotations
 
 import builtins
+import warnings
 
 import numpy as np
 
+from .. import _dtypes
+from .._stacklevel import user_stacklevel
 from .._state import GRAD
 from .._tensor import Tensor, make
 from . import inplace, xp
@@ -36,7 +39,7 @@ SliceBackward0 = rule("SliceBackward0", "self", saves="dim start end step self_s
                       text="grad_self = zeros(self's shape) with grad written at [start:end:step] along dim",
                       self=lambda grad, dim, start, end, step, self_sym_sizes: xp.scatter_into(
                           grad, self_sym_sizes, _slice_key(dim, start, end, step), False, "SliceBackwardBackward0"))
-IndexBackward0 = rule("IndexBackward0", "self", saves="indices self_sym_sizes",
+IndexBackward0 = rule("IndexBackward0", "self", saves="indices self_sym_sizes", tensor_args="indices",
                       text="grad_self = zeros(self's shape) with grad added at the indexed places",
                       self=lambda grad, indices, self_sym_sizes: xp.scatter_into(
                           grad, self_sym_sizes, indices, True, "IndexPutImplBackward0"))
@@ -58,7 +61,7 @@ _FULL = slice(None)
 def _is_advanced(k) -> bool:
     if isinstance(k, Tensor):
         return k._data.ndim > 0 or k._data.dtype.kind == "b"
-    return isinstance(k, (list, np.ndarray)) or isinstance(k, builtins.bool)
+    return isinstance(k, (list, range, np.ndarray)) or isinstance(k, builtins.bool)
 
 
 def _np_key(k):
@@ -67,7 +70,11 @@ def _np_key(k):
             raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
         return k._data if k._data.ndim or k._data.dtype.kind == "b" else builtins.int(k._data)
     if isinstance(k, list):
+        if not k:  # x[[]]: an empty integer index
+            return np.zeros(0, np.int64)
         return np.asarray([_np_key(x) if isinstance(x, Tensor) else x for x in k])
+    if isinstance(k, range):  # `logits[range(n), ys]`: a sequence of indices, as a list is
+        return np.asarray(k, dtype=np.int64)
     if isinstance(k, np.ndarray) and k.dtype.kind not in "biu":
         raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
     if not isinstance(k, _BASIC + (np.ndarray, builtins.bool)):
@@ -185,7 +192,7 @@ def _advanced(arr: np.ndarray, akey: tuple) -> np.ndarray:
     try:
         return np.asarray(arr[akey])  # advanced indexing always copies
     except IndexError as e:
-        raise IndexError(str(e).replace("array", "tensor").replace("axis", "dimension")) from None
+        raise _index_error(e) from None
 
 
 def getitem(self, key):
@@ -202,9 +209,9 @@ def getitem(self, key):
                     return as_view(make(d[key, ...]), self, ("getitem", (key,)))
             elif key.step is None or key.step > 0:
                 if self._requires_grad and GRAD.mode > 0:
-                    return _slice(self, 0, key)
+                    return slice_view(self, 0, key)
                 return as_view(make(d[key]), self, ("getitem", (key,)))
-    elif kc is list or kc is Tensor or kc is np.ndarray:  # a lone advanced index
+    elif kc is list or kc is Tensor or kc is np.ndarray or kc is range:  # a lone advanced index
         k = _np_key(key)
         if k.__class__ is np.ndarray and k.ndim and self._data.ndim:
             akey = (k,)
@@ -224,7 +231,7 @@ def getitem(self, key):
     if single and akey is None:
         k = basic[0]
         if isinstance(k, slice):  # a lone slice always makes a SliceBackward0, even `x[:]`
-            return _slice(self, 0, k)
+            return slice_view(self, 0, k)
         if k is Ellipsis:
             return alias(self)
     sliced = _basic_chain(self, basic)
@@ -243,12 +250,18 @@ def alias(t: Tensor) -> Tensor:
     return as_view(out, t, ("getitem", (Ellipsis,)))
 
 
-def _slice(out: Tensor, dim: int, k: slice) -> Tensor:
+def slice_view(out: Tensor, dim: int, k: slice) -> Tensor:
     start, stop, step = k.indices(out._data.shape[dim])
     sub = (_FULL,) * dim + (slice(start, stop, step),)
     node_out = record(SliceBackward0, out._data[sub], (out,), dim=dim, start=start, end=stop, step=step,
                       self_sym_sizes=out._data.shape)
     return as_view(node_out, out, ("getitem", sub))
+
+
+def keeps_all(k: slice, n: int) -> bool:
+    """Does PyTorch skip this slice as one that keeps a whole dim of size `n`? Only as written from 0 with step 1:
+    `x[0:]` and `x[:99]` are skipped, `x[-n:]` is not (it becomes a SliceBackward0, or a CopySlices when written)."""
+    return (k.start is None or k.start == 0) and (k.step is None or k.step == 1) and (k.stop is None or k.stop >= n)
 
 
 def _basic_chain(t: Tensor, key: tuple) -> Tensor:
@@ -266,8 +279,8 @@ def _basic_chain(t: Tensor, key: tuple) -> Tensor:
             out = unsqueeze(out, dim)
             dim += 1
         elif isinstance(k, slice):
-            if k.indices(out._data.shape[dim]) != (0, out._data.shape[dim], 1):
-                out = _slice(out, dim, k)
+            if not keeps_all(k, out._data.shape[dim]):
+                out = slice_view(out, dim, k)
             dim += 1
         else:
             idx = builtins.int(k)
@@ -313,7 +326,7 @@ def _values_grad(grad, key):
     return grad[key]
 
 
-IndexPutBackward0 = rule("IndexPutBackward0", "self values", saves="indices accumulate",
+IndexPutBackward0 = rule("IndexPutBackward0", "self values", saves="indices accumulate", tensor_args="indices",
                          text="grad_self = grad with the written places zeroed, grad_values = grad[indices]",
                          self=lambda grad, indices: _masked_out(grad, indices),
                          values=lambda grad, indices: _values_grad(grad, indices))
@@ -331,6 +344,8 @@ def _value_tensor(self: Tensor, value) -> Tensor:
     minigrad also accepts lists and NumPy arrays, taken in the tensor's dtype."""
     if isinstance(value, Tensor):
         return value
+    if isinstance(value, (builtins.int, builtins.float)):  # (a bool is an int)
+        value = _dtypes.checked(value, self._data.dtype)
     return make(np.array(_as_data(value)).astype(self._data.dtype, copy=False))
 
 
@@ -355,23 +370,29 @@ def _put_error(vshape: tuple, rshape: tuple) -> RuntimeError:
 
 
 def setitem(self, key, value):
-
+    if isinstance(value, np.generic) and not isinstance(value, (builtins.float, np.integer)):
+        # PyTorch takes a NumPy scalar only as a Python number (np.float64 is a float) or an index (np.int64)
+        kind = type(value)
+        raise TypeError(f"can't assign a {kind.__module__}.{kind.__name__} to a "
+                        f"minigrad.{_dtypes.FROM_NP[self._data.dtype]._legacy}")
     nkey = normalize_key(key)
     basic, akey = split_key(nkey, self._data.ndim)
     _check_bounds(basic, self._data.shape)
     value = _value_tensor(self, value)
     inplace.own_array(self)
-    tracked = GRAD.mode > 0 and (self._requires_grad or value._requires_grad)
+    tracked = GRAD.mode > 0 and (self._requires_grad or (value._requires_grad and self._data.dtype.kind == "f"))
     if not tracked:
         inplace.check_inference(self)
         _write_untracked(self, basic, akey, value)
+        inplace.renew_view_nodes(self)
         self._bump_version()
         return
     dst = _write_target(self, basic)
     if akey is None:
         _copy_to(dst, value)
         return
-    if value._data.dtype != dst._data.dtype:
+    one_mask = len(akey) == 1 and akey[0].dtype.kind == "b" and value._data.ndim == 0  # PyTorch's masked_fill_ path
+    if value._data.dtype != dst._data.dtype and not one_mask:
         raise RuntimeError(f"Index put requires the source and destination dtypes match, got "
                            f"{inplace.kind_name(dst._data.dtype)} for the destination and "
                            f"{inplace.kind_name(value._data.dtype)} for the source.")
@@ -398,16 +419,29 @@ def _is_noop(basic: tuple, shape: tuple) -> bool:
     for k in basic:
         if k is Ellipsis:
             dim += len(shape) - n_real
-        elif isinstance(k, slice) and k.indices(shape[dim]) == (0, shape[dim], 1):
+        elif isinstance(k, slice) and keeps_all(k, shape[dim]):
             dim += 1
         else:
             return False
     return True
 
 
+def _index_error(e: IndexError) -> IndexError:
+    """NumPy's out-of-bounds message in PyTorch's words (which name no index or dim when the dim is empty)."""
+    text = str(e).replace("array", "tensor").replace("axis", "dimension")
+    if text.endswith("with size 0"):
+        text = "index is out of bounds for dimension with size 0"
+    return IndexError(text)
+
+
+INDEX_PUT_EXPANDED = ("Use of index_put_ on expanded tensors is deprecated. Please clone() the tensor before "
+                      "performing this operation. This also applies to advanced indexing e.g. tensor[indices] = tensor")
+
+
 def _write_untracked(self: Tensor, basic: tuple, akey, value: Tensor) -> None:
 
-    target = self._data[_view_key(basic)]
+    vkey = _view_key(basic)
+    target = self._data[vkey]
     vdata = value._data
     if akey is None:
         writable(self, target)
@@ -416,19 +450,23 @@ def _write_untracked(self: Tensor, basic: tuple, akey, value: Tensor) -> None:
             b = np.broadcast_to(stripped, target.shape)
         except ValueError:
             raise _expand_error(stripped.shape, target.shape) from None
-        target[...] = b
+        inplace.write_into(self, vkey, b)
         return
-    if vdata.ndim and vdata.dtype != target.dtype:
-
+    one_mask = len(akey) == 1 and akey[0].dtype.kind == "b" and vdata.ndim == 0  # PyTorch's masked_fill_ path
+    if vdata.dtype != target.dtype and not one_mask:
         raise RuntimeError(f"Index put requires the source and destination dtypes match, got "
                            f"{kind_name(target.dtype)} for the destination and {kind_name(vdata.dtype)} for the "
                            "source.")
     _check_masks(akey, target.shape)
-    writable(self, target)
+    if inplace.internal_overlap(target):  # an expanded tensor: PyTorch warns, then writes into the shared memory
+        warnings.warn(INDEX_PUT_EXPANDED, UserWarning, stacklevel=user_stacklevel())
+        if one_mask:  # PyTorch's index_put_ hands this case on to masked_fill_, which warns too
+            warnings.warn(inplace.MASKED_FILL_EXPANDED, UserWarning, stacklevel=user_stacklevel())
     try:
-        target[akey] = vdata.reshape(_strip_leading_ones(vdata.shape)) if vdata.ndim else vdata
+        inplace.write_into(self, vkey, vdata.reshape(_strip_leading_ones(vdata.shape)) if vdata.ndim else vdata,
+                           then=akey)
     except IndexError as e:
-        raise IndexError(str(e).replace("array", "tensor").replace("axis", "dimension")) from None
+        raise _index_error(e) from None
     except ValueError:
         raise _put_error(vdata.shape, np.shape(target[akey])) from None
 
@@ -457,7 +495,7 @@ def index_put_(self: Tensor, indices: tuple, values: Tensor) -> Tensor:
         try:
             res[indices] = values._data
         except IndexError as e:
-            raise IndexError(str(e).replace("array", "tensor").replace("axis", "dimension")) from None
+            raise _index_error(e) from None
         except ValueError:
             raise _put_error(values._data.shape, np.shape(src._data[indices])) from None
         if GRAD.mode > 0 and (src._requires_grad or values._requires_grad):

@@ -19,6 +19,7 @@ import weakref
 
 import numpy as np
 
+from .._dtypes import checked
 from .._random import default_generator
 from .._state import GRAD
 from .._tensor import Tensor, make
@@ -72,12 +73,89 @@ def check_inference(t: Tensor) -> None:
                            "https://github.com/pytorch/rfcs/pull/17 for more details.")
 
 
+INTERNAL_OVERLAP = ("unsupported operation: more than one element of the written-to tensor refers to a single memory "
+                    "location. Please clone() the tensor before performing the operation.")
+
+
+MASKED_FILL_EXPANDED = ("Use of masked_fill_ on expanded tensors is deprecated. Please clone() the tensor before "
+                        "performing this operation. This also applies to advanced indexing e.g. tensor[mask] = scalar")
+
+
+def internal_overlap(arr: np.ndarray) -> bool:
+    """PyTorch's has_internal_overlap(...) == Yes: a dim of size > 1 with stride 0 (an expanded tensor). An empty
+    tensor is never checked."""
+    return arr.size > 0 and any(n > 1 and st == 0 for n, st in zip(arr.shape, arr.strides))
+
+
 def writable(t: Tensor, arr: np.ndarray) -> None:
-    if not arr.flags.writeable:
-        raise RuntimeError("unsupported operation: more than one element of the written-to tensor refers to a single "
-                           "memory location. Please clone() the tensor before performing the operation.")
+    """PyTorch's check before an in-place write into `arr` (part of `t`): no two of its elements share memory."""
+    if internal_overlap(arr):
+        raise RuntimeError(INTERNAL_OVERLAP)
 
 
+def check_overlap(out: np.ndarray, others) -> None:
+    """PyTorch's check before an in-place write that reads other tensors: none may share only part of the memory
+    written to (`v.add_(v[0])`; all of it with the same layout, `v.add_(v)`, is fine)."""
+    for other in others:
+        if isinstance(other, Tensor) and _partial_overlap(out, other._data):
+            raise RuntimeError("unsupported operation: some elements of the input tensor and the written-to tensor "
+                               "refer to a single memory location. Please clone() the tensor before performing the "
+                               "operation.")
+
+
+def _partial_overlap(a: np.ndarray, b: np.ndarray) -> bool:
+    """PyTorch's get_overlap_status(a, b) == Partial. It only tells when both are dense (a permutation of a
+    contiguous block); otherwise it gives up and lets the write happen."""
+    if a is b or a.size == 0 or b.size == 0:
+        return False
+    if (a.base if a.base is not None else a) is not (b.base if b.base is not None else b):
+        return False  # different memory
+    if not (_dense(a) and _dense(b)):
+        return False
+    a0, b0 = a.__array_interface__["data"][0], b.__array_interface__["data"][0]
+    a1, b1 = a0 + a.nbytes, b0 + b.nbytes
+    if (a0, a1) == (b0, b1):
+        return a.strides != b.strides
+    return a0 < b1 and b0 < a1
+
+
+def _dense(a: np.ndarray) -> bool:
+    """Non-overlapping and dense: the elements fill a contiguous block, in some order of the dims."""
+    expected = a.itemsize
+    for stride, n in sorted((st, n) for st, n in zip(a.strides, a.shape) if n != 1):
+        if stride != expected:
+            return False
+        expected *= n
+    return True
+
+
+def write_into(t: Tensor, key, vdata, then=None) -> None:
+    """`t._data[key] = vdata` (`t._data[key][then] = vdata` with an index `then`). A view made by broadcasting is
+    read-only in NumPy even where PyTorch writes into it (a part of it in which no two elements share memory, or a
+    fill): the values then go into the memory it covers in its base."""
+    if t._data.flags.writeable or t._base is None:
+        if then is None:
+            t._data[key] = vdata
+        else:
+            t._data[key][then] = vdata
+        return
+    root = t._base
+    own_array(root)
+    idx = index_map(root._data.shape, view_recipes(t))[key]
+    idx = idx if then is None else idx[then]
+    root._data.flat[idx.ravel()] = np.broadcast_to(vdata, idx.shape).ravel()
+
+
+def fill_where(t: Tensor, mask: np.ndarray, value) -> Tensor:
+    """`t[mask] = value` with nothing recorded, into a tensor whose elements may share memory (PyTorch's
+    masked_fill_ on an expanded tensor writes every masked place, so a shared element takes the value)."""
+    check_inference(t)
+    own_array(t)
+    v = value._data if isinstance(value, Tensor) else checked(value, t._data.dtype)
+    write_into(t, mask, np.asarray(v).astype(t._data.dtype))
+    t._bump_version()
+    renew_view_nodes(t)
+    return t
 
 
 def own_array(t: Tensor) -> None:
@@ -86,39 +164,46 @@ def own_array(t: Tensor) -> None:
         t._data = np.array(t._data)
 
 
-def _write(t: Tensor, key, vdata) -> None:
+def _write(t: Tensor, key, vdata, overlap_ok: bool = False) -> None:
     own_array(t)
-    writable(t, t._data)
+    if not overlap_ok:
+        writable(t, t._data)
     try:
-        t._data[key] = vdata
+        write_into(t, key, vdata)
     except ValueError as e:
         raise RuntimeError(str(e).replace("array", "tensor")) from None
 
 
-def _store(self: Tensor, res: np.ndarray) -> None:
-    """Write an out-of-place result back into `self`, with PyTorch's cast and shape rules."""
+def _store(self: Tensor, res: np.ndarray, overlap_ok: bool = False) -> None:
+    """Write an out-of-place result back into `self`, with PyTorch's cast and shape rules (`overlap_ok`: the write
+    may go into an expanded tensor, its elements sharing memory agreeing on their value)."""
     if res.dtype != self._data.dtype and not np.can_cast(res.dtype, self._data.dtype, "same_kind"):
         raise RuntimeError(f"result type {kind_name(res.dtype)} can't be cast to the desired output type "
                            f"{kind_name(self._data.dtype)}")
     if res.shape != self._data.shape:
         raise RuntimeError(f"output with shape {list(self._data.shape)} doesn't match the broadcast shape "
                            f"{list(res.shape)}")
-    _write(self, Ellipsis, res)
+    _write(self, Ellipsis, res, overlap_ok)
 
 
 # -- the in-place machinery -----------------------------------------------------------------------------------
 def _tracked(self: Tensor, others) -> bool:
-    return GRAD.mode > 0 and (self._requires_grad or any(isinstance(a, Tensor) and a._requires_grad
-                                                          for a in others))
+    """Does the in-place op record a node? Not into an integer or bool tensor (it cannot require grad)."""
+    return GRAD.mode > 0 and (self._requires_grad or (
+        self._data.dtype.kind == "f" and any(isinstance(a, Tensor) and a._requires_grad for a in others)))
 
 
-def run_inplace(self: Tensor, compute, others=()) -> Tensor:
+def run_inplace(self: Tensor, compute, others=(), overlap_ok: bool = False) -> Tensor:
     """Apply an in-place op to `self`. `compute(src)` returns the op's out-of-place result for input `src`
-    (recording its node when grad mode is on and something requires grad); `others` are its other arguments."""
+    (recording its node when grad mode is on and something requires grad); `others` are its other arguments.
+    `overlap_ok`: PyTorch allows the op into an expanded tensor and does not check its inputs for overlap (fill_
+    and zero_ write one number everywhere, read first; copy_ from the tensor itself writes nothing)."""
     tracked = _tracked(self, others)
     check_inplace(self, tracked)
     check_inference(self)
     own_array(self)
+    if not overlap_ok:
+        check_overlap(self._data, others)
     if not tracked:
         prev = GRAD.mode
         GRAD.mode = 0 if prev > 0 else prev
@@ -126,8 +211,9 @@ def run_inplace(self: Tensor, compute, others=()) -> Tensor:
             res = compute(self)._data
         finally:
             GRAD.mode = prev
-        _store(self, res)
+        _store(self, res, overlap_ok)
         self._bump_version()
+        renew_view_nodes(self)
         return self
     base = self._base
     if base is not None and not self._requires_grad and base._requires_grad:
@@ -135,7 +221,7 @@ def run_inplace(self: Tensor, compute, others=()) -> Tensor:
     old = make(self._data.copy(), self._grad_fn, self._requires_grad)
     old._output_nr = self._output_nr
     out = compute(old)
-    _store(self, out._data)
+    _store(self, out._data, overlap_ok)
     if base is None:
         _adopt(self, out)
         refresh_views(self)
@@ -196,6 +282,8 @@ class CopySlices(Node):
         if g is None:
             return [None] * n
         idx = self._idx
+        if np.unique(idx).size != idx.size:  # PyTorch writes the region's gradient back through the (expanded) view
+            raise RuntimeError(INTERNAL_OVERLAP)
         shape, dtype = self._input_metadata[0]
         size = int(np.prod(shape))
         if create_graph:
@@ -237,9 +325,11 @@ def _rebase_view(view: Tensor, out: Tensor) -> None:
                     ((root._data.shape, root._data.dtype),), root)
     node._fn = fn
     node._idx = index_map(root._data.shape, view_recipes(view))
+    old, old_nr = root._grad_fn, root._output_nr
     root._grad_fn = node
     root._requires_grad = True
     root._output_nr = 0
+    _move_retain(root, old, old_nr)  # the base's .grad is the gradient of its new value
     view._bump_version()  # the version counter is the base's
     save_result(fn, view)  # the op's saved result is the view itself, as modified
     refresh_views(root, view)
@@ -283,6 +373,22 @@ def refresh_views(root: Tensor, also: Tensor | None = None) -> None:
         _regenerate(v, root)
 
 
+def renew_view_nodes(t: Tensor) -> None:
+    """After a write that recorded nothing (under no_grad) into a tensor that requires grad: the views of its
+    memory that have a node get a new one, as PyTorch rebuilds a view's grad_fn on its next use once its version
+    changed. Hooks registered on a view stay with its old node (and so no longer fire), as in PyTorch."""
+    if GRAD.mode != 0 or not t._requires_grad:
+        return
+    root = t._base if t._base is not None else t
+    GRAD.mode = 1  # the rebuilt nodes are recorded as in grad mode
+    try:
+        for v in live_views(root):
+            if v._grad_fn is not None:
+                _regenerate(v, root)
+    finally:
+        GRAD.mode = 0
+
+
 def _regenerate(v: Tensor, root: Tensor) -> None:
     from .indexing import alias  # lazy: indexing is built on this module's in-place writes
 
@@ -290,9 +396,9 @@ def _regenerate(v: Tensor, root: Tensor) -> None:
         return
     meta = creation_meta(v)
     if meta is not None:
-        if v._requires_grad:  # PyTorch refuses to use such a view again (it raises when the view is used)
-            node_out = record(ViewError, v._data, (root,), message=view_rebase_message(v, meta, indirect=True))
-            _take_node(v, node_out)
+        if v._requires_grad:  # PyTorch refuses to use such a view again: reading its grad_fn (any op does) raises
+            v._get_extras().invalid = view_rebase_message(v, meta, indirect=True)
+            v._grad_fn = None
         return
     REGENERATING[0] = True
     try:
@@ -331,15 +437,6 @@ def _move_retain(t: Tensor, old, old_nr: int) -> None:
     t._grad_fn._extra("retain", dict)[t._output_nr] = weakref.ref(t)
 
 
-def _raise(message: str):
-    raise RuntimeError(message)
-
-
-ViewError = rule("Error", "self", saves="message", text="backward through this view raises (it was modified in place)",
-                 self=lambda grad, message: _raise(message))
-ViewError.name = lambda self: "minigrad::autograd::Error"
-
-
 # -- the ops ----------------------------------------------------------------------------------------------------
 def inplace_of(op, name: str):
     """`name` (`exp_`, `clamp_`, ...): the out-of-place `op` run by the in-place machinery (`run_inplace`)."""
@@ -374,7 +471,7 @@ def zero_(self):
         res = np.zeros_like(src._data)
         return record(ZeroBackward0, res, (src,)) if _tracking(src) else make(res)
 
-    return run_inplace(self, compute)
+    return run_inplace(self, compute, overlap_ok=True)
 
 
 def fill_(self, value):
@@ -388,13 +485,16 @@ def fill_(self, value):
             res = np.full(src._data.shape, value._data, dtype=src._data.dtype)
             return record(FillBackward3, res, (src, value)) if _tracking(src, value) else make(res)
 
-        return run_inplace(self, compute_t, (value,))
+        return run_inplace(self, compute_t, (value,), overlap_ok=True)
+
+    value = as_operand(value)
+    checked(value, self._data.dtype)
 
     def compute(src):
-        res = np.full(src._data.shape, value, dtype=src._data.dtype)
+        res = np.full(src._data.shape, checked(value, src._data.dtype), dtype=src._data.dtype)
         return record(FillBackward2, res, (src,)) if _tracking(src) else make(res)
 
-    return run_inplace(self, compute)
+    return run_inplace(self, compute, overlap_ok=True)
 
 
 def copy_(self, src, non_blocking: bool = False):
@@ -410,7 +510,7 @@ def copy_(self, src, non_blocking: bool = False):
             raise broadcast_error(dst, src) from None
         return record(CopyBackwards, vals, (dst, src)) if _tracking(dst, src) else make(vals)
 
-    return run_inplace(self, compute, (src,))
+    return run_inplace(self, compute, (src,), overlap_ok=src is self)
 
 
 def uniform_(self, a: float = 0.0, b: float = 1.0, *, generator=None):

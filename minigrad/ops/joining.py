@@ -11,7 +11,7 @@ import numpy as np
 from .._state import GRAD
 from .._tensor import Tensor, _wrap_dim, make
 from . import xp
-from .indexing import getitem
+from .indexing import getitem, slice_view
 from .operands import result_dtype
 from .recording import record, record_multi, rule
 from .registry import Sample, declare
@@ -128,6 +128,8 @@ def stack(tensors, dim: int = 0):
 
 def split(self, split_size_or_sections, dim: int = 0):
     """Views of consecutive pieces (one SplitBackward0 node, one output per piece)."""
+    if self._data.ndim == 0:
+        raise RuntimeError("split expects at least a 1-dimensional tensor")
     d = _wrap_dim(dim, self._data.ndim)
     n = self._data.shape[d]
     if isinstance(split_size_or_sections, int):
@@ -155,21 +157,27 @@ def split(self, split_size_or_sections, dim: int = 0):
 
 
 def chunk(self, chunks: int, dim: int = 0):
+    if self._data.ndim == 0:
+        raise RuntimeError("chunk expects at least a 1-dimensional tensor")
     if chunks <= 0:
         raise RuntimeError("chunk expects `chunks` to be greater than 0, got: " + str(chunks))
     n = self._data.shape[_wrap_dim(dim, self._data.ndim)]
-    size = -(-n // chunks) if n else 1
-    return split(self, size, dim)
+    if n == 0:  # PyTorch: `chunks` empty pieces (split_with_sizes)
+        return split(self, [0] * chunks, dim)
+    return split(self, -(-n // chunks), dim)
 
 
 def narrow(self, dim: int, start: int, length: int):
-
+    if self._data.ndim == 0:
+        raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
     d = _wrap_dim(dim, self._data.ndim)
     n = self._data.shape[d]
     if start < 0:
         start += n
     if not (0 <= start and start + length <= n):
         raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size ({n}).")
+    if self._requires_grad and GRAD.mode > 0:  # always a SliceBackward0, even over the whole dim
+        return slice_view(self, d, slice(start, start + length))
     return getitem(self, (slice(None),) * d + (slice(start, start + length),))
 
 
@@ -178,9 +186,21 @@ def gather(self, dim: int, index, *, sparse_grad: bool = False):
     idx = index._data
     if idx.dtype.kind not in "iu":
         raise RuntimeError("gather(): Expected dtype int32/int64 for index")
-    if idx.ndim != self._data.ndim:
+    x = self._data
+    if idx.ndim != x.ndim:
         raise RuntimeError("Index tensor must have the same number of dimensions as input tensor")
-    res = np.take_along_axis(self._data, idx, axis=d)
+    if x.ndim == 0:  # a 0-d input is gathered as a 1-element one
+        x, idx = x.reshape(1), idx.reshape(1)
+    for i, (n, m) in enumerate(zip(idx.shape, x.shape)):
+        if i != d and n > m:
+            raise RuntimeError(f"Size does not match at dimension {i} expected index {list(idx.shape)} to be no "
+                               f"larger than self {list(x.shape)} apart from dimension {d}")
+    bad = (idx < 0) | (idx >= x.shape[d])
+    if bad.any():
+        raise RuntimeError(f"index {int(idx[bad].flat[0])} is out of bounds for dimension {d} with size {x.shape[d]}")
+    # the index may be smaller than the input in the other dims: only that corner of the input is read
+    corner = tuple(slice(None) if i == d else slice(0, n) for i, n in enumerate(idx.shape))
+    res = np.take_along_axis(x[corner], idx, axis=d).reshape(index._data.shape)
     if self._requires_grad and GRAD.mode > 0:
         return record(GatherBackward0, res, (self,), dim=d, index=idx, sparse_grad=sparse_grad)
     return make(res)
@@ -212,7 +232,7 @@ declare("cat", cat, aliases=("concat", "concatenate"), method=False, nodes=(CatB
         samples=(Sample(_TWO, as_list=True), Sample(_TWO, (1,), as_list=True)))
 declare("stack", stack, method=False, nodes=(StackBackward0,),
         samples=(Sample(_TWO, as_list=True), Sample(_TWO, (1,), as_list=True)))
-declare("split", split, nodes=(SplitBackward0, SplitWithSizesBackward0),
+declare("split", split, nodes=(SplitBackward0, SplitWithSizesBackward0), numpy_names=False,
         samples=(Sample((((5, 2), "real"),), (2,)), Sample((((5, 2), "real"),), ([2, 3],))))
 declare("chunk", chunk, nodes=(SplitBackward0,), samples=(Sample((((5, 2), "real"),), (2,)),))
 declare("narrow", narrow, samples=(Sample((((5, 2), "real"),), (0, 1, 3)),))

@@ -14,6 +14,7 @@ from .operands import as_operand, broadcast_error, kind_name
 from .recording import record, rule
 from .registry import Sample, declare
 from .views import _unsafe_view, contiguous, expand, reshape, squeeze, t, transpose, unsqueeze
+from .xp import expandable
 
 
 # == derivative rows, and the helpers their formulas use ======================================================
@@ -42,6 +43,17 @@ BmmBackward0 = rule("BmmBackward0", "self mat2", saves="self mat2",
                     text="grad_self = grad @ mat2ᵀ (per batch), grad_mat2 = selfᵀ @ grad (per batch)",
                     self=lambda grad, mat2: grad @ xp.transpose(mat2, 1, 2),
                     mat2=lambda grad, self: xp.transpose(self, 1, 2) @ grad)
+
+
+BaddbmmBackward0 = rule(
+    "BaddbmmBackward0", "self batch1 batch2", saves="alpha batch1 batch2 beta",
+    text="grad_self = grad * beta (summed to self's shape), grad_batch1 = grad @ batch2ᵀ * alpha (per batch), "
+         "grad_batch2 = batch1ᵀ @ grad * alpha (per batch)",
+    self=lambda grad, beta: grad if beta == 1 else grad * beta,
+    batch1=lambda grad, batch2, alpha: grad @ xp.transpose(batch2, 1, 2) if alpha == 1
+    else (grad @ xp.transpose(batch2, 1, 2)) * alpha,
+    batch2=lambda grad, batch1, alpha: xp.transpose(batch1, 1, 2) @ grad if alpha == 1
+    else (xp.transpose(batch1, 1, 2) @ grad) * alpha)
 
 
 SqueezeBackward4 = rule("SqueezeBackward4", "self", saves="dim self_sym_sizes",
@@ -76,9 +88,10 @@ def _addmm(bias: Tensor, mat1: Tensor, mat2: Tensor) -> Tensor:
     if bias._data.dtype != a.dtype:
         raise RuntimeError(f"self and mat2 must have the same dtype, but got {kind_name(bias._data.dtype)} and "
                            f"{kind_name(a.dtype)}")
-    res = a @ b
     try:
-        np.add(res, bias._data, out=res)
+        with np.errstate(all="ignore"):  # inf * 0 is nan, silently (as in PyTorch)
+            res = a @ b
+            np.add(res, bias._data, out=res)
     except ValueError:
         raise RuntimeError(f"The expanded size of the tensor ({res.shape[-1]}) must match the existing size "
                            f"({bias._data.shape[-1]}) at non-singleton dimension {bias._data.ndim - 1}.  Target "
@@ -110,13 +123,29 @@ def _recording(*ts) -> bool:
     return GRAD.mode > 0 and any(isinstance(t, Tensor) and t._requires_grad for t in ts)
 
 
-_dot = np.dot
+_dot = xp.dot2d
+
+
+_BOOL_KERNEL = {"mm": "addmm_impl_cpu_", "mv": "addmv_impl_cpu", "dot": "dot", "bmm": "bmm"}
 
 
 def _dtype_check(a: Tensor, b: Tensor, what: str) -> None:
-    if a._data.dtype != b._data.dtype:
-        pair = "m1 and m2" if what == "mm" else "both vectors" if what == "dot" else "self and mat2"
-        raise RuntimeError(f"expected {pair} to have the same dtype, but got: {_name(a)} != {_name(b)}")
+    """PyTorch's dtype checks of the products, each op with its own message; bool has no kernel."""
+    da, db = a._data.dtype, b._data.dtype
+    if what == "bmm" and da.kind == "b" and a._data.size and b._data.size:  # bmm looks for a kernel first
+        raise NotImplementedError("\"bmm\" not implemented for 'Bool'")
+    if da != db:
+        if what == "mm":
+            raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: {_name(a)} != {_name(b)}")
+        if what == "mv":
+            raise RuntimeError(f"addmv input tensors must have the same dtype, but got {kind_name(db)}, "
+                               f"{kind_name(da)}, and {kind_name(db)}")
+        if what == "dot":
+            raise RuntimeError(f"dot : expected both vectors to have same dtype, but found {kind_name(da)} and "
+                               f"{kind_name(db)}")
+        raise RuntimeError(f"expected scalar type {kind_name(da)} but found {kind_name(db)}")
+    if da.kind == "b" and a._data.size and b._data.size:  # (an empty product runs no kernel)
+        raise NotImplementedError(f"\"{_BOOL_KERNEL[what]}\" not implemented for 'Bool'")
 
 
 def _name(t: Tensor) -> str:
@@ -137,7 +166,7 @@ def mm(self, mat2):
     if a.shape[1] != b.shape[0]:
         raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({self._data.shape[0]}x{self._data.shape[1]} "
                            f"and {mat2._data.shape[0]}x{mat2._data.shape[1]})")
-    if a.dtype is not b.dtype:
+    if a.dtype is not b.dtype or a.dtype.kind == "b":
         _dtype_check(self, mat2, "mm")
     res = GRAD.quiet.run(_dot, a, b)  # np.dot: matmul's BLAS call with less overhead (see xp.mm)
     if _needs(self, mat2):
@@ -159,7 +188,7 @@ def mv(self, vec):
         raise RuntimeError(f"size mismatch, got input ({self._data.shape[0]}), mat ({self._data.shape[0]}x"
                            f"{self._data.shape[1]}), vec ({vec._data.shape[0]})")
     _dtype_check(self, vec, "mv")
-    res = self._data @ vec._data
+    res = GRAD.quiet.run(np.matmul, self._data, vec._data)
     if _needs(self, vec):
         return record(MvBackward0, res, (self, vec))
     return make(res)
@@ -173,7 +202,7 @@ def dot(self, tensor):
                            f"[{tensor._data.shape[0]}] to have the same number of elements, but got "
                            f"{self._data.shape[0]} and {tensor._data.shape[0]} elements respectively")
     _dtype_check(self, tensor, "dot")
-    res = np.asarray(self._data @ tensor._data)
+    res = np.asarray(GRAD.quiet.run(np.matmul, self._data, tensor._data))
     if _needs(self, tensor):
         return record(DotBackward0, res, (self, tensor))
     return make(res)
@@ -188,9 +217,36 @@ def bmm(self, mat2):
         raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: [{b1}, {m}] but got: "
                            f"[{b2}, {m2}].")
     _dtype_check(self, mat2, "bmm")
-    res = np.matmul(self._data, mat2._data)
+    res = GRAD.quiet.run(np.matmul, self._data, mat2._data)
     if _needs(self, mat2):
         return record(BmmBackward0, res, (self, mat2))
+    return make(res)
+
+
+def baddbmm(self, batch1, batch2, *, beta=1, alpha=1):
+    """beta * self + alpha * (batch1 @ batch2) per batch, `self` broadcast to the product's shape (b, n, p)."""
+    for name, batch in (("batch1", batch1), ("batch2", batch2)):
+        if batch._data.ndim != 3:
+            raise RuntimeError(f"{name} must be a 3D tensor")
+    b1, n, m = batch1._data.shape
+    b2, m2, p = batch2._data.shape
+    if b1 != b2 or m != m2:
+        raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: [{b1}, {m}] but got: "
+                           f"[{b2}, {m2}].")
+    if not self._data.dtype == batch1._data.dtype == batch2._data.dtype:
+        raise RuntimeError(f"Input dtypes must be the same, got: input {_name(self)}, batch1: {_name(batch1)}, "
+                           f"batch2: {_name(batch2)}")
+    if not expandable(self._data.shape, (b1, n, p)):
+        raise RuntimeError(f"The expanded size of the tensor ({n if self._data.ndim < 2 else p}) must match the "
+                           f"existing size ({self._data.shape[-1]}) at non-singleton dimension 1.  Target sizes: "
+                           f"[{b1}, {n}, {p}].  Tensor sizes: [{', '.join(map(str, self._data.shape))}]")
+    res = np.matmul(batch1._data, batch2._data)
+    if alpha != 1:
+        res *= alpha
+    if beta != 0:  # beta = 0: self is ignored (its NaNs too), as PyTorch
+        res += self._data if beta == 1 else self._data * beta
+    if GRAD.mode > 0 and (self._requires_grad or batch1._requires_grad or batch2._requires_grad):
+        return record(BaddbmmBackward0, res, (self, batch1, batch2), alpha=alpha, beta=beta)
     return make(res)
 
 
@@ -309,6 +365,11 @@ declare("mm", mm, nodes=(MmBackward0,), samples=(Sample((((3, 4), "real"), ((4, 
 declare("mv", mv, nodes=(MvBackward0,), samples=(Sample((((3, 4), "real"), ((4,), "real"))),))
 declare("dot", dot, nodes=(DotBackward0,), samples=(Sample((((4,), "real"), ((4,), "real"))),))
 declare("bmm", bmm, nodes=(BmmBackward0,), samples=(Sample((((2, 3, 4), "real"), ((2, 4, 5), "real"))),))
+declare("baddbmm", baddbmm, nodes=(BaddbmmBackward0,),
+        samples=(Sample((((2, 3, 5), "real"), ((2, 3, 4), "real"), ((2, 4, 5), "real"))),
+                 Sample((((1, 3, 5), "real"), ((2, 3, 4), "real"), ((2, 4, 5), "real")),
+                        kwargs={"beta": 0.5, "alpha": 2.0}),
+                 Sample((((5,), "real"), ((2, 3, 4), "real"), ((2, 4, 5), "real")))))
 declare("outer", outer, aliases=("ger",), samples=(Sample((((3,), "real"), ((4,), "real"))),))
 declare("linear", linear, namespace="nn.functional", method=False, nodes=(AddmmBackward0,),
         samples=(Sample((((5, 3), "real"), ((4, 3), "real"), ((4,), "real"))),

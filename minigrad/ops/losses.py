@@ -65,7 +65,8 @@ DivBackward1 = rule("DivBackward1", "self", saves="other", text="grad_self = gra
 
 # -- losses ----------------------------------------------------------------------------------------
 def _mse_grad(grad, self, target, reduction):
-    norm = 2.0 / numel(self) if reduction == MEAN else 2.0
+    n = numel(self)
+    norm = (2.0 / n if n else float("inf")) if reduction == MEAN else 2.0
     return norm * (self - target) * grad
 
 
@@ -233,8 +234,12 @@ def mse_loss(input: Tensor, target: Tensor, size_average=None, reduce=None, redu
     """Mean squared error (MseLossBackward0)."""
     red = _reduction(reduction, size_average, reduce)
     input, target = _pointwise_loss_args("mse_loss", input, target, weight)
-    d = input._data - target._data
-    res = _reduce(d * d, red)
+    kind = np.result_type(input._data, target._data)
+    if kind.kind != "f":
+        raise NotImplementedError(f"\"mse_cpu\" not implemented for '{kind_name(kind)}'")
+    with np.errstate(all="ignore"):  # inf - inf is nan and 1e300² is inf, silently (as in PyTorch)
+        d = input._data - target._data
+        res = _reduce(d * d, red)
     if _tracked(input, target):
         return record(MseLossBackward0, res, (input, target), reduction=red)
     return make(res)
@@ -250,7 +255,7 @@ def l1_loss(input: Tensor, target: Tensor, size_average=None, reduce=None, reduc
 
 
 def _check_target(input: Tensor, target: Tensor) -> None:
-    if target._data.dtype.kind not in "iu":
+    if target._data.dtype.name not in ("int64", "uint8"):
         raise RuntimeError(f"expected target dtype to be Long or Byte, but got {kind_name(target._data.dtype)}")
     x, t = input._data, target._data
     if x.ndim == 1:
@@ -403,9 +408,9 @@ def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = 
     if weight is not None:
         weight = weight.expand(np.broadcast_shapes(target._data.shape, weight._data.shape))
     x, t = input._data, target._data
-    if ((x < 0) | (x > 1)).any():
+    if not ((x >= 0) & (x <= 1)).all():  # (NaN is not between 0 and 1 either)
         raise RuntimeError("all elements of input should be between 0 and 1")
-    if ((t < 0) | (t > 1)).any():
+    if not ((t >= 0) & (t <= 1)).all():
         raise RuntimeError("all elements of target should be between 0 and 1")
     with np.errstate(divide="ignore"):
         loss = (t - 1) * np.maximum(np.log1p(-x), -100) - t * np.maximum(np.log(x), -100)
@@ -425,13 +430,16 @@ def binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight: Tens
     if target._data.shape != input._data.shape:
         raise ValueError(f"Target size ({target.size()}) must be the same as input size ({input.size()})")
     x, t = input._data, target._data
-    log_sig = log_sigmoid(x)
-    if pos_weight is not None:
-        log_sig = log_sig * ((pos_weight._data - 1) * t + 1)
-    loss = (1 - t) * x - log_sig
-    if weight is not None:
-        loss = loss * weight._data
-    res = _reduce(np.asarray(loss).astype(x.dtype, copy=False), red)
+    if x.dtype.kind != "f":
+        raise NotImplementedError(f"\"log_sigmoid_cpu\" not implemented for '{kind_name(x.dtype)}'")
+    with np.errstate(all="ignore"):  # inf - inf is nan, silently (as in PyTorch)
+        log_sig = log_sigmoid(x)
+        if pos_weight is not None:
+            log_sig = log_sig * ((pos_weight._data - 1) * t + 1)
+        loss = (1 - t) * x - log_sig
+        if weight is not None:
+            loss = loss * weight._data
+        res = _reduce(np.asarray(loss).astype(x.dtype, copy=False), red)
     if _tracked(input, target):
         return record(BinaryCrossEntropyWithLogitsBackward0, res, (input, target), weight=weight,
                       pos_weight=pos_weight, reduction=red)

@@ -21,10 +21,10 @@ _CATEGORY = {"b": 0, "u": 1, "i": 1, "f": 2}  # bool < integer < floating
 def as_operand(x):
     """Python scalars stay scalars (weak types); NumPy scalars become Python ones; arrays and lists become
     constant tensors."""
+    if isinstance(x, np.generic):  # before the Python types: np.float64 is a float, but a strong one in NumPy
+        return x.item()
     if isinstance(x, (Tensor, builtins.int, builtins.float)):
         return x
-    if isinstance(x, np.generic):
-        return x.item()
     if isinstance(x, np.ndarray):
         return make(x)
     if isinstance(x, (list, tuple)):
@@ -78,10 +78,14 @@ def promoted(a, b, to_float: bool = False):
         ad = ad.astype(rt, copy=False)
     elif rt.kind == "b":
         ad = builtins.bool(ad)
+    elif rt.kind in "iu" and ad.__class__ is builtins.int:
+        ad = _dtypes.wrapped(ad, rt)
     if isinstance(b, Tensor):
         bd = bd.astype(rt, copy=False)
     elif rt.kind == "b":
         bd = builtins.bool(bd)
+    elif rt.kind in "iu" and bd.__class__ is builtins.int:
+        bd = _dtypes.wrapped(bd, rt)
     return ad, bd
 
 

@@ -29,15 +29,20 @@ from ..autograd import anomaly_mode
 from ..autograd.graph import (
     FREED,
     NO_OUTPUT,
+    SAVED_FREED,
     SAVED_HOOKS,
+    SAVED_HOOKS_SET,
+    SAVED_NONE,
     SEQUENCE,
     TRACK_OUTPUTS,
     Node,
     Packed,
+    SavedTensor,
     accumulator,
-    forward_op_name,
     freed_error,
     metadata_of,
+    saved_op_name,
+    unpacked,
 )
 
 _INPUT, _RESULT, _ARG = range(3)  # where a formula's parameter comes from
@@ -45,6 +50,8 @@ _new = object.__new__
 _new_ref = weakref.ref.__new__
 _ndarray = np.ndarray
 
+DETACHED_SAVED = ("Trying to use a saved tensor that has been detached in-place, i.e. with .detach_().This is not "
+                  "supported, please use out-of-place `.detach()` instead")
 INFERENCE_SAVED = (
     "Inference tensors cannot be saved for backward. Please do not use Tensors created in inference mode in "
     "computation tracked by autograd. To work around this, you can make a clone to get a normal tensor and use "
@@ -69,6 +76,7 @@ class RuleNode(Node):
     _shown: dict = {}  # name -> f(node, value): how `_saved_<name>` shows a value stored in another form
     _text = ""
     _text_args: tuple = ()  # the arguments the rule text names: their values are shown beside it
+    _tensor_args: tuple = ()  # saved arguments that are tensors in PyTorch (indices, masks): freed with the rest
 
     # -- introspection ---------------------------------------------------------------------------------
     @property
@@ -109,7 +117,10 @@ class RuleNode(Node):
         values = []
         for source, key in reads:
             if source == _ARG:
-                values.append(self._args[key])
+                value = self._args[key]
+                if value is FREED:
+                    raise freed_error(self)
+                values.append(value)
             elif source == _RESULT:
                 values.append(self._unpack_result(create_graph))
             elif self._kept_inputs is FREED:
@@ -122,6 +133,9 @@ class RuleNode(Node):
                 if v.__class__ is float or v.__class__ is int:  # a Python number: nothing to check
                     values.append(v)
                 else:
+                    if v.__class__ is Tensor and v._grad_fn is None and v._extras is not None and \
+                            v._extras.detached_at > self._sequence_number:
+                        raise RuntimeError(DETACHED_SAVED)
                     values.append(_unpack(v, self._kept_versions[key] if self._kept_versions else 0, create_graph))
         return values
 
@@ -136,11 +150,40 @@ class RuleNode(Node):
         if counter is not None and counter.value != self._result_version:
             raise RuntimeError(modified_message(make(self._result, self, True), counter.value,
                                                 self._result_version))
+        if self._result.__class__ is Packed:  # hooks set through `_raw_saved_result`
+            t = unpacked(self._result)
+            return t if create_graph else t._data
         if not create_graph:
             return self._result
         t = make(self._result, self, True)  # the output again, with this node as its grad_fn
         t._version_counter = counter
         return t
+
+    def _pack_saved(self, name: str, pack_hook, unpack_hook) -> None:
+        """`_raw_saved_<name>.register_hooks(pack_hook, unpack_hook)`: pack the saved value now, unpack on use."""
+        if name == "result":
+            value = self._result
+            if value is FREED:
+                raise RuntimeError(SAVED_FREED)
+            if value.__class__ is Packed:
+                raise RuntimeError(SAVED_HOOKS_SET)
+            if value is None:
+                raise RuntimeError(SAVED_NONE)
+            self._result = Packed(pack_hook(self._unpack_result(True)), unpack_hook)
+            return
+        kept = self._kept_inputs
+        if kept is FREED:
+            raise RuntimeError(SAVED_FREED)
+        value = None if kept is None else kept[type(self)._inputs.index(name)]
+        if value.__class__ is Packed:
+            raise RuntimeError(SAVED_HOOKS_SET)
+        if not isinstance(value, Tensor):
+            raise RuntimeError(SAVED_NONE)
+        versions = self._kept_versions
+        _unpack(value, versions[type(self)._inputs.index(name)] if versions else 0, True)  # still unmodified?
+        kept = list(kept)
+        kept[type(self)._inputs.index(name)] = Packed(pack_hook(value), unpack_hook)
+        self._kept_inputs = tuple(kept)
 
     def _release(self) -> None:
         """Free the saved tensors (what a second backward needs); saved arguments stay, as in PyTorch."""
@@ -148,6 +191,8 @@ class RuleNode(Node):
             self._kept_inputs = FREED
         if self._saves_result and self._result is not None:
             self._result = FREED
+        if self._tensor_args:
+            self._args = {**self._args, **dict.fromkeys(self._tensor_args, FREED)}
 
     # -- `_saved_<name>` ------------------------------------------------------------------------------
     def _read_saved(self, name: str):
@@ -159,7 +204,7 @@ class RuleNode(Node):
                 return None
             v = self._kept_inputs[cls._inputs.index(name)]
             if v.__class__ is Packed:
-                return v.unpack(v.obj)
+                return unpacked(v)
             if v is None or isinstance(v, Tensor):
                 return v
             return make(np.asarray(v))  # a Python scalar, shown as PyTorch shows it: a 0-d tensor
@@ -168,6 +213,8 @@ class RuleNode(Node):
                 raise freed_error(self)
             return self._unpack_result(True)
         value = self._args.get(name)
+        if value is FREED:
+            raise freed_error(self)
         show = cls._shown.get(name)
         return show(self, value) if show is not None else value
 
@@ -175,7 +222,7 @@ class RuleNode(Node):
 def _unpack(v, version: int, create_graph: bool):
     """A saved input for a formula: a Tensor is checked against its version when saved."""
     if v.__class__ is Packed:
-        t = v.unpack(v.obj)
+        t = unpacked(v)
         return t if create_graph else t._data
     if isinstance(v, Tensor):
         counter = v._version_counter
@@ -193,7 +240,7 @@ def modified_message(t: Tensor, now: int, saved: int) -> str:
 
     what = f"[minigrad.{FROM_NP[t._data.dtype]._legacy} [{', '.join(str(d) for d in t._data.shape)}]]"
     if t._grad_fn is not None:
-        what += f", which is output {t._output_nr} of {forward_op_name(t._grad_fn)},"
+        what += f", which is output {t._output_nr} of {saved_op_name(t._grad_fn)},"
     return (
         "one of the variables needed for gradient computation has been modified by an inplace operation: "
         f"{what} is at version {now}; expected version {saved} instead. Hint: enable anomaly detection to find "
@@ -210,7 +257,7 @@ def _zeros(meta, create_graph: bool):
 
 # -- declaring a rule ---------------------------------------------------------------------------------
 def rule(name: str, inputs: str, saves: str = "", *, text: str, multi: bool = False, shown: dict | None = None,
-         defaults: dict | None = None, elementwise: bool = False, **formulas) -> type:
+         defaults: dict | None = None, elementwise: bool = False, tensor_args: str = "", **formulas) -> type:
     """Declare the node class `name`: one row of the derivative table (see the module docstring). With
     `multi`, the node has several outputs and its formulas take `grads`, the list of their gradients.
 
@@ -218,7 +265,8 @@ def rule(name: str, inputs: str, saves: str = "", *, text: str, multi: bool = Fa
     what `_saved_<name>` shows when the op stores something cheaper to keep. `defaults` are the values of
     saved arguments an op need not pass (add's `alpha=1`). `elementwise`: the op's output has the shape
     and dtype of its first input whenever its other inputs are Python numbers (exp, `x * 2`), so the node
-    takes its output's metadata from that input's node."""
+    takes its output's metadata from that input's node. `tensor_args` names saved arguments that PyTorch saves as
+    tensors (an index, a mask): backward frees them like saved inputs, so a second backward raises."""
     input_names = tuple(inputs.split())
     variadic = len(input_names) == 1 and input_names[0].endswith("[]")
     if variadic:
@@ -236,14 +284,16 @@ def rule(name: str, inputs: str, saves: str = "", *, text: str, multi: bool = Fa
     exposed = {n for n in saved_names if not n.startswith("_")}
     text_args = tuple(n for n in saved_names if n not in input_names and n != "result"
                       and re.search(rf"\b{re.escape(n)}\b", text))
-    saved = {f"{prefix}{key}": _saved_property(key) for key in exposed for prefix in ("_saved_", "_raw_saved_")}
+    saved = {f"_saved_{key}": _saved_property(key) for key in exposed}
+    saved.update({f"_raw_saved_{key}": _raw_saved_property(key) if key in input_names or key == "result"
+                  else _saved_property(key) for key in exposed})
     return type(name, (RuleNode,), {
         **saved, "__slots__": (), "__module__": __name__, "__doc__": f"{name}: {text}",
         "_inputs": input_names, "_formulas": tuple(compiled), "_variadic": variadic,
         "_keeps": _keeps(reads, input_names),
         "_saves_result": saves_result, "_multi": multi, "_elementwise": elementwise, "_exposed": frozenset(exposed),
         "_shown": shown or {},
-        "_text": text, "_text_args": text_args, "_defaults": defaults or {},
+        "_text": text, "_text_args": text_args, "_defaults": defaults or {}, "_tensor_args": tuple(tensor_args.split()),
     })
 
 
@@ -282,6 +332,11 @@ def _keeps(reads: list, input_names: tuple) -> tuple:
 
 def _saved_property(key: str) -> property:
     return property(lambda node: node._read_saved(key), doc=f"The value this node saved as `{key}`.")
+
+
+def _raw_saved_property(key: str) -> property:
+    return property(lambda node: SavedTensor(node, key),
+                    doc=f"A handle on the tensor this node saved as `{key}`, to set pack/unpack hooks on.")
 
 
 def _not_differentiable(node: str, inp: str):

@@ -3,15 +3,19 @@
 from __future__ import annotations
 
 import builtins
+import math
+import warnings
 from collections.abc import Callable
 from typing import NamedTuple
 
 import numpy as np
 
 from .. import _dtypes
+from .._stacklevel import user_stacklevel
 from .._state import GRAD
 from .._tensor import Tensor, _wrap_dim, make
 from . import xp
+from .operands import kind_name
 from .recording import record, rule
 from .registry import Sample, declare
 from .selection import maximum, minimum
@@ -58,11 +62,11 @@ MaxBackward1 = rule("MaxBackward1", "self", saves="self result",
 MinBackward1 = rule("MinBackward1", "self", saves="self result",
                     text="grad_self = grad at the min element(s), 0 elsewhere (ties share it)",
                     self=lambda grad, self, result: _evenly(grad, self, result))
-MaxBackward0 = rule("MaxBackward0", "self", saves="dim keepdim indices self_sym_sizes",
+MaxBackward0 = rule("MaxBackward0", "self", saves="dim keepdim indices self_sym_sizes", tensor_args="indices",
                     text="grad_self = grad scattered to the argmax along dim, 0 elsewhere",
                     self=lambda grad, dim, keepdim, indices, self_sym_sizes:
                     _select_back(grad, dim, keepdim, indices, self_sym_sizes))
-MinBackward0 = rule("MinBackward0", "self", saves="dim keepdim indices self_sym_sizes",
+MinBackward0 = rule("MinBackward0", "self", saves="dim keepdim indices self_sym_sizes", tensor_args="indices",
                     text="grad_self = grad scattered to the argmin along dim, 0 elsewhere",
                     self=lambda grad, dim, keepdim, indices, self_sym_sizes:
                     _select_back(grad, dim, keepdim, indices, self_sym_sizes))
@@ -96,7 +100,7 @@ LogSoftmaxBackward0 = rule("LogSoftmaxBackward0", "self", saves="result dim",
                            self=lambda grad, result, dim: grad - xp.exp(result) * xp.sum_keep(grad, dim))
 CumsumBackward0 = rule("CumsumBackward0", "self", saves="dim",
                        text="grad_self = reversed cumulative sum of grad along dim",
-                       self=lambda grad, dim: xp.sum_keep(grad, dim) - xp.cumsum(grad, dim) + grad)
+                       self=lambda grad, dim: xp.reverse_cumsum(grad, dim))
 
 
 def _keep(g, dim, keepdim, like):
@@ -136,7 +140,7 @@ def _select_back(grad, dim, keepdim, indices, sizes):
     g = grad if keepdim else xp.unsqueeze_dims(grad, (dim,))
     mask = np.zeros(sizes, bool)
     np.put_along_axis(mask, idx, True, axis=dim)
-    return xp.expand(g, sizes) * mask
+    return xp.keep_where(mask, xp.expand(g, sizes))  # a scatter: the other elements get 0, even next to an inf
 
 
 def _amax_grad(grad, self, result, dim, keepdim):
@@ -153,8 +157,14 @@ def _var_grad(grad, self, correction, dim, keepdim):
     s = xp.data(self)
     dims = tuple(range(s.ndim)) if dim is None else tuple(d % builtins.max(s.ndim, 1) for d in dim)
     n = int(np.prod([s.shape[d] for d in dims])) if s.ndim else 1
+    if (dim is None or s.ndim == 0) and n - correction <= 0:
+        # PyTorch's var_backward over everything with no degrees of freedom: 2 / dof is taken as inf, which
+        # gives nan where self equals the mean (inf * 0) and inf elsewhere
+        with np.errstate(invalid="ignore"):
+            return grad * np.where(s == s.mean(), np.nan, np.inf).astype(s.dtype)
     centered = self - (self.mean(dims, keepdim=True) if xp.is_t(self) else s.mean(axis=dims, keepdims=True))
-    return _keep(grad, dims if dim is not None else None, keepdim, s) * centered * (2.0 / (n - correction))
+    scale = 2.0 / (n - correction) if n != correction else math.inf  # 2 / 0 is inf in PyTorch's formula
+    return _keep(grad, dims if dim is not None else None, keepdim, s) * centered * scale
 
 
 def _safe_div(a, b, zero_mask):
@@ -172,23 +182,31 @@ def _safe_div(a, b, zero_mask):
 
 
 def _norm_grad(grad, self, result, ord, dim, keepdim):
+    """PyTorch's norm_backward, case by case (p = 0 gives no gradient at all: `.grad` stays None)."""
     import numpy as np
 
     s = xp.data(self)
     g = _keep(grad, dim, keepdim, s)
     r = _keep(result, dim, keepdim, s)
+    if ord == 0:
+        return None
+    if ord == 1:
+        return g * xp.sign_array(s)
     if ord == 2:
         return g * _safe_div(self, r, xp.data(r) == 0)
-    if ord == 1:
-        return g * np.sign(s).astype(s.dtype)
-    if ord == 0:
-        return xp.zeros_like(self)
     if ord in (float("inf"), float("-inf")):
-        mask = np.abs(s) == xp.data(r)
+        absx = np.abs(s)
+        mask = (absx == xp.data(r)) | np.isnan(absx)
         count = mask.sum(axis=None if dim is None else tuple(d % s.ndim for d in dim), keepdims=True)
-        return g * (np.sign(s) * mask / count).astype(s.dtype)
-    absx = xp.abs(self)
-    return g * _safe_div(self * absx ** (ord - 2), r ** (ord - 1), xp.data(r) == 0)
+        return xp.sign_array(s) * ((g / count) * mask)
+    sign = xp.sign(self) if xp.is_t(self) else xp.sign_array(s)
+    if ord < 1:  # |self|^(p-1) is inf at 0: those elements get 0
+        scaled = sign * xp.zero_where(s == 0, xp.abs(self) ** (ord - 1))
+        return scaled * g * r ** (1 - ord)
+    scale = xp.zero_where(xp.data(r) == 0, g / r ** (ord - 1))
+    if ord < 2:
+        return sign * xp.abs(self) ** (ord - 1) * scale
+    return self * xp.abs(self) ** (ord - 2) * scale
 
 
 def _prod_grad(grad, self, result, dim, keepdim):
@@ -196,11 +214,15 @@ def _prod_grad(grad, self, result, dim, keepdim):
     import numpy as np
 
     s = xp.data(self)
+    if s.ndim == 0:  # the product of one element: the other elements' product is 1
+        return grad
     if not (s == 0).any():
         return _keep(grad, dim, keepdim, s) * (_keep(result, dim, keepdim, s) / self)
     axis = None if dim is None else dim[0] if isinstance(dim, tuple) else dim
     if xp.is_t(self):
         return _keep(grad, dim, keepdim, s) * _prod_of_others(self, axis)
+    if axis is None and np.count_nonzero(s == 0) > 1:  # every product of the others has a zero: PyTorch's +0s
+        return np.zeros_like(s)
     flat = s.reshape(-1) if axis is None else np.moveaxis(s, axis, -1)
     left = np.cumprod(np.concatenate([np.ones_like(flat[..., :1]), flat[..., :-1]], -1), -1)
     right = np.flip(np.cumprod(np.concatenate([np.ones_like(flat[..., :1]), np.flip(flat, -1)[..., :-1]], -1), -1),
@@ -223,12 +245,13 @@ def _prod_of_others(x, axis):
 
 
 def norm_dims(dim, ndim: int) -> tuple:
-    """`dim` as a tuple of non-negative axes; accepts an int, a tuple or a list (PyTorch's checks)."""
+    """`dim` as a tuple of non-negative axes; accepts an int, a tuple or a list (PyTorch's checks). A 0-d tensor
+    accepts dim 0 or -1 and has no axis to reduce: `()`, which NumPy reduces over nothing."""
     dims = (dim,) if isinstance(dim, (int, np.integer)) else tuple(dim)
     out = tuple(_wrap_dim(int(d), ndim) for d in dims)
     if len(set(out)) != len(out):
         raise RuntimeError(f"dim {out[0]} appears multiple times in the list of dims")
-    return out
+    return out if ndim else ()
 
 
 def _saved_dim(dim) -> tuple:
@@ -253,7 +276,7 @@ def sum(self, dim=None, keepdim: bool = False, *, dtype=None, axis=None):
         dim = axis
     acc = _sum_dtype(d, dtype)
     if dim is None:
-        res = np.asarray(d.sum(dtype=acc))
+        res = np.asarray(GRAD.quiet.run(d.sum, dtype=acc))  # inf - inf is nan, silently (as in PyTorch)
         if keepdim:
             res = res.reshape((1,) * d.ndim)
         if self._requires_grad and GRAD.mode > 0:
@@ -263,7 +286,7 @@ def sum(self, dim=None, keepdim: bool = False, *, dtype=None, axis=None):
             return record(SumBackward0, res, (self,), self_sym_sizes=d.shape)
         return make(res)
     axes = norm_dims(dim, d.ndim)
-    res = np.asarray(d.sum(axis=axes if d.ndim else None, keepdims=keepdim, dtype=acc))
+    res = np.asarray(GRAD.quiet.run(d.sum, axis=axes if d.ndim else None, keepdims=keepdim, dtype=acc))
     if self._requires_grad and GRAD.mode > 0:
         return record(SumBackward1, res, (self,), dim=_saved_dim(dim), keepdim=keepdim, self_sym_sizes=d.shape)
     return make(res)
@@ -356,12 +379,12 @@ def prod(self, dim=None, keepdim: bool = False, *, dtype=None):
     d = self._data
     acc = _sum_dtype(d, dtype)
     if dim is None:
-        res = np.asarray(d.prod(dtype=acc))
+        res = np.asarray(GRAD.quiet.run(d.prod, dtype=acc))  # inf * 0 is nan, silently (as in PyTorch)
         if _tracked(self):
             return record(ProdBackward0, res, (self,))
         return make(res)
-    axis = norm_dims(dim, d.ndim)[0]
-    res = np.asarray(d.prod(axis=axis if d.ndim else None, keepdims=keepdim, dtype=acc))
+    axis = norm_dims(dim, d.ndim)
+    res = np.asarray(GRAD.quiet.run(d.prod, axis=axis, keepdims=keepdim, dtype=acc))
     if _tracked(self):
         return record(ProdBackward1, res, (self,), dim=int(dim), keepdim=keepdim)
     return make(res)
@@ -396,6 +419,7 @@ def _extreme(self, dim, keepdim, other, kind: _Extreme):
             return record(full_node, res, (self,))
         return make(res)
     ax = _wrap_dim(int(dim), d.ndim)
+    _check_extent(np_red.__name__, d, (ax,))
     src = d if d.ndim else d.reshape(1)
     idx = np_arg(src, axis=ax, keepdims=True)
     vals = np.take_along_axis(src, idx, axis=ax)
@@ -424,10 +448,27 @@ def min(self, dim=None, keepdim: bool = False, *, other=None):
     return _extreme(self, dim, keepdim, other, _MIN)
 
 
+def _check_extent(name: str, d: np.ndarray, dims: tuple, given=None) -> None:
+    """A max or min over an empty dim has no value: PyTorch's IndexError (amax names the dim as `given`)."""
+    for i, k in enumerate(dims):
+        if d.ndim and d.shape[k] == 0:
+            shown = k if given is None else ((given,) if isinstance(given, int) else tuple(given))[i]
+            raise IndexError(f"{name}(): Expected reduction dim {shown} to have non-zero size.")
+
+
 def _amax_like(np_red, node):
+    name = "amax" if np_red is np.max else "amin"
+
     def op(self, dim=(), keepdim: bool = False):
         d = self._data
-        dims = tuple(range(d.ndim)) if dim in ((), None) else norm_dims(dim, d.ndim)
+        if dim in ((), None):
+            if d.size == 0:
+                raise RuntimeError(f"{name}(): Expected reduction dim to be specified for input.numel() == 0. "
+                                   "Specify the reduction dim with the 'dim' argument.")
+            dims = tuple(range(d.ndim))
+        else:
+            dims = norm_dims(dim, d.ndim)
+            _check_extent(name, d, dims, dim)
         res = np.asarray(np_red(d, axis=dims if d.ndim else None, keepdims=keepdim))
         if _tracked(self):
             return record(node, res, (self,), dim=dims if dim not in ((), None) else tuple(range(d.ndim)),
@@ -440,18 +481,26 @@ amax = _amax_like(np.max, AmaxBackward0)
 amin = _amax_like(np.min, AminBackward0)
 
 
-def argmax(self, dim=None, keepdim: bool = False):
+def _arg_extreme(self, dim, keepdim: bool, np_arg) -> Tensor:
     d = self._data
+    name = np_arg.__name__
+    if d.dtype.kind == "b":
+        raise RuntimeError(f"{name}(): does not support bool input")
     if dim is None:
-        return make(np.asarray(np.argmax(d), np.int64).reshape((1,) * d.ndim if keepdim else ()))
-    return make(np.asarray(np.argmax(d, axis=_wrap_dim(dim, d.ndim), keepdims=keepdim), np.int64))
+        if d.size == 0:
+            raise IndexError(f"{name}(): Expected reduction dim to be specified for input.numel() == 0.")
+        return make(np.asarray(np_arg(d), np.int64).reshape((1,) * d.ndim if keepdim else ()))
+    ax = _wrap_dim(dim, d.ndim)
+    _check_extent(name, d, (ax,))
+    return make(np.asarray(np_arg(d, axis=ax if d.ndim else None, keepdims=keepdim), np.int64))
+
+
+def argmax(self, dim=None, keepdim: bool = False):
+    return _arg_extreme(self, dim, keepdim, np.argmax)
 
 
 def argmin(self, dim=None, keepdim: bool = False):
-    d = self._data
-    if dim is None:
-        return make(np.asarray(np.argmin(d), np.int64).reshape((1,) * d.ndim if keepdim else ()))
-    return make(np.asarray(np.argmin(d, axis=_wrap_dim(dim, d.ndim), keepdims=keepdim), np.int64))
+    return _arg_extreme(self, dim, keepdim, np.argmin)
 
 
 def _correction(unbiased, correction) -> float:
@@ -460,30 +509,47 @@ def _correction(unbiased, correction) -> float:
     return 1 if unbiased is None or unbiased else 0
 
 
+def _variance(self: Tensor, dim, correction, keepdim: bool, name: str) -> tuple:
+    """(variance array, normalised dims) for var and std, with PyTorch's checks and its warning when there are
+    no degrees of freedom left (NumPy's own warning never reaches the learner)."""
+    d = self._data
+    if d.dtype.kind != "f":
+        raise RuntimeError("std and var only support floating point and complex dtypes")
+    dims = None if dim is None else norm_dims(dim, d.ndim)
+    axes = tuple(range(d.ndim)) if dims is None else dims
+    n = 1
+    for a in axes:
+        n *= d.shape[a]
+    if n - correction <= 0 or d.size == 0:
+        warnings.warn(f"{name}(): degrees of freedom is <= 0. Correction should be strictly less than the reduction "
+                      "factor (input numel divided by output numel).", UserWarning, stacklevel=user_stacklevel())
+    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):  # as np.var computes it, without its warnings
+        mean = np.add.reduce(d, axis=axes, keepdims=True) / d.dtype.type(n)
+        centered = d - mean
+        res = np.add.reduce(centered * centered, axis=axes, keepdims=keepdim) / d.dtype.type(builtins.max(
+            n - correction, 0))
+    return np.asarray(res, d.dtype), dims
+
+
 def var(self, dim=None, unbiased=None, keepdim: bool = False, *, correction=None):
     if isinstance(dim, bool):  # var(unbiased) positional form
         unbiased, dim = dim, None
     c = _correction(unbiased, correction)
-    d = self._data
-    dims = None if dim is None else norm_dims(dim, d.ndim)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        res = np.asarray(np.var(d, axis=dims, ddof=c, keepdims=keepdim))
+    res, dims = _variance(self, dim, c, keepdim, "var")
     if _tracked(self):
-        return record(VarBackward0, res.astype(d.dtype), (self,), correction=c, dim=dims, keepdim=keepdim)
-    return make(res.astype(d.dtype))
+        return record(VarBackward0, res, (self,), correction=c, dim=dims, keepdim=keepdim)
+    return make(res)
 
 
 def std(self, dim=None, unbiased=None, keepdim: bool = False, *, correction=None):
     if isinstance(dim, bool):
         unbiased, dim = dim, None
     c = _correction(unbiased, correction)
-    d = self._data
-    dims = None if dim is None else norm_dims(dim, d.ndim)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        res = np.asarray(np.std(d, axis=dims, ddof=c, keepdims=keepdim))
+    res, dims = _variance(self, dim, c, keepdim, "std")
+    res = np.sqrt(res)
     if _tracked(self):
-        return record(StdBackward0, res.astype(d.dtype), (self,), correction=c, dim=dims, keepdim=keepdim)
-    return make(res.astype(d.dtype))
+        return record(StdBackward0, res, (self,), correction=c, dim=dims, keepdim=keepdim)
+    return make(res)
 
 
 def norm(self, p="fro", dim=None, keepdim: bool = False, dtype=None):
@@ -494,10 +560,18 @@ def norm(self, p="fro", dim=None, keepdim: bool = False, dtype=None):
         raise RuntimeError(f"linalg.vector_norm: Expected a floating point or complex tensor as input. Got "
                            f"{_dtypes.FROM_NP[d.dtype]._legacy[:-6]}")
     dims = None if dim is None else norm_dims(dim, d.ndim)
+    if (ord < 0 or ord == float("inf")) and 0 in d.shape:  # a max, min or sum of inverses over nothing
+        where = "an empty tensor" if dims is None else next(
+            (f"the dimension {k}" for k in dims if d.shape[k] == 0), None)
+        if where is not None:
+            raise RuntimeError(f"linalg.vector_norm cannot compute the {ord:g} norm on {where}"
+                               f"{' ' if dims is None else ''}because "
+                               f"{'the operation' if dims is None else 'this dimension is empty and the operation'} "
+                               "does not have an identity")
     a = np.abs(d)
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
         if ord == float("inf"):
-            res = a.max(axis=dims, keepdims=keepdim) if a.size else np.zeros(())
+            res = a.max(axis=dims, keepdims=keepdim)
         elif ord == float("-inf"):
             res = a.min(axis=dims, keepdims=keepdim)
         elif ord == 0:
@@ -515,7 +589,7 @@ def norm(self, p="fro", dim=None, keepdim: bool = False, dtype=None):
 def logsumexp(self, dim, keepdim: bool = False):
     d = self._data if self._data.dtype.kind == "f" else self._data.astype(_dtypes.default_np())
     dims = norm_dims(dim, d.ndim)
-    with np.errstate(invalid="ignore", over="ignore"):
+    with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
         m = np.max(d, axis=dims, keepdims=True) if d.size else np.zeros((1,) * d.ndim, d.dtype)
         m = np.where(np.isfinite(m), m, 0)
         res = np.log(np.sum(np.exp(d - m), axis=dims, keepdims=True)) + m
@@ -537,22 +611,33 @@ def _softmax_dim(dim, ndim: int) -> int:
     return _wrap_dim(dim, ndim)
 
 
-def softmax(self, dim=None, dtype=None):
+def _softmax_input(self: Tensor, dim, dtype, name: str) -> tuple:
+    """(array, axis) for softmax and log_softmax, with PyTorch's error for an integer or bool input (its kernel
+    name tells whether the dim is the last one)."""
     d = self._data if dtype is None else self._data.astype(_dtypes.to_np(dtype))
     ax = _softmax_dim(dim, d.ndim)
-    e = np.exp(d - d.max(axis=ax, keepdims=True)) if d.size else d.copy()
-    res = e / e.sum(axis=ax, keepdims=True) if d.size else e
+    if d.dtype.kind != "f" and d.size:
+        kernel = f"{name}_lastdim_kernel_impl" if ax >= d.ndim - 1 else f"{name}_kernel_impl"
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{kind_name(d.dtype)}'")
+    return d, ax
+
+
+def softmax(self, dim=None, dtype=None):
+    d, ax = _softmax_input(self, dim, dtype, "softmax")
+    with np.errstate(invalid="ignore", over="ignore"):  # inf - inf is nan, silently (as in PyTorch)
+        e = np.exp(d - d.max(axis=ax, keepdims=True)) if d.size else d.copy()
+        res = e / e.sum(axis=ax, keepdims=True) if d.size else e
     if _tracked(self):
         return record(SoftmaxBackward0, res, (self,), dim=ax)
     return make(res)
 
 
 def log_softmax(self, dim=None, dtype=None):
-    d = self._data if dtype is None else self._data.astype(_dtypes.to_np(dtype))
-    ax = _softmax_dim(dim, d.ndim)
+    d, ax = _softmax_input(self, dim, dtype, "log_softmax")
     if d.size:
-        shifted = d - d.max(axis=ax, keepdims=True)
-        res = shifted - np.log(np.exp(shifted).sum(axis=ax, keepdims=True))
+        with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
+            shifted = d - d.max(axis=ax, keepdims=True)
+            res = shifted - np.log(np.exp(shifted).sum(axis=ax, keepdims=True))
     else:
         res = d.copy()
     if _tracked(self):
@@ -589,7 +674,7 @@ declare("argmax", argmax, samples=_over("distinct", _ALL, _DIM), differentiable=
 declare("argmin", argmin, samples=_over("distinct", _ALL, _DIM), differentiable=False)
 declare("var", var, nodes=(VarBackward0,), samples=_over("real", _ALL, _DIM, _KEEP, ((), {"correction": 0})))
 declare("std", std, nodes=(StdBackward0,), samples=_over("real", _ALL, _DIM, _KEEP))
-declare("norm", norm, nodes=(LinalgVectorNormBackward0,),
+declare("norm", norm, nodes=(LinalgVectorNormBackward0,), numpy_names=False,
         samples=_over("away", _ALL, ((3,), {}), ((2, 1), {}), ((1, (0, 1)), {"keepdim": True})))
 declare("logsumexp", logsumexp, nodes=(LogsumexpBackward0,), samples=_over("real", _DIM, _KEEP))
 declare("softmax", softmax, functional=True, nodes=(SoftmaxBackward0,), samples=_over("real", _DIM, ((0,), {})))

@@ -13,13 +13,18 @@ derivative formula (`elementwise.unary`, ...); the others declare a hand-written
 
 from __future__ import annotations
 
+import functools
+import inspect
 from collections.abc import Callable
 from dataclasses import dataclass, field
+
+from .._tensor import Tensor
 
 __all__ = ["Op", "Sample", "declare", "REGISTRY", "NODES", "node_rule", "ops"]
 
 # Domains the test sweeps draw tensor values from (the sweeps keep away from kinks and ties).
-DOMAINS = ("real", "positive", "unit", "away", "distinct", "int", "nonneg_int", "bool", "index")
+DOMAINS = ("real", "positive", "unit", "away", "distinct", "int", "nonneg_int", "bool", "index", "const",
+           "positive_const")
 
 
 @dataclass(frozen=True)
@@ -27,13 +32,15 @@ class Sample:
     """One way the test sweeps call an op: its tensor arguments, each a (shape, domain) pair, then the other
     arguments. Domains: "real" (-2..2), "positive" (0.5..2), "unit" (-0.9..0.9), "away" (|x| > 0.1: off a
     kink at 0), "distinct" (no ties), "int", "nonneg_int", "bool", "index" (valid indices into the first
-    tensor's last dim). A tensor of domain "const" is a float tensor that does not require grad."""
+    tensor's last dim). A tensor of domain "const" is a float tensor that does not require grad ("positive_const": in
+    0.5..2). `keywords` names the last tensors, passed by keyword after the other arguments."""
 
     tensors: tuple
     args: tuple = ()
     kwargs: dict = field(default_factory=dict)
     second_order: bool = True  # does gradgradcheck apply (False for ops whose gradient is piecewise constant)
     as_list: bool = False  # the tensors go in as one list argument (cat, stack)
+    keywords: tuple = ()  # names of the last tensors, passed by keyword (`weight=`, `bias=` after other arguments)
 
 
 @dataclass(frozen=True)
@@ -71,12 +78,76 @@ REGISTRY: dict[str, Op] = {}  # "name" or "nn.functional.name" -> Op
 NODES: dict[str, type] = {}  # node class name -> node class, for every node a declared op records
 
 
+# NumPy's names that PyTorch's argument parser accepts for its own: `x.sum(axis=1, keepdims=True)`.
+NUMPY_ARGUMENTS = {"axis": "dim", "keepdims": "keepdim"}
+
+
+def numpy_arguments(function: Callable, name: str) -> Callable:
+    """`function` accepting `axis=` for `dim=` and `keepdims=` for `keepdim=`, as PyTorch's builtins do.
+
+    One wrapper for every op with a `dim` or `keepdim` parameter, so no op body handles the aliases; giving
+    both spellings is PyTorch's TypeError."""
+    accepted = {alias: real for alias, real in NUMPY_ARGUMENTS.items()
+                if real in inspect.signature(function).parameters}
+
+    @functools.wraps(function)
+    def call(*args, **kwargs):
+        if kwargs:
+            for alias, real in accepted.items():
+                if alias in kwargs:
+                    if real in kwargs:
+                        raise TypeError(f"{name}() got an unexpected keyword argument '{alias}'")
+                    kwargs[real] = kwargs.pop(alias)
+        return function(*args, **kwargs)
+
+    return call
+
+
+def overridable(function: Callable, name: str) -> Callable:
+    """The top-level function `minigrad.<name>`, which gives way to PyTorch's override protocol: when an
+    argument's type defines `__torch_function__` (a class that is not a Tensor, as in the "Extending PyTorch"
+    note), that method is called with this function, the types and the arguments, and its result returned.
+    Tensor methods and operators skip the check (plain Tensors have no override), so they cost nothing more."""
+
+    @functools.wraps(function)
+    def call(*args, **kwargs):
+        overloaded = [type(a) for a in args if type(a) is not Tensor and hasattr(type(a), "__torch_function__")]
+        if not overloaded:
+            return function(*args, **kwargs)
+        return _dispatch(call, name, overloaded, args, kwargs)
+
+    return call
+
+
+def _dispatch(public: Callable, name: str, overloaded: list, args: tuple, kwargs: dict):
+    """PyTorch's order: each overriding type once, a subclass before its base class, else as the arguments come."""
+    types: list = []
+    for t in overloaded:
+        if t in types:
+            continue
+        at = next((i for i, u in enumerate(types) if issubclass(t, u)), len(types))
+        types.insert(at, t)
+    for t in types:
+        result = t.__torch_function__(public, tuple(types), args, kwargs)
+        if result is not NotImplemented:
+            return result
+    listed = "".join(f"\n  - tensor subclass {t}" for t in types)
+    raise TypeError(f"Multiple dispatch failed for 'minigrad.{name}'; all __torch_function__ handlers returned "
+                    f"NotImplemented:\n{listed}")
+
+
 def declare(name: str, function: Callable, *, namespace: str = "", aliases: tuple = (), method: bool = True,
             inplace: Callable | None = None, operators: dict | None = None, nodes: tuple = (),
             samples: tuple = (), differentiable: bool = True, functional: bool = False, public: bool = True,
-            register: bool = True) -> Op:
+            register: bool = True, numpy_names: bool | None = None) -> Op:
     """Record an op (see the module docstring). `register=False` makes the declaration without adding it to
-    the registry (a test can then sweep an op it declares itself)."""
+    the registry (a test can then sweep an op it declares itself). `numpy_names`: accept `axis=`/`keepdims=`
+    (`numpy_arguments`); by default every public op outside `nn.functional` with a `dim` or `keepdim`
+    parameter does, as PyTorch's builtins do (its Python-level functions, `norm` and `split`, say False)."""
+    if numpy_names is None:
+        numpy_names = public and namespace != "nn.functional" and _has_dim(function)
+    if numpy_names:
+        function = numpy_arguments(function, name)
     op = Op(name, function, namespace, tuple(aliases), method, inplace, dict(operators or {}), tuple(nodes),
             tuple(samples), differentiable, functional, public)
     if register:
@@ -87,6 +158,14 @@ def declare(name: str, function: Callable, *, namespace: str = "", aliases: tupl
         for node in op.nodes:
             NODES[node.__name__] = node
     return op
+
+
+def _has_dim(function: Callable) -> bool:
+    try:
+        params = inspect.signature(function).parameters
+    except (TypeError, ValueError):
+        return False
+    return "dim" in params or "keepdim" in params
 
 
 def ops() -> list[Op]:

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import builtins
+import warnings
 
 import numpy as np
 
+from .. import _dtypes
+from .._stacklevel import user_stacklevel
 from .._state import GRAD
 from .._tensor import Tensor, make
-from . import xp
+from . import inplace, xp
 from .inplace import inplace_of
 from .operands import as_operand, broadcast_error, kind_name, promoted, result_dtype
 from .recording import record, rule
@@ -16,13 +19,12 @@ from .registry import Sample, declare
 
 
 def _in_bounds(x, lo, hi):
-    """PyTorch's clamp gradient mask: 1 where min <= x <= max (so clamp(min=0)'(0) = 1)."""
-    ok = np.ones(np.shape(x), bool)
-    if lo is not None:
-        ok &= x >= lo
-    if hi is not None:
-        ok &= x <= hi
-    return ok
+    """Where clamp passes the gradient on: min <= x <= max (so clamp(min=0)'(0) = 1, and never at NaN)."""
+    if lo is None:
+        return x <= hi
+    if hi is None:
+        return x >= lo
+    return (x >= lo) & (x <= hi)
 
 
 def _clamp_min_mask(x, lo, hi):
@@ -35,92 +37,142 @@ def _clamp_max_mask(x, lo, hi):
     return (x > hi) if lo is None else (x > hi) | (hi < lo)
 
 
-def _pick_weight(mine, other):
-    """maximum's gradient: 1 where this input wins, 1/2 on ties (PyTorch splits ties evenly)."""
-    return np.where(mine > other, 1.0, np.where(mine == other, 0.5, 0.0)).astype(np.result_type(mine, other))
+def _pick_grad(grad, mine, other, loses):
+    """maximum's (minimum's) gradient for `mine`: grad where it wins, grad / 2 on ties, 0 where it `loses`
+    (PyTorch's `where(self == other, grad / 2, grad).masked_fill_(self < other, 0)`: with a NaN operand,
+    neither ties nor loses, so both operands get the gradient)."""
+    tie = mine == other
+    if tie.any():
+        grad = xp.where(tie, grad / 2, grad)
+    return xp.zero_where(loses, grad)
 
 
-ClampBackward1 = rule("ClampBackward1", "self", saves="self min max", text="grad_self = grad * (min <= self <= max)",
-                      self=lambda grad, self, min, max: grad * _in_bounds(xp.data(self), min, max))
+ClampBackward1 = rule("ClampBackward1", "self", saves="self min max", text="grad_self = grad where min <= self <= max",
+                      self=lambda grad, self, min, max: xp.keep_where(_in_bounds(xp.data(self), min, max), grad))
 ClampBackward0 = rule(
     "ClampBackward0", "self min max", saves="self min max",
-    text="grad_self = grad * (min <= self <= max), grad_min = grad * (self < min), grad_max = grad * (self > max)",
-    self=lambda grad, self, min, max: grad * _in_bounds(xp.data(self), xp.data(min), xp.data(max)),
-    min=lambda grad, self, min, max: grad * _clamp_min_mask(xp.data(self), xp.data(min), xp.data(max)),
-    max=lambda grad, self, min, max: grad * _clamp_max_mask(xp.data(self), xp.data(min), xp.data(max)))
-ClampMinBackward0 = rule("ClampMinBackward0", "self", saves="self min", text="grad_self = grad * (self >= min)",
-                         self=lambda grad, self, min: grad * _in_bounds(xp.data(self), min, None))
-ClampMaxBackward0 = rule("ClampMaxBackward0", "self", saves="self max", text="grad_self = grad * (self <= max)",
-                         self=lambda grad, self, max: grad * _in_bounds(xp.data(self), None, max))
+    text="grad_self = grad where min <= self <= max, grad_min = grad where self < min, "
+         "grad_max = grad where self > max",
+    self=lambda grad, self, min, max: xp.keep_where(_in_bounds(xp.data(self), xp.data(min), xp.data(max)), grad),
+    min=lambda grad, self, min, max:
+    xp.keep_where(_clamp_min_mask(xp.data(self), xp.data(min), xp.data(max)), grad),
+    max=lambda grad, self, min, max:
+    xp.keep_where(_clamp_max_mask(xp.data(self), xp.data(min), xp.data(max)), grad))
+ClampMinBackward0 = rule("ClampMinBackward0", "self", saves="self min", text="grad_self = grad where self >= min",
+                         self=lambda grad, self, min: xp.keep_where(xp.data(self) >= min, grad))
+ClampMaxBackward0 = rule("ClampMaxBackward0", "self", saves="self max", text="grad_self = grad where self <= max",
+                         self=lambda grad, self, max: xp.keep_where(xp.data(self) <= max, grad))
 ClampMinBackward1 = rule("ClampMinBackward1", "self min", saves="self min",
-                         text="grad_self = grad * (self >= min), grad_min = grad * (self < min)",
-                         self=lambda grad, self, min: grad * (xp.data(self) >= xp.data(min)),
-                         min=lambda grad, self, min: grad * (xp.data(self) < xp.data(min)))
+                         text="grad_self = grad where self >= min, grad_min = grad where self < min",
+                         self=lambda grad, self, min: xp.keep_where(xp.data(self) >= xp.data(min), grad),
+                         min=lambda grad, self, min: xp.keep_where(xp.data(self) < xp.data(min), grad))
 ClampMaxBackward1 = rule("ClampMaxBackward1", "self max", saves="self max",
-                         text="grad_self = grad * (self <= max), grad_max = grad * (self > max)",
-                         self=lambda grad, self, max: grad * (xp.data(self) <= xp.data(max)),
-                         max=lambda grad, self, max: grad * (xp.data(self) > xp.data(max)))
+                         text="grad_self = grad where self <= max, grad_max = grad where self > max",
+                         self=lambda grad, self, max: xp.keep_where(xp.data(self) <= xp.data(max), grad),
+                         max=lambda grad, self, max: xp.keep_where(xp.data(self) > xp.data(max), grad))
 MaximumBackward0 = rule("MaximumBackward0", "self other", saves="self other",
-                        text="grad_self = grad * (self > other) (ties: half), grad_other = grad * (other > self)",
-                        self=lambda grad, self, other: grad * _pick_weight(xp.data(self), xp.data(other)),
-                        other=lambda grad, self, other: grad * _pick_weight(xp.data(other), xp.data(self)))
+                        text="grad_self = grad where self > other (ties: half), grad_other = grad where other > self",
+                        self=lambda grad, self, other: _pick_grad(grad, xp.data(self), xp.data(other),
+                                                                  xp.data(self) < xp.data(other)),
+                        other=lambda grad, self, other: _pick_grad(grad, xp.data(other), xp.data(self),
+                                                                   xp.data(self) > xp.data(other)))
 MinimumBackward0 = rule("MinimumBackward0", "self other", saves="self other",
-                        text="grad_self = grad * (self < other) (ties: half), grad_other = grad * (other < self)",
-                        self=lambda grad, self, other: grad * _pick_weight(-xp.data(self), -xp.data(other)),
-                        other=lambda grad, self, other: grad * _pick_weight(-xp.data(other), -xp.data(self)))
-WhereBackward0 = rule("WhereBackward0", "self other", saves="condition",
+                        text="grad_self = grad where self < other (ties: half), grad_other = grad where other < self",
+                        self=lambda grad, self, other: _pick_grad(grad, xp.data(self), xp.data(other),
+                                                                  xp.data(self) > xp.data(other)),
+                        other=lambda grad, self, other: _pick_grad(grad, xp.data(other), xp.data(self),
+                                                                   xp.data(self) < xp.data(other)))
+WhereBackward0 = rule("WhereBackward0", "self other", saves="condition", tensor_args="condition",
                       text="grad_self = where(condition, grad, 0), grad_other = where(condition, 0, grad)",
-                      self=lambda grad, condition: grad * condition,
-                      other=lambda grad, condition: grad * ~condition)
-MaskedFillBackward0 = rule("MaskedFillBackward0", "self", saves="mask", text="grad_self = grad * ~mask",
-                           self=lambda grad, mask: grad * ~mask)
-MaskedFillBackward1 = rule("MaskedFillBackward1", "self value", saves="mask",
-                           text="grad_self = grad * ~mask, grad_value = sum(grad * mask)",
-                           self=lambda grad, mask: grad * ~mask,
-                           value=lambda grad, mask: (grad * mask).sum())
+                      self=lambda grad, condition: xp.keep_where(condition, grad),
+                      other=lambda grad, condition: xp.zero_where(condition, grad))
+MaskedFillBackward0 = rule("MaskedFillBackward0", "self", saves="mask", tensor_args="mask",
+                           text="grad_self = grad.masked_fill(mask, 0)",
+                           self=lambda grad, mask: xp.zero_where(mask, grad))
+MaskedFillBackward1 = rule("MaskedFillBackward1", "self value", saves="mask", tensor_args="mask",
+                           text="grad_self = grad.masked_fill(mask, 0), grad_value = sum(grad where mask)",
+                           self=lambda grad, mask: xp.zero_where(mask, grad),
+                           value=lambda grad, mask: xp.keep_where(mask, grad).sum())
 
 
 def _recording(*operands) -> bool:
     return GRAD.mode > 0 and builtins.any(isinstance(t, Tensor) and t._requires_grad for t in operands)
 
 
+def pick_max(a, b):
+    """PyTorch's maximum of two arrays (or numbers): NaN if either is NaN, else the larger, and `a` on ties, so
+    `maximum(-0., 0.)` is -0. (NumPy's may give either zero)."""
+    takes_b = a < b
+    if np.asarray(b).dtype.kind == "f":
+        takes_b = takes_b | (b != b)
+    return np.where(takes_b, b, a)
+
+
+def pick_min(a, b):
+    """PyTorch's minimum: NaN if either is NaN, else the smaller, and `a` on ties."""
+    takes_b = a > b
+    if np.asarray(b).dtype.kind == "f":
+        takes_b = takes_b | (b != b)
+    return np.where(takes_b, b, a)
+
+
+def _clamp_array(x, lo, hi):
+    """clamp on arrays, as PyTorch computes it: min(max(x, lo), hi)."""
+    if lo is not None:
+        x = pick_max(x, lo)
+    if hi is not None:
+        x = pick_min(x, hi)
+    return np.asarray(x)
+
+
+def _number(bound):
+    """A clamp bound as PyTorch's argument parser reads it: a 0-d tensor passes for a number."""
+    return bound._data.item() if isinstance(bound, Tensor) and bound._data.ndim == 0 else bound
+
+
 def clamp(self, min=None, max=None):
     """Clamp to [min, max]: number bounds record ClampBackward1, tensor bounds ClampBackward0."""
     if min is None and max is None:
         raise RuntimeError("minigrad.clamp: At least one of 'min' or 'max' must not be None")
+    min, max = (None if v is None else as_operand(v) for v in (min, max))
+    if isinstance(min, Tensor) != isinstance(max, Tensor) and min is not None and max is not None:
+        min, max = _number(min), _number(max)  # clamp(0-d tensor, number) is clamp(number, number)
+        if isinstance(min, Tensor) or isinstance(max, Tensor):
+            got = ", ".join("Tensor" if isinstance(v, Tensor) else type(v).__name__ for v in (min, max))
+            raise TypeError(f"clamp() received an invalid combination of arguments - got ({got}), but expected one "
+                            "of:\n * (Tensor min = None, Tensor max = None)\n * (Number min = None, Number max = None)")
+    operands = [self] + [v for v in (min, max) if v is not None]
+    rt = result_dtype([as_operand(v) for v in operands])
+    x = self._data.astype(rt, copy=False)
     if isinstance(min, Tensor) or isinstance(max, Tensor):
         lo = as_operand(min) if min is not None else None
         hi = as_operand(max) if max is not None else None
-        res = self._data
-        if lo is not None:
-            res = np.maximum(res, lo._data if isinstance(lo, Tensor) else lo)
-        if hi is not None:
-            res = np.minimum(res, hi._data if isinstance(hi, Tensor) else hi)
-        res = np.asarray(res).astype(result_dtype([t for t in (self, lo, hi) if t is not None]), copy=False)
+        try:
+            res = _clamp_array(x, None if lo is None else lo._data.astype(rt, copy=False),
+                               None if hi is None else hi._data.astype(rt, copy=False))
+        except ValueError:
+            raise broadcast_error(self, lo if hi is None else hi) from None
         if _recording(self, lo, hi):
             return record(ClampBackward0, res, (self, lo, hi))
         return make(res)
-    res = np.clip(self._data, min, max)
-    if res.dtype != self._data.dtype and self._data.dtype.kind != "f":
-        res = res.astype(result_dtype([self] + [v for v in (min, max) if v is not None]))
+    res = _clamp_array(x, *(None if v is None else _dtypes.checked(v, rt) for v in (min, max)))
     if self._requires_grad and GRAD.mode > 0:
         return record(ClampBackward1, res, (self,), min=min, max=max)
-    return make(np.asarray(res))
+    return make(res)
 
 
-def _clamp_one(self, bound, np_fn, name: str, number_node, tensor_node):
+def _clamp_one(self, bound, pick, name: str, number_node, tensor_node):
     bound = as_operand(bound)
+    rt = result_dtype([self, bound])
     if isinstance(bound, Tensor):
         try:
-            res = np.asarray(np_fn(self._data, bound._data)).astype(result_dtype([self, bound]), copy=False)
+            res = np.asarray(pick(self._data.astype(rt, copy=False), bound._data.astype(rt, copy=False)))
         except ValueError:
             raise broadcast_error(self, bound) from None
         if _recording(self, bound):
             return record(tensor_node, res, (self, bound))
         return make(res)
-    res = np.asarray(np_fn(self._data, bound))
-    if res.dtype != self._data.dtype:
-        res = res.astype(result_dtype([self, bound]))
+    res = np.asarray(pick(self._data.astype(rt, copy=False), bound))
     if self._requires_grad and GRAD.mode > 0:
         return record(number_node, res, (self,), **{name: bound})
     return make(res)
@@ -128,18 +180,38 @@ def _clamp_one(self, bound, np_fn, name: str, number_node, tensor_node):
 
 def clamp_min(self, min):
     """max(self, min): ClampMinBackward0 (a number bound) / ClampMinBackward1 (a tensor bound)."""
-    return _clamp_one(self, min, np.maximum, "min", ClampMinBackward0, ClampMinBackward1)
+    return _clamp_one(self, min, pick_max, "min", ClampMinBackward0, ClampMinBackward1)
 
 
 def clamp_max(self, max):
     """min(self, max): ClampMaxBackward0 (a number bound) / ClampMaxBackward1 (a tensor bound)."""
-    return _clamp_one(self, max, np.minimum, "max", ClampMaxBackward0, ClampMaxBackward1)
+    return _clamp_one(self, max, pick_min, "max", ClampMaxBackward0, ClampMaxBackward1)
+
+
+def _check_other(other, name: str, position: int) -> None:
+    """maximum and minimum take only tensors (PyTorch's argument parser: no Python or NumPy numbers)."""
+    if not isinstance(other, Tensor):
+        kind = type(other)
+        shown = kind.__name__ if kind.__module__ == "builtins" else f"{kind.__module__}.{kind.__name__}"
+        raise TypeError(f"{name}(): argument 'other' (position {position}) must be Tensor, not {shown}")
+
+
+def _method(function, position: int = 1):
+    """Tensor.maximum / Tensor.minimum: PyTorch counts `other` as argument 1 of the method, 2 of the function, so
+    the method is not the function (declared as the op's `operators` entry, with `method=False`)."""
+    def method(self, other):
+        _check_other(other, function.__name__, position)
+        return function(self, other)
+
+    method.__name__ = method.__qualname__ = function.__name__
+    return method
 
 
 def maximum(self, other):
+    _check_other(other, "maximum", 2)
     ad, bd = promoted(self, other)
     try:
-        res = np.maximum(ad, bd)
+        res = np.asarray(pick_max(ad, bd))
     except ValueError:
         raise broadcast_error(self, other) from None
     if _recording(self, other):
@@ -148,9 +220,10 @@ def maximum(self, other):
 
 
 def minimum(self, other):
+    _check_other(other, "minimum", 2)
     ad, bd = promoted(self, other)
     try:
-        res = np.minimum(ad, bd)
+        res = np.asarray(pick_min(ad, bd))
     except ValueError:
         raise broadcast_error(self, other) from None
     if _recording(self, other):
@@ -166,7 +239,8 @@ def where(condition, input, other):
                            f"{kind_name(cond.dtype)}")
     input, other = as_operand(input), as_operand(other)
     ad, bd = promoted(input, other)
-    res = np.where(cond, ad, bd)
+    rt = np.result_type(ad, bd)
+    res = np.where(cond, _dtypes.checked(ad, rt), _dtypes.checked(bd, rt))
     if _recording(input, other):
         return record(WhereBackward0, res, (input, other), condition=cond)
     return make(res)
@@ -182,39 +256,76 @@ def masked_fill(self, mask, value):
     if isinstance(value, Tensor) and value._data.ndim:
         raise RuntimeError(f"masked_fill_ only supports a 0-dimensional value tensor, but got tensor with "
                            f"{value._data.ndim} dimension(s).")
-    v = value._data if isinstance(value, Tensor) else value
+    v = value._data if isinstance(value, Tensor) else _dtypes.checked(value, self._data.dtype)
     try:
-        res = np.where(m, np.asarray(v, self._data.dtype), self._data)
+        res = np.where(m, np.asarray(v, self._data.dtype), self._data)  # the mask may broadcast self larger
     except ValueError:
-        raise broadcast_error(self, make(m)) from None
-    if res.shape != self._data.shape:
-        raise RuntimeError(f"The size of tensor a ({self._data.shape[-1]}) must match the size of tensor b "
-                           f"({m.shape[-1]}) at non-singleton dimension {len(res.shape) - 1}")
-    if isinstance(value, Tensor) and value._requires_grad and GRAD.mode > 0:
+        raise broadcast_error(make(m), self) from None
+    if isinstance(value, Tensor) and _recording(self, value):  # a 0-d tensor value: MaskedFillBackward1
         return record(MaskedFillBackward1, res, (self, value), mask=m)
     if self._requires_grad and GRAD.mode > 0:
         return record(MaskedFillBackward0, res, (self,), mask=m)
     return make(res)
 
 
+def masked_fill_(self, mask, value):
+    """In place: the same, with PyTorch's in-place message when the mask does not broadcast."""
+    m = mask._data if isinstance(mask, Tensor) else np.asarray(mask)
+    try:
+        np.broadcast_shapes(self._data.shape, m.shape)
+    except ValueError:
+        raise broadcast_error(self, make(m)) from None
+    if inplace.internal_overlap(self._data):  # an expanded tensor: PyTorch warns, then fills the shared memory
+        warnings.warn(inplace.MASKED_FILL_EXPANDED, UserWarning, stacklevel=user_stacklevel())
+        if not _recording(self, value):
+            return inplace.fill_where(self, np.broadcast_to(m, self._data.shape), value)
+    return _masked_fill_inplace(self, mask, value)
+
+
+_masked_fill_inplace = inplace_of(masked_fill, "masked_fill_")
+
+
 def _kind_word(d: np.dtype) -> str:
     return {"float32": "float", "float64": "double", "int64": "long int", "int32": "int"}.get(d.name, d.name)
 
 
+# The C++ type names PyTorch's clamp_ prints when Python-number bounds would make an integer tensor float
+_CPP_NAMES = {"int64": "long int", "int32": "int", "int16": "short int", "int8": "signed char",
+              "uint8": "unsigned char", "bool": "bool"}
+
+
+def _clamp_inplace(inplace):
+    """clamp_ (clip_): PyTorch's check of Python-number bounds against an integer or bool tensor comes first,
+    with its own wording of the dtype."""
+    def clamp_(self, min=None, max=None):
+        kind = self._data.dtype.kind
+        bounds = (min, max)
+        if kind in "iub" and builtins.any(isinstance(b, builtins.float) for b in bounds):
+            raise RuntimeError("result type Float can't be cast to the desired output type "
+                               f"{_CPP_NAMES[self._data.dtype.name]}")
+        if kind == "b" and builtins.any(isinstance(b, builtins.int) and not isinstance(b, builtins.bool)
+                                        for b in bounds):
+            raise RuntimeError("result type Long can't be cast to the desired output type bool")
+        return inplace(self, min, max)
+
+    return clamp_
+
+
 _ONE = Sample((((3, 4), "real"),))
-declare("clamp", clamp, aliases=("clip",), inplace=inplace_of(clamp, "clamp_"), nodes=(ClampBackward0, ClampBackward1),
+declare("clamp", clamp, aliases=("clip",), inplace=_clamp_inplace(inplace_of(clamp, "clamp_")),
+        nodes=(ClampBackward0, ClampBackward1),
         samples=(Sample((((3, 4), "real"),), (-0.5, 0.5)), Sample((((3, 4), "real"),), kwargs={"min": 0.1}),
                  Sample((((3, 4), "real"), ((3, 4), "real"), ((4,), "real")))))
 declare("clamp_min", clamp_min, inplace=inplace_of(clamp_min, "clamp_min_"),
         nodes=(ClampMinBackward0, ClampMinBackward1), samples=(Sample((((3, 4), "real"),), (0.1,)),))
 declare("clamp_max", clamp_max, inplace=inplace_of(clamp_max, "clamp_max_"),
         nodes=(ClampMaxBackward0, ClampMaxBackward1), samples=(Sample((((3, 4), "real"),), (0.1,)),))
-declare("maximum", maximum, nodes=(MaximumBackward0,),
+declare("maximum", maximum, method=False, operators={"maximum": _method(maximum)}, nodes=(MaximumBackward0,),
         samples=(Sample((((3, 4), "distinct"), ((3, 4), "distinct"))),))
-declare("minimum", minimum, nodes=(MinimumBackward0,),
+declare("minimum", minimum, method=False, operators={"minimum": _method(minimum)}, nodes=(MinimumBackward0,),
         samples=(Sample((((3, 4), "distinct"), ((3, 4), "distinct"))),))
 declare("where", where, method=False, nodes=(WhereBackward0,),
         samples=(Sample((((3, 4), "bool"), ((3, 4), "real"), ((3, 4), "real"))),))
-declare("masked_fill", masked_fill, inplace=inplace_of(masked_fill, "masked_fill_"),
+declare("masked_fill", masked_fill, inplace=masked_fill_,
         nodes=(MaskedFillBackward0, MaskedFillBackward1), samples=(Sample((((3, 4), "real"), ((3, 4), "bool")),
                                                                           (0.5,)),))

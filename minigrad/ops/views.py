@@ -93,9 +93,21 @@ def as_view(t: Tensor, base: Tensor, recipe, multi: bool = False) -> Tensor:
         if mode == 0 and base._requires_grad:  # PyTorch: a view made in no_grad mode still requires grad (a leaf)
             t._requires_grad = True
     t._get_extras().view_fn = chain
-    if mode > 0 and t._requires_grad and not REGENERATING[0]:
-        register_view(root, t)
+    if not REGENERATING[0] and ((mode > 0 and t._requires_grad)
+                                or (not root._requires_grad and root._data.dtype.kind == "f")):
+        register_view(root, t)  # (a view of a float leaf follows it if it comes to require grad: views_follow)
     return t
+
+
+def views_follow(base: Tensor) -> None:
+    """`base.requires_grad_()` after views of it were taken: those views require grad too, unless they have a
+    node of their own (PyTorch: a view requires grad when its base does). They pass no gradient on."""
+    for v in live_views(base):
+        if v._grad_fn is None:
+            v._requires_grad = base._requires_grad or v._extras.own_requires_grad
+
+
+Tensor._views_follow = views_follow
 
 
 # id(root) -> [weak reference to the root (its callback drops the entry), [weak references to views], prune at]
@@ -247,6 +259,8 @@ def transpose(self, dim0: int, dim1: int):
 
 
 def permute(self, *dims):
+    if not dims:
+        raise TypeError('permute() missing 1 required positional arguments: "dims"')
     dims = _shape_arg(dims)
     nd = self._data.ndim
     if len(dims) != nd:
@@ -261,25 +275,35 @@ def permute(self, *dims):
 
 
 def T(self):
-    """`.T`: all dims reversed (PermuteBackward0, as PyTorch), with PyTorch's warning once per
-    process when the tensor is not a matrix."""
+    """`.T`: all dims reversed (PermuteBackward0, as PyTorch), with PyTorch's warnings (each once per process)
+    when the tensor is not a matrix."""
     nd = self._data.ndim
-    if nd != 2 and not _T_WARNED:
-        import warnings
-
-
-        _T_WARNED.append(True)
-        warnings.warn("The use of `x.T` on tensors of dimension other than 2 to reverse their shape is deprecated "
-                      "and it will throw an error in a future release. Consider `x.mT` to transpose batches of "
-                      "matrices or `x.permute(*minigrad.arange(x.ndim - 1, -1, -1))` to reverse the dimensions "
-                      "of a tensor.", UserWarning, stacklevel=user_stacklevel())
+    if nd == 0:
+        _warn_once("Tensor.T is deprecated on 0-D tensors. This function is the identity in these cases.")
+    elif nd != 2:
+        _warn_once("The use of `x.T` on tensors of dimension other than 2 to reverse their shape is deprecated "
+                   "and it will throw an error in a future release. Consider `x.mT` to transpose batches of "
+                   "matrices or `x.permute(*minigrad.arange(x.ndim - 1, -1, -1))` to reverse the dimensions "
+                   "of a tensor.")
     return permute(self, tuple(range(nd - 1, -1, -1)))
 
 
-_T_WARNED: list = []  # PyTorch warns once per process (TORCH_WARN_ONCE)
+_WARNED: set = set()  # PyTorch gives these warnings once per process (TORCH_WARN_ONCE)
+
+
+def _warn_once(message: str) -> None:
+    if message not in _WARNED:
+        import warnings
+
+        _WARNED.add(message)
+        warnings.warn(message, UserWarning, stacklevel=user_stacklevel())
 
 
 def mT(self):
+    """The last two dims swapped; a 0-d tensor is returned as it is, with PyTorch's deprecation warning."""
+    if self._data.ndim == 0:
+        _warn_once("Tensor.mT is deprecated on 0-D tensors. This function is the identity in these cases.")
+        return self
     if self._data.ndim < 2:
         raise RuntimeError(f"tensor.mT is only supported on matrices or batches of matrices. Got {self._data.ndim}-D "
                            "tensor.")
@@ -320,7 +344,10 @@ def expand(self, *sizes):
     lead = len(sizes) - len(shape)
     target = sizes if sizes[lead:] == shape and (not sizes or builtins.min(sizes) >= 0) else _expand_target(
         sizes, shape, lead)  # new leading dims only (the common case): nothing to check
-    res = broadcast_view(self._data, target)
+    if builtins.all(n == 1 for n in target[:lead]) and target[lead:] == shape:
+        res = self._data.reshape(target)  # only size-1 dims added: a plain view, which can be written to
+    else:
+        res = broadcast_view(self._data, target)  # read-only: several elements share one memory location
     return _record_view(ExpandBackward0, self, res, {"self_sym_sizes": shape}, ("broadcast_to", target))
 
 
@@ -395,7 +422,7 @@ def to(self, *args, **kwargs):
     target = _dtypes.to_np(dtype)
     if target == self._data.dtype and not copy:
         return self
-    res = self._data.astype(target)
+    res = GRAD.quiet.run(self._data.astype, target)  # nan and inf cast to integers silently, as in PyTorch
     if self._requires_grad and GRAD.mode > 0:
         if target.kind != "f":
             return make(res)
@@ -426,6 +453,7 @@ def unbind(self, dim: int = 0):
     """Split along `dim` into a tuple of views (one UnbindBackward0 node with several outputs)."""
     nd = self._data.ndim
     if nd == 0:
+        _wrap_dim(dim, 0)  # PyTorch's "Dimension out of range" for a dim other than 0 or -1
         raise IndexError("Dimension specified as 0 but tensor has no dimensions")
     d = _wrap_dim(dim, nd)
     parts = [self._data[(slice(None),) * d + (i, Ellipsis)] for i in range(self._data.shape[d])]
@@ -478,7 +506,7 @@ def apply_recipe(a: np.ndarray, r: tuple):
     if kind == "T":
         return a.T
     if kind == "swapaxes":
-        return np.swapaxes(a, r[1], r[2])
+        return np.swapaxes(a, r[1], r[2]) if a.ndim else a  # a 0-d tensor's transpose(0, -1) keeps it as it is
     if kind == "transpose":
         return np.transpose(a, r[1])
     if kind == "expand_dims":

@@ -124,7 +124,9 @@ def reduced_expand(grad, sizes: tuple, dims: tuple, keepdim: bool):
 
 
 def transpose(g, d0: int, d1: int):
-    return g.transpose(d0, d1) if is_t(g) else np.swapaxes(g, d0, d1)
+    if is_t(g):
+        return g.transpose(d0, d1)
+    return np.swapaxes(g, d0, d1) if g.ndim else g  # a 0-d tensor's transpose(0, -1) is itself
 
 
 def t(g):
@@ -135,15 +137,20 @@ def mm(a, b):
     """A 2-D matrix product. On arrays `np.dot`: the same BLAS call as `a @ b` without the ufunc
     machinery, which costs more than the product itself for the small matrices of a teaching network."""
     if a.__class__ is np.ndarray and b.__class__ is np.ndarray:
-        return _dot(a, b)
+        return dot2d(a, b)
     return a @ b
 
 
-_dot = np.dot
+def dot2d(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """np.dot of two matrices, except when one is 1x1: np.dot then multiplies by it as by a scalar and drops the
+    nan of 0 * inf, which np.matmul and PyTorch keep."""
+    if a.size == 1 or b.size == 1:
+        return np.matmul(a, b)
+    return np.dot(a, b)
 
 
 def permute(g, dims):
-    return g.permute(*dims) if is_t(g) else np.transpose(g, dims)
+    return g.permute(tuple(dims)) if is_t(g) else np.transpose(g, dims)
 
 
 def reshape(g, shape):
@@ -176,7 +183,17 @@ log = _unary("log", np.log)
 sin = _unary("sin", np.sin)
 cos = _unary("cos", np.cos)
 sqrt = _unary("sqrt", np.sqrt)
-sign = _unary("sign", np.sign)
+
+
+def sign_array(x: np.ndarray) -> np.ndarray:
+    """PyTorch's sign: -1, 0 or 1, with 0 (not NaN) for NaN and +0. for -0. (NumPy's sign gives NaN and -0.)."""
+    x = np.asarray(x)
+    if x.dtype.kind == "b":
+        return x.copy()
+    return ((x > 0).astype(x.dtype) - (x < 0)).astype(x.dtype, copy=False)
+
+
+sign = _unary("sign", sign_array)
 tanh = _unary("tanh", np.tanh)
 sigmoid = _unary("sigmoid", lambda x: 1 / (1 + np.exp(-x)))
 
@@ -186,6 +203,40 @@ def where(cond, a, b):
     if is_t(a) or is_t(b):
         return _tensor_op("where")(cond, a, b)
     return np.where(cond, a, b)
+
+
+_UINT = {2: np.uint16, 4: np.uint32, 8: np.uint64}
+
+
+def keep_where(keep, grad):
+    """`where(keep, grad, 0)`: the gradient where `keep`, +0 elsewhere, as PyTorch's formulas mask gradients.
+
+    A product `grad * keep` is not the same: an inf gradient times 0 is NaN (relu's mask would turn sqrt's inf
+    at 0 into NaN), and a negative one times 0 is -0. `np.where` is exact but branches on every element, which
+    is slow on random masks like relu's; so on float arrays the dropped elements have their bits cleared
+    instead: one bitwise AND with a mask that is all ones where `keep`, as fast as the product and exact."""
+    return _masked(keep, grad, True)
+
+
+def zero_where(drop, grad):
+    """`grad.masked_fill(drop, 0)`: the gradient with +0 where `drop` (see `keep_where`)."""
+    return _masked(drop, grad, False)
+
+
+def _masked(mask, grad, keep: bool):
+    if is_t(grad):
+        return where(mask, grad, 0.0) if keep else where(mask, 0.0, grad)
+    grad = np.asarray(grad)
+    uint = _UINT.get(grad.dtype.itemsize) if grad.dtype.kind == "f" else None
+    if uint is None:
+        zero = grad.dtype.type(0)
+        return np.where(mask, grad, zero) if keep else np.where(mask, zero, grad)
+    bits = np.asarray(mask).astype(uint)
+    if keep:
+        np.negative(bits, out=bits)  # True -> all ones, False -> 0
+    else:
+        np.subtract(bits, 1, out=bits)  # True -> 0, False -> all ones
+    return np.bitwise_and(grad.view(uint), bits).view(grad.dtype)
 
 
 def data(x):
@@ -235,6 +286,19 @@ def cumsum(g, dim: int):
     return g.cumsum(dim) if is_t(g) else np.cumsum(g, axis=dim)
 
 
+def reverse_cumsum(g, dim: int):
+    """Sums from each element to the end along `dim` (cumsum's backward, as PyTorch computes it: flip, cumsum,
+    flip; `sum - cumsum + g` would make nan of an inf)."""
+    if np.ndim(g) == 0:
+        return g
+    if not is_t(g):
+        return np.flip(np.cumsum(np.flip(g, dim), axis=dim), dim)
+    n = g.shape[dim]
+    order = np.arange(n - 1, -1, -1).reshape([-1 if d == dim % g.ndim else 1 for d in range(g.ndim)])
+    reverse = np.broadcast_to(order, tuple(g.shape)).copy()
+    return gather(gather(g, dim, reverse).cumsum(dim), dim, reverse)
+
+
 def abs(x):
     return x.abs() if is_t(x) else np.abs(x)
 
@@ -262,6 +326,8 @@ def gather(g, dim: int, index):
 
 
 def scatter_add_zeros(g, dim: int, index, shape):
+    if not shape:  # a 0-d input (gathered at its only element)
+        return g
     if is_t(g):
         return _tensor_op("scatter_add")(make(np.zeros(shape, g._data.dtype)), dim, make(index), g)
     out = np.zeros(shape, g.dtype)

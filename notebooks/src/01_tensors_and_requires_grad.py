@@ -202,3 +202,35 @@ with warnings.catch_warnings():
 #   away unless you call `retain_grad()` first.
 #
 # Next: [2. The computation graph](02_computation_graph.ipynb), where we open up `grad_fn`.
+
+# %% hidden=1
+import ast
+
+
+def _cell_assigning(env, names):
+    """The source of the last cell the learner ran that assigns one of ``names`` (IPython keeps every
+    cell it ran in ``In``), or None outside IPython."""
+    for source in reversed(list(env.get("In") or [])):
+        try:
+            tree = ast.parse(source)
+        except SyntaxError:
+            continue
+        if any(isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store) and n.id in names for n in ast.walk(tree)):
+            return tree
+    return None
+
+
+def test_predicted_not_computed(env):
+    """The sets are typed in, as the exercise asks ("without running it"), not computed from the
+    tensors (.is_leaf, .grad, a backward() in the answer cell): a computed answer passes the check but
+    predicts nothing."""
+    tree = _cell_assigning(env, {"leaves", "gets_grad"})
+    if tree is None:
+        return
+    looked = sorted({f".{n.attr}" for n in ast.walk(tree) if isinstance(n, ast.Attribute)
+                     and n.attr in {"is_leaf", "grad", "grad_fn", "backward", "requires_grad", "retains_grad"}}
+                    | {f"{n.id}()" for n in ast.walk(tree) if isinstance(n, ast.Name)
+                       and n.id in {"globals", "locals", "vars", "eval", "exec"}})
+    assert not looked, (f"the answer cell computes the answer from the tensors ({', '.join(looked)}) instead of "
+                        "predicting it\n  hint: write the two sets of names yourself, from reading the code; "
+                        "then let autograd confirm it in the cells below the check")

@@ -233,3 +233,39 @@ check_count_nodes(count_nodes)
 # - Nodes keep saved tensors for the backward pass; `viz.draw` / `viz.summary` show all of it.
 #
 # Next: [3. `backward()`](03_backward.ipynb), where gradients start to flow through this graph.
+
+# %% hidden=2
+def _reference_count(root):
+    seen, todo = set(), [root]
+    while todo:
+        node = todo.pop()
+        if node is None or node in seen:
+            continue
+        seen.add(node)
+        todo.extend(child for child, _ in node.next_functions)
+    return len(seen)
+
+
+def test_graphs_the_check_never_shows(count_nodes):
+    """count_nodes on graphs the check does not use (tanh and mean, cat, a leaf used five times, an
+    AccumulateGrad alone, a chain of 200 ops): catches an answer fitted to the check's five graphs, such
+    as counts copied from what the check printed."""
+    import minigrad as torch
+
+    a = torch.tensor([0.5, -1.0], requires_grad=True)
+    b = torch.tensor([2.0, 3.0], requires_grad=True)
+    t = a.tanh()
+    chain = b
+    for i in range(200):
+        chain = chain.sin() if i % 2 else chain * 0.9
+    graphs = [
+        ("t = a.tanh(); (t * b + t).mean()", (t * b + t).mean().grad_fn),
+        ("torch.cat([a * 2, b.exp(), a]).pow(2).sum()", torch.cat([a * 2, b.exp(), a]).pow(2).sum().grad_fn),
+        ("(a * a * a + a - a).sum()", (a * a * a + a - a).sum().grad_fn),
+        ("the AccumulateGrad node of a leaf", (a * 1).grad_fn.next_functions[0][0]),
+        ("a chain of 200 ops", chain.sum().grad_fn),
+    ]
+    for label, root in graphs:
+        got, want = count_nodes(root), _reference_count(root)
+        assert got == want, (f"for {label} count_nodes gives {got!r}, the graph has {want} nodes\n  hint: count "
+                             "by walking next_functions with a set of seen nodes, not from the check's examples")

@@ -30,17 +30,27 @@ print("x.grad =", x.grad, " (d out / dx = 2x)")
 # step with the arrows. The animation is a widget, so the cell after it prints the graph as
 # text instead, now with the gradient that reached `x` (`player.frames` holds every step as
 # plain data, if you want to look at them in code).
+#
+# **Predict, then reveal.** Watching teaches less than predicting, so this player is a quiz
+# (`quiz=True`): before a step it stops and asks you about it: which node runs next (click it
+# in the picture, or pick its name), the gradient a node sends along an edge, or what `x.grad`
+# becomes (type the values, like `[1, 2, 3, 4]`). Apply the chain rule yourself before you
+# answer; the player checks your answer, reveals the step with the rule that gives it, and keeps
+# a score. Your answers reach Python too: run the cell under the player again after answering
+# (`player.answers` lists each one with its verdict).
 
 # %%
 # NBVAL_IGNORE_OUTPUT
 x = torch.tensor([1.0, 2.0, 3.0, 4.0], requires_grad=True)
 squares = x**2
 out = squares.sum()
-player = viz.animate(out, params={"x": x})
+player = viz.animate(out, params={"x": x}, quiz=True)
 player
 
 # %%
 print(viz.summary(out, params={"x": x}))
+print("\n".join(f"quiz, before step {q.step}: {q.prompt}" for q in player.quiz.questions))
+print("score (right, answered):", player.score)
 
 # %% [markdown]
 # ## A vector output needs a `gradient`
@@ -205,3 +215,64 @@ check_jacobian(jacobian)
 #   gradients for the inputs you name (leaves or not) without touching `.grad`.
 #
 # Next: [4. Accumulation and `retain_graph`](04_accumulation_and_retain_graph.ipynb).
+
+# %% hidden=3
+def test_float32_and_other_shapes(jacobian):
+    """float32 input, one output, five outputs, of functions the check does not use: the result is a
+    float32 matrix of the right shape and values (catches answers fitted to the check's three functions
+    or to float64 only)."""
+    import numpy as np
+
+    import minigrad as torch
+
+    x3 = np.array([0.5, -1.0, 2.0], dtype=np.float32)
+    x2 = np.array([0.3, 1.2], dtype=np.float32)
+    cases = [
+        ("f(t) = (t * t).sum(), as a 1-element vector", lambda t: (t * t).sum().reshape(1), x3,
+         (2 * x3).reshape(1, 3)),
+        ("f(t) = [t0 t1, t0^2, e^t1, t0 - t1, sin t1]",
+         lambda t: torch.stack([t[0] * t[1], t[0] ** 2, t[1].exp(), t[0] - t[1], t[1].sin()]), x2,
+         np.array([[x2[1], x2[0]], [2 * x2[0], 0], [0, np.exp(x2[1])], [1, -1], [0, np.cos(x2[1])]])),
+    ]
+    for label, f, x, want in cases:
+        got = jacobian(f, torch.tensor(x))
+        assert isinstance(got, torch.Tensor), f"for {label} jacobian returned {type(got).__name__}\n  hint: " \
+                                              "return torch.stack(rows)"
+        assert tuple(got.shape) == want.shape, (f"for {label} the result has shape {tuple(got.shape)}, expected "
+                                                f"{want.shape}\n  hint: one row per output, one column per input")
+        assert got.dtype == torch.float32, (f"for a float32 x the Jacobian is {got.dtype}, expected float32\n  hint: "
+                                            "make the one-hot vectors with dtype=x.dtype")
+        assert np.allclose(got.detach().numpy(), want, rtol=1e-5, atol=1e-6), (
+            f"for {label} jacobian gives {got.detach().numpy().tolist()}, expected {want.tolist()}\n  hint: row i "
+            "is torch.autograd.grad(f(x), x, grad_outputs=e_i)[0]")
+
+
+def test_rows_from_vjps_not_the_library(jacobian):
+    """jacobian builds the rows itself: with torch.autograd.functional switched off it still works.
+    Catches `return torch.autograd.functional.jacobian(f, x)`, which passes the check but skips the
+    exercise (the vector-Jacobian products)."""
+    import numpy as np
+
+    import minigrad as torch
+    import minigrad.autograd.functional as functional
+
+    def refuse(*args, **kwargs):
+        raise RuntimeError("torch.autograd.functional is switched off in this test")
+
+    saved = {name: getattr(functional, name) for name in ("jacobian", "hessian", "vjp", "jvp", "hvp", "vhp")
+             if hasattr(functional, name)}
+    for name in saved:
+        setattr(functional, name, refuse)
+    try:
+        x = torch.tensor([1.0, -2.0], dtype=torch.float64)
+        got = jacobian(lambda t: t * t.sum(), x)
+    except RuntimeError as err:
+        raise AssertionError("jacobian calls torch.autograd.functional instead of building the rows\n  hint: one "
+                             "torch.autograd.grad(f(x), x, grad_outputs=e_i) per row, then torch.stack") from err
+    finally:
+        for name, func in saved.items():
+            setattr(functional, name, func)
+    want = np.array([[0.0, 1.0], [-2.0, -3.0]])  # f_i = t_i * (t0 + t1): J = diag(t0 + t1) + t 1^T
+    assert np.allclose(np.asarray(got.detach().numpy(), dtype=np.float64), want), (
+        f"jacobian gives {got.detach().numpy().tolist()}, expected {want.tolist()}\n  hint: row i is the gradient "
+        "of output i")

@@ -43,6 +43,30 @@ print("one backward on the sum:", together)
 print("two backwards, added:   ", a.grad)
 
 # %% [markdown]
+# ## Predict the sum
+#
+# The same rule works *inside* one graph: a tensor used several times gets the sum of the
+# gradients of its uses, and `AccumulateGrad` then adds that sum into `.grad`. The player
+# below asks you both before it shows them. `x.grad` already holds `[2, 4]` from a first
+# `backward()`; then `y = 3x` is used three times in `y * y + y`, so the gradient arriving at
+# `y` is $2y + 1$. Type your answers as values, like `[1, 2]`.
+
+# %%
+# NBVAL_IGNORE_OUTPUT
+import viz
+
+x = torch.tensor([1.0, 2.0], requires_grad=True)
+(x * x).sum().backward()  # x.grad = 2x = [2, 4]
+y = x * 3
+loss = (y * y + y).sum()
+player = viz.animate(loss, params={"x": x}, quiz=True, quiz_kinds=["sum", "accumulate"])
+player
+
+# %%
+print("\n".join(f"before step {q.step}: {q.prompt}" for q in player.quiz.questions))
+print("x.grad after the animated backward:", x.grad)
+
+# %% [markdown]
 # ## Zeroing between steps
 #
 # The price: in a training loop, where every step wants a *fresh* gradient, you must clear
@@ -202,19 +226,12 @@ from minigrad_course import check_train
 
 check_train(train)
 
-# %% [markdown]
-# ## The whole story in one player
-#
-# `viz.session()` records every `backward()`, `zero_grad()` and optimiser step of a block as
-# one sequence of steps, each with its values before -> after. Here is this lesson in five
-# calls: two backward passes that add up, an SGD step (with its update rule and numbers),
-# `zero_grad`, and one more backward through the graph that the second pass freed. That last
-# call fails; the session shows the error as its last step, saying which node's saved value
-# was freed and by which step, instead of stopping the notebook. Step through it in the player
-# (the next cell prints the same steps as text).
-
 # %%
 # NBVAL_IGNORE_OUTPUT
+# The whole lesson as one story: viz.session() records every backward(), zero_grad() and
+# optimiser step of the block as steps with values before -> after (the update rule with its
+# numbers), and shows the failing last call as its last step (which node's saved value was
+# freed, and by which step) instead of stopping the notebook. The next cell prints the steps.
 import viz
 
 w = torch.nn.Parameter(torch.tensor([1.0, 2.0]))
@@ -242,5 +259,25 @@ print(story.summary())
 # - `retain_graph=True` is for several backward passes through **one** forward pass. In a
 #   training loop, "backward through the graph a second time" usually means a forward
 #   computation that should be inside the loop (or detached) is not.
+# - `with viz.session() as story:` replays several calls as one story (the cells above):
+#   `story.player()` to step through it, `story.summary()` as text.
 #
 # Next: [5. Hooks and `retain_grad`](05_hooks.ipynb), to watch and change gradients in flight.
+
+# %% hidden=4
+def test_other_data(train):
+    """train on data the check never uses (x = -1.5, target = 3, and x = 0.5, target = -2): catches a
+    loop that hard-codes the check's x = 2 or target = 6 (both printed in the exercise)."""
+    import math
+
+    import minigrad as torch
+
+    for x, target, steps, lr in [(-1.5, 3.0, 10, 0.02), (0.5, -2.0, 4, 0.3)]:
+        w_ref = 1.0
+        for _ in range(steps):
+            w_ref -= lr * 2 * (w_ref * x - target) * x
+        w = train(torch.tensor(x), torch.tensor(target), steps, lr)
+        got = float(w.detach()) if isinstance(w, torch.Tensor) else w
+        assert isinstance(got, float) and math.isclose(got, w_ref, rel_tol=1e-4, abs_tol=1e-6), (
+            f"train(x={x}, target={target}, steps={steps}, lr={lr}) returned w = {got!r}, expected {w_ref:.6g}\n  "
+            "hint: use the arguments x and target in the loss, (w * x - target) ** 2, not the check's numbers")

@@ -168,6 +168,28 @@ print("\n".join(fired))
 print(viz.summary(loss, params={"x": x, "w": w}))
 
 # %% [markdown]
+# ## Predict the order
+#
+# Now predict before you watch. The quiz player asks which node runs next and what a node
+# sends; the clipping hook is on `h` again, so the gradient `MulBackward0` works with is the
+# *clipped* one. Work out `PowBackward0`'s output ($2h$), clip it to $[-2, 2]$, then multiply by
+# `w` for `x`'s gradient.
+
+# %%
+# NBVAL_IGNORE_OUTPUT
+x = torch.tensor([0.5, -1.0, 2.0], requires_grad=True)
+w = torch.tensor([3.0, 1.0, -2.0], requires_grad=True)
+h = x * w
+h.register_hook(lambda grad: grad.clamp(-2, 2))
+loss = (h**2).sum()
+player = viz.animate(loss, params={"x": x, "w": w}, quiz=True, quiz_kinds=["grad", "next"])
+player
+
+# %%
+print("\n".join(f"before step {q.step}: {q.prompt}" for q in player.quiz.questions))
+print("x.grad =", x.grad)
+
+# %% [markdown]
 # ## Exercise 5: a clipping hook
 #
 # Write `clip_hook(grad)`, a tensor hook that limits every element of the gradient to the
@@ -197,3 +219,51 @@ check_clip_hook(clip_hook)
 # - Every `register_*` returns a handle; `handle.remove()` undoes it.
 #
 # Next: [6. Turning autograd off](06_turning_autograd_off.ipynb).
+
+# %% hidden=5
+def test_matrix_gradient_in_a_real_backward(clip_hook):
+    """On a float32 weight matrix, in a real backward pass: the leaf's .grad is clipped elementwise,
+    float32 and 2-D, and the gradient the hook received is left as it was (a hook that mutates in place
+    would change it under an observer hook registered first)."""
+    import numpy as np
+
+    import minigrad as torch
+
+    W = torch.tensor(np.array([[0.5, -2.0], [1.5, 0.1]], dtype=np.float32), requires_grad=True)
+    seen = []
+    W.register_hook(lambda g: seen.append((g, g.detach().numpy().copy())))
+    W.register_hook(clip_hook)
+    X = torch.tensor(np.array([[3.0, -1.0], [0.2, 4.0]], dtype=np.float32))
+    G = np.array([[1.0, -0.1], [0.05, 1.0]], dtype=np.float32)
+    ((X @ W) * torch.tensor(G)).sum().backward()
+    raw = X.numpy().T @ G  # [[3.01, -0.1], [-0.8, 4.1]]: two elements outside [-1, 1]
+    assert W.grad is not None and W.grad.dtype == torch.float32 and tuple(W.grad.shape) == (2, 2), (
+        f"with the hook on a float32 2x2 weight, W.grad is {W.grad!r}\n  hint: return grad.clamp(-1, 1): same "
+        "shape, same dtype")
+    assert np.allclose(W.grad.numpy(), np.clip(raw, -1, 1)), (
+        f"W.grad is {W.grad.numpy().tolist()}, expected {np.clip(raw, -1, 1).tolist()}\n  hint: clamp every element")
+    g, before = seen[0]
+    assert np.array_equal(g.detach().numpy(), before), (
+        "clip_hook changed the gradient it received, in place, during backward()\n  hint: return a new tensor "
+        "(grad.clamp(-1, 1)); never modify the argument")
+
+
+def test_double_backward(clip_hook):
+    """With create_graph=True the clipped gradient stays differentiable (d/dx of the clip is 1 inside
+    [-1, 1], 0 outside): catches a NumPy round trip (torch.tensor(np.clip(grad.numpy(), -1, 1))), which
+    passes the check but cuts the graph of the gradient."""
+    import numpy as np
+
+    import minigrad as torch
+
+    x = torch.tensor([0.004, -0.006, 0.002, 0.3], dtype=torch.float64, requires_grad=True)
+    y = x * 5
+    y.register_hook(clip_hook)
+    (g,) = torch.autograd.grad((y**3).sum(), x, create_graph=True)  # 5 * clip(3 y^2): the last one clipped
+    assert g.requires_grad, ("with create_graph=True the gradient through clip_hook no longer requires grad\n  "
+                             "hint: build the result with tensor operations (grad.clamp(-1, 1)), not through NumPy")
+    (gg,) = torch.autograd.grad(g.sum(), x)  # this pass goes through y's hook too: 30 y, inside [-1, 1] here
+    yv = 5 * x.detach().numpy()
+    want = 5 * np.clip(np.where(3 * yv**2 < 1, 30 * yv, 0.0), -1, 1)  # [3, -4.5, 1.5, 0]
+    assert np.allclose(gg.numpy(), want), (f"the second derivative through clip_hook is {gg.numpy().tolist()}, "
+                                           f"expected {want.tolist()}\n  hint: return grad.clamp(-1, 1)")

@@ -249,3 +249,78 @@ check_evaluate(evaluate)
 #   `with torch.no_grad():`.
 #
 # Next: [7. Custom `autograd.Function`](07_custom_function.ipynb).
+
+# %% hidden=6a
+import ast
+
+
+def _cell_assigning_answers(env):
+    """The source of the last cell the learner ran that assigns ``answers`` (IPython's ``In``), or None."""
+    for source in reversed(list(env.get("In") or [])):
+        try:
+            tree = ast.parse(source)
+        except SyntaxError:
+            continue
+        if any(isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store) and n.id == "answers" for n in ast.walk(tree)):
+            return tree
+    return None
+
+
+def test_predicted_not_computed(env):
+    """The six answers are typed in, not computed by running the snippets (.requires_grad, no_grad(),
+    Variable in the answer cell): a computed quiz passes the check but predicts nothing."""
+    tree = _cell_assigning_answers(env)
+    if tree is None:
+        return
+    ran = sorted({f".{n.attr}" for n in ast.walk(tree) if isinstance(n, ast.Attribute) and n.attr in {
+        "requires_grad", "requires_grad_", "detach", "no_grad", "inference_mode", "set_grad_enabled",
+        "enable_grad"}} | {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)
+                           and n.id in {"Variable", "globals", "eval", "exec"}})
+    assert not ran, (f"the answer cell runs the snippets ({', '.join(ran)}) instead of predicting them\n  hint: "
+                     "fill the dict with True and False from reading each snippet; the lesson above has the rules")
+
+
+# %% hidden=6b
+def test_leaves_w_alone(evaluate):
+    """evaluate leaves the caller's w as it was: still a leaf that requires grad, same version, no .grad.
+    Catches w.requires_grad_(False) or w.detach_() to "turn autograd off", which the check's fresh w
+    cannot see but which stops the model from training afterwards."""
+    import warnings
+
+    import minigrad as torch
+
+    w = torch.tensor([0.5, -1.0, 2.0], requires_grad=True)
+    inputs = torch.tensor([[1.0, 0.0, 1.0], [0.5, 2.0, -1.0], [-1.0, 1.0, 0.0]])
+    labels = torch.tensor([1.0, 0.0, 0.0])
+    version = w._version
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        evaluate(w, inputs, labels)
+    assert w.requires_grad and w.is_leaf and w.grad is None and w._version == version, (
+        "evaluate() changed the caller's w (it no longer requires grad, or was modified in place), so training "
+        "it afterwards no longer works\n  hint: switch recording off with `with torch.no_grad():` around the "
+        "computation, not by changing w")
+
+
+def test_keeps_the_callers_mode(evaluate):
+    """Called inside the caller's no_grad() block, evaluate leaves grad mode off: catches a
+    set_grad_enabled(False) ... set_grad_enabled(True) pair, which passes the check (it only calls
+    evaluate with grad mode on) but switches recording back on inside the caller's block."""
+    import warnings
+
+    import minigrad as torch
+
+    w = torch.tensor([0.5, -1.0, 2.0], requires_grad=True)
+    inputs = torch.tensor([[1.0, 0.0, 1.0], [0.5, 2.0, -1.0]])
+    labels = torch.tensor([1.0, 0.0])
+    try:
+        with torch.no_grad():
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                evaluate(w, inputs, labels)
+            mode = torch.is_grad_enabled()
+    finally:
+        torch.set_grad_enabled(True)
+    assert not mode, ("evaluate() switched grad mode on inside the caller's `with torch.no_grad():` block\n  hint: "
+                      "`with torch.no_grad():` restores whatever mode was on before; set_grad_enabled(True) at "
+                      "the end forces it on")

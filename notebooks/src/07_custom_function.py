@@ -294,3 +294,50 @@ check_sigmoid(MySigmoid)
 # - Verify every hand-written `backward` with `gradcheck` on small float64 inputs.
 #
 # Next: [8. Higher-order gradients](08_higher_order.ipynb).
+
+# %% hidden=7
+def test_large_inputs(MySigmoid):
+    """Inputs of +-800 and +-50 (the check's go up to 4): forward stays within [0, 1] and backward finite.
+    Catches exp(x) / (1 + exp(x)), which passes the check but gives inf / inf = nan for large x."""
+    import warnings
+
+    import numpy as np
+
+    import minigrad as torch
+
+    values = np.array([-800.0, -50.0, 0.0, 50.0, 800.0])
+    x = torch.tensor(values, dtype=torch.float64, requires_grad=True)
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore")
+        y = MySigmoid.apply(x)
+        y.sum().backward()
+    small = np.exp(-np.abs(values))  # never overflows
+    want = np.where(values >= 0, 1 / (1 + small), small / (1 + small))
+    got = y.detach().numpy()
+    assert np.all(np.isfinite(got)) and np.allclose(got, want, rtol=1e-9, atol=1e-15), (
+        f"MySigmoid.apply([-800, -50, 0, 50, 800]) gives {got.tolist()}\n  hint: exp(x) overflows for large x: "
+        "1 / (1 + torch.exp(-x)) stays finite")
+    assert x.grad is not None and np.all(np.isfinite(x.grad.numpy())), (
+        f"the gradient at [-800, -50, 0, 50, 800] is {None if x.grad is None else x.grad.numpy().tolist()}\n  "
+        "hint: compute backward from the saved result: grad_output * result * (1 - result)")
+
+
+def test_float32_matrix(MySigmoid):
+    """A 2-D float32 input: the output and the gradient keep its shape and dtype (catches a forward
+    that builds its result in float64 or flattens it, which the check's float64 vector cannot see)."""
+    import numpy as np
+
+    import minigrad as torch
+
+    values = np.array([[0.5, -1.0], [2.0, 0.0]], dtype=np.float32)
+    x = torch.tensor(values, requires_grad=True)
+    y = MySigmoid.apply(x)
+    assert y.dtype == torch.float32 and tuple(y.shape) == (2, 2), (
+        f"for a float32 2x2 input, forward returned {y.dtype} of shape {tuple(y.shape)}\n  hint: compute with "
+        "tensor operations on x (1 / (1 + torch.exp(-x))), which keep its dtype and shape")
+    (y * torch.tensor(np.array([[1.0, 2.0], [-1.0, 0.5]], dtype=np.float32))).sum().backward()
+    s = 1 / (1 + np.exp(-values))
+    want = np.array([[1.0, 2.0], [-1.0, 0.5]]) * s * (1 - s)
+    assert x.grad is not None and x.grad.dtype == torch.float32 and np.allclose(x.grad.numpy(), want, rtol=1e-5), (
+        f"the float32 gradient is {None if x.grad is None else x.grad.numpy().tolist()}, expected {want.tolist()}\n"
+        "  hint: backward returns grad_output * result * (1 - result)")

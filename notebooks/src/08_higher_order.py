@@ -199,3 +199,60 @@ check_hvp(hvp)
 # - Prefer `torch.autograd.grad` over `backward(create_graph=True)`.
 #
 # Next: [9. In-place operations and version counters](09_inplace_and_versions.ipynb).
+
+# %% hidden=8
+def test_other_function_float32(hvp):
+    """H v for a function and a 5-element float32 x the check never uses: catches an answer fitted to
+    the check's three functions (values copied from what it printed) and one that only works in float64."""
+    import numpy as np
+
+    import minigrad as torch
+
+    x = np.array([0.5, -1.0, 2.0, 0.25, -0.75], dtype=np.float32)
+    v = np.array([1.0, 0.5, -1.0, 2.0, 0.0], dtype=np.float32)
+    # f(t) = sum(t^3) + t0 t1 t4: H = diag(6 t) plus the t0 t1 t4 cross terms
+    H = np.diag(6 * x.astype(np.float64))
+    for (i, j), k in {(0, 1): 4, (0, 4): 1, (1, 4): 0}.items():
+        H[i, j] = H[j, i] = x[k]
+    want = H @ v
+
+    def f(t):
+        return (t**3).sum() + t[0] * t[1] * t[4]
+
+    got = hvp(f, torch.tensor(x), torch.tensor(v))
+    assert isinstance(got, torch.Tensor) and tuple(got.shape) == (5,), (
+        f"for f(t) = sum(t^3) + t0 t1 t4 hvp returned {got!r}\n  hint: return the tensor Hv, shaped like x")
+    assert np.allclose(got.detach().numpy(), want, rtol=1e-5, atol=1e-5), (
+        f"for f(t) = sum(t^3) + t0 t1 t4 hvp gives {got.detach().numpy().tolist()}, expected {want.tolist()}\n  "
+        "hint: g = grad(f(x), x, create_graph=True), then grad(g @ v, x)")
+    assert got.dtype == torch.float32, f"for float32 x, v hvp returned {got.dtype}\n  hint: keep x's dtype"
+
+
+def test_two_passes_not_the_library(hvp):
+    """hvp runs the two passes itself: with torch.autograd.functional switched off it still works.
+    Catches `return torch.autograd.functional.hvp(f, x, v)[1]`, which passes the check but skips the
+    exercise."""
+    import numpy as np
+
+    import minigrad as torch
+    import minigrad.autograd.functional as functional
+
+    def refuse(*args, **kwargs):
+        raise RuntimeError("torch.autograd.functional is switched off in this test")
+
+    saved = {name: getattr(functional, name) for name in ("jacobian", "hessian", "vjp", "jvp", "hvp", "vhp")
+             if hasattr(functional, name)}
+    for name in saved:
+        setattr(functional, name, refuse)
+    try:
+        got = hvp(lambda t: (t * t).sum() * t[0], torch.tensor([1.0, 2.0], dtype=torch.float64),
+                  torch.tensor([1.0, -1.0], dtype=torch.float64))
+    except RuntimeError as err:
+        raise AssertionError("hvp calls torch.autograd.functional instead of running the two passes\n  hint: "
+                             "g = torch.autograd.grad(f(x), x, create_graph=True), then grad(g @ v, x)") from err
+    finally:
+        for name, func in saved.items():
+            setattr(functional, name, func)
+    # f = t0 (t0^2 + t1^2): H = [[6 t0, 2 t1], [2 t1, 2 t0]] at (1, 2) = [[6, 4], [4, 2]]
+    assert np.allclose(np.asarray(got.detach().numpy(), dtype=np.float64), [6 - 4, 4 - 2]), (
+        f"hvp gives {got.detach().numpy().tolist()}, expected [2.0, 2.0]\n  hint: grad(g @ v, x) after the first pass")

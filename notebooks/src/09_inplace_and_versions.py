@@ -216,3 +216,28 @@ check_softplus(softplus_fixed)
 # - Fix by going out of place, cloning, or reordering. Never silence it with `.data`.
 #
 # Next: [10. Training a network](10_training.ipynb).
+
+# %% hidden=9
+def test_other_input(softplus_fixed):
+    """A 2-D float32 input with values the check never uses: right values and gradient (sigmoid), dtype
+    and shape kept, x untouched. Catches an answer that returns the check's printed values (and a
+    gradient fitted to them) rather than computing softplus."""
+    import numpy as np
+
+    import minigrad as torch
+
+    values = np.array([[-1.5, 0.25], [2.0, -3.0]], dtype=np.float32)
+    x = torch.tensor(values, requires_grad=True)
+    y = softplus_fixed(x)
+    assert isinstance(y, torch.Tensor) and tuple(y.shape) == (2, 2) and y.dtype == torch.float32, (
+        f"for a float32 2x2 x softplus_fixed returned {y!r}\n  hint: tensor operations on x keep its shape and dtype")
+    want = np.log1p(np.exp(values.astype(np.float64)))
+    assert np.allclose(y.detach().numpy(), want, rtol=1e-5), (
+        f"softplus_fixed gives {y.detach().numpy().tolist()}, expected {want.tolist()}\n  hint: log(1 + e^x), "
+        "computed from x")
+    y.sum().backward()
+    sig = 1 / (1 + np.exp(-values.astype(np.float64)))
+    assert x.grad is not None and np.allclose(x.grad.numpy(), sig, rtol=1e-5), (
+        f"the gradient is {None if x.grad is None else x.grad.numpy().tolist()}, expected sigmoid(x) = "
+        f"{sig.tolist()}\n  hint: build the result from x with out-of-place operations")
+    assert np.array_equal(x.detach().numpy(), values), "softplus_fixed changed x\n  hint: leave x alone"

@@ -218,3 +218,40 @@ print("accuracy >= 95%:", accuracy >= 0.95)
 #
 # Next: [11. Backprop by hand](11_backprop_by_hand.ipynb), where you compute these gradients
 # yourself.
+
+# %% hidden=10
+def test_other_loss_and_optimizer(train_step):
+    """Three steps with a mean-squared-error loss and SGD with momentum (the check uses cross-entropy and
+    plain SGD): the parameters and returned losses match a correct run. Catches a step that ignores its
+    loss_fn or optimizer arguments (F.cross_entropy or a hand-written update in their place)."""
+    import numpy as np
+
+    import minigrad as torch
+
+    def setup():
+        rng = np.random.default_rng(1)
+        model = torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.Tanh(), torch.nn.Linear(4, 2))
+        with torch.no_grad():
+            for p in model.parameters():
+                p.copy_(torch.tensor(rng.normal(size=tuple(p.shape)).astype(np.float32)))
+        xb = torch.tensor(rng.normal(size=(5, 3)).astype(np.float32))
+        yb = torch.tensor(rng.normal(size=(5, 2)).astype(np.float32))
+        return model, torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9), xb, yb
+
+    model, opt, xb, yb = setup()
+    losses = [train_step(model, torch.nn.MSELoss(), opt, xb, yb) for _ in range(3)]
+    ref_model, ref_opt, _, _ = setup()
+    want = []
+    for _ in range(3):
+        ref_opt.zero_grad()
+        loss = torch.nn.MSELoss()(ref_model(xb), yb)
+        loss.backward()
+        ref_opt.step()
+        want.append(loss.item())
+    assert all(isinstance(v, (float, int)) for v in losses) and np.allclose(losses, want, rtol=1e-5), (
+        f"with MSELoss and SGD(momentum=0.9) train_step returned the losses {losses}, expected {want}\n  hint: use "
+        "the loss_fn and optimizer you are given: loss = loss_fn(model(xb), yb), optimizer.step()")
+    for p, q in zip(model.parameters(), ref_model.parameters()):
+        assert np.allclose(p.detach().numpy(), q.detach().numpy(), rtol=1e-5, atol=1e-6), (
+            "with MSELoss and SGD(momentum=0.9) the parameters differ from a correct run after 3 steps\n  hint: "
+            "optimizer.zero_grad(); loss = loss_fn(model(xb), yb); loss.backward(); optimizer.step()")

@@ -45,8 +45,8 @@ print(Xb.shape, Yb.shape, Xb.dtype)
 # batch (mean 0, variance 1, with the variance's $n - 1$ as PyTorch's `BatchNorm1d` uses for
 # its running estimate), then scales and shifts it by `bngain` and `bnbias`. The cross-entropy
 # is a softmax followed by the mean negative log-probability of the right class:
-# `logprobs[rows, Yb]` with `rows = torch.arange(n)` picks, in row `i`, the column `Yb[i]`
-# (Karpathy writes `range(n)`; a tensor of row numbers does the same).
+# `logprobs[range(n), Yb]` picks, in row `i`, the column `Yb[i]`: the log-probability of each
+# image's right digit, as Karpathy writes it.
 
 # %%
 # layer 1 and batch norm
@@ -62,7 +62,6 @@ hpreact = bngain * bnraw + bnbias
 h = torch.tanh(hpreact)
 logits = h @ W2 + b2  # (32, 10)
 # cross-entropy, step by step
-rows = torch.arange(n)
 logit_maxes = logits.max(1, keepdim=True).values  # subtracted for numerical safety
 norm_logits = logits - logit_maxes
 counts = norm_logits.exp()
@@ -70,7 +69,7 @@ counts_sum = counts.sum(1, keepdim=True)
 counts_sum_inv = counts_sum**-1
 probs = counts * counts_sum_inv
 logprobs = probs.log()
-loss = -logprobs[rows, Yb].mean()
+loss = -logprobs[range(n), Yb].mean()
 
 names = dict(W1=W1, b1=b1, bngain=bngain, bnbias=bnbias, W2=W2, b2=b2, hprebn=hprebn, bnmeani=bnmeani,
              bndiff=bndiff, bndiff2=bndiff2, bnvar=bnvar, bnvar_inv=bnvar_inv, bnraw=bnraw, hpreact=hpreact,
@@ -95,7 +94,7 @@ print("loss:", round(loss.item(), 6))
 # %%
 with torch.no_grad():
     dlogprobs = torch.zeros_like(logprobs)
-    dlogprobs[rows, Yb] = -1.0 / n
+    dlogprobs[range(n), Yb] = -1.0 / n
     dprobs = (1.0 / probs) * dlogprobs
     dcounts_sum_inv = (counts * dprobs).sum(1, keepdim=True)  # broadcast in the forward: summed
     dcounts = counts_sum_inv * dprobs
@@ -224,3 +223,74 @@ print(viz.compare(loss, mine=slip, params=names, draw=False))
 #   exact / close / wrong, and points at the first wrong one in backward order.
 #
 # Next: [12. Debugging a custom Function](12_debugging_a_custom_function.ipynb).
+
+# %% hidden=11
+def test_other_batches_float32(batchnorm_backward):
+    """Batches of 3 and 50 rows (the check's has 8) in float32: the three gradients match autograd's and keep
+    the inputs' dtype and shapes. Catches the check's batch size written in (n = 8) instead of
+    dhpreact.shape[0], and gradients built in float64 (through NumPy) or flattened."""
+    import numpy as np
+
+    import minigrad as torch
+
+    for n, width, seed in ((3, 4, 1), (50, 2, 2)):
+        rng = np.random.default_rng(seed)
+        hprebn = torch.tensor(rng.standard_normal((n, width)) * 1.5 - 0.3, requires_grad=True)
+        bngain = torch.tensor(1.0 + 0.2 * rng.standard_normal((1, width)), requires_grad=True)
+        bnbias = torch.tensor(0.1 * rng.standard_normal((1, width)), requires_grad=True)
+        bndiff = hprebn - hprebn.sum(0, keepdim=True) / n
+        bnvar_inv = ((bndiff**2).sum(0, keepdim=True) / (n - 1) + 1e-5) ** -0.5
+        bnraw = bndiff * bnvar_inv
+        dhpreact = rng.standard_normal((n, width))
+        want = torch.autograd.grad(bngain * bnraw + bnbias, (hprebn, bngain, bnbias), torch.tensor(dhpreact))
+        args = [torch.tensor(np.asarray(a, dtype=np.float32)) for a in
+                (dhpreact, bnraw.detach().numpy(), bnvar_inv.detach().numpy(), bngain.detach().numpy())]
+        with torch.no_grad():
+            got = batchnorm_backward(*args)
+        assert isinstance(got, (tuple, list)) and len(got) == 3, (
+            f"for a float32 batch of {n} rows batchnorm_backward returned {type(got).__name__}\n  hint: return "
+            "dhprebn, dbngain, dbnbias")
+        for name, g, w in zip(("dhprebn", "dbngain", "dbnbias"), got, want):
+            assert isinstance(g, torch.Tensor) and tuple(g.shape) == tuple(w.shape) and g.dtype == torch.float32, (
+                f"for a float32 batch of {n} rows, {name} is "
+                f"{(g.dtype, tuple(g.shape)) if isinstance(g, torch.Tensor) else type(g).__name__}, expected "
+                f"float32 of shape {tuple(w.shape)}\n  hint: compute with tensor operations on the arguments, which "
+                "keep their dtype; a gradient has its tensor's shape")
+            diff = float(np.abs(g.numpy() - w.numpy()).max())
+            assert np.allclose(g.numpy(), w.numpy(), rtol=1e-3, atol=1e-4), (
+                f"for a batch of {n} rows (the check's has 8) {name} is off by up to {diff:.3g}\n  hint: n is the "
+                "batch size of the arguments, n = dhpreact.shape[0], not a number written in")
+
+
+def test_by_hand_not_by_autograd(batchnorm_backward):
+    """batchnorm_backward computes the gradients itself: no backward pass (backward() or autograd.grad) runs
+    while it does. Catches an answer that rebuilds the forward pass from bnraw and bnvar_inv and lets autograd
+    differentiate it, which passes the check but skips the exercise."""
+    import numpy as np
+
+    import minigrad as torch
+    from minigrad.autograd import engine
+
+    rng = np.random.default_rng(5)
+    hprebn = rng.standard_normal((6, 3))
+    bndiff = hprebn - hprebn.mean(0, keepdims=True)
+    bnvar_inv = ((bndiff**2).sum(0, keepdims=True) / 5 + 1e-5) ** -0.5
+    args = [torch.tensor(a) for a in (rng.standard_normal((6, 3)), bndiff * bnvar_inv, bnvar_inv,
+                                      1.0 + 0.1 * rng.standard_normal((1, 3)))]
+    passes = []
+    run_backward = engine.run_backward
+
+    def counting(*a, **kw):
+        passes.append(1)
+        return run_backward(*a, **kw)
+
+    engine.run_backward = counting
+    try:
+        with torch.no_grad():
+            batchnorm_backward(*args)
+    finally:
+        engine.run_backward = run_backward
+    assert not passes, (
+        f"batchnorm_backward ran {len(passes)} backward pass(es) of autograd to get its gradients\n  hint: the "
+        "exercise is to derive them by hand (the chain rule through bnraw, bnvar_inv, bnvar, bndiff, bnmeani); "
+        "autograd only checks them, through viz.compare")

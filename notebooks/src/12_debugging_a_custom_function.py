@@ -171,3 +171,80 @@ print("gradcheck:", gradcheck(MySwish.apply, (x64, beta)))
 #
 # This is the end of the course. [Start here](00_start_here.ipynb) has the list of lessons,
 # if you want to revisit one.
+
+# %% hidden=12
+def test_large_float32_matrix(MySwish):
+    """A 2x4 float32 input with values up to +-100 and beta = 2 (the check's x is a float64 vector within
+    +-3): the output and x's gradient keep x's dtype and shape, stay finite, and match swish's; beta's
+    gradient too. Catches sigmoid written as exp(bx) / (1 + exp(bx)), which passes the check but gives
+    inf / inf = nan once exp overflows (bx > 88 in float32), and results built in float64 or flattened."""
+    import warnings
+
+    import numpy as np
+
+    import minigrad as torch
+
+    values = np.array([[-100.0, -50.0, -1.0, -0.25], [0.5, 2.0, 50.0, 100.0]], dtype=np.float32)
+    seed = np.array([[1.0, -2.0, 0.5, 3.0], [1.5, -1.0, 2.0, 0.5]], dtype=np.float32)
+    b = 2.0
+    x = torch.tensor(values, requires_grad=True)
+    beta = torch.tensor(b, dtype=torch.float32, requires_grad=True)
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore")
+        y = MySwish.apply(x, beta)
+        assert isinstance(y, torch.Tensor) and y.dtype == torch.float32 and tuple(y.shape) == (2, 4), (
+            f"for a float32 2x4 input MySwish returned "
+            f"{(y.dtype, tuple(y.shape)) if isinstance(y, torch.Tensor) else type(y).__name__}\n  hint: compute "
+            "with tensor operations on x (x * torch.sigmoid(beta * x)), which keep its dtype and shape")
+        (y * torch.tensor(seed)).sum().backward()
+    v = values.astype(np.float64)
+    small = np.exp(-np.abs(b * v))  # never overflows
+    s = np.where(v >= 0, 1 / (1 + small), small / (1 + small))
+    ds = small / (1 + small) ** 2  # s * (1 - s), without cancellation
+    got = y.detach().numpy()
+    assert np.all(np.isfinite(got)) and np.allclose(got, v * s, rtol=1e-4, atol=1e-5), (
+        f"MySwish.apply(x, 2) for x = {values.tolist()} gives {got.tolist()}\n  hint: exp(beta * x) overflows "
+        "for large x: torch.sigmoid(beta * x) (or 1 / (1 + torch.exp(-beta * x))) stays finite")
+    want_x = seed * (s + b * v * ds)
+    grad = None if x.grad is None else x.grad.numpy()
+    assert grad is not None and x.grad.dtype == torch.float32 and grad.shape == (2, 4), (
+        f"x's gradient is {None if x.grad is None else (x.grad.dtype, tuple(x.grad.shape))}, expected float32 "
+        "of shape (2, 4)\n  hint: backward returns grad_output * (s + beta * x * s * (1 - s)), shaped like x")
+    assert np.all(np.isfinite(grad)) and np.allclose(grad, want_x, rtol=1e-4, atol=1e-5), (
+        f"for x = {values.tolist()} and beta = 2 x's gradient is {grad.tolist()}, expected "
+        f"{np.round(want_x, 4).tolist()}\n  hint: exp(beta * x) overflows for large x: use torch.sigmoid(beta * x)")
+    want_beta = float((seed * v * v * ds).sum())
+    assert beta.grad is not None and np.isfinite(beta.grad.item()) and np.isclose(
+        beta.grad.item(), want_beta, rtol=1e-4, atol=1e-5), (
+        f"beta's gradient is {None if beta.grad is None else beta.grad.item()}, expected {want_beta:.6g}\n  "
+        "hint: (grad_output * x * x * s * (1 - s)).sum(), with s = torch.sigmoid(beta * x)")
+
+
+def test_by_hand_not_by_autograd(MySwish):
+    """MySwish's backward computes the gradients itself: backward() runs one backward pass, not a second one
+    inside MySwish's backward. Catches a backward that re-runs the forward under enable_grad() and asks
+    autograd (torch.autograd.grad) for the gradients, which passes the check but skips the exercise."""
+    import numpy as np
+
+    import minigrad as torch
+    from minigrad.autograd import engine
+
+    x = torch.tensor(np.array([-1.5, 0.5, 2.0]), requires_grad=True)
+    beta = torch.tensor(0.7, dtype=torch.float64, requires_grad=True)
+    y = MySwish.apply(x, beta)
+    passes = []
+    run_backward = engine.run_backward
+
+    def counting(*a, **kw):
+        passes.append(1)
+        return run_backward(*a, **kw)
+
+    engine.run_backward = counting
+    try:
+        y.sum().backward()
+    finally:
+        engine.run_backward = run_backward
+    assert len(passes) == 1, (
+        f"y.sum().backward() ran {len(passes)} backward passes: MySwish's backward ran autograd\n  hint: the "
+        "exercise is to write the derivatives: grad_output * (s + beta * x * s * (1 - s)) for x, and "
+        "(grad_output * x * x * s * (1 - s)).sum() for beta")

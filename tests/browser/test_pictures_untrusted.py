@@ -140,9 +140,12 @@ def test_pictures_show_untrusted_in_jupyterlab_and_in_nbconvert_html(tmp_path, l
     errors: list[str] = []
     page.on("pageerror", lambda exc: errors.append(str(exc)))
     page.goto(f"{base}/lab/tree/pictures.ipynb?token={token}", timeout=UI_TIMEOUT)
+    # Every code cell in the page with all its outputs (a loaded machine renders the last cells late).
     page.wait_for_function(
         "([cells, pictures]) => { const w = window.jupyterapp && window.jupyterapp.shell.currentWidget;"
         " return w && w.content && w.content.widgets.length === cells"
+        " && w.content.widgets.every(c => c.model.type !== 'code' || (c.node.isConnected"
+        "    && c.node.querySelectorAll('.jp-OutputArea-output').length >= c.model.outputs.length))"
         " && document.querySelectorAll('.jp-OutputArea-output').length >= pictures; }",
         arg=[len(CELLS), len(PICTURE_CELLS)], timeout=UI_TIMEOUT)
     page.wait_for_function("() => [...document.querySelectorAll('.jp-OutputArea-output img')]"

@@ -82,10 +82,12 @@ def test_every_stored_lesson_shows_its_pictures_untrusted(course_root, lab_serve
         rel = path.relative_to(NOTEBOOKS).as_posix()
         want = _stored_pictures(path)
         page.goto(f"{base}/lab/tree/{rel}?token={token}", timeout=UI_TIMEOUT)
+        # this notebook, not one JupyterLab restored from the workspace: three lessons have 13 code cells
         page.wait_for_function(
-            "n => { const w = window.jupyterapp && window.jupyterapp.shell.currentWidget;"
-            " return w && w.content && w.content.widgets.filter(c => c.model.type === 'code').length === n; }",
-            arg=len(want), timeout=UI_TIMEOUT)
+            "([n, rel]) => { const w = window.jupyterapp && window.jupyterapp.shell.currentWidget;"
+            " return w && w.context && w.context.path.endsWith(rel) && w.content"
+            " && w.content.widgets.filter(c => c.model.type === 'code').length === n; }",
+            arg=[len(want), rel], timeout=UI_TIMEOUT)
         cells = page.evaluate(CELLS_JS)
         page.screenshot(path=str(ARTIFACTS / (rel.replace("/", "_") + ".png")))
         if any(c["trusted"] and c["outputs"] for c in cells):  # (a cell without outputs counts as trusted)

@@ -5,7 +5,9 @@ the names the check receives (``args``). The wrong answers are the mistakes each
 about and the ones learners made (issue 16); each names the ``reason`` the check must report and a
 piece of the hint it must print. ``tests/notebooks/test_exercises.py`` runs them all, and
 ``notebooks/INSTRUCTORS.md`` quotes what the checker says for each (a test keeps the two in sync).
-The grading issue reuses them to build submissions.
+The grader's tests (tests/grading/) reuse them: the right and wrong answers build the submissions
+``make grade`` is tested on, and the ``sneaky`` answers are those the public check lets through but
+a hidden test of the autograder catches, each naming that test.
 
 Loaded by path (tests/notebooks/conftest.py, fixture ``answers``): this folder is not a package.
 """
@@ -26,11 +28,19 @@ class Wrong:
 
 
 @dataclass(frozen=True)
+class Sneaky:
+    label: str  # what the answer does that the public check cannot see
+    code: str
+    hidden: str  # the hidden test (a test_... function of the source's hidden= cell) that rejects it
+
+
+@dataclass(frozen=True)
 class Exercise:
     check: str  # the check function's name
     args: tuple[str, ...]  # the names the answer defines, passed to the check in this order
     right: list[str] = field(default_factory=list)  # complete answer cells
     wrong: list[Wrong] = field(default_factory=list)
+    sneaky: list[Sneaky] = field(default_factory=list)  # pass the check, fail a hidden test
     wrap: Callable[[str], str] | None = None  # turns a wrong answer's code (a function body) into the cell
     setup: str = ""  # code the lesson runs before the answer (in the same cell or earlier)
 
@@ -71,6 +81,12 @@ e = (r + s).sum()
     Wrong("one string instead of a set", 'leaves = "p, q, s"\ngets_grad = {"p"}', "not-a-set",
           "a set of strings"),
     Wrong("the tensors instead of their names", 'leaves = {p, q, s}\ngets_grad = {"p"}', "not-names", "as strings"),
+], sneaky=[
+    Sneaky("computed from the tensors, not predicted", _c("""
+    leaves = {n for n in "pqrse" if globals()[n].is_leaf}
+    e.backward()
+    gets_grad = {n for n in "pqrse" if globals()[n].is_leaf and globals()[n].grad is not None}
+    """), "test_predicted_not_computed"),
 ])
 
 # -- 2 ---------------------------------------------------------------------------------------------------
@@ -186,6 +202,14 @@ EX2 = Exercise("check_count_nodes", ("count_nodes",), right=[
             seen.add(node)
             todo.extend(child for child, _ in node.next_functions)
     """, "returns-none", "return len(seen)"),
+], sneaky=[
+    Sneaky("the counts the check printed, looked up by the graph's size", _c("""
+    def count_nodes(root):
+        def walk(node):  # told apart by the length of a path walk: 7, 6, 10, 3 and 62 steps
+            return 1 if node is None else 1 + sum(walk(child) for child, _ in node.next_functions)
+
+        return {7: 6, 6: 4, 10: 6, 3: 2, 62: 32}[walk(root)]
+    """), "test_graphs_the_check_never_shows"),
 ])
 
 # -- 3 ---------------------------------------------------------------------------------------------------
@@ -255,6 +279,12 @@ EX3 = Exercise("check_jacobian", ("jacobian",), right=[
     """, "graph-freed", "compute f(x) again for every row"),
     Wrong("the rows flattened into one vector", _JAC_ROWS.format(result="torch.cat(rows)"), "shape",
           "one row per output element"),
+], sneaky=[
+    Sneaky("the library's Jacobian", _c("""
+    def jacobian(f, x):
+        x = x.detach().requires_grad_()
+        return torch.autograd.functional.jacobian(f, x)
+    """), "test_rows_from_vjps_not_the_library"),
 ])
 
 # -- 4 ---------------------------------------------------------------------------------------------------
@@ -357,6 +387,15 @@ EX4 = Exercise("check_train", ("train",), wrap=_train, right=[
         with torch.no_grad():
             w -= lr * w.grad
     """, "zero-before-backward", "w.grad is None until the first backward()"),
+], sneaky=[
+    Sneaky("the check's x = 2 written into the loss", _train("""
+    for _ in range(steps):
+        loss = (w * 2 - target) ** 2
+        loss.backward()
+        with torch.no_grad():
+            w -= lr * w.grad
+        w.grad = None
+    """), "test_other_data"),
 ])
 
 # -- 5 ---------------------------------------------------------------------------------------------------
@@ -383,6 +422,10 @@ EX5 = Exercise("check_clip_hook", ("clip_hook",), wrap=_hook, right=[
     Wrong("the wrong range", "return grad.clamp(0, 1)", "wrong-range", "grad.clamp(-1.0, 1.0)"),
     Wrong("a NumPy array", "return grad.numpy().clip(-1, 1)", "not-a-tensor", "return a tensor"),
     Wrong("the sign", "return grad.sign()", "sign", "clamp, do not take the sign"),
+], sneaky=[
+    Sneaky("a NumPy round trip",
+           "import numpy as np\n\n\n" + _hook("return torch.tensor(np.clip(grad.detach().numpy(), -1, 1))"),
+           "test_double_backward"),
 ])
 
 # -- 6a --------------------------------------------------------------------------------------------------
@@ -395,9 +438,7 @@ def _quiz(**changes: object) -> str:
     return f"answers = {answers!r}\n"
 
 
-EX6A = Exercise("check_grad_quiz", ("answers",), right=[
-    _quiz(),
-    _c("""
+_COMPUTED_QUIZ = _c("""
     from minigrad.autograd import Variable
 
     x = torch.tensor([1.0, 2.0], requires_grad=True)
@@ -413,7 +454,20 @@ EX6A = Exercise("check_grad_quiz", ("answers",), right=[
     with torch.inference_mode():
         answers["e"] = (x + 1).requires_grad
     answers["f"] = (Variable(torch.ones(2), volatile=True) * x).requires_grad
+    """)
+
+EX6A = Exercise("check_grad_quiz", ("answers",), right=[
+    _quiz(),
+    _c("answers = dict(a=False, b=False, c=True, d=True, e=False, f=True)"),
+    _c("""
+    answers = {}
+    for key in "abe":
+        answers[key] = False
+    for key in "cdf":
+        answers[key] = True
     """),
+], sneaky=[
+    Sneaky("computed by running the snippets", _COMPUTED_QUIZ, "test_predicted_not_computed"),
 ], wrong=[
     Wrong("r = x thought to be switched off by no_grad", _quiz(c=False), "wrong-c", "r IS x"),
     Wrong("requires_grad_() thought impossible under no_grad", _quiz(d=False), "wrong-d", "requires_grad_()"),
@@ -469,6 +523,11 @@ EX6B = Exercise("check_evaluate", ("evaluate",), right=[
         "wrong-loss", "binary_cross_entropy_with_logits(inputs @ w, labels)"),
     Wrong("only the accuracy returned", _evaluate(wrap="with torch.no_grad():", after="return accuracy"),
           "not-a-pair", "return loss, accuracy"),
+], sneaky=[
+    Sneaky("w switched off in place", _evaluate(before="w.requires_grad_(False)"), "test_leaves_w_alone"),
+    Sneaky("grad mode forced back on", _evaluate(before="torch.set_grad_enabled(False)",
+                                                 after="torch.set_grad_enabled(True)\nreturn loss, accuracy"),
+           "test_keeps_the_callers_mode"),
 ])
 
 # -- 7 ---------------------------------------------------------------------------------------------------
@@ -525,6 +584,10 @@ EX7 = Exercise("check_sigmoid", ("MySigmoid",), right=[
     Wrong("nothing saved at all",
           _sigmoid("return 1 / (1 + torch.exp(-x))", "return grad_output"),
           "nothing-saved", "ctx.save_for_backward(result)"),
+], sneaky=[
+    Sneaky("exp(x) / (1 + exp(x)), nan for large x",
+           _sigmoid("result = torch.exp(x) / (1 + torch.exp(x))\nctx.save_for_backward(result)\nreturn result",
+                    _USE_RESULT), "test_large_inputs"),
 ])
 
 # -- 8 ---------------------------------------------------------------------------------------------------
@@ -562,6 +625,9 @@ EX8 = Exercise("check_hvp", ("hvp",), wrap=_hvp, right=[
                                          "return x.grad.detach()", "accumulated-grad", "backward() adds into x.grad"),
     Wrong("the gradient returned", "(g,) = torch.autograd.grad(f(x), x, create_graph=True)\nreturn g.detach()",
           "returned-gradient", "g is pass 1"),
+], sneaky=[
+    Sneaky("the library's hvp", _hvp("return torch.autograd.functional.hvp(f, x, v)[1]"),
+           "test_two_passes_not_the_library"),
 ])
 
 # -- 9 ---------------------------------------------------------------------------------------------------
@@ -587,6 +653,13 @@ EX9 = Exercise("check_softplus", ("softplus_fixed",), wrap=_softplus, right=[
     Wrong("computed under no_grad", "with torch.no_grad():\n    return (x.exp() + 1).log()", "no-graph",
           "do not use no_grad()"),
     Wrong("the wrong formula", "return x.exp().log() + 1", "wrong-values", "softplus(x) = log(1 + e^x)"),
+], sneaky=[
+    Sneaky("the values and slopes the check printed", "import numpy as np\n\n\n" + _softplus("""
+    printed = np.array([-2.0, -0.5, 0.0, 1.0, 3.0])  # the check's x, from its message
+    values = torch.tensor(np.log1p(np.exp(printed)), dtype=x.dtype)
+    slopes = torch.tensor(1 / (1 + np.exp(-printed)), dtype=x.dtype)
+    return values + (x - x.detach()) * slopes
+    """), "test_other_input"),
 ])
 
 # -- 10 --------------------------------------------------------------------------------------------------
@@ -621,6 +694,10 @@ EX10 = Exercise("check_train_step", ("train_step",), wrap=_step, right=[
                                               "loss.backward()\noptimizer.step()\n"
                                               "return loss_fn(model(xb), yb).item()", "wrong-loss",
           "before optimizer.step()"),
+], sneaky=[
+    Sneaky("cross-entropy written in, loss_fn ignored", _step(
+        "optimizer.zero_grad()\nloss = F.cross_entropy(model(xb), yb)\nloss.backward()\noptimizer.step()\n"
+        "return loss.item()"), "test_other_loss_and_optimizer"),
 ])
 
 
@@ -666,6 +743,21 @@ EX11 = Exercise("check_batchnorm_backward", ("batchnorm_backward",), wrap=_bn, r
     Wrong("dbngain without bnraw", _BN_FUSED + "return dhprebn, dhpreact.sum(0, keepdim=True), dbnbias",
           "gain", "bnraw * dhpreact"),
     Wrong("two gradients", _BN_FUSED + "return dhprebn, dbngain", "not-three", "a tuple of three"),
+], sneaky=[
+    Sneaky("the check's batch size written in", _bn(_BN_FUSED.replace("dhpreact.shape[0]", "8  # the check's batch")
+                                                    + "return dhprebn, dbngain, dbnbias"),
+           "test_other_batches_float32"),
+    Sneaky("the forward rebuilt and differentiated by autograd", _bn("""
+        with torch.enable_grad():
+            bndiff = (bnraw / bnvar_inv).detach().requires_grad_()
+            gain = bngain.detach().requires_grad_()
+            bias = torch.zeros_like(bngain).requires_grad_()
+            n = bndiff.shape[0]
+            centred = bndiff - bndiff.mean(0, keepdim=True)
+            var_inv = ((centred**2).sum(0, keepdim=True) / (n - 1) + 1e-5) ** -0.5
+            hpreact = gain * centred * var_inv + bias
+            return torch.autograd.grad(hpreact, (bndiff, gain, bias), dhpreact)
+    """), "test_by_hand_not_by_autograd"),
 ])
 
 
@@ -703,6 +795,19 @@ EX12 = Exercise("check_swish", ("MySwish",), wrap=_swish, right=[
     Wrong("a forward without beta", "ctx.save_for_backward(x, beta)\nreturn x * torch.sigmoid(x)\n---\n"
           + _SWISH_S + "return grad_output * (s + beta * x * s * (1 - s)), (grad_output * x * x * s * (1 - s)).sum()",
           "forward", "x * sigmoid(beta * x)"),
+], sneaky=[
+    Sneaky("sigmoid as exp(bx) / (1 + exp(bx)), nan once exp overflows",
+           _swish("x, beta = ctx.saved_tensors\ne = torch.exp(beta * x)\ns = e / (1 + e)\n"
+                  "return grad_output * (s + beta * x * s * (1 - s)), (grad_output * x * x * s * (1 - s)).sum()",
+                  forward="ctx.save_for_backward(x, beta)\ne = torch.exp(beta * x)\nreturn x * e / (1 + e)"),
+           "test_large_float32_matrix"),
+    Sneaky("backward asks autograd for the gradients", _swish("""
+        x, beta = ctx.saved_tensors
+        with torch.enable_grad():
+            x, beta = x.detach().requires_grad_(), beta.detach().requires_grad_()
+            y = x * torch.sigmoid(beta * x)
+            return torch.autograd.grad(y, (x, beta), grad_output)
+    """), "test_by_hand_not_by_autograd"),
 ])
 
 EXERCISES: dict[str, Exercise] = {

@@ -167,7 +167,33 @@ def test_exercise_cells_carry_their_metadata(build, tmp_path):
         assert answer.metadata["minigrad_course"] == {"exercise": "42", "role": "answer"}
         assert check.metadata["minigrad_course"] == {"exercise": "42", "role": "check", "points": 3,
                                                      "check": "check_thing"}
+        assert check.metadata["otter"] == {"tests": ["42"]}, "otter-grader runs test 42 right after this cell"
+        assert "otter" not in answer.metadata
         assert build.is_exercise_cell(answer) and build.is_exercise_cell(check)
+
+
+HIDDEN = """
+# %% hidden=42
+def test_other_values(f):
+    \"\"\"f on values the check does not use.\"\"\"
+    assert f() == 2, "f() is not 2\\n  hint: return x + 1"
+"""
+
+
+def test_hidden_cells_are_in_no_notebook_and_in_the_autograder_version(build, tmp_path):
+    text = SAMPLE + HIDDEN
+    for nb in _versions(build, tmp_path, text).values():
+        assert not any("test_other_values" in c.source for c in nb.cells)
+    src = tmp_path / "42_sample.py"
+    files = build.autograder_tests(src)
+    assert list(files) == ["42"]
+    test_file = files["42"]
+    assert "name = '42'" in test_file and "points = 3" in test_file and "all_or_nothing = True" in test_file
+    assert "from minigrad_course import check_thing" in test_file
+    assert "check_thing(*(env[n] for n in names), quiet=True)" in test_file
+    assert "test_other_values = test_case(name='hidden: other_values', hidden=True)(_hidden(test_other_values))" in \
+        test_file
+    compile(test_file, "42.py", "exec")
 
 
 def test_learner_exercise_outputs_are_blanked(build, tmp_path):
@@ -217,6 +243,12 @@ def test_ids_and_metadata_are_deterministic(build, tmp_path):
      "# PLACEHOLDER: y = ...\n", "already checked"),
     ("# %% answer=42 solution-only\n# PLACEHOLDER: x = ...\n", "in both versions"),
     ("# %% [markdown] answer=42\n# text\n", "belongs on a code cell"),
+    ("# %% answer=42\n# PLACEHOLDER: x = ...\n# %% hidden=42\ndef test_a(x):\n    pass\n# %% check=42 points=1\n"
+     "check_x(x)\n", "come after its check= cell"),
+    ("# %% answer=42\n# PLACEHOLDER: x = ...\n# %% check=42 points=1\ncheck_x(x)\n# %% hidden=42\nx = 1\n",
+     "defines one or more test_"),
+    ("# %% answer=42\n# PLACEHOLDER: x = ...\n# %% check=42 points=1\ncheck_x(x + 1)\n", "ends with check_"),
+    ("# %% answer=42 hidden=42\n# PLACEHOLDER: x = ...\n", "not several"),
 ])
 def test_format_errors_name_the_line(build, tmp_path, text, message):
     with pytest.raises(build.SourceError, match=message):

@@ -38,6 +38,8 @@ def specs(sample, rng: np.random.Generator, dtype: str = "float64") -> list:
             out.append(F(*shape, lo=0.05, hi=0.95, dtype=dtype))
         elif domain == "const":
             out.append(C(*shape, dtype=dtype))
+        elif domain == "positive_const":  # a positive float tensor that does not require grad (a running variance)
+            out.append(C(*shape, lo=0.5, hi=2.0, dtype=dtype))
         elif domain == "distinct":  # a permutation of a grid, shifted per tensor: no ties within or across, gaps 0.03+
             n = int(np.prod(shape)) if shape else 1
             values = (rng.permutation(n) - n / 2) / 10 + 0.03 * k
@@ -53,12 +55,21 @@ def specs(sample, rng: np.random.Generator, dtype: str = "float64") -> list:
     return out
 
 
-def _fn(op, sample):
-    if sample.as_list:
-        return lambda lib, *tensors: op.call(lib, list(tensors), *sample.args, **sample.kwargs)
+def _call(op, lib, sample, tensors: list):
+    """Call the op as the sample says: tensors first (as one list for cat/stack; the last ones by keyword when the
+    sample names them), then the other arguments."""
+    tensors = list(tensors)
     if op.name.endswith("_"):  # an in-place op: on a copy, since a leaf that requires grad refuses in-place writes
-        return lambda lib, first, *rest: op.call(lib, first.clone(), *rest, *sample.args, **sample.kwargs)
-    return lambda lib, *tensors: op.call(lib, *tensors, *sample.args, **sample.kwargs)
+        tensors[0] = tensors[0].clone()
+    if sample.as_list:
+        return op.call(lib, tensors, *sample.args, **sample.kwargs)
+    n = len(tensors) - len(sample.keywords)
+    named = dict(zip(sample.keywords, tensors[n:]))
+    return op.call(lib, *tensors[:n], *sample.args, **named, **sample.kwargs)
+
+
+def _fn(op, sample):
+    return lambda lib, *tensors: _call(op, lib, sample, tensors)
 
 
 def check_parity(parity, op, sample) -> None:
@@ -93,11 +104,7 @@ def _as_function(op, sample, tensors: list, wrt: list):
         args = list(tensors)
         for i, x in zip(positions, xs):
             args[i] = x
-        if op.name.endswith("_"):
-            args[0] = args[0].clone()
-        if sample.as_list:
-            args = [args]
-        out = op.call(minigrad, *args, *sample.args, **sample.kwargs)
+        out = _call(op, minigrad, sample, args)
         outs = out if isinstance(out, tuple) else (out,)
         return tuple(o for o in outs if isinstance(o, minigrad.Tensor) and o.requires_grad)
 

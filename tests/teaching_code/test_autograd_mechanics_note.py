@@ -161,7 +161,6 @@ def _temp_file_hooks(torch, tmp_dir, log):
     return SelfDeletingTempFile, pack_hook, unpack_hook
 
 
-@pytest.mark.needs("SavedTensor.register_hooks (the `_raw_saved_*` attributes of a node)")
 def test_registering_hooks_for_a_saved_tensor(lib, tmp_path):
     torch = lib
     log = []

@@ -19,7 +19,6 @@ from __future__ import annotations
 import re
 
 import numpy as np
-import pytest
 import teaching_helpers as h
 
 RECORDED = """\
@@ -137,7 +136,6 @@ def _mask(text: str) -> str:
     return re.sub(r"-?\d+\.\d+(e[-+]?\d+)?", "#", text)
 
 
-@pytest.mark.needs("nn.Conv2d", "F.max_pool2d")
 def test_lenet_prints_what_pytorch_prints(lib):
     out, net = h.printed(program, lib, np.random.default_rng(0))
     got = h.as_torch_text(out)

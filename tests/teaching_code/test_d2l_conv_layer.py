@@ -13,7 +13,6 @@ values the chapter shows are asserted. Changes:
 from __future__ import annotations
 
 import numpy as np
-import pytest
 import teaching_d2l
 import teaching_helpers as h
 
@@ -93,7 +92,6 @@ def learn_kernel(torch, X, Y):
     return conv2d
 
 
-@pytest.mark.needs("nn.LazyConv2d")
 def test_learning_a_kernel_from_data(lib):
     d2l = teaching_d2l.make_d2l(lib)
     corr2d = corr2d_for(d2l)

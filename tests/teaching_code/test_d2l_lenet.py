@@ -20,7 +20,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-import pytest
 import teaching_d2l
 import teaching_helpers as h
 
@@ -82,7 +81,6 @@ def numpy_xavier(torch, model, seed):
                 module.bias.copy_(torch.tensor(rng.uniform(-b, b, tuple(module.bias.shape)).astype(np.float32)))
 
 
-@pytest.mark.needs("nn.LazyConv2d", "nn.AvgPool2d", "nn.LazyLinear")
 def test_layer_summary_prints_the_books_shapes(lib):
     d2l = teaching_d2l.make_d2l(lib)
     _, LeNet = lenet_classes(lib, d2l)
@@ -92,7 +90,6 @@ def test_layer_summary_prints_the_books_shapes(lib):
     assert [type(m).__name__ for m in model.net][:3] == ["Conv2d", "Sigmoid", "AvgPool2d"]
 
 
-@pytest.mark.needs("nn.LazyConv2d", "nn.AvgPool2d", "nn.LazyLinear")
 def test_lenet_trains_on_fashion_mnist_like_data(lib):
     d2l = teaching_d2l.make_d2l(lib)
     teaching_d2l.add_fashion_mnist(d2l, lib)

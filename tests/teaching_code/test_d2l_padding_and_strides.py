@@ -8,10 +8,7 @@ shapes the chapter prints are asserted. No changes.
 
 from __future__ import annotations
 
-import pytest
 
-
-@pytest.mark.needs("nn.LazyConv2d")
 def test_output_shapes_with_padding_and_stride(lib):
     torch, nn = lib, lib.nn
 

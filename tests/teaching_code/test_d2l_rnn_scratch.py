@@ -20,7 +20,6 @@ library under test. Changes:
 from __future__ import annotations
 
 import numpy as np
-import pytest
 import teaching_d2l
 import teaching_helpers as h
 
@@ -144,7 +143,6 @@ def test_rnn_shapes_and_one_hot(lib):
     d2l.check_shape(outputs, (batch_size, num_steps, num_inputs))
 
 
-@pytest.mark.needs("argmax(axis=)")
 def test_rnn_language_model_trains_with_gradient_clipping(lib):
     h.require_stack_of_many(lib)  # added: a guard against `d2l.stack(outputs, 1)` hanging (see docstring)
     d2l = teaching_d2l.make_d2l(lib)

@@ -20,7 +20,6 @@ import teaching_d2l
 RECORDED_VAL_ACC = [0.7148, 0.7148, 0.7109, 0.7773, 0.707]  # per epoch; chance is 0.1
 
 
-@pytest.mark.needs("keepdims= on reductions", "argmax(axis=)")
 def test_softmax_regression_from_scratch(lib):
     torch = lib
     d2l = teaching_d2l.make_d2l(lib)

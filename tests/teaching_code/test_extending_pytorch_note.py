@@ -265,7 +265,6 @@ def test_linear_module_on_a_custom_function(lib):
     np.testing.assert_allclose(m.bias.grad.numpy(), np.full(3, 4.0))
 
 
-@pytest.mark.needs("__torch_function__ protocol")
 def test_scalar_tensor_with_torch_function(lib):
     torch = lib
     HANDLED_FUNCTIONS = {}

@@ -135,7 +135,6 @@ def program(torch, words):
     return N, first, samples, (nll / n).item(), losses, stoi
 
 
-@pytest.mark.needs("keepdims= on reductions")
 def test_bigram_counts_sampling_and_neural_net(lib):
     words = h.synthetic_names(1500, seed=0)
     out, (N, first, samples, nll, losses, stoi) = h.printed(program, lib, words)

@@ -385,7 +385,6 @@ def test_bigram_trains_with_the_infinite_loader(lib, tmp_path):
     assert f"model #params: {vocab_size * vocab_size}" in out
 
 
-@pytest.mark.needs("nn.Embedding", "torch.roll")
 def test_mlp_trains_with_the_infinite_loader(lib, tmp_path):
     out, (model, vocab_size, final_test_loss) = run(lib, tmp_path, 'mlp')
     check_printout(out, vocab_size, final_test_loss, threshold=2.75)

@@ -16,7 +16,6 @@ Changes, all forced by running in seconds, offline and identically in two librar
 from __future__ import annotations
 
 import numpy as np
-import pytest
 import teaching_helpers as h
 
 RECORDED = [(4.4078, 4.4538), (3.2275, 3.2435), (2.4933, 2.5222)]  # (train, val) at steps 0, 100, 200
@@ -123,7 +122,6 @@ def program(torch, text: str, rng: np.random.Generator):
     return sample, chars
 
 
-@pytest.mark.needs("nn.Embedding")
 def test_bigram_language_model_trains_to_the_recorded_losses(lib):
     text = h.synthetic_text(20_000, seed=0)
     out, (sample, chars) = h.printed(program, lib, text, np.random.default_rng(0))

@@ -43,7 +43,7 @@ def test_nasty_strings_stay_text_in_dot(fakes, parse_dot, label_text, name):
         assert fn_text[0] == name  # the node name, verbatim
         assert f"mode = {name}" in fn_text  # an attribute value, verbatim
         assert f"saved self = {name} (3,)" in fn_text  # a params name, verbatim
-        assert texts[2].split("\n")[1] == name
+        assert texts[2].split("\n")[0] == name  # the leaf: its name first, then "AccumulateGrad · shape"
         labels = sorted(label_text(sg.graph_attr["label"]) for sg in agraph.subgraphs())
         assert labels == [name]
 

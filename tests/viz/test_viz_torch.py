@@ -14,6 +14,12 @@ def node_texts(graph, parse_dot, label_text):
     return {n: label_text(agraph.get_node(n).attr["label"]) for n in agraph.nodes() if n.startswith("n")}
 
 
+def is_leaf(text: str, caption: str = "AccumulateGrad") -> bool:
+    """A leaf's box: its name first, then "AccumulateGrad · (3,) float32" (caption and shape on one row)."""
+    lines = text.split("\n")
+    return len(lines) > 1 and lines[1].startswith(caption)
+
+
 def edges_of(graph, parse_dot, label_text):
     agraph = parse_dot(graph.source)
     return [(u, v, label_text(e.attr.get("label") or ""), e.attr.get("style") or "")
@@ -33,7 +39,7 @@ def test_a_times_a_has_two_edges(torch, parse_dot, label_text):
     assert len(into_leaf) == 2  # micrograd's set-based drawing shows one
     # each edge names the input it feeds (minigrad's declaration of MulBackward0 gives the names)
     labels = re.findall(rf"{mul} -> {leaf} \[label=<(.*?)>\];", graph.source)
-    assert labels == ["(3,)<BR/>self", "(3,)<BR/>other"]
+    assert labels == ["(3,) · self", "(3,) · other"]
 
 
 def test_constant_input_is_a_faint_none_node(torch, parse_dot, label_text):
@@ -58,14 +64,14 @@ def test_edge_labels_carry_shape_and_slot(torch, parse_dot, label_text):
     texts = node_texts(graph, parse_dot, label_text)
     labels: dict[tuple[str, str], list[str]] = {}
     for u, v, k in agraph.edges(keys=True):
-        key = (texts[u].split("\n")[0], texts[v].split("\n")[0])
+        key = tuple("AccumulateGrad" if is_leaf(texts[n]) else texts[n].split("\n")[0] for n in (u, v))
         labels.setdefault(key, []).append(label_text(agraph.get_edge(u, v, key=k).attr["label"]))
     # SplitWithSizesBackward0 has one input slot per piece: the edges say which slot they feed (when not 0),
     # and every edge names the input it is the gradient of
-    assert sorted(labels[("SumBackward0", "SplitWithSizesBackward0")]) == ["(3, 2)\nself", "(3, 3)\nself → slot 1"]
-    assert labels[("SplitWithSizesBackward0", "MmBackward0")] == ["(3, 5)\nself"]
-    assert sorted(labels[("MmBackward0", "AccumulateGrad")]) == ["(3, 4)\nself", "(4, 5)\nmat2"]
-    assert labels[("output", "AddBackward0")] == ["()\nslot 0"]
+    assert sorted(labels[("SumBackward0", "SplitWithSizesBackward0")]) == ["(3, 2) · self", "(3, 3) · self → slot 1"]
+    assert labels[("SplitWithSizesBackward0", "MmBackward0")] == ["(3, 5) · self"]
+    assert sorted(labels[("MmBackward0", "AccumulateGrad")]) == ["(3, 4) · self", "(4, 5) · mat2"]
+    assert labels[("output", "AddBackward0")] == ["() · slot 0"]
 
 
 def test_params_name_leaves(torch, parse_dot, label_text):
@@ -74,7 +80,7 @@ def test_params_name_leaves(torch, parse_dot, label_text):
     loss = model(torch.randn(2, 3)).sum()
     graph = viz.draw(loss, params=dict(model.named_parameters()))
     texts = node_texts(graph, parse_dot, label_text)
-    names = sorted(t.split("\n")[1] for t in texts.values() if t.startswith("AccumulateGrad"))
+    names = sorted(t.split("\n")[0] for t in texts.values() if is_leaf(t))
     assert names == ["0.bias", "0.weight", "2.bias", "2.weight"]
     text = str(viz.summary(loss, params=model.named_parameters()))
     assert "0.weight" in text and "(4, 3)" in text
@@ -113,7 +119,7 @@ def test_retain_grad_and_hook_badges(torch, parse_dot, label_text):
     x.register_hook(lambda g: g)
     texts = node_texts(viz.draw(y, params={"x": x}), parse_dot, label_text)
     output = next(t for t in texts.values() if t.startswith("output"))
-    leaf = next(t for t in texts.values() if t.startswith("AccumulateGrad"))
+    leaf = next(t for t in texts.values() if is_leaf(t))
     assert "retain_grad" in output and "tensor hooks ×1" in output
     assert "tensor hooks ×1" in leaf and "retain_grad" not in leaf
 
@@ -181,7 +187,7 @@ def test_values_view(torch, parse_dot, label_text):
     graph = viz.draw(loss, view="values", params={"x": x, "w": w, "loss": loss})
     texts = node_texts(graph, parse_dot, label_text)
     agraph = parse_dot(graph.source)
-    by_title = {t.split("\n")[1] if t.startswith("leaf") else t.split("\n")[0]: n for n, t in texts.items()}
+    by_title = {t.split("\n")[0]: n for n, t in texts.items()}
     assert {"x", "w", "loss", "*", "tanh", "sum"} <= set(by_title)
     assert "data [1, 2, 3]" in texts[by_title["x"]]
     assert "grad [" in texts[by_title["x"]]
@@ -189,7 +195,7 @@ def test_values_view(torch, parse_dot, label_text):
     assert agraph.has_edge(by_title["x"], by_title["*"])
     assert agraph.has_edge(by_title["sum"], by_title["loss"])
     # tanh's output is kept by PyTorch (saved result), so its value is shown
-    assert any("data [" in t and "(3,)" in t and not t.startswith("leaf") for t in texts.values())
+    assert any("data [" in t and "(3,)" in t and not is_leaf(t, "leaf ·") for t in texts.values())
 
 
 def test_values_view_big_tensor_is_summarised(torch):
@@ -204,11 +210,11 @@ def test_ghost_copies_for_a_leaf_used_more_than_three_times(torch, parse_dot, la
     for _ in range(5):
         h = h * w
     texts = node_texts(viz.draw(h, params={"w": w}), parse_dot, label_text)
-    ghosts = [t for t in texts.values() if t.startswith("AccumulateGrad · use")]
-    assert len(ghosts) == 5 and all(t.split("\n")[1] == "w" for t in ghosts)
+    ghosts = [t for t in texts.values() if is_leaf(t, "AccumulateGrad · use")]
+    assert len(ghosts) == 5 and all(t.split("\n")[0] == "w" for t in ghosts)
     agraph = parse_dot(viz.draw(h, params={"w": w}).source)
     for n in agraph.nodes():
-        if texts.get(n, "").startswith("AccumulateGrad"):
+        if is_leaf(texts.get(n, "")):
             assert agraph.in_degree(n) == 1
             assert "dashed" in agraph.get_node(n).attr["label"]
     # three uses: still one node
@@ -216,7 +222,7 @@ def test_ghost_copies_for_a_leaf_used_more_than_three_times(torch, parse_dot, la
     for _ in range(3):
         h = h * w
     texts = node_texts(viz.draw(h, params={"w": w}), parse_dot, label_text)
-    assert sum(t.startswith("AccumulateGrad") for t in texts.values()) == 1
+    assert sum(is_leaf(t) for t in texts.values()) == 1
 
 
 def test_hub_non_leaf_gets_references(torch):
@@ -260,7 +266,7 @@ def test_max_nodes_collapses_the_middle(torch, parse_dot, label_text):
     shown = sum(t.startswith("SinBackward0") for t in texts.values())
     assert shown + 51 == 60
     assert graph.model.hidden == 51 and "51 hidden" in repr(graph)
-    assert any(t.startswith("AccumulateGrad") for t in texts.values())  # the leaf end is kept
+    assert any(is_leaf(t) for t in texts.values())  # the leaf end is kept
 
 
 def test_hundred_thousand_node_chain(torch, pgv, svg_texts):
@@ -291,7 +297,7 @@ def test_show_values_and_grads_in_backward_view(torch, parse_dot, label_text):
     plain = "\n".join(node_texts(viz.draw(y, params={"x": x}), parse_dot, label_text).values())
     assert "data" not in plain and "grad [" not in plain
     texts = node_texts(viz.draw(y, params={"x": x}, show_values=True, show_grads=True), parse_dot, label_text)
-    leaf = next(t for t in texts.values() if t.startswith("AccumulateGrad"))
+    leaf = next(t for t in texts.values() if is_leaf(t))
     assert "data [1, 2]" in leaf.split("\n") and "grad [2, 4]" in leaf.split("\n")
     output = next(t for t in texts.values() if t.startswith("output"))
     assert "data 5" in output.split("\n")

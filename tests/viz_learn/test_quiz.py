@@ -87,3 +87,71 @@ def test_without_quiz_nothing_is_added(mg, pgv):
     loss, params = _graph(mg)
     player = viz.animate(loss, params=params)
     assert "quiz" not in player.data and not hasattr(player, "quiz")
+
+
+def test_answers_from_the_page_come_through_the_synced_list(mg, pgv):
+    pytest.importorskip("anywidget")
+    loss, params = _graph(mg)
+    player = viz.animate(loss, params=params, quiz=True)
+    widget = player.widget
+    assert widget.answers == []
+    widget.answers = [{"question": 0, "given": "n1", "correct": True}]  # a click on SumBackward0's node
+    widget.answers = widget.answers + [{"question": 1, "given": "[2, 2]", "correct": False}]
+    assert [(a["question"], a["given"], a["correct"]) for a in player.answers] == [(0, "n1", True),
+                                                                                   (1, "[2, 2]", False)]
+    assert player.score == (1, 2)
+    widget.answers = widget.answers + [{"question": 99, "given": "x"}]  # no such question: ignored
+    assert player.score == (1, 2)
+    player.answer(2, "MulBackward0")  # from Python: recorded once, and the page shows it too
+    player.answer(3, ...)
+    assert player.score == (2, 4) and len(player.answers) == 4
+    assert widget.answers[-2:] == [{"question": 2, "given": "MulBackward0", "correct": True},
+                                   {"question": 3, "given": None, "correct": False}]
+    player.close()
+
+
+def _folded(mg):
+    nn = mg.nn
+
+    class Block(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(2, 2)
+
+        def forward(self, x):
+            return self.fc(x) * x
+
+    mg.manual_seed(0)
+    model = nn.Sequential(nn.Linear(2, 2), Block())
+    return model(mg.randn(1, 2)).sum(), model
+
+
+def test_opening_a_module_keeps_the_quiz_in_the_page(mg, pgv):
+    pytest.importorskip("anywidget")
+    loss, model = _folded(mg)
+    player = viz.animate(loss, params=model, fold="module", quiz=True)
+    widget = player.widget
+    before = {(q.kind, q.prompt, q.expected_text): q.id for q in player.quiz.questions if q.kind != "next"}
+    widget.answers = [{"question": 0, "given": player.quiz.questions[0].expected}]
+    player._on_msg(widget, {"type": "expand", "scope": "1"}, [])
+    assert "quiz" in widget.data and widget.data["quiz"] == player.quiz.to_payload()
+    after = player.quiz.questions
+    assert len(after) > 0 and len({q.id for q in after}) == len(after)
+    kept = [q for q in after if (q.kind, q.prompt, q.expected_text) in before]
+    assert kept and all(before[(q.kind, q.prompt, q.expected_text)] == q.id for q in kept)
+    assert all(q.step < len(widget.data["steps"]) for q in after)
+    assert player.score == (1, 1)  # the answer given before stays
+    player.close()
+
+
+def test_only_quiz_players_carry_the_quiz_front_end(mg, pgv, tmp_path):
+    pytest.importorskip("anywidget")
+    loss, params = _graph(mg)
+    plain, quiz = viz.animate(loss, params=params), viz.animate(*_graph(mg), quiz=True)
+    assert "quizGate(k) {" not in plain.widget._esm and "mg-quiz" not in plain.widget._css
+    assert "quizGate(k) {" in quiz.widget._esm and ".mg-quiz" in quiz.widget._css
+    assert "answers" in quiz.widget.keys and "answers" not in plain.widget.keys
+    assert "quizGate(k) {" not in plain.save_html(tmp_path / "plain.html").read_text(encoding="utf-8")
+    assert "quizGate(k) {" in quiz.save_html(tmp_path / "quiz.html").read_text(encoding="utf-8")
+    plain.close()
+    quiz.close()

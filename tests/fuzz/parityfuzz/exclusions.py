@@ -79,6 +79,17 @@ EXCLUSIONS = (
         "dtypes, shapes and flags are compared, and so are second-order results.",
     ),
     Exclusion(
+        "Saved-tensor hooks.",
+        "identity hooks give back the saved tensor object itself",
+        "Programs set no saved-tensor hooks (the identity of an unpacked tensor is all that differs; "
+        "tests/torch_parity/test_saved_tensor_handles.py compares the rest).",
+    ),
+    Exclusion(
+        "`__torch_function__`.",
+        "Tensor methods, operators and `nn.functional` do not dispatch to it",
+        "Programs use plain tensors only (tests/torch_parity/test_torch_function.py compares the protocol).",
+    ),
+    Exclusion(
         "Errors.",
         "one extra line starting with `hint:` may follow",
         "Exceptions are compared by type and first line (PyTorch's message starts there; a `hint:` line after "

@@ -1,0 +1,179 @@
+"""The Transformer encoder: nn.TransformerEncoderLayer and nn.TransformerEncoder, as torch.nn's.
+
+An encoder layer is self-attention then a feed-forward network, each added back to its input (a residual)
+and normalised:
+
+    post-norm (default):  x = norm1(x + self_attn(x));     x = norm2(x + linear2(dropout(activation(linear1(x)))))
+    pre-norm (norm_first): x = x + self_attn(norm1(x));    x = x + linear2(dropout(activation(linear1(norm2(x)))))
+
+The encoder stacks `num_layers` deep copies of one layer (then an optional final norm). Masks follow
+nn.MultiheadAttention's convention (a boolean mask is True where attention is NOT allowed);
+`Transformer.generate_square_subsequent_mask(n)` makes the causal one (-inf above the diagonal).
+
+Not here: PyTorch's fused inference paths (taken in eval mode when nothing requires grad, which give the same
+values), nn.TransformerDecoder(Layer) and nn.Transformer itself.
+"""
+
+from __future__ import annotations
+
+import copy
+import warnings
+from collections.abc import Callable
+
+import numpy as np
+
+from .. import _creation
+from .._tensor import Tensor
+from . import functional as F
+from .attention import MultiheadAttention
+from .attention_functional import _canonical_mask, _dtype_of
+from .container import ModuleList
+from .layers import GELU, Dropout, Linear, ReLU
+from .module import Module
+from .normalization import LayerNorm
+
+
+def _generate_square_subsequent_mask(sz: int, device=None, dtype=None) -> Tensor:
+    """(sz, sz) float mask: 0 on and below the diagonal, -inf above (position i sees positions <= i)."""
+    return _creation.full((sz, sz), float("-inf"), dtype=dtype, device=device).triu(diagonal=1)
+
+
+def _activation_fn(activation: str) -> Callable[[Tensor], Tensor]:
+    if activation == "relu":
+        return F.relu
+    if activation == "gelu":
+        return F.gelu
+    raise RuntimeError(f"activation should be relu/gelu, not {activation}")
+
+
+def _detect_is_causal_mask(mask: Tensor | None, is_causal: bool | None, size: int | None) -> bool:
+    """is_causal as given, or (when None) whether `mask` is exactly the causal mask."""
+    make_causal = is_causal is True
+    if is_causal is None and mask is not None:
+        sz = size if size is not None else mask.shape[-2]
+        causal = _generate_square_subsequent_mask(sz, dtype=mask.dtype)
+        make_causal = tuple(mask.shape) == tuple(causal.shape) and bool(np.all(mask._data == causal._data))
+    return make_causal
+
+
+class Transformer:
+    """Only the static helper teaching code calls: `nn.Transformer.generate_square_subsequent_mask(sz)`
+    (the full encoder-decoder model is not in minigrad)."""
+
+    __module__ = "minigrad.nn"
+
+    def __init__(self, *args, **kwargs) -> None:
+        raise NotImplementedError("minigrad: nn.Transformer (the encoder-decoder model) is not implemented; "
+                                  "nn.TransformerEncoder and nn.TransformerEncoderLayer are.")
+
+    @staticmethod
+    def generate_square_subsequent_mask(sz: int, device=None, dtype=None) -> Tensor:
+        return _generate_square_subsequent_mask(sz, device=device, dtype=dtype)
+
+
+class TransformerEncoderLayer(Module):
+    """Self-attention and a feed-forward network, each with a residual connection and a LayerNorm."""
+
+    __module__ = "minigrad.nn"
+
+    def __init__(self, d_model: int, nhead: int, dim_feedforward: int = 2048, dropout: float = 0.1,
+                 activation: str | Callable[[Tensor], Tensor] = F.relu, layer_norm_eps: float = 1e-5,
+                 batch_first: bool = False, norm_first: bool = False, bias: bool = True, device=None,
+                 dtype=None) -> None:
+        super().__init__()
+        like = {"device": device, "dtype": dtype}
+        self.self_attn = MultiheadAttention(d_model, nhead, dropout=dropout, bias=bias, batch_first=batch_first,
+                                            **like)
+        self.linear1 = Linear(d_model, dim_feedforward, bias=bias, **like)
+        self.dropout = Dropout(dropout)
+        self.linear2 = Linear(dim_feedforward, d_model, bias=bias, **like)
+        self.norm_first = norm_first
+        self.norm1 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **like)
+        self.norm2 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **like)
+        self.dropout1 = Dropout(dropout)
+        self.dropout2 = Dropout(dropout)
+        if isinstance(activation, str):
+            activation = _activation_fn(activation)
+        if activation is F.relu or isinstance(activation, ReLU):
+            self.activation_relu_or_gelu = 1
+        elif activation is F.gelu or isinstance(activation, GELU):
+            self.activation_relu_or_gelu = 2
+        else:
+            self.activation_relu_or_gelu = 0
+        self.activation = activation
+
+    def forward(self, src: Tensor, src_mask: Tensor | None = None, src_key_padding_mask: Tensor | None = None,
+                is_causal: bool = False) -> Tensor:
+        src_key_padding_mask = _canonical_mask(src_key_padding_mask, "src_key_padding_mask", _dtype_of(src_mask),
+                                               "src_mask", src.dtype)
+        src_mask = _canonical_mask(src_mask, "src_mask", None, "", src.dtype, check_other=False)
+        x = src
+        if self.norm_first:
+            x = x + self._sa_block(self.norm1(x), src_mask, src_key_padding_mask, is_causal=is_causal)
+            x = x + self._ff_block(self.norm2(x))
+        else:
+            x = self.norm1(x + self._sa_block(x, src_mask, src_key_padding_mask, is_causal=is_causal))
+            x = self.norm2(x + self._ff_block(x))
+        return x
+
+    def _sa_block(self, x: Tensor, attn_mask, key_padding_mask, is_causal: bool = False) -> Tensor:
+        x = self.self_attn(x, x, x, attn_mask=attn_mask, key_padding_mask=key_padding_mask, need_weights=False,
+                           is_causal=is_causal)[0]
+        return self.dropout1(x)
+
+    def _ff_block(self, x: Tensor) -> Tensor:
+        return self.dropout2(self.linear2(self.dropout(self.activation(self.linear1(x)))))
+
+
+class TransformerEncoder(Module):
+    """`num_layers` deep copies of `encoder_layer`, applied in turn, then `norm` (when given)."""
+
+    __module__ = "minigrad.nn"
+
+    def __init__(self, encoder_layer: TransformerEncoderLayer, num_layers: int, norm: Module | None = None,
+                 enable_nested_tensor: bool = True, mask_check: bool = True) -> None:
+        super().__init__()
+        self.layers = ModuleList([copy.deepcopy(encoder_layer) for _ in range(num_layers)])
+        self.num_layers = num_layers
+        self.norm = norm
+        self.enable_nested_tensor = enable_nested_tensor
+        self.use_nested_tensor = enable_nested_tensor
+        self.mask_check = mask_check
+        why = _why_no_nested_tensors(encoder_layer)
+        if enable_nested_tensor and why:  # PyTorch's warning (minigrad has no nested tensors at all)
+            warnings.warn(f"enable_nested_tensor is True, but self.use_nested_tensor is False because {why}",
+                          UserWarning, stacklevel=2)
+            self.use_nested_tensor = False
+
+    def forward(self, src: Tensor, mask: Tensor | None = None, src_key_padding_mask: Tensor | None = None,
+                is_causal: bool | None = None) -> Tensor:
+        src_key_padding_mask = _canonical_mask(src_key_padding_mask, "src_key_padding_mask", _dtype_of(mask),
+                                               "mask", src.dtype)
+        mask = _canonical_mask(mask, "mask", None, "", src.dtype, check_other=False)
+        batch_first = self.layers[0].self_attn.batch_first
+        seq_len = src.shape[0] if src.dim() == 2 else src.shape[1 if batch_first else 0]
+        is_causal = _detect_is_causal_mask(mask, is_causal, seq_len)
+        output = src
+        for layer in self.layers:
+            output = layer(output, src_mask=mask, is_causal=is_causal, src_key_padding_mask=src_key_padding_mask)
+        if self.norm is not None:
+            output = self.norm(output)
+        return output
+
+
+def _why_no_nested_tensors(layer) -> str:
+    """Why PyTorch's encoder would not use its nested-tensor fast path with this layer ("" when it would)."""
+    name = "encoder_layer"
+    if not isinstance(layer, TransformerEncoderLayer):
+        return f"{name} was not TransformerEncoderLayer"
+    attn = layer.self_attn
+    checks = [(layer.norm_first, f"{name}.norm_first was True"),
+              (not attn.batch_first,
+               f"{name}.self_attn.batch_first was not True(use batch_first for better inference performance)"),
+              (not attn._qkv_same_embed_dim, f"{name}.self_attn._qkv_same_embed_dim was not True"),
+              (attn.in_proj_bias is None, f"{name}.self_attn was passed bias=False"),
+              (not layer.activation_relu_or_gelu, f"{name}.activation_relu_or_gelu was not True"),
+              (layer.norm1.eps != layer.norm2.eps, f"{name}.norm1.eps was not equal to {name}.norm2.eps"),
+              (attn.num_heads % 2 == 1, f"{name}.self_attn.num_heads is odd")]
+    return next((why for failed, why in checks if failed), "")
+

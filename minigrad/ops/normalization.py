@@ -1,0 +1,221 @@
+"""Normalization: layer_norm and batch_norm (torch.nn.functional), each one node as in PyTorch.
+
+Both standardise the input over some dims, `x̂ = (x - mean) * rstd` with `rstd = 1 / sqrt(var + eps)`, then
+scale and shift it (`y = x̂ * weight + bias`): layer_norm over the trailing `normalized_shape` dims of each
+sample, batch_norm over the batch and spatial dims of each channel (dim 1). So their gradients share one
+formula (`_input_grad`): `grad_x = rstd * (g - mean(g) - x̂ * mean(g * x̂))` with `g = grad * weight`, the
+means over the normalized dims.
+
+The plain backward reads the mean and rstd saved at forward time (PyTorch's `result1`, `result2`); under
+`create_graph=True` they are recomputed from the input with Tensor ops, so the second derivative sees how
+they depend on it.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import NamedTuple
+
+import numpy as np
+
+from .._state import GRAD
+from .._tensor import Tensor, make
+from . import xp
+from .recording import record, rule
+from .registry import Sample, declare
+
+
+# -- the shared formulas (arrays on the plain path, Tensors under create_graph) ----------------------------------
+class _Over(NamedTuple):
+    """What an input was standardised over: the dims, eps, and the mean and rstd saved at forward time."""
+
+    dims: tuple
+    eps: float
+    mean: object
+    rstd: object
+
+
+def _mean(a, dims: tuple):
+    return a.mean(dims, keepdim=True) if xp.is_t(a) else a.mean(axis=dims, keepdims=True)
+
+
+def _sum(a, dims: tuple):
+    return a.sum(dims) if xp.is_t(a) else a.sum(axis=dims)
+
+
+def _stats(input, over: _Over):
+    """(mean, rstd): the saved arrays, or recomputed from a Tensor input (so they are differentiable)."""
+    if not xp.is_t(input):
+        return over.mean, over.rstd
+    mu = _mean(input, over.dims)
+    centered = input - mu
+    return mu, (_mean(centered * centered, over.dims) + over.eps).rsqrt()
+
+
+def _input_grad(grad, input, weight, over: _Over):
+    """d loss / d input of `(input - mean) * rstd * weight`, mean and rstd taken over `over.dims`."""
+    mu, r = _stats(input, over)
+    xhat = (input - mu) * r
+    g = grad if weight is None else grad * weight
+    return r * (g - _mean(g, over.dims) - xhat * _mean(g * xhat, over.dims))
+
+
+def _weight_grad(grad, input, over: _Over, keep: tuple):
+    """sum of grad * x̂ over the dims `keep` (the ones the weight does not have)."""
+    mu, r = _stats(input, over)
+    return _sum(grad * ((input - mu) * r), keep)
+
+
+# -- layer_norm ------------------------------------------------------------------------------------------------
+def _ln_dims(input, normalized_shape) -> tuple:
+    return tuple(range(len(input.shape) - len(normalized_shape), len(input.shape)))
+
+
+def _ln_lead(input, normalized_shape) -> tuple:
+    return tuple(range(len(input.shape) - len(normalized_shape)))
+
+
+NativeLayerNormBackward0 = rule(
+    "NativeLayerNormBackward0", "input weight bias", saves="input normalized_shape weight bias result1 result2 _eps",
+    text="grad_input = rstd * (g - mean(g) - x̂ * mean(g * x̂)), g = grad * weight;  grad_weight = Σ grad * x̂;  "
+         "grad_bias = Σ grad",
+    shown={"result1": lambda node, v: make(v), "result2": lambda node, v: make(v)},
+    input=lambda grad, input, weight, normalized_shape, result1, result2, _eps: _input_grad(
+        grad, input, weight, _Over(_ln_dims(input, normalized_shape), _eps, result1, result2)),
+    weight=lambda grad, input, normalized_shape, result1, result2, _eps: _weight_grad(
+        grad, input, _Over(_ln_dims(input, normalized_shape), _eps, result1, result2),
+        _ln_lead(input, normalized_shape)),
+    bias=lambda grad, normalized_shape: _sum(grad, tuple(range(len(grad.shape) - len(normalized_shape)))))
+
+
+def layer_norm(input: Tensor, normalized_shape, weight: Tensor | None = None, bias: Tensor | None = None,
+               eps: float = 1e-5) -> Tensor:
+    """Standardise each sample over its last len(normalized_shape) dims, then `* weight + bias`."""
+    shape = (int(normalized_shape),) if isinstance(normalized_shape, (int, np.integer)) else tuple(
+        int(s) for s in normalized_shape)
+    x = input._data
+    if x.shape[x.ndim - len(shape):] != shape or len(shape) > x.ndim:
+        raise RuntimeError(f"Given normalized_shape={list(shape)}, expected input with shape [*, "
+                           f"{', '.join(map(str, shape))}], but got input of size{list(x.shape)}")
+    dims = tuple(range(x.ndim - len(shape), x.ndim))
+    mean = x.mean(axis=dims, keepdims=True)
+    centered = x - mean
+    rstd = 1 / np.sqrt((centered * centered).mean(axis=dims, keepdims=True) + np.asarray(eps, x.dtype))
+    res = centered * rstd
+    if weight is not None:
+        res *= weight._data
+    if bias is not None:
+        res += bias._data
+    if GRAD.mode > 0 and any(t is not None and t._requires_grad for t in (input, weight, bias)):
+        return record(NativeLayerNormBackward0, res, (input, weight, bias), normalized_shape=shape, result1=mean,
+                      result2=rstd, _eps=eps)
+    return make(res)
+
+
+# -- batch_norm ------------------------------------------------------------------------------------------------
+def _channel_dims(input) -> tuple:
+    """Every dim but the channels (dim 1): what batch_norm averages over."""
+    return (0,) + tuple(range(2, len(input.shape)))
+
+
+def _per_channel(a, ndim: int):
+    """A (C,) vector shaped to broadcast against an (N, C, ...) input."""
+    return None if a is None else xp.reshape(a, (1, -1) + (1,) * (ndim - 2))
+
+
+def _bn_input_grad(grad, input, weight, training, eps, _stats):
+    mean, invstd = _stats
+    w = _per_channel(weight, len(input.shape))
+    if not training:  # the running statistics are constants: a per-channel scale
+        return grad * (invstd if w is None else w * invstd)
+    return _input_grad(grad, input, w, _Over(_channel_dims(input), eps, mean, invstd))
+
+
+def _bn_weight_grad(grad, input, training, eps, _stats):
+    mean, invstd = _stats
+    dims = _channel_dims(input)
+    if not training:
+        return _sum(grad * ((input - mean) * invstd), dims)
+    return _weight_grad(grad, input, _Over(dims, eps, mean, invstd), dims)
+
+
+NativeBatchNormBackward0 = rule(
+    "NativeBatchNormBackward0", "input weight bias",
+    saves="input weight running_mean running_var result1 result2 training eps _stats",
+    text="training: grad_input = rstd * (g - mean(g) - x̂ * mean(g * x̂)), g = grad * weight (means per channel); "
+         "eval: grad_input = grad * weight * rstd;  grad_weight = Σ grad * x̂;  grad_bias = Σ grad",
+    shown={"result1": lambda node, v: make(v), "result2": lambda node, v: make(v)},
+    input=_bn_input_grad,
+    weight=_bn_weight_grad,
+    bias=lambda grad: _sum(grad, _channel_dims(grad)))
+
+
+def _check_batch(x: np.ndarray) -> None:
+    size = x.shape[0] * math.prod(x.shape[2:])
+    if size == 1:
+        raise ValueError(f"Expected more than 1 value per channel when training, got input size "
+                         f"minigrad.Size([{', '.join(map(str, x.shape))}])")
+
+
+def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor | None, weight: Tensor | None = None,
+               bias: Tensor | None = None, training: bool = False, momentum: float = 0.1,
+               eps: float = 1e-5) -> Tensor:
+    """Standardise each channel (dim 1) over the batch and spatial dims, then `* weight + bias`.
+
+    training: with the batch's statistics, and the running ones (if given) move towards them in place:
+    `running = (1 - momentum) * running + momentum * batch` (the unbiased variance); eval: with the running
+    statistics."""
+    x = input._data
+    if x.ndim < 2:
+        raise ValueError(f"expected 2D or 3D input (got {x.ndim}D input)")
+    if training:
+        _check_batch(x)
+    dims = (0,) + tuple(range(2, x.ndim))
+    bshape = (1, -1) + (1,) * (x.ndim - 2)
+    if training or running_mean is None:
+        mean = x.mean(axis=dims)
+        var = x.var(axis=dims)
+        invstd = 1 / np.sqrt(var + np.asarray(eps, x.dtype))
+        if training and running_mean is not None:
+            n = x.size // x.shape[1]
+            rm, rv = running_mean._data, running_var._data
+            rm *= 1 - momentum
+            rm += momentum * mean.astype(rm.dtype)
+            rv *= 1 - momentum
+            rv += momentum * (var * (n / max(n - 1, 1))).astype(rv.dtype)
+        result1, result2 = mean, invstd
+    else:
+        mean = running_mean._data.astype(x.dtype, copy=False)
+        invstd = 1 / np.sqrt(running_var._data.astype(x.dtype, copy=False) + np.asarray(eps, x.dtype))
+        result1 = result2 = np.zeros(0, x.dtype)
+    res = (x - mean.reshape(bshape)) * invstd.reshape(bshape)
+    if weight is not None:
+        res *= weight._data.reshape(bshape)
+    if bias is not None:
+        res += bias._data.reshape(bshape)
+    if GRAD.mode > 0 and any(t is not None and t._requires_grad for t in (input, weight, bias)):
+        return record(NativeBatchNormBackward0, res, (input, weight, bias), running_mean=running_mean,
+                      running_var=running_var, result1=result1, result2=result2, training=bool(training), eps=eps,
+                      _stats=(mean.reshape(bshape), invstd.reshape(bshape)))
+    return make(res)
+
+
+# == declarations ===============================================================================================
+_AFFINE = ("weight", "bias")
+declare("layer_norm", layer_norm, namespace="nn.functional", method=False, nodes=(NativeLayerNormBackward0,),
+        samples=(Sample((((2, 5), "real"),), ((5,),)),
+                 Sample((((2, 5), "real"), ((5,), "real"), ((5,), "real")), ((5,),), keywords=_AFFINE),
+                 Sample((((2, 3, 4), "real"), ((3, 4), "real"), ((3, 4), "real")), ((3, 4),), keywords=_AFFINE),
+                 Sample((((3, 4), "real"), ((4,), "real")), ((4,),), {"eps": 0.1}, keywords=("weight",))))
+_STATS = (((3,), "const"), ((3,), "positive_const"))
+declare("batch_norm", batch_norm, namespace="nn.functional", method=False, nodes=(NativeBatchNormBackward0,),
+        samples=(Sample((((4, 3), "real"), *_STATS, ((3,), "real"), ((3,), "real")), kwargs={"training": True},
+                        keywords=("running_mean", "running_var", "weight", "bias")),
+                 Sample((((4, 3), "real"), *_STATS), kwargs={"training": True},
+                        keywords=("running_mean", "running_var")),
+                 Sample((((2, 3, 2, 2), "real"), *_STATS, ((3,), "real"), ((3,), "real")),
+                        kwargs={"training": True, "momentum": 0.3}, keywords=("running_mean", "running_var", "weight",
+                                                                              "bias")),
+                 Sample((((4, 3, 2), "real"), *_STATS, ((3,), "real"), ((3,), "real")),
+                        keywords=("running_mean", "running_var", "weight", "bias")),
+                 Sample((((4, 3), "real"),), (None, None), {"training": True})))

@@ -1,0 +1,359 @@
+"""Pooling: F.max_pool1d/2d (MaxPool2DWithIndicesBackward0), F.avg_pool1d/2d (AvgPool2DBackward0),
+F.adaptive_avg_pool1d/2d (AdaptiveAvgPool2DBackward0), on the strided windows of ops/convolution.py.
+
+max pooling keeps each window's largest element and where it was (`indices`, into the flattened input), so
+its backward adds each gradient at that place; under create_graph that is the differentiable `scatter_add`.
+Average pooling divides each window's sum by its size (PyTorch's rules for the border and ceil_mode); it is
+linear, so its backward is its adjoint (each window's gradient spread back over it), and the derivative of
+that backward is the pooling again (AvgPool2DBackwardBackward0). Adaptive average pooling averages over
+windows that tile the input as evenly as possible; per spatial dim that is a matrix, so both directions
+are matrix products.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import NamedTuple
+
+import numpy as np
+
+from .._state import GRAD
+from .._tensor import Tensor, make
+from . import xp
+from .convolution import Geometry, scatter, windows
+from .recording import record, rule
+from .reductions import mean
+from .registry import Sample, declare
+from .views import squeeze, unsqueeze
+
+
+class Pool(NamedTuple):
+    """A pooling's settings, as its node saves them (`stride` is () when the call gave none)."""
+
+    kernel: tuple
+    stride: tuple
+    padding: tuple
+    dilation: tuple
+    ceil_mode: bool
+    count_include_pad: bool = True
+    divisor_override: int | None = None
+
+
+def _pair(value, name: str) -> tuple:
+    v = (int(value),) * 2 if isinstance(value, (int, np.integer)) else tuple(int(a) for a in value)
+    if len(v) == 1:
+        v = v * 2
+    if len(v) != 2:
+        raise RuntimeError(f"max_pool2d: {name} must either be a single int, or a tuple of two ints")
+    return v
+
+
+def _out_size(n: int, k: int, s: int, p: int, d: int, ceil_mode: bool) -> int:
+    """PyTorch's pooling_output_shape: windows that start inside the (left-padded) input."""
+    span = n + 2 * p - d * (k - 1) - 1
+    out = (-(-span // s) if ceil_mode else span // s) + 1
+    if ceil_mode and (out - 1) * s >= n + p:
+        out -= 1
+    return out
+
+
+def _geometry(x: np.ndarray, pool: Pool, name: str) -> Geometry:
+    stride = pool.stride or pool.kernel
+    for k, p, d in zip(pool.kernel, pool.padding, pool.dilation):
+        if p > ((k - 1) * d + 1) // 2:
+            raise RuntimeError(f"pad should be at most half of effective kernel size, but got pad={p}, "
+                               f"kernel_size={k} and dilation={d}")
+    big = x.shape[2:]
+    small = tuple(_out_size(n, k, s, p, d, pool.ceil_mode)
+                  for n, k, s, p, d in zip(big, pool.kernel, stride, pool.padding, pool.dilation))
+    if any(m < 1 for m in small):
+        raise RuntimeError(f"Given input size: ({x.shape[1]}x{'x'.join(map(str, big))}). Calculated output size: "
+                           f"({x.shape[1]}x{'x'.join(map(str, small))}). Output size is too small")
+    return Geometry(pool.kernel, stride, pool.padding, pool.dilation, tuple(big), small)
+
+
+def _batched(x: np.ndarray, name: str) -> np.ndarray:
+    """(N, C, H, W), or an unbatched (C, H, W) seen as one sample."""
+    if x.ndim == 4:
+        return x
+    if x.ndim == 3:
+        return x[None]
+    raise RuntimeError(f"non-empty 3D or 4D (batch mode) tensor expected for input to {name}")
+
+
+# -- max pooling -----------------------------------------------------------------------------------------------
+def _max_pool_grad(grad, self, result1, disjoint: bool):
+    """zeros(self's shape) with each gradient added at the input element its window picked (`disjoint`: the
+    windows do not overlap, so no element is picked twice and writing is enough)."""
+    shape = tuple(self.shape)
+    flat_shape = shape[:-2] + (shape[-2] * shape[-1],)
+    lead = flat_shape[:-1]
+    if xp.is_t(grad):
+        g = xp.reshape(grad, lead + (-1,))
+        out = xp.scatter_add_zeros(g, len(lead), result1.reshape(lead + (-1,)), flat_shape)
+        return xp.reshape(out, shape)
+    rows = math.prod(lead)
+    where = (result1 + (np.arange(rows) * flat_shape[-1]).reshape(lead + (1, 1))).reshape(-1)
+    out = np.zeros(rows * flat_shape[-1], grad.dtype)
+    if disjoint:
+        out[where] = grad.reshape(-1)
+    else:
+        np.add.at(out, where, grad.reshape(-1))  # overlapping windows may pick an element twice: add
+    return out.reshape(shape)
+
+
+def _disjoint(kernel_size: tuple, stride: tuple, dilation: tuple) -> bool:
+    """Do the windows never overlap (each step at least as long as a dilated window)?"""
+    return all(st >= d * (k - 1) + 1 for k, st, d in zip(kernel_size, stride or kernel_size, dilation))
+
+
+MaxPool2DWithIndicesBackward0 = rule(
+    "MaxPool2DWithIndicesBackward0", "self", saves="self kernel_size stride padding dilation ceil_mode result1",
+    text="grad_self = zeros, with each window's grad added at its max element (indices)",
+    shown={"result1": lambda node, v: make(v)},
+    self=lambda grad, self, result1, kernel_size, stride, dilation:
+    _max_pool_grad(grad, self, result1, _disjoint(kernel_size, stride, dilation)))
+
+
+def _max_pool(x: np.ndarray, pool: Pool, name: str) -> tuple[np.ndarray, np.ndarray]:
+    """(values, indices into each sample's flattened H * W) of a max pooling of (N, C, H, W) or (C, H, W).
+
+    One pass per kernel position over the strided windows keeps the best value so far and which position
+    gave it: a later element wins only if it is larger or NaN, PyTorch's rule (the first of equal maxima).
+    Padding never wins: while a window has seen only padding, its first element inside the input wins."""
+    b = _batched(x, name)
+    geo = _geometry(b, pool, name)
+    fill = -np.inf if b.dtype.kind == "f" else np.iinfo(b.dtype).min
+    w = windows(b, geo, fill)
+    best = w[..., 0, 0].copy()
+    positions = list(np.ndindex(*geo.kernel))
+    small = np.int8 if len(positions) < 128 else np.int32  # which position won: small ints add fastest
+    which = np.zeros(best.shape, small)
+    better = np.empty(best.shape, bool)
+    step = np.empty(best.shape, small)
+    rows = np.arange(geo.small[0])[:, None] * geo.stride[0] - geo.padding[0]
+    cols = np.arange(geo.small[1]) * geo.stride[1] - geo.padding[1]
+
+    def inside(kh, kw):  # (out H, out W): which windows have this kernel position inside the input
+        r, c = rows + kh * geo.dilation[0], cols + kw * geo.dilation[1]
+        return (r >= 0) & (r < geo.big[0]) & (c >= 0) & (c < geo.big[1])
+
+    seen = inside(0, 0)  # windows whose best so far is an input element, not padding
+    for k, (kh, kw) in enumerate(positions[1:], 1):
+        v = w[..., kh, kw]
+        np.greater(v, best, out=better)
+        if b.dtype.kind == "f":
+            better |= v != v  # NaN
+        if not seen.all():
+            first = inside(kh, kw) & ~seen
+            better |= first
+            seen |= first
+        np.maximum(best, v, out=best)
+        np.subtract(small(k), which, out=step)  # which = k where better (arithmetic: masked copies are slow)
+        step *= better
+        which += step
+    offsets = np.array([kh * geo.dilation[0] * geo.big[1] + kw * geo.dilation[1] for kh, kw in positions], np.int64)
+    indices = rows * geo.big[1] + cols + np.take(offsets, which)
+    if x.ndim == 3:
+        best, indices = best[0], indices[0]
+    return best, indices
+
+
+def _pool_args(kernel_size, stride, padding, dilation, ceil_mode, name: str) -> Pool:
+    return Pool(_pair(kernel_size, "kernel_size"), () if stride is None or stride == [] else _pair(stride, "stride"),
+                _pair(padding, "padding"), _pair(dilation, "dilation"), bool(ceil_mode))
+
+
+def max_pool2d(input: Tensor, kernel_size, stride=None, padding=0, dilation=1, ceil_mode: bool = False,
+               return_indices: bool = False):
+    """The largest element of each kernel_size window (stride defaults to kernel_size); with return_indices,
+    also where each was (into the flattened H * W)."""
+    pool = _pool_args(kernel_size, stride, padding, dilation, ceil_mode, "max_pool2d")
+    values, indices = _max_pool(input._data, pool, "max_pool2d")
+    if input._requires_grad and GRAD.mode > 0:
+        out = record(MaxPool2DWithIndicesBackward0, values, (input,), kernel_size=pool.kernel, stride=pool.stride,
+                     padding=pool.padding, dilation=pool.dilation, ceil_mode=pool.ceil_mode, result1=indices)
+    else:
+        out = make(values)
+    return (out, make(indices)) if return_indices else out
+
+
+def max_pool1d(input: Tensor, kernel_size, stride=None, padding=0, dilation=1, ceil_mode: bool = False,
+               return_indices: bool = False):
+    """max_pool2d over a (N, C, 1, L) view, as PyTorch computes it (SqueezeBackward1 over the 2-D node)."""
+    def one(v):
+        return (1, int(v if isinstance(v, (int, np.integer)) else v[0]))
+
+    out = max_pool2d(unsqueeze(input, -2), one(kernel_size), None if stride is None else one(stride),
+                     (0, one(padding)[1]), one(dilation), ceil_mode, return_indices)
+    if return_indices:
+        return squeeze(out[0], -2), squeeze(out[1], -2)
+    return squeeze(out, -2)
+
+
+# -- average pooling ---------------------------------------------------------------------------------------------
+def _divisors(geo: Geometry, pool: Pool) -> np.ndarray:
+    """Each window's divisor (PyTorch's avg_pool2d): the window clipped to the padded input
+    (count_include_pad) or to the input itself, unless divisor_override."""
+    if pool.divisor_override:
+        return np.asarray(float(pool.divisor_override))
+    sizes = []
+    for n, m, k, s, p in zip(geo.big, geo.small, geo.kernel, geo.stride, geo.padding):
+        start = np.arange(m) * s - p
+        end = np.minimum(start + k, n + p)
+        size = end - start if pool.count_include_pad else np.minimum(end, n) - np.maximum(start, 0)
+        sizes.append(size)
+    return np.multiply.outer(*sizes).astype(np.float64)
+
+
+def _avg_pool(x: np.ndarray, pool: Pool) -> np.ndarray:
+    b = _batched(x, "avg_pool2d")
+    geo = _geometry(b, pool, "avg_pool2d")
+    sums = windows(b, geo).sum(axis=(-2, -1))
+    res = (sums / _divisors(geo, pool)).astype(x.dtype)
+    return res[0] if x.ndim == 3 else res
+
+
+def _avg_pool_adjoint(grad: np.ndarray, shape: tuple, pool: Pool) -> np.ndarray:
+    """Each window's gradient divided by its divisor and spread back over the window."""
+    g = grad if grad.ndim == 4 else grad[None]
+    b_shape = shape if len(shape) == 4 else (1,) + tuple(shape)
+    geo = _geometry(np.empty(b_shape, grad.dtype), pool, "avg_pool2d")
+    share = (g / _divisors(geo, pool)).astype(grad.dtype)
+    patches = np.broadcast_to(share[:, :, None, None], share.shape[:2] + geo.kernel + share.shape[2:])
+    out = scatter(patches, geo, b_shape[0], b_shape[1])
+    return out if len(shape) == 4 else out[0]
+
+
+def _avg_pool_backward(grad, self, pool: Pool):
+    if xp.is_t(grad):
+        return avg_pool2d_backward(grad, tuple(self.shape), pool)
+    return _avg_pool_adjoint(grad, tuple(self.shape), pool)
+
+
+AvgPool2DBackwardBackward0 = rule(
+    "AvgPool2DBackwardBackward0", "grad_output", saves="_pool",
+    text="grad_grad_output = avg_pool2d(grad)  (the backward is linear: its derivative is the pooling)",
+    grad_output=lambda grad, _pool: _avg_pool_of(grad, _pool))
+
+
+def _avg_pool_of(grad, pool: Pool):
+    if xp.is_t(grad):
+        return avg_pool2d(grad, pool.kernel, pool.stride or None, pool.padding, pool.ceil_mode, pool.count_include_pad,
+                          pool.divisor_override)
+    return _avg_pool(grad, pool)
+
+
+def avg_pool2d_backward(grad_output: Tensor, shape: tuple, pool: Pool) -> Tensor:
+    """PyTorch's avg_pool2d_backward as an op on Tensors (what AvgPool2DBackward0 runs under create_graph)."""
+    res = _avg_pool_adjoint(grad_output._data, shape, pool)
+    if grad_output._requires_grad and GRAD.mode > 0:
+        return record(AvgPool2DBackwardBackward0, res, (grad_output,), _pool=pool)
+    return make(res)
+
+
+AvgPool2DBackward0 = rule(
+    "AvgPool2DBackward0", "self",
+    saves="self kernel_size stride padding ceil_mode count_include_pad divisor_override _pool",
+    text="grad_self = each window's grad / its size, spread back over the window",
+    self=lambda grad, self, _pool: _avg_pool_backward(grad, self, _pool))
+
+
+def avg_pool2d(input: Tensor, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
+               count_include_pad: bool = True, divisor_override: int | None = None) -> Tensor:
+    """The mean of each kernel_size window (stride defaults to kernel_size)."""
+    base = _pool_args(kernel_size, stride, padding, 1, ceil_mode, "avg_pool2d")
+    pool = base._replace(count_include_pad=bool(count_include_pad), divisor_override=divisor_override)
+    res = _avg_pool(input._data, pool)
+    if input._requires_grad and GRAD.mode > 0:
+        return record(AvgPool2DBackward0, res, (input,), kernel_size=pool.kernel, stride=pool.stride,
+                      padding=pool.padding, ceil_mode=pool.ceil_mode, count_include_pad=pool.count_include_pad,
+                      divisor_override=divisor_override, _pool=pool)
+    return make(res)
+
+
+def avg_pool1d(input: Tensor, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
+               count_include_pad: bool = True) -> Tensor:
+    """avg_pool2d over a (N, C, 1, L) view, as PyTorch computes it."""
+    def one(v):
+        return (1, int(v if isinstance(v, (int, np.integer)) else v[0]))
+
+    out = avg_pool2d(unsqueeze(input, -2), one(kernel_size), None if stride is None else one(stride),
+                     (0, one(padding)[1]), ceil_mode, count_include_pad)
+    return squeeze(out, -2)
+
+
+# -- adaptive average pooling -------------------------------------------------------------------------------------
+def _averaging(n: int, m: int, dtype) -> np.ndarray:
+    """(m, n): row i averages the input elements floor(i*n/m) .. ceil((i+1)*n/m) - 1."""
+    a = np.zeros((m, n), dtype)
+    for i in range(m):
+        start, end = (i * n) // m, -(-((i + 1) * n) // m)
+        a[i, start:end] = 1.0 / (end - start)
+    return a
+
+
+def _adaptive_matrices(shape: tuple, out: tuple, dtype) -> tuple[np.ndarray, np.ndarray]:
+    return _averaging(shape[-2], out[0], dtype), _averaging(shape[-1], out[1], dtype)
+
+
+def _adaptive_grad(grad, self):
+    shape = tuple(self.shape)
+    rows, cols = _adaptive_matrices(shape, tuple(grad.shape[-2:]), xp.data(self).dtype)
+    if xp.is_t(grad):
+        return make(rows.T.copy()) @ grad @ make(cols)
+    return np.matmul(np.matmul(rows.T, grad), cols)
+
+
+AdaptiveAvgPool2DBackward0 = rule(
+    "AdaptiveAvgPool2DBackward0", "self", saves="self",
+    text="grad_self = each output's grad shared evenly over its window (Aᵀ · grad · B)",
+    self=lambda grad, self: _adaptive_grad(grad, self))
+
+
+def adaptive_avg_pool2d(input: Tensor, output_size) -> Tensor:
+    """Average windows that tile (H, W) into `output_size` (None keeps that size); (1, 1) is a mean, as
+    PyTorch computes it (MeanBackward1)."""
+    x = input._data
+    if x.ndim not in (3, 4):
+        raise RuntimeError(f"adaptive_avg_pool2d(): Expected 3D or 4D tensor, but got {list(x.shape)}")
+    size = (output_size,) * 2 if isinstance(output_size, (int, np.integer)) or output_size is None else tuple(
+        output_size)
+    out = tuple(x.shape[-2 + i] if v is None else int(v) for i, v in enumerate(size))
+    if out == (1, 1):
+        return mean(input, (-1, -2), keepdim=True)
+    rows, cols = _adaptive_matrices(x.shape, out, x.dtype)
+    res = np.matmul(np.matmul(rows, x), cols.T)
+    if input._requires_grad and GRAD.mode > 0:
+        return record(AdaptiveAvgPool2DBackward0, res, (input,))
+    return make(res)
+
+
+def adaptive_avg_pool1d(input: Tensor, output_size) -> Tensor:
+    """adaptive_avg_pool2d over a (N, C, 1, L) view, as PyTorch computes it."""
+    size = int(output_size if isinstance(output_size, (int, np.integer)) else output_size[0])
+    return squeeze(adaptive_avg_pool2d(unsqueeze(input, -2), (1, size)), -2)
+
+
+# == declarations ===============================================================================================
+_F = "nn.functional"
+_I = (((2, 3, 6, 5), "distinct"),)
+declare("max_pool2d", max_pool2d, namespace=_F, method=False, nodes=(MaxPool2DWithIndicesBackward0,),
+        samples=(Sample(_I, (2,)), Sample(_I, (3, 2, 1)), Sample(_I, ((2, 3),), {"ceil_mode": True}),
+                 Sample(_I, (2,), {"dilation": 2, "stride": 1}), Sample((((3, 6, 5), "distinct"),), (2,)),
+                 Sample(_I, (2,), {"return_indices": True}), Sample(_I, (3, 2, 1), {"ceil_mode": True})))
+declare("max_pool1d", max_pool1d, namespace=_F, method=False,
+        samples=(Sample((((2, 3, 7), "distinct"),), (2,)), Sample((((2, 3, 7), "distinct"),), (3, 2, 1))))
+declare("avg_pool2d", avg_pool2d, namespace=_F, method=False, nodes=(AvgPool2DBackward0, AvgPool2DBackwardBackward0),
+        samples=(Sample((((2, 3, 6, 5), "real"),), (2,)), Sample((((2, 3, 6, 5), "real"),), (3, 2, 1)),
+                 Sample((((2, 3, 5, 5), "real"),), (3, 2, 1), {"ceil_mode": True}),
+                 Sample((((2, 3, 5, 5), "real"),), (3, 2, 1), {"ceil_mode": True, "count_include_pad": False}),
+                 Sample((((1, 2, 4, 6), "real"),), ((2, 3),), {"divisor_override": 4}),
+                 Sample((((3, 6, 5), "real"),), (2,))))
+declare("avg_pool1d", avg_pool1d, namespace=_F, method=False,
+        samples=(Sample((((2, 3, 7), "real"),), (3,)), Sample((((2, 3, 7), "real"),), (3, 2, 1))))
+declare("adaptive_avg_pool2d", adaptive_avg_pool2d, namespace=_F, method=False, nodes=(AdaptiveAvgPool2DBackward0,),
+        samples=(Sample((((2, 3, 6, 5), "real"),), ((2, 3),)), Sample((((2, 3, 6, 5), "real"),), (1,)),
+                 Sample((((2, 3, 7, 5), "real"),), ((3, None),)), Sample((((3, 5, 5), "real"),), (4,))))
+declare("adaptive_avg_pool1d", adaptive_avg_pool1d, namespace=_F, method=False,
+        samples=(Sample((((2, 3, 7), "real"),), (3,)), Sample((((2, 3, 7), "real"),), (1,))))

@@ -1,0 +1,194 @@
+"""Sorting and counting: sort, argsort, topk, histogram, histc.
+
+sort and topk pick elements, so their derivative puts each incoming gradient back where its element came
+from (`indices`), zeros elsewhere: a scatter along `dim`, which under `create_graph=True` is the
+differentiable `scatter_add` of the picked positions (they are distinct). argsort and the histograms
+return counts or positions: no gradient flows.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import _dtypes
+from .._state import GRAD
+from .._tensor import Tensor, _wrap_dim, make
+from . import xp
+from .recording import record, record_multi, rule
+from .reductions import _return_type
+from .registry import Sample, declare
+
+
+def _scatter_back(grad, dim: int, indices: np.ndarray, sizes: tuple):
+    """zeros(sizes) with grad[i] written at indices[i] along dim (PyTorch's value_selecting_reduction_backward)."""
+    if not sizes:  # a 0-d input: its one element was picked
+        return grad
+    if xp.is_t(grad):
+        return xp.scatter_add_zeros(grad, dim, indices, sizes)
+    out = np.zeros(sizes, grad.dtype)
+    np.put_along_axis(out, indices, grad, axis=dim)
+    return out
+
+
+SortBackward0 = rule("SortBackward0", "self", saves="dim indices self_sym_sizes",
+                     text="grad_self = grad put back at the sorted elements' places (indices) along dim",
+                     self=lambda grad, dim, indices, self_sym_sizes: _scatter_back(grad, dim, indices, self_sym_sizes))
+# `sort(..., stable=...)` is PyTorch's other overload (sort.stable), recorded as SortBackward1.
+SortBackward1 = rule("SortBackward1", "self", saves="dim indices self_sym_sizes",
+                     text="grad_self = grad put back at the sorted elements' places (indices) along dim",
+                     self=lambda grad, dim, indices, self_sym_sizes: _scatter_back(grad, dim, indices, self_sym_sizes))
+TopkBackward0 = rule("TopkBackward0", "self", saves="dim indices self_sym_sizes",
+                     text="grad_self = grad at the k picked elements' places (indices), 0 elsewhere",
+                     self=lambda grad, dim, indices, self_sym_sizes: _scatter_back(grad, dim, indices, self_sym_sizes))
+
+SortResult, TopkResult = _return_type("sort"), _return_type("topk")
+
+
+def _order(d: np.ndarray, axis: int, descending: bool) -> np.ndarray:
+    """Stable sorting indices along axis (ties keep their order); NaN counts as the largest value, as in PyTorch.
+
+    Descending: a stable ascending sort of the reversed tensor, read backwards, keeps ties in their order."""
+    if not descending:
+        return np.argsort(d, axis=axis, kind="stable")
+    n = d.shape[axis]
+    return np.flip(n - 1 - np.argsort(np.flip(d, axis), axis=axis, kind="stable"), axis)
+
+
+_UNSET = object()
+
+
+def sort(self: Tensor, dim: int = -1, descending: bool = False, *, stable=_UNSET):
+    """(values, indices) sorted along `dim`; ties keep their order (a stable sort, whatever `stable` says)."""
+    if isinstance(dim, bool):  # sort(descending) positionally is not PyTorch's signature, but sort(x, True) is
+        dim, descending = -1, dim
+    d = self._data
+    ax = _wrap_dim(dim, d.ndim)
+    src = d.reshape(1) if d.ndim == 0 else d
+    idx = _order(src, ax, descending)
+    values = np.take_along_axis(src, idx, axis=ax).reshape(d.shape)
+    idx = idx.reshape(d.shape).astype(np.int64)
+    if self._requires_grad and GRAD.mode > 0:
+        node = SortBackward0 if stable is _UNSET else SortBackward1
+        out = record(node, values, (self,), dim=ax, indices=idx, self_sym_sizes=d.shape)
+    else:
+        out = make(values)
+    return SortResult(out, make(idx))
+
+
+def argsort(self: Tensor, dim: int = -1, descending: bool = False, *, stable: bool = False) -> Tensor:
+    """The indices that sort the tensor along `dim` (`sort(...).indices`)."""
+    d = self._data
+    ax = _wrap_dim(dim, d.ndim)
+    src = d.reshape(1) if d.ndim == 0 else d
+    return make(_order(src, ax, descending).reshape(d.shape).astype(np.int64))
+
+
+def msort(self: Tensor) -> Tensor:
+    """Sorted along the first dim."""
+    return sort(self, 0).values
+
+
+def topk(self: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: bool = True):
+    """(values, indices) of the k largest (or smallest) elements along `dim`, largest first."""
+    d = self._data
+    ax = _wrap_dim(dim, d.ndim)
+    n = d.shape[ax] if d.ndim else 1
+    if not 0 <= k <= n:
+        raise RuntimeError("selected index k out of range")
+    src = d.reshape(1) if d.ndim == 0 else d
+    idx = np.take(_order(src, ax, largest), np.arange(k), axis=ax)
+    values = np.take_along_axis(src, idx, axis=ax)
+    if d.ndim == 0:
+        idx, values = idx.reshape(()), values.reshape(())
+    idx = idx.astype(np.int64)
+    if self._requires_grad and GRAD.mode > 0:
+        out = record(TopkBackward0, values, (self,), dim=dim, indices=idx, self_sym_sizes=d.shape)
+    else:
+        out = make(values)
+    return TopkResult(out, make(idx))
+
+
+# -- histograms ----------------------------------------------------------------------------------------------
+class HistogramResult(tuple):
+    """`minigrad.return_types.histogram(hist=..., bin_edges=...)`, printed as PyTorch prints it."""
+
+    __module__ = "minigrad.return_types"
+
+    def __new__(cls, hist, bin_edges):
+        return tuple.__new__(cls, (hist, bin_edges))
+
+    @property
+    def hist(self):
+        return self[0]
+
+    @property
+    def bin_edges(self):
+        return self[1]
+
+    def __repr__(self) -> str:
+        return f"minigrad.return_types.histogram(\nhist={self[0]!r},\nbin_edges={self[1]!r})"
+
+
+HistogramResult.__name__ = HistogramResult.__qualname__ = "histogram"
+
+
+def _no_derivative(grads):
+    raise RuntimeError("derivative for aten::histogram is not implemented")
+
+
+# PyTorch records histogram with its placeholder node, which fails only when backward reaches it.
+HistogramNotImplemented = rule("NotImplemented", "self", multi=True, text="no derivative: histogram counts elements",
+                               self=_no_derivative)
+HistogramNotImplemented.name = lambda self: "minigrad::autograd::NotImplemented"
+
+
+def _float_input(self: Tensor, what: str) -> np.ndarray:
+    d = self._data
+    if d.dtype.kind != "f":
+        raise NotImplementedError(f"\"{what}\" not implemented for '{_dtypes.FROM_NP[d.dtype]._legacy[:-6]}'")
+    return d
+
+
+def histogram(self: Tensor, bins=100, *, range=None, weight=None, density: bool = False) -> HistogramResult:
+    """(hist, bin_edges): counts of the elements in `bins` equal-width bins over `range` (default: the data's
+    min and max), or between the given edges (a 1-d tensor); the last bin includes its right edge."""
+    d = _float_input(self, "histogramdd")
+    w = None if weight is None else weight._data
+    edges = bins._data if isinstance(bins, Tensor) else int(bins)
+    hist, bin_edges = np.histogram(d.reshape(-1), bins=edges, range=range,
+                                   weights=None if w is None else w.reshape(-1), density=density)
+    outs = [hist.astype(d.dtype), np.asarray(bin_edges, d.dtype)]
+    if self._requires_grad and GRAD.mode > 0:
+        return HistogramResult(*record_multi(HistogramNotImplemented, outs, (self,)))
+    return HistogramResult(*(make(o) for o in outs))
+
+
+def histc(self: Tensor, bins: int = 100, min: float = 0, max: float = 0) -> Tensor:
+    """Counts in `bins` equal-width bins between min and max (both 0: the data's extremes); elements outside
+    are ignored."""
+    d = _float_input(self, "histogram_cpu")
+    lo, hi = float(min), float(max)
+    if lo == hi and d.size:
+        lo, hi = float(d.min()), float(d.max())
+    if lo == hi:
+        lo, hi = lo - 1, hi + 1
+    flat = d.reshape(-1)
+    flat = flat[(flat >= lo) & (flat <= hi)]
+    hist, _ = np.histogram(flat, bins=int(bins), range=(lo, hi))
+    return make(hist.astype(d.dtype))
+
+
+# == declarations ===============================================================================================
+_D = (((3, 4), "distinct"),)
+declare("sort", sort, nodes=(SortBackward0, SortBackward1),
+        samples=(Sample(_D), Sample(_D, (0,)), Sample(_D, (1, True)), Sample((((5,), "distinct"),)),
+                 Sample(_D, kwargs={"stable": True, "descending": True})))
+declare("argsort", argsort, differentiable=False, samples=(Sample(_D), Sample(_D, (0, True))))
+declare("msort", msort, nodes=(SortBackward0,), samples=(Sample(_D),))
+declare("topk", topk, nodes=(TopkBackward0,),
+        samples=(Sample(_D, (2,)), Sample(_D, (2, 0)), Sample(_D, (3,), {"largest": False}),
+                 Sample((((5,), "distinct"),), (5,))))
+declare("histogram", histogram, differentiable=False, nodes=(HistogramNotImplemented,),
+        samples=(Sample((((20,), "real"),), (4,)), Sample((((3, 5), "real"),), (3,), {"range": (-1.0, 1.0)})))
+declare("histc", histc, differentiable=False,
+        samples=(Sample((((20,), "real"),), (4,)), Sample((((3, 5), "real"),), (5, -1.0, 1.5))))

@@ -1,0 +1,373 @@
+"""Grade the course's exercises with otter-grader: one folder per student, any subset of the lessons.
+
+    python notebooks/grade.py SUBMISSIONS                    # make grade SUBMISSIONS=DIR
+    python notebooks/grade.py SUBMISSIONS --timeout 60 --jobs 2
+
+``SUBMISSIONS`` holds one folder per student (the folder's name is the student's name) with that
+student's filled learner notebooks, the files as handed out (renamed copies are fine: a notebook is
+recognised by the lesson its metadata names). For every notebook this
+
+1. builds the autograder version of its lesson from ``notebooks/src/`` (``build.py --autograder``,
+   into ``build/autograder/``): the lesson's own checks as public tests, and the hidden tests;
+2. grades it with otter-grader's non-containerised ``otter run`` (``otter.run.main``): a fresh kernel
+   of this Python runs the notebook top to bottom, errors and all, and runs each exercise's tests
+   right after its check cell. Nothing is installed, no container and no network are used;
+3. in a process of its own with a time limit (``--timeout``, seconds per notebook): a notebook that
+   kills its kernel or never ends scores 0 for its exercises and the run goes on.
+
+It writes ``SUBMISSIONS/grades.csv`` (``student``, one column per exercise with the points scored,
+``total``; a lesson not submitted scores 0) and ``SUBMISSIONS/<student>/feedback.md``: per exercise
+the points, and for each failed test its verdict and hint. Points are those each exercise declares in
+its source (``# %% check=ID points=N``); an exercise scores them only when its public check and all of
+its hidden tests pass.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import multiprocessing
+import os
+import shutil
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import nbformat
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+sys.path.insert(0, str(HERE))
+
+import build  # noqa: E402
+
+AUTOGRADER = ROOT / "build" / "autograder"
+DEFAULT_TIMEOUT = 120.0  # seconds per notebook: the slowest lesson runs in under 10 s on two shared cores
+FEEDBACK = "feedback.md"
+
+
+@dataclass
+class Outcome:
+    """What grading one notebook gave: per exercise the score and the failed tests, or why it gave nothing."""
+
+    student: str
+    notebook: str  # path relative to the student's folder
+    lesson: str | None
+    exercises: dict[str, dict] = field(default_factory=dict)  # id -> {"score", "possible", "failed": [...]}
+    problem: str = ""  # "" when graded; else what went wrong (crash, time limit, not a lesson)
+    seconds: float = 0.0
+
+    @property
+    def total(self) -> float:
+        return sum(e["score"] for e in self.exercises.values())
+
+
+# -- one notebook, in a process of its own ------------------------------------------------------------
+
+
+# The grading kernel starts as `python -m ipykernel_launcher` does, with one import marked absent. otter's
+# first cell in every graded notebook imports nbformat, hence jsonschema, which imports rfc3987_syntax when it
+# is installed (the Jupyter stack asks for jsonschema[format-nongpl]); that module builds some 35 Earley
+# parsers at import time, 1.5 to 4 s per notebook here, for the "iri" string format that neither notebooks
+# nor otter use (python-jsonschema/jsonschema#1428). Marked absent, jsonschema leaves out that one format.
+KERNEL_LAUNCHER = """\
+import sys
+sys.modules["rfc3987_syntax"] = None
+if sys.path[0] == "":  # as ipykernel_launcher: the working folder comes back when IPython starts
+    del sys.path[0]
+from ipykernel import kernelapp
+kernelapp.launch_new_instance()
+"""
+
+
+def _kernel_dir(root: Path) -> Path:
+    """A Jupyter data folder whose ``python3`` kernel is this interpreter (first on JUPYTER_PATH), so
+    the kernel that runs a submission has this environment, whatever kernels the user has installed."""
+    spec = root / "kernels" / "python3"
+    spec.mkdir(parents=True, exist_ok=True)
+    (spec / "kernel.json").write_text(json.dumps({
+        "argv": [sys.executable, "-c", KERNEL_LAUNCHER, "-f", "{connection_file}", "--log-level=ERROR"],
+        "display_name": "Python 3 (grading)", "language": "python"}), encoding="utf-8")
+    return root
+
+
+def _message(text: str | None) -> str:
+    """The failure a test reported, without otter's frame: "Error at line N in test 5:", the line."""
+    lines = (text or "").splitlines()
+    if lines and lines[0].startswith("❌"):
+        lines = lines[1:]
+    if lines and lines[0].startswith("Error at line"):
+        lines = lines[2:]
+    text = "\n".join(lines).strip()
+    return text.removeprefix("AssertionError: ")
+
+
+def _grade_one(autograder: str, notebook: str, workdir: str, result_path: str) -> None:
+    """Child process: run otter on one notebook and write what it gave as JSON (or nothing, if killed)."""
+    log = os.open(os.path.join(workdir, "otter.log"), os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
+    os.dup2(log, 1)
+    os.dup2(log, 2)
+    os.environ["JUPYTER_PATH"] = str(_kernel_dir(Path(workdir) / "jupyter")) + os.pathsep + \
+        os.environ.get("JUPYTER_PATH", "")
+    os.environ["IPYTHONDIR"] = os.path.join(workdir, "ipython")  # no shared history database between kernels
+    os.environ["TMPDIR"] = workdir
+    tempfile.tempdir = workdir
+    result: dict = {}
+    try:
+        import otter.run
+
+        graded = otter.run.main(notebook, autograder=autograder, output_dir=None, no_logo=True)
+        if graded.catastrophic_error is not None:
+            result["problem"] = f"the notebook could not be graded ({graded.catastrophic_error!r})"
+        for name, test_file in graded.results.items():
+            failed = [{"name": r.test_case.name, "hidden": r.test_case.hidden, "message": _message(r.message)}
+                      for r in test_file.test_case_results if not r.passed]
+            result.setdefault("exercises", {})[name] = {
+                "score": test_file.score, "possible": test_file.possible, "failed": failed}
+    except Exception as exc:  # noqa: BLE001 - whatever happened is the outcome of this notebook
+        name = type(exc).__name__
+        if name == "DeadKernelError":
+            result["problem"] = "the notebook stopped its kernel (it crashed, or called exit) before it was graded"
+        else:
+            result["problem"] = f"grading stopped with {name}: {str(exc).splitlines()[0] if str(exc) else ''}"
+    Path(result_path).write_text(json.dumps(result), encoding="utf-8")
+
+
+def _kill_tree(pid: int) -> None:
+    """End a grading process and everything it started (the kernel, whatever the kernel started)."""
+    import psutil
+
+    try:
+        parent = psutil.Process(pid)
+        family = parent.children(recursive=True) + [parent]
+    except psutil.NoSuchProcess:
+        return
+    for proc in family:
+        try:
+            proc.kill()
+        except psutil.NoSuchProcess:
+            pass
+    psutil.wait_procs(family, timeout=10)
+
+
+def _context() -> multiprocessing.context.BaseContext:
+    """forkserver where there is one: each notebook's process starts from a server that has otter
+    imported already (a fresh import costs seconds); spawn elsewhere (Windows)."""
+    if "forkserver" in multiprocessing.get_all_start_methods():
+        ctx = multiprocessing.get_context("forkserver")
+        ctx.set_forkserver_preload(["otter.run", "otter.test_files", "nbconvert.preprocessors", "nbclient"])
+        return ctx
+    return multiprocessing.get_context("spawn")
+
+
+def run_jobs(jobs: list[tuple[Outcome, Path, Path]], timeout: float, n_jobs: int) -> None:
+    """Grade ``(outcome, notebook, autograder zip)`` jobs, ``n_jobs`` at a time, each in its own process
+    killed (with its kernel) after ``timeout`` seconds; fills in each outcome."""
+    ctx = _context()
+    pending = list(jobs)
+    running: list[tuple[Outcome, multiprocessing.Process, str, float]] = []
+    while pending or running:
+        while pending and len(running) < n_jobs:
+            outcome, notebook, autograder = pending.pop(0)
+            workdir = tempfile.mkdtemp(prefix="minigrad-grade-")
+            proc = ctx.Process(target=_grade_one, args=(str(autograder), str(notebook), workdir,
+                                                        os.path.join(workdir, "result.json")), daemon=False)
+            proc.start()
+            running.append((outcome, proc, workdir, time.monotonic()))
+        time.sleep(0.05)
+        for item in list(running):
+            outcome, proc, workdir, start = item
+            elapsed = time.monotonic() - start
+            if proc.is_alive() and elapsed < timeout:
+                continue
+            if proc.is_alive():
+                _kill_tree(proc.pid)
+                outcome.problem = (f"the notebook did not finish within the time limit ({timeout:g} s): look for a "
+                                   "loop that never ends")
+            else:
+                _kill_tree(proc.pid)  # a kernel that outlived its grader
+                result_file = Path(workdir, "result.json")
+                result = json.loads(result_file.read_text(encoding="utf-8")) if result_file.exists() else {
+                    "problem": f"the grading process ended without a result (exit code {proc.exitcode})"}
+                outcome.exercises = result.get("exercises", {})
+                outcome.problem = result.get("problem", "")
+            proc.join(5)
+            outcome.seconds = elapsed
+            shutil.rmtree(workdir, ignore_errors=True)
+            running.remove(item)
+            print(f"grade: {outcome.student}/{outcome.notebook}: {_points(outcome.total)} point(s) in {elapsed:.1f} s"
+                  f"{' (' + outcome.problem.split(':')[0] + ')' if outcome.problem else ''}", flush=True)
+
+
+# -- a class of submissions ---------------------------------------------------------------------------------
+
+
+def lesson_of(path: Path, lessons: set[str]) -> str | None:
+    """The lesson a submitted notebook is (its metadata says which source made it; else its file name)."""
+    try:
+        nb = nbformat.read(path, as_version=4)
+        source = nb.metadata.get(build.META, {}).get("source", "")
+    except Exception:  # noqa: BLE001 - an unreadable file is reported, not graded
+        return None
+    stem = Path(source).stem
+    if stem in lessons:
+        return stem
+    return next((lesson for lesson in lessons if path.name.startswith(lesson)), None)
+
+
+def _points(value: float) -> str:
+    return str(int(value)) if float(value).is_integer() else f"{value:.2f}"
+
+
+def collect(submissions: Path, lessons: set[str], zips: dict[str, Path]) -> tuple[list[Outcome],
+                                                                                 list[tuple[Outcome, Path, Path]]]:
+    """Every notebook in every student's folder: outcomes to fill, and the jobs that fill them (lessons
+    with exercises only: the others have nothing to grade)."""
+    outcomes, jobs = [], []
+    students = sorted(p for p in submissions.iterdir() if p.is_dir() and not p.name.startswith((".", "_")))
+    for student in students:
+        notebooks = sorted(p for p in student.rglob("*.ipynb") if ".ipynb_checkpoints" not in p.parts)
+        if not notebooks:
+            outcomes.append(Outcome(student.name, "", None, problem="no notebook in this folder"))
+        for path in notebooks:
+            lesson = lesson_of(path, lessons)
+            outcome = Outcome(student.name, path.relative_to(student).as_posix(), lesson)
+            outcomes.append(outcome)
+            if lesson is None:
+                outcome.problem = "not one of the course's lessons (or not a readable notebook): not graded"
+            elif lesson not in zips:
+                outcome.problem, outcome.lesson = "a lesson without exercises: nothing to grade", None
+            else:
+                jobs.append((outcome, path, zips[lesson]))
+    return outcomes, jobs
+
+
+def student_by_student(jobs: list[tuple[Outcome, Path, Path]]) -> list[tuple[Outcome, Path, Path]]:
+    """The jobs in turns: each student's first notebook, then each one's second, and so on. A student whose
+    notebooks are slow or never end then takes one of the parallel slots at a time, early in the run, while
+    the others' notebooks go on in the remaining slots; student after student, such notebooks would come
+    together, late, and the run would end waiting for their time limits alone."""
+    queues: dict[str, list] = {}
+    for job in jobs:
+        queues.setdefault(job[0].student, []).append(job)
+    turns = []
+    while any(queues.values()):
+        turns += [queue.pop(0) for queue in queues.values() if queue]
+    return turns
+
+
+def best_per_lesson(outcomes: list[Outcome]) -> dict[tuple[str, str], Outcome]:
+    """One graded notebook per student and lesson: the best-scoring when a student handed in copies."""
+    best: dict[tuple[str, str], Outcome] = {}
+    for outcome in outcomes:
+        if outcome.lesson is None:
+            continue
+        key = (outcome.student, outcome.lesson)
+        if key not in best or outcome.total > best[key].total:
+            best[key] = outcome
+    return best
+
+
+def write_grades(submissions: Path, outcomes: list[Outcome], exercises: list[build.Exercise]) -> Path:
+    """SUBMISSIONS/grades.csv: student, one column per exercise (points scored), total."""
+    best = best_per_lesson(outcomes)
+    path = submissions / "grades.csv"
+    with path.open("w", newline="", encoding="utf-8") as f:
+        writer = csv.writer(f, lineterminator="\n")
+        writer.writerow(["student"] + [e.id for e in exercises] + ["total"])
+        for student in sorted({o.student for o in outcomes}):
+            scores = []
+            for e in exercises:
+                graded = best.get((student, e.lesson))
+                scores.append(graded.exercises.get(e.id, {}).get("score", 0) if graded else 0)
+            writer.writerow([student] + [_points(s) for s in scores] + [_points(sum(scores))])
+    return path
+
+
+def feedback(student: str, outcomes: list[Outcome], exercises: list[build.Exercise]) -> str:
+    """The Markdown feedback of one student: per exercise the points, failed checks and their hints."""
+    mine = [o for o in outcomes if o.student == student]
+    best = {lesson: o for (s, lesson), o in best_per_lesson(outcomes).items() if s == student}
+    total = sum(best[e.lesson].exercises.get(e.id, {}).get("score", 0) for e in exercises if e.lesson in best)
+    lines = [f"# Feedback for {student}", "",
+             f"**{_points(total)} of {sum(e.points for e in exercises)} points.** Each exercise scores its points "
+             "when its check and its hidden tests all pass.", ""]
+    missing = [e for e in exercises if e.lesson not in best]
+    for lesson in sorted(best):
+        in_lesson = [e for e in exercises if e.lesson == lesson]
+        graded = best[lesson]
+        lines.append(f"## {lesson}")
+        lines.append("")
+        copies = [o.notebook for o in mine if o.lesson == lesson]
+        lines.append(f"Graded: `{graded.notebook}`" + (f" (the best of {len(copies)} copies: "
+                                                        f"{', '.join(f'`{c}`' for c in copies)})"
+                                                        if len(copies) > 1 else "") + ".")
+        if graded.problem:
+            lines.append(f"**{graded.problem[0].upper() + graded.problem[1:]}.** Its exercises score 0; "
+                         "*Restart Kernel and Run All Cells* in JupyterLab shows where it stops.")
+        lines.append("")
+        for e in in_lesson:
+            result = graded.exercises.get(e.id)
+            score = result["score"] if result else 0
+            lines.append(f"- **Exercise {e.id}**: {_points(score)} of {e.points}"
+                         + (" ✓" if result and not result["failed"] else ""))
+            public = [t for t in (result or {}).get("failed", []) if not t["hidden"]]
+            hidden = [t for t in (result or {}).get("failed", []) if t["hidden"]]
+            for test in public:
+                lines += _indented(f"✗ {test['message']}")
+            if hidden and not public:
+                for test in hidden:
+                    lines += _indented(f"✗ hidden test `{test['name'].removeprefix('hidden: ')}`: {test['message']}")
+            elif hidden:
+                lines.append(f"  - (and {len(hidden)} hidden test(s): fix the check above first)")
+        lines.append("")
+    if missing:
+        lines += ["## Not handed in", "", ", ".join(f"{e.lesson} (exercise {e.id}, 0 of {e.points})"
+                                                     for e in missing) + ".", ""]
+    stray = [o for o in mine if o.lesson is None and o.notebook]
+    if stray:
+        lines += ["## Not graded", ""] + [f"- `{o.notebook}`: {o.problem}" for o in stray] + [""]
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def _indented(text: str) -> list[str]:
+    first, *rest = text.splitlines() or [""]
+    return [f"  - {first}"] + [f"    {line.strip()}" for line in rest]
+
+
+def grade(submissions: Path, timeout: float = DEFAULT_TIMEOUT, n_jobs: int = 2) -> Path:
+    """Grade every student's notebooks; write grades.csv and each student's feedback.md. Returns the CSV."""
+    paths = build.sources()
+    exercises = [e for path in paths for e in build.exercises(path)]
+    zips = build.write_autograder(AUTOGRADER, paths)
+    outcomes, jobs = collect(submissions, {path.stem for path in paths}, zips)
+    start = time.monotonic()
+    print(f"grade: {len(jobs)} notebook(s) of {len({o.student for o in outcomes})} student(s), {n_jobs} at a time, "
+          f"at most {timeout:g} s each", flush=True)
+    run_jobs(student_by_student(jobs), timeout, n_jobs)
+    csv_path = write_grades(submissions, outcomes, exercises)
+    for student in sorted({o.student for o in outcomes}):
+        (submissions / student / FEEDBACK).write_text(feedback(student, outcomes, exercises), encoding="utf-8")
+    print(f"grade: wrote {csv_path} and {FEEDBACK} in each student's folder ({time.monotonic() - start:.0f} s)")
+    return csv_path
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("submissions", type=Path, help="a folder with one folder of notebooks per student")
+    parser.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT, help="seconds per notebook (default 120)")
+    parser.add_argument("--jobs", type=int, default=min(2, os.cpu_count() or 1),
+                        help="notebooks graded at once (default: 2, or 1 on one core)")
+    args = parser.parse_args(argv)
+    if not args.submissions.is_dir():
+        print(f"grade: {args.submissions} is not a folder (SUBMISSIONS=DIR, one folder per student)", file=sys.stderr)
+        return 2
+    grade(args.submissions.resolve(), args.timeout, max(1, args.jobs))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
