@@ -475,7 +475,7 @@ class Session:
                           "appear": [],
                           # the nodes a failure or an in-place step is about light up (player.js: mg-ref)
                           "refs": list(s.nodes) if s.kind in ("error", "inplace") else []})
-        payload: dict[str, Any] = {"mode": "forward", "session": True, "steps": steps}
+        payload: dict[str, Any] = {"mode": "forward", "session": True, "steps": steps, "sources": {}}
         if self._graph is None:
             root, hint, dot, edges, count = None, "viz.session: no backward ran in the block", "", [], 0
         else:
@@ -483,6 +483,7 @@ class Session:
             edges = gmap.edges
             root, hint, dot = _layout(graph.source, edges, {}, {})
             count = len(graph.model.nodes)
+            payload["sources"] = {n.id: n.source for n in graph.model.nodes if n.source}
             if steps:
                 steps[0]["appear"] = list(gmap.ids)
         payload["layout"] = layout_info(dot, edges, {}, {}, hint, self.rankdir)

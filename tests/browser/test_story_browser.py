@@ -61,13 +61,15 @@ def test_session_steps_in_the_browser(chromium):
 
 
 def test_source_lines_in_the_browser(chromium):
+    """Each step shows the line that made its node; clicking that line lights up every node the line made
+    (here MulBackward0 and SumBackward0), clicking it again turns them off."""
     import minigrad
     import viz
 
     x = minigrad.tensor(np.array([1.0, 2.0]), requires_grad=True)
     with viz.record(params={"x": x}, source=True) as rec:
         y = x * x  # line-y
-        loss = y.sum()  # line-loss
+        loss = (y * 2.0).sum()  # line-loss
     ARTIFACTS.mkdir(exist_ok=True)
     html = rec.player().save_html(ARTIFACTS / "story_source.html")
     errors: list[str] = []
@@ -75,8 +77,19 @@ def test_source_lines_in_the_browser(chromium):
     root = page.locator(".mg-player")
     steps = [root.evaluate(STEP_JS, k) for k in range(len(rec.frames))]
     made = [s for s in steps if any(t.startswith("test_story_browser.py, line") for t in s["lines"])]
-    assert len(made) == 2
+    assert len(made) == 3
     assert any(t.endswith("y = x * x  # line-y") for t in made[0]["lines"])
-    assert any(t.endswith("loss = y.sum()  # line-loss") for t in made[1]["lines"])
+    assert all(any(t.endswith("loss = (y * 2.0).sum()  # line-loss") for t in m["lines"]) for m in made[1:])
+    last = len(rec.frames) - 2  # the last node made: SumBackward0
+    root.evaluate("(root, k) => root.mgPlayer.go(k)", last)
+    lit = ("root => [...root.querySelectorAll('g.node.mg-ref')].map(g => [...g.querySelectorAll('text')]"
+           ".map(t => t.textContent).join(' ')).sort()")
+    assert root.evaluate(lit) == []
+    root.locator(".mg-l-source").click()
+    texts = root.evaluate(lit)
+    assert len(texts) == 2 and "MulBackward0" in texts[0] and "SumBackward0" in texts[1], texts
+    root.screenshot(path=str(ARTIFACTS / "story_source_clicked.png"))
+    root.locator(".mg-l-source").click()
+    assert root.evaluate(lit) == []
     assert not errors, errors
     del loss
