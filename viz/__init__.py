@@ -8,7 +8,8 @@ viz reads graphs only through their public attributes (and minigrad's introspect
 when present), so it never imports torch or minigrad. The layers: ``walk`` (roots ->
 nodes, iteratively), ``model`` (views, summarising, ghosts), ``dot`` (model -> DOT text),
 ``render`` (DOT -> SVG/PNG/PDF), ``summary`` (model -> text table); ``style`` documents
-the visual language.
+the visual language. The story of a program: ``source`` (the line behind each node),
+``session`` (several calls as steps), ``layers`` (the graph of the backward pass).
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from .walk import WALK_LIMIT, paused_gc
 from .walk import walk as _walk
 
 __all__ = ["draw", "summary", "animate", "record", "trace_backward", "tag_modules", "compare", "gradcheck_graph",
+           "source_lines", "session",
            "Graph", "Summary", "DEFAULT_MAX_NODES", "GHOST_THRESHOLD"]
 
 
@@ -42,6 +44,8 @@ def draw(
     legend: bool = False,
     fold: str | None = None,
     expand: Iterable[str] = (),
+    source: bool = False,
+    layers: bool = False,
 ) -> Graph:
     """Draw the autograd graph behind ``roots`` (tensors, or grad_fn nodes).
 
@@ -51,10 +55,19 @@ def draw(
     draws each module (``node.metadata["module"]``; ``viz.tag_modules`` for PyTorch) as one
     box, repeated blocks as one "×N" box; ``expand=["encoder", ...]`` opens those modules.
     Past ``max_nodes`` (default ``DEFAULT_MAX_NODES``) the middle of the graph is collapsed
-    into nodes that say how many they hide.
+    into nodes that say how many they hide. ``source=True`` adds the line of code that made each
+    node (nodes made inside ``viz.source_lines()`` or ``viz.record(source=True)``; see viz.source).
+    ``layers=True`` draws the nodes backward made under ``create_graph=True`` as a second layer in
+    another colour, each linked to the node whose rule made it (see viz.layers).
     """
     if isinstance(expand, str):
         expand = [expand]
+    if layers:
+        from .layers import draw_layers
+
+        return draw_layers(roots, params=params, show_saved=show_saved, show_attrs=show_attrs,
+                           show_values=show_values, show_grads=show_grads, rankdir=rankdir, max_nodes=max_nodes,
+                           legend=legend, source=source)
     with paused_gc():
         walked = _walk(roots)
         try:
@@ -62,7 +75,7 @@ def draw(
             model = build(walked, view=view, params=params, show_saved=show_saved, show_attrs=show_attrs,
                           show_values=show_values, show_grads=show_grads,
                           max_nodes=max_nodes if fold is None else max_nodes or WALK_LIMIT,
-                          limit=None if fold is None else WALK_LIMIT)
+                          limit=None if fold is None else WALK_LIMIT, source=source)
         finally:
             walked.release()
         model = _fold(model, fold, expand).model
@@ -91,3 +104,5 @@ def summary(
 from .animate import animate, record, trace_backward  # noqa: E402  (animate builds on draw)
 from .check import gradcheck_graph  # noqa: E402
 from .compare import compare  # noqa: E402
+from .session import session  # noqa: E402
+from .source import source_lines  # noqa: E402

@@ -46,6 +46,8 @@ def animate(
     quiz_kinds: Any = ("next", "grad", "sum", "accumulate"),
     quiz_every: int = 1,
     compare: Any = None,
+    source: bool = False,
+    layers: bool = False,
 ) -> Any:
     """Run ``loss.backward(gradient, retain_graph, create_graph, inputs)`` and return a player
     that replays it node by node.
@@ -60,10 +62,20 @@ def animate(
     a question before steps (``quiz_kinds`` of ``viz.quiz.KINDS``, at every ``quiz_every``-th step):
     ``player.answer(id, value)``, ``player.answers`` and ``player.score`` (``viz.quiz``).
     ``compare=viz.compare(loss, ...)`` colours the picture by how your gradients compare.
+    ``source=True`` shows the line of code that made each node (for graphs built inside
+    ``viz.source_lines()`` or ``viz.record(source=True)``; see viz.source). ``layers=True`` colours the
+    nodes an earlier backward made under ``create_graph=True`` (the second backward runs through them;
+    see viz.layers).
     """
+    sources = _sources_before(loss) if source else None
+    layered = _layers_before(loss) if layers and fold is None else None
     recording = record_backward(loss, params=params, gradient=gradient, inputs=inputs, retain_graph=retain_graph,
                                 create_graph=create_graph, show_saved=show_saved, max_nodes=max_nodes,
                                 rankdir=rankdir, fold=fold, expand=expand)
+    if sources is not None:
+        attach_sources(recording.frames, sources)
+    if layered is not None:
+        attach_layers(recording, layered, rankdir)
     if check:
         from .check import attach_checks
 
@@ -72,7 +84,10 @@ def animate(
         from .compare import attach_comparison
 
         attach_comparison(recording, compare, rankdir=rankdir)
-    player = player_class("BackwardPlayer")(backward_scene(recording), speed=speed)
+    scene = backward_scene(recording)
+    if sources is not None:
+        scene.payload["sources"] = _sources_payload(recording.frames)
+    player = player_class("BackwardPlayer")(scene, speed=speed)
     if quiz:
         from .quiz import make_quiz, quiz_player
 
@@ -93,18 +108,91 @@ def trace_backward(
     fold: str | None = None,
     expand: Any = (),
     check: bool = False,
+    source: bool = False,
 ) -> list[Frame]:
     """Run ``loss.backward(...)`` as ``animate`` does and return the recorded steps as plain
     data: a list of ``viz.trace.Frame`` (start, one per node that ran, done). Node ids are
     those of ``viz.draw(loss, params=params, show_saved=show_saved)``."""
+    sources = _sources_before(loss) if source else None
     recording = record_backward(loss, params=params, gradient=gradient, inputs=inputs, retain_graph=retain_graph,
                                 create_graph=create_graph, show_saved=show_saved, max_nodes=max_nodes, fold=fold,
                                 expand=expand)
+    if sources is not None:
+        attach_sources(recording.frames, sources)
     if check:
         from .check import attach_checks
 
         attach_checks(recording)
     return recording.frames
+
+
+NO_SOURCE_NOTE = ("No node remembers the line that made it: build the graph inside `with viz.source_lines():` "
+                  "or `with viz.record(source=True):` to see the code behind each node.")
+
+
+def _sources_before(loss: Any) -> list:
+    """Each walked node's source line, read before backward runs (walk order is that of record_backward)."""
+    from .source import lines_by_node
+
+    if not probe.is_tensor(loss):
+        return []
+    with paused_gc():
+        walked = _walk((loss,))
+        try:
+            return lines_by_node(walked)
+        finally:
+            walked.release()
+
+
+def _layers_before(loss: Any) -> Any:
+    from .layers import parents_of
+
+    if not probe.is_tensor(loss):
+        return None
+    with paused_gc():
+        walked = _walk((loss,))
+        try:
+            return parents_of(walked)
+        finally:
+            walked.release()
+
+
+def attach_layers(recording: Any, layered: Any, rankdir: str) -> None:
+    """Colour the second layer in the recording's picture and say in each of its steps which node made it."""
+    from .dot import to_dot
+    from .graph import Graph
+    from .layers import mark_layers
+
+    model = recording.graph.model
+    mark_layers(model, layered, lambda i: recording.gmap.node_ids[i], links=False)
+    recording.graph = Graph(model, to_dot(model, rankdir=rankdir))
+    for f in recording.frames:
+        if f.index is not None and layered.second[f.index]:
+            parent = layered.parent_names[f.index]
+            f.lines.append(("layer", f"{f.name} is in the graph of the backward pass: {parent}'s backward made it"
+                                     " (that backward ran with create_graph=True), so this second "
+                                     "backward differentiates the first one's formula."))
+
+
+def attach_sources(frames: list, sources: list) -> None:
+    """Put the line that made each step's node first in its text (``frame.source``); say once how to get
+    them when no node has one."""
+    for f in frames:
+        line = sources[f.index] if f.index is not None and 0 <= f.index < len(sources) else None
+        if line is not None:
+            f.source = str(line)
+            f.lines.insert(0, ("source", f.source))
+    if frames and not any(line is not None for line in sources):
+        frames[0].lines.append(("note", NO_SOURCE_NOTE))
+
+
+def _sources_payload(frames: list) -> dict[str, str]:
+    """Drawn node id -> its source line, for the player (click a line: its nodes light up)."""
+    out: dict[str, str] = {}
+    for f in frames:
+        if f.source and f.node:
+            out.setdefault(f.node, f.source)
+    return out
 
 
 # -- forward: the graph growing -----------------------------------------------------------------------------------
@@ -122,6 +210,7 @@ class ForwardFrame:
     index: int | None = None  # place in viz.walk order
     sequence_nr: int | None = None
     variable: str | None = None  # the name the block gave the tensor this node made, if any
+    source: str | None = None  # record(source=True): the line of code that made the node
     title: str = ""
     lines: list[tuple[str, str]] = field(default_factory=list)
 
@@ -144,8 +233,10 @@ class Recording:
     """
 
     def __init__(self, params: Any = None, show_saved: bool = False, rankdir: str = "TB",
-                 max_nodes: int | None = None) -> None:
+                 max_nodes: int | None = None, source: bool = False) -> None:
         self.params = params
+        self.source = source
+        self._lines: Any = None
         self.show_saved = show_saved
         self.rankdir = rankdir
         self.max_nodes = max_nodes
@@ -161,9 +252,17 @@ class Recording:
         self._scope = sys._getframe(1)
         self._before = _tensors_in(self._scope.f_locals)
         self._frames = None
+        if self.source:
+            from .source import source_lines
+
+            self._lines = source_lines()
+            self._lines.__enter__()
         return self
 
     def __exit__(self, exc_type: Any, *exc: Any) -> bool:
+        lines, self._lines = self._lines, None
+        if lines is not None:
+            lines.__exit__(None, None, None)
         scope, self._scope = self._scope, None
         after = _tensors_in(scope.f_locals) if scope is not None else {}
         del scope
@@ -197,6 +296,8 @@ class Recording:
             steps = [{"ids": [f.node] if f.node else [], "kind": f.kind, "title": f.title,
                       "lines": [[k, t] for k, t in f.lines], "appear": list(f.appear)} for f in frames]
             payload = {"mode": "forward", "steps": steps}
+            if self.source:
+                payload["sources"] = _sources_payload(frames)
             graph = self._graph
             if graph is None:
                 root, hint, source = None, "viz.record: no graph was built in the block", ""
@@ -245,7 +346,7 @@ class Recording:
         with paused_gc():
             walk = _walk(tuple(self._roots))
             graph = draw(*self._roots, params=params, show_saved=self.show_saved, rankdir=self.rankdir,
-                         max_nodes=self.max_nodes or max(len(walk.nodes) + 8, 250))
+                         max_nodes=self.max_nodes or max(len(walk.nodes) + 8, 250), source=self.source)
         gmap = map_graph(walk, graph.model)
         self._graph = graph
         self._edges = gmap.edges
@@ -256,13 +357,20 @@ class Recording:
             old = {id(raw.fn) for raw in old_walk.nodes}
         var_of = {id(t.grad_fn): name for name, t in after.items() if getattr(t, "grad_fn", None) is not None}
         self._frames = _forward_frames(walk, gmap, graph.model, old, var_of, outputs)
+        if self.source:
+            by_id = {n.id: n.source for n in graph.model.nodes}
+            for f in self._frames:
+                f.source = by_id.get(f.node) if f.kind == "create" and f.node else None
+                if f.source:
+                    f.lines.insert(0, ("source", f.source))
 
 
-def record(params: Any = None, show_saved: bool = False, rankdir: str = "TB", max_nodes: int | None = None
-           ) -> Recording:
+def record(params: Any = None, show_saved: bool = False, rankdir: str = "TB", max_nodes: int | None = None,
+           source: bool = False) -> Recording:
     """``with viz.record() as rec: ...`` then ``rec.player()`` or ``rec.frames``: the graph
-    growing op by op while the block builds it (see ``Recording``)."""
-    return Recording(params=params, show_saved=show_saved, rankdir=rankdir, max_nodes=max_nodes)
+    growing op by op while the block builds it (see ``Recording``). ``source=True`` runs the block
+    in anomaly mode (no NaN checks) so that each node shows the line of code that made it."""
+    return Recording(params=params, show_saved=show_saved, rankdir=rankdir, max_nodes=max_nodes, source=source)
 
 
 def _seq(fn: Any) -> int:

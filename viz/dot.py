@@ -183,6 +183,8 @@ def to_dot(model: Model, rankdir: str = "TB", legend: bool = False) -> str:
             attrs["label"] = label
         if edge.faint:
             attrs.update(style="dashed", color=style.FAINT_EDGE)
+        if edge.color:
+            attrs.update(color=edge.color, constraint="false")
         tail = f" [{_attrs(attrs)}]" if attrs else ""
         lines.append(f"  {ids[edge.src]} -> {ids[edge.dst]}{tail};")
     if legend:

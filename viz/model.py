@@ -88,6 +88,9 @@ class VNode:
     ghost_of: str | None = None  # for a reference to a hub drawn elsewhere
     fill: str | None = None  # overrides the role's fill (viz.compare and gradcheck_graph colour verdicts)
     id: str = ""
+    source: str | None = None  # draw(source=True): the line of code that made the node (viz.source)
+    layer: int = 1  # layers=True: 2 for a node that backward made under create_graph (viz.layers)
+    parent: str | None = None  # ... and the drawn id of the first-order node whose rule made it
 
 
 @dataclass
@@ -99,6 +102,7 @@ class VEdge:
     faint: bool = False
     count: int = 1  # edges merged into this one (only around hidden groups)
     name: str | None = None  # the input of the node the edge leaves that it feeds ('self', 'other')
+    color: str | None = None  # overrides the edge's colour (viz.layers: the link to a parent node)
 
 
 @dataclass
@@ -174,6 +178,7 @@ def build(
     show_grads: bool = False,
     max_nodes: int | None = None,
     limit: int | None = None,
+    source: bool = False,
 ) -> Model:
     """Turn a walked graph into a drawable model for one view, summarised to ``max_nodes`` (at most
     ``limit``, ``MAX_NODES_LIMIT`` by default: a picture that big already takes dot a while; a
@@ -186,6 +191,10 @@ def build(
         budget = max(budget // 2, 1)  # each op also draws the tensor it makes
     groups = hidden_groups(walk, choose_kept(walk, budget))
     builder = _Builder(walk, groups, Namer(params), show_saved, show_attrs)
+    if source:
+        from .source import lines_by_node
+
+        builder.sources = lines_by_node(walk)
     if view == "backward":
         builder.backward()
     else:
@@ -222,6 +231,7 @@ class _Builder:
             if root.tensor is not None and root.fn_index is not None:
                 self.root_of.setdefault((root.fn_index, root.slot), root.tensor)
         self._multi_root = len(walk.roots) > 1
+        self.sources: list | None = None  # viz.source.SourceLine per raw node, when asked
 
     # keys ---------------------------------------------------------------------------------
     def owner(self, raw: int, key: str) -> str:
@@ -288,6 +298,10 @@ class _Builder:
         node.module = probe.module_scope(fn)
         kind = probe.metadata(fn).get("module_type")
         node.module_type = str(kind) if kind else None
+        line = self.sources[raw] if self.sources is not None else None
+        if line is not None:
+            node.source = str(line)
+            node.rows.append(("source", node.source))
         hooks, prehooks = probe.node_hooks(fn)
         if prehooks:
             node.badges.append(f"prehooks ×{prehooks}")

@@ -672,7 +672,7 @@ class Player {
       const hooks = this.hookAt.get(id);
       if (hooks && hooks.includes(k)) cls += " mg-hookfired";
     }
-    if (step.refs && step.refs.includes(id)) cls += " mg-ref";
+    if (step.refs && step.refs.includes(id) || this.pick && this.data.sources[id] == this.pick) cls += " mg-ref";
     return [cls, arr];
   }
 
@@ -721,7 +721,11 @@ class Player {
     this.title.textContent = step.title || "";
     const lines = this.lines;
     lines.textContent = "";
-    for (const [kind, text] of step.lines || []) lines.appendChild(h("div", "mg-line mg-l-" + kind, text));
+    for (const [kind, text] of step.lines || []) {
+      const d = lines.appendChild(h("div", "mg-line mg-l-" + kind, text));
+      // lights up its nodes
+      if (kind == "source") d.onclick = () => this.go(this.k, this.pick = this.pick == text ? 0 : text);
+    }
   }
 
   follow(k) {

@@ -170,7 +170,8 @@ def saved_values(fn: Any) -> tuple[list[tuple[str, Any]], list[tuple[str, Any]]]
     """(saved tensors, other attributes) of a node, each as (name, value) in name order.
 
     Reads ``_saved_*`` attributes; ``_raw_saved_*`` and PyTorch's internal ``*_sym_*`` sizes
-    are skipped. A value that was freed by backward comes back as the ``FREED`` marker.
+    are skipped. A value that was freed by backward comes back as the ``FREED`` marker, one that an
+    in-place op changed after it was saved (reading it raises autograd's version error) as ``STALE``.
     A custom Function's ``saved_tensors`` and the plain attributes its ctx holds are added.
     """
     tensors: list[tuple[str, Any]] = []
@@ -184,8 +185,8 @@ def saved_values(fn: Any) -> tuple[list[tuple[str, Any]], list[tuple[str, Any]]]
         short = attr[len(_SAVED_PREFIX):]
         try:
             value = getattr(fn, attr)
-        except Exception:
-            tensors.append((short, FREED))
+        except Exception as err:
+            tensors.append((short, STALE if "inplace operation" in str(err) else FREED))
             continue
         if is_tensor(value) or (isinstance(value, (tuple, list)) and value and all(map(is_tensor, value))):
             tensors.append((short, value))
@@ -222,6 +223,14 @@ class _Freed:
 
 
 FREED = _Freed()
+
+
+class _Stale:
+    def __repr__(self) -> str:
+        return "<changed in place>"
+
+
+STALE = _Stale()
 
 
 def same_tensor(a: Any, b: Any) -> bool:
@@ -296,6 +305,8 @@ def format_value(value: Any, limit: int = 60) -> str:
     """Short text for a saved value or attribute (tensors summarised, long text cut)."""
     if value is FREED:
         return "freed (after backward)"
+    if value is STALE:
+        return "changed in place since saved"
     if value is None:
         return "None"
     if is_tensor(value):

@@ -74,6 +74,7 @@ ROW_FILL = {
     "data": "#FFFFFF",
     "grad": "#FFFFFF",
     "note": None,
+    "source": "#FFF8DC",  # draw(source=True): the line of code that made the node
 }
 ROUNDED_ROLES = frozenset({"fn", "op", "module"})
 DASHED_ROLES = frozenset({"none", "hidden", "unwalked"})
@@ -113,6 +114,11 @@ NODE_ATTRS = {"shape": "plain", "fontname": FONT, "fontsize": str(TITLE_PT), "fo
 EDGE_ATTRS = {"color": EDGE, "fontcolor": EDGE_TEXT, "fontname": FONT, "fontsize": str(SMALL_PT), "arrowsize": "0.6"}
 CLUSTER_ATTRS = {"style": "dashed,rounded", "color": EDGE, "fontcolor": EDGE_TEXT, "fontsize": str(SMALL_PT + 1),
                  "margin": "4"}
+
+# viz.layers: nodes that backward made under create_graph (the graph of the backward pass), and the dashed
+# link from each to the first-order node whose rule made it.
+LAYER2_FILL = "#F2DCE8"  # the reddish-purple tint, lighter: text on it reads like on the other fills
+LAYER2_LINK = OKABE_ITO["reddish_purple"]
 
 LEGEND = (  # (role, sample title, meaning): draw(legend=True) lists the roles its picture shows
     ("output", "output", "a tensor you drew"),

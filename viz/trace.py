@@ -104,6 +104,7 @@ class Frame:
     lines: list[tuple[str, str]] = field(default_factory=list)  # (kind, text) for the side panel
     refs: list[str] = field(default_factory=list)  # ids the text mentions
     check: Any = None  # animate(check=True): viz.check.NodeCheck, the verdict on this node's backward
+    source: str | None = None  # animate(source=True): the line of code that made the node (viz.source)
 
     @property
     def text(self) -> str:

@@ -8,12 +8,14 @@ that saved a parameter before the step refuses a later backward (as in PyTorch).
 from __future__ import annotations
 
 import copy
+import functools
 import warnings
 from collections import defaultdict
 from collections.abc import Callable, Iterable
 from itertools import chain
 from typing import Any
 
+from .._hooks import HookDict, RemovableHandle
 from .._tensor import Tensor, make
 from ..autograd.grad_mode import enable_grad
 
@@ -26,12 +28,53 @@ class _RequiredParameter:
 required = _RequiredParameter()
 
 
+_global_optimizer_pre_hooks: HookDict = HookDict()
+_global_optimizer_post_hooks: HookDict = HookDict()
+
+
+def register_optimizer_step_pre_hook(hook: Callable) -> RemovableHandle:
+    """A hook run before every optimizer's `step()`: `hook(optimizer, args, kwargs) -> None or (new_args,
+    new_kwargs)` (as `torch.optim.optimizer.register_optimizer_step_pre_hook`; viz.session watches steps so)."""
+    return _global_optimizer_pre_hooks.add(hook)
+
+
+def register_optimizer_step_post_hook(hook: Callable) -> RemovableHandle:
+    """A hook run after every optimizer's `step()`: `hook(optimizer, args, kwargs) -> None`."""
+    return _global_optimizer_post_hooks.add(hook)
+
+
+def _hook_step(func: Callable) -> Callable:
+    """`step` wrapped as PyTorch wraps it: global then own pre hooks, the step, own then global post hooks."""
+
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        self = args[0]
+        for pre_hook in chain(_global_optimizer_pre_hooks.values(), self._optimizer_step_pre_hooks.values()):
+            result = pre_hook(self, args, kwargs)
+            if result is not None:
+                if isinstance(result, tuple) and len(result) == 2:
+                    args, kwargs = result
+                else:
+                    raise RuntimeError(f"{func} must return None or a tuple of (new_args, new_kwargs), but got "
+                                       f"{result}.")
+        out = func(*args, **kwargs)
+        for post_hook in chain(self._optimizer_step_post_hooks.values(), _global_optimizer_post_hooks.values()):
+            post_hook(self, args, kwargs)
+        return out
+
+    wrapper.hooked = True
+    return wrapper
+
+
 class Optimizer:
     """Base class: holds `param_groups` (dicts of params + options) and `state` (per parameter)."""
 
     __module__ = "minigrad.optim"
 
     def __init__(self, params: Iterable, defaults: dict[str, Any]) -> None:
+        self._optimizer_step_pre_hooks: HookDict = HookDict()
+        self._optimizer_step_post_hooks: HookDict = HookDict()
+        self._patch_step_function()
         self.defaults = defaults
         if isinstance(params, Tensor):
             raise TypeError("params argument given to the optimizer should be an iterable of Tensors or dicts, but "
@@ -51,6 +94,23 @@ class Optimizer:
 
     def __setstate__(self, state: dict) -> None:
         self.__dict__.update(state)
+        self.__dict__.setdefault("_optimizer_step_pre_hooks", HookDict())
+        self.__dict__.setdefault("_optimizer_step_post_hooks", HookDict())
+        self._patch_step_function()
+
+    def _patch_step_function(self) -> None:
+        """Wrap the class's `step` with the step hooks once, when its first instance is made (as PyTorch)."""
+        cls = type(self)
+        if not getattr(cls.step, "hooked", False):
+            cls.step = _hook_step(cls.step)
+
+    def register_step_pre_hook(self, hook: Callable) -> RemovableHandle:
+        """`hook(optimizer, args, kwargs) -> None or (new_args, new_kwargs)`, run before this optimizer's step."""
+        return self._optimizer_step_pre_hooks.add(hook)
+
+    def register_step_post_hook(self, hook: Callable) -> RemovableHandle:
+        """`hook(optimizer, args, kwargs) -> None`, run after this optimizer's step."""
+        return self._optimizer_step_post_hooks.add(hook)
 
     def __repr__(self) -> str:
         s = type(self).__name__ + " ("

@@ -125,11 +125,13 @@ print(viz.summary(out, params={"x": x, "w": w}))
 # `next_functions` point, what it saved, and its `sequence_nr`: nodes are numbered in the order
 # they were created, and `backward()` uses that number to run the newest ready node first. The
 # two `AccumulateGrad` nodes exist already (the cells above asked for them), so the player draws
-# them from the start. The cell after the player prints the same steps as text.
+# them from the start. `source=True` also notes the line of your code that made each node
+# ("cell [7], line 2", as Jupyter numbers the cell). The cell after the player prints the same
+# steps as text.
 
 # %%
 # NBVAL_IGNORE_OUTPUT
-with viz.record(params={"x": x, "w": w}) as rec:
+with viz.record(params={"x": x, "w": w}, source=True) as rec:
     y = x * w
     z = y + c
     out = z.exp().sum()

@@ -226,6 +226,29 @@ from minigrad_course import check_train
 
 check_train(train)
 
+# %%
+# NBVAL_IGNORE_OUTPUT
+# The whole lesson as one story: viz.session() records every backward(), zero_grad() and
+# optimiser step of the block as steps with values before -> after (the update rule with its
+# numbers), and shows the failing last call as its last step (which node's saved value was
+# freed, and by which step) instead of stopping the notebook. The next cell prints the steps.
+import viz
+
+w = torch.nn.Parameter(torch.tensor([1.0, 2.0]))
+x = torch.tensor([3.0, 4.0])
+opt = torch.optim.SGD([w], lr=0.1)
+with viz.session(params={"w": w, "x": x}) as story:
+    loss = (w * x).sum()
+    loss.backward(retain_graph=True)  # keeps the saved values for one more pass
+    loss.backward()  # adds into w.grad, then frees the saved values
+    opt.step()
+    opt.zero_grad()
+    loss.backward()  # the same graph again: its saved x is gone
+story.player()
+
+# %%
+print(story.summary())
+
 # %% [markdown]
 # ## What to remember
 #
@@ -236,6 +259,8 @@ check_train(train)
 # - `retain_graph=True` is for several backward passes through **one** forward pass. In a
 #   training loop, "backward through the graph a second time" usually means a forward
 #   computation that should be inside the loop (or detached) is not.
+# - `with viz.session() as story:` replays several calls as one story (the cells above):
+#   `story.player()` to step through it, `story.summary()` as text.
 #
 # Next: [5. Hooks and `retain_grad`](05_hooks.ipynb), to watch and change gradients in flight.
 

@@ -128,6 +128,42 @@ print("expected H = A + diag(e^x):", torch.allclose(H, A + torch.eye(3) * x.deta
 print("functional.hvp:", torch.autograd.functional.hvp(f, x.detach(), v)[1])
 
 # %% [markdown]
+# ## Two layers: the graph and the graph of its backward pass
+#
+# Which first-order node wrote each node of `dy`'s graph? Run the forward pass and the first
+# `grad` inside `viz.source_lines()`: every node then remembers the line that made it, and a
+# node made *while backward ran* remembers the node whose rule made it (PyTorch keeps it in
+# `node.metadata["parent_"]`, minigrad too). `viz.draw(..., layers=True)` draws those nodes as a
+# second layer in another colour, each with a dashed link to its parent: here all of them come
+# from `PowBackward0`'s rule, $\text{grad} \cdot 3x^2$. The second backward runs on that second
+# layer: `viz.animate(..., layers=True)` colours it the same way while it steps through, and
+# each of its steps names the first-order node that made it.
+
+# %%
+x = torch.tensor(2.0, requires_grad=True)
+with viz.source_lines():
+    y = x**3
+    (dy,) = torch.autograd.grad(y, x, create_graph=True)
+
+# %%
+# NBVAL_IGNORE_OUTPUT
+two_layers = viz.draw(dy, y, params={"x": x, "dy": dy, "y": y}, layers=True)
+two_layers
+
+# %%
+print("\n".join(f"{n.title:14} layer {n.layer}  {n.caption or ''}" for n in two_layers.model.nodes if n.role == "fn"))
+
+# %%
+# NBVAL_IGNORE_OUTPUT
+player = viz.animate(dy, params={"x": x}, layers=True)
+player
+
+# %%
+for frame in player.frames:
+    print(frame.title, *(text for kind, text in frame.lines if kind == "layer"), sep="\n    ")
+print("x.grad =", x.grad, " (d2y/dx2 = 6x = 12)")
+
+# %% [markdown]
 # ## Exercise 8: your own `hvp`
 #
 # Write `hvp(f, x, v)` that returns $H v$ with the two-pass recipe above (`f` maps a 1-D

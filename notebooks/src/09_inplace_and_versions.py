@@ -140,6 +140,26 @@ viz.draw(c, params={"x": x})
 print(viz.summary(c, params={"x": x}))
 
 # %% [markdown]
+# ## The story of a version error
+#
+# The error comes long after the line that caused it. `viz.session(source=True)` keeps both
+# ends together: the in-place op that bumped the version counter (with the line that did it)
+# and the backward that failed on it, with the saved value's version then and now. Step through
+# it in the player (the next cell prints the same steps as text).
+
+# %%
+# NBVAL_IGNORE_OUTPUT
+x = torch.tensor([1.0, 2.0], requires_grad=True)
+with viz.session(params={"x": x}, source=True) as story:
+    y = x.exp()  # ExpBackward0 saves its result, y itself
+    y.mul_(2)  # in place: y's version goes from 0 to 1
+    y.sum().backward()
+story.player()
+
+# %%
+print(story.summary())
+
+# %% [markdown]
 # ## Fixing code that triggers the error
 #
 # When you meet "modified by an inplace operation":

@@ -1,0 +1,187 @@
+"""viz.session: the steps of a block (backward calls, zero_grad, optimizer steps, in-place ops, failures)
+against the same code run plainly, with minigrad and PyTorch."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+import viz
+
+
+def _params(lib):
+    w = lib.nn.Parameter(lib.tensor(np.array([1.0, 2.0])))
+    x = lib.tensor(np.array([3.0, 4.0]))
+    return w, x, lib.optim.SGD([w], lr=0.1)
+
+
+def _np(t):
+    return None if t is None else np.array(t.detach().tolist())
+
+
+def _plain(lib, set_to_none=True):
+    """The story without viz: the values a learner would print after each call, and the final error."""
+    w, x, opt = _params(lib)
+    seen = []
+    loss = (w * x).sum()
+    loss.backward(retain_graph=True)
+    seen.append(_np(w.grad))
+    loss.backward()
+    seen.append(_np(w.grad))
+    opt.step()
+    seen.append(_np(w))
+    opt.zero_grad(set_to_none=set_to_none)
+    seen.append(_np(w.grad))
+    with pytest.raises(RuntimeError) as err:
+        loss.backward()
+    return seen, str(err.value)
+
+
+@pytest.mark.parametrize("set_to_none", [True, False])
+def test_steps_match_a_plain_run(lib, set_to_none):
+    (g1, g2, w_after, g_zero), message = _plain(lib, set_to_none)
+    w, x, opt = _params(lib)
+    with viz.session() as s:
+        loss = (w * x).sum()
+        loss.backward(retain_graph=True)
+        loss.backward()
+        opt.step()
+        opt.zero_grad(set_to_none=set_to_none)
+        loss.backward()  # the graph's saved values were freed by the backward of step 2
+    kinds = [st.kind for st in s.steps]
+    assert kinds == ["start", "backward", "backward", "step", "zero_grad", "error", "done"]
+    first, second, step, zero, error = s.steps[1:6]
+    (c1,) = first.changes
+    assert (c1.name, c1.what, c1.before) == ("w", "grad", None)
+    np.testing.assert_allclose(c1.after, g1, rtol=1e-9, atol=1e-12)
+    (c2,) = second.changes
+    np.testing.assert_allclose(c2.before, g1, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(c2.after, g2, rtol=1e-9, atol=1e-12)
+    assert c2.rule == "[3, 4] + [3, 4] = [6, 8]: backward adds into .grad"
+    assert first.title == "loss.backward(retain_graph=True)" and second.title == "loss.backward()"
+    assert any(k == "freed" and "MulBackward0" in t for k, t in second.lines)
+    (c3,) = step.changes
+    np.testing.assert_allclose(c3.before, [1.0, 2.0])
+    np.testing.assert_allclose(c3.after, w_after, rtol=1e-9, atol=1e-12)
+    assert c3.rule == "[1, 2] - 0.1 × [6, 8] = [0.4, 1.2]"
+    (c4,) = zero.changes
+    if set_to_none:
+        assert c4.after is None and g_zero is None and c4.rule == "set to None"
+    else:
+        np.testing.assert_array_equal(c4.after, g_zero)
+        assert c4.rule == "zeroed in place"
+    assert error.error == message
+    assert any("freed after the backward of step 2" in t for _, t in error.lines)
+    assert s.steps[-1].title == "The block ended with the error above"
+    assert "[2] loss.backward()" in s.summary()
+
+
+def test_inplace_bump_and_the_error_it_causes(lib):
+    w, _, _ = _params(lib)
+    with lib.autograd.set_detect_anomaly(True, check_nan=False), warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # anomaly mode's "Error detected in ExpBackward0"
+        plain_y = w.exp()
+        plain_y.mul_(2)
+        with pytest.raises(RuntimeError) as plain:  # the same run in anomaly mode (source=True uses it)
+            plain_y.sum().backward()
+    with viz.session(source=True) as s:
+        y = w.exp()
+        y.mul_(2)  # bumps-y
+        y.sum().backward()
+    kinds = [st.kind for st in s.steps]
+    assert kinds == ["start", "inplace", "error", "done"]
+    inplace, error = s.steps[1], s.steps[2]
+    (change,) = inplace.changes
+    assert (change.name, change.rule) == ("y", "version 0 -> 1")
+    np.testing.assert_allclose(change.after, 2 * np.exp([1.0, 2.0]), rtol=1e-9)
+    assert any(k == "source" and t.endswith("y.mul_(2)  # bumps-y") for k, t in inplace.lines)
+    assert error.error == str(plain.value)
+    texts = [t for _, t in error.lines]
+    assert "ExpBackward0's saved result was at version 0 when it was saved; it is at version 1 now." in texts
+    assert error.nodes and s.player().data["steps"][2]["refs"] == error.nodes  # ExpBackward0 lights up
+    assert any(t.startswith("Changed at step 1: y changed in place") and "y.mul_(2)" in t for t in texts)
+
+
+def test_inplace_between_calls_before_after(lib):
+    w, x, _ = _params(lib)
+    with viz.session() as s:
+        h = w * x
+        h.sum().backward()
+        with lib.no_grad():
+            x.add_(1.0)
+    (step,) = [st for st in s.steps if st.kind == "inplace"]
+    (change,) = step.changes
+    assert change.name == "x" and change.rule == "version 0 -> 1"
+    np.testing.assert_allclose(change.before, [3.0, 4.0])
+    np.testing.assert_allclose(change.after, [4.0, 5.0])
+
+
+def test_everything_is_put_back(lib):
+    import importlib
+
+    cls_backward = lib.Tensor.__dict__["backward"]
+    optimizer = importlib.import_module(f"{lib.__name__}.optim.optimizer")
+    hooks = (len(optimizer._global_optimizer_pre_hooks), len(optimizer._global_optimizer_post_hooks))
+    w, x, _ = _params(lib)
+    with pytest.raises(RuntimeError), viz.session(catch=False):
+        loss = (w * x).sum()
+        loss.backward()
+        loss.backward()
+    assert lib.Tensor.__dict__["backward"] is cls_backward
+    assert (len(optimizer._global_optimizer_pre_hooks), len(optimizer._global_optimizer_post_hooks)) == hooks
+    with pytest.raises(ValueError), viz.session():
+        raise ValueError("not an autograd error: never swallowed")
+
+
+def test_player_steps(lib):
+    w, x, opt = _params(lib)
+    with viz.session() as s:
+        loss = (w * x).sum()
+        loss.backward()
+        opt.step()
+    player = s.player()
+    steps = player.data["steps"]
+    assert [st["kind"] for st in steps] == ["start", "backward", "step", "done"]
+    assert steps[1]["ids"] and set(steps[0]["appear"]) >= set(steps[1]["ids"])
+    assert steps[1]["lines"][0] == ["change", "w.grad: None -> [3, 4]"]
+    assert player.num_steps == 4
+
+
+def test_params_limit_the_story_to_them_and_new_tensors(lib):
+    w, x, _ = _params(lib)
+    unrelated = lib.tensor(np.array([9.0]), requires_grad=True)  # noqa: F841 (in scope, not watched)
+    with viz.session(params={"w": w}) as s:
+        loss = (w * x).sum()
+        loss.backward()
+    assert [t.split(" = ")[0] for _, t in s.steps[0].lines] == ["w"]
+    assert [c.name for c in s.steps[1].changes] == ["w"]
+    assert "loss" in {seen.name for seen in s._seen.values()}
+
+
+def test_module_parameters_and_adam(lib):
+    model = lib.nn.Linear(2, 1).double()
+    opt = lib.optim.Adam(model.parameters(), lr=0.5)
+    before = {n: _np(p) for n, p in model.named_parameters()}
+    data = lib.tensor(np.array([[1.0, -1.0]]))
+    with viz.session() as s:
+        model(data).sum().backward()
+        opt.step()
+    step = next(st for st in s.steps if st.kind == "step")
+    assert [c.name for c in step.changes] == ["model.weight", "model.bias"]
+    for c in step.changes:
+        np.testing.assert_allclose(c.before, before[c.name.split(".", 1)[1]], rtol=1e-12)
+        np.testing.assert_allclose(c.after, _np(dict(model.named_parameters())[c.name.split(".", 1)[1]]),
+                                   rtol=1e-12)
+        assert c.rule.startswith("changed by [")  # Adam's first step moves each weight by lr, against the sign
+        np.testing.assert_allclose(np.abs(c.after - c.before), 0.5, rtol=1e-6)
+    assert step.lines[-1][1].startswith("Adam updates each parameter in place")
+
+
+def test_a_saved_value_changed_in_place_is_not_called_freed(lib):
+    x = lib.tensor(np.array([1.0, 2.0]), requires_grad=True)
+    y = x.exp()
+    y.mul_(2)
+    source = viz.draw(y, show_saved=True).source
+    assert "saved result = changed in place since saved" in source and "freed" not in source
