@@ -41,11 +41,10 @@ print("d3y/dx3  =", d3y, " (6)")
 # ## The graph of the backward pass
 #
 # `dy` has a `grad_fn`, so it has a graph, and we can draw it. It is the backward pass of
-# `x**3` written out as operations: `PowBackward0`'s rule, $\text{grad} \cdot 3x^2$, became a
-# `PowBackward0` (for $x^2$) and a `MulBackward0` (for the product). The other factor, the
-# seed 1 times the exponent 3, is a constant that needs no gradient: the `None` input.
-# (PyTorch 2.13 multiplies by the 3 in a separate step, so its drawing has one node more, a
-# `MulBackward1`; the values are the same.)
+# `x**3` written out as operations: `PowBackward0`'s rule, $\text{grad} \cdot (3 \cdot x^2)$,
+# became a `PowBackward0` (for $x^2$), a `MulBackward1` (times the plain number 3) and a
+# `MulBackward0` (times the incoming gradient). That gradient, the seed 1, is a constant that
+# needs no gradient: the `None` input. PyTorch 2.13 draws exactly this graph.
 
 # %%
 # NBVAL_IGNORE_OUTPUT
@@ -57,8 +56,9 @@ print(viz.summary(dy, params={"x": x}))
 # %% [markdown]
 # Differentiating `dy` runs a backward pass through *that* graph. Here it is, animated
 # (the next cell prints the graph as text, with the gradient that reached `x`, and the player's
-# step for `PowBackward0`). Follow the numbers: `MulBackward0` (the product $3 \cdot x^2$) gets the
-# seed 1 and sends $1 \cdot 3 = 3$ on to `PowBackward0`. Its rule reads
+# step for `PowBackward0`). Follow the numbers: `MulBackward0` (the seed times $3 \cdot x^2$) gets
+# the seed 1 and sends 1 on; `MulBackward1` (3 times $x^2$) sends $1 \cdot 3 = 3$ on to
+# `PowBackward0`. Its rule reads
 # `grad * exponent * self^(exponent - 1)`, and the exponent *of this node* is 2, because it
 # computes $x^2$ (not the 3 of $x^3$): $3 \cdot 2 \cdot 2^1 = 12$, which is $6x$ at $x = 2$.
 
