@@ -62,6 +62,7 @@ from ._dtypes import (
 )
 from ._printing import get_printoptions, set_printoptions
 from ._random import Generator, default_generator, get_rng_state, initial_seed, manual_seed, seed, set_rng_state
+from ._stacklevel import is_warn_always_enabled, set_warn_always
 from ._tensor import (
     BoolTensor,
     ByteTensor,

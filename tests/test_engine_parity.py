@@ -88,11 +88,33 @@ def _create_graph_grad(m):
 
 
 def test_grad_accumulates_in_place_under_create_graph_as_pytorch(torch):
-    with pytest.warns(UserWarning):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the reference-cycle warning (once per process: the next test)
         got = _create_graph_grad(mg)
-    with pytest.warns(UserWarning):
         want = _create_graph_grad(torch)
     assert got == want
+
+
+_WARN_TWICE = """
+import warnings, {lib} as m
+warnings.simplefilter("always")
+x = m.tensor([1.0, 2.0], requires_grad=True)
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    for _ in range(3):
+        (x * x).sum().backward(create_graph=True)
+print(len([w for w in caught if "create_graph=True will create a reference cycle" in str(w.message)]))
+"""
+
+
+@pytest.mark.parametrize("lib", ["minigrad", "torch"])
+def test_create_graph_backward_warns_once_per_process_as_pytorch(torch, lib):
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-c", _WARN_TWICE.format(lib=lib)], capture_output=True, text=True,
+                         check=True, timeout=120)
+    assert out.stdout.strip() == "1"
 
 
 # Graphs whose backward runs under create_graph in anomaly mode: every node keeps the line that made it

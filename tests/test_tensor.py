@@ -7,7 +7,7 @@ import warnings
 import numpy as np
 
 import minigrad as mg
-from minigrad.ops import views as shape
+from minigrad import _stacklevel
 
 
 def test_T_reverses_every_dim_through_permute_as_pytorch(torch):
@@ -23,7 +23,7 @@ def test_T_reverses_every_dim_through_permute_as_pytorch(torch):
 
 
 def test_T_warns_once_when_not_a_matrix(monkeypatch):
-    monkeypatch.setattr(shape, "_WARNED", set())
+    monkeypatch.setattr(_stacklevel, "_GIVEN", set())
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         mg.ones(2, 2).T

@@ -14,14 +14,13 @@ backward runs, so the backward pass is itself recorded and can be differentiated
 
 from __future__ import annotations
 
-import warnings
 from heapq import heappop, heappush
 
 import numpy as np
 from numpy import ndarray
 
 from .. import _dtypes
-from .._stacklevel import user_stacklevel
+from .._stacklevel import warn_once
 from .._state import GRAD
 from .._tensor import Tensor, make
 from . import anomaly_mode
@@ -328,8 +327,8 @@ def run_backward(roots: list, grads: list, keep_graph: bool, create_graph: bool,
 
 
 def warn_create_graph_backward() -> None:
-    warnings.warn(
+    warn_once(  # PyTorch gives it once per process (TORCH_WARN_ONCE)
         "Using backward() with create_graph=True will create a reference cycle between the parameter and its "
         "gradient which can cause a memory leak. We recommend using autograd.grad when creating the graph to "
         "avoid this. If you have to use this function, make sure to reset the .grad fields of your parameters "
-        "to None after use to break the cycle and avoid the leak.", UserWarning, stacklevel=user_stacklevel())
+        "to None after use to break the cycle and avoid the leak.")

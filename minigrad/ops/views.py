@@ -10,7 +10,7 @@ import numpy as np
 
 from .. import _dtypes
 from .._device import device as device_cls
-from .._stacklevel import user_stacklevel
+from .._stacklevel import warn_once
 from .._state import GRAD
 from .._tensor import Tensor, _wrap_dim, make
 from . import xp
@@ -279,30 +279,19 @@ def T(self):
     when the tensor is not a matrix."""
     nd = self._data.ndim
     if nd == 0:
-        _warn_once("Tensor.T is deprecated on 0-D tensors. This function is the identity in these cases.")
+        warn_once("Tensor.T is deprecated on 0-D tensors. This function is the identity in these cases.")
     elif nd != 2:
-        _warn_once("The use of `x.T` on tensors of dimension other than 2 to reverse their shape is deprecated "
+        warn_once("The use of `x.T` on tensors of dimension other than 2 to reverse their shape is deprecated "
                    "and it will throw an error in a future release. Consider `x.mT` to transpose batches of "
                    "matrices or `x.permute(*minigrad.arange(x.ndim - 1, -1, -1))` to reverse the dimensions "
                    "of a tensor.")
     return permute(self, tuple(range(nd - 1, -1, -1)))
 
 
-_WARNED: set = set()  # PyTorch gives these warnings once per process (TORCH_WARN_ONCE)
-
-
-def _warn_once(message: str) -> None:
-    if message not in _WARNED:
-        import warnings
-
-        _WARNED.add(message)
-        warnings.warn(message, UserWarning, stacklevel=user_stacklevel())
-
-
 def mT(self):
     """The last two dims swapped; a 0-d tensor is returned as it is, with PyTorch's deprecation warning."""
     if self._data.ndim == 0:
-        _warn_once("Tensor.mT is deprecated on 0-D tensors. This function is the identity in these cases.")
+        warn_once("Tensor.mT is deprecated on 0-D tensors. This function is the identity in these cases.")
         return self
     if self._data.ndim < 2:
         raise RuntimeError(f"tensor.mT is only supported on matrices or batches of matrices. Got {self._data.ndim}-D "
