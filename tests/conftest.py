@@ -75,6 +75,33 @@ def torch():
     return module
 
 
+@pytest.fixture(scope="session")
+def mg():
+    """minigrad (the viz tests take it as a fixture, beside ``torch``)."""
+    import minigrad
+
+    return minigrad
+
+
+@pytest.fixture(params=["minigrad", "torch"])
+def lib(request):
+    """A test run once with minigrad and once with PyTorch (the ``torch`` fixture: skipped without torch, a
+    failure under CI=true). tests/teaching_code has its own."""
+    if request.param == "torch":
+        return request.getfixturevalue("torch")
+    return request.getfixturevalue("mg")
+
+
+@pytest.fixture(scope="session")
+def pgv():
+    """pygraphviz, the layout engine viz draws with; a "missing tool:" skip (a failure under CI=true)."""
+    try:
+        import pygraphviz
+    except ImportError as exc:
+        pytest.skip(f"missing tool: pygraphviz is not importable ({exc})")
+    return pygraphviz
+
+
 def pytest_configure(config: pytest.Config) -> None:
     # Also declared in pyproject.toml; repeated here so the marker works with any ini file.
     config.addinivalue_line(

@@ -15,15 +15,6 @@ from pathlib import Path
 import pytest
 
 
-@pytest.fixture(scope="session")
-def pgv():
-    try:
-        import pygraphviz
-    except ImportError as exc:
-        pytest.skip(f"missing tool: pygraphviz is not importable ({exc})")
-    return pygraphviz
-
-
 @pytest.fixture
 def parse_dot(pgv):
     """DOT text -> pygraphviz.AGraph (parsing also proves the DOT is well formed)."""

@@ -1,7 +1,6 @@
 """Fixtures for the animation tests.
 
-``pgv``: pygraphviz (the player lays its graph out with it); skips with a "missing tool:"
-reason, which tests/conftest.py turns into a failure under CI=true. ``mg``: minigrad.
+``pgv`` (pygraphviz) and ``mg`` (minigrad) come from tests/conftest.py.
 ``graphs``: builders of small graphs that return everything a test compares, so the same
 computation can be built twice (one copy animated, one run by a plain ``backward()``).
 """
@@ -10,22 +9,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
-
-@pytest.fixture(scope="session")
-def pgv():
-    try:
-        import pygraphviz
-    except ImportError as exc:
-        pytest.skip(f"missing tool: pygraphviz is not importable ({exc})")
-    return pygraphviz
-
-
-@pytest.fixture(scope="session")
-def mg():
-    import minigrad
-
-    return minigrad
 
 
 class Built:
