@@ -33,7 +33,7 @@ import numpy as np
 from . import dot as _dot
 from . import probe
 from .compare import NEUTRAL_FILL, VERDICT_FILL, backward_order
-from .graph import Graph
+from .graph import Graph, picture_with_text
 from .model import build
 from .trace import to_numpy
 from .walk import paused_gc
@@ -125,13 +125,7 @@ class GraphCheck:
     __str__ = __repr__
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> Any:
-        if self.graph is None:
-            return {"text/plain": repr(self)}
-        out = self.graph._repr_mimebundle_(include, exclude)
-        data, meta = out if isinstance(out, tuple) else (out, {})
-        data = dict(data)
-        data["text/plain"] = repr(self)
-        return (data, meta) if meta else data
+        return picture_with_text(self.graph, repr(self), include, exclude)
 
 
 def _fmt(x: float) -> str:

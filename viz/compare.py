@@ -25,7 +25,7 @@ import numpy as np
 
 from . import dot as _dot
 from . import probe
-from .graph import Graph
+from .graph import Graph, picture_with_text
 from .model import build
 from .trace import to_numpy
 from .walk import paused_gc
@@ -108,14 +108,7 @@ class Comparison:
     __str__ = __repr__
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> Any:
-        """The picture (SVG and PNG, as ``viz.draw`` shows it) with the table as its text."""
-        if self.graph is None:
-            return {"text/plain": repr(self)}
-        out = self.graph._repr_mimebundle_(include, exclude)
-        data, meta = out if isinstance(out, tuple) else (out, {})
-        data = dict(data)
-        data["text/plain"] = repr(self)
-        return (data, meta) if meta else data
+        return picture_with_text(self.graph, repr(self), include, exclude)
 
 
 NOISE = 1e-12  # below this a difference is float64 rounding, whose digits vary between machines

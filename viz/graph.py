@@ -123,3 +123,15 @@ class Graph:
     def __repr__(self) -> str:
         extra = f", {self.model.hidden:,} hidden" if self.model.hidden else ""
         return f"<viz.Graph {self.model.view} view: {self.num_nodes} nodes, {self.num_edges} edges{extra}>"
+
+
+def picture_with_text(graph: Graph | None, text: str, include: Any = None, exclude: Any = None) -> Any:
+    """A result's notebook display: its picture (SVG and PNG, as ``viz.draw`` shows it) with its own text
+    as the plain-text twin, or the text alone without a picture (``viz.compare``, ``viz.gradcheck_graph``)."""
+    if graph is None:
+        return {"text/plain": text}
+    out = graph._repr_mimebundle_(include, exclude)
+    data, meta = out if isinstance(out, tuple) else (out, {})
+    data = dict(data)
+    data["text/plain"] = text
+    return (data, meta) if meta else data
