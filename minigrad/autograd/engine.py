@@ -20,6 +20,8 @@ import numpy as np
 from numpy import ndarray
 
 from .. import _dtypes
+from .._broadcast import expandable, summed_dims
+from .._broadcast import sum_to as sum_back
 from .._stacklevel import warn_once
 from .._state import GRAD
 from .._tensor import Tensor, make
@@ -184,11 +186,7 @@ def leading_to(order: list, targets: set, captures: dict) -> set:
     the nodes it leads to."""
     needed, reach = set(), set()
     for node in reversed(order):
-        beyond = False
-        for nxt in node._next_nodes:
-            if nxt in reach:
-                beyond = True
-                break
+        beyond = any(nxt in reach for nxt in node._next_nodes)
         if beyond or node in targets:
             needed.add(node)
         if beyond or node in targets or node in captures:
@@ -278,19 +276,6 @@ def fit(node, i: int, g, shape: tuple, dtype, create_graph: bool):
     return g
 
 
-def expandable(shape: tuple, target: tuple) -> bool:
-    """Can a tensor of `shape` be broadcast to `target` (so that a gradient of `target` sums back)?"""
-    if len(shape) > len(target):
-        return False
-    return all(s == t or s == 1 for s, t in zip(reversed(shape), reversed(target)))
-
-
-def summed_dims(shape: tuple, target: tuple) -> tuple:
-    """The dims of `target` that broadcasting `shape` to it created or stretched."""
-    lead = len(target) - len(shape)
-    return tuple(range(lead)) + tuple(lead + i for i, s in enumerate(shape) if s == 1 and target[lead + i] != 1)
-
-
 def sum_to(node, i: int, g, shape: tuple):
     """Sum the gradient `node` computed for its input `i` back to `shape`, with PyTorch's error when it cannot."""
     gshape = tuple(g.shape)
@@ -302,12 +287,7 @@ def sum_to(node, i: int, g, shape: tuple):
         if len(_SUMMED) > 1024:
             _SUMMED.clear()
         dims = _SUMMED[(gshape, shape)] = summed_dims(shape, gshape)
-    if isinstance(g, Tensor):  # a view only where leading dims go, as PyTorch's sum_to (its graph shows it)
-        if not shape:  # down to 0-d: PyTorch's sum_to takes the plain sum (SumBackward0)
-            return g.sum()
-        summed = g.sum(dims, keepdim=True) if dims else g
-        return summed.reshape(shape) if len(gshape) != len(shape) else summed
-    return np.asarray(np.add.reduce(g, dims, keepdims=True) if dims else g).reshape(shape)
+    return sum_back(g, shape, dims)
 
 
 _SUMMED: dict = {}  # (gradient shape, input shape) -> the dims sum_to adds up: a network has few of these

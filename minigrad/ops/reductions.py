@@ -21,7 +21,7 @@ from .recording import record, rule
 from .registry import Sample, declare
 from .selection import maximum, minimum
 from .views import view
-from .xp import _sum_dims, expandable
+from .xp import expandable, summed_dims
 
 # == derivative rows, and the helpers their formulas use ======================================================
 # -- reductions -------------------------------------------------------------------------------------
@@ -376,7 +376,7 @@ def sum_to_size(self, *size):
                            f"{{{', '.join(map(str, shape))}}}.")
     if shape == size:
         return self
-    dims = _sum_dims(size, shape)
+    dims = summed_dims(size, shape)
     out = sum(self, dims, keepdim=True) if dims else self
     lead = len(shape) - len(size)
     if lead:

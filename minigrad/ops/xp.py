@@ -11,6 +11,7 @@ import math
 
 import numpy as np
 
+from .._broadcast import expandable, sum_to, summed_dims  # noqa: F401 (formulas use them as xp.*)
 from .._tensor import Tensor, make
 from .registry import REGISTRY
 
@@ -32,41 +33,6 @@ def either(kernel, op):
 
     call.__name__ = getattr(op, "__name__", "either")
     return call
-
-
-def expandable(shape: tuple, target: tuple) -> bool:
-    """Can a tensor of `shape` be broadcast to `target` (so a gradient of `target` sums back)?"""
-    if len(shape) > len(target):
-        return False
-    for s, t in zip(reversed(shape), reversed(target)):
-        if s != t and s != 1:
-            return False
-    return True
-
-
-def _sum_dims(shape: tuple, gshape: tuple) -> tuple:
-    lead = len(gshape) - len(shape)
-    dims = list(range(lead))
-    for i, s in enumerate(shape):
-        if s == 1 and gshape[lead + i] != 1:
-            dims.append(lead + i)
-    return tuple(dims)
-
-
-def sum_to(g, shape: tuple):
-    """Sum a broadcast gradient back to `shape` (the reverse of broadcasting)."""
-    shape = tuple(shape)
-    gshape = tuple(g.shape)
-    if gshape == shape:
-        return g
-    dims = _sum_dims(shape, gshape)
-    if is_t(g):  # a view only where leading dims go, as PyTorch's sum_to (its graph shows it)
-        if not shape:
-            return g.sum()
-        summed = g.sum(dims, keepdim=True) if dims else g
-        return summed.reshape(shape) if len(gshape) != len(shape) else summed
-    out = g.sum(axis=dims, keepdims=True) if dims else g
-    return out.reshape(shape)
 
 
 def expand(g, shape: tuple):
