@@ -80,6 +80,7 @@ class TensorExtras:
     view_fn = None  # the recipe chain that rebuilds this view from its base (ops/views.py)
     invalid = None  # why this view may no longer be used (a view its base's in-place write invalidated): the error
     own_requires_grad = False  # a view's requires_grad_(): its own flag (else a view requires grad as its base does)
+    view_version = None  # the version of a view's memory when the view was made (of a leaf not requiring grad)
     detached_at = -1  # when a non-leaf was detach_()-ed (a graph-node number): nodes that saved it before refuse it
 
 
@@ -206,7 +207,8 @@ class Tensor:
 
     @property
     def retains_grad(self) -> bool:
-        return self._grad_fn is not None and self._extras is not None and self._extras.retains_grad
+        # set by retain_grad() on a non-leaf; PyTorch keeps it through detach_()
+        return self._extras is not None and self._extras.retains_grad
 
     @property
     def output_nr(self) -> int:

@@ -114,8 +114,9 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph: bool | None = None, c
     seeds = _make_grads(outs, grads, create_graph)
     result = engine.run_backward(list(outs), seeds, retain_graph, create_graph, inputs=ins, accumulate=False,
                                  allow_unused=allow_unused)
-    if materialize_grads:
-        result = tuple(make(np.zeros_like(t._data)) if g is None else g for t, g in zip(ins, result))
+    if materialize_grads:  # PyTorch's zeros_like(input, requires_grad=create_graph)
+        result = tuple(make(np.zeros_like(t._data), requires_grad=create_graph) if g is None else g
+                       for t, g in zip(ins, result))
     return result
 
 

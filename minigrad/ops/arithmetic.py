@@ -69,7 +69,7 @@ RemainderBackward0 = rule("RemainderBackward0", "self", text="grad_self = grad  
 RemainderBackward1 = rule("RemainderBackward1", "self other", saves="self other",
                           text="grad_self = grad, grad_other = -grad * floor(self / other)",
                           self=lambda grad: grad,
-                          other=lambda grad, self, other: -grad * _floor_div(xp.data(self), xp.data(other)))
+                          other=lambda grad, self, other: -grad * _floor_div(self, other))
 
 
 # -- a Tensor and a Python number, as PyTorch's C++ derivative formulas combine them ------------------------------
@@ -127,9 +127,14 @@ def _not_implemented(node_cls, res, inputs: tuple, op: str) -> Tensor:
     return out
 
 
-def _floor_div(a, b):
+def _floor_div_arrays(a, b):
     with np.errstate(divide="ignore", invalid="ignore"):
         return np.floor_divide(a, b)
+
+
+# PyTorch's remainder formula calls `self.div(other, rounding_mode="floor")`: on Tensors (create_graph) that records
+# DivBackward2, so the gradient requires grad as PyTorch's does, though its derivative is 0
+_floor_div = xp.either(_floor_div_arrays, lambda a, b: div(a, b, rounding_mode="floor"))
 
 
 def _pow_exponent_grad(base: float, exponent, result):

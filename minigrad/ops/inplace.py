@@ -375,18 +375,45 @@ def refresh_views(root: Tensor, also: Tensor | None = None) -> None:
 
 def renew_view_nodes(t: Tensor) -> None:
     """After a write that recorded nothing (under no_grad) into a tensor that requires grad: the views of its
-    memory that have a node get a new one, as PyTorch rebuilds a view's grad_fn on its next use once its version
-    changed. Hooks registered on a view stay with its old node (and so no longer fire), as in PyTorch."""
+    memory that require grad (with a node, or following their base: views_follow) get a new node, as PyTorch
+    rebuilds a view's grad_fn on its next use once its version changed. Hooks registered on a view stay with its
+    old node (and so no longer fire), as in PyTorch."""
     if GRAD.mode != 0 or not t._requires_grad:
         return
     root = t._base if t._base is not None else t
+    if root._requires_grad:  # (not so when `t` is a view that was made to require grad itself)
+        _regenerate_all([v for v in live_views(root) if v._requires_grad], root)
+
+
+def views_follow(base: Tensor) -> None:
+    """`base.requires_grad_()` after views of it were taken: those views require grad too, unless they have a
+    node of their own (PyTorch: a view requires grad when its base does; it passes no gradient on). A view whose
+    memory was written since it was made gets a node from the base instead, as PyTorch rebuilds the grad_fn of a
+    view whose version changed (so a gradient reaches the base through it)."""
+    written = []
+    for v in live_views(base):
+        if v._grad_fn is not None:
+            continue
+        extras = v._extras
+        if base._requires_grad and extras.view_version not in (None, base._version):
+            v._requires_grad = True
+            written.append(v)
+        else:
+            v._requires_grad = base._requires_grad or extras.own_requires_grad
+    _regenerate_all(written, base)
+
+
+Tensor._views_follow = views_follow
+
+
+def _regenerate_all(views: list, root: Tensor) -> None:
+    mode = GRAD.mode
     GRAD.mode = 1  # the rebuilt nodes are recorded as in grad mode
     try:
-        for v in live_views(root):
-            if v._grad_fn is not None:
-                _regenerate(v, root)
+        for v in views:
+            _regenerate(v, root)
     finally:
-        GRAD.mode = 0
+        GRAD.mode = mode
 
 
 def _regenerate(v: Tensor, root: Tensor) -> None:

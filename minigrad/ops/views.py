@@ -92,22 +92,18 @@ def as_view(t: Tensor, base: Tensor, recipe, multi: bool = False) -> Tensor:
         chain += (("meta", "no_grad" if mode == 0 else "multi"),)
         if mode == 0 and base._requires_grad:  # PyTorch: a view made in no_grad mode still requires grad (a leaf)
             t._requires_grad = True
-    t._get_extras().view_fn = chain
-    if not REGENERATING[0] and ((mode > 0 and t._requires_grad)
-                                or (not root._requires_grad and root._data.dtype.kind == "f")):
-        register_view(root, t)  # (a view of a float leaf follows it if it comes to require grad: views_follow)
+    extras = t._get_extras()
+    extras.view_fn = chain
+    if REGENERATING[0]:
+        return t
+    if mode > 0 and t._requires_grad:
+        register_view(root, t)
+    elif not root._requires_grad and root._data.dtype.kind == "f":
+        # a view of a float leaf follows it if it comes to require grad (inplace.views_follow); whether the memory
+        # was written since the view was made decides how (PyTorch's attr_version)
+        extras.view_version = t._version_counter.value
+        register_view(root, t)
     return t
-
-
-def views_follow(base: Tensor) -> None:
-    """`base.requires_grad_()` after views of it were taken: those views require grad too, unless they have a
-    node of their own (PyTorch: a view requires grad when its base does). They pass no gradient on."""
-    for v in live_views(base):
-        if v._grad_fn is None:
-            v._requires_grad = base._requires_grad or v._extras.own_requires_grad
-
-
-Tensor._views_follow = views_follow
 
 
 # id(root) -> [weak reference to the root (its callback drops the entry), [weak references to views], prune at]

@@ -62,6 +62,7 @@ CASES = {  # (TARGET is defined below; the lambdas read it when called)
     "mse_target": lambda t, x: t.nn.functional.mse_loss(x[:3], x[3:] * 0.5),
     "mse_none": lambda t, x: t.nn.functional.mse_loss(x, x.flip(0), reduction="none"),
     "mse_sum": lambda t, x: t.nn.functional.mse_loss(x * x, t.tensor(TARGET), reduction="sum"),
+    "remainder": lambda t, x: x % (x.flip(0).abs() + 2.0),  # its formula's floor division records DivBackward2
 }
 
 X = np.array([0.7, -1.3, 2.1, 0.4, -0.6, 1.7])

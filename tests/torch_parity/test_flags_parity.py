@@ -1,0 +1,159 @@
+"""`requires_grad`, `is_leaf`, `retains_grad` and `grad_fn` of results, against PyTorch 2.13, where the fuzzer
+(tests/fuzz) found them different: what `autograd.grad(..., materialize_grads=True)` fills in, gradients that
+go through remainder's formula under create_graph, `retain_grad()` followed by `detach_()`, and views whose
+memory was written before their base came to require grad.
+
+Each case is a function of the library returning plain facts; the two lists must be equal.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+import minigrad as mg
+
+
+def flags(t) -> tuple:
+    """What a learner reads off a tensor: requires_grad, is_leaf, retains_grad, the node's name."""
+    node = t.grad_fn
+    name = None if node is None else node.name().replace("torch::", "minigrad::")
+    return t.requires_grad, t.is_leaf, t.retains_grad, name
+
+
+def values(t) -> list:
+    return np.asarray(t.detach().numpy()).tolist()
+
+
+def compare(torch, case) -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # backward(create_graph=True)'s reference-cycle warning (once per process)
+        want = case(torch)
+        got = case(mg)
+    assert got == want
+
+
+# -- autograd.grad(..., materialize_grads=True): PyTorch's zeros_like(input, requires_grad=create_graph) -------------
+
+
+@pytest.mark.parametrize("create_graph", [False, True])
+def test_materialized_zeros_require_grad_under_create_graph(torch, create_graph):
+    def case(t):
+        x = t.tensor([1.0, 2.0], dtype=t.float64, requires_grad=True)
+        unused = t.tensor([[3.0]], dtype=t.float32, requires_grad=True)
+        gx, gu = t.autograd.grad((x * x).sum(), [x, unused], create_graph=create_graph, materialize_grads=True)
+        return flags(gx), flags(gu), values(gu), str(gu.dtype).split(".")[-1]
+
+    compare(torch, case)
+
+
+# -- remainder: its formula divides with rounding_mode="floor", which is recorded (DivBackward2) -----------------
+
+
+def test_remainder_gradient_requires_grad_under_create_graph(torch):
+    def case(t):
+        a = t.tensor([[3.0, -5.0]], dtype=t.float64)
+        b = t.tensor([[2.0, 3.0]], dtype=t.float64, requires_grad=True)
+        (a % b).sum().backward(create_graph=True)
+        (gb,) = t.autograd.grad((a % b).sum(), [b], create_graph=True)
+        return flags(b.grad), values(b.grad), flags(gb), values(gb)
+
+    compare(torch, case)
+
+
+def test_remainder_by_itself_under_create_graph(torch):
+    # the fuzzer's program: x % x, where PyTorch's gradient requires grad and is no leaf
+    def case(t):
+        x = t.tensor([[0.5, 2.0]], dtype=t.float32, requires_grad=True)
+        (g,) = t.autograd.grad(x.remainder(x).sum(), [x], create_graph=True)
+        return flags(g), values(g)
+
+    compare(torch, case)
+
+
+# -- retain_grad() then detach_(): PyTorch keeps the retains_grad flag --------------------------------------------
+
+
+def test_retains_grad_survives_detach_(torch):
+    def case(t):
+        x = t.tensor([1.0, 2.0], requires_grad=True)
+        v = x * 2
+        v.retain_grad()
+        v.detach_()
+        facts = [flags(v), v.grad]
+        v.requires_grad_()
+        (v * 3).sum().backward()
+        return facts + [flags(v), values(v.grad)]
+
+    compare(torch, case)
+
+
+# -- a view of a leaf, written in place, then the leaf comes to require grad -------------------------------------
+# PyTorch rebuilds a view's grad_fn once its version differs from the one it was made at (AsStridedBackward0;
+# minigrad gives the view's own node, README "Views written in place"), so the view is no leaf and its gradient
+# reaches the base. A view made after the write, or never written, stays a leaf that requires grad.
+
+VIEWS = {
+    "permute": lambda x: x.permute(1, 0),
+    "view": lambda x: x.view(-1),
+    "expand": lambda x: x.expand(3, 2),
+    "unsqueeze": lambda x: x.unsqueeze(0),
+    "T": lambda x: x.T,
+    "slice": lambda x: x[:, 1:],
+}
+
+
+def _view_node(name):
+    """AsStridedBackward0 (PyTorch) or the view's own node (minigrad): both read as "a view node"."""
+    return name if name is None else "view node"
+
+
+@pytest.mark.parametrize("how", ["view written", "base written", "written before the view", "not written"])
+@pytest.mark.parametrize("make", list(VIEWS))
+def test_view_written_before_its_base_requires_grad(torch, make, how):
+    def case(t):
+        x = t.tensor([[0.5, 1.0]], dtype=t.float64)
+        if how == "written before the view":
+            x.mul_(2)
+        v = VIEWS[make](x)
+        if how == "view written":
+            v.zero_() if make == "expand" else v.exp_()
+        elif how == "base written":
+            x.mul_(2)
+        x.requires_grad_()
+        rg, leaf, retains, node = flags(v)
+        facts = [(rg, leaf, retains, _view_node(node)), v._version]
+        (v * 3).sum().backward()
+        return facts + [None if x.grad is None else values(x.grad)]
+
+    compare(torch, case)
+
+
+def test_following_view_written_under_no_grad_gets_a_node(torch):
+    # the view followed its base's requires_grad_(); a write under no_grad changes its version
+    def case(t):
+        x = t.tensor([[0.5, 1.0]], dtype=t.float64)
+        v = x.view(-1)
+        x.requires_grad_()
+        before = flags(v)
+        with t.no_grad():
+            x.mul_(2)
+        rg, leaf, retains, node = flags(v)
+        (v * 3).sum().backward()
+        return before, (rg, leaf, retains, _view_node(node)), values(x.grad)
+
+    compare(torch, case)
+
+
+def test_view_made_to_require_grad_itself_then_written_under_no_grad(torch):
+    # PyTorch's tutorial pattern: w = linspace(...).view(...).requires_grad_(); with no_grad: w -= lr * w.grad
+    def case(t):
+        w = t.linspace(-1.0, 1.0, 6, dtype=t.float64).view(2, 3).requires_grad_()
+        (w * w).sum().backward()
+        with t.no_grad():
+            w -= 0.1 * w.grad
+        return flags(w), values(w)
+
+    compare(torch, case)
