@@ -42,7 +42,7 @@ MulBackward0 = rule("MulBackward0", "self other", saves="self other",
 DivBackward0 = rule("DivBackward0", "self other", saves="self other",
                     elementwise=True, text="grad_self = grad / other, grad_other = -grad * self / other²",
                     self=lambda grad, other: grad / other,
-                    other=lambda grad, self, other: -grad * self / (other * other))
+                    other=lambda grad, self, other: -grad * ((self / other) / other))  # PyTorch's grouping
 DivBackward2 = rule("DivBackward2", "self other", saves="self other rounding_mode",
                     text="grad_self = 0, grad_other = 0  (rounded division is flat almost everywhere)",
                     self=lambda grad, self, other: xp.zeros_like(grad),
@@ -50,7 +50,7 @@ DivBackward2 = rule("DivBackward2", "self other", saves="self other rounding_mod
 NegBackward0 = rule("NegBackward0", "self", elementwise=True, text="grad_self = -grad", self=lambda grad: -grad)
 ReciprocalBackward0 = rule("ReciprocalBackward0", "self", saves="result", elementwise=True,
                            text="grad_self = -grad * result²",
-                           self=lambda grad, result: -grad * result * result)
+                           self=lambda grad, result: -grad * (result * result))
 PowBackward0 = rule("PowBackward0", "self", saves="self exponent",
                     elementwise=True, text="grad_self = grad * exponent * self^(exponent - 1)",
                     self=lambda grad, self, exponent:
@@ -58,7 +58,7 @@ PowBackward0 = rule("PowBackward0", "self", saves="self exponent",
 PowBackward1 = rule("PowBackward1", "self exponent", saves="self exponent result",
                     text="grad_self = grad * exponent * self^(exponent - 1), grad_exponent = grad * result * log(self)",
                     self=lambda grad, self, exponent:
-                    xp.where(xp.data(exponent) == 0, 0.0, grad * exponent * self ** (exponent - 1)),
+                    xp.where(xp.data(exponent) == 0, 0.0, grad * (exponent * self ** xp.sub_scalar(exponent, 1))),
                     exponent=lambda grad, self, exponent, result:
                     grad * xp.where((xp.data(self) == 0) & (xp.data(exponent) >= 0), 0.0, result * xp.log(self)))
 PowBackward2 = rule("PowBackward2", "exponent", saves="exponent result self",
@@ -75,7 +75,7 @@ RemainderBackward1 = rule("RemainderBackward1", "self other", saves="self other"
 # -- a Tensor and a Python number, as PyTorch's C++ derivative formulas combine them ------------------------------
 # `grad * 2.0` in Python makes the number a 0-d tensor (MulBackward0); PyTorch's C++ formulas call the Scalar
 # overloads instead (at::mul(Tensor, Scalar): MulBackward1, ...), so the graph a create_graph backward records holds
-# these. Formulas reach them through `xp.mul_scalar` / `xp.div_scalar` / `xp.add_scalar`.
+# these. Formulas reach them through `xp.mul_scalar` / `xp.div_scalar` / `xp.add_scalar` / `xp.sub_scalar`.
 MulBackward1 = rule("MulBackward1", "self", saves="other", elementwise=True,
                     text="grad_self = grad * other  (other is a number)",
                     self=lambda grad, other: xp.mul_scalar(grad, other))
@@ -83,6 +83,8 @@ DivBackward1 = rule("DivBackward1", "self", saves="other", elementwise=True,
                     text="grad_self = grad / other  (other is a number)",
                     self=lambda grad, other: xp.div_scalar(grad, other))
 AddBackward1 = rule("AddBackward1", "self", elementwise=True, text="grad_self = grad  (other is a number)",
+                    self=lambda grad: grad)
+SubBackward1 = rule("SubBackward1", "self", elementwise=True, text="grad_self = grad  (other is a number)",
                     self=lambda grad: grad)
 
 
@@ -102,6 +104,7 @@ def _scalar_op(name: str, ufunc, node_cls, saves_other: bool):
 mul_scalar = _scalar_op("mul_scalar", np.multiply, MulBackward1, True)
 div_scalar = _scalar_op("div_scalar", np.divide, DivBackward1, True)
 add_scalar = _scalar_op("add_scalar", np.add, AddBackward1, False)
+sub_scalar = _scalar_op("sub_scalar", np.subtract, SubBackward1, False)
 
 
 def _no_derivative(grad, _op):

@@ -187,7 +187,8 @@ NllLoss2DBackward0 = _nll_rules("NllLoss2DBackward0")
 
 
 def _bce_grad(grad, self, target, weight, reduction):
-    g = (self - target) / clamp_min((1 - self) * self, EPSILON) * grad
+    """PyTorch's binary_cross_entropy_backward kernel (on arrays)."""
+    g = (self - target) / np.maximum((1 - self) * self, EPSILON) * grad
     return scaled(g, arr(weight), reduction, numel(self))
 
 
@@ -196,10 +197,68 @@ def _bce_target_grad(grad, self, weight, reduction):
     return scaled(-logit * grad, arr(weight), reduction, numel(self))
 
 
+# PyTorch's double-backward formulas of binary_cross_entropy_backward (their eps is a C++ double, 1e-12)
+_BCE_EPS = 1e-12
+
+
+def _bce_double_self(grad, grad_output, self, target, weight, reduction):
+    """binary_cross_entropy_double_backward: grad * grad_output * (x² - 2xt + t) / ((x + eps)² (1 - x + eps)²)."""
+    x, t = self, target
+    num = x * x - xp.mul_scalar(x, 2) * t + t
+    den = xp.add_scalar(x, _BCE_EPS) ** 2 * xp.add_scalar(1 - x, _BCE_EPS) ** 2
+    return scaled(num / den * (grad * grad_output), arr(weight), reduction, numel(x))
+
+
+def _bce_double_grad_output(grad, self, target, weight, reduction):
+    """binary_cross_entropy_double_backward_grad_output: grad * (x - t) / ((x + eps) (1 - x + eps)) (the engine
+    sums it to grad_output's shape)."""
+    x = self
+    g = (x - target) / (xp.add_scalar(x, _BCE_EPS) * xp.add_scalar(1 - x, _BCE_EPS)) * grad
+    return scaled(g, arr(weight), reduction, numel(x))
+
+
+def _bce_double_target(grad, grad_output, self, weight, reduction):
+    """binary_cross_entropy_double_backward_target: -grad * grad_output / max(x (1 - x), eps)."""
+    g = -grad * grad_output
+    if weight is not None:
+        g = g * arr(weight)
+    x = xp.data(self)
+    g = g / np.maximum((1 - x) * x, _BCE_EPS)  # PyTorch clamps the denominator under no_grad
+    return xp.div_scalar(g, numel(x)) if reduction == MEAN else g
+
+
+# PyTorch's fused backward op of binary_cross_entropy: a create_graph backward records its node,
+# BinaryCrossEntropyBackwardBackward0, with edges to grad_output, self and target
+BinaryCrossEntropyBackwardBackward0 = rule(
+    "BinaryCrossEntropyBackwardBackward0", "grad_output self target", saves="grad_output self target weight reduction",
+    text="grad_grad_output = grad * (self - target) / (self * (1 - self)) / N, "
+         "grad_self = grad * grad_output * (self² - 2 self target + target) / (self² (1 - self)²) / N, "
+         "grad_target = -grad * grad_output / (self * (1 - self)) / N",
+    grad_output=lambda grad, self, target, weight, reduction:
+    _bce_double_grad_output(grad, self, target, weight, reduction),
+    self=lambda grad, grad_output, self, target, weight, reduction:
+    _bce_double_self(grad, grad_output, self, target, weight, reduction),
+    target=lambda grad, grad_output, self, weight, reduction:
+    _bce_double_target(grad, grad_output, self, weight, reduction))
+
+
+def binary_cross_entropy_backward(grad_output, self, target, weight, reduction):
+    """binary_cross_entropy's backward op: on arrays the kernel, on Tensors the op that records
+    BinaryCrossEntropyBackwardBackward0."""
+    if not (xp.is_t(grad_output) or xp.is_t(self) or xp.is_t(target)):
+        return _bce_grad(grad_output, self, target, weight, reduction)
+    ts = tuple(t if xp.is_t(t) else make(np.asarray(t)) for t in (grad_output, self, target))
+    res = np.asarray(GRAD.quiet.run(_bce_grad, *(t._data for t in ts), weight, reduction))
+    if _tracked(*ts):
+        return record(BinaryCrossEntropyBackwardBackward0, res, ts, weight=weight, reduction=reduction)
+    return make(res)
+
+
 BinaryCrossEntropyBackward0 = rule(
     "BinaryCrossEntropyBackward0", "self target", saves="self target weight reduction",
     text="grad_self = grad * (self - target) / (self * (1 - self)) / N",
-    self=lambda grad, self, target, weight, reduction: _bce_grad(grad, self, target, weight, reduction),
+    self=lambda grad, self, target, weight, reduction:
+    binary_cross_entropy_backward(grad, self, target, weight, reduction),
     target=lambda grad, self, weight, reduction: _bce_target_grad(grad, self, weight, reduction))
 
 
@@ -528,6 +587,8 @@ declare("nll_loss", nll_loss, namespace=_F, method=False, nodes=(NllLossBackward
 declare("cross_entropy", cross_entropy, namespace=_F, method=False, nodes=(MulBackward1, DivBackward1),
         samples=(Sample((((3, 4), "real"), ((3,), "index"))), Sample((((3, 4), "real"), ((3,), "index")),
                                                                      kwargs={"label_smoothing": 0.1})))
+declare("binary_cross_entropy_backward", binary_cross_entropy_backward, method=False, public=False,
+        nodes=(BinaryCrossEntropyBackwardBackward0,))
 declare("binary_cross_entropy", binary_cross_entropy, namespace=_F, method=False,
         nodes=(BinaryCrossEntropyBackward0,), samples=(Sample((((3, 4), "probability"), ((3, 4), "probability"))),))
 declare("binary_cross_entropy_with_logits", binary_cross_entropy_with_logits, namespace=_F, method=False,

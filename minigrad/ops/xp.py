@@ -314,11 +314,13 @@ def _scalar(name: str, kernel):
     return f
 
 
-# `x * s`, `x / s`, `x + s` for a Python number `s`, as PyTorch's C++ formulas write them: on a Tensor the Scalar
-# overloads, recorded as MulBackward1 / DivBackward1 / AddBackward1 (where `x * s` in Python is MulBackward0).
+# `x * s`, `x / s`, `x + s`, `x - s` for a Python number `s`, as PyTorch's C++ formulas write them: on a Tensor the
+# Scalar overloads, recorded as MulBackward1 / DivBackward1 / AddBackward1 / SubBackward1 (where `x * s` in Python is
+# MulBackward0).
 mul_scalar = _scalar("mul_scalar", lambda x, s: x * s)
 div_scalar = _scalar("div_scalar", lambda x, s: x / s)
 add_scalar = _scalar("add_scalar", lambda x, s: x + s)
+sub_scalar = _scalar("sub_scalar", lambda x, s: x - s)
 
 
 def sgn(x):

@@ -62,6 +62,12 @@ CASES = {  # (TARGET is defined below; the lambdas read it when called)
     "mse_target": lambda t, x: t.nn.functional.mse_loss(x[:3], x[3:] * 0.5),
     "mse_none": lambda t, x: t.nn.functional.mse_loss(x, x.flip(0), reduction="none"),
     "mse_sum": lambda t, x: t.nn.functional.mse_loss(x * x, t.tensor(TARGET), reduction="sum"),
+    "bce": lambda t, x: t.nn.functional.binary_cross_entropy(x.sigmoid(), t.tensor((TARGET + 1) / 2)),
+    "bce_weight_none": lambda t, x: t.nn.functional.binary_cross_entropy(
+        (x * x).sigmoid(), t.tensor((TARGET + 1) / 2), weight=t.tensor(TARGET + 2), reduction="none"),
+    "div": lambda t, x: x / (x.flip(0).abs() + 1.0),  # -grad * ((self / other) / other), as PyTorch groups it
+    "reciprocal": lambda t, x: (x.abs() + 1.0).reciprocal(),
+    "pow_tensor": lambda t, x: (x.abs() + 0.5) ** x.flip(0),
     "remainder": lambda t, x: x % (x.flip(0).abs() + 2.0),  # its formula's floor division records DivBackward2
 }
 
