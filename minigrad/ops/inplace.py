@@ -221,6 +221,7 @@ def run_inplace(self: Tensor, compute, others=(), overlap_ok: bool = False) -> T
     old = make(self._data.copy(), self._grad_fn, self._requires_grad)
     old._output_nr = self._output_nr
     out = compute(old)
+    _save_a_clone(out._grad_fn, old)
     _store(self, out._data, overlap_ok)
     if base is None:
         _adopt(self, out)
@@ -228,6 +229,16 @@ def run_inplace(self: Tensor, compute, others=(), overlap_ok: bool = False) -> T
     else:
         _rebase_view(self, out)
     return self
+
+
+def _save_a_clone(node, old: Tensor) -> None:
+    """Where the op's node keeps the tensor's old value (`self` in mul_'s or div_'s formulas), PyTorch keeps
+    `self.clone()`, recorded: under create_graph the saved value leads through CloneBackward0 to the old node."""
+    kept = getattr(node, "_kept_inputs", None)
+    if not old._requires_grad or not isinstance(kept, tuple) or not any(k is old for k in kept):
+        return
+    clone = record(S.CloneBackward0, old._data, (old,))
+    node._kept_inputs = tuple(clone if k is old else k for k in kept)
 
 
 def _adopt(t: Tensor, out: Tensor) -> None:
@@ -256,7 +267,7 @@ class CopySlices(Node):
     node (`fn`) computes from that region; the op's other inputs get `fn`'s other gradients.
     """
 
-    __slots__ = ("_fn", "_idx")
+    __slots__ = ("_fn", "_idx", "_recipes")
 
     def name(self) -> str:
         return "minigrad::autograd::CopySlices"
@@ -284,33 +295,36 @@ class CopySlices(Node):
         idx = self._idx
         if np.unique(idx).size != idx.size:  # PyTorch writes the region's gradient back through the (expanded) view
             raise RuntimeError(INTERNAL_OVERLAP)
-        shape, dtype = self._input_metadata[0]
-        size = int(np.prod(shape))
         if create_graph:
-            if not isinstance(g, Tensor):
-                g = make(np.asarray(g))
-            region = g.reshape(-1)[idx]
-        else:
-            g = np.asarray(g)
-            region = g.reshape(-1)[idx]
-        res = self._fn._apply([region], create_graph)
+            return self._apply_recorded(g if isinstance(g, Tensor) else make(np.asarray(g)))
+        g = np.asarray(g)
+        res = self._fn._apply([g.reshape(-1)[idx]], create_graph)
         out = [None] * n
         if self._next_nodes[0] is not None:
             r0 = res[0]
-            if create_graph:
-                from .indexing import index_backward_op  # lazy: indexing is built on this module's in-place writes
+            result = np.array(g, copy=True, order="C")
+            result.reshape(-1)[idx] = 0 if r0 is None else r0
+            out[0] = result
+        out[1:] = res[1:]
+        return out
 
-                keep = np.ones(size, g._data.dtype)
-                keep[idx] = 0
-                result = g * make(keep.reshape(shape))
-                if r0 is not None:
-                    r0 = r0 if isinstance(r0, Tensor) else make(np.asarray(r0, g._data.dtype))
-                    if tuple(r0.shape) != idx.shape:
-                        r0 = r0.expand(idx.shape)
-                    result = result + index_backward_op(r0, (size,), idx, False, "IndexPutBackward0").reshape(shape)
+    def _apply_recorded(self, g: Tensor) -> list:
+        """Under create_graph, PyTorch's own steps, recorded: the base's gradient is a copy of `g` (CopyBackwards)
+        whose view region is overwritten (copy_: CopySlices) by what the op's node computes from a clone of that
+        region (CloneBackward0), so the graph of the gradients is PyTorch's."""
+        result = make(np.empty(g._data.shape, g._data.dtype))
+        result.copy_(g)
+        region = result
+        for r in self._recipes:
+            region = _t_apply(region, r)
+        res = self._fn._apply([region.clone()], True)
+        out = [None] * len(self._next_nodes)
+        if self._next_nodes[0] is not None:
+            r0 = res[0]
+            if r0 is None:
+                region.zero_()
             else:
-                result = np.array(g, copy=True, order="C")
-                result.reshape(-1)[idx] = 0 if r0 is None else r0
+                region.copy_(r0 if isinstance(r0, Tensor) else make(np.asarray(r0)))
             out[0] = result
         out[1:] = res[1:]
         return out
@@ -324,7 +338,8 @@ def _rebase_view(view: Tensor, out: Tensor) -> None:
     node = new_node(CopySlices, tuple(e[0] for e in edges), tuple(e[1] for e in edges),
                     ((root._data.shape, root._data.dtype),), root)
     node._fn = fn
-    node._idx = index_map(root._data.shape, view_recipes(view))
+    node._recipes = view_recipes(view)
+    node._idx = index_map(root._data.shape, node._recipes)
     old, old_nr = root._grad_fn, root._output_nr
     root._grad_fn = node
     root._requires_grad = True

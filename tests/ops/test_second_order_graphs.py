@@ -68,6 +68,10 @@ CASES = {  # (TARGET is defined below; the lambdas read it when called)
     "div": lambda t, x: x / (x.flip(0).abs() + 1.0),  # -grad * ((self / other) / other), as PyTorch groups it
     "reciprocal": lambda t, x: (x.abs() + 1.0).reciprocal(),
     "pow_tensor": lambda t, x: (x.abs() + 0.5) ** x.flip(0),
+    # in place: PyTorch saves `self.clone()` (CloneBackward0) where the formulas read the old value
+    "mul_": lambda t, x: (x * 1.0).mul_(x.flip(0)),
+    "div_": lambda t, x: (x * 1.0).div_(x.flip(0).abs() + 1.0),
+    "sin_": lambda t, x: (x * 1.0).sin_(),
     "remainder": lambda t, x: x % (x.flip(0).abs() + 2.0),  # its formula's floor division records DivBackward2
 }
 
@@ -151,3 +155,25 @@ def test_abs_through_sgn_at_nan_inf_and_zero_matches_pytorch(torch):
     assert got[0] == want[0]
     for a, b in zip(got[1:], want[1:]):
         np.testing.assert_allclose(a, b, rtol=1e-9, atol=1e-12)
+
+
+@pytest.mark.parametrize("seed_requires", [False, True], ids=["seed", "seed_requires_grad"])
+def test_in_place_write_through_a_view_under_create_graph(torch, seed_requires):
+    """CopySlices' backward, recorded as PyTorch records it: the base's gradient is a copy of the incoming one
+    (CopyBackwards), a view of it is overwritten (CopySlices) by the op's gradient of a clone of that view
+    (CloneBackward0). PyTorch's view there is AsStridedBackward0, minigrad's keeps its own name (README,
+    "Views written in place")."""
+    def f(t, x):
+        v = x * 1.0
+        v[1:].mul_(x[:5].flip(0))
+        return v
+
+    got = run(mg, f, seed_requires)
+    want = run(torch, f, seed_requires)
+    torch_graph = [("SliceBackward0" if name == "AsStridedBackward0" else name, edges) for name, edges in want[0][0]]
+    assert got[0] == (torch_graph, *want[0][1:])
+    for a, b in zip(got[1:], want[1:]):
+        if b is None:
+            assert a is None or not np.any(a)
+        else:
+            np.testing.assert_allclose(a, b, rtol=1e-9, atol=1e-12)
