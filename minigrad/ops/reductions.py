@@ -180,11 +180,22 @@ def _select_back(grad, dim, keepdim, indices, sizes):
 
 
 def _amax_grad(grad, self, result, dim, keepdim):
+    """PyTorch's scale_grad_by_count: the gradient, reshaped back to the reduced dims (restore_reduced_dims),
+    divided by how many elements equal the result, kept where they do (grad / count * mask)."""
     s = xp.data(self)
-    r = xp.data(_keep(xp.data(result), dim, keepdim, s))
-    mask = s == r
-    count = mask.sum(axis=tuple(d % s.ndim for d in dim) if s.ndim else None, keepdims=True)
-    return _keep(grad, dim, keepdim, s) * (mask / count).astype(s.dtype)
+    mask = s == _restore_reduced(xp.data(result), dim, keepdim)
+    count = mask.sum(axis=tuple(d % s.ndim for d in dim) if s.ndim else None, keepdims=True).astype(s.dtype)
+    return _restore_reduced(grad, dim, keepdim) / count * mask
+
+
+def _restore_reduced(x, dims: tuple, keepdim: bool):
+    """PyTorch's restore_reduced_dims: `x` reshaped with size-1 dims where `dims` were reduced."""
+    if keepdim:
+        return x
+    n = len(x.shape) + len(dims)
+    rest = iter(x.shape)
+    reduced = {d % n for d in dims}
+    return xp.reshape(x, tuple(1 if i in reduced else next(rest) for i in range(n)))
 
 
 def _var_grad(grad, self, correction, dim, keepdim):
@@ -510,8 +521,11 @@ def _amax_like(np_red, node):
             _check_extent(name, d, dims, dim)
         res = np.asarray(np_red(d, axis=dims if d.ndim else None, keepdims=keepdim))
         if _tracked(self):
-            return record(node, res, (self,), dim=dims if dim not in ((), None) else tuple(range(d.ndim)),
-                          keepdim=keepdim)
+            if dim in ((), None):
+                dims = tuple(range(d.ndim))
+            elif not d.ndim:  # a 0-d input reduced over dim 0 (or -1): PyTorch's gradient is restored to shape (1,)
+                dims = (0,) * len(_saved_dim(dim))
+            return record(node, res, (self,), dim=dims, keepdim=keepdim)
         return make(res)
     return op
 

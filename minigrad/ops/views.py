@@ -40,12 +40,12 @@ ExpandBackward0 = rule("ExpandBackward0", "self", saves="self_sym_sizes",
 UnsqueezeBackward0 = rule("UnsqueezeBackward0", "self", saves="dim", text="grad_self = grad.squeeze(dim)",
                           self=lambda grad, dim: xp.squeeze_dims(grad, (dim,)))
 SqueezeBackward0 = rule("SqueezeBackward0", "self", saves="self_sym_sizes",
-                        text="grad_self = grad.reshape(self's shape)",
-                        self=lambda grad, self_sym_sizes: xp.reshape(grad, self_sym_sizes))
+                        text="grad_self = grad.unsqueeze(d) for each size-1 dim d of self",
+                        self=lambda grad, self_sym_sizes: xp.unsqueeze_to(grad, self_sym_sizes))
 SqueezeBackward1 = rule("SqueezeBackward1", "self", saves="dim self_sym_sizes", text="grad_self = grad.unsqueeze(dim)",
-                        self=lambda grad, dim, self_sym_sizes: xp.reshape(grad, self_sym_sizes))
+                        self=lambda grad, dim, self_sym_sizes: xp.unsqueeze_to(grad, self_sym_sizes, (dim,)))
 SqueezeBackward2 = rule("SqueezeBackward2", "self", saves="dim self_sym_sizes", text="grad_self = grad.unsqueeze(dims)",
-                        self=lambda grad, dim, self_sym_sizes: xp.reshape(grad, self_sym_sizes))
+                        self=lambda grad, dim, self_sym_sizes: xp.unsqueeze_to(grad, self_sym_sizes, dim))
 UnbindBackward0 = rule("UnbindBackward0", "self", saves="dim",
                        text="grad_self = stack(grads, dim)  (missing pieces count as 0)", multi=True,
                        self=lambda grads, dim: xp.stack(grads, dim))

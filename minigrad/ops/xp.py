@@ -84,6 +84,18 @@ def unsqueeze_dims(g, dims: tuple):
     return np.expand_dims(g, tuple(dims))
 
 
+def unsqueeze_to(g, sizes: tuple, dims: tuple | None = None):
+    """Squeeze's backward: `g` with the size-1 dims of `sizes` (those among `dims`, if given) put back. PyTorch
+    unsqueezes them one at a time (an UnsqueezeBackward0 each under create_graph); on arrays one reshape does it."""
+    if not is_t(g):
+        return np.reshape(g, sizes)
+    n = len(sizes)
+    for d in sorted({d % n for d in dims} if dims is not None and n else range(n)):
+        if sizes[d] == 1:
+            g = g.unsqueeze(d)
+    return g
+
+
 def reduced_expand(grad, sizes: tuple, dims: tuple, keepdim: bool):
     """Backward of a reduction over `dims`: spread the gradient back over the reduced dims."""
     if not keepdim and len(sizes) > 0:
@@ -134,8 +146,9 @@ def squeeze_dims(g, dims):
 
 
 def outer(a, b):
+    """PyTorch's outer: `a.reshape(n, 1) * b` (ViewBackward0 and MulBackward0 under create_graph)."""
     if is_t(a) or is_t(b):
-        return a.unsqueeze(-1) * b if is_t(a) else a[..., None] * b
+        return a.reshape(a.shape[0], 1) * b if is_t(a) else a[..., None] * b
     return np.multiply.outer(a, b)
 
 

@@ -72,6 +72,14 @@ CASES = {  # (TARGET is defined below; the lambdas read it when called)
     "mul_": lambda t, x: (x * 1.0).mul_(x.flip(0)),
     "div_": lambda t, x: (x * 1.0).div_(x.flip(0).abs() + 1.0),
     "sin_": lambda t, x: (x * 1.0).sin_(),
+    # squeeze's backward unsqueezes each squeezed dim (UnsqueezeBackward0 each), not one reshape
+    "squeeze": lambda t, x: x.reshape(1, 6, 1).squeeze() * x,
+    "squeeze_dim": lambda t, x: x.reshape(1, 6).squeeze(0) * x,
+    "squeeze_dims": lambda t, x: x.reshape(1, 6, 1).squeeze((0, 2)) * x,
+    # amax's backward: grad reshaped back (ViewBackward0) / count * mask, PyTorch's scale_grad_by_count
+    "amax_dim": lambda t, x: x.reshape(2, 3).amax(1) * x[:2],
+    "amin_all": lambda t, x: x.amin() * x,
+    "mv": lambda t, x: t.mv(x.reshape(2, 3), x[:3]),  # grad.outer(vec) is reshape(n, 1) * vec (ViewBackward0)
     "remainder": lambda t, x: x % (x.flip(0).abs() + 2.0),  # its formula's floor division records DivBackward2
 }
 
