@@ -701,7 +701,7 @@ def log_softmax(self, dim=None, dtype=None):
 def cumsum(self, dim, *, dtype=None):
     d = self._data
     ax = _wrap_dim(dim, d.ndim)
-    res = np.cumsum(d, axis=ax if d.ndim else None, dtype=_sum_dtype(d, dtype)).reshape(d.shape)
+    res = xp.cumsum_array(d, ax, _sum_dtype(d, dtype)) if d.ndim else d.astype(_sum_dtype(d, dtype) or d.dtype)
     if _tracked(self):
         return record(CumsumBackward0, res, (self,), dim=ax)
     return make(res)

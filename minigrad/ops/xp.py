@@ -123,9 +123,12 @@ def mm(a, b):
 
 def dot2d(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """np.dot of two matrices, except when one is 1x1: np.dot then multiplies by it as by a scalar and drops the
-    nan of 0 * inf, which np.matmul and PyTorch keep."""
+    nan of 0 * inf, which np.matmul and PyTorch keep. An (m, 1) @ (1, n) product (m, n > 1) is PyTorch's gemm
+    with one term, which keeps its sign (0 * -1 is -0); BLAS adds it to +0, so it is the plain product here."""
     if a.size == 1 or b.size == 1:
         return np.matmul(a, b)
+    if a.shape[1] == 1:
+        return np.multiply(a, b)
     return np.dot(a, b)
 
 
@@ -264,7 +267,15 @@ def sum_keep(g, dim: int):
 
 
 def cumsum(g, dim: int):
-    return g.cumsum(dim) if is_t(g) else np.cumsum(g, axis=dim)
+    return g.cumsum(dim) if is_t(g) else cumsum_array(g, dim)
+
+
+def cumsum_array(a: np.ndarray, axis: int, dtype=None) -> np.ndarray:
+    """np.cumsum as PyTorch's: its sums start from +0, so a leading -0. becomes +0. (NumPy copies it)."""
+    out = np.cumsum(a, axis=axis, dtype=dtype)
+    if out.dtype.kind == "f":
+        np.add(out, 0.0, out=out)
+    return out
 
 
 def reverse_cumsum(g, dim: int):

@@ -1,7 +1,7 @@
 """`requires_grad`, `is_leaf`, `retains_grad` and `grad_fn` of results, against PyTorch 2.13, where the fuzzer
 (tests/fuzz) found them different: what `autograd.grad(..., materialize_grads=True)` fills in, gradients that
 go through remainder's formula under create_graph, `retain_grad()` followed by `detach_()`, and views whose
-memory was written before their base came to require grad.
+memory was written before their base came to require grad; and the signs of zeros in products and sums.
 
 Each case is a function of the library returning plain facts; the two lists must be equal.
 """
@@ -155,5 +155,36 @@ def test_view_made_to_require_grad_itself_then_written_under_no_grad(torch):
         with t.no_grad():
             w -= 0.1 * w.grad
         return flags(w), values(w)
+
+    compare(torch, case)
+
+
+# -- signed zeros (the fuzzer compares the sign of every zero) ---------------------------------------------------
+
+
+def signs(t) -> list:
+    return np.signbit(np.asarray(t.detach().numpy())).tolist()
+
+
+@pytest.mark.parametrize("m, k, n", [(3, 1, 3), (2, 1, 2), (1, 1, 3), (3, 1, 1), (1, 1, 1), (3, 2, 3)])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_matrix_product_keeps_the_sign_of_a_single_zero_term(torch, m, k, n, dtype):
+    # PyTorch's gemm with one term per element keeps 0 * -1 = -0; its dot/gemv paths and longer sums give +0
+    def case(t):
+        a = t.tensor(np.zeros((m, k), dtype=dtype))
+        b = t.tensor(np.where(np.arange(k * n).reshape(k, n) % 2, -1.0, 1.0).astype(dtype))
+        return signs(a @ b), signs(t.mm(a, b)), signs(t.mm(a, b.abs()))
+
+    compare(torch, case)
+
+
+@pytest.mark.parametrize("values, dim", [([[0.0], [-0.0], [0.0]], 1), ([[-0.0, -0.0, 1.0]], 1), ([[-0.0, 0.0]], 0),
+                                         ([-0.0], 0), ([[-0.0, -0.0], [0.0, -0.0]], 1)])
+def test_cumsum_starts_from_plus_zero(torch, values, dim):
+    def case(t):
+        x = t.tensor(np.array(values), requires_grad=True)
+        y = x.cumsum(dim)
+        y.backward(t.tensor(np.full(np.shape(values), -0.0)))
+        return signs(y), signs(x.grad), signs(t.tensor(-0.0).cumsum(0))
 
     compare(torch, case)
