@@ -363,7 +363,10 @@ def pow(self, exponent):
     ad, bd = promoted(self, exponent)
     if np.asarray(ad).dtype.kind in "iu":
         checked(exponent, ad.dtype)
-    res = GRAD.quiet.run(np.power, ad, bd)
+    if exponent == -0.5 and np.asarray(ad).dtype.kind == "f":  # PyTorch's rsqrt: -0. ** -0.5 is -inf
+        res = GRAD.quiet.run(lambda a: np.reciprocal(np.sqrt(a)), ad)
+    else:
+        res = GRAD.quiet.run(np.power, ad, bd)
     if self._requires_grad and GRAD.mode > 0:
         return record(PowBackward0, res, (self,), exponent=exponent)
     return make(res)
@@ -385,6 +388,11 @@ def _power(base, exp):
     """np.power, with PyTorch's integer powers: a negative exponent gives 1 / base^-exp truncated toward zero (0,
     except for a base of 1 or -1), where NumPy raises."""
     kind = np.result_type(base, exp).kind
+    if kind == "f" and np.size(exp) == 1:
+        # a one-element exponent would take NumPy's scalar shortcuts (x ** 0.5 is sqrt: -0. for -0.); PyTorch's tensor
+        # exponents go through pow itself (+0.), so the exponent is spelled out, one per element
+        shape = np.broadcast_shapes(np.shape(base), np.shape(exp))
+        return np.power(base, np.broadcast_to(exp, shape or (1,)).copy()).reshape(shape)
     if kind not in "iu" or not np.any(np.asarray(exp) < 0):
         return np.power(base, exp)
     negative = np.asarray(exp) < 0

@@ -520,6 +520,8 @@ def _amax_like(np_red, node):
             dims = norm_dims(dim, d.ndim)
             _check_extent(name, d, dims, dim)
         res = np.asarray(np_red(d, axis=dims if d.ndim else None, keepdims=keepdim))
+        if res.dtype.kind == "f" and d.ndim and not res.all():
+            res = _first_zero_sign(res, d, dims)
         if _tracked(self):
             if dim in ((), None):
                 dims = tuple(range(d.ndim))
@@ -528,6 +530,15 @@ def _amax_like(np_red, node):
             return record(node, res, (self,), dim=dims, keepdim=keepdim)
         return make(res)
     return op
+
+
+def _first_zero_sign(res: np.ndarray, d: np.ndarray, dims: tuple) -> np.ndarray:
+    """Where a max or min is zero, PyTorch's is the first zero of its slice (+0. or -0.); NumPy's may be another."""
+    moved = np.moveaxis(d, dims, tuple(range(d.ndim - len(dims), d.ndim)))  # the reduced dims last
+    rows = moved.reshape(moved.shape[:d.ndim - len(dims)] + (-1,))
+    first = np.take_along_axis(rows, np.argmax(rows == 0, axis=-1)[..., None], -1)[..., 0]
+    flat = res.reshape(first.shape)
+    return np.where(flat == 0, first, flat).reshape(res.shape)
 
 
 amax = _amax_like(np.max, AmaxBackward0)
@@ -576,12 +587,14 @@ def _variance(self: Tensor, dim, correction, keepdim: bool, name: str) -> tuple:
     if n - correction <= 0 or d.size == 0:
         warnings.warn(f"{name}(): degrees of freedom is <= 0. Correction should be strictly less than the reduction "
                       "factor (input numel divided by output numel).", UserWarning, stacklevel=user_stacklevel())
+    if d.dtype.itemsize < 8:  # PyTorch accumulates float32 in double: var([0, 1e30, 0]) is 3.3e59, its std 5.8e29
+        d = d.astype(np.float64)
     with np.errstate(invalid="ignore", divide="ignore", over="ignore"):  # as np.var computes it, without its warnings
         mean = np.add.reduce(d, axis=axes, keepdims=True) / d.dtype.type(n)
         centered = d - mean
         res = np.add.reduce(centered * centered, axis=axes, keepdims=keepdim) / d.dtype.type(builtins.max(
             n - correction, 0))
-    return np.asarray(res, d.dtype), dims
+    return np.asarray(res), dims
 
 
 def var(self, dim=None, unbiased=None, keepdim: bool = False, *, correction=None):
@@ -589,6 +602,8 @@ def var(self, dim=None, unbiased=None, keepdim: bool = False, *, correction=None
         unbiased, dim = dim, None
     c = _correction(unbiased, correction)
     res, dims = _variance(self, dim, c, keepdim, "var")
+    with np.errstate(over="ignore"):
+        res = res.astype(self._data.dtype, copy=False)
     if _tracked(self):
         return record(VarBackward0, res, (self,), correction=c, dim=dims, keepdim=keepdim)
     return make(res)
@@ -599,7 +614,8 @@ def std(self, dim=None, unbiased=None, keepdim: bool = False, *, correction=None
         unbiased, dim = dim, None
     c = _correction(unbiased, correction)
     res, dims = _variance(self, dim, c, keepdim, "std")
-    res = np.sqrt(res)
+    with np.errstate(over="ignore"):
+        res = np.sqrt(res).astype(self._data.dtype, copy=False)
     if _tracked(self):
         return record(StdBackward0, res, (self,), correction=c, dim=dims, keepdim=keepdim)
     return make(res)
@@ -629,6 +645,8 @@ def norm(self, p="fro", dim=None, keepdim: bool = False, dtype=None):
             res = a.min(axis=dims, keepdims=keepdim)
         elif ord == 0:
             res = (a != 0).sum(axis=dims, keepdims=keepdim).astype(d.dtype)
+        elif (d.size if dims is None else math.prod(d.shape[k] for k in dims)) == 1:
+            res = a.sum(axis=dims, keepdims=keepdim)  # one element per norm: |x| itself, as PyTorch (no x² overflow)
         elif ord == 2:
             res = np.sqrt((a * a).sum(axis=dims, keepdims=keepdim))
         else:

@@ -188,3 +188,46 @@ def test_cumsum_starts_from_plus_zero(torch, values, dim):
         return signs(y), signs(x.grad), signs(t.tensor(-0.0).cumsum(0))
 
     compare(torch, case)
+
+
+# -- float32 results that PyTorch computes without overflowing ---------------------------------------------------
+
+
+@pytest.mark.parametrize("fn", [
+    pytest.param(lambda x: x.std(), id="std"),
+    pytest.param(lambda x: x.std(dim=1), id="std-dim"),
+    pytest.param(lambda x: x.var(), id="var-overflows-in-float32-as-pytorch"),
+    pytest.param(lambda x: x.norm(dim=0), id="norm-of-one-element"),
+    pytest.param(lambda x: x.norm(p=3, dim=0), id="norm-p3-of-one-element"),
+    pytest.param(lambda x: x.norm(dim=1), id="norm-of-three-overflows"),
+    pytest.param(lambda x: x[:, 1:2].norm(), id="norm-of-a-single-element"),
+])
+def test_float32_statistics_of_large_values(torch, fn):
+    # PyTorch accumulates var/std of float32 in double, and a norm of one element is |x|
+    compare(torch, lambda t: values(fn(t.tensor(np.array([[0.0, 1e30, -2e30]], dtype="float32")))))
+
+
+@pytest.mark.parametrize("values", [[[0.0, -0.0]], [[-0.0, 0.0]], [[-1.0, -0.0, 0.0]], [[-1.0, 0.0, -0.0]],
+                                    [[0.0, 0.0, -0.0], [-0.0, 0.0, 1.0]]])
+def test_amax_amin_of_signed_zeros_is_the_first_zero(torch, values):
+    # PyTorch's reduction keeps the first of equal elements (for small slices; its vectorised loop over long
+    # slices may pick another)
+    def case(t):
+        x = t.tensor(np.array(values))
+        return [signs(f(x)) for f in (lambda x: x.amax(), lambda x: x.amin(), lambda x: x.amax(1),
+                                      lambda x: x.amin(-1, keepdim=True), lambda x: x.amax((0, 1)),
+                                      lambda x: x.t().amax(0))]
+
+    compare(torch, case)
+
+
+@pytest.mark.parametrize("fn", [
+    pytest.param(lambda t, x: t.pow(x, t.tensor(0.5, dtype=t.float64)), id="0-d-tensor-exponent-is-pow-not-sqrt"),
+    pytest.param(lambda t, x: x ** t.tensor([0.5], dtype=t.float64), id="one-element-exponent"),
+    pytest.param(lambda t, x: x[:1] ** t.tensor(0.5, dtype=t.float64), id="one-element-base"),
+    pytest.param(lambda t, x: x.pow(0.5), id="number-exponent-is-sqrt"),
+    pytest.param(lambda t, x: x.pow(-0.5), id="number-exponent-minus-half-is-rsqrt"),
+    pytest.param(lambda t, x: x.pow(t.tensor(-0.5, dtype=t.float64)), id="0-d-tensor-exponent-minus-half"),
+])
+def test_pow_of_signed_zeros(torch, fn):
+    compare(torch, lambda t: (signs(r := fn(t, t.tensor([-0.0, 0.0, 4.0], dtype=t.float64))), values(r)))
