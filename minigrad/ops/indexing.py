@@ -299,6 +299,8 @@ def index_backward_op(g: Tensor, shape: tuple, key, accumulate: bool, name: str)
     else:
         out[key] = g._data
     if g._requires_grad and GRAD.mode > 0:
+        if name == "IndexPutImplBackward0":  # PyTorch's _index_put_impl_ into new zeros: edges (zeros, values)
+            return record(IndexPutImplBackward0, out, (make(np.zeros(shape, g._data.dtype)), g), key=key)
         return record(_SCATTER_NODES[name], out, (g,), key=key)
     return make(out)
 
@@ -306,8 +308,11 @@ def index_backward_op(g: Tensor, shape: tuple, key, accumulate: bool, name: str)
 _SCATTER_NODES = {
     n: rule(n, "grad", saves="key", text="grad_grad = grad[key]  (the places the gradient was written to)",
             grad=lambda grad, key: grad[key])
-    for n in ("SelectBackwardBackward0", "SliceBackwardBackward0", "IndexPutBackward0", "IndexPutImplBackward0")
+    for n in ("SelectBackwardBackward0", "SliceBackwardBackward0", "IndexPutBackward0")
 }
+IndexPutImplBackward0 = rule("IndexPutImplBackward0", "self values", saves="key",
+                             text="grad_self = grad, grad_values = grad[key]  (the places the values were added to)",
+                             self=lambda grad: grad, values=lambda grad, key: grad[key])
 
 
 # -- writing: __setitem__ ------------------------------------------------------------------------------

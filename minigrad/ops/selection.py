@@ -42,9 +42,16 @@ def _pick_grad(grad, mine, other, loses):
     (PyTorch's `where(self == other, grad / 2, grad).masked_fill_(self < other, 0)`: with a NaN operand,
     neither ties nor loses, so both operands get the gradient)."""
     tie = mine == other
+    if xp.is_t(grad):  # under create_graph, PyTorch's formula node for node (WhereBackward0, MaskedFillBackward0)
+        return xp.masked_fill(xp.where(tie, xp.div_scalar(grad, 2), grad), loses, 0.0)
     if tie.any():
         grad = xp.where(tie, grad / 2, grad)
     return xp.zero_where(loses, grad)
+
+
+def _masked_zero(grad, mask):
+    """`grad.masked_fill(mask, 0)`, as PyTorch's formula writes it (MaskedFillBackward0 under create_graph)."""
+    return xp.masked_fill(grad, mask, 0.0) if xp.is_t(grad) else xp.zero_where(mask, grad)
 
 
 ClampBackward1 = rule("ClampBackward1", "self", saves="self min max", text="grad_self = grad where min <= self <= max",
@@ -88,10 +95,10 @@ WhereBackward0 = rule("WhereBackward0", "self other", saves="condition", tensor_
                       other=lambda grad, condition: xp.zero_where(condition, grad))
 MaskedFillBackward0 = rule("MaskedFillBackward0", "self", saves="mask", tensor_args="mask",
                            text="grad_self = grad.masked_fill(mask, 0)",
-                           self=lambda grad, mask: xp.zero_where(mask, grad))
+                           self=lambda grad, mask: _masked_zero(grad, mask))
 MaskedFillBackward1 = rule("MaskedFillBackward1", "self value", saves="mask", tensor_args="mask",
                            text="grad_self = grad.masked_fill(mask, 0), grad_value = sum(grad where mask)",
-                           self=lambda grad, mask: xp.zero_where(mask, grad),
+                           self=lambda grad, mask: _masked_zero(grad, mask),
                            value=lambda grad, mask: xp.keep_where(mask, grad).sum())
 
 
