@@ -68,8 +68,8 @@ AddmmBackward0 = rule(
     text="grad_self = grad * beta (summed to self's shape), grad_mat1 = grad @ mat2ᵀ * alpha, "
          "grad_mat2 = mat1ᵀ @ grad * alpha",
     self=lambda grad, beta: grad if beta == 1 else grad * beta,
-    mat1=lambda grad, mat2, alpha: grad @ xp.t(mat2) if alpha == 1 else (grad @ xp.t(mat2)) * alpha,
-    mat2=lambda grad, mat1, alpha: xp.t(mat1) @ grad if alpha == 1 else (xp.t(mat1) @ grad) * alpha)
+    mat1=lambda grad, mat2, alpha: xp.mm(grad, xp.t(mat2)) if alpha == 1 else xp.mm(grad, xp.t(mat2)) * alpha,
+    mat2=lambda grad, mat1, alpha: xp.mm(xp.t(mat1), grad) if alpha == 1 else xp.mm(xp.t(mat1), grad) * alpha)
 
 
 

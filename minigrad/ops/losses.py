@@ -139,7 +139,9 @@ def _nll_grad(grad, self, target, weight, reduction, ignore_index, total_weight)
     scatter = nll_scatter(x.shape, x.dtype, arr(target), arr(weight), reduction, ignore_index, arr(total_weight))
     if reduction == NONE and x.ndim >= 2:
         grad = xp.unsqueeze_dims(grad, (1,))
-    return grad * scatter
+    g = grad * scatter
+    # PyTorch's kernel writes the target places only: +0. elsewhere, where a negative gradient times 0 is -0.
+    return g if xp.is_t(g) else xp.keep_where(scatter != 0, g)
 
 
 def _nll_of(grad, target, weight, reduction, ignore_index):

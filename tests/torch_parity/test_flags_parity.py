@@ -231,3 +231,27 @@ def test_amax_amin_of_signed_zeros_is_the_first_zero(torch, values):
 ])
 def test_pow_of_signed_zeros(torch, fn):
     compare(torch, lambda t: (signs(r := fn(t, t.tensor([-0.0, 0.0, 4.0], dtype=t.float64))), values(r)))
+
+
+def test_linear_weight_gradient_keeps_the_sign_of_a_single_term(torch):
+    # the weight's gradient of a 1-D input is an (in, 1) @ (1, out) product: PyTorch's gemm keeps 0 * -1 = -0
+    def case(t):
+        x = t.tensor([0.0, 0.0, 0.0], dtype=t.float64, requires_grad=True)
+        w = t.tensor(np.zeros((2, 3)), requires_grad=True)
+        t.nn.functional.linear(x, w, t.tensor([1.0, 2.0], dtype=t.float64)).backward(
+            t.tensor([-1.0, 1.0], dtype=t.float64))
+        return signs(w.grad), values(w.grad)
+
+    compare(torch, case)
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+def test_nll_loss_gradient_is_plus_zero_off_the_target(torch, reduction):
+    # PyTorch's nll_loss_backward writes the target places only; a negative incoming gradient times 0 is -0
+    def case(t):
+        x = t.tensor([[0.0, 0.0, 0.0], [0.0, -1e30, 0.0]], requires_grad=True)
+        loss = t.nn.functional.cross_entropy(x, t.tensor([2, 0]), reduction=reduction)
+        loss.backward(t.tensor(-1.5) if reduction != "none" else t.tensor([-1.5, -0.5]))
+        return signs(x.grad), np.round(values(x.grad), 5).tolist()  # (float32: the last bits may differ)
+
+    compare(torch, case)
