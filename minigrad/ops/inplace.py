@@ -380,9 +380,12 @@ def renew_view_nodes(t: Tensor) -> None:
     if GRAD.mode != 0 or not t._requires_grad:
         return
     root = t._base if t._base is not None else t
+    views = live_views(root)
+    if not views:  # nearly always (an SGD update of a parameter)
+        return
     GRAD.mode = 1  # the rebuilt nodes are recorded as in grad mode
     try:
-        for v in live_views(root):
+        for v in views:
             if v._grad_fn is not None:
                 _regenerate(v, root)
     finally:
