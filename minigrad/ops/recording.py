@@ -130,7 +130,7 @@ class RuleNode(Node):
                 values.append([_unpack(v, ver, create_graph) for v, ver in zip(self._kept_inputs, versions)])
             else:
                 v = self._kept_inputs[key]
-                if v.__class__ is float or v.__class__ is int:  # a Python number: nothing to check
+                if v.__class__ is float or v.__class__ is int or v.__class__ is _ndarray:  # a number: nothing to check
                     values.append(v)
                 else:
                     if v.__class__ is Tensor and v._grad_fn is None and v._extras is not None and \
@@ -207,7 +207,7 @@ class RuleNode(Node):
                 return unpacked(v)
             if v is None or isinstance(v, Tensor):
                 return v
-            return make(np.asarray(v))  # a Python scalar, shown as PyTorch shows it: a 0-d tensor
+            return make(np.array(v))  # a number, shown as PyTorch shows it: a 0-d tensor (a copy: never the cache's)
         if name == "result":
             if self._result is FREED:
                 raise freed_error(self)
