@@ -87,6 +87,8 @@ def animate(
     scene = backward_scene(recording)
     if sources is not None:
         scene.payload["sources"] = _sources_payload(recording.frames)
+    if layered is not None:
+        scene.payload["layers"] = True  # viz/story.js: the legend's second layer
     player = player_class("BackwardPlayer")(scene, speed=speed)
     if quiz:
         from .quiz import make_quiz, quiz_player

@@ -474,7 +474,7 @@ class Player {
     const legend = this.legend;
     legend.textContent = "";
     if (this.graphOnly) { legend.style.display = "none"; return; }
-    for (const [cls, text, shown] of LEGEND[this.forward ? "forward" : "backward"]) {
+    for (const [cls, text, shown] of LEGEND[this.data.legend || (this.forward ? "forward" : "backward")]) {
       if (!shown(this)) continue;
       const item = h("span", "mg-key");
       item.append(h("span", "mg-chip " + cls), document.createTextNode(text));
@@ -672,7 +672,7 @@ class Player {
       const hooks = this.hookAt.get(id);
       if (hooks && hooks.includes(k)) cls += " mg-hookfired";
     }
-    if (step.refs && step.refs.includes(id) || this.pick && this.data.sources[id] == this.pick) cls += " mg-ref";
+    if (this.storyCls) cls = this.storyCls(id, k, cls); // viz/story.js
     return [cls, arr];
   }
 
@@ -723,8 +723,7 @@ class Player {
     lines.textContent = "";
     for (const [kind, text] of step.lines || []) {
       const d = lines.appendChild(h("div", "mg-line mg-l-" + kind, text));
-      // lights up its nodes
-      if (kind == "source") d.onclick = () => this.go(this.k, this.pick = this.pick == text ? 0 : text);
+      if (this.storyLine) this.storyLine(d, kind, text); // viz/story.js: a source line lights up its nodes
     }
   }
 

@@ -707,7 +707,7 @@ class Player:
         """The anywidget widget (made now if needed), or None without anywidget. Use it to
         put the player inside other widgets; ``close()`` releases it."""
         if self._widget is None:
-            cls = widget_class()
+            cls = widget_class(front_ends(self.scene.payload))
             if cls is not None:
                 self._widget = cls(svg=self.scene.svg(html=True), data=self.scene.payload, frame=self._frame,
                                    speed=self._speed)
@@ -855,12 +855,36 @@ def _opened(expand: tuple[str, ...], scopes: list[str]) -> tuple[str, ...]:
         if scope not in out:
             out.append(scope)
     return tuple(out)
+STORY_KEYS = ("session", "sources", "layers")  # a payload with one of these plays the story (viz/story.js)
+
+
+def front_ends(payload: dict) -> tuple[str, ...]:
+    """The front-end modules a payload needs after player.js (viz/<name>.js and viz/<name>.css): only the
+    players that use the story or the quiz carry their code, so player.js keeps its budget."""
+    names = []
+    if any(k in payload for k in STORY_KEYS):
+        names.append("story")
+    if payload.get("quiz"):
+        names.append("quiz")
+    return tuple(names)
+
+
+def front_end(names: tuple[str, ...] = ()) -> tuple[str, str]:
+    """player.js and player.css with the named modules appended (each extends the Player class)."""
+    esm, css = ESM, CSS
+    for name in names:
+        esm += "\n" + (HERE / f"{name}.js").read_text(encoding="utf-8")
+        css += "\n" + (HERE / f"{name}.css").read_text(encoding="utf-8")
+    return esm, css
+
+
 _WIDGET: list[Any] = []  # [the widget class] once made, [None] without anywidget
+_WITH: dict[tuple[str, ...], type] = {}  # front-end modules -> the widget class that carries them
 
 
-def widget_class() -> type | None:
-    """The anywidget class behind every player, made on first use (so ``import viz`` does
-    not import ipywidgets), or None when anywidget is not installed."""
+def widget_class(names: tuple[str, ...] = ()) -> type | None:
+    """The anywidget class behind every player (with the front-end modules ``names``, see ``front_ends``),
+    made on first use (so ``import viz`` does not import ipywidgets), or None when anywidget is not installed."""
     if not _WIDGET:
         try:  # anywidget is in viz's [lab] extra
             import anywidget
@@ -884,7 +908,14 @@ def widget_class() -> type | None:
 
             PlayerWidget.__module__ = __name__
             _WIDGET.append(PlayerWidget)
-    return _WIDGET[0]
+    base = _WIDGET[0]
+    if base is None or not names:
+        return base
+    if names not in _WITH:
+        esm, css = front_end(names)
+        _WITH[names] = type(base.__name__, (base,), {"_esm": esm, "_css": css, "__module__": __name__,
+                                                     "__doc__": f"The player with {', '.join(names)}."})
+    return _WITH[names]
 
 
 class BackwardPlayer(Player):

@@ -475,7 +475,8 @@ class Session:
                           "appear": [],
                           # the nodes a failure or an in-place step is about light up (player.js: mg-ref)
                           "refs": list(s.nodes) if s.kind in ("error", "inplace") else []})
-        payload: dict[str, Any] = {"mode": "forward", "session": True, "steps": steps, "sources": {}}
+        payload: dict[str, Any] = {"mode": "forward", "session": True, "legend": "session", "steps": steps,
+                                   "sources": {}}
         if self._graph is None:
             root, hint, dot, edges, count = None, "viz.session: no backward ran in the block", "", [], 0
         else:
