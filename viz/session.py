@@ -57,6 +57,7 @@ class Change:
     after: Any
     rule: str = ""  # how after follows from before ("0.5 + 0.5 = 1", "1 - 0.1 × 0.5 = 0.95")
     tensor: Any = field(default=None, repr=False, compare=False)  # marked in the player's picture
+    terms: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)  # an update rule's terms
 
     @property
     def text(self) -> str:
@@ -471,30 +472,35 @@ class Session:
 
     # -- optimizer steps ---------------------------------------------------------------------------------------
     def _before_step(self, optimizer: Any, args: Any, kwargs: Any) -> None:
+        from .updates import snapshot
+
         self._sync(emit=True)
-        self._opt_before[id(optimizer)] = {id(p): to_numpy(p) for g in optimizer.param_groups for p in g["params"]}
+        self._opt_before[id(optimizer)] = snapshot(optimizer)
 
     def _after_step(self, optimizer: Any, args: Any, kwargs: Any) -> None:
+        from .updates import explain
+
         before = self._opt_before.pop(id(optimizer), {})
-        step = self._add("step", f"{type(optimizer).__name__}.step()")
+        name = type(optimizer).__name__
+        step = self._add("step", f"{name}.step()")
+        formulas = []
         for group in optimizer.param_groups:
-            simple = type(optimizer).__name__ == "SGD" and not group.get("momentum") \
-                and not group.get("weight_decay") and not group.get("maximize")
-            lr = group.get("lr")
             for p in group["params"]:
-                old, new = before.get(id(p)), to_numpy(p)
+                old, state_before = before.get(id(p), (None, {}))
+                new = to_numpy(p)
                 if old is None or new is None or np.array_equal(old, new):
                     continue
-                grad = to_numpy(probe.grad_of(p))
-                rule = f"{_show(old)} - {probe.format_number(float(lr))} × {_show(grad)} = {_show(new)}" \
-                    if simple and grad is not None and isinstance(lr, (int, float)) else \
-                    f"changed by {_show(new - old)}"
-                step.changes.append(Change(self._name_of(p), "data", old, new, rule=rule, tensor=p))
+                update = explain(optimizer, group, p, old, state_before)
+                rule = update.text if update is not None else f"changed by {_show(new - old)}"
+                step.changes.append(Change(self._name_of(p), "data", old, new, rule=rule, tensor=p,
+                                           terms=update.terms if update is not None else {}))
+                if update is not None and update.formula not in formulas:
+                    formulas.append(update.formula)
         if step.changes:
-            step.lines.append(("note", "SGD: p ← p − lr · p.grad, in place (each parameter's version goes up)."
-                               if type(optimizer).__name__ == "SGD" else
-                               f"{type(optimizer).__name__} updates each parameter in place from its .grad "
-                               "and its state."))
+            hyper = _hyperparameters(optimizer.param_groups[0]) if optimizer.param_groups else ""
+            step.lines.append(("note", f"{name}: {' | '.join(formulas)}{hyper}, in place (each parameter's "
+                                       "version goes up)." if formulas else
+                               f"{name} updates each parameter in place from its .grad and its state."))
         self._sync()  # the step's version bumps are its own, not in-place ops of the learner
 
     # -- showing -------------------------------------------------------------------------------------------------
@@ -620,3 +626,21 @@ def _roots(tensors: Any) -> tuple:
 
 def _with_graph(roots: tuple) -> tuple:
     return tuple(t for t in roots if getattr(t, "grad_fn", None) is not None)
+
+
+_HYPER = (("lr", "lr"), ("momentum", "μ"), ("dampening", "dampening"), ("betas", "β1, β2"), ("alpha", "α"),
+          ("eps", "eps"), ("weight_decay", "wd"), ("lr_decay", "lr_decay"))
+
+
+def _hyperparameters(group: dict) -> str:
+    """' (lr = 0.1, μ = 0.9)': the first group's hyperparameters that the rules use and are set."""
+    said = []
+    for key, shown in _HYPER:
+        value = group.get(key)
+        if value is None or isinstance(value, bool) or (key != "lr" and not isinstance(value, tuple) and not value):
+            continue
+        if isinstance(value, tuple):
+            said.append(f"{shown} = {', '.join(probe.format_number(float(v)) for v in value)}")
+        elif isinstance(value, (int, float)):
+            said.append(f"{shown} = {probe.format_number(float(value))}")
+    return f" ({', '.join(said)})" if said else ""

@@ -176,9 +176,12 @@ def test_module_parameters_and_adam(lib):
         np.testing.assert_allclose(c.before, before[c.name.split(".", 1)[1]], rtol=1e-12)
         np.testing.assert_allclose(c.after, _np(dict(model.named_parameters())[c.name.split(".", 1)[1]]),
                                    rtol=1e-12)
-        assert c.rule.startswith("changed by [")  # Adam's first step moves each weight by lr, against the sign
+        # Adam's first step moves each weight by lr, against the sign of its gradient: m̂ = g, v̂ = g²
+        assert c.rule.startswith("t = 1, m̂ = [") and "p ← p − lr·m̂/(√v̂ + eps) = " in c.rule
         np.testing.assert_allclose(np.abs(c.after - c.before), 0.5, rtol=1e-6)
-    assert step.lines[-1][1].startswith("Adam updates each parameter in place")
+        np.testing.assert_allclose(c.terms["after"], c.after, rtol=1e-9)
+    assert step.lines[-1][1] == ("Adam: m̂ = m/(1 − β1^t), v̂ = v/(1 − β2^t);  p ← p − lr·m̂/(√v̂ + eps) (lr = 0.5, "
+                                 "β1, β2 = 0.9, 0.999, eps = 1e-08), in place (each parameter's version goes up).")
 
 
 def test_a_saved_value_changed_in_place_is_not_called_freed(lib):
