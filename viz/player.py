@@ -448,6 +448,8 @@ def backward_scene(recording: Any) -> Scene:
                 node_texts[n] = max((node_texts.get(n, ""), before, after), key=len)
     steps = [_step_payload(f) for f in frames]
     payload = {"mode": "backward", "steps": steps, "notes0": notes0}
+    if any(f.source for f in frames):  # animate(source=True): click a line, its nodes light up (viz/story.js)
+        payload["sources"] = sources_payload(frames)
     root, hint, source = _layout(graph.source, gmap.edges, edge_texts, node_texts)
     boxes = {n.id: ",".join(_box_scopes(n.key)) for n in graph.model.nodes if n.role == "module"}
     payload["layout"] = layout_info(source, gmap.edges, edge_texts if root is not None or source else {},
@@ -455,6 +457,15 @@ def backward_scene(recording: Any) -> Scene:
     scene = Scene("backward", root, payload, frames, len(gmap.ids), source, hint, notes0)
     scene.redraw = getattr(recording, "redraw", None)
     return scene
+
+
+def sources_payload(frames: list) -> dict[str, str]:
+    """Drawn node id -> the source line of the first step about it, for the player."""
+    out: dict[str, str] = {}
+    for f in frames:
+        if f.source and f.node:
+            out.setdefault(f.node, f.source)
+    return out
 
 
 def _box_scopes(key: str) -> list[str]:
