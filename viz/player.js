@@ -672,7 +672,8 @@ class Player {
       const hooks = this.hookAt.get(id);
       if (hooks && hooks.includes(k)) cls += " mg-hookfired";
     }
-    if (this.storyCls) cls = this.storyCls(id, k, cls); // viz/story.js
+    if (step.refs && step.refs.includes(id)) cls += " mg-ref";
+    if (this.storyCls) cls = this.storyCls(id, k, cls);
     return [cls, arr];
   }
 
@@ -723,7 +724,7 @@ class Player {
     lines.textContent = "";
     for (const [kind, text] of step.lines || []) {
       const d = lines.appendChild(h("div", "mg-line mg-l-" + kind, text));
-      if (this.storyLine) this.storyLine(d, kind, text); // viz/story.js: a source line lights up its nodes
+      if (this.storyLine) this.storyLine(d, kind, text);
     }
   }
 

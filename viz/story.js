@@ -33,11 +33,11 @@ const STORY = {
     const step = this.steps[k] || {};
     if (this.data.session) {
       // a session's graph was built before its first call: no "created in this step"
-      cls = "";
+      cls = (step.refs || []).includes(id) ? " mg-ref" : "";
       if (this.storyFreedAt(id) <= k) cls += " mg-freed";
       if ((step.changed || []).includes(id)) cls += " mg-changed";
     }
-    if ((step.refs || []).includes(id) || this.pick && (this.data.sources || {})[id] == this.pick) cls += " mg-ref";
+    if (this.pick && (this.data.sources || {})[id] == this.pick) cls += / mg-ref/.test(cls) ? " mg-pick" : " mg-pick mg-ref";
     return cls;
   },
 
@@ -58,7 +58,13 @@ const STORY = {
     d.setAttribute("role", "button");
     d.setAttribute("aria-pressed", String(this.pick == text));
     d.title = "Light up every node this line made (click, or Enter)";
-    const pick = () => { this.storyFocus = text; this.go(this.k, (this.pick = this.pick == text ? 0 : text)); };
+    const pick = () => {
+      const focused = document.activeElement === d;
+      this.pick = this.pick == text ? 0 : text;
+      this.go(this.k); // makes the panel again: the focus goes back to the same line
+      const again = focused && [...this.lines.children].find((e) => e.tabIndex === 0 && e.textContent === text);
+      if (again) again.focus({ preventScroll: true });
+    };
     d.onclick = (e) => { e.stopPropagation(); pick(); };
     d.onkeydown = (e) => {
       if (e.key !== "Enter" && e.key !== " ") return;
@@ -66,8 +72,6 @@ const STORY = {
       e.stopPropagation(); // Space here is not play
       pick();
     };
-    d.onblur = () => { if (this.storyFocus === text) this.storyFocus = null; };
-    if (this.storyFocus === text) d.focus({ preventScroll: true }); // the panel was made again by go()
   },
 };
 Object.assign(Player.prototype, STORY);

@@ -37,4 +37,4 @@ def test_only_story_players_carry_the_story_front_end(mg, pgv, tmp_path):
 
 def test_player_js_keeps_room():
     # the story's code lives in viz/story.js; player.js only calls its hooks
-    assert STORY_JS not in ESM and "mg-ref" not in ESM
+    assert STORY_JS not in ESM and "mg-pick" not in ESM and "mg-l-source" not in ESM
