@@ -115,7 +115,9 @@ class Session:
         self._graph: Any = None  # (walk, model, gmap) of the first backward's graph, drawn before it ran
         self._opt_before: dict[int, dict[int, np.ndarray | None]] = {}
         self._running = 0
-        self._old: set[int] = set()  # with params=: the scope's tensors from before the block are not watched
+        # with params=: the scope's tensors from before the block are not watched; held (by id) until the block
+        # ends, so that a new tensor never takes the id of an old one the block dropped (a name bound again)
+        self._old: dict[int, Any] = {}
 
     # -- the block -------------------------------------------------------------------------------------------
     def __enter__(self) -> Session:
@@ -123,7 +125,7 @@ class Session:
         if self.params is not None:
             from .animate import _tensors_in
 
-            self._old = {id(t) for t in _tensors_in(self._scope.f_locals).values()}
+            self._old = {id(t): t for t in _tensors_in(self._scope.f_locals).values()}
         if self.source:
             from .source import source_lines
 
@@ -169,6 +171,7 @@ class Session:
             self._lines = None
         self._sync(emit=True)
         self._scope = None
+        self._old = {}
         caught = exc is not None and self.catch and bool(self.steps) and self.steps[-1].kind == "error" \
             and self.steps[-1].error == str(exc)
         done = self._add("done", "The block ended" + (" with the error above" if caught else ""))
@@ -359,7 +362,8 @@ class Session:
                                        + ("." if not step.changes else " (the changes above are hooks').")))
         step.nodes = self._ids_of_graph(roots)
         if keep:
-            step.lines.append(("note", "retain_graph=True: the saved values stay, so backward can run again."))
+            why = "retain_graph=True" if retain_graph else "create_graph=True (retain_graph defaults to it)"
+            step.lines.append(("note", f"{why}: the saved values stay, so backward can run again."))
         elif saved:
             for fn, node_name, names in saved:
                 self._freed[id(fn)] = (step.index, node_name, names)

@@ -128,6 +128,26 @@ print("expected H = A + diag(e^x):", torch.allclose(H, A + torch.eye(3) * x.deta
 print("functional.hvp:", torch.autograd.functional.hvp(f, x.detach(), v)[1])
 
 # %% [markdown]
+# The two passes as one story: `viz.session()` records each `torch.autograd.grad` call as a
+# step with the gradients it returned. Neither touches `x.grad`: `grad` *returns* gradients,
+# where `backward` adds them into `.grad`. The second pass needs the first one's graph of the
+# backward pass, which `create_graph=True` kept.
+
+# %%
+x = torch.tensor([0.0, 1.0, -1.0], requires_grad=True)
+with viz.session(params={"x": x}) as story:
+    fx = f(x)
+    (g,) = torch.autograd.grad(fx, x, create_graph=True)  # pass 1
+    gv = g @ v
+    (hv,) = torch.autograd.grad(gv, x)  # pass 2
+print(story.summary())
+print("x.grad =", x.grad)
+
+# %%
+# NBVAL_IGNORE_OUTPUT
+story.player()
+
+# %% [markdown]
 # ## Two layers: the graph and the graph of its backward pass
 #
 # Which first-order node wrote each node of `dy`'s graph? Run the forward pass and the first

@@ -259,3 +259,21 @@ def test_grad_with_create_graph_then_backward_through_it(lib):
     np.testing.assert_allclose(grad.results[0][1], _np(plain_g), rtol=1e-9, atol=1e-12)
     np.testing.assert_allclose(backward.changes[0].after, _np(plain_w.grad), rtol=1e-9, atol=1e-12)
     np.testing.assert_allclose(backward.changes[0].after, 6 * values * v, rtol=1e-9)
+
+
+def test_a_name_bound_again_in_the_block_is_watched(lib):
+    """With params=, the scope's tensors from before the block are left out by id: a tensor the block drops
+    (its name bound again) must not hand its id to a new one, which would then be left out too."""
+    x = lib.tensor(np.array([1.0, 2.0]), requires_grad=True)
+    g = lib.tensor(np.array([5.0, 6.0]))  # bound again in the block: the old tensor is dropped there
+    with viz.session(params={"x": x}) as s:
+        y = (x * x).sum()
+        (g,) = lib.autograd.grad(y, x, create_graph=True)
+        for _ in range(20):  # new tensors, any of which might take the old g's id
+            gv = (g * 2.0).sum()
+            (hv,) = lib.autograd.grad(gv, x, retain_graph=True)
+    titles = [st.title for st in s.steps if st.kind == "grad"]
+    assert titles[0] == "autograd.grad(y, x, create_graph=True)"
+    assert set(titles[1:]) == {"autograd.grad(gv, x, retain_graph=True)"}
+    np.testing.assert_allclose(s.steps[-2].results[0][1], [4.0, 4.0])
+    del hv
