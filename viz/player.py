@@ -837,7 +837,7 @@ def graphviz_source() -> bytes:
 def graph_widget(graph: Any) -> Any:
     """A player widget without steps showing ``graph`` (a viz.Graph), laid out in the browser: what
     ``viz.draw`` shows in a live notebook whose Python has no Graphviz. None without anywidget."""
-    cls = widget_class()
+    cls = widget_class(("layout",))
     if cls is None:
         return None
     ids = {n.key: n.id for n in graph.model.nodes}
@@ -870,9 +870,12 @@ STORY_KEYS = ("session", "sources", "layers")  # a payload with one of these pla
 
 
 def front_ends(payload: dict) -> tuple[str, ...]:
-    """The front-end modules a payload needs after player.js (viz/<name>.js and viz/<name>.css): only the
-    players that use the story or the quiz carry their code, so player.js keeps its budget."""
+    """The front-end modules a payload needs after player.js (viz/<name>.js, with viz/<name>.css where there
+    is one): only the players that lay their graph out in the page, or use the story or the quiz, carry that
+    code, so player.js keeps its budget."""
     names = []
+    if payload.get("mode") == "graph" or (payload.get("layout") or {}).get("hint") == BROWSER_HINT:
+        names.append("layout")  # Python has no Graphviz: the page lays the graph out (viz/layout.js)
     if any(k in payload for k in STORY_KEYS):
         names.append("story")
     if payload.get("quiz"):
@@ -885,7 +888,8 @@ def front_end(names: tuple[str, ...] = ()) -> tuple[str, str]:
     esm, css = ESM, CSS
     for name in names:
         esm += "\n" + (HERE / f"{name}.js").read_text(encoding="utf-8")
-        css += "\n" + (HERE / f"{name}.css").read_text(encoding="utf-8")
+        if (HERE / f"{name}.css").exists():
+            css += "\n" + (HERE / f"{name}.css").read_text(encoding="utf-8")
     return esm, css
 
 
