@@ -74,7 +74,7 @@ def animate(
                                 rankdir=rankdir, fold=fold, expand=expand)
     if sources is not None:
         attach_sources(recording.frames, sources)
-        # and again on the steps of the picture with a folded module opened (click: Player._on_msg)
+        # and again on each picture with a folded module opened (a click: Player._on_msg), as checks below
         recording.redraw.finish += (lambda again: attach_sources(again.frames, sources),)
     if layered is not None:
         attach_layers(recording, layered, rankdir)
@@ -82,10 +82,12 @@ def animate(
         from .check import attach_checks
 
         attach_checks(recording, rankdir=rankdir)
+        recording.redraw.finish += (lambda again: attach_checks(again, rankdir=rankdir),)
     if compare is not None:
         from .compare import attach_comparison
 
         attach_comparison(recording, compare, rankdir=rankdir)
+        recording.redraw.finish += (lambda again: attach_comparison(again, compare, rankdir=rankdir),)
     scene = backward_scene(recording)
     if sources is not None:
         scene.payload.setdefault("sources", {})  # none found: the story's front end still says how to get them
