@@ -217,3 +217,27 @@ def test_source_map_survives_opening_a_folded_module(chromium, pgv):
     assert any("MulBackward0" in t for t in texts) and any("AddmmBackward0" in t for t in texts), texts
     root.screenshot(path=str(ARTIFACTS / "story_folded_opened.png"))
     assert not errors, errors
+
+
+def test_backward_pass_layer_has_its_legend_key(chromium):
+    """animate(layers=True): the nodes the first backward made (create_graph=True) are coloured as a second
+    layer; the legend says what that colour means."""
+    import minigrad
+    import viz
+
+    x = minigrad.tensor(2.0, requires_grad=True)
+    with viz.source_lines():
+        y = x**3
+        (dy,) = minigrad.autograd.grad(y, x, create_graph=True)
+    player = viz.animate(dy, params={"x": x}, layers=True)
+    ARTIFACTS.mkdir(exist_ok=True)
+    html = player.save_html(ARTIFACTS / "story_layers.html")
+    errors: list[str] = []
+    page = _open(chromium(**PROJECTOR), html, errors)
+    root = page.locator(".mg-player")
+    legend = root.locator(".mg-legend").inner_text()
+    assert "second layer: made by a backward with create_graph" in legend, legend
+    assert "made by the picked source line" not in legend  # no source=True: no lines to pick, no key
+    root.evaluate("root => root.mgPlayer.go(2)")
+    root.screenshot(path=str(ARTIFACTS / "story_layers.png"))
+    assert not errors, errors
