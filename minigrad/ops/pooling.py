@@ -109,6 +109,7 @@ def _disjoint(kernel_size: tuple, stride: tuple, dilation: tuple) -> bool:
 
 MaxPool2DWithIndicesBackward0 = rule(
     "MaxPool2DWithIndicesBackward0", "self", saves="self kernel_size stride padding dilation ceil_mode result1",
+    tensor_args="result1",
     text="grad_self = zeros, with each window's grad added at its max element (indices)",
     shown={"result1": lambda node, v: make(v)},
     self=lambda grad, self, result1, kernel_size, stride, dilation:

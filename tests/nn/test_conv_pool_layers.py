@@ -252,3 +252,19 @@ def test_lenet_like_stack_matches_torch(torch, graph, sync, close):
     sync(tm, mm)
     assert repr(mm) == repr(tm)
     _step(torch, graph, tm, mm, RNG.standard_normal((4, 1, 32, 32)).astype("float32"))
+
+
+
+def test_max_pool_frees_its_indices_after_backward_as_torch(torch):
+    """result1 (the indices) is a saved tensor in PyTorch: a backward without retain_graph frees it, as it
+    frees `self`, and reading it afterwards raises."""
+    x = RNG.permutation(32).reshape(1, 2, 4, 4).astype("float64")
+    kept = {}
+    for lib in (torch, minigrad):
+        out = lib.nn.functional.max_pool2d(lib.tensor(x, requires_grad=True), 2)
+        out.sum().backward(retain_graph=True)
+        kept[lib] = out.grad_fn._saved_result1.tolist()
+        out.sum().backward()
+        with pytest.raises(RuntimeError, match="Trying to backward through the graph a second time"):
+            out.grad_fn._saved_result1
+    assert kept[minigrad] == kept[torch]
