@@ -8,8 +8,9 @@ The convolution's kernels keep the batch as the last axis, so that the product c
 the copies run over long rows. Its adjoint, the transposed convolution, goes the other way: one product gives
 each window's contribution, and one strided add per kernel position puts the windows back into the image.
 The weight's gradient copies the columns again rather than keeping the forward's: they are the largest array of
-a step (25 times a 5x5 convolution's input), and memory a step holds on to is memory every step asks the system
-for anew (page faults cost more than the copy). F.unfold gives the columns in PyTorch's layout,
+a step (25 times a 5x5 convolution's input), and a training step whose peak outgrows the heap the allocator keeps
+between steps gets those pages from the system anew every step (for LeNet that cost half the step; the second
+copy costs a fiftieth of it). F.unfold gives the columns in PyTorch's layout,
 (N, C * kernel elements, windows), and F.fold (`scatter`) adds them back.
 
 Three functions are written once and used for everything (`x` the big side, `y` the small one):
