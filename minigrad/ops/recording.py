@@ -368,7 +368,7 @@ def record(cls, result, inputs: tuple, **args) -> Tensor:
     node = _new_ref(cls, out if TRACK_OUTPUTS[0] else NO_OUTPUT)
     node._sequence_number = next(SEQUENCE)
     meta = None  # what the gradient of the output must look like: an elementwise op's is its input's
-    node._extras = None
+    node._extras = node._metadata = None
     node._args = args or cls._defaults
     node._kept_versions = None
     if len(inputs) == 1:  # an op of one input records only when that input requires grad
