@@ -81,7 +81,7 @@ class RNNBase(Module):
         self.dropout = float(dropout)
         self.bidirectional = bidirectional
         self.proj_size = proj_size
-        _check_arguments(input_size, hidden_size, num_layers, bias, batch_first, dropout, proj_size)
+        self._check_arguments(dropout)
         if mode not in _GATES:
             raise ValueError("Unrecognized RNN mode: " + mode)
         gate_size = _GATES[mode] * hidden_size
@@ -107,6 +107,28 @@ class RNNBase(Module):
                 self._flat_weights_names.extend(names)
                 self._all_weights.append(names)
         self.reset_parameters()
+
+    def _check_arguments(self, dropout) -> None:
+        """PyTorch's checks of the constructor's arguments (set on self already), with its exceptions and messages."""
+        if not isinstance(dropout, numbers.Number) or not 0 <= dropout <= 1 or isinstance(dropout, bool):
+            raise ValueError("dropout should be a number in range [0, 1] representing the probability of an "
+                             "element being zeroed")
+        if dropout > 0 and self.num_layers == 1:
+            warnings.warn("dropout option adds dropout after all but last recurrent layer, so non-zero dropout "
+                          f"expects num_layers greater than 1, but got dropout={dropout} and "
+                          f"num_layers={self.num_layers}", stacklevel=4)
+        for name, kind in (("bias", bool), ("batch_first", bool), ("input_size", int), ("hidden_size", int)):
+            value = getattr(self, name)
+            if not isinstance(value, kind):
+                raise TypeError(f"{name} should be of type {kind.__name__}, got: {type(value).__name__}")
+            if kind is int and value <= 0:
+                raise ValueError(f"{name} must be greater than zero")
+        if self.num_layers <= 0:
+            raise ValueError("num_layers must be greater than zero")
+        if self.proj_size < 0:
+            raise ValueError("proj_size should be a positive integer or zero to disable projections")
+        if self.proj_size >= self.hidden_size:
+            raise ValueError("proj_size has to be smaller than hidden_size")
 
     @property
     def _flat_weights(self) -> list[Tensor]:
@@ -190,29 +212,6 @@ class RNNBase(Module):
             if self.dropout > 0 and self.training and layer < self.num_layers - 1:
                 x = F.dropout(x, self.dropout, True)
         return (x.transpose(0, 1) if self.batch_first else x), finals
-
-
-def _check_arguments(input_size, hidden_size, num_layers, bias, batch_first, dropout, proj_size) -> None:
-    """PyTorch's checks of RNNBase's constructor arguments, with its exception types and messages."""
-    if not isinstance(dropout, numbers.Number) or not 0 <= dropout <= 1 or isinstance(dropout, bool):
-        raise ValueError("dropout should be a number in range [0, 1] representing the probability of an element "
-                         "being zeroed")
-    if dropout > 0 and num_layers == 1:
-        warnings.warn("dropout option adds dropout after all but last recurrent layer, so non-zero dropout expects "
-                      f"num_layers greater than 1, but got dropout={dropout} and num_layers={num_layers}",
-                      stacklevel=4)
-    for name, value, kind in (("bias", bias, bool), ("batch_first", batch_first, bool),
-                              ("input_size", input_size, int), ("hidden_size", hidden_size, int)):
-        if not isinstance(value, kind):
-            raise TypeError(f"{name} should be of type {kind.__name__}, got: {type(value).__name__}")
-        if kind is int and value <= 0:
-            raise ValueError(f"{name} must be greater than zero")
-    if num_layers <= 0:
-        raise ValueError("num_layers must be greater than zero")
-    if proj_size < 0:
-        raise ValueError("proj_size should be a positive integer or zero to disable projections")
-    if proj_size >= hidden_size:
-        raise ValueError("proj_size has to be smaller than hidden_size")
 
 
 def _check_dims(name: str, input: Tensor) -> None:
