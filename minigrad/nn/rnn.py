@@ -1,7 +1,8 @@
 """Recurrent layers as torch.nn's: nn.RNN, nn.LSTM, nn.GRU and the one-step nn.RNNCell, nn.LSTMCell, nn.GRUCell.
 
 Each layer is a Python loop over time steps, built from ops minigrad already has (linear, sigmoid, tanh, chunk,
-stack, cat), so autograd, double backward and `viz` see every step. PyTorch's gate order and formulas:
+stack, cat), so autograd, double backward and `viz` see every step. PyTorch's gate order and formulas (with the
+operands in ATen's order, so the graphs have PyTorch's shape):
 
     RNN:   h' = tanh(W_ih x + b_ih + W_hh h + b_hh)                       (or relu)
     LSTM:  i, f, g, o = chunks of (W_ih x + b_ih + W_hh h + b_hh)
@@ -36,14 +37,14 @@ _GATES = {"RNN_TANH": 1, "RNN_RELU": 1, "LSTM": 4, "GRU": 3}
 
 def _rnn_step(activation: Callable[[Tensor], Tensor]):
     def step(gi: Tensor, h: Tensor, w_hh: Tensor, b_hh: Tensor | None, w_hr=None) -> Tensor:
-        return activation(gi + F.linear(h, w_hh, b_hh))
+        return activation(F.linear(h, w_hh, b_hh) + gi)
     return step
 
 
 def _lstm_step(gi: Tensor, state: tuple[Tensor, Tensor], w_hh: Tensor, b_hh: Tensor | None,
                w_hr: Tensor | None = None) -> tuple[Tensor, Tensor]:
     h, c = state
-    i, f, g, o = (gi + F.linear(h, w_hh, b_hh)).chunk(4, -1)
+    i, f, g, o = (F.linear(h, w_hh, b_hh) + gi).chunk(4, -1)
     c = F.sigmoid(f) * c + F.sigmoid(i) * F.tanh(g)
     h = F.sigmoid(o) * F.tanh(c)
     if w_hr is not None:
@@ -54,10 +55,10 @@ def _lstm_step(gi: Tensor, state: tuple[Tensor, Tensor], w_hh: Tensor, b_hh: Ten
 def _gru_step(gi: Tensor, h: Tensor, w_hh: Tensor, b_hh: Tensor | None, w_hr=None) -> Tensor:
     i_r, i_z, i_n = gi.chunk(3, -1)
     h_r, h_z, h_n = F.linear(h, w_hh, b_hh).chunk(3, -1)
-    r = F.sigmoid(i_r + h_r)
-    z = F.sigmoid(i_z + h_z)
-    n = F.tanh(i_n + r * h_n)
-    return n + z * (h - n)  # = (1 - z) * n + z * h, as ATen writes it
+    r = F.sigmoid(h_r + i_r)
+    z = F.sigmoid(h_z + i_z)
+    n = F.tanh(i_n + h_n * r)
+    return (h - n) * z + n  # = (1 - z) * n + z * h, as ATen writes it
 
 
 _STEPS = {"RNN_TANH": _rnn_step(F.tanh), "RNN_RELU": _rnn_step(F.relu), "LSTM": _lstm_step, "GRU": _gru_step}
@@ -362,13 +363,13 @@ class RNNCellBase(Module):
         for weight in self.parameters():
             init.uniform_(weight, -stdv, stdv)
 
-    def _prepare(self, name: str, input: Tensor, hx: tuple, hidden_label: str = "hidden"):
+    def _prepare(self, name: str, input: Tensor, hx: tuple):
         """PyTorch's checks; returns (batched input, batched states or None, whether the input was batched)."""
         if input.dim() not in (1, 2):
             raise ValueError(f"{name}: Expected input to be 1D or 2D, got {input.dim()}D instead")
         for i, h in enumerate(hx):
             if h is not None and h.dim() not in (1, 2):
-                label = f"hx[{i}]" if len(hx) > 1 else hidden_label
+                label = f"hx[{i}]" if len(hx) > 1 else "hidden"
                 raise ValueError(f"{name}: Expected {label} to be 1D or 2D, got {h.dim()}D instead")
         is_batched = input.dim() == 2
         if not is_batched:
