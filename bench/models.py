@@ -9,7 +9,10 @@ W9  one step of Karpathy's small GPT (ng-video-lecture gpt.py: per-head Linear k
 Both libraries build the same model from the same NumPy weights and data; before timing, the first step's
 loss and every gradient of minigrad are checked against torch's (relative to each array's norm, 1e-4: float32).
 Each library then runs `--steps` steps per sample, the two taking turns, `--repeats` samples; the figure is
-the median time per step, and the ratio minigrad / torch (the issue's gates: W8 <= 2.0, W9 <= 1.5).
+the median time per step, and the ratio minigrad / torch (the issue's gates: W8 <= 2.0, W9 <= 1.5). The last
+columns are each library's minor page faults per timed step (where the `resource` module exists): a step that
+needs more heap than glibc keeps between steps gets its pages from the system anew every step, which can cost
+as much as the arithmetic (see bench/README.md).
 
     .venv/bin/python bench/models.py                 # both workloads, 3 samples
     .venv/bin/python bench/models.py --only W9 --repeats 5
@@ -22,6 +25,11 @@ import contextlib
 import importlib
 import statistics
 import time
+
+try:
+    import resource  # (Unix only: the page-fault columns)
+except ImportError:
+    resource = None
 
 import numpy as np
 
@@ -145,7 +153,12 @@ def check(libs: dict, wid: str) -> None:
             raise AssertionError(f"{wid}: minigrad differs from torch (relative error {err:.2e})")
 
 
-def timed(libs: dict, wid: str, steps: int, repeats: int) -> dict[str, float]:
+def _faults() -> int:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_minflt if resource else 0
+
+
+def timed(libs: dict, wid: str, steps: int, repeats: int) -> tuple[dict[str, float], dict[str, float]]:
+    """Median ms per step of each library, and its minor page faults per step."""
     _, data, step, _ = WORKLOADS[wid]
     rng = np.random.default_rng(2)
     x, y = data(rng)
@@ -155,13 +168,16 @@ def timed(libs: dict, wid: str, steps: int, repeats: int) -> dict[str, float]:
         runs[name] = (lib, model, opt, lib.tensor(x), lib.tensor(y))
         step(lib, model, opt, runs[name][3], runs[name][4])  # warm-up
     samples: dict[str, list[float]] = {name: [] for name in libs}
+    faults = dict.fromkeys(libs, 0)
     for _ in range(repeats):
         for name, (lib, model, opt, xt, yt) in runs.items():
-            t0 = time.process_time()
+            f0, t0 = _faults(), time.process_time()
             for _ in range(steps):
                 step(lib, model, opt, xt, yt)
             samples[name].append((time.process_time() - t0) / steps * 1e3)
-    return {name: statistics.median(s) for name, s in samples.items()}
+            faults[name] += _faults() - f0
+    return ({name: statistics.median(s) for name, s in samples.items()},
+            {name: f / (repeats * steps) for name, f in faults.items()})
 
 
 def main() -> None:
@@ -183,14 +199,16 @@ def main() -> None:
     except ImportError:
         one_thread = contextlib.nullcontext()
     with one_thread:
-        print(f"{'workload':<10}{'minigrad ms':>13}{'torch ms':>10}{'ratio':>8}{'gate':>7}")
+        print(f"{'workload':<10}{'minigrad ms':>13}{'torch ms':>10}{'ratio':>8}{'gate':>7}{'':5}"
+              f"{'faults/step (mg, torch)':>25}")
         for wid in args.only.split(","):
             check(libs, wid)
-            ms = timed(libs, wid, args.steps, args.repeats)
+            ms, faults = timed(libs, wid, args.steps, args.repeats)
             r = ms["minigrad"] / ms["torch"]
             verdict = "ok" if r <= GATES[wid] else "MISS"
             gate = f"<= {GATES[wid]}"
-            print(f"{wid:<10}{ms['minigrad']:>13.2f}{ms['torch']:>10.2f}{r:>8.2f}{gate:>7} {verdict}")
+            shown = f"{faults['minigrad']:.0f}, {faults['torch']:.0f}" if resource else "-"
+            print(f"{wid:<10}{ms['minigrad']:>13.2f}{ms['torch']:>10.2f}{r:>8.2f}{gate:>7} {verdict:<4}{shown:>25}")
 
 
 if __name__ == "__main__":

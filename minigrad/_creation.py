@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import builtins
+import itertools
 import math
 import warnings
 
@@ -30,6 +31,8 @@ def _infer_np(data) -> np.dtype:
 
     def walk(x):
         if isinstance(x, (list, tuple)):
+            if not x:  # as PyTorch's inference: an empty sequence counts as the default float
+                kinds.add("f")
             for e in x:
                 walk(e)
         elif isinstance(x, Tensor):
@@ -61,6 +64,27 @@ def _infer_np(data) -> np.dtype:
     return _dtypes.default_np()  # empty list
 
 
+_NUMBER_TYPES = {builtins.bool, builtins.int, builtins.float}
+
+
+def _number_types(data) -> set | None:
+    """The types in a list (or tuple) of Python numbers, or in a list of such lists (a dataset's rows), read in
+    C-speed passes; None for anything else (deeper nesting, tensors, arrays), which `_infer_np` walks."""
+    if not isinstance(data, (list, tuple)):
+        return None
+    types = set(map(type, data))
+    if types and types <= {list, tuple}:
+        types = set(map(type, itertools.chain.from_iterable(data)))
+    return types if types <= _NUMBER_TYPES else None
+
+
+def _number_dtype(types: set) -> np.dtype:
+    """`_infer_np`'s rule for Python numbers: bool < int64 < the default float (an empty list: the default float)."""
+    if builtins.float in types or not types:
+        return _dtypes.default_np()
+    return np.dtype("int64") if builtins.int in types else np.dtype("bool")
+
+
 def tensor(data, *, dtype=None, device=None, requires_grad: bool = False, pin_memory: bool = False) -> Tensor:
     """A new leaf tensor holding a copy of `data` (nested lists, scalars, arrays or tensors)."""
     if isinstance(data, Tensor):
@@ -74,9 +98,15 @@ def tensor(data, *, dtype=None, device=None, requires_grad: bool = False, pin_me
     elif isinstance(data, np.generic):
         np_dtype = _dtypes.to_np(dtype) if dtype is not None else _np_supported(data.dtype)
     else:
-        np_dtype = _dtypes.to_np(dtype) if dtype is not None else _infer_np(data)
+        numbers = _number_types(data)
+        if numbers is not None:  # Python numbers in lists: nothing to convert, the dtype from their types
+            np_dtype = _dtypes.to_np(dtype) if dtype is not None else _number_dtype(numbers)
+        else:
+            np_dtype = _dtypes.to_np(dtype) if dtype is not None else _infer_np(data)
+            data = _as_array_data(data)
     try:
-        arr = np.array(_as_array_data(data), dtype=np_dtype, copy=True)
+        with np.errstate(over="ignore"):  # a float beyond float32's range becomes inf, as in PyTorch, silently
+            arr = np.array(data, dtype=np_dtype, copy=True)
     except ValueError:  # a ragged list: PyTorch's error, or an empty tensor if it has no elements
         sizes = _sizes(data)
         _check_nesting(data, sizes, 0)

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from . import probe
-from .player import Scene, backward_scene, player_class
+from .player import Scene, backward_scene, player_class, sources_payload
 from .trace import Frame, clean_texts, map_graph, record_backward
 from .walk import paused_gc
 from .walk import walk as _walk
@@ -74,19 +74,25 @@ def animate(
                                 rankdir=rankdir, fold=fold, expand=expand)
     if sources is not None:
         attach_sources(recording.frames, sources)
+        # and again on each picture with a folded module opened (a click: Player._on_msg), as checks below
+        recording.redraw.finish += (lambda again: attach_sources(again.frames, sources),)
     if layered is not None:
         attach_layers(recording, layered, rankdir)
     if check:
         from .check import attach_checks
 
         attach_checks(recording, rankdir=rankdir)
+        recording.redraw.finish += (lambda again: attach_checks(again, rankdir=rankdir),)
     if compare is not None:
         from .compare import attach_comparison
 
         attach_comparison(recording, compare, rankdir=rankdir)
+        recording.redraw.finish += (lambda again: attach_comparison(again, compare, rankdir=rankdir),)
     scene = backward_scene(recording)
     if sources is not None:
-        scene.payload["sources"] = _sources_payload(recording.frames)
+        scene.payload.setdefault("sources", {})  # none found: the story's front end still says how to get them
+    if layered is not None:
+        scene.payload["layers"] = True  # viz/story.js: the legend's second layer
     player = player_class("BackwardPlayer")(scene, speed=speed)
     if quiz:
         from .quiz import make_quiz, quiz_player
@@ -184,15 +190,6 @@ def attach_sources(frames: list, sources: list) -> None:
             f.lines.insert(0, ("source", f.source))
     if frames and not any(line is not None for line in sources):
         frames[0].lines.append(("note", NO_SOURCE_NOTE))
-
-
-def _sources_payload(frames: list) -> dict[str, str]:
-    """Drawn node id -> its source line, for the player (click a line: its nodes light up)."""
-    out: dict[str, str] = {}
-    for f in frames:
-        if f.source and f.node:
-            out.setdefault(f.node, f.source)
-    return out
 
 
 # -- forward: the graph growing -----------------------------------------------------------------------------------
@@ -297,7 +294,7 @@ class Recording:
                       "lines": [[k, t] for k, t in f.lines], "appear": list(f.appear)} for f in frames]
             payload = {"mode": "forward", "steps": steps}
             if self.source:
-                payload["sources"] = _sources_payload(frames)
+                payload["sources"] = sources_payload(frames)
             graph = self._graph
             if graph is None:
                 root, hint, source = None, "viz.record: no graph was built in the block", ""

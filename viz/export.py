@@ -22,7 +22,7 @@ from typing import Any
 from . import style
 from .dot import html_text
 from .files import write_atomic
-from .player import CSS, ESM, SVG_NS, XLINK_NS, Scene, to_text
+from .player import ESM, SVG_NS, XLINK_NS, Scene, front_end, front_ends, to_text
 
 MAX_FILMSTRIP_STEPS = 24
 _EXPORT = "export default { render };"
@@ -103,11 +103,7 @@ def page(scene: Scene, title: str | None = None, frame: int = 0) -> str:
     state = {"svg": scene.svg(html=True), "svg_alt": alt, "data": scene.payload, "frame": int(frame), "speed": 1.0,
              "standalone": True}
     engine = "" if scene.root is not None else inline_graphviz()
-    esm, css = ESM, CSS
-    if scene.payload.get("quiz"):  # the quiz's front end, only where there is a quiz; answers kept in the page
-        from .quiz import front_end
-
-        esm, css = front_end(ESM, CSS)
+    esm, css = front_end(front_ends(scene.payload))  # the quiz's and the story's front ends where they are used
     note = ("Play, or step with ← and → (click the player first). Made with viz.animate; "
             "this page needs no kernel and no network.")
     return _PAGE.format(title=html.escape(title), font=style.FONT.replace(",", ", "), muted=style.MUTED_TEXT,

@@ -448,6 +448,8 @@ def backward_scene(recording: Any) -> Scene:
                 node_texts[n] = max((node_texts.get(n, ""), before, after), key=len)
     steps = [_step_payload(f) for f in frames]
     payload = {"mode": "backward", "steps": steps, "notes0": notes0}
+    if any(f.source for f in frames):  # animate(source=True): click a line, its nodes light up (viz/story.js)
+        payload["sources"] = sources_payload(frames)
     root, hint, source = _layout(graph.source, gmap.edges, edge_texts, node_texts)
     boxes = {n.id: ",".join(_box_scopes(n.key)) for n in graph.model.nodes if n.role == "module"}
     payload["layout"] = layout_info(source, gmap.edges, edge_texts if root is not None or source else {},
@@ -455,6 +457,15 @@ def backward_scene(recording: Any) -> Scene:
     scene = Scene("backward", root, payload, frames, len(gmap.ids), source, hint, notes0)
     scene.redraw = getattr(recording, "redraw", None)
     return scene
+
+
+def sources_payload(frames: list) -> dict[str, str]:
+    """Drawn node id -> the source line of the first step about it, for the player."""
+    out: dict[str, str] = {}
+    for f in frames:
+        if f.source and f.node:
+            out.setdefault(f.node, f.source)
+    return out
 
 
 def _box_scopes(key: str) -> list[str]:
@@ -707,7 +718,7 @@ class Player:
         """The anywidget widget (made now if needed), or None without anywidget. Use it to
         put the player inside other widgets; ``close()`` releases it."""
         if self._widget is None:
-            cls = widget_class()
+            cls = widget_class(front_ends(self.scene.payload))
             if cls is not None:
                 self._widget = cls(svg=self.scene.svg(html=True), data=self.scene.payload, frame=self._frame,
                                    speed=self._speed)
@@ -826,7 +837,7 @@ def graphviz_source() -> bytes:
 def graph_widget(graph: Any) -> Any:
     """A player widget without steps showing ``graph`` (a viz.Graph), laid out in the browser: what
     ``viz.draw`` shows in a live notebook whose Python has no Graphviz. None without anywidget."""
-    cls = widget_class()
+    cls = widget_class(("layout",))
     if cls is None:
         return None
     ids = {n.key: n.id for n in graph.model.nodes}
@@ -855,12 +866,40 @@ def _opened(expand: tuple[str, ...], scopes: list[str]) -> tuple[str, ...]:
         if scope not in out:
             out.append(scope)
     return tuple(out)
+STORY_KEYS = ("session", "sources", "layers")  # a payload with one of these plays the story (viz/story.js)
+
+
+def front_ends(payload: dict) -> tuple[str, ...]:
+    """The front-end modules a payload needs after player.js (viz/<name>.js, with viz/<name>.css where there
+    is one): only the players that lay their graph out in the page, or use the story or the quiz, carry that
+    code, so player.js keeps its budget."""
+    names = []
+    if payload.get("mode") == "graph" or (payload.get("layout") or {}).get("hint") == BROWSER_HINT:
+        names.append("layout")  # Python has no Graphviz: the page lays the graph out (viz/layout.js)
+    if any(k in payload for k in STORY_KEYS):
+        names.append("story")
+    if payload.get("quiz"):
+        names.append("quiz")
+    return tuple(names)
+
+
+def front_end(names: tuple[str, ...] = ()) -> tuple[str, str]:
+    """player.js and player.css with the named modules appended (each extends the Player class)."""
+    esm, css = ESM, CSS
+    for name in names:
+        esm += "\n" + (HERE / f"{name}.js").read_text(encoding="utf-8")
+        if (HERE / f"{name}.css").exists():
+            css += "\n" + (HERE / f"{name}.css").read_text(encoding="utf-8")
+    return esm, css
+
+
 _WIDGET: list[Any] = []  # [the widget class] once made, [None] without anywidget
+_WITH: dict[tuple[str, ...], type] = {}  # front-end modules -> the widget class that carries them
 
 
-def widget_class() -> type | None:
-    """The anywidget class behind every player, made on first use (so ``import viz`` does
-    not import ipywidgets), or None when anywidget is not installed."""
+def widget_class(names: tuple[str, ...] = ()) -> type | None:
+    """The anywidget class behind every player (with the front-end modules ``names``, see ``front_ends``),
+    made on first use (so ``import viz`` does not import ipywidgets), or None when anywidget is not installed."""
     if not _WIDGET:
         try:  # anywidget is in viz's [lab] extra
             import anywidget
@@ -884,7 +923,14 @@ def widget_class() -> type | None:
 
             PlayerWidget.__module__ = __name__
             _WIDGET.append(PlayerWidget)
-    return _WIDGET[0]
+    base = _WIDGET[0]
+    if base is None or not names:
+        return base
+    if names not in _WITH:
+        esm, css = front_end(names)
+        _WITH[names] = type(base.__name__, (base,), {"_esm": esm, "_css": css, "__module__": __name__,
+                                                     "__doc__": f"The player with {', '.join(names)}."})
+    return _WITH[names]
 
 
 class BackwardPlayer(Player):

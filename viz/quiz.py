@@ -18,7 +18,6 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -29,7 +28,6 @@ from .trace import SMALL, value_text
 __all__ = ["Question", "Answer", "Quiz", "KINDS", "make_quiz"]
 
 KINDS = ("next", "grad", "sum", "accumulate")
-HERE = Path(__file__).resolve().parent
 RTOL, ATOL = 1e-2, 1e-3  # values are shown to 4 significant digits: typed answers are rounded
 
 
@@ -308,42 +306,33 @@ def _rescene(self: Any, scene: Any) -> Any:
     return scene
 
 
-def front_end(esm: str, css: str) -> tuple[str, str]:
-    """player.js and player.css with the quiz's own front end (viz/quiz.js, viz/quiz.css) added: only
-    quiz players carry it (live widgets and exported pages)."""
-    js = (HERE / "quiz.js").read_text(encoding="utf-8")
-    return esm + "\n" + js, css + "\n" + (HERE / "quiz.css").read_text(encoding="utf-8")
+_WIDGET: dict[tuple[str, ...], Any] = {}
 
 
-_WIDGET: list[Any] = []
-
-
-def widget_class() -> type | None:
-    """The player's widget class with the quiz's front end and a synced ``answers`` list (None
-    without anywidget)."""
-    if not _WIDGET:
-        from .player import CSS, ESM
+def widget_class(names: tuple[str, ...] = ("quiz",)) -> type | None:
+    """The player's widget class with the quiz's front end (viz/quiz.js, viz/quiz.css, after the other
+    modules ``names``) and a synced ``answers`` list (None without anywidget)."""
+    if names not in _WIDGET:
         from .player import widget_class as player_widget
 
-        base = player_widget()
+        base = player_widget(names)
         if base is None:
-            _WIDGET.append(None)
+            _WIDGET[names] = None
         else:
             import traitlets
 
-            esm, css = front_end(ESM, CSS)
-            cls = type("QuizPlayerWidget", (base,), {
-                "_esm": esm, "_css": css, "__module__": __name__,
-                "__doc__": "The player with its quiz: the answers given in the page, synced.",
+            _WIDGET[names] = type("QuizPlayerWidget", (base,), {
+                "__module__": __name__, "__doc__": "The player with its quiz: the answers given in the page, synced.",
                 "answers": traitlets.List().tag(sync=True)})
-            _WIDGET.append(cls)
-    return _WIDGET[0]
+    return _WIDGET[names]
 
 
 def _widget(self: Any) -> Any:
     """The widget (made now if needed): the quiz player's, whose page answers come back here."""
     if self._widget is None:
-        cls = widget_class()
+        from .player import front_ends
+
+        cls = widget_class(front_ends(self.scene.payload))
         if cls is not None:
             self._widget = cls(svg=self.scene.svg(html=True), data=self.scene.payload, frame=self._frame,
                                speed=self._speed)

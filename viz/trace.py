@@ -932,6 +932,7 @@ class Redraw:
     rankdir: str
     fold: str | None
     expand: tuple[str, ...]
+    finish: tuple = ()  # what a mode adds to each recording made again (animate's source lines)
 
     def folded(self, expand: tuple[str, ...]) -> BackwardRecording:
         from .dot import to_dot
@@ -944,8 +945,11 @@ class Redraw:
         root_names = [_root_name(folded.model, gmap, k) for k in range(len(self.rec.walk.roots))]
         frames = build_frames(self.rec, gmap, self.seeds, self.keep, root_names, seed_given=self.seed_given)
         again = Redraw(self.rec, self.full, self.seeds, self.keep, self.seed_given, self.rankdir, self.fold,
-                       tuple(expand))
-        return BackwardRecording(frames, graph, gmap, root_names, again)
+                       tuple(expand), self.finish)
+        recording = BackwardRecording(frames, graph, gmap, root_names, again)
+        for finish in self.finish:
+            finish(recording)
+        return recording
 
 
 def record_backward(loss: Any, params: Any = None, gradient: Any = None, inputs: Any = None,

@@ -106,7 +106,7 @@ def run_checked(node, buf: list, create_graph: bool) -> list:
 
 
 def _warn_forward(node) -> None:
-    tb = "".join(((node._extras or {}).get("metadata") or {}).get("traceback_", ()))
+    tb = "".join((node._metadata or {}).get("traceback_", ()))
     if tb:
         warnings.warn(f"Error detected in {node.name()}. Traceback of forward call that caused the error:\n{tb}",
                       UserWarning, stacklevel=_engine_stacklevel())

@@ -84,10 +84,13 @@ class Node(weakref.ref):
     as the weakref docs show), and it keeps its edges as two tuples, the next nodes and the input number
     at each (None when all are 0, nearly always): an operation then adds two objects to a live graph, a
     node and a tuple, which matters because Python's cyclic garbage collector visits every one of them.
-    Everything only hooks or introspection use lives in `_extras`, a dict made on first use.
+    Everything only hooks or introspection use lives in `_extras`, a dict made on first use; `metadata` (which
+    viz's module tags and anomaly mode fill) has its own slot, so a node with metadata but no hooks still takes
+    the engine's plain path.
     """
 
-    __slots__ = ("_next_nodes", "_next_nrs", "_sequence_number", "_input_metadata", "_extras", "__weakref__")
+    __slots__ = ("_next_nodes", "_next_nrs", "_sequence_number", "_input_metadata", "_extras", "_metadata",
+                 "__weakref__")
     __hash__ = object.__hash__  # identity, not the referent's (weakref.ref's own)
     __eq__ = object.__eq__
     __ne__ = object.__ne__
@@ -103,7 +106,9 @@ class Node(weakref.ref):
 
     @property
     def metadata(self) -> dict:
-        return self._extra("metadata", dict)
+        if self._metadata is None:
+            self._metadata = {}
+        return self._metadata
 
     def register_hook(self, fn) -> RemovableHandle:
         """`fn(grad_inputs, grad_outputs)` runs after this node; a returned tuple replaces grad_inputs."""
@@ -236,7 +241,7 @@ def new_node(cls: type, next_nodes: tuple, next_nrs: tuple | None, input_metadat
     node._next_nrs = next_nrs
     node._sequence_number = next(SEQUENCE) if sequence_number is None else sequence_number
     node._input_metadata = input_metadata
-    node._extras = None
+    node._extras = node._metadata = None
     if anomaly_mode.ENABLED[0]:
         anomaly_mode.remember_forward(node)
     return node

@@ -1,4 +1,5 @@
-"""The Transformer encoder: nn.TransformerEncoderLayer and nn.TransformerEncoder, as torch.nn's.
+"""The Transformer: nn.TransformerEncoderLayer, nn.TransformerEncoder, nn.TransformerDecoderLayer,
+nn.TransformerDecoder and the encoder-decoder nn.Transformer, as torch.nn's.
 
 An encoder layer is self-attention then a feed-forward network, each added back to its input (a residual)
 and normalised:
@@ -6,12 +7,19 @@ and normalised:
     post-norm (default):  x = norm1(x + self_attn(x));     x = norm2(x + linear2(dropout(activation(linear1(x)))))
     pre-norm (norm_first): x = x + self_attn(norm1(x));    x = x + linear2(dropout(activation(linear1(norm2(x)))))
 
-The encoder stacks `num_layers` deep copies of one layer (then an optional final norm). Masks follow
+A decoder layer adds, between the two, attention from the target sequence to the encoder's output (`memory`):
+
+    post-norm:  x = norm1(x + self_attn(x));  x = norm2(x + multihead_attn(x, memory));  x = norm3(x + ff(x))
+    pre-norm:   x = x + self_attn(norm1(x));  x = x + multihead_attn(norm2(x), memory);  x = x + ff(norm3(x))
+
+The encoder and decoder stack `num_layers` deep copies of one layer (then an optional final norm); nn.Transformer
+is an encoder (with a final LayerNorm) whose output is every decoder layer's memory, its matrices initialised
+with xavier_uniform_. Masks follow
 nn.MultiheadAttention's convention (a boolean mask is True where attention is NOT allowed);
 `Transformer.generate_square_subsequent_mask(n)` makes the causal one (-inf above the diagonal).
 
 Not here: PyTorch's fused inference paths (taken in eval mode when nothing requires grad, which give the same
-values), nn.TransformerDecoder(Layer) and nn.Transformer itself.
+values).
 """
 
 from __future__ import annotations
@@ -28,6 +36,7 @@ from . import functional as F
 from .attention import MultiheadAttention
 from .attention_functional import _canonical_mask, _dtype_of
 from .container import ModuleList
+from .init import xavier_uniform_
 from .layers import GELU, Dropout, Linear, ReLU
 from .module import Module
 from .normalization import LayerNorm
@@ -54,21 +63,6 @@ def _detect_is_causal_mask(mask: Tensor | None, is_causal: bool | None, size: in
         causal = _generate_square_subsequent_mask(sz, dtype=mask.dtype)
         make_causal = tuple(mask.shape) == tuple(causal.shape) and bool(np.all(mask._data == causal._data))
     return make_causal
-
-
-class Transformer:
-    """Only the static helper teaching code calls: `nn.Transformer.generate_square_subsequent_mask(sz)`
-    (the full encoder-decoder model is not in minigrad)."""
-
-    __module__ = "minigrad.nn"
-
-    def __init__(self, *args, **kwargs) -> None:
-        raise NotImplementedError("minigrad: nn.Transformer (the encoder-decoder model) is not implemented; "
-                                  "nn.TransformerEncoder and nn.TransformerEncoderLayer are.")
-
-    @staticmethod
-    def generate_square_subsequent_mask(sz: int, device=None, dtype=None) -> Tensor:
-        return _generate_square_subsequent_mask(sz, device=device, dtype=dtype)
 
 
 class TransformerEncoderLayer(Module):
@@ -177,3 +171,143 @@ def _why_no_nested_tensors(layer) -> str:
               (attn.num_heads % 2 == 1, f"{name}.self_attn.num_heads is odd")]
     return next((why for failed, why in checks if failed), "")
 
+
+class TransformerDecoderLayer(Module):
+    """Self-attention over the target, attention to the encoder's output (memory), then a feed-forward network,
+    each with a residual connection and a LayerNorm (after it, or before it with norm_first)."""
+
+    __module__ = "minigrad.nn"
+
+    def __init__(self, d_model: int, nhead: int, dim_feedforward: int = 2048, dropout: float = 0.1,
+                 activation: str | Callable[[Tensor], Tensor] = F.relu, layer_norm_eps: float = 1e-5,
+                 batch_first: bool = False, norm_first: bool = False, bias: bool = True, device=None,
+                 dtype=None) -> None:
+        super().__init__()
+        like = {"device": device, "dtype": dtype}
+        self.self_attn = MultiheadAttention(d_model, nhead, dropout=dropout, batch_first=batch_first, bias=bias,
+                                            **like)
+        self.multihead_attn = MultiheadAttention(d_model, nhead, dropout=dropout, batch_first=batch_first, bias=bias,
+                                                 **like)
+        self.linear1 = Linear(d_model, dim_feedforward, bias=bias, **like)
+        self.dropout = Dropout(dropout)
+        self.linear2 = Linear(dim_feedforward, d_model, bias=bias, **like)
+        self.norm_first = norm_first
+        self.norm1 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **like)
+        self.norm2 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **like)
+        self.norm3 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **like)
+        self.dropout1 = Dropout(dropout)
+        self.dropout2 = Dropout(dropout)
+        self.dropout3 = Dropout(dropout)
+        self.activation = _activation_fn(activation) if isinstance(activation, str) else activation
+
+    def forward(self, tgt: Tensor, memory: Tensor, tgt_mask: Tensor | None = None, memory_mask: Tensor | None = None,
+                tgt_key_padding_mask: Tensor | None = None, memory_key_padding_mask: Tensor | None = None,
+                tgt_is_causal: bool = False, memory_is_causal: bool = False) -> Tensor:
+        x = tgt
+        if self.norm_first:
+            x = x + self._sa_block(self.norm1(x), tgt_mask, tgt_key_padding_mask, tgt_is_causal)
+            x = x + self._mha_block(self.norm2(x), memory, memory_mask, memory_key_padding_mask, memory_is_causal)
+            x = x + self._ff_block(self.norm3(x))
+        else:
+            x = self.norm1(x + self._sa_block(x, tgt_mask, tgt_key_padding_mask, tgt_is_causal))
+            x = self.norm2(x + self._mha_block(x, memory, memory_mask, memory_key_padding_mask, memory_is_causal))
+            x = self.norm3(x + self._ff_block(x))
+        return x
+
+    def _sa_block(self, x: Tensor, attn_mask, key_padding_mask, is_causal: bool = False) -> Tensor:
+        x = self.self_attn(x, x, x, attn_mask=attn_mask, key_padding_mask=key_padding_mask, is_causal=is_causal,
+                           need_weights=False)[0]
+        return self.dropout1(x)
+
+    def _mha_block(self, x: Tensor, mem: Tensor, attn_mask, key_padding_mask, is_causal: bool = False) -> Tensor:
+        x = self.multihead_attn(x, mem, mem, attn_mask=attn_mask, key_padding_mask=key_padding_mask,
+                                is_causal=is_causal, need_weights=False)[0]
+        return self.dropout2(x)
+
+    def _ff_block(self, x: Tensor) -> Tensor:
+        return self.dropout3(self.linear2(self.dropout(self.activation(self.linear1(x)))))
+
+
+class TransformerDecoder(Module):
+    """`num_layers` deep copies of `decoder_layer`, each attending to the same memory, then `norm` (when given)."""
+
+    __module__ = "minigrad.nn"
+
+    def __init__(self, decoder_layer: TransformerDecoderLayer, num_layers: int, norm: Module | None = None) -> None:
+        super().__init__()
+        self.layers = ModuleList([copy.deepcopy(decoder_layer) for _ in range(num_layers)])
+        self.num_layers = num_layers
+        self.norm = norm
+
+    def forward(self, tgt: Tensor, memory: Tensor, tgt_mask: Tensor | None = None, memory_mask: Tensor | None = None,
+                tgt_key_padding_mask: Tensor | None = None, memory_key_padding_mask: Tensor | None = None,
+                tgt_is_causal: bool | None = None, memory_is_causal: bool = False) -> Tensor:
+        batch_first = self.layers[0].self_attn.batch_first
+        seq_len = tgt.shape[0] if tgt.dim() == 2 else tgt.shape[1 if batch_first else 0]
+        tgt_is_causal = _detect_is_causal_mask(tgt_mask, tgt_is_causal, seq_len)
+        output = tgt
+        for layer in self.layers:
+            output = layer(output, memory, tgt_mask=tgt_mask, memory_mask=memory_mask,
+                           tgt_key_padding_mask=tgt_key_padding_mask, memory_key_padding_mask=memory_key_padding_mask,
+                           tgt_is_causal=tgt_is_causal, memory_is_causal=memory_is_causal)
+        if self.norm is not None:
+            output = self.norm(output)
+        return output
+
+
+class Transformer(Module):
+    """The encoder-decoder model of "Attention Is All You Need": `forward(src, tgt, ...)` encodes src into a
+    memory (TransformerEncoder with a final LayerNorm) and decodes tgt against it (TransformerDecoder, ditto)."""
+
+    __module__ = "minigrad.nn"
+
+    def __init__(self, d_model: int = 512, nhead: int = 8, num_encoder_layers: int = 6, num_decoder_layers: int = 6,
+                 dim_feedforward: int = 2048, dropout: float = 0.1,
+                 activation: str | Callable[[Tensor], Tensor] = F.relu, custom_encoder: Module | None = None,
+                 custom_decoder: Module | None = None, layer_norm_eps: float = 1e-5, batch_first: bool = False,
+                 norm_first: bool = False, bias: bool = True, device=None, dtype=None) -> None:
+        super().__init__()
+        like = {"device": device, "dtype": dtype}
+        layer_args = (d_model, nhead, dim_feedforward, dropout, activation, layer_norm_eps, batch_first, norm_first,
+                      bias)
+        if custom_encoder is not None:
+            self.encoder = custom_encoder
+        else:
+            self.encoder = TransformerEncoder(TransformerEncoderLayer(*layer_args, **like), num_encoder_layers,
+                                              LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **like))
+        if custom_decoder is not None:
+            self.decoder = custom_decoder
+        else:
+            self.decoder = TransformerDecoder(TransformerDecoderLayer(*layer_args, **like), num_decoder_layers,
+                                              LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **like))
+        self._reset_parameters()
+        self.d_model = d_model
+        self.nhead = nhead
+        self.batch_first = batch_first
+
+    def forward(self, src: Tensor, tgt: Tensor, src_mask: Tensor | None = None, tgt_mask: Tensor | None = None,
+                memory_mask: Tensor | None = None, src_key_padding_mask: Tensor | None = None,
+                tgt_key_padding_mask: Tensor | None = None, memory_key_padding_mask: Tensor | None = None,
+                src_is_causal: bool | None = None, tgt_is_causal: bool | None = None,
+                memory_is_causal: bool = False) -> Tensor:
+        batch_dim = 0 if self.batch_first else 1
+        if src.dim() == 3 and src.size(batch_dim) != tgt.size(batch_dim):
+            raise RuntimeError("the batch number of src and tgt must be equal")
+        if src.size(-1) != self.d_model or tgt.size(-1) != self.d_model:
+            raise RuntimeError("the feature number of src and tgt must be equal to d_model")
+        memory = self.encoder(src, mask=src_mask, src_key_padding_mask=src_key_padding_mask, is_causal=src_is_causal)
+        return self.decoder(tgt, memory, tgt_mask=tgt_mask, memory_mask=memory_mask,
+                            tgt_key_padding_mask=tgt_key_padding_mask,
+                            memory_key_padding_mask=memory_key_padding_mask, tgt_is_causal=tgt_is_causal,
+                            memory_is_causal=memory_is_causal)
+
+    @staticmethod
+    def generate_square_subsequent_mask(sz: int, device=None, dtype=None) -> Tensor:
+        """(sz, sz) float mask: 0 on and below the diagonal, -inf above."""
+        return _generate_square_subsequent_mask(sz, device=device, dtype=dtype)
+
+    def _reset_parameters(self) -> None:
+        """xavier_uniform_ for every matrix (biases and norms keep their layers' init), as PyTorch's."""
+        for p in self.parameters():
+            if p.dim() > 1:
+                xavier_uniform_(p)

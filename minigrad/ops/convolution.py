@@ -7,7 +7,10 @@ one matrix product with the weight (a BLAS call per convolution, per group) comp
 The convolution's kernels keep the batch as the last axis, so that the product covers the whole batch and
 the copies run over long rows. Its adjoint, the transposed convolution, goes the other way: one product gives
 each window's contribution, and one strided add per kernel position puts the windows back into the image.
-The forward keeps its columns for the weight's gradient. F.unfold gives the columns in PyTorch's layout,
+The weight's gradient copies the columns again rather than keeping the forward's: they are the largest array of
+a step (25 times a 5x5 convolution's input), and a training step whose peak outgrows the heap the allocator keeps
+between steps gets those pages from the system anew every step (for LeNet that cost half the step; the second
+copy costs a fiftieth of it). F.unfold gives the columns in PyTorch's layout,
 (N, C * kernel elements, windows), and F.fold (`scatter`) adds them back.
 
 Three functions are written once and used for everything (`x` the big side, `y` the small one):
@@ -122,12 +125,12 @@ def _batch_first(a: np.ndarray) -> np.ndarray:
 def _cols_last(x: np.ndarray, geo: Geometry) -> np.ndarray:
     """im2col with the batch last: (C * kernel elements, windows * N), rows C-major then the kernel."""
     n, c, s = x.shape[0], x.shape[1], len(geo.kernel)
-    xl = _batch_last(x)
     extent = _extent(geo)
-    if extent != geo.big:  # the zero border
-        padded = np.zeros((c,) + extent + (n,), x.dtype)
-        padded[(slice(None),) + tuple(slice(p, p + b) for p, b in zip(geo.padding, geo.big))] = xl
-        xl = padded
+    if extent == geo.big:
+        xl = _batch_last(x)
+    else:  # the zero border, and the batch moved last, in one copy
+        xl = np.zeros((c,) + extent + (n,), x.dtype)
+        xl[(slice(None),) + tuple(slice(p, p + b) for p, b in zip(geo.padding, geo.big))] = np.moveaxis(x, 0, -1)
     st = xl.strides
     view = np.lib.stride_tricks.as_strided(
         xl, (c,) + geo.kernel + geo.small + (n,),
@@ -136,12 +139,13 @@ def _cols_last(x: np.ndarray, geo: Geometry) -> np.ndarray:
     return np.ascontiguousarray(view).reshape(c * math.prod(geo.kernel), -1)
 
 
-def _forward_np(x: np.ndarray, w: np.ndarray, geo: Geometry, cols: np.ndarray | None = None) -> np.ndarray:
+def _forward_np(x: np.ndarray, w: np.ndarray, geo: Geometry) -> np.ndarray:
     """The convolution on arrays: one product per group of the weight (O, C/groups * kernel) with im2col's
-    columns (`cols`: `_cols_last(x)`, when the caller kept it)."""
-    cols = _cols_last(x, geo) if cols is None else cols
+    columns (a temporary: gone before the result is copied out)."""
     o, g, n = w.shape[0], geo.groups, x.shape[0]
-    out = np.matmul(w.reshape(g, o // g, -1), cols.reshape(g, cols.shape[0] // g, -1))  # (g, O / g, windows * N)
+    cols = _cols_last(x, geo).reshape(g, -1, math.prod(geo.small) * n)
+    out = np.matmul(w.reshape(g, o // g, -1), cols)  # (g, O / g, windows * N)
+    del cols
     return _batch_first(out.reshape((o,) + geo.small + (n,)))
 
 
@@ -161,13 +165,12 @@ def _adjoint_np(y: np.ndarray, w: np.ndarray, geo: Geometry) -> np.ndarray:
     return np.ascontiguousarray(np.moveaxis(out, s + 1, 0))
 
 
-def _weight_grad_np(x: np.ndarray, y: np.ndarray, geo: Geometry, cols: np.ndarray | None = None) -> np.ndarray:
+def _weight_grad_np(x: np.ndarray, y: np.ndarray, geo: Geometry) -> np.ndarray:
     """The weight's gradient on arrays: y (O, windows * N) times im2col's columns transposed, one product per
-    group (`cols`: `_cols_last(x)`, when the forward kept it)."""
-    cols = _cols_last(x, geo) if cols is None else cols
+    group."""
     o, g = y.shape[1], geo.groups
     yl = _batch_last(y).reshape(g, o // g, -1)
-    return np.matmul(yl, cols.reshape(g, cols.shape[0] // g, -1).transpose(0, 2, 1))
+    return np.matmul(yl, _cols_last(x, geo).reshape(g, -1, yl.shape[-1]).transpose(0, 2, 1))
 
 
 # -- unfold / fold: the ops (Tensors) behind the formulas under create_graph ---------------------------------
@@ -272,11 +275,11 @@ def _adjoint(y, w, geo: Geometry):
     return _unrows(out, geo, y.shape[0], w.shape[1] * g)
 
 
-def _weight_grad(x, y, geo: Geometry, weight_shape: tuple, cols: np.ndarray | None = None):
+def _weight_grad(x, y, geo: Geometry, weight_shape: tuple):
     """The correlation of the big side x (N, C, *big) with the small side y (N, O, *small): the gradient of
-    the weight (O, C / groups, *kernel) of the convolution x -> y (`cols`: x's im2col, when the forward kept it)."""
+    the weight (O, C / groups, *kernel) of the convolution x -> y."""
     if not xp.is_t(x) and not xp.is_t(y):
-        return _weight_grad_np(x, y, geo, cols).reshape(weight_shape)
+        return _weight_grad_np(x, y, geo).reshape(weight_shape)
     rows = _rows(x, geo)
     yrows = _small_rows(y)
     g = geo.groups
@@ -291,10 +294,10 @@ def _input_grad(grad, weight, _geo, transposed):
     return _forward(grad, weight, _geo) if transposed else _adjoint(grad, weight, _geo)
 
 
-def _weight_grad_of(grad, input, _geo, transposed, weight_shape, cols):
+def _weight_grad_of(grad, input, _geo, transposed, weight_shape):
     if transposed:
         return _weight_grad(grad, input, _geo, weight_shape)
-    return _weight_grad(input, grad, _geo, weight_shape, cols)
+    return _weight_grad(input, grad, _geo, weight_shape)
 
 
 def _bias_grad(grad):
@@ -304,13 +307,11 @@ def _bias_grad(grad):
 
 ConvolutionBackward0 = rule(
     "ConvolutionBackward0", "input weight bias",
-    saves="input weight bias_sym_sizes_opt stride padding dilation transposed output_padding groups _geo _wshape "
-          "_cols",
+    saves="input weight bias_sym_sizes_opt stride padding dilation transposed output_padding groups _geo _wshape",
     text="grad_input = transposed convolution of grad with weight;  grad_weight = correlation of input with grad;  "
          "grad_bias = Σ grad over batch and positions",
     input=lambda grad, weight, _geo, transposed: _input_grad(grad, weight, _geo, transposed),
-    weight=lambda grad, input, _geo, transposed, _wshape, _cols: _weight_grad_of(grad, input, _geo, transposed,
-                                                                                 _wshape, _cols),
+    weight=lambda grad, input, _geo, transposed, _wshape: _weight_grad_of(grad, input, _geo, transposed, _wshape),
     bias=lambda grad: _bias_grad(grad))
 
 
@@ -378,17 +379,15 @@ def convolution(input: Tensor, weight: Tensor, bias: Tensor | None, stride, padd
         small = tuple((n - e) // st + 1 for n, e, st in zip(padded, effective, stride))
     geo = Geometry(tuple(kernel), stride, padding, dilation, tuple(big), tuple(small), int(groups))
     recording = GRAD.mode > 0 and any(t is not None and t._requires_grad for t in (input, weight, bias))
-    # the weight's gradient needs the input's im2col again: keep the forward's (a copy saved, not a product)
-    cols = _cols_last(x, geo) if recording and weight._requires_grad and not transposed else None
     with np.errstate(all="ignore"):
-        res = _adjoint_np(x, w, geo) if transposed else _forward_np(x, w, geo, cols)
+        res = _adjoint_np(x, w, geo) if transposed else _forward_np(x, w, geo)
         if bias is not None:
             res += bias._data.reshape((1, -1) + (1,) * s)
     if recording:
         return record(ConvolutionBackward0, res, (input, weight, bias),
                       bias_sym_sizes_opt=None if bias is None else bias._data.shape, stride=stride, padding=padding,
                       dilation=dilation, transposed=bool(transposed), output_padding=output_padding,
-                      groups=int(groups), _geo=geo, _wshape=w.shape, _cols=cols)
+                      groups=int(groups), _geo=geo, _wshape=w.shape)
     return make(res)
 
 

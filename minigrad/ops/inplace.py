@@ -422,6 +422,8 @@ Tensor._views_follow = views_follow
 
 
 def _regenerate_all(views: list, root: Tensor) -> None:
+    if not views:  # nearly always (an SGD update of a parameter)
+        return
     mode = GRAD.mode
     GRAD.mode = 1  # the rebuilt nodes are recorded as in grad mode
     try:

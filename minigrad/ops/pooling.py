@@ -109,6 +109,7 @@ def _disjoint(kernel_size: tuple, stride: tuple, dilation: tuple) -> bool:
 
 MaxPool2DWithIndicesBackward0 = rule(
     "MaxPool2DWithIndicesBackward0", "self", saves="self kernel_size stride padding dilation ceil_mode result1",
+    tensor_args="result1",
     text="grad_self = zeros, with each window's grad added at its max element (indices)",
     shown={"result1": lambda node, v: make(v)},
     self=lambda grad, self, result1, kernel_size, stride, dilation:
@@ -129,7 +130,7 @@ def _max_pool(x: np.ndarray, pool: Pool, name: str) -> tuple[np.ndarray, np.ndar
     positions = list(np.ndindex(*geo.kernel))
     small = np.int8 if len(positions) < 128 else np.int32  # which position won: small ints add fastest
     which = np.zeros(best.shape, small)
-    better = np.empty(best.shape, bool)
+    better, nan = np.empty(best.shape, bool), np.empty(best.shape, bool)
     step = np.empty(best.shape, small)
     rows = np.arange(geo.small[0])[:, None] * geo.stride[0] - geo.padding[0]
     cols = np.arange(geo.small[1]) * geo.stride[1] - geo.padding[1]
@@ -143,7 +144,7 @@ def _max_pool(x: np.ndarray, pool: Pool, name: str) -> tuple[np.ndarray, np.ndar
         v = w[..., kh, kw]
         np.greater(v, best, out=better)
         if b.dtype.kind == "f":
-            better |= v != v  # NaN
+            better |= np.isnan(v, out=nan)
         if not seen.all():
             first = inside(kh, kw) & ~seen
             better |= first
@@ -153,7 +154,8 @@ def _max_pool(x: np.ndarray, pool: Pool, name: str) -> tuple[np.ndarray, np.ndar
         step *= better
         which += step
     offsets = np.array([kh * geo.dilation[0] * geo.big[1] + kw * geo.dilation[1] for kh, kw in positions], np.int64)
-    indices = rows * geo.big[1] + cols + np.take(offsets, which)
+    indices = np.take(offsets, which)
+    indices += rows * geo.big[1] + cols
     if x.ndim == 3:
         best, indices = best[0], indices[0]
     return best, indices

@@ -130,7 +130,7 @@ class RuleNode(Node):
                 values.append([_unpack(v, ver, create_graph) for v, ver in zip(self._kept_inputs, versions)])
             else:
                 v = self._kept_inputs[key]
-                if v.__class__ is float or v.__class__ is int:  # a Python number: nothing to check
+                if v.__class__ is float or v.__class__ is int or v.__class__ is _ndarray:  # a number: nothing to check
                     values.append(v)
                 else:
                     if v.__class__ is Tensor and v._grad_fn is None and v._extras is not None and \
@@ -207,7 +207,7 @@ class RuleNode(Node):
                 return unpacked(v)
             if v is None or isinstance(v, Tensor):
                 return v
-            return make(np.asarray(v))  # a Python scalar, shown as PyTorch shows it: a 0-d tensor
+            return make(np.array(v))  # a number, shown as PyTorch shows it: a 0-d tensor (a copy: never the cache's)
         if name == "result":
             if self._result is FREED:
                 raise freed_error(self)
@@ -368,7 +368,7 @@ def record(cls, result, inputs: tuple, **args) -> Tensor:
     node = _new_ref(cls, out if TRACK_OUTPUTS[0] else NO_OUTPUT)
     node._sequence_number = next(SEQUENCE)
     meta = None  # what the gradient of the output must look like: an elementwise op's is its input's
-    node._extras = None
+    node._extras = node._metadata = None
     node._args = args or cls._defaults
     node._kept_versions = None
     if len(inputs) == 1:  # an op of one input records only when that input requires grad

@@ -198,7 +198,8 @@ def keep_where(keep, grad):
     A product `grad * keep` is not the same: an inf gradient times 0 is NaN (relu's mask would turn sqrt's inf
     at 0 into NaN), and a negative one times 0 is -0. `np.where` is exact but branches on every element, which
     is slow on random masks like relu's; so on float arrays the dropped elements have their bits cleared
-    instead: one bitwise AND with a mask that is all ones where `keep`, as fast as the product and exact."""
+    instead: the bits times the mask (1 where `keep`, 0 elsewhere), as fast as the product and exact, with no
+    array beside the mask and the result."""
     return _masked(keep, grad, True)
 
 
@@ -215,12 +216,8 @@ def _masked(mask, grad, keep: bool):
     if uint is None:
         zero = grad.dtype.type(0)
         return np.where(mask, grad, zero) if keep else np.where(mask, zero, grad)
-    bits = np.asarray(mask).astype(uint)
-    if keep:
-        np.negative(bits, out=bits)  # True -> all ones, False -> 0
-    else:
-        np.subtract(bits, 1, out=bits)  # True -> 0, False -> all ones
-    return np.bitwise_and(grad.view(uint), bits).view(grad.dtype)
+    kept = mask if keep else np.logical_not(mask)
+    return np.multiply(grad.view(uint), kept, dtype=uint).view(grad.dtype)
 
 
 def data(x):

@@ -97,7 +97,9 @@ print(next(frame.text for frame in player.frames if frame.text.startswith("PowBa
 #    = \sum_i v_i \, \partial g_i / \partial x_j = (H v)_j$ (the Hessian is symmetric).
 #
 # Take $f(x) = \tfrac12 x^\top A x + \sum_i e^{x_i}$, whose Hessian is $A + \mathrm{diag}(e^x)$
-# for a symmetric $A$:
+# for a symmetric $A$. `viz.session()` tells the two passes as a story: each `autograd.grad`
+# call is a step with the gradient it returned. Neither touches `x.grad`: `grad` *returns*
+# gradients, where `backward` adds them into `.grad`.
 
 # %%
 A = torch.tensor([[2.0, 1.0, 0.0], [1.0, 3.0, -1.0], [0.0, -1.0, 1.0]])
@@ -110,10 +112,15 @@ def f(x):
 x = torch.tensor([0.0, 1.0, -1.0], requires_grad=True)
 v = torch.tensor([1.0, 0.0, 2.0])
 
-(g,) = torch.autograd.grad(f(x), x, create_graph=True)  # pass 1
-(hv,) = torch.autograd.grad(g @ v, x)  # pass 2
+with viz.session(params={"x": x}) as story:
+    fx = f(x)
+    (g,) = torch.autograd.grad(fx, x, create_graph=True)  # pass 1
+    gv = g @ v
+    (hv,) = torch.autograd.grad(gv, x)  # pass 2
 print("g  =", g)
 print("Hv =", hv)
+print(story.summary())
+print("x.grad =", x.grad)
 
 # %% [markdown]
 # Check it against the full Hessian (fine for 3 variables), which

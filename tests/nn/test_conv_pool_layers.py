@@ -252,3 +252,37 @@ def test_lenet_like_stack_matches_torch(torch, graph, sync, close):
     sync(tm, mm)
     assert repr(mm) == repr(tm)
     _step(torch, graph, tm, mm, RNG.standard_normal((4, 1, 32, 32)).astype("float32"))
+
+
+
+def test_max_pool_frees_its_indices_after_backward_as_torch(torch):
+    """result1 (the indices) is a saved tensor in PyTorch: a backward without retain_graph frees it, as it
+    frees `self`, and reading it afterwards raises."""
+    x = RNG.permutation(32).reshape(1, 2, 4, 4).astype("float64")
+    kept = {}
+    for lib in (torch, minigrad):
+        out = lib.nn.functional.max_pool2d(lib.tensor(x, requires_grad=True), 2)
+        out.sum().backward(retain_graph=True)
+        kept[lib] = out.grad_fn._saved_result1.tolist()
+        out.sum().backward()
+        with pytest.raises(RuntimeError, match="Trying to backward through the graph a second time"):
+            out.grad_fn._saved_result1
+    assert kept[minigrad] == kept[torch]
+
+
+def test_a_recorded_convolution_holds_only_its_output():
+    """The graph keeps the input and weight it was given, and the output: not im2col's columns (25 times the
+    input here), which made every LeNet training step outgrow the heap glibc keeps (bench/README.md, W8)."""
+    import tracemalloc
+
+    x = minigrad.tensor(RNG.standard_normal((64, 1, 28, 28)).astype("float32"))
+    conv = nn.Conv2d(1, 6, 5, padding=2)
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        y = conv(x)
+        held = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    assert y.grad_fn.name() == "ConvolutionBackward0"
+    assert held < 1.1 * y.detach().numpy().nbytes

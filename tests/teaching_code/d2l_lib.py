@@ -4,7 +4,9 @@ Source: github.com/d2l-ai/d2l-en, d2l/torch.py (commit 23d7a5ae; sample code und
 aliases (`d2l.zeros`, `d2l.reduce_sum`, ...), `HyperParameters.save_hyperparameters`, `add_to_class`,
 `Module`, `DataModule.get_tensorloader`, `Trainer` (fit, fit_epoch, clip_gradients), `Classifier`
 (loss, accuracy, layer_summary), `SGD`, `SyntheticRegressionData`, `Vocab`, `TimeMachine`,
-`check_len`, `check_shape`. Changes, so that a test runs offline and both libraries see the same numbers:
+`check_len`, `check_shape`, `RNNLMScratch` (the language model of the RNN-from-scratch chapter, which the
+concise RNN, GRU and LSTM sections subclass), `swapaxes`. Changes, so that a test runs offline and both
+libraries see the same numbers:
 - plotting (ProgressBoard, matplotlib) -> `Module.plot` appends the value to `model.board[key]`;
 - `get_tensorloader`'s `shuffle=train` -> a NumPy-driven sampler (the same order in both libraries);
 - random data (`d2l.randn` in SyntheticRegressionData) -> NumPy draws; downloads (The Time Machine,
@@ -45,6 +47,7 @@ def make_d2l(torch) -> types.SimpleNamespace:
     d2l.transpose = lambda x, *args, **kwargs: x.t(*args, **kwargs)
     d2l.reduce_mean = lambda x, *args, **kwargs: x.mean(*args, **kwargs)
     d2l.expand_dims = lambda x, *args, **kwargs: x.unsqueeze(*args, **kwargs)
+    d2l.swapaxes = lambda x, *args, **kwargs: x.swapaxes(*args, **kwargs)
 
     def add_to_class(Class):
         def wrapper(obj):
@@ -277,8 +280,56 @@ def make_d2l(torch) -> types.SimpleNamespace:
     def check_shape(a, shape):
         assert a.shape == shape, f'tensor\'s shape {a.shape} != expected shape {shape}'
 
+    class RNNLMScratch(Classifier):
+        """The RNN-based language model implemented from scratch."""
+        def __init__(self, rnn, vocab_size, lr=0.01):
+            super().__init__()
+            self.save_hyperparameters()
+            self.init_params()
+
+        def init_params(self):
+            self.W_hq = nn.Parameter(
+                d2l.randn(
+                    self.rnn.num_hiddens, self.vocab_size) * self.rnn.sigma)
+            self.b_q = nn.Parameter(d2l.zeros(self.vocab_size))
+
+        def training_step(self, batch):
+            l = self.loss(self(*batch[:-1]), batch[-1])
+            self.plot('ppl', d2l.exp(l), train=True)
+            return l
+
+        def validation_step(self, batch):
+            l = self.loss(self(*batch[:-1]), batch[-1])
+            self.plot('ppl', d2l.exp(l), train=False)
+
+        def one_hot(self, X):
+            # Output shape: (num_steps, batch_size, vocab_size)
+            return F.one_hot(X.T, self.vocab_size).type(torch.float32)
+
+        def output_layer(self, rnn_outputs):
+            outputs = [d2l.matmul(H, self.W_hq) + self.b_q for H in rnn_outputs]
+            return d2l.stack(outputs, 1)
+
+        def forward(self, X, state=None):
+            embs = self.one_hot(X)
+            rnn_outputs, _ = self.rnn(embs, state)
+            return self.output_layer(rnn_outputs)
+
+        def predict(self, prefix, num_preds, vocab, device=None):
+            state, outputs = None, [vocab[prefix[0]]]
+            for i in range(len(prefix) + num_preds - 1):
+                X = d2l.tensor([[outputs[-1]]], device=device)
+                embs = self.one_hot(X)
+                rnn_outputs, state = self.rnn(embs, state)
+                if i < len(prefix) - 1:  # Warm-up period
+                    outputs.append(vocab[prefix[i + 1]])
+                else:  # Predict num_preds steps
+                    Y = self.output_layer(rnn_outputs)
+                    outputs.append(int(d2l.reshape(d2l.argmax(Y, axis=2), 1)))
+            return ''.join([vocab.idx_to_token[i] for i in outputs])
+
     for obj in (add_to_class, HyperParameters, Module, DataModule, Trainer, Classifier, SGD,
-                SyntheticRegressionData, Vocab, TimeMachine, check_len, check_shape):
+                SyntheticRegressionData, Vocab, TimeMachine, check_len, check_shape, RNNLMScratch):
         setattr(d2l, obj.__name__, obj)
     d2l.try_gpu = lambda i=0: torch.device('cpu')
     return d2l

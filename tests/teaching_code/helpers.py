@@ -26,9 +26,10 @@ def numpy_init(lib, model, seed: int, linear_std: float | None = None) -> None:
     """Overwrite the parameters of Linear/Conv/Embedding layers with NumPy draws, in place.
 
     The distributions are PyTorch's defaults (U(-1/sqrt(fan_in), +1/sqrt(fan_in)) for weights and
-    biases of Linear and Conv layers, N(0, 1) for Embedding), or N(0, linear_std) weights with zero
-    biases when `linear_std` is given (what gpt.py's `_init_weights` draws). LayerNorm/BatchNorm
-    parameters start deterministic (ones, zeros) and are left alone.
+    biases of Linear and Conv layers, U(-1/sqrt(hidden_size), +1/sqrt(hidden_size)) for every parameter of
+    the recurrent layers, N(0, 1) for Embedding), or N(0, linear_std) weights with zero biases when
+    `linear_std` is given (what gpt.py's `_init_weights` draws). LayerNorm/BatchNorm parameters start
+    deterministic (ones, zeros) and are left alone.
     """
     rng = np.random.default_rng(seed)
     with lib.no_grad():
@@ -39,6 +40,8 @@ def numpy_init(lib, model, seed: int, linear_std: float | None = None) -> None:
                 continue
             weight = own.get("weight")
             fan_in = math.prod(tuple(weight.shape)[1:]) if weight is not None and weight.dim() > 1 else 1
+            if kind in ("RNN", "GRU", "LSTM", "RNNCell", "GRUCell", "LSTMCell"):
+                fan_in = module.hidden_size
             for name, p in own.items():
                 shape = tuple(p.shape)
                 if kind == "Embedding":

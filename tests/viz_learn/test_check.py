@@ -204,3 +204,42 @@ def test_integer_inputs_keep_their_dtype(lib):
     (node,) = viz.gradcheck_graph(loss).nodes
     (bad,) = node.wrong_inputs
     assert bad.name == "x" and bad.scale == pytest.approx(2 / 3, rel=1e-4)
+
+
+def test_opening_a_folded_module_keeps_the_checks_and_the_comparison(mg, pgv):
+    """Opening a folded module in the player makes its steps again: the verdicts of check=True and of
+    compare= go with them (they were lost, as the source lines were; PyTorch's nodes carry no module)."""
+    _, BadExp, _, _ = _functions(mg)
+    nn = mg.nn
+
+    class Block(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(2, 2)
+
+        def forward(self, x):
+            return BadExp.apply(self.fc(x))
+
+    mg.manual_seed(0)
+    model = nn.Sequential(nn.Linear(2, 2), Block()).double()
+
+    class Widget:  # what Player._on_msg sets on the page's widget
+        svg = svg_alt = ""
+        data: dict = {}
+
+    def opened(player):
+        player._on_msg(Widget(), {"type": "expand", "scope": "1"}, [])
+        return player
+
+    x = mg.randn(1, 2, dtype=mg.float64)
+    checked = opened(viz.animate(model(x).sum(), params=model, fold="module", check=True))
+    (bad,) = [f for f in checked.frames if f.check is not None]
+    assert bad.name == "BadExpBackward" and bad.check.verdict == "wrong"
+    assert ("check", bad.check.text) in bad.lines and CHECK_FILL["wrong"] in checked.scene.dot
+
+    loss = model(x).sum()
+    params = dict(model.named_parameters())
+    cmp = viz.compare(loss, mine={"0.weight": np.zeros((2, 2))}, params=params)
+    compared = opened(viz.animate(model(x).sum(), params=params, fold="module", compare=cmp))
+    said = [text for f in compared.frames for kind, text in f.lines if kind == "check"]
+    assert said == ["your gradient: " + e.text for e in cmp.entries], said

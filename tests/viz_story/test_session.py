@@ -122,6 +122,7 @@ def test_everything_is_put_back(lib):
     import importlib
 
     cls_backward = lib.Tensor.__dict__["backward"]
+    functions = (lib.autograd.backward, lib.autograd.grad)
     optimizer = importlib.import_module(f"{lib.__name__}.optim.optimizer")
     hooks = (len(optimizer._global_optimizer_pre_hooks), len(optimizer._global_optimizer_post_hooks))
     w, x, _ = _params(lib)
@@ -130,6 +131,7 @@ def test_everything_is_put_back(lib):
         loss.backward()
         loss.backward()
     assert lib.Tensor.__dict__["backward"] is cls_backward
+    assert (lib.autograd.backward, lib.autograd.grad) == functions
     assert (len(optimizer._global_optimizer_pre_hooks), len(optimizer._global_optimizer_post_hooks)) == hooks
     with pytest.raises(ValueError), viz.session():
         raise ValueError("not an autograd error: never swallowed")
@@ -174,9 +176,12 @@ def test_module_parameters_and_adam(lib):
         np.testing.assert_allclose(c.before, before[c.name.split(".", 1)[1]], rtol=1e-12)
         np.testing.assert_allclose(c.after, _np(dict(model.named_parameters())[c.name.split(".", 1)[1]]),
                                    rtol=1e-12)
-        assert c.rule.startswith("changed by [")  # Adam's first step moves each weight by lr, against the sign
+        # Adam's first step moves each weight by lr, against the sign of its gradient: m̂ = g, v̂ = g²
+        assert c.rule.startswith("t = 1, m̂ = [") and "p ← p − lr·m̂/(√v̂ + eps) = " in c.rule
         np.testing.assert_allclose(np.abs(c.after - c.before), 0.5, rtol=1e-6)
-    assert step.lines[-1][1].startswith("Adam updates each parameter in place")
+        np.testing.assert_allclose(c.terms["after"], c.after, rtol=1e-9)
+    assert step.lines[-1][1] == ("Adam: m̂ = m/(1 − β1^t), v̂ = v/(1 − β2^t);  p ← p − lr·m̂/(√v̂ + eps) (lr = 0.5, "
+                                 "β1, β2 = 0.9, 0.999, eps = 1e-08), in place (each parameter's version goes up).")
 
 
 def test_a_saved_value_changed_in_place_is_not_called_freed(lib):
@@ -185,3 +190,90 @@ def test_a_saved_value_changed_in_place_is_not_called_freed(lib):
     y.mul_(2)
     source = viz.draw(y, show_saved=True).source
     assert "saved result = changed in place since saved" in source and "freed" not in source
+
+
+def _grad_story(lib, session=None):
+    """autograd.grad (retain_graph), autograd.backward, then autograd.grad on the freed graph: what a learner
+    would print after each call, with or without a session around the calls."""
+    w, x, _ = _params(lib)
+    x.requires_grad_(True)
+    seen = []
+    with session if session is not None else _Nothing():
+        loss = (w * x).sum()
+        gw, gx = lib.autograd.grad(loss, [w, x], retain_graph=True)
+        seen.append((_np(gw), _np(gx), w.grad, x.grad))
+        lib.autograd.backward([loss])
+        seen.append((_np(w.grad), _np(x.grad)))
+        lib.autograd.grad(loss, w)
+    return seen
+
+
+class _Nothing:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
+def test_autograd_grad_and_backward_are_steps(lib):
+    with pytest.raises(RuntimeError) as plain_error:
+        _grad_story(lib)
+    s = viz.session()
+    seen = _grad_story(lib, s)
+    (gw, gx, w_grad, x_grad), (w_after, x_after) = seen
+    assert w_grad is None and x_grad is None  # autograd.grad leaves .grad alone, in the session too
+    assert [st.kind for st in s.steps] == ["start", "grad", "backward", "error", "done"]
+    grad, backward, error = s.steps[1:4]
+    assert grad.title == "autograd.grad(loss, [w, x], retain_graph=True)"
+    assert [n for n, _ in grad.results] == ["w", "x"] and grad.changes == []
+    np.testing.assert_allclose(grad.results[0][1], gw, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(grad.results[1][1], gx, rtol=1e-9, atol=1e-12)
+    assert ("result", "returns the gradient for w: [3, 4]") in grad.lines
+    assert ("note", "autograd.grad returns the gradients and leaves every .grad as it was.") in grad.lines
+    assert backward.title == "autograd.backward(loss)"
+    assert [(c.name, c.before) for c in backward.changes] == [("w", None), ("x", None)]
+    np.testing.assert_allclose(backward.changes[0].after, w_after, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(backward.changes[1].after, x_after, rtol=1e-9, atol=1e-12)
+    assert any(k == "freed" and "MulBackward0" in t for k, t in backward.lines) and backward.freed
+    assert error.title == "autograd.grad(loss, w) failed" and error.error == str(plain_error.value)
+    assert any("freed after the backward of step 2" in t for _, t in error.lines)
+    steps = s.player().data["steps"]
+    assert steps[2]["freed"] == backward.freed and len(steps[2]["changed"]) == 2  # w's and x's boxes
+
+
+def test_grad_with_create_graph_then_backward_through_it(lib):
+    """A Hessian-vector product: the gradient autograd.grad returns under create_graph=True is itself
+    differentiated by the next backward."""
+    values, v = np.array([1.0, 2.0]), np.array([0.5, -1.0])
+    w = lib.tensor(values, requires_grad=True)
+    with viz.session(params={"w": w}) as s:
+        (g,) = lib.autograd.grad((w ** 3).sum(), w, create_graph=True)
+        (g * lib.tensor(v)).sum().backward()
+    plain_w = lib.tensor(values, requires_grad=True)
+    (plain_g,) = lib.autograd.grad((plain_w ** 3).sum(), plain_w, create_graph=True)
+    (plain_g * lib.tensor(v)).sum().backward()
+    assert [st.kind for st in s.steps] == ["start", "grad", "backward", "done"]
+    grad, backward = s.steps[1:3]
+    assert grad.title.endswith(", w, create_graph=True)")
+    np.testing.assert_allclose(grad.results[0][1], _np(plain_g), rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(backward.changes[0].after, _np(plain_w.grad), rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(backward.changes[0].after, 6 * values * v, rtol=1e-9)
+
+
+def test_a_name_bound_again_in_the_block_is_watched(lib):
+    """With params=, the scope's tensors from before the block are left out by id: a tensor the block drops
+    (its name bound again) must not hand its id to a new one, which would then be left out too."""
+    x = lib.tensor(np.array([1.0, 2.0]), requires_grad=True)
+    g = lib.tensor(np.array([5.0, 6.0]))  # bound again in the block: the old tensor is dropped there
+    with viz.session(params={"x": x}) as s:
+        y = (x * x).sum()
+        (g,) = lib.autograd.grad(y, x, create_graph=True)
+        for _ in range(20):  # new tensors, any of which might take the old g's id
+            gv = (g * 2.0).sum()
+            (hv,) = lib.autograd.grad(gv, x, retain_graph=True)
+    titles = [st.title for st in s.steps if st.kind == "grad"]
+    assert titles[0] == "autograd.grad(y, x, create_graph=True)"
+    assert set(titles[1:]) == {"autograd.grad(gv, x, retain_graph=True)"}
+    np.testing.assert_allclose(s.steps[-2].results[0][1], [4.0, 4.0])
+    del hv

@@ -175,3 +175,41 @@ def test_animate_payload_maps_nodes_to_lines(lib):
     ran = {f.node: f.source for f in player.frames if f.kind == "run"}
     assert sources == ran and len(set(sources.values())) == 1
     assert next(iter(sources.values())).endswith("# payload-line")
+
+
+def test_opening_a_folded_module_keeps_the_source_lines(mg, pgv):
+    """The bug: after a folded module was opened in the player, its steps had no source lines and the page
+    no source map, so clicking a line lit nothing up. (PyTorch's nodes carry no module to fold by.)"""
+    lib = mg
+    nn = lib.nn
+
+    class Block(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(2, 2)
+
+        def forward(self, x):
+            return self.fc(x) * x  # line-block
+
+    lib.manual_seed(0)
+    model = nn.Sequential(nn.Linear(2, 2), Block()).double()
+    with viz.source_lines():
+        loss = model(lib.randn(1, 2, dtype=lib.float64)).sum()  # line-loss
+    player = viz.animate(loss, params=model, fold="module", source=True)
+    folded = player.data["sources"]
+    assert any(t.endswith("# line-loss") for t in folded.values())
+
+    class Widget:  # what Player._on_msg sets on the page's widget
+        svg = svg_alt = ""
+        data: dict = {}
+
+    widget = Widget()
+    player._on_msg(widget, {"type": "expand", "scope": "1"}, [])
+    opened = widget.data["sources"]
+    assert opened == player.data["sources"] and len(opened) > len(folded)
+    lines = {t for t in opened.values()}
+    assert any(t.endswith("# line-block") for t in lines) and any(t.endswith("# line-loss") for t in lines)
+    # every step about a node of the block starts with the line that made it
+    block = [f for f in player.frames if f.source and f.source.endswith("# line-block")]
+    assert block and all(f.lines[0] == ("source", f.source) for f in block)
+    assert {f.node for f in block} <= set(opened)

@@ -70,6 +70,12 @@ EXCLUSIONS = (
         "no `torch.linalg` beyond vector norms, convolutions, JIT or forward-mode AD.",
     ),
     Exclusion(
+        "Recurrent layers.",
+        "as a Python loop of ordinary ops over time steps",
+        "Modules are not drawn (see Random numbers); tests/nn/test_rnn_layers.py compares the recurrent layers' "
+        "values, states and gradients with PyTorch's.",
+    ),
+    Exclusion(
         "Saved-tensor hooks.",
         "identity hooks give back the saved tensor object itself",
         "Programs set no saved-tensor hooks (the identity of an unpacked tensor is all that differs; "
