@@ -93,6 +93,7 @@ def tensor(data, *, dtype=None, device=None, requires_grad: bool = False, pin_me
                       "minigrad.tensor(sourceTensor).", UserWarning, stacklevel=2)
         arr = np.array(data._data, dtype=_dtypes.to_np(dtype) if dtype is not None else None, copy=True)
         return _finish(arr, requires_grad, device)
+    numbers = None
     if isinstance(data, np.ndarray):
         np_dtype = _dtypes.to_np(dtype) if dtype is not None else _np_supported(data.dtype)
     elif isinstance(data, np.generic):
@@ -103,13 +104,12 @@ def tensor(data, *, dtype=None, device=None, requires_grad: bool = False, pin_me
             np_dtype = _dtypes.to_np(dtype) if dtype is not None else _number_dtype(numbers)
         else:
             np_dtype = _dtypes.to_np(dtype) if dtype is not None else _infer_np(data)
-            data = _as_array_data(data)
     try:
         with np.errstate(over="ignore"):  # a float beyond float32's range becomes inf, as in PyTorch, silently
-            arr = np.array(data, dtype=np_dtype, copy=True)
+            arr = np.array(data if numbers is not None else _as_array_data(data), dtype=np_dtype, copy=True)
     except ValueError:  # a ragged list: PyTorch's error, or an empty tensor if it has no elements
         sizes = _sizes(data)
-        _check_nesting(data, sizes, 0)
+        _check_nesting(data, sizes, 0, np.dtype(np_dtype).kind == "f")
         arr = np.zeros(sizes, np_dtype)
     if arr.dtype == object:
         raise TypeError("tensor(): data must be numbers or nested sequences of numbers of the same length")
@@ -129,12 +129,15 @@ def _sizes(data) -> list:
     return sizes
 
 
-def _check_nesting(obj, sizes: list, dim: int) -> None:
+def _check_nesting(obj, sizes: list, dim: int, floating: bool) -> None:
     """Every sequence at depth `dim` has the length `sizes[dim]`, with PyTorch's errors (checked only when NumPy
-    finds the data ragged; PyTorch looks at no element of a tensor that has none)."""
+    finds the data ragged; PyTorch looks at no element of a tensor that has none). A sequence where a number
+    belongs is refused as PyTorch's conversion to the inferred dtype refuses it (`floating`: a float dtype)."""
     if dim == len(sizes):
         if isinstance(obj, (list, tuple)):
-            raise TypeError(f"must be real number, not {type(obj).__name__}")
+            name = type(obj).__name__
+            raise TypeError(f"must be real number, not {name}" if floating
+                            else f"'{name}' object cannot be interpreted as an integer")
         return
     if isinstance(obj, (Tensor, np.ndarray)):
         got = obj.shape[0] if obj.ndim else 0
@@ -147,7 +150,7 @@ def _check_nesting(obj, sizes: list, dim: int) -> None:
         raise ValueError(f"expected sequence of length {sizes[dim]} at dim {dim} (got {len(obj)})")
     if math.prod(sizes):
         for item in obj:
-            _check_nesting(item, sizes, dim + 1)
+            _check_nesting(item, sizes, dim + 1, floating)
 
 
 def _np_supported(d: np.dtype) -> np.dtype:

@@ -43,11 +43,11 @@ _numbers = st.one_of(st.booleans(), st.integers(-(2 ** 40), 2 ** 40),
                      st.floats(allow_nan=True, allow_infinity=True, width=64))
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=300, deadline=None)
 @given(st.one_of(st.lists(_numbers, max_size=5),
                  st.integers(0, 3).flatmap(lambda n: st.lists(st.lists(_numbers, min_size=n, max_size=n), max_size=4)),
                  st.lists(st.lists(st.lists(_numbers, min_size=2, max_size=2), min_size=1, max_size=2), max_size=3),
-                 st.lists(st.one_of(_numbers, st.lists(_numbers, max_size=2)), max_size=3)))
+                 st.lists(st.one_of(_numbers, st.lists(_numbers, max_size=2), st.tuples(_numbers)), max_size=3)))
 def test_tensor_of_nested_python_numbers_matches_torch(torch, data):
     """Lists of Python numbers, and lists of such rows (read without a Python-level walk), and what the walk reads
     (deeper nesting, ragged rows): the same dtype, shape and values as torch, or the same error."""
