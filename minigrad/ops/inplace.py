@@ -23,7 +23,7 @@ from .._dtypes import checked
 from .._random import default_generator
 from .._state import GRAD
 from .._tensor import Tensor, make
-from ..autograd.graph import Node, accumulator, forward_op_name, freed_error, new_node
+from ..autograd.graph import Node, accumulator, forward_op_name, freed_error, metadata_of, new_node
 from . import views as S
 from . import xp
 from .operands import as_operand, broadcast_error, kind_name
@@ -249,6 +249,7 @@ def _adopt(t: Tensor, out: Tensor) -> None:
     t._grad_fn = node
     t._requires_grad = True
     t._output_nr = 0
+    node._input_metadata = metadata_of(t._data)  # the result was cast into t's dtype: its gradient has that dtype
     node._set_output(t)
     _move_retain(t, old, old_nr)
     save_result(node, t)

@@ -16,7 +16,7 @@ from .._stacklevel import user_stacklevel
 from .._state import GRAD
 from .._tensor import Tensor, make
 from . import xp
-from .operands import kind_name
+from .operands import kind_name, promoted
 from .recording import record, rule
 from .registry import Sample, declare
 
@@ -363,11 +363,12 @@ def mse_loss(input: Tensor, target: Tensor, size_average=None, reduce=None, redu
     """Mean squared error (MseLossBackward0)."""
     red = _reduction(reduction, size_average, reduce)
     input, target = _pointwise_loss_args("mse_loss", input, target, weight)
-    kind = np.result_type(input._data, target._data)
+    a, b = promoted(input, target)  # PyTorch's promotion: an int 0-d input and a float32 target give float32
+    kind = np.result_type(a, b)
     if kind.kind != "f":
         raise NotImplementedError(f"\"mse_cpu\" not implemented for '{kind_name(kind)}'")
     with np.errstate(all="ignore"):  # inf - inf is nan and 1e300² is inf, silently (as in PyTorch)
-        d = input._data - target._data
+        d = a - b
         res = _reduce(d * d, red)
     if _tracked(input, target):
         return record(MseLossBackward0, res, (input, target), reduction=red)

@@ -255,3 +255,35 @@ def test_nll_loss_gradient_is_plus_zero_off_the_target(torch, reduction):
         return signs(x.grad), np.round(values(x.grad), 5).tolist()  # (float32: the last bits may differ)
 
     compare(torch, case)
+
+
+# -- dtypes the fuzzer found different ------------------------------------------------------------------------------
+def _dtype(t) -> str:
+    return str(t.dtype).split(".")[-1]
+
+
+def test_mse_loss_promotes_as_pytorch(torch):
+    """An int 0-d input against a float32 target is float32 (PyTorch's promotion), not NumPy's float64."""
+    def case(lib):
+        x = lib.tensor(np.array([[[0.5]]], dtype="float32"), requires_grad=True)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # the broadcast warning, the same in both
+            loss = lib.nn.functional.mse_loss(lib.tensor(np.array(2, dtype="int64")), x)
+        loss.backward()
+        return [_dtype(loss), loss.item(), _dtype(x.grad), values(x.grad)]
+    compare(torch, case)
+
+
+def test_in_place_op_into_a_narrower_dtype_has_gradients_of_that_dtype(torch):
+    """`v /= x` with v float32 and x float64 keeps v float32; the gradient its new node receives is float32 too."""
+    def case(lib):
+        with lib.no_grad():
+            v = lib.relu(lib.tensor(np.array([[[1.0]]], dtype="float32")))
+        x = lib.tensor(np.array([[[2.0]]], dtype="float64"), requires_grad=True)
+        v /= x
+        loss = v.sum()
+        loss.backward(retain_graph=True, inputs=[v])
+        out = [_dtype(v), _dtype(v.grad), values(v.grad)]
+        loss.backward(inputs=[x])
+        return out + [_dtype(x.grad), values(x.grad)]
+    compare(torch, case)
