@@ -386,7 +386,18 @@ def sum_to_size(self, *size):
 
 
 # -- the rest of the reductions ------------------------------------------------------------------------
-class _ReturnType(tuple):
+class StructSeq(tuple):
+    """A `minigrad.return_types` tuple. PyTorch's are C structseqs, whose errors give the full name
+    (`'torch.return_types.max' object does not support item assignment`); a tuple subclass's say `'max'`."""
+
+    def __setitem__(self, key, value):
+        raise TypeError(f"'minigrad.return_types.{type(self).__name__}' object does not support item assignment")
+
+    def __delitem__(self, key):
+        raise TypeError(f"'minigrad.return_types.{type(self).__name__}' object doesn't support item deletion")
+
+
+class _ReturnType(StructSeq):
     """`minigrad.return_types.max(values=..., indices=...)`: a named pair, printed as PyTorch does."""
 
     _kind = "max"

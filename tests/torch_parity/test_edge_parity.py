@@ -846,9 +846,20 @@ def test_cumsum_gradient_of_an_inf(torch):
     pytest.param(lambda t: t.tensor(1.0).unbind(1), id="unbind-0d-dim-1"),
     pytest.param(lambda t: t.autograd.grad(t.tensor(1.0) * 2, [t.tensor(1.0)]), id="grad-checks-outputs-first"),
     pytest.param(lambda t: t.tensor([True]).clamp_(min=0), id="clamp_-bool-int-bound"),
+    pytest.param(lambda t: t.zeros(2).norm(0, p=2), id="Tensor.norm-twice-p"),
+    pytest.param(lambda t: t.norm(t.zeros(2), 0, p=2), id="norm-twice-p"),
+    pytest.param(lambda t: t.zeros(2).unflatten(0, (2,), dim=0), id="Tensor.unflatten-twice-dim"),
+    pytest.param(lambda t: _set(t.max(t.zeros(2, 2), 0), 0, 1.0), id="return_types.max-setitem"),
+    pytest.param(lambda t: _set(t.sort(t.zeros(2)), 1, 1.0), id="return_types.sort-setitem"),
+    pytest.param(lambda t: _delete(t.min(t.zeros(2, 2), 0), 0), id="return_types.min-del"),
+    pytest.param(lambda t: _set(t.histogram(t.zeros(2)), 0, 1.0), id="return_types.histogram-setitem"),
 ])
 def test_error_texts_found_by_the_fuzzer(torch, fn):
     assert_same(torch, fn)
+
+
+def _delete(x, key):
+    del x[key]
 
 
 @pytest.mark.parametrize("differentiate", [
