@@ -382,6 +382,8 @@ def setitem(self, key, value):
     inplace.own_array(self)
     tracked = GRAD.mode > 0 and (self._requires_grad or (value._requires_grad and self._data.dtype.kind == "f"))
     if not tracked:
+        if GRAD.mode > 0 and value._requires_grad:  # autograd's check comes first, whatever self's dtype
+            inplace.check_inplace(self, True)
         inplace.check_inference(self)
         _write_untracked(self, basic, akey, value)
         inplace.renew_view_nodes(self)
@@ -392,10 +394,13 @@ def setitem(self, key, value):
         _copy_to(dst, value)
         return
     one_mask = len(akey) == 1 and akey[0].dtype.kind == "b" and value._data.ndim == 0  # PyTorch's masked_fill_ path
-    if value._data.dtype != dst._data.dtype and not one_mask:
-        raise RuntimeError(f"Index put requires the source and destination dtypes match, got "
-                           f"{inplace.kind_name(dst._data.dtype)} for the destination and "
-                           f"{inplace.kind_name(value._data.dtype)} for the source.")
+    inplace.check_inplace(dst, True)  # PyTorch's order: autograd's check, the overlap, then the dtypes
+    if not one_mask:
+        inplace.check_overlap(dst._data, (value,), full_too=True)
+        if value._data.dtype != dst._data.dtype:
+            raise RuntimeError(f"Index put requires the source and destination dtypes match, got "
+                               f"{inplace.kind_name(dst._data.dtype)} for the destination and "
+                               f"{inplace.kind_name(value._data.dtype)} for the source.")
     stripped = _strip_leading_ones(value._data.shape)
     if stripped != value._data.shape:
 
@@ -453,15 +458,17 @@ def _write_untracked(self: Tensor, basic: tuple, akey, value: Tensor) -> None:
         inplace.write_into(self, vkey, b)
         return
     one_mask = len(akey) == 1 and akey[0].dtype.kind == "b" and vdata.ndim == 0  # PyTorch's masked_fill_ path
-    if vdata.dtype != target.dtype and not one_mask:
-        raise RuntimeError(f"Index put requires the source and destination dtypes match, got "
-                           f"{kind_name(target.dtype)} for the destination and {kind_name(vdata.dtype)} for the "
-                           "source.")
-    _check_masks(akey, target.shape)
     if inplace.internal_overlap(target):  # an expanded tensor: PyTorch warns, then writes into the shared memory
         warnings.warn(INDEX_PUT_EXPANDED, UserWarning, stacklevel=user_stacklevel())
         if one_mask:  # PyTorch's index_put_ hands this case on to masked_fill_, which warns too
             warnings.warn(inplace.MASKED_FILL_EXPANDED, UserWarning, stacklevel=user_stacklevel())
+    if not one_mask:
+        inplace.check_overlap(target, (value,), full_too=True)
+        if vdata.dtype != target.dtype:
+            raise RuntimeError(f"Index put requires the source and destination dtypes match, got "
+                               f"{kind_name(target.dtype)} for the destination and {kind_name(vdata.dtype)} for "
+                               "the source.")
+    _check_masks(akey, target.shape)
     try:
         inplace.write_into(self, vkey, vdata.reshape(_strip_leading_ones(vdata.shape)) if vdata.ndim else vdata,
                            then=akey)

@@ -93,30 +93,38 @@ def writable(t: Tensor, arr: np.ndarray) -> None:
         raise RuntimeError(INTERNAL_OVERLAP)
 
 
-def check_overlap(out: np.ndarray, others) -> None:
+OVERLAP = ("unsupported operation: some elements of the input tensor and the written-to tensor refer to a single "
+           "memory location. Please clone() the tensor before performing the operation.")
+
+
+def check_overlap(out: np.ndarray, others, full_too: bool = False) -> None:
     """PyTorch's check before an in-place write that reads other tensors: none may share only part of the memory
-    written to (`v.add_(v[0])`; all of it with the same layout, `v.add_(v)`, is fine)."""
+    written to (`v.add_(v[0])`; all of it with the same layout, `v.add_(v)`, is fine). `full_too`: not even all of
+    it (PyTorch's assert_no_overlap, as index_put_ does it: `v[[0]] = v`)."""
     for other in others:
-        if isinstance(other, Tensor) and _partial_overlap(out, other._data):
-            raise RuntimeError("unsupported operation: some elements of the input tensor and the written-to tensor "
-                               "refer to a single memory location. Please clone() the tensor before performing the "
-                               "operation.")
+        if isinstance(other, Tensor):
+            status = overlap_status(out, other._data)
+            if status == "partial" or (full_too and status == "full"):
+                raise RuntimeError(OVERLAP)
 
 
-def _partial_overlap(a: np.ndarray, b: np.ndarray) -> bool:
-    """PyTorch's get_overlap_status(a, b) == Partial. It only tells when both are dense (a permutation of a
-    contiguous block); otherwise it gives up and lets the write happen."""
-    if a is b or a.size == 0 or b.size == 0:
-        return False
+def overlap_status(a: np.ndarray, b: np.ndarray) -> str | None:
+    """PyTorch's get_overlap_status(a, b): "full" (the same elements in the same layout), "partial", or None
+    (none shared, or too hard to tell: PyTorch only tells when both are dense, a permutation of a contiguous
+    block, and otherwise lets the write happen)."""
+    if a is b:
+        return "full"
+    if a.size == 0 or b.size == 0:
+        return None
     if (a.base if a.base is not None else a) is not (b.base if b.base is not None else b):
-        return False  # different memory
+        return None  # different memory
     if not (_dense(a) and _dense(b)):
-        return False
+        return None
     a0, b0 = a.__array_interface__["data"][0], b.__array_interface__["data"][0]
     a1, b1 = a0 + a.nbytes, b0 + b.nbytes
     if (a0, a1) == (b0, b1):
-        return a.strides != b.strides
-    return a0 < b1 and b0 < a1
+        return "full" if a.strides == b.strides else "partial"
+    return "partial" if a0 < b1 and b0 < a1 else None
 
 
 def _dense(a: np.ndarray) -> bool:
@@ -134,10 +142,14 @@ def write_into(t: Tensor, key, vdata, then=None) -> None:
     read-only in NumPy even where PyTorch writes into it (a part of it in which no two elements share memory, or a
     fill): the values then go into the memory it covers in its base."""
     if t._data.flags.writeable or t._base is None:
+        arr = t._data
+        if not arr.flags.writeable:  # the detach() of an expanded tensor: a writable alias of the same memory
+            arr = arr.view()
+            arr.flags.writeable = True
         if then is None:
-            t._data[key] = vdata
+            arr[key] = vdata
         else:
-            t._data[key][then] = vdata
+            arr[key][then] = vdata
         return
     root = t._base
     own_array(root)
@@ -177,12 +189,12 @@ def _write(t: Tensor, key, vdata, overlap_ok: bool = False) -> None:
 def _store(self: Tensor, res: np.ndarray, overlap_ok: bool = False) -> None:
     """Write an out-of-place result back into `self`, with PyTorch's cast and shape rules (`overlap_ok`: the write
     may go into an expanded tensor, its elements sharing memory agreeing on their value)."""
+    if res.shape != self._data.shape:  # PyTorch's TensorIterator checks shapes before dtypes
+        raise RuntimeError(f"output with shape {list(self._data.shape)} doesn't match the broadcast shape "
+                           f"{list(res.shape)}")
     if res.dtype != self._data.dtype and not np.can_cast(res.dtype, self._data.dtype, "same_kind"):
         raise RuntimeError(f"result type {kind_name(res.dtype)} can't be cast to the desired output type "
                            f"{kind_name(self._data.dtype)}")
-    if res.shape != self._data.shape:
-        raise RuntimeError(f"output with shape {list(self._data.shape)} doesn't match the broadcast shape "
-                           f"{list(res.shape)}")
     _write(self, Ellipsis, res, overlap_ok)
 
 
@@ -193,17 +205,22 @@ def _tracked(self: Tensor, others) -> bool:
         self._data.dtype.kind == "f" and any(isinstance(a, Tensor) and a._requires_grad for a in others)))
 
 
-def run_inplace(self: Tensor, compute, others=(), overlap_ok: bool = False) -> Tensor:
+def run_inplace(self: Tensor, compute, others=(), overlap_ok: bool = False, inputs_overlap_ok: bool = False) -> Tensor:
     """Apply an in-place op to `self`. `compute(src)` returns the op's out-of-place result for input `src`
     (recording its node when grad mode is on and something requires grad); `others` are its other arguments.
     `overlap_ok`: PyTorch allows the op into an expanded tensor and does not check its inputs for overlap (fill_
-    and zero_ write one number everywhere, read first; copy_ from the tensor itself writes nothing)."""
+    and zero_ write one number everywhere, read first; copy_ from the tensor itself writes nothing);
+    `inputs_overlap_ok`: only the inputs are not checked (fill_ with a tensor reads it first)."""
     tracked = _tracked(self, others)
-    check_inplace(self, tracked)
+    # PyTorch's order: autograd's check (whenever an input requires grad, whatever self's dtype), then the
+    # kernel's memory-overlap checks, then shapes and dtypes (_store)
+    check_inplace(self, tracked or (GRAD.mode > 0 and any(isinstance(a, Tensor) and a._requires_grad for a in others)))
     check_inference(self)
     own_array(self)
     if not overlap_ok:
-        check_overlap(self._data, others)
+        writable(self, self._data)
+        if not inputs_overlap_ok:
+            check_overlap(self._data, others)
     if not tracked:
         prev = GRAD.mode
         GRAD.mode = 0 if prev > 0 else prev
@@ -485,7 +502,7 @@ def fill_(self, value):
             res = np.full(src._data.shape, value._data, dtype=src._data.dtype)
             return record(FillBackward3, res, (src, value)) if _tracking(src, value) else make(res)
 
-        return run_inplace(self, compute_t, (value,), overlap_ok=True)
+        return run_inplace(self, compute_t, (value,), inputs_overlap_ok=True)  # PyTorch: copy_ from value
 
     value = as_operand(value)
     checked(value, self._data.dtype)

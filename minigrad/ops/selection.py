@@ -275,11 +275,19 @@ def masked_fill_(self, mask, value):
         np.broadcast_shapes(self._data.shape, m.shape)
     except ValueError:
         raise broadcast_error(self, make(m)) from None
-    if inplace.internal_overlap(self._data):  # an expanded tensor: PyTorch warns, then fills the shared memory
-        warnings.warn(inplace.MASKED_FILL_EXPANDED, UserWarning, stacklevel=user_stacklevel())
-        if not _recording(self, value):
-            return inplace.fill_where(self, np.broadcast_to(m, self._data.shape), value)
-    return _masked_fill_inplace(self, mask, value)
+    if not inplace.internal_overlap(self._data):
+        return _masked_fill_inplace(self, mask, value)
+    # an expanded tensor: after autograd's check, PyTorch warns, then fills the shared memory (an element
+    # shared by several places takes the value when any of them is masked)
+    recording = _recording(self, value)
+    inplace.check_inplace(self, recording)
+    warnings.warn(inplace.MASKED_FILL_EXPANDED, UserWarning, stacklevel=user_stacklevel())
+    m = np.broadcast_to(m, self._data.shape)
+    if not recording:
+        return inplace.fill_where(self, m, value)
+    shared = tuple(d for d, (n, st) in enumerate(zip(self._data.shape, self._data.strides)) if n > 1 and st == 0)
+    m = np.broadcast_to(m.any(axis=shared, keepdims=True), m.shape)
+    return inplace.run_inplace(self, lambda src: masked_fill(src, m, value), (value,), overlap_ok=True)
 
 
 _masked_fill_inplace = inplace_of(masked_fill, "masked_fill_")

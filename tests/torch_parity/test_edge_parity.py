@@ -862,6 +862,65 @@ def _delete(x, key):
     del x[key]
 
 
+def _split_bool(t):
+    return t.tensor([[False]]).split(1)[0]
+
+
+def _expanded(t, dtype="float64", requires_grad=False):
+    x = t.tensor([[0.0]], dtype=getattr(t, dtype), requires_grad=requires_grad)
+    return (x * 1 if requires_grad else x).expand(2, 2, 3)
+
+
+@pytest.mark.parametrize("fn", [
+    # autograd's check comes first whenever an input requires grad, whatever the written tensor's dtype
+    pytest.param(lambda t: _split_bool(t).div_(t.tensor([[1.0]], requires_grad=True)), id="bool-split-div_-by-grad"),
+    pytest.param(lambda t: t.tensor([0, 0]).unbind(0)[1].sub_(t.tensor(1.0, requires_grad=True)),
+                 id="long-unbind-sub_-by-grad"),
+    pytest.param(lambda t: _set(t.tensor([[0.0]]).split(1)[0], [0], t.tensor([1.0], dtype=t.float64,
+                                                                             requires_grad=True)),
+                 id="split-index_put-of-grad"),
+    pytest.param(lambda t: _set(t.tensor([[0.0]], requires_grad=True), [0, 0], t.tensor([1.0], dtype=t.float64)),
+                 id="leaf-index_put-other-dtype"),
+    # then the memory overlap, then shapes, then dtypes (TensorIterator's order)
+    pytest.param(lambda t: _expanded(t, "int64").add_(t.tensor([[[1.5]]])), id="expanded-long-add_-float"),
+    pytest.param(lambda t: _expanded(t, "bool").mul_(0.5), id="expanded-bool-mul_-number"),
+    pytest.param(lambda t: t.tensor([[0]]).pow_(t.zeros(3, 1)), id="long-pow_-broadcast-larger"),
+    pytest.param(lambda t: t.zeros(2, 0).bool()[:1].div_(t.zeros(2, 1, 0)), id="bool-div_-broadcast-larger"),
+    # index_put_ refuses a source sharing any memory with what it writes (assert_no_overlap)
+    pytest.param(lambda t: _set(t.tensor([[0.0, 1.0]]), [0, 0], "self"), id="index_put-of-itself"),
+    pytest.param(lambda t: _set(t.tensor([[0, 1]]).narrow(0, 0, 1), [0], "self"), id="index_put-of-itself-narrow"),
+    pytest.param(lambda t: _set(t.tensor(0.0).view(1), [0], "self"), id="index_put-of-itself-0d"),
+    pytest.param(lambda t: _set(t.zeros(3), [1], "self"), id="index_put-of-itself-1d"),
+    pytest.param(lambda t: _set(t.zeros(3).t(), [1], t.zeros(3).unbind(0)[0]), id="index_put-of-other-memory"),
+    # fill_ with a tensor is PyTorch's copy_, which refuses an expanded tensor; fill_ with a number does not
+    pytest.param(lambda t: t.zeros(1).expand(2, 1).fill_(t.tensor(2.0)), id="expanded-fill_-tensor"),
+    pytest.param(lambda t: _set(_expanded(t, requires_grad=True), slice(0, None), 0.0), id="expanded-setitem-all"),
+    pytest.param(lambda t: _expanded(t).detach().fill_(-inf), id="detached-expanded-fill_-number"),
+    pytest.param(lambda t: _expanded(t).detach().add_(1.0), id="detached-expanded-add_"),
+])
+def test_in_place_checks_in_pytorchs_order(torch, fn):
+    assert_same(torch, fn)
+
+
+@pytest.mark.parametrize("leaf", [True, False])
+def test_masked_fill_into_an_expanded_tensor_requiring_grad(torch, leaf):
+    # a view of a leaf is refused before the warning; a non-leaf warns, fills (a shared element takes the value
+    # when any of its places is masked) and refuses only the backward through the expanded view
+    def fn(t):
+        x = t.tensor([[1.0], [2.0]], requires_grad=True)
+        w = (x if leaf else x * 1).expand(2, 2, 3)
+        mask = t.tensor([[[True, False, False], [False, False, False]], [[False, False, False], [False, True, False]]])
+        w.masked_fill_(mask, -1.0)
+        values = w.detach().clone()
+        try:
+            w.sum().backward()
+        except RuntimeError as e:
+            return values, str(e)
+        return values, x.grad
+
+    assert_same(torch, fn)
+
+
 @pytest.mark.parametrize("differentiate", [
     pytest.param(lambda t, out, x: out.backward(), id="backward"),
     pytest.param(lambda t, out, x: t.autograd.grad(out, [x]), id="autograd.grad"),
