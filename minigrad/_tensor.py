@@ -79,6 +79,7 @@ class TensorExtras:
     inference = False
     view_fn = None  # the recipe chain that rebuilds this view from its base (ops/views.py)
     invalid = None  # why this view may no longer be used (a view its base's in-place write invalidated): the error
+    invalid_inplace = None  # ... and the error an in-place write into it gives (naming its node from before)
     own_requires_grad = False  # a view's requires_grad_(): its own flag (else a view requires grad as its base does)
     detached_at = -1  # when a non-leaf was detach_()-ed (a graph-node number): nodes that saved it before refuse it
 

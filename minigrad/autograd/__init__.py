@@ -107,7 +107,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph: bool | None = None, c
         allow_unused = materialize_grads
     _check_outputs(outs)  # PyTorch checks the outputs first
     for t in ins:
-        if not t._requires_grad:
+        if not t.requires_grad:  # the property: a view its base's in-place write made unusable raises (its grad_fn)
             raise RuntimeError("One of the differentiated Tensors does not require grad")
     if retain_graph is None:
         retain_graph = create_graph

@@ -41,7 +41,7 @@ def check_inplace(t: Tensor, tracked: bool = True) -> None:
     if base is not None:
         meta = creation_meta(t)
         if meta is not None:
-            raise RuntimeError(view_rebase_message(t, meta, indirect=False))
+            raise RuntimeError(t._extras.invalid_inplace or view_rebase_message(t, meta, indirect=False))
         if t._requires_grad and base._grad_fn is None and base._requires_grad:
             raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place operation.")
     if t._requires_grad and t._grad_fn is None:
@@ -414,7 +414,9 @@ def _regenerate(v: Tensor, root: Tensor) -> None:
     meta = creation_meta(v)
     if meta is not None:
         if v._requires_grad:  # PyTorch refuses to use such a view again: reading its grad_fn (any op does) raises
-            v._get_extras().invalid = view_rebase_message(v, meta, indirect=True)
+            extras = v._get_extras()
+            extras.invalid = view_rebase_message(v, meta, indirect=True)
+            extras.invalid_inplace = view_rebase_message(v, meta, indirect=False)
             v._grad_fn = None
         return
     REGENERATING[0] = True

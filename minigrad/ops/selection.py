@@ -251,7 +251,7 @@ def masked_fill(self, mask, value):
     m = mask._data if isinstance(mask, Tensor) else np.asarray(mask)
     if m.dtype.kind != "b":
         raise RuntimeError(f"masked_fill_ only supports boolean masks, but got mask with dtype "
-                           f"{_kind_word(m.dtype)}")
+                           f"{_dtypes.CPP_NAMES[m.dtype.name]}")
     value = as_operand(value)
     if isinstance(value, Tensor) and value._data.ndim:
         raise RuntimeError(f"masked_fill_ only supports a 0-dimensional value tensor, but got tensor with "
@@ -293,13 +293,6 @@ def masked_fill_(self, mask, value):
 _masked_fill_inplace = inplace_of(masked_fill, "masked_fill_")
 
 
-def _kind_word(d: np.dtype) -> str:
-    return {"float32": "float", "float64": "double", "int64": "long int", "int32": "int"}.get(d.name, d.name)
-
-
-# The C++ type names PyTorch's clamp_ prints when Python-number bounds would make an integer tensor float
-_CPP_NAMES = {"int64": "long int", "int32": "int", "int16": "short int", "int8": "signed char",
-              "uint8": "unsigned char", "bool": "bool"}
 
 
 def _clamp_inplace(inplace):
@@ -310,7 +303,7 @@ def _clamp_inplace(inplace):
         bounds = (min, max)
         if kind in "iub" and builtins.any(isinstance(b, builtins.float) for b in bounds):
             raise RuntimeError("result type Float can't be cast to the desired output type "
-                               f"{_CPP_NAMES[self._data.dtype.name]}")
+                               f"{_dtypes.CPP_NAMES[self._data.dtype.name]}")
         if kind == "b" and builtins.any(isinstance(b, builtins.int) and not isinstance(b, builtins.bool)
                                         for b in bounds):
             raise RuntimeError("result type Long can't be cast to the desired output type bool")

@@ -853,6 +853,11 @@ def test_cumsum_gradient_of_an_inf(torch):
     pytest.param(lambda t: _set(t.sort(t.zeros(2)), 1, 1.0), id="return_types.sort-setitem"),
     pytest.param(lambda t: _delete(t.min(t.zeros(2, 2), 0), 0), id="return_types.min-del"),
     pytest.param(lambda t: _set(t.histogram(t.zeros(2)), 0, 1.0), id="return_types.histogram-setitem"),
+    pytest.param(lambda t: t.zeros(1, 1).mv(t.tensor(1.0)), id="mv-of-a-0d-vector"),
+    pytest.param(lambda t: t.zeros(1, 2, dtype=t.uint8) @ t.zeros(2, 1), id="matmul-uint8-float"),
+    pytest.param(lambda t: t.zeros(1, 2, dtype=t.int8) @ t.zeros(2, 1, dtype=t.float16), id="matmul-int8-half"),
+    pytest.param(lambda t: t.zeros(2).masked_fill(t.zeros(2, dtype=t.uint8), 1.0), id="masked_fill-uint8-mask"),
+    pytest.param(lambda t: t.zeros(2, 1).split([0, 3], dim=-1), id="split-sizes-negative-dim"),
 ])
 def test_error_texts_found_by_the_fuzzer(torch, fn):
     assert_same(torch, fn)
@@ -899,6 +904,22 @@ def _expanded(t, dtype="float64", requires_grad=False):
     pytest.param(lambda t: _expanded(t).detach().add_(1.0), id="detached-expanded-add_"),
 ])
 def test_in_place_checks_in_pytorchs_order(torch, fn):
+    assert_same(torch, fn)
+
+
+@pytest.mark.parametrize("use", [
+    pytest.param(lambda t, u, x: u.relu_(), id="in-place"),
+    pytest.param(lambda t, u, x: t.autograd.grad(x.sum(), [x * 1, u]), id="autograd.grad-input"),
+])
+def test_multi_output_view_whose_base_was_written(torch, use):
+    # the view keeps naming its node from before the base's write (PyTorch's view meta keeps its grad_fn)
+    def fn(t):
+        x = t.tensor([[1.0, 2.0]], requires_grad=True)
+        v = x * 1
+        u = v.unbind(-1)[1]
+        v.tanh_()
+        return use(t, u, x)
+
     assert_same(torch, fn)
 
 
