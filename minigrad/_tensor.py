@@ -80,6 +80,7 @@ class TensorExtras:
     view_fn = None  # the recipe chain that rebuilds this view from its base (ops/views.py)
     invalid = None  # why this view may no longer be used (a view its base's in-place write invalidated): the error
     invalid_inplace = None  # ... and the error an in-place write into it gives (naming its node from before)
+    attr_version = 0  # a view PyTorch forbids writing into with grad: the version it was made at
     own_requires_grad = False  # a view's requires_grad_(): its own flag (else a view requires grad as its base does)
     detached_at = -1  # when a non-leaf was detach_()-ed (a graph-node number): nodes that saved it before refuse it
 
@@ -129,8 +130,6 @@ class Tensor:
     # -- autograd attributes -------------------------------------------------------------------
     @property
     def requires_grad(self) -> bool:
-        if self._extras is not None and self._extras.invalid:
-            raise RuntimeError(self._extras.invalid)
         return self._requires_grad
 
     @requires_grad.setter

@@ -107,7 +107,9 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph: bool | None = None, c
         allow_unused = materialize_grads
     _check_outputs(outs)  # PyTorch checks the outputs first
     for t in ins:
-        if not t.requires_grad:  # the property: a view its base's in-place write made unusable raises (its grad_fn)
+        if t._extras is not None and t._extras.invalid:  # a view its base's in-place write made unusable
+            raise RuntimeError(t._extras.invalid)  # (PyTorch reads each input's grad_fn first)
+        if not t._requires_grad:
             raise RuntimeError("One of the differentiated Tensors does not require grad")
     if retain_graph is None:
         retain_graph = create_graph

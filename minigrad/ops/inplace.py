@@ -23,13 +23,13 @@ from .._dtypes import checked
 from .._random import default_generator
 from .._state import GRAD
 from .._tensor import Tensor, make
-from ..autograd.graph import Node, accumulator, forward_op_name, freed_error, new_node
+from ..autograd.graph import Node, accumulator, freed_error, new_node
 from . import views as S
 from . import xp
 from .operands import as_operand, broadcast_error, kind_name
 from .recording import record, rule, save_result
 from .registry import Sample, declare
-from .views import REGENERATING, creation_meta, live_views, register_view, view_recipes
+from .views import REGENERATING, creation_meta, invalidate, live_views, register_view, view_rebase_message, view_recipes
 
 
 # -- checks -------------------------------------------------------------------------------------------------
@@ -46,24 +46,6 @@ def check_inplace(t: Tensor, tracked: bool = True) -> None:
             raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place operation.")
     if t._requires_grad and t._grad_fn is None:
         raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
-
-
-def view_rebase_message(t: Tensor, meta: str, indirect: bool) -> str:
-    modified = "its base or another view of its base has been" if indirect else "is being"
-    fn = t._grad_fn
-    if meta == "no_grad" or fn is None:
-        prefix = (f"Output {t._output_nr} of {forward_op_name(fn)} is a view of a view which was created in" if fn
-                  else "A view was created in")
-        msg = f"{prefix} no_grad mode and {modified} modified inplace with grad mode enabled."
-    else:
-        msg = f"Output {t._output_nr} of {forward_op_name(fn)} is a view and {modified} modified inplace."
-    if meta == "multi":
-        return msg + (" This view is the output of a function that returns multiple views. Such functions do not "
-                      "allow the output views to be modified inplace. You should replace the inplace operation by "
-                      "an out-of-place one.")
-    return msg + (" Given that this use case is ambiguous and error-prone, it is forbidden. You can clarify your code "
-                  "by moving both the view and the inplace either both inside the no_grad block (if you don't want "
-                  "the inplace to be tracked) or both outside (if you want the inplace to be tracked).")
 
 
 def check_inference(t: Tensor) -> None:
@@ -205,16 +187,20 @@ def _tracked(self: Tensor, others) -> bool:
         self._data.dtype.kind == "f" and any(isinstance(a, Tensor) and a._requires_grad for a in others)))
 
 
-def run_inplace(self: Tensor, compute, others=(), overlap_ok: bool = False, inputs_overlap_ok: bool = False) -> Tensor:
+def run_inplace(self: Tensor, compute, others=(), overlap_ok: bool = False, inputs_overlap_ok: bool = False,
+                check_any: bool = True) -> Tensor:
     """Apply an in-place op to `self`. `compute(src)` returns the op's out-of-place result for input `src`
     (recording its node when grad mode is on and something requires grad); `others` are its other arguments.
     `overlap_ok`: PyTorch allows the op into an expanded tensor and does not check its inputs for overlap (fill_
     and zero_ write one number everywhere, read first; copy_ from the tensor itself writes nothing);
-    `inputs_overlap_ok`: only the inputs are not checked (fill_ with a tensor reads it first)."""
+    `inputs_overlap_ok`: only the inputs are not checked (fill_ with a tensor reads it first). `check_any`: autograd's
+    check also guards an integer or bool `self` written from tensors requiring grad (not in copy_, PyTorch's
+    hand-written one, which asks for a float `self`)."""
     tracked = _tracked(self, others)
     # PyTorch's order: autograd's check (whenever an input requires grad, whatever self's dtype), then the
     # kernel's memory-overlap checks, then shapes and dtypes (_store)
-    check_inplace(self, tracked or (GRAD.mode > 0 and any(isinstance(a, Tensor) and a._requires_grad for a in others)))
+    check_inplace(self, tracked or (check_any and GRAD.mode > 0
+                                    and any(isinstance(a, Tensor) and a._requires_grad for a in others)))
     check_inference(self)
     own_array(self)
     if not overlap_ok:
@@ -400,7 +386,7 @@ def renew_view_nodes(t: Tensor) -> None:
     GRAD.mode = 1  # the rebuilt nodes are recorded as in grad mode
     try:
         for v in live_views(root):
-            if v._grad_fn is not None:
+            if v._grad_fn is not None or creation_meta(v) is not None:
                 _regenerate(v, root)
     finally:
         GRAD.mode = 0
@@ -413,11 +399,9 @@ def _regenerate(v: Tensor, root: Tensor) -> None:
         return
     meta = creation_meta(v)
     if meta is not None:
-        if v._requires_grad:  # PyTorch refuses to use such a view again: reading its grad_fn (any op does) raises
-            extras = v._get_extras()
-            extras.invalid = view_rebase_message(v, meta, indirect=True)
-            extras.invalid_inplace = view_rebase_message(v, meta, indirect=False)
-            v._grad_fn = None
+        if v._requires_grad or root._requires_grad:  # PyTorch refuses to use such a view again
+            v._requires_grad = True  # (a view requires grad when its base does)
+            invalidate(v, meta)
         return
     REGENERATING[0] = True
     try:
@@ -433,6 +417,30 @@ def _regenerate(v: Tensor, root: Tensor) -> None:
     register_view(root, v)
 
 
+def views_follow(base: Tensor) -> None:
+    """`base.requires_grad_()` after views of it were taken: those views require grad too, unless they have a
+    node of their own (PyTorch: a view requires grad when its base does). They pass no gradient on, unless
+    they were written since they were made: PyTorch then rebuilds their node on access, or refuses them (views
+    made in no_grad mode or by a multi-output op)."""
+    for v in live_views(base):
+        if v._grad_fn is None:
+            v._requires_grad = base._requires_grad or v._extras.own_requires_grad
+        if not base._requires_grad or v._version_counter.value == v._extras.attr_version:
+            continue
+        meta = creation_meta(v)
+        if meta is not None:
+            invalidate(v, meta)
+        elif v._grad_fn is None:
+            prev, GRAD.mode = GRAD.mode, 1
+            try:
+                _regenerate(v, base)
+            finally:
+                GRAD.mode = prev
+
+
+Tensor._views_follow = views_follow
+
+
 def _take_node(v: Tensor, t: Tensor) -> None:
     node = t._grad_fn
     old, old_nr = v._grad_fn, v._output_nr
@@ -441,6 +449,7 @@ def _take_node(v: Tensor, t: Tensor) -> None:
     v._output_nr = t._output_nr
     node._set_output(v)
     _move_retain(v, old, old_nr)
+    v._extras.attr_version = v._version_counter.value
 
 
 def _move_retain(t: Tensor, old, old_nr: int) -> None:
@@ -529,7 +538,7 @@ def copy_(self, src, non_blocking: bool = False):
             raise broadcast_error(dst, src) from None
         return record(CopyBackwards, vals, (dst, src)) if _tracking(dst, src) else make(vals)
 
-    return run_inplace(self, compute, (src,), overlap_ok=src is self)
+    return run_inplace(self, compute, (src,), overlap_ok=src is self, check_any=False)
 
 
 def uniform_(self, a: float = 0.0, b: float = 1.0, *, generator=None):

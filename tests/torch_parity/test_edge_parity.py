@@ -886,6 +886,7 @@ def _expanded(t, dtype="float64", requires_grad=False):
                  id="split-index_put-of-grad"),
     pytest.param(lambda t: _set(t.tensor([[0.0]], requires_grad=True), [0, 0], t.tensor([1.0], dtype=t.float64)),
                  id="leaf-index_put-other-dtype"),
+    pytest.param(lambda t: _split_bool(t).copy_(t.tensor(1.0, requires_grad=True)), id="bool-split-copy_-of-grad"),
     # then the memory overlap, then shapes, then dtypes (TensorIterator's order)
     pytest.param(lambda t: _expanded(t, "int64").add_(t.tensor([[[1.5]]])), id="expanded-long-add_-float"),
     pytest.param(lambda t: _expanded(t, "bool").mul_(0.5), id="expanded-bool-mul_-number"),
@@ -919,6 +920,69 @@ def test_multi_output_view_whose_base_was_written(torch, use):
         u = v.unbind(-1)[1]
         v.tanh_()
         return use(t, u, x)
+
+    assert_same(torch, fn)
+
+
+def _no_grad_view_written(t, write_through_view):
+    x = t.tensor([1.0, 2.0], requires_grad=True)
+    with t.no_grad():
+        v = x[0]
+        (v if write_through_view else x).mul_(2)
+    return x, v
+
+
+def _split_written_then_requires_grad(t):
+    x = t.tensor([1.0, 2.0])
+    v = x.split(1)[0]
+    v.zero_()
+    x.requires_grad_()
+    return x, v
+
+
+def _no_grad_view_base_written_with_grad(t):
+    x = t.tensor([1.0, 2.0])
+    with t.no_grad():
+        v = x[1:]
+    x.mul_(t.tensor(2.0, requires_grad=True))
+    return x, v
+
+
+def _chunk_base_written_with_grad(t):
+    x = t.tensor([[1.0, 2.0]])
+    v = x.chunk(1, dim=1)[0]
+    x.mul_(t.tensor(2.0, requires_grad=True))
+    return x, v
+
+
+@pytest.mark.parametrize("make", [
+    pytest.param(lambda t: _no_grad_view_written(t, False), id="no_grad-view-base-written-under-no_grad"),
+    pytest.param(lambda t: _no_grad_view_written(t, True), id="no_grad-view-written-under-no_grad"),
+    pytest.param(_split_written_then_requires_grad, id="split-written-then-base-requires-grad"),
+    pytest.param(_no_grad_view_base_written_with_grad, id="no_grad-view-base-written-with-grad"),
+    pytest.param(_chunk_base_written_with_grad, id="chunk-base-written-with-grad"),
+])
+@pytest.mark.parametrize("use", [
+    pytest.param(lambda t, v: v.grad_fn, id="grad_fn"),
+    pytest.param(lambda t, v: v.is_leaf, id="is_leaf"),
+    pytest.param(lambda t, v: v.requires_grad, id="requires_grad"),
+    pytest.param(lambda t, v: v * 2, id="in-an-op"),
+    pytest.param(lambda t, v: repr(v), id="repr"),
+])
+def test_views_pytorch_refuses_after_a_write(torch, make, use):
+    # PyTorch checks lazily, when the view's grad_fn is read: a view made in no_grad mode or by a multi-output op,
+    # whose memory was written since, is refused once its base requires grad
+    assert_same(torch, lambda t: use(t, make(t)[1]))
+
+
+def test_view_written_before_its_base_required_grad_gets_a_node(torch):
+    def fn(t):
+        x = t.tensor([[1.0, 2.0]])
+        v = x.expand(2, 2)
+        w = x[0]
+        w.mul_(3)
+        x.requires_grad_()
+        return v.is_leaf, v.requires_grad, w.is_leaf, x.expand(2, 2).is_leaf
 
     assert_same(torch, fn)
 
