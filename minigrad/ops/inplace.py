@@ -42,7 +42,7 @@ def check_inplace(t: Tensor, tracked: bool = True) -> None:
         meta = creation_meta(t)
         if meta is not None:
             raise RuntimeError(t._extras.invalid_inplace or view_rebase_message(t, meta, indirect=False))
-        if t._requires_grad and base._grad_fn is None and base._requires_grad:
+        if t._requires_grad and base._grad_fn is None:  # (also a base detach_()-ed since, or not requiring grad)
             raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place operation.")
     if t._requires_grad and t._grad_fn is None:
         raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
@@ -533,7 +533,8 @@ def copy_(self, src, non_blocking: bool = False):
 
     def compute(dst):
         try:
-            vals = np.broadcast_to(src._data, dst._data.shape).astype(dst._data.dtype)
+            with np.errstate(invalid="ignore"):  # nan/inf into an integer tensor: PyTorch casts silently
+                vals = np.broadcast_to(src._data, dst._data.shape).astype(dst._data.dtype)
         except ValueError:
             raise broadcast_error(dst, src) from None
         return record(CopyBackwards, vals, (dst, src)) if _tracking(dst, src) else make(vals)

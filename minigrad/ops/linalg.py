@@ -144,7 +144,8 @@ def _dtype_check(a: Tensor, b: Tensor, what: str) -> None:
             raise RuntimeError(f"dot : expected both vectors to have same dtype, but found {kind_name(da)} and "
                                f"{kind_name(db)}")
         raise RuntimeError(f"expected scalar type {kind_name(da)} but found {kind_name(db)}")
-    if da.kind == "b" and a._data.size and b._data.size:  # (an empty product runs no kernel)
+    # an empty product runs no kernel, except dot's, which dispatches on the dtype first
+    if da.kind == "b" and (what == "dot" or (a._data.size and b._data.size)):
         raise NotImplementedError(f"\"{_BOOL_KERNEL[what]}\" not implemented for 'Bool'")
 
 

@@ -197,13 +197,22 @@ def _var_grad(grad, self, correction, dim, keepdim):
         # PyTorch's var_backward over everything with no degrees of freedom: 2 / dof is taken as inf, which
         # gives nan where self equals the mean (inf * 0) and inf elsewhere
         with np.errstate(invalid="ignore"):
-            return grad * np.where(s == s.mean(), np.nan, np.inf).astype(s.dtype)
+            return grad * np.where(s == _quiet_mean(s, None, False), np.nan, np.inf).astype(s.dtype)
     if xp.is_t(self):  # PyTorch's var_backward: the mean over everything when no dim was given
         centered = self - (self.mean() if dim is None else self.mean(dims, keepdim=True))
     else:
-        centered = self - s.mean(axis=dims, keepdims=True)
+        centered = self - _quiet_mean(s, dims, True)
     scale = 2.0 / (n - correction) if n != correction else math.inf  # 2 / 0 is inf in PyTorch's formula
     return xp.mul_scalar(_keep(grad, dims if dim is not None else None, keepdim, s), scale) * centered
+
+
+def _quiet_mean(s, axis, keepdims: bool):
+    """NumPy's mean without its "Mean of empty slice" warning (nan over nothing, as PyTorch gives silently)."""
+    import numpy as np
+
+    n = s.size if axis is None else int(np.prod([s.shape[d] for d in axis]))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.true_divide(s.sum(axis=axis, keepdims=keepdims), n, dtype=s.dtype)
 
 
 def _safe_div(a, b, zero_mask):

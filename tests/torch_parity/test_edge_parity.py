@@ -734,6 +734,10 @@ def test_pytorch_errors_found_by_the_fuzzer(torch, fn):
     pytest.param(lambda t: t.tensor([inf, inf]).softmax(0), id="softmax-of-infs"),
     pytest.param(lambda t: t.tensor([inf, inf]).log_softmax(0), id="log_softmax-of-infs"),
     pytest.param(lambda t: t.tensor([-inf, -inf]).logsumexp(0), id="logsumexp-of-minus-infs"),
+    pytest.param(lambda t: grad_of(t, lambda t, x: x.reshape(0, 3).std(), []), id="std-backward-empty"),
+    pytest.param(lambda t: grad_of(t, lambda t, x: x.reshape(0, 3).var(dim=(0, 1), keepdim=True), []),
+                 id="var-backward-empty-dims"),
+    pytest.param(lambda t: t.zeros(3, dtype=t.long).copy_(t.tensor([0.0, -inf, nan])), id="copy_-inf-nan-to-long"),
     pytest.param(lambda t: t.mv(t.tensor([[inf, 0.0]]), t.tensor([0.0, 1.0])), id="mv-inf-times-zero"),
     pytest.param(lambda t: t.nn.functional.linear(t.tensor([[inf]]), t.tensor([[0.0]]), t.tensor([1.0])),
                  id="linear-inf-times-zero"),
@@ -858,6 +862,9 @@ def test_cumsum_gradient_of_an_inf(torch):
     pytest.param(lambda t: t.zeros(1, 2, dtype=t.int8) @ t.zeros(2, 1, dtype=t.float16), id="matmul-int8-half"),
     pytest.param(lambda t: t.zeros(2).masked_fill(t.zeros(2, dtype=t.uint8), 1.0), id="masked_fill-uint8-mask"),
     pytest.param(lambda t: t.zeros(2, 1).split([0, 3], dim=-1), id="split-sizes-negative-dim"),
+    pytest.param(lambda t: t.zeros(0, dtype=t.bool).dot(t.zeros(0, dtype=t.bool)), id="empty-bool-dot"),
+    pytest.param(lambda t: t.zeros(0, dtype=t.bool) @ t.zeros(0, dtype=t.bool), id="empty-bool-matmul-1d"),
+    pytest.param(lambda t: t.mv(t.zeros(2, 0, dtype=t.bool), t.zeros(0, dtype=t.bool)), id="empty-bool-mv"),
 ])
 def test_error_texts_found_by_the_fuzzer(torch, fn):
     assert_same(torch, fn)
@@ -865,6 +872,14 @@ def test_error_texts_found_by_the_fuzzer(torch, fn):
 
 def _delete(x, key):
     del x[key]
+
+
+def _view_of_detached(t, non_leaf):
+    x = t.tensor([[1.0], [2.0]], requires_grad=True)
+    base = x * 1 if non_leaf else x
+    v = base[1]
+    base.detach_()
+    return v
 
 
 def _split_bool(t):
@@ -887,6 +902,10 @@ def _expanded(t, dtype="float64", requires_grad=False):
     pytest.param(lambda t: _set(t.tensor([[0.0]], requires_grad=True), [0, 0], t.tensor([1.0], dtype=t.float64)),
                  id="leaf-index_put-other-dtype"),
     pytest.param(lambda t: _split_bool(t).copy_(t.tensor(1.0, requires_grad=True)), id="bool-split-copy_-of-grad"),
+    # a view requiring grad whose base is a leaf: also a base detach_()-ed since, or a view's own requires_grad_()
+    pytest.param(lambda t: _view_of_detached(t, False).mul_(2), id="view-of-a-detached-leaf"),
+    pytest.param(lambda t: _view_of_detached(t, True).sub_(1), id="view-of-a-detached-non-leaf"),
+    pytest.param(lambda t: t.zeros(2)[0:1].requires_grad_().mul_(2), id="view-requiring-grad-itself"),
     # then the memory overlap, then shapes, then dtypes (TensorIterator's order)
     pytest.param(lambda t: _expanded(t, "int64").add_(t.tensor([[[1.5]]])), id="expanded-long-add_-float"),
     pytest.param(lambda t: _expanded(t, "bool").mul_(0.5), id="expanded-bool-mul_-number"),
