@@ -133,6 +133,8 @@ class GraphTask:
         AccumulateGrad does not run); backward(inputs=) runs the inputs' own nodes, and nothing beyond."""
         targets = set()
         for k, t in enumerate(inputs):
+            if t._extras is not None and t._extras.invalid:  # PyTorch reads each input's grad_fn in turn
+                raise RuntimeError(t._extras.invalid)
             if accumulate:
                 t.retain_grad()  # as PyTorch, reachable or not (a no-op on a leaf; raises if t needs no grad)
             node, slot = (t._grad_fn, t._output_nr) if t._grad_fn is not None else (_existing_accumulator(t), 0)

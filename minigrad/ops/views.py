@@ -172,6 +172,8 @@ def invalidate(v: Tensor, meta: str) -> None:
     """A view PyTorch refuses to use once its memory was written (made in no_grad mode or by a multi-output op):
     reading its grad_fn (any op recording a node does) raises; an in-place write into it names its old node."""
     extras = v._get_extras()
+    if extras.invalid:  # already: its messages keep naming the node it had then
+        return
     extras.invalid = view_rebase_message(v, meta, indirect=True)
     extras.invalid_inplace = view_rebase_message(v, meta, indirect=False)
     v._grad_fn = None

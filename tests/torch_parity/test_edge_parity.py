@@ -874,6 +874,22 @@ def _delete(x, key):
     del x[key]
 
 
+def _backward_inputs(t, x, u):
+    # PyTorch reads the inputs' grad_fn one by one, retaining the grad of those before the unusable one
+    v = x * 2
+    try:
+        x.sum().backward(inputs=[v, u])
+    except RuntimeError as e:
+        return str(e), v.retains_grad
+    return None, v.retains_grad
+
+
+def _write_again(t, x, u):
+    with t.no_grad():
+        u._base.mul_(1)
+    return u.grad_fn
+
+
 def _view_of_detached(t, non_leaf):
     x = t.tensor([[1.0], [2.0]], requires_grad=True)
     base = x * 1 if non_leaf else x
@@ -930,6 +946,8 @@ def test_in_place_checks_in_pytorchs_order(torch, fn):
 @pytest.mark.parametrize("use", [
     pytest.param(lambda t, u, x: u.relu_(), id="in-place"),
     pytest.param(lambda t, u, x: t.autograd.grad(x.sum(), [x * 1, u]), id="autograd.grad-input"),
+    pytest.param(lambda t, u, x: _backward_inputs(t, x, u), id="backward-inputs"),
+    pytest.param(lambda t, u, x: _write_again(t, x, u), id="written-again-under-no_grad"),
 ])
 def test_multi_output_view_whose_base_was_written(torch, use):
     # the view keeps naming its node from before the base's write (PyTorch's view meta keeps its grad_fn)
