@@ -69,7 +69,11 @@ class GraphTask:
                         continue  # autograd.grad, inputs=: nothing this node leads to is asked for
                     if node._extras is None and not watch_all and (
                             type(node) is not AccumulateGrad or node.variable._extras.hooks is None):
-                        outputs = node._apply(grads, create_graph) if arrived else [None] * len(node._next_nodes)
+                        if arrived:
+                            outputs = node._apply(grads, create_graph)
+                        else:
+                            node._check_saved()
+                            outputs = [None] * len(node._next_nodes)
                     else:  # hooks (a leaf's live on the leaf), retain_grad, anomaly mode
                         outputs = self.call_watched(node, grads)
                     if not keep_graph:
@@ -122,7 +126,8 @@ class GraphTask:
         hooks."""
         grads = run_tensor_hooks(node, grads, self.create_graph)
         grads = run_prehooks(node, grads, self.create_graph)
-        if all(g is None for g in grads):  # nothing to differentiate: PyTorch skips the node
+        if all(g is None for g in grads):  # nothing to differentiate: PyTorch's node only unpacks what it saved
+            node._check_saved()
             return [None] * len(node._next_nodes)
         outputs = anomaly_mode.run_checked(node, grads, self.create_graph)
         return run_posthooks(node, outputs, grads, self.create_graph)

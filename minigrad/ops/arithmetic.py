@@ -45,7 +45,8 @@ DivBackward0 = rule("DivBackward0", "self other", saves="self other",
                     other=lambda grad, self, other: -grad * self / (other * other))
 DivBackward2 = rule("DivBackward2", "self other", saves="self other rounding_mode",
                     text="grad_self = 0, grad_other = 0  (rounded division is flat almost everywhere)",
-                    self=lambda grad, self, other: xp.zeros_like(grad),
+                    # (what each formula reads is what PyTorch's reads, so the same tensors are kept and checked)
+                    self=lambda grad, other: xp.zeros_like(grad),
                     other=lambda grad, self, other: xp.zeros_like(grad))
 NegBackward0 = rule("NegBackward0", "self", elementwise=True, text="grad_self = -grad", self=lambda grad: -grad)
 ReciprocalBackward0 = rule("ReciprocalBackward0", "self", saves="result", elementwise=True,

@@ -110,6 +110,8 @@ class RuleNode(Node):
                 out.append(formula(grad))
             else:
                 out.append(formula(grad, *self._values(reads, create_graph)))
+        if self._saves_result and self._result_counter is not None:  # PyTorch unpacks every saved tensor, so a
+            self._unpack_result(create_graph)  # result written since is refused even where no formula ran on it
         return out
 
     def _values(self, reads: tuple, create_graph: bool) -> list:
@@ -138,6 +140,18 @@ class RuleNode(Node):
                         raise RuntimeError(DETACHED_SAVED)
                     values.append(_unpack(v, self._kept_versions[key] if self._kept_versions else 0, create_graph))
         return values
+
+    def _check_saved(self) -> None:
+        kept = self._kept_inputs
+        if kept is FREED or (self._saves_result and self._result is FREED) or any(
+                self._args.get(k) is FREED for k in self._tensor_args):
+            raise freed_error(self)
+        versions = self._kept_versions
+        for i, v in enumerate(kept or ()):
+            if v is not None:
+                _unpack(v, versions[i] if versions else 0, False)
+        if self._saves_result and self._result_counter is not None:
+            self._unpack_result(False)
 
     def _counter_made(self, t: Tensor, counter) -> None:
         if self._saves_result and self._result is t._data:
@@ -321,12 +335,14 @@ def _sources(node: str, inp: str, fn, input_names: tuple, saved_names: tuple, fi
 def _keeps(reads: list, input_names: tuple) -> tuple:
     """What a node keeps, for each mask of the inputs that need a gradient (bit i: input i; a list input such
     as cat's is one input, one bit): (a bool per input, or None when no input is kept; keep the result?).
-    A node keeps only what the formulas it will run read, as PyTorch does."""
+    A node keeps only the inputs the formulas it will run read, as PyTorch does; the result it keeps whenever a
+    formula reads it (PyTorch saves outputs unconditionally, and checks them in every backward)."""
     table = []
+    keep_result = any("result" in r for r in reads)
     for mask in range(1 << len(input_names)):
         running = [r for i, r in enumerate(reads) if mask >> i & 1]
         keep = tuple(any(name in r for r in running) for name in input_names)
-        table.append((keep if any(keep) else None, any("result" in r for r in running)))
+        table.append((keep if any(keep) else None, keep_result))
     return tuple(table)
 
 

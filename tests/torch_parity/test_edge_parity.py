@@ -943,6 +943,42 @@ def test_in_place_checks_in_pytorchs_order(torch, fn):
     assert_same(torch, fn)
 
 
+def _pow_result_written(t, exponent_requires_grad):
+    x = t.tensor([1.0, 2.0], requires_grad=True)
+    y = x ** t.tensor([2.0, 3.0], requires_grad=exponent_requires_grad)
+    z = y.sigmoid() if exponent_requires_grad else y.sum() * 1
+    y.sigmoid_()
+    return z
+
+
+def _floor_div_of_a_written_pow(t):
+    x = t.tensor([1.0], requires_grad=True)
+    y = t.pow(t.tensor(0.0), x)
+    z = t.div(y, t.tensor(True), rounding_mode="floor")
+    y.div_(t.tensor([1.0]))
+    return z
+
+
+def _unreached_node_with_a_written_input(t):
+    x = t.zeros(0, 3, requires_grad=True)
+    v = t.nn.functional.nll_loss(x, t.zeros(0, dtype=t.long)).norm(0)  # norm(p=0) passes no gradient on
+    with t.no_grad():
+        x.relu_()
+    return t.autograd.grad(v, [x, v])
+
+
+@pytest.mark.parametrize("fn", [
+    # PyTorch keeps a node's output whenever a formula reads it, and unpacks every saved tensor in backward
+    pytest.param(lambda t: _pow_result_written(t, False).backward(), id="pow-result-written-exponent-no-grad"),
+    pytest.param(lambda t: _pow_result_written(t, True).sum().backward(), id="pow-result-written"),
+    pytest.param(lambda t: _floor_div_of_a_written_pow(t).backward(), id="floor-div-keeps-what-pytorch-keeps"),
+    # ... even in a node no gradient reached
+    pytest.param(_unreached_node_with_a_written_input, id="node-reached-by-no-gradient"),
+])
+def test_saved_tensors_written_since(torch, fn):
+    assert_same(torch, fn)
+
+
 @pytest.mark.parametrize("use", [
     pytest.param(lambda t, u, x: u.relu_(), id="in-place"),
     pytest.param(lambda t, u, x: t.autograd.grad(x.sum(), [x * 1, u]), id="autograd.grad-input"),
