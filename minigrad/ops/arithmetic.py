@@ -56,10 +56,21 @@ PowBackward0 = rule("PowBackward0", "self", saves="self exponent",
                     elementwise=True, text="grad_self = grad * exponent * self^(exponent - 1)",
                     self=lambda grad, self, exponent:
                     xp.zeros_like(grad) if exponent == 0 else grad * xp.mul_scalar(self ** (exponent - 1), exponent))
+BOOL_SUBTRACTION = ("Subtraction, the `-` operator, with a bool tensor is not supported. If you are trying to invert a "
+                    "mask, use the `~` or `logical_not()` operator instead.")
+
+
+def _minus_one(exponent):
+    """`exponent - 1` in pow's gradient, which PyTorch computes on the exponent as it is: a bool one refuses."""
+    if xp.data(exponent).dtype.kind == "b":
+        raise RuntimeError(BOOL_SUBTRACTION)
+    return exponent - 1
+
+
 PowBackward1 = rule("PowBackward1", "self exponent", saves="self exponent result",
                     text="grad_self = grad * exponent * self^(exponent - 1), grad_exponent = grad * result * log(self)",
                     self=lambda grad, self, exponent:
-                    xp.where(xp.data(exponent) == 0, 0.0, grad * exponent * self ** (exponent - 1)),
+                    xp.where(xp.data(exponent) == 0, 0.0, grad * exponent * self ** _minus_one(exponent)),
                     exponent=lambda grad, self, exponent, result:
                     grad * xp.where((xp.data(self) == 0) & (xp.data(exponent) >= 0), 0.0, result * xp.log(self)))
 PowBackward2 = rule("PowBackward2", "exponent", saves="exponent result self",
@@ -214,8 +225,7 @@ def sub(self, other, *, alpha=1):
         raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` or "
                            "`logical_xor()` operator instead.")
     if self._data.dtype.kind == "b" or (isinstance(other, Tensor) and other._data.dtype.kind == "b"):
-        raise RuntimeError("Subtraction, the `-` operator, with a bool tensor is not supported. If you are trying "
-                           "to invert a mask, use the `~` or `logical_not()` operator instead.")
+        raise RuntimeError(BOOL_SUBTRACTION)
     ad, bd = promoted(self, other)
     try:
         res = GRAD.quiet.run(np.subtract, ad, bd if alpha == 1 else bd * alpha)

@@ -473,6 +473,10 @@ def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = 
     if target._data.shape != input._data.shape:
         raise ValueError(f"Using a target size ({target.size()}) that is different to the input size "
                          f"({input.size()}) is deprecated. Please ensure they have the same size.")
+    if target._data.dtype != input._data.dtype:
+        raise RuntimeError(f"Found dtype {kind_name(target._data.dtype)} but expected {kind_name(input._data.dtype)}")
+    if input._data.dtype.kind != "f":
+        raise NotImplementedError(f"\"binary_cross_entropy\" not implemented for '{kind_name(input._data.dtype)}'")
     if weight is not None:
         weight = weight.expand(np.broadcast_shapes(target._data.shape, weight._data.shape))
     x, t = input._data, target._data

@@ -24,17 +24,27 @@ def _in_bounds(x, lo, hi):
         return x <= hi
     if hi is None:
         return x >= lo
-    return (x >= lo) & (x <= hi)
+    return _combined_in_place(x >= lo, x <= hi, np.logical_and)
 
 
 def _clamp_min_mask(x, lo, hi):
     """Where the lower bound wins (PyTorch: x < min, and min < max when both bounds are given)."""
-    return (x < lo) if hi is None else (x < lo) & (lo < hi)
+    return (x < lo) if hi is None else _combined_in_place(x < lo, lo < hi, np.logical_and)
 
 
 def _clamp_max_mask(x, lo, hi):
     """Where the upper bound wins (PyTorch: x > max, or max < min when both bounds are given)."""
-    return (x > hi) if lo is None else (x > hi) | (hi < lo)
+    return (x > hi) if lo is None else _combined_in_place(x > hi, hi < lo, np.logical_or)
+
+
+def _combined_in_place(a, b, how):
+    """`how(a, b)` as PyTorch's clamp backward computes it, in place into `a` (`logical_and_`): when `b` would
+    broadcast `a` larger (bounds shaped unlike self), it refuses as an in-place op does."""
+    a, b = np.asarray(a), np.asarray(b)
+    shape = np.broadcast_shapes(a.shape, b.shape)
+    if shape != a.shape:
+        raise RuntimeError(f"output with shape {list(a.shape)} doesn't match the broadcast shape {list(shape)}")
+    return how(a, b)
 
 
 def _pick_grad(grad, mine, other, loses):

@@ -863,6 +863,14 @@ def test_cumsum_gradient_of_an_inf(torch):
     pytest.param(lambda t: t.zeros(2).masked_fill(t.zeros(2, dtype=t.uint8), 1.0), id="masked_fill-uint8-mask"),
     pytest.param(lambda t: t.zeros(2, 1).split([0, 3], dim=-1), id="split-sizes-negative-dim"),
     pytest.param(lambda t: t.zeros(0, dtype=t.bool).dot(t.zeros(0, dtype=t.bool)), id="empty-bool-dot"),
+    pytest.param(lambda t: t.nn.functional.binary_cross_entropy(t.zeros(2, dtype=t.uint8), t.zeros(2)),
+                 id="bce-uint8-input"),
+    pytest.param(lambda t: t.nn.functional.binary_cross_entropy(t.zeros(2, 0, dtype=t.long), t.zeros(2, 0)),
+                 id="bce-empty-long-input"),
+    pytest.param(lambda t: t.nn.functional.binary_cross_entropy(t.zeros(2, dtype=t.long), t.zeros(2, dtype=t.long)),
+                 id="bce-long-both"),
+    pytest.param(lambda t: t.nn.functional.binary_cross_entropy(t.zeros(2), t.zeros(2, dtype=t.float64)),
+                 id="bce-float-double"),
     pytest.param(lambda t: t.zeros(0, dtype=t.bool) @ t.zeros(0, dtype=t.bool), id="empty-bool-matmul-1d"),
     pytest.param(lambda t: t.mv(t.zeros(2, 0, dtype=t.bool), t.zeros(0, dtype=t.bool)), id="empty-bool-mv"),
 ])
@@ -965,6 +973,25 @@ def _unreached_node_with_a_written_input(t):
     with t.no_grad():
         x.relu_()
     return t.autograd.grad(v, [x, v])
+
+
+@pytest.mark.parametrize("requires_grad", ["self", "min", "max"])
+def test_clamp_backward_with_bounds_broadcasting_larger_than_self_and_one_bound(torch, requires_grad):
+    # PyTorch combines the masks in place (logical_and_): a bound pair broadcasting beyond self and the first bound
+    # is refused in backward, as an in-place op would be
+    def fn(t):
+        x, lo, hi = t.tensor(0.5), t.tensor(0.0), t.tensor([1.0], dtype=t.float64)
+        leaf = {"self": x, "min": lo, "max": hi}[requires_grad]
+        leaf.requires_grad_()
+        t.clamp(x, min=lo, max=hi).backward(t.tensor([1.0], dtype=t.float64))
+        return leaf.grad
+
+    assert_same(torch, fn)
+
+
+def test_pow_gradient_with_a_bool_exponent(torch):
+    # PyTorch's formula computes exponent - 1, which a bool exponent refuses
+    assert_same(torch, lambda t: grad_of(t, lambda t, x: x ** t.tensor([True, False]), [2.0, 3.0]))
 
 
 @pytest.mark.parametrize("fn", [
