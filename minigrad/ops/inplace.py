@@ -336,6 +336,10 @@ def _rebase_view(view: Tensor, out: Tensor) -> None:
     view._bump_version()  # the version counter is the base's
     save_result(fn, view)  # the op's saved result is the view itself, as modified
     refresh_views(root, view)
+    if fn._saves_result and view._grad_fn is not None:
+        # PyTorch's saved result remembers (weakly) the view's node after the write, its AsStridedBackward0, and
+        # names it in the modified-tensor error while that node lives (else the op's own node)
+        fn._extra("view_node", lambda: weakref.ref(view._grad_fn))
 
 
 def index_map(shape: tuple, recipes) -> np.ndarray:

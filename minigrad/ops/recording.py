@@ -93,6 +93,13 @@ class RuleNode(Node):
 
     # -- backward ------------------------------------------------------------------------------------
     def _apply(self, grads: list, create_graph: bool) -> list:
+        try:
+            return self._run_formulas(grads, create_graph)
+        except Exception:  # PyTorch unpacks every saved tensor before computing: a stale one is reported first,
+            self._check_saved()  # the first in its order
+            raise
+
+    def _run_formulas(self, grads: list, create_graph: bool) -> list:
         if self._multi:  # several outputs: the formulas take them all (`grads`), zeros where none arrived
             grads = [g if g is not None else _zeros(meta, create_graph) for g, meta in zip(grads, self._input_metadata)]
             grad = grads
@@ -142,14 +149,18 @@ class RuleNode(Node):
         return values
 
     def _check_saved(self) -> None:
+        """Unpack every saved tensor as PyTorch's node does first thing: the inputs by name (its order), then the
+        result."""
         kept = self._kept_inputs
         if kept is FREED or (self._saves_result and self._result is FREED) or any(
                 self._args.get(k) is FREED for k in self._tensor_args):
             raise freed_error(self)
         versions = self._kept_versions
-        for i, v in enumerate(kept or ()):
-            if v is not None:
-                _unpack(v, versions[i] if versions else 0, False)
+        kept = kept or ()
+        order = range(len(kept)) if self._variadic else sorted(range(len(kept)), key=lambda i: self._inputs[i])
+        for i in order:
+            if kept[i] is not None:
+                _unpack(kept[i], versions[i] if versions else 0, False)
         if self._saves_result and self._result_counter is not None:
             self._unpack_result(False)
 
@@ -162,7 +173,9 @@ class RuleNode(Node):
             raise freed_error(self)
         counter = self._result_counter  # None until someone writes to the output in place (or takes a view)
         if counter is not None and counter.value != self._result_version:
-            raise RuntimeError(modified_message(make(self._result, self, True), counter.value,
+            ref = self._extras.get("view_node") if self._extras else None  # written through a view: inplace.py
+            node = ref() if ref is not None else None
+            raise RuntimeError(modified_message(make(self._result, node or self, True), counter.value,
                                                 self._result_version))
         if self._result.__class__ is Packed:  # hooks set through `_raw_saved_result`
             t = unpacked(self._result)
