@@ -142,11 +142,15 @@ class RuleNode(Node):
                 if v.__class__ is float or v.__class__ is int:  # a Python number: nothing to check
                     values.append(v)
                 else:
-                    if v.__class__ is Tensor and v._grad_fn is None and v._extras is not None and \
-                            v._extras.detached_at > self._sequence_number:
-                        raise RuntimeError(DETACHED_SAVED)
-                    values.append(_unpack(v, self._kept_versions[key] if self._kept_versions else 0, create_graph))
+                    values.append(self._unpack_input(v, self._kept_versions[key] if self._kept_versions else 0,
+                                                     create_graph))
         return values
+
+    def _unpack_input(self, v, version: int, create_graph: bool):
+        if v.__class__ is Tensor and v._grad_fn is None and v._extras is not None and \
+                v._extras.detached_at > self._sequence_number:
+            raise RuntimeError(DETACHED_SAVED)
+        return _unpack(v, version, create_graph)
 
     def _check_saved(self) -> None:
         """Unpack every saved tensor as PyTorch's node does first thing: the inputs by name (its order), then the
@@ -160,7 +164,7 @@ class RuleNode(Node):
         order = range(len(kept)) if self._variadic else sorted(range(len(kept)), key=lambda i: self._inputs[i])
         for i in order:
             if kept[i] is not None:
-                _unpack(kept[i], versions[i] if versions else 0, False)
+                self._unpack_input(kept[i], versions[i] if versions else 0, False)
         if self._saves_result and self._result_counter is not None:
             self._unpack_result(False)
 

@@ -967,6 +967,15 @@ def _floor_div_of_a_written_pow(t):
     return z
 
 
+def _saved_written_then_detached(t):
+    x = t.tensor([[1.0, 2.0]], requires_grad=True)
+    v = x.sin()
+    w = v.sin()
+    v.relu_()
+    v.detach_()
+    return w.sum().backward()
+
+
 def _remainder_of_two_written(t):
     x = t.tensor([[3.0, 2.0]], requires_grad=True)
     y = t.tensor([[1.5, 0.5]], requires_grad=True)
@@ -1030,6 +1039,8 @@ def test_pow_gradient_with_a_bool_exponent(torch):
     pytest.param(_unreached_node_with_a_written_input, id="node-reached-by-no-gradient"),
     # ... by name: of two written, `other` is named before `self`
     pytest.param(_remainder_of_two_written, id="first-written-by-name"),
+    # ... and one detached in place since is refused as such, before its version is looked at
+    pytest.param(_saved_written_then_detached, id="written-then-detached_"),
 ])
 def test_saved_tensors_written_since(torch, fn):
     assert_same(torch, fn)
