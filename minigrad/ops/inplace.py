@@ -168,13 +168,22 @@ def _write(t: Tensor, key, vdata, overlap_ok: bool = False) -> None:
         raise RuntimeError(str(e).replace("array", "tensor")) from None
 
 
+def can_cast(src: np.dtype, dst: np.dtype) -> bool:
+    """PyTorch's canCast for in-place results: no float into an integer or bool tensor, nothing but bool into a
+    bool one; integers of any width or sign go into each other (they wrap: `uint8.sub_(int64)`), unlike NumPy's
+    "same_kind"."""
+    if src.kind == "f":
+        return dst.kind == "f"
+    return dst.kind != "b" or src.kind == "b"
+
+
 def _store(self: Tensor, res: np.ndarray, overlap_ok: bool = False) -> None:
     """Write an out-of-place result back into `self`, with PyTorch's cast and shape rules (`overlap_ok`: the write
     may go into an expanded tensor, its elements sharing memory agreeing on their value)."""
     if res.shape != self._data.shape:  # PyTorch's TensorIterator checks shapes before dtypes
         raise RuntimeError(f"output with shape {list(self._data.shape)} doesn't match the broadcast shape "
                            f"{list(res.shape)}")
-    if res.dtype != self._data.dtype and not np.can_cast(res.dtype, self._data.dtype, "same_kind"):
+    if res.dtype != self._data.dtype and not can_cast(res.dtype, self._data.dtype):
         raise RuntimeError(f"result type {kind_name(res.dtype)} can't be cast to the desired output type "
                            f"{kind_name(self._data.dtype)}")
     _write(self, Ellipsis, res, overlap_ok)

@@ -790,6 +790,11 @@ def test_more_pytorch_errors_found_by_the_fuzzer(torch, fn):
     pytest.param(lambda t: _set(t.ones(2, 1, dtype=t.float64), "mask", t.tensor(0.5)), id="masked-setitem-other-dtype"),
     pytest.param(lambda t: _set(t.tensor(2.0), None, "self"), id="0d-setitem-of-itself"),
     pytest.param(lambda t: t.tensor([1.0, 2.0]).fill_(t.tensor([1.0, 2.0])[1]), id="fill_-from-own-element"),
+    # integers of any width or sign go into each other in place, wrapping (PyTorch's canCast)
+    pytest.param(lambda t: t.tensor([[0]], dtype=t.uint8).sub_(t.tensor([[1]])), id="uint8-sub_-long"),
+    pytest.param(lambda t: t.tensor([100], dtype=t.int8).mul_(t.tensor([3], dtype=t.uint8)), id="int8-mul_-uint8"),
+    pytest.param(lambda t: t.tensor([1], dtype=t.int32).add_(t.tensor([2**40])), id="int32-add_-big-long"),
+    pytest.param(lambda t: t.tensor([True]).add_(t.tensor([1])), id="bool-add_-long-refused"),
 ])
 def test_writes_pytorch_accepts(torch, fn):
     assert_same(torch, fn)
