@@ -395,6 +395,15 @@ def setitem(self, key, value):
         return
     one_mask = len(akey) == 1 and akey[0].dtype.kind == "b" and value._data.ndim == 0  # PyTorch's masked_fill_ path
     inplace.check_inplace(dst, True)  # PyTorch's order: autograd's check, the overlap, then the dtypes
+    expanded = inplace.internal_overlap(dst._data)
+    if expanded:  # PyTorch warns, then writes into the shared memory (masked_fill_ warns once more)
+        warnings.warn(INDEX_PUT_EXPANDED, UserWarning, stacklevel=user_stacklevel())
+        if one_mask:
+            from .selection import masked_fill_  # lazy: selection's in-place ops are built on this module
+
+            mask = akey[0]
+            return masked_fill_(dst, make(mask.reshape(mask.shape + (1,) * (dst._data.ndim - mask.ndim))),
+                                value._data.item())  # (PyTorch hands on value.item(): value gets no gradient)
     if not one_mask:
         inplace.check_overlap(dst._data, (value,), full_too=True)
         if value._data.dtype != dst._data.dtype:
@@ -405,7 +414,7 @@ def setitem(self, key, value):
     if stripped != value._data.shape:
 
         value = view(value, stripped)
-    index_put_(dst, akey, value)
+    index_put_(dst, akey, value, expanded)
 
 
 def _write_target(self: Tensor, basic: tuple) -> Tensor:
@@ -493,8 +502,10 @@ def _copy_to(dst: Tensor, value: Tensor) -> None:
     copy_(dst, src)
 
 
-def index_put_(self: Tensor, indices: tuple, values: Tensor) -> Tensor:
-    """`self[indices] = values` in place (IndexPutBackward0; through a view: CopySlices)."""
+def index_put_(self: Tensor, indices: tuple, values: Tensor, expanded: bool = False) -> Tensor:
+    """`self[indices] = values` in place (IndexPutBackward0; through a view: CopySlices). `expanded`: elements of
+    `self` share memory, and each shared element takes the last value written to any of its places."""
+    strides = self._data.strides  # (the stand-in `compute` gets for self is a copy: its strides are its own)
 
     def compute(src: Tensor) -> Tensor:
         res = np.array(src._data, copy=True)
@@ -505,11 +516,29 @@ def index_put_(self: Tensor, indices: tuple, values: Tensor) -> Tensor:
             raise _index_error(e) from None
         except ValueError:
             raise _put_error(values._data.shape, np.shape(src._data[indices])) from None
+        if expanded:
+            res = _shared_writes(res, indices, strides)
         if GRAD.mode > 0 and (src._requires_grad or values._requires_grad):
             return record(IndexPutBackward0, res, (src, values), indices=indices, accumulate=False)
         return make(res)
 
-    return run_inplace(self, compute, (values,))
+    return run_inplace(self, compute, (values,), overlap_ok=expanded)
+
+
+def _shared_writes(res: np.ndarray, indices: tuple, strides: tuple) -> np.ndarray:
+    """`res` after a write at `indices` into memory laid out by `strides` (some 0): every place of a written
+    element takes the value last written to one of them (in order of the places)."""
+    place = np.zeros(res.shape, np.intp)  # each element's memory offset
+    for k, (n, st) in enumerate(zip(res.shape, strides)):
+        place = place + (np.arange(n) * st).reshape((n,) + (1,) * (res.ndim - k - 1))
+    written = np.zeros(res.shape, bool)
+    written[indices] = True
+    offsets, first = np.unique(place, return_inverse=True)
+    last = np.zeros(offsets.size, res.dtype)
+    last[first[written]] = res[written]  # repeated places: NumPy keeps the last
+    hit = np.zeros(offsets.size, bool)
+    hit[first[written]] = True
+    return np.where(hit[first], last[first], res)
 
 
 # == declarations ===============================================================================================

@@ -1132,6 +1132,30 @@ def test_view_written_before_its_base_required_grad_gets_a_node(torch):
     assert_same(torch, fn)
 
 
+@pytest.mark.parametrize("write", [
+    pytest.param(lambda t, w: _set(w, [1], -inf), id="row"),
+    pytest.param(lambda t, w: _set(w, ([0, 1], [2, 0]), t.tensor([5.0, 6.0])), id="pairs"),
+    pytest.param(lambda t, w: _set(w, t.tensor([[True, False, False], [False, False, True]]), 7.0), id="mask"),
+    pytest.param(lambda t, w: _set(w, t.tensor([True, False]), t.tensor(7.0, requires_grad=True)), id="row-mask"),
+    pytest.param(lambda t, w: _set(w, [1], t.tensor([[3.0, 4.0, 5.0]])), id="row-of-values"),
+])
+def test_index_put_into_an_expanded_tensor_requiring_grad(torch, write):
+    # PyTorch warns and writes into the shared memory (each shared element takes the last value written to one
+    # of its places); the backward through the expanded view is refused
+    def fn(t):
+        x = t.tensor([[1.0], [2.0]], requires_grad=True)
+        w = (x * 1).expand(2, 3)
+        write(t, w)
+        values = w.detach().clone()
+        try:
+            w.sum().backward()
+        except RuntimeError as e:
+            return values, str(e)
+        return values, x.grad
+
+    assert_same(torch, fn)
+
+
 @pytest.mark.parametrize("leaf", [True, False])
 def test_masked_fill_into_an_expanded_tensor_requiring_grad(torch, leaf):
     # a view of a leaf is refused before the warning; a non-leaf warns, fills (a shared element takes the value
