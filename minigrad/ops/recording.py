@@ -94,32 +94,30 @@ class RuleNode(Node):
     # -- backward ------------------------------------------------------------------------------------
     def _apply(self, grads: list, create_graph: bool) -> list:
         try:
-            return self._run_formulas(grads, create_graph)
+            if self._multi:  # several outputs: the formulas take them all (`grads`), zeros where none arrived
+                grads = [g if g is not None else _zeros(meta, create_graph)
+                         for g, meta in zip(grads, self._input_metadata)]
+                grad = grads
+            else:
+                grad = grads[0]
+            if self._variadic:  # one formula gives the gradients of every tensor of the list
+                formula, reads = self._formulas[0]
+                out = formula(grad, *self._values(reads, create_graph))
+                return [None if e is None else g for e, g in zip(self._next_nodes, out)]
+            out = []
+            for next_node, (formula, reads) in zip(self._next_nodes, self._formulas):
+                if next_node is None:
+                    out.append(None)
+                elif not reads:
+                    out.append(formula(grad))
+                else:
+                    out.append(formula(grad, *self._values(reads, create_graph)))
+            if self._saves_result and self._result_counter is not None:  # PyTorch unpacks every saved tensor: a
+                self._unpack_result(create_graph)  # result written since is refused even where no formula read it
+            return out
         except Exception:  # PyTorch unpacks every saved tensor before computing: a stale one is reported first,
             self._check_saved()  # the first in its order
             raise
-
-    def _run_formulas(self, grads: list, create_graph: bool) -> list:
-        if self._multi:  # several outputs: the formulas take them all (`grads`), zeros where none arrived
-            grads = [g if g is not None else _zeros(meta, create_graph) for g, meta in zip(grads, self._input_metadata)]
-            grad = grads
-        else:
-            grad = grads[0]
-        if self._variadic:  # one formula gives the gradients of every tensor of the list
-            formula, reads = self._formulas[0]
-            out = formula(grad, *self._values(reads, create_graph))
-            return [None if e is None else g for e, g in zip(self._next_nodes, out)]
-        out = []
-        for next_node, (formula, reads) in zip(self._next_nodes, self._formulas):
-            if next_node is None:
-                out.append(None)
-            elif not reads:
-                out.append(formula(grad))
-            else:
-                out.append(formula(grad, *self._values(reads, create_graph)))
-        if self._saves_result and self._result_counter is not None:  # PyTorch unpacks every saved tensor, so a
-            self._unpack_result(create_graph)  # result written since is refused even where no formula ran on it
-        return out
 
     def _values(self, reads: tuple, create_graph: bool) -> list:
         """A formula's parameters after `grad`: saved inputs (version-checked), the result, arguments."""
