@@ -27,6 +27,7 @@ from . import inplace, xp
 from .inplace import copy_, fill_, kind_name, run_inplace, writable
 from .recording import record, rule
 from .registry import Sample, declare
+from .selection import masked_fill_
 from .views import AliasBackward0, as_view, expand, unsqueeze, view
 
 # == derivative rows, and the helpers their formulas use ======================================================
@@ -399,8 +400,6 @@ def setitem(self, key, value):
     if expanded:  # PyTorch warns, then writes into the shared memory (masked_fill_ warns once more)
         warnings.warn(INDEX_PUT_EXPANDED, UserWarning, stacklevel=user_stacklevel())
         if one_mask:
-            from .selection import masked_fill_  # lazy: selection's in-place ops are built on this module
-
             mask = akey[0]
             return masked_fill_(dst, make(mask.reshape(mask.shape + (1,) * (dst._data.ndim - mask.ndim))),
                                 value._data.item())  # (PyTorch hands on value.item(): value gets no gradient)
