@@ -23,7 +23,7 @@ from .._dtypes import checked
 from .._random import default_generator
 from .._state import GRAD
 from .._tensor import Tensor, make
-from ..autograd.graph import Node, accumulator, freed_error, new_node
+from ..autograd.graph import Node, accumulator, freed_error, metadata_of, new_node
 from . import views as S
 from . import xp
 from .operands import as_operand, broadcast_error, kind_name
@@ -234,6 +234,8 @@ def run_inplace(self: Tensor, compute, others=(), overlap_ok: bool = False, inpu
     old._output_nr = self._output_nr
     out = compute(old)
     _store(self, out._data, overlap_ok)
+    if out._data.dtype != self._data.dtype:  # promoted (float32 /= float64): the output, and so its gradient, has
+        out._grad_fn._input_metadata = metadata_of(self._data)  # self's dtype, as in PyTorch
     if base is None:
         _adopt(self, out)
         refresh_views(self)

@@ -1156,6 +1156,22 @@ def test_index_put_into_an_expanded_tensor_requiring_grad(torch, write):
     assert_same(torch, fn)
 
 
+@pytest.mark.parametrize("view", [False, True])
+def test_in_place_op_promoting_its_operands_keeps_selfs_dtype_in_backward(torch, view):
+    # float32 /= float64: the result is float32, so are the gradients arriving for it (retained, inputs=)
+    def fn(t):
+        x = t.tensor([[1.0, 2.0]], requires_grad=True)
+        z = t.tensor([[2.0, 4.0]], dtype=t.float64, requires_grad=True)
+        y = x * 1
+        y.retain_grad()
+        (y[0] if view else y).div_(z[0] if view else z)
+        (y * y).sum().backward(retain_graph=True)
+        y.sum().backward(inputs=[y])
+        return y.grad, x.grad, z.grad
+
+    assert_same(torch, fn)
+
+
 @pytest.mark.parametrize("leaf", [True, False])
 def test_masked_fill_into_an_expanded_tensor_requiring_grad(torch, leaf):
     # a view of a leaf is refused before the warning; a non-leaf warns, fills (a shared element takes the value
