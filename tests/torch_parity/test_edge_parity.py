@@ -1156,6 +1156,11 @@ def test_index_put_into_an_expanded_tensor_requiring_grad(torch, write):
     assert_same(torch, fn)
 
 
+@pytest.mark.parametrize("loss", ["mse_loss", "l1_loss"])
+def test_pointwise_loss_of_an_integer_input_takes_the_targets_float_dtype(torch, loss):
+    assert_same(torch, lambda t: getattr(t.nn.functional, loss)(t.tensor([[1], [2]]), t.tensor([[0.5], [1.5]])))
+
+
 @pytest.mark.parametrize("view", [False, True])
 def test_in_place_op_promoting_its_operands_keeps_selfs_dtype_in_backward(torch, view):
     # float32 /= float64: the result is float32, so are the gradients arriving for it (retained, inputs=)
