@@ -294,7 +294,7 @@ def _pointwise_loss_args(name: str, input: Tensor, target: Tensor, weight) -> tu
     if target._data.dtype.kind in "iu" and input._data.dtype.kind == "f":
         # type promotion, as PyTorch: an integer target (the blitz's `torch.arange(1, 11)`) takes the input's dtype
         target = make(target._data.astype(input._data.dtype))
-    elif input._data.dtype.kind in "iub" and target._data.dtype.kind == "f":  # (and an integer input the target's)
+    elif input._data.dtype.kind in "iu" and target._data.dtype.kind == "f":  # (and an integer input the target's)
         input = make(input._data.astype(target._data.dtype))
     return input, target
 

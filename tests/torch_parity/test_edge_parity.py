@@ -1157,8 +1157,11 @@ def test_index_put_into_an_expanded_tensor_requiring_grad(torch, write):
 
 
 @pytest.mark.parametrize("loss", ["mse_loss", "l1_loss"])
-def test_pointwise_loss_of_an_integer_input_takes_the_targets_float_dtype(torch, loss):
-    assert_same(torch, lambda t: getattr(t.nn.functional, loss)(t.tensor([[1], [2]]), t.tensor([[0.5], [1.5]])))
+@pytest.mark.parametrize("dtype", ["int64", "bool"])
+def test_pointwise_loss_of_an_integer_input_takes_the_targets_float_dtype(torch, loss, dtype):
+    # (l1_loss is PyTorch's `(input - target).abs().mean()`: a bool input refuses the subtraction)
+    assert_same(torch, lambda t: getattr(t.nn.functional, loss)(t.tensor([[1], [0]], dtype=getattr(t, dtype)),
+                                                                t.tensor([[0.5], [1.5]])))
 
 
 @pytest.mark.parametrize("view", [False, True])
