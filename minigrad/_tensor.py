@@ -278,6 +278,8 @@ class Tensor:
         return extras.post_hooks.add(hook)
 
     def retain_grad(self) -> None:
+        if self._extras is not None and self._extras.invalid:  # (PyTorch reads its grad_fn first)
+            raise RuntimeError(self._extras.invalid)
         if not self._requires_grad:
             raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
         if self._grad_fn is None:

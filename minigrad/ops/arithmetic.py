@@ -194,6 +194,7 @@ def add(self, other, *, alpha=1, out=None):
         return _binary(self, other, np.add, AddBackward0)
     other = as_operand(other)
     ad, bd = promoted(self, other)
+    _check_alpha(ad, alpha)
     try:
         res = GRAD.quiet.run(np.add, ad, bd * alpha)
     except ValueError:
@@ -201,6 +202,15 @@ def add(self, other, *, alpha=1, out=None):
     if _recording(self, other):
         return record(AddBackward0, res, (self, other), alpha=alpha)
     return make(res)
+
+
+def _check_alpha(ad, alpha) -> None:
+    """PyTorch's alpha_check on the result dtype: a bool alpha only for bool results, no float alpha for integers."""
+    kind = np.result_type(ad).kind
+    if isinstance(alpha, (builtins.bool, np.bool_)) and kind != "b":
+        raise RuntimeError("Boolean alpha only supported for Boolean results.")
+    if kind != "f" and isinstance(alpha, (builtins.float, np.floating)):
+        raise RuntimeError("For integral input tensors, argument alpha must not be a floating point number.")
 
 
 def sub(self, other, *, alpha=1):
@@ -227,6 +237,8 @@ def sub(self, other, *, alpha=1):
     if self._data.dtype.kind == "b" or (isinstance(other, Tensor) and other._data.dtype.kind == "b"):
         raise RuntimeError(BOOL_SUBTRACTION)
     ad, bd = promoted(self, other)
+    if alpha != 1:
+        _check_alpha(ad, alpha)
     try:
         res = GRAD.quiet.run(np.subtract, ad, bd if alpha == 1 else bd * alpha)
     except ValueError:

@@ -183,9 +183,12 @@ def _store(self: Tensor, res: np.ndarray, overlap_ok: bool = False) -> None:
     if res.shape != self._data.shape:  # PyTorch's TensorIterator checks shapes before dtypes
         raise RuntimeError(f"output with shape {list(self._data.shape)} doesn't match the broadcast shape "
                            f"{list(res.shape)}")
-    if res.dtype != self._data.dtype and not can_cast(res.dtype, self._data.dtype):
-        raise RuntimeError(f"result type {kind_name(res.dtype)} can't be cast to the desired output type "
-                           f"{kind_name(self._data.dtype)}")
+    if res.dtype != self._data.dtype:
+        if not can_cast(res.dtype, self._data.dtype):
+            raise RuntimeError(f"result type {kind_name(res.dtype)} can't be cast to the desired output type "
+                               f"{kind_name(self._data.dtype)}")
+        with np.errstate(all="ignore"):  # float64 -> float32 overflows to inf silently, as in PyTorch
+            res = res.astype(self._data.dtype)
     _write(self, Ellipsis, res, overlap_ok)
 
 

@@ -707,7 +707,8 @@ def log_softmax(self, dim=None, dtype=None):
 def cumsum(self, dim, *, dtype=None):
     d = self._data
     ax = _wrap_dim(dim, d.ndim)
-    res = np.cumsum(d, axis=ax if d.ndim else None, dtype=_sum_dtype(d, dtype)).reshape(d.shape)
+    with np.errstate(invalid="ignore", over="ignore"):  # inf + -inf is nan, silently (as in PyTorch)
+        res = np.cumsum(d, axis=ax if d.ndim else None, dtype=_sum_dtype(d, dtype)).reshape(d.shape)
     if _tracked(self):
         return record(CumsumBackward0, res, (self,), dim=ax)
     return make(res)

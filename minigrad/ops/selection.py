@@ -157,11 +157,20 @@ def clamp(self, min=None, max=None):
     if isinstance(min, Tensor) or isinstance(max, Tensor):
         lo = as_operand(min) if min is not None else None
         hi = as_operand(max) if max is not None else None
+        if rt.kind == "b" and lo is not None and hi is not None:
+            raise NotImplementedError("\"clamp_cpu\" not implemented for 'Bool'")
         try:
             res = _clamp_array(x, None if lo is None else lo._data.astype(rt, copy=False),
                                None if hi is None else hi._data.astype(rt, copy=False))
         except ValueError:
-            raise broadcast_error(self, lo if hi is None else hi) from None
+            shape = self._data.shape  # PyTorch broadcasts the operands in turn: the first that does not fit is named
+            for v in (lo, hi):
+                if v is not None:
+                    try:
+                        shape = np.broadcast_shapes(shape, v._data.shape)
+                    except ValueError:
+                        raise broadcast_error(np.broadcast_to(False, shape), v) from None
+            raise
         if _recording(self, lo, hi):
             return record(ClampBackward0, res, (self, lo, hi))
         return make(res)

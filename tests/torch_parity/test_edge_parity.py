@@ -738,6 +738,8 @@ def test_pytorch_errors_found_by_the_fuzzer(torch, fn):
     pytest.param(lambda t: grad_of(t, lambda t, x: x.reshape(0, 3).var(dim=(0, 1), keepdim=True), []),
                  id="var-backward-empty-dims"),
     pytest.param(lambda t: t.zeros(3, dtype=t.long).copy_(t.tensor([0.0, -inf, nan])), id="copy_-inf-nan-to-long"),
+    pytest.param(lambda t: t.tensor([0.0, -inf, inf]).cumsum(0), id="cumsum-inf-minus-inf"),
+    pytest.param(lambda t: t.tensor([1e30]).pow_(t.tensor([1.36], dtype=t.float64)), id="pow_-overflowing-float32"),
     pytest.param(lambda t: t.mv(t.tensor([[inf, 0.0]]), t.tensor([0.0, 1.0])), id="mv-inf-times-zero"),
     pytest.param(lambda t: t.nn.functional.linear(t.tensor([[inf]]), t.tensor([[0.0]]), t.tensor([1.0])),
                  id="linear-inf-times-zero"),
@@ -868,6 +870,11 @@ def test_cumsum_gradient_of_an_inf(torch):
     pytest.param(lambda t: t.zeros(2).masked_fill(t.zeros(2, dtype=t.uint8), 1.0), id="masked_fill-uint8-mask"),
     pytest.param(lambda t: t.zeros(2, 1).split([0, 3], dim=-1), id="split-sizes-negative-dim"),
     pytest.param(lambda t: t.zeros(0, dtype=t.bool).dot(t.zeros(0, dtype=t.bool)), id="empty-bool-dot"),
+    pytest.param(lambda t: t.clamp(t.tensor([False]), min=t.tensor([False]), max=t.tensor([True])), id="clamp-bool"),
+    pytest.param(lambda t: t.clamp(t.tensor(0.0), min=t.zeros(1, 3), max=t.zeros(2)), id="clamp-bounds-mismatch"),
+    pytest.param(lambda t: t.zeros(2, dtype=t.long).add(t.ones(2, dtype=t.long), alpha=0.5), id="add-long-float-alpha"),
+    pytest.param(lambda t: t.zeros(2, dtype=t.uint8).sub(2, alpha=0.5), id="sub-uint8-float-alpha"),
+    pytest.param(lambda t: t.zeros(2).add(t.ones(2, dtype=t.long), alpha=0.5), id="add-float-result-float-alpha"),
     pytest.param(lambda t: t.nn.functional.binary_cross_entropy(t.zeros(2, dtype=t.uint8), t.zeros(2)),
                  id="bce-uint8-input"),
     pytest.param(lambda t: t.nn.functional.binary_cross_entropy(t.zeros(2, 0, dtype=t.long), t.zeros(2, 0)),
@@ -1056,6 +1063,7 @@ def test_saved_tensors_written_since(torch, fn):
     pytest.param(lambda t, u, x: t.autograd.grad(x.sum(), [x * 1, u]), id="autograd.grad-input"),
     pytest.param(lambda t, u, x: _backward_inputs(t, x, u), id="backward-inputs"),
     pytest.param(lambda t, u, x: _write_again(t, x, u), id="written-again-under-no_grad"),
+    pytest.param(lambda t, u, x: u.retain_grad(), id="retain_grad"),
 ])
 def test_multi_output_view_whose_base_was_written(torch, use):
     # the view keeps naming its node from before the base's write (PyTorch's view meta keeps its grad_fn)
