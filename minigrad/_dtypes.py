@@ -144,6 +144,11 @@ def wrapped(n: int, dt: np.dtype) -> int:
     return (n - info.min) % span + info.min
 
 
+# The C++ type names some PyTorch messages print for a dtype ("expected m1 and m2 to have the same dtype, but got:
+# unsigned char != double", "result type Float can't be cast to the desired output type long int")
+CPP_NAMES = {"int64": "long int", "int32": "int", "int16": "short int", "int8": "signed char", "uint8": "unsigned char",
+             "float64": "double", "float32": "float", "float16": "c10::Half", "bool": "bool"}
+
 _C_TYPES = {"int64": "int64_t", "int32": "int", "int16": "int16_t", "int8": "int8_t", "uint8": "uint8_t",
             "float64": "double", "float32": "float", "float16": "c10::Half", "bool": "bool"}
 

@@ -79,8 +79,9 @@ class TensorExtras:
     inference = False
     view_fn = None  # the recipe chain that rebuilds this view from its base (ops/views.py)
     invalid = None  # why this view may no longer be used (a view its base's in-place write invalidated): the error
+    invalid_inplace = None  # ... and the error an in-place write into it gives (naming its node from before)
+    attr_version = 0  # a view PyTorch forbids writing into with grad: the version it was made at
     own_requires_grad = False  # a view's requires_grad_(): its own flag (else a view requires grad as its base does)
-    view_version = None  # the version of a view's memory when the view was made (of a leaf not requiring grad)
     detached_at = -1  # when a non-leaf was detach_()-ed (a graph-node number): nodes that saved it before refuse it
 
 
@@ -129,8 +130,6 @@ class Tensor:
     # -- autograd attributes -------------------------------------------------------------------
     @property
     def requires_grad(self) -> bool:
-        if self._extras is not None and self._extras.invalid:
-            raise RuntimeError(self._extras.invalid)
         return self._requires_grad
 
     @requires_grad.setter
@@ -280,6 +279,8 @@ class Tensor:
         return extras.post_hooks.add(hook)
 
     def retain_grad(self) -> None:
+        if self._extras is not None and self._extras.invalid:  # (PyTorch reads its grad_fn first)
+            raise RuntimeError(self._extras.invalid)
         if not self._requires_grad:
             raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
         if self._grad_fn is None:

@@ -69,7 +69,11 @@ class GraphTask:
                         continue  # autograd.grad, inputs=: nothing this node leads to is asked for
                     if node._extras is None and not watch_all and (
                             type(node) is not AccumulateGrad or node.variable._extras.hooks is None):
-                        outputs = node._apply(grads, create_graph) if arrived else [None] * len(node._next_nodes)
+                        if arrived:
+                            outputs = node._apply(grads, create_graph)
+                        else:
+                            node._check_saved()
+                            outputs = [None] * len(node._next_nodes)
                     else:  # hooks (a leaf's live on the leaf), retain_grad, anomaly mode
                         outputs = self.call_watched(node, grads)
                     if not keep_graph:
@@ -122,7 +126,8 @@ class GraphTask:
         hooks."""
         grads = run_tensor_hooks(node, grads, self.create_graph)
         grads = run_prehooks(node, grads, self.create_graph)
-        if all(g is None for g in grads):  # nothing to differentiate: PyTorch skips the node
+        if all(g is None for g in grads):  # nothing to differentiate: PyTorch's node only unpacks what it saved
+            node._check_saved()
             return [None] * len(node._next_nodes)
         outputs = anomaly_mode.run_checked(node, grads, self.create_graph)
         return run_posthooks(node, outputs, grads, self.create_graph)
@@ -133,6 +138,8 @@ class GraphTask:
         AccumulateGrad does not run); backward(inputs=) runs the inputs' own nodes, and nothing beyond."""
         targets = set()
         for k, t in enumerate(inputs):
+            if t._extras is not None and t._extras.invalid:  # PyTorch reads each input's grad_fn in turn
+                raise RuntimeError(t._extras.invalid)
             if accumulate:
                 t.retain_grad()  # as PyTorch, reachable or not (a no-op on a leaf; raises if t needs no grad)
             node, slot = (t._grad_fn, t._output_nr) if t._grad_fn is not None else (_existing_accumulator(t), 0)

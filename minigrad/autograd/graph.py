@@ -175,6 +175,10 @@ class Node(weakref.ref):
     def _release(self) -> None:
         """Drop the saved values (backward without `retain_graph`)."""
 
+    def _check_saved(self) -> None:
+        """For a node no gradient reached: PyTorch's node still unpacks what it saved before looking at the
+        gradients, so a saved tensor written since (or freed) is refused all the same."""
+
     # -- internals -----------------------------------------------------------------------------------------
     def _extra(self, key: str, default_factory):
         extras = self._extras

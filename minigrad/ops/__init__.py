@@ -16,6 +16,8 @@ and `minigrad.exp(x)` are one function.
 
 from __future__ import annotations
 
+import types
+
 from .._tensor import Tensor
 from . import (
     arithmetic,
@@ -39,6 +41,22 @@ from . import (
 )
 from .registry import REGISTRY, node_rule
 
+# Tensor methods PyTorch writes in Python (torch/_tensor.py): Python's own TypeErrors name them
+# `Tensor.norm()` ("Tensor.norm() got multiple values for argument 'p'"), where `minigrad.norm` says `norm()`.
+PYTHON_METHODS = ("norm", "split", "unflatten")
+
+
+def _tensor_method(function, name: str):
+    """`function` as the method `Tensor.<name>`: for PYTHON_METHODS, the same code under PyTorch's qualified name
+    (`__wrapped__` is the declared function)."""
+    if name not in PYTHON_METHODS:
+        return function
+    method = types.FunctionType(function.__code__, function.__globals__, name, function.__defaults__,
+                                function.__closure__)
+    method.__kwdefaults__, method.__doc__ = function.__kwdefaults__, function.__doc__
+    method.__qualname__, method.__wrapped__ = f"Tensor.{name}", function
+    return method
+
 
 def _attach_methods() -> None:
     """Tensor.<name> (and aliases), Tensor.<name>_ and the Python operators of every public op."""
@@ -47,7 +65,7 @@ def _attach_methods() -> None:
             continue
         if op.method or op.namespace == "Tensor":
             for name in (op.name, *op.aliases):
-                setattr(Tensor, name, op.function)
+                setattr(Tensor, name, _tensor_method(op.function, name))
         if op.inplace is not None:
             for name in (op.name, *op.aliases):
                 setattr(Tensor, name + "_", op.inplace)

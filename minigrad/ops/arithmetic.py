@@ -45,7 +45,8 @@ DivBackward0 = rule("DivBackward0", "self other", saves="self other",
                     other=lambda grad, self, other: -grad * ((self / other) / other))  # PyTorch's grouping
 DivBackward2 = rule("DivBackward2", "self other", saves="self other rounding_mode",
                     text="grad_self = 0, grad_other = 0  (rounded division is flat almost everywhere)",
-                    self=lambda grad, self, other: xp.zeros_like(grad),
+                    # (what each formula reads is what PyTorch's reads, so the same tensors are kept and checked)
+                    self=lambda grad, other: xp.zeros_like(grad),
                     other=lambda grad, self, other: xp.zeros_like(grad))
 NegBackward0 = rule("NegBackward0", "self", elementwise=True, text="grad_self = -grad", self=lambda grad: -grad)
 ReciprocalBackward0 = rule("ReciprocalBackward0", "self", saves="result", elementwise=True,
@@ -55,10 +56,21 @@ PowBackward0 = rule("PowBackward0", "self", saves="self exponent",
                     elementwise=True, text="grad_self = grad * exponent * self^(exponent - 1)",
                     self=lambda grad, self, exponent:
                     xp.zeros_like(grad) if exponent == 0 else grad * xp.mul_scalar(self ** (exponent - 1), exponent))
+BOOL_SUBTRACTION = ("Subtraction, the `-` operator, with a bool tensor is not supported. If you are trying to invert a "
+                    "mask, use the `~` or `logical_not()` operator instead.")
+
+
+def _minus_one(exponent):
+    """`exponent - 1` in pow's gradient, which PyTorch computes on the exponent as it is: a bool one refuses."""
+    if xp.data(exponent).dtype.kind == "b":
+        raise RuntimeError(BOOL_SUBTRACTION)
+    return xp.sub_scalar(exponent, 1)  # SubBackward1 under create_graph, as PyTorch's scalar subtraction
+
+
 PowBackward1 = rule("PowBackward1", "self exponent", saves="self exponent result",
                     text="grad_self = grad * exponent * self^(exponent - 1), grad_exponent = grad * result * log(self)",
                     self=lambda grad, self, exponent:
-                    xp.where(xp.data(exponent) == 0, 0.0, grad * (exponent * self ** xp.sub_scalar(exponent, 1))),
+                    xp.where(xp.data(exponent) == 0, 0.0, grad * (exponent * self ** _minus_one(exponent))),
                     exponent=lambda grad, self, exponent, result:
                     grad * xp.where((xp.data(self) == 0) & (xp.data(exponent) >= 0), 0.0, result * xp.log(self)))
 PowBackward2 = rule("PowBackward2", "exponent", saves="exponent result self",
@@ -190,6 +202,7 @@ def add(self, other, *, alpha=1, out=None):
         return _binary(self, other, np.add, AddBackward0)
     other = as_operand(other)
     ad, bd = promoted(self, other)
+    _check_alpha(ad, alpha)
     try:
         res = GRAD.quiet.run(np.add, ad, bd * alpha)
     except ValueError:
@@ -197,6 +210,15 @@ def add(self, other, *, alpha=1, out=None):
     if _recording(self, other):
         return record(AddBackward0, res, (self, other), alpha=alpha)
     return make(res)
+
+
+def _check_alpha(ad, alpha) -> None:
+    """PyTorch's alpha_check on the result dtype: a bool alpha only for bool results, no float alpha for integers."""
+    kind = np.result_type(ad).kind
+    if isinstance(alpha, (builtins.bool, np.bool_)) and kind != "b":
+        raise RuntimeError("Boolean alpha only supported for Boolean results.")
+    if kind != "f" and isinstance(alpha, (builtins.float, np.floating)):
+        raise RuntimeError("For integral input tensors, argument alpha must not be a floating point number.")
 
 
 def sub(self, other, *, alpha=1):
@@ -221,9 +243,10 @@ def sub(self, other, *, alpha=1):
         raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` or "
                            "`logical_xor()` operator instead.")
     if self._data.dtype.kind == "b" or (isinstance(other, Tensor) and other._data.dtype.kind == "b"):
-        raise RuntimeError("Subtraction, the `-` operator, with a bool tensor is not supported. If you are trying "
-                           "to invert a mask, use the `~` or `logical_not()` operator instead.")
+        raise RuntimeError(BOOL_SUBTRACTION)
     ad, bd = promoted(self, other)
+    if alpha != 1:
+        _check_alpha(ad, alpha)
     try:
         res = GRAD.quiet.run(np.subtract, ad, bd if alpha == 1 else bd * alpha)
     except ValueError:

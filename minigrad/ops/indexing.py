@@ -27,6 +27,7 @@ from . import inplace, xp
 from .inplace import copy_, fill_, kind_name, run_inplace, writable
 from .recording import record, rule
 from .registry import Sample, declare
+from .selection import masked_fill_
 from .views import AliasBackward0, as_view, expand, unsqueeze, view
 
 # == derivative rows, and the helpers their formulas use ======================================================
@@ -387,6 +388,8 @@ def setitem(self, key, value):
     inplace.own_array(self)
     tracked = GRAD.mode > 0 and (self._requires_grad or (value._requires_grad and self._data.dtype.kind == "f"))
     if not tracked:
+        if GRAD.mode > 0 and value._requires_grad:  # autograd's check comes first, whatever self's dtype
+            inplace.check_inplace(self, True)
         inplace.check_inference(self)
         _write_untracked(self, basic, akey, value)
         inplace.renew_view_nodes(self)
@@ -397,15 +400,25 @@ def setitem(self, key, value):
         _copy_to(dst, value)
         return
     one_mask = len(akey) == 1 and akey[0].dtype.kind == "b" and value._data.ndim == 0  # PyTorch's masked_fill_ path
-    if value._data.dtype != dst._data.dtype and not one_mask:
-        raise RuntimeError(f"Index put requires the source and destination dtypes match, got "
-                           f"{inplace.kind_name(dst._data.dtype)} for the destination and "
-                           f"{inplace.kind_name(value._data.dtype)} for the source.")
+    inplace.check_inplace(dst, True)  # PyTorch's order: autograd's check, the overlap, then the dtypes
+    expanded = inplace.internal_overlap(dst._data)
+    if expanded:  # PyTorch warns, then writes into the shared memory (masked_fill_ warns once more)
+        warnings.warn(INDEX_PUT_EXPANDED, UserWarning, stacklevel=user_stacklevel())
+        if one_mask:
+            mask = akey[0]
+            return masked_fill_(dst, make(mask.reshape(mask.shape + (1,) * (dst._data.ndim - mask.ndim))),
+                                value._data.item())  # (PyTorch hands on value.item(): value gets no gradient)
+    if not one_mask:
+        inplace.check_overlap(dst._data, (value,), full_too=True)
+        if value._data.dtype != dst._data.dtype:
+            raise RuntimeError(f"Index put requires the source and destination dtypes match, got "
+                               f"{inplace.kind_name(dst._data.dtype)} for the destination and "
+                               f"{inplace.kind_name(value._data.dtype)} for the source.")
     stripped = _strip_leading_ones(value._data.shape)
     if stripped != value._data.shape:
 
         value = view(value, stripped)
-    index_put_(dst, akey, value)
+    index_put_(dst, akey, value, expanded)
 
 
 def _write_target(self: Tensor, basic: tuple) -> Tensor:
@@ -458,15 +471,17 @@ def _write_untracked(self: Tensor, basic: tuple, akey, value: Tensor) -> None:
         inplace.write_into(self, vkey, b)
         return
     one_mask = len(akey) == 1 and akey[0].dtype.kind == "b" and vdata.ndim == 0  # PyTorch's masked_fill_ path
-    if vdata.dtype != target.dtype and not one_mask:
-        raise RuntimeError(f"Index put requires the source and destination dtypes match, got "
-                           f"{kind_name(target.dtype)} for the destination and {kind_name(vdata.dtype)} for the "
-                           "source.")
-    _check_masks(akey, target.shape)
     if inplace.internal_overlap(target):  # an expanded tensor: PyTorch warns, then writes into the shared memory
         warnings.warn(INDEX_PUT_EXPANDED, UserWarning, stacklevel=user_stacklevel())
         if one_mask:  # PyTorch's index_put_ hands this case on to masked_fill_, which warns too
             warnings.warn(inplace.MASKED_FILL_EXPANDED, UserWarning, stacklevel=user_stacklevel())
+    if not one_mask:
+        inplace.check_overlap(target, (value,), full_too=True)
+        if vdata.dtype != target.dtype:
+            raise RuntimeError(f"Index put requires the source and destination dtypes match, got "
+                               f"{kind_name(target.dtype)} for the destination and {kind_name(vdata.dtype)} for "
+                               "the source.")
+    _check_masks(akey, target.shape)
     try:
         inplace.write_into(self, vkey, vdata.reshape(_strip_leading_ones(vdata.shape)) if vdata.ndim else vdata,
                            then=akey)
@@ -491,8 +506,10 @@ def _copy_to(dst: Tensor, value: Tensor) -> None:
     copy_(dst, src)
 
 
-def index_put_(self: Tensor, indices: tuple, values: Tensor) -> Tensor:
-    """`self[indices] = values` in place (IndexPutBackward0; through a view: CopySlices)."""
+def index_put_(self: Tensor, indices: tuple, values: Tensor, expanded: bool = False) -> Tensor:
+    """`self[indices] = values` in place (IndexPutBackward0; through a view: CopySlices). `expanded`: elements of
+    `self` share memory, and each shared element takes the last value written to any of its places."""
+    strides = self._data.strides  # (the stand-in `compute` gets for self is a copy: its strides are its own)
 
     def compute(src: Tensor) -> Tensor:
         res = np.array(src._data, copy=True)
@@ -503,11 +520,29 @@ def index_put_(self: Tensor, indices: tuple, values: Tensor) -> Tensor:
             raise _index_error(e) from None
         except ValueError:
             raise _put_error(values._data.shape, np.shape(src._data[indices])) from None
+        if expanded:
+            res = _shared_writes(res, indices, strides)
         if GRAD.mode > 0 and (src._requires_grad or values._requires_grad):
             return record(IndexPutBackward0, res, (src, values), indices=indices, accumulate=False)
         return make(res)
 
-    return run_inplace(self, compute, (values,))
+    return run_inplace(self, compute, (values,), overlap_ok=expanded)
+
+
+def _shared_writes(res: np.ndarray, indices: tuple, strides: tuple) -> np.ndarray:
+    """`res` after a write at `indices` into memory laid out by `strides` (some 0): every place of a written
+    element takes the value last written to one of them (in order of the places)."""
+    place = np.zeros(res.shape, np.intp)  # each element's memory offset
+    for k, (n, st) in enumerate(zip(res.shape, strides)):
+        place = place + (np.arange(n) * st).reshape((n,) + (1,) * (res.ndim - k - 1))
+    written = np.zeros(res.shape, bool)
+    written[indices] = True
+    offsets, first = np.unique(place, return_inverse=True)
+    last = np.zeros(offsets.size, res.dtype)
+    last[first[written]] = res[written]  # repeated places: NumPy keeps the last
+    hit = np.zeros(offsets.size, bool)
+    hit[first[written]] = True
+    return np.where(hit[first], last[first], res)
 
 
 # == declarations ===============================================================================================

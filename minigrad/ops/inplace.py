@@ -23,13 +23,13 @@ from .._dtypes import checked
 from .._random import default_generator
 from .._state import GRAD
 from .._tensor import Tensor, make
-from ..autograd.graph import Node, accumulator, forward_op_name, freed_error, metadata_of, new_node
+from ..autograd.graph import Node, accumulator, freed_error, metadata_of, new_node
 from . import views as S
 from . import xp
 from .operands import as_operand, broadcast_error, kind_name
 from .recording import record, rule, save_result
 from .registry import Sample, declare
-from .views import REGENERATING, creation_meta, live_views, register_view, view_recipes
+from .views import REGENERATING, creation_meta, invalidate, live_views, register_view, view_rebase_message, view_recipes
 
 
 # -- checks -------------------------------------------------------------------------------------------------
@@ -41,29 +41,11 @@ def check_inplace(t: Tensor, tracked: bool = True) -> None:
     if base is not None:
         meta = creation_meta(t)
         if meta is not None:
-            raise RuntimeError(view_rebase_message(t, meta, indirect=False))
-        if t._requires_grad and base._grad_fn is None and base._requires_grad:
+            raise RuntimeError(t._extras.invalid_inplace or view_rebase_message(t, meta, indirect=False))
+        if t._requires_grad and base._grad_fn is None:  # (also a base detach_()-ed since, or not requiring grad)
             raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place operation.")
     if t._requires_grad and t._grad_fn is None:
         raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
-
-
-def view_rebase_message(t: Tensor, meta: str, indirect: bool) -> str:
-    modified = "its base or another view of its base has been" if indirect else "is being"
-    fn = t._grad_fn
-    if meta == "no_grad" or fn is None:
-        prefix = (f"Output {t._output_nr} of {forward_op_name(fn)} is a view of a view which was created in" if fn
-                  else "A view was created in")
-        msg = f"{prefix} no_grad mode and {modified} modified inplace with grad mode enabled."
-    else:
-        msg = f"Output {t._output_nr} of {forward_op_name(fn)} is a view and {modified} modified inplace."
-    if meta == "multi":
-        return msg + (" This view is the output of a function that returns multiple views. Such functions do not "
-                      "allow the output views to be modified inplace. You should replace the inplace operation by "
-                      "an out-of-place one.")
-    return msg + (" Given that this use case is ambiguous and error-prone, it is forbidden. You can clarify your code "
-                  "by moving both the view and the inplace either both inside the no_grad block (if you don't want "
-                  "the inplace to be tracked) or both outside (if you want the inplace to be tracked).")
 
 
 def check_inference(t: Tensor) -> None:
@@ -93,30 +75,38 @@ def writable(t: Tensor, arr: np.ndarray) -> None:
         raise RuntimeError(INTERNAL_OVERLAP)
 
 
-def check_overlap(out: np.ndarray, others) -> None:
+OVERLAP = ("unsupported operation: some elements of the input tensor and the written-to tensor refer to a single "
+           "memory location. Please clone() the tensor before performing the operation.")
+
+
+def check_overlap(out: np.ndarray, others, full_too: bool = False) -> None:
     """PyTorch's check before an in-place write that reads other tensors: none may share only part of the memory
-    written to (`v.add_(v[0])`; all of it with the same layout, `v.add_(v)`, is fine)."""
+    written to (`v.add_(v[0])`; all of it with the same layout, `v.add_(v)`, is fine). `full_too`: not even all of
+    it (PyTorch's assert_no_overlap, as index_put_ does it: `v[[0]] = v`)."""
     for other in others:
-        if isinstance(other, Tensor) and _partial_overlap(out, other._data):
-            raise RuntimeError("unsupported operation: some elements of the input tensor and the written-to tensor "
-                               "refer to a single memory location. Please clone() the tensor before performing the "
-                               "operation.")
+        if isinstance(other, Tensor):
+            status = overlap_status(out, other._data)
+            if status == "partial" or (full_too and status == "full"):
+                raise RuntimeError(OVERLAP)
 
 
-def _partial_overlap(a: np.ndarray, b: np.ndarray) -> bool:
-    """PyTorch's get_overlap_status(a, b) == Partial. It only tells when both are dense (a permutation of a
-    contiguous block); otherwise it gives up and lets the write happen."""
-    if a is b or a.size == 0 or b.size == 0:
-        return False
+def overlap_status(a: np.ndarray, b: np.ndarray) -> str | None:
+    """PyTorch's get_overlap_status(a, b): "full" (the same elements in the same layout), "partial", or None
+    (none shared, or too hard to tell: PyTorch only tells when both are dense, a permutation of a contiguous
+    block, and otherwise lets the write happen)."""
+    if a is b:
+        return "full"
+    if a.size == 0 or b.size == 0:
+        return None
     if (a.base if a.base is not None else a) is not (b.base if b.base is not None else b):
-        return False  # different memory
+        return None  # different memory
     if not (_dense(a) and _dense(b)):
-        return False
+        return None
     a0, b0 = a.__array_interface__["data"][0], b.__array_interface__["data"][0]
     a1, b1 = a0 + a.nbytes, b0 + b.nbytes
     if (a0, a1) == (b0, b1):
-        return a.strides != b.strides
-    return a0 < b1 and b0 < a1
+        return "full" if a.strides == b.strides else "partial"
+    return "partial" if a0 < b1 and b0 < a1 else None
 
 
 def _dense(a: np.ndarray) -> bool:
@@ -134,10 +124,14 @@ def write_into(t: Tensor, key, vdata, then=None) -> None:
     read-only in NumPy even where PyTorch writes into it (a part of it in which no two elements share memory, or a
     fill): the values then go into the memory it covers in its base."""
     if t._data.flags.writeable or t._base is None:
+        arr = t._data
+        if not arr.flags.writeable:  # the detach() of an expanded tensor: a writable alias of the same memory
+            arr = arr.view()
+            arr.flags.writeable = True
         if then is None:
-            t._data[key] = vdata
+            arr[key] = vdata
         else:
-            t._data[key][then] = vdata
+            arr[key][then] = vdata
         return
     root = t._base
     own_array(root)
@@ -174,15 +168,27 @@ def _write(t: Tensor, key, vdata, overlap_ok: bool = False) -> None:
         raise RuntimeError(str(e).replace("array", "tensor")) from None
 
 
+def can_cast(src: np.dtype, dst: np.dtype) -> bool:
+    """PyTorch's canCast for in-place results: no float into an integer or bool tensor, nothing but bool into a
+    bool one; integers of any width or sign go into each other (they wrap: `uint8.sub_(int64)`), unlike NumPy's
+    "same_kind"."""
+    if src.kind == "f":
+        return dst.kind == "f"
+    return dst.kind != "b" or src.kind == "b"
+
+
 def _store(self: Tensor, res: np.ndarray, overlap_ok: bool = False) -> None:
     """Write an out-of-place result back into `self`, with PyTorch's cast and shape rules (`overlap_ok`: the write
     may go into an expanded tensor, its elements sharing memory agreeing on their value)."""
-    if res.dtype != self._data.dtype and not np.can_cast(res.dtype, self._data.dtype, "same_kind"):
-        raise RuntimeError(f"result type {kind_name(res.dtype)} can't be cast to the desired output type "
-                           f"{kind_name(self._data.dtype)}")
-    if res.shape != self._data.shape:
+    if res.shape != self._data.shape:  # PyTorch's TensorIterator checks shapes before dtypes
         raise RuntimeError(f"output with shape {list(self._data.shape)} doesn't match the broadcast shape "
                            f"{list(res.shape)}")
+    if res.dtype != self._data.dtype:
+        if not can_cast(res.dtype, self._data.dtype):
+            raise RuntimeError(f"result type {kind_name(res.dtype)} can't be cast to the desired output type "
+                               f"{kind_name(self._data.dtype)}")
+        with np.errstate(all="ignore"):  # float64 -> float32 overflows to inf silently, as in PyTorch
+            res = res.astype(self._data.dtype)
     _write(self, Ellipsis, res, overlap_ok)
 
 
@@ -193,17 +199,26 @@ def _tracked(self: Tensor, others) -> bool:
         self._data.dtype.kind == "f" and any(isinstance(a, Tensor) and a._requires_grad for a in others)))
 
 
-def run_inplace(self: Tensor, compute, others=(), overlap_ok: bool = False) -> Tensor:
+def run_inplace(self: Tensor, compute, others=(), overlap_ok: bool = False, inputs_overlap_ok: bool = False,
+                check_any: bool = True) -> Tensor:
     """Apply an in-place op to `self`. `compute(src)` returns the op's out-of-place result for input `src`
     (recording its node when grad mode is on and something requires grad); `others` are its other arguments.
     `overlap_ok`: PyTorch allows the op into an expanded tensor and does not check its inputs for overlap (fill_
-    and zero_ write one number everywhere, read first; copy_ from the tensor itself writes nothing)."""
+    and zero_ write one number everywhere, read first; copy_ from the tensor itself writes nothing);
+    `inputs_overlap_ok`: only the inputs are not checked (fill_ with a tensor reads it first). `check_any`: autograd's
+    check also guards an integer or bool `self` written from tensors requiring grad (not in copy_, PyTorch's
+    hand-written one, which asks for a float `self`)."""
     tracked = _tracked(self, others)
-    check_inplace(self, tracked)
+    # PyTorch's order: autograd's check (whenever an input requires grad, whatever self's dtype), then the
+    # kernel's memory-overlap checks, then shapes and dtypes (_store)
+    check_inplace(self, tracked or (check_any and GRAD.mode > 0
+                                    and any(isinstance(a, Tensor) and a._requires_grad for a in others)))
     check_inference(self)
     own_array(self)
     if not overlap_ok:
-        check_overlap(self._data, others)
+        writable(self, self._data)
+        if not inputs_overlap_ok:
+            check_overlap(self._data, others)
     if not tracked:
         prev = GRAD.mode
         GRAD.mode = 0 if prev > 0 else prev
@@ -223,6 +238,8 @@ def run_inplace(self: Tensor, compute, others=(), overlap_ok: bool = False) -> T
     out = compute(old)
     _save_a_clone(out._grad_fn, old)
     _store(self, out._data, overlap_ok)
+    if out._data.dtype != self._data.dtype:  # promoted (float32 /= float64): the output, and so its gradient, has
+        out._grad_fn._input_metadata = metadata_of(self._data)  # self's dtype, as in PyTorch
     if base is None:
         _adopt(self, out)
         refresh_views(self)
@@ -249,7 +266,6 @@ def _adopt(t: Tensor, out: Tensor) -> None:
     t._grad_fn = node
     t._requires_grad = True
     t._output_nr = 0
-    node._input_metadata = metadata_of(t._data)  # the result was cast into t's dtype: its gradient has that dtype
     node._set_output(t)
     _move_retain(t, old, old_nr)
     save_result(node, t)
@@ -349,6 +365,10 @@ def _rebase_view(view: Tensor, out: Tensor) -> None:
     view._bump_version()  # the version counter is the base's
     save_result(fn, view)  # the op's saved result is the view itself, as modified
     refresh_views(root, view)
+    if fn._saves_result and view._grad_fn is not None:
+        # PyTorch's saved result remembers (weakly) the view's node after the write, its AsStridedBackward0, and
+        # names it in the modified-tensor error while that node lives (else the op's own node)
+        fn._extra("view_node", lambda: weakref.ref(view._grad_fn))
 
 
 def index_map(shape: tuple, recipes) -> np.ndarray:
@@ -397,29 +417,8 @@ def renew_view_nodes(t: Tensor) -> None:
     if GRAD.mode != 0 or not t._requires_grad:
         return
     root = t._base if t._base is not None else t
-    if root._requires_grad:  # (not so when `t` is a view that was made to require grad itself)
-        _regenerate_all([v for v in live_views(root) if v._requires_grad], root)
-
-
-def views_follow(base: Tensor) -> None:
-    """`base.requires_grad_()` after views of it were taken: those views require grad too, unless they have a
-    node of their own (PyTorch: a view requires grad when its base does; it passes no gradient on). A view whose
-    memory was written since it was made gets a node from the base instead, as PyTorch rebuilds the grad_fn of a
-    view whose version changed (so a gradient reaches the base through it)."""
-    written = []
-    for v in live_views(base):
-        if v._grad_fn is not None:
-            continue
-        extras = v._extras
-        if base._requires_grad and extras.view_version not in (None, base._version):
-            v._requires_grad = True
-            written.append(v)
-        else:
-            v._requires_grad = base._requires_grad or extras.own_requires_grad
-    _regenerate_all(written, base)
-
-
-Tensor._views_follow = views_follow
+    _regenerate_all([v for v in live_views(root) if v._grad_fn is not None or creation_meta(v) is not None
+                     or (root._requires_grad and v._requires_grad)], root)  # (with a node, forbidden, following)
 
 
 def _regenerate_all(views: list, root: Tensor) -> None:
@@ -441,9 +440,9 @@ def _regenerate(v: Tensor, root: Tensor) -> None:
         return
     meta = creation_meta(v)
     if meta is not None:
-        if v._requires_grad:  # PyTorch refuses to use such a view again: reading its grad_fn (any op does) raises
-            v._get_extras().invalid = view_rebase_message(v, meta, indirect=True)
-            v._grad_fn = None
+        if v._requires_grad or root._requires_grad:  # PyTorch refuses to use such a view again
+            v._requires_grad = True  # (a view requires grad when its base does)
+            invalidate(v, meta)
         return
     REGENERATING[0] = True
     try:
@@ -459,6 +458,30 @@ def _regenerate(v: Tensor, root: Tensor) -> None:
     register_view(root, v)
 
 
+def views_follow(base: Tensor) -> None:
+    """`base.requires_grad_()` after views of it were taken: those views require grad too, unless they have a
+    node of their own (PyTorch: a view requires grad when its base does). They pass no gradient on, unless
+    they were written since they were made: PyTorch then rebuilds their node on access, or refuses them (views
+    made in no_grad mode or by a multi-output op)."""
+    for v in live_views(base):
+        if v._grad_fn is None:
+            v._requires_grad = base._requires_grad or v._extras.own_requires_grad
+        if not base._requires_grad or v._version_counter.value == v._extras.attr_version:
+            continue
+        meta = creation_meta(v)
+        if meta is not None:
+            invalidate(v, meta)
+        elif v._grad_fn is None:
+            prev, GRAD.mode = GRAD.mode, 1
+            try:
+                _regenerate(v, base)
+            finally:
+                GRAD.mode = prev
+
+
+Tensor._views_follow = views_follow
+
+
 def _take_node(v: Tensor, t: Tensor) -> None:
     node = t._grad_fn
     old, old_nr = v._grad_fn, v._output_nr
@@ -467,6 +490,7 @@ def _take_node(v: Tensor, t: Tensor) -> None:
     v._output_nr = t._output_nr
     node._set_output(v)
     _move_retain(v, old, old_nr)
+    v._extras.attr_version = v._version_counter.value
 
 
 def _move_retain(t: Tensor, old, old_nr: int) -> None:
@@ -530,7 +554,7 @@ def fill_(self, value):
             res = np.full(src._data.shape, value._data, dtype=src._data.dtype)
             return record(FillBackward3, res, (src, value)) if _tracking(src, value) else make(res)
 
-        return run_inplace(self, compute_t, (value,), overlap_ok=True)
+        return run_inplace(self, compute_t, (value,), inputs_overlap_ok=True)  # PyTorch: copy_ from value
 
     value = as_operand(value)
     checked(value, self._data.dtype)
@@ -550,12 +574,13 @@ def copy_(self, src, non_blocking: bool = False):
 
     def compute(dst):
         try:
-            vals = np.broadcast_to(src._data, dst._data.shape).astype(dst._data.dtype)
+            with np.errstate(invalid="ignore"):  # nan/inf into an integer tensor: PyTorch casts silently
+                vals = np.broadcast_to(src._data, dst._data.shape).astype(dst._data.dtype)
         except ValueError:
             raise broadcast_error(dst, src) from None
         return record(CopyBackwards, vals, (dst, src)) if _tracking(dst, src) else make(vals)
 
-    return run_inplace(self, compute, (src,), overlap_ok=src is self)
+    return run_inplace(self, compute, (src,), overlap_ok=src is self, check_any=False)
 
 
 def uniform_(self, a: float = 0.0, b: float = 1.0, *, generator=None):

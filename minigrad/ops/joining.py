@@ -142,7 +142,7 @@ def split(self, split_size_or_sections, dim: int = 0):
         sizes = list(split_size_or_sections)
         if sum(sizes) != n:
             raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {n} (input tensor's size at "
-                               f"dimension {d}), but got split_sizes={sizes}")
+                               f"dimension {dim}), but got split_sizes={sizes}")
         name = SplitWithSizesBackward0
     starts = np.cumsum([0] + sizes[:-1])
     keys = [(slice(None),) * d + (slice(int(s), int(s) + sz),) for s, sz in zip(starts, sizes)]

@@ -144,13 +144,13 @@ def _dtype_check(a: Tensor, b: Tensor, what: str) -> None:
             raise RuntimeError(f"dot : expected both vectors to have same dtype, but found {kind_name(da)} and "
                                f"{kind_name(db)}")
         raise RuntimeError(f"expected scalar type {kind_name(da)} but found {kind_name(db)}")
-    if da.kind == "b" and a._data.size and b._data.size:  # (an empty product runs no kernel)
+    # an empty product runs no kernel, except dot's, which dispatches on the dtype first
+    if da.kind == "b" and (what == "dot" or (a._data.size and b._data.size)):
         raise NotImplementedError(f"\"{_BOOL_KERNEL[what]}\" not implemented for 'Bool'")
 
 
 def _name(t: Tensor) -> str:
-    return {"float32": "float", "float64": "double", "int64": "long int", "int32": "int"}.get(
-        _dtypes.FROM_NP[t._data.dtype].name, _dtypes.FROM_NP[t._data.dtype].name)
+    return _dtypes.CPP_NAMES[t._data.dtype.name]
 
 
 def _needs(a: Tensor, b: Tensor) -> bool:
@@ -183,7 +183,7 @@ def _mm_args(a: np.ndarray, b: np.ndarray, a_grad: bool, b_grad: bool) -> dict:
 
 def mv(self, vec):
     if self._data.ndim != 2 or vec._data.ndim != 1:
-        raise RuntimeError(f"vector + matrix @ vector expected, got {self._data.ndim}, {vec._data.ndim}")
+        raise RuntimeError(f"vector + matrix @ vector expected, got 1, {self._data.ndim}, {vec._data.ndim}")
     if self._data.shape[1] != vec._data.shape[0]:
         raise RuntimeError(f"size mismatch, got input ({self._data.shape[0]}), mat ({self._data.shape[0]}x"
                            f"{self._data.shape[1]}), vec ({vec._data.shape[0]})")

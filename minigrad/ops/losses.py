@@ -16,7 +16,7 @@ from .._stacklevel import user_stacklevel
 from .._state import GRAD
 from .._tensor import Tensor, make
 from . import xp
-from .operands import kind_name, promoted
+from .operands import kind_name
 from .recording import record, rule
 from .registry import Sample, declare
 
@@ -355,6 +355,8 @@ def _pointwise_loss_args(name: str, input: Tensor, target: Tensor, weight) -> tu
     if target._data.dtype.kind in "iu" and input._data.dtype.kind == "f":
         # type promotion, as PyTorch: an integer target (the blitz's `torch.arange(1, 11)`) takes the input's dtype
         target = make(target._data.astype(input._data.dtype))
+    elif input._data.dtype.kind in "iu" and target._data.dtype.kind == "f":  # (and an integer input the target's)
+        input = make(input._data.astype(target._data.dtype))
     return input, target
 
 
@@ -363,12 +365,11 @@ def mse_loss(input: Tensor, target: Tensor, size_average=None, reduce=None, redu
     """Mean squared error (MseLossBackward0)."""
     red = _reduction(reduction, size_average, reduce)
     input, target = _pointwise_loss_args("mse_loss", input, target, weight)
-    a, b = promoted(input, target)  # PyTorch's promotion: an int 0-d input and a float32 target give float32
-    kind = np.result_type(a, b)
+    kind = np.result_type(input._data, target._data)
     if kind.kind != "f":
         raise NotImplementedError(f"\"mse_cpu\" not implemented for '{kind_name(kind)}'")
     with np.errstate(all="ignore"):  # inf - inf is nan and 1e300² is inf, silently (as in PyTorch)
-        d = a - b
+        d = input._data - target._data
         res = _reduce(d * d, red)
     if _tracked(input, target):
         return record(MseLossBackward0, res, (input, target), reduction=red)
@@ -535,6 +536,10 @@ def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = 
     if target._data.shape != input._data.shape:
         raise ValueError(f"Using a target size ({target.size()}) that is different to the input size "
                          f"({input.size()}) is deprecated. Please ensure they have the same size.")
+    if target._data.dtype != input._data.dtype:
+        raise RuntimeError(f"Found dtype {kind_name(target._data.dtype)} but expected {kind_name(input._data.dtype)}")
+    if input._data.dtype.kind != "f":
+        raise NotImplementedError(f"\"binary_cross_entropy\" not implemented for '{kind_name(input._data.dtype)}'")
     if weight is not None:
         weight = weight.expand(np.broadcast_shapes(target._data.shape, weight._data.shape))
     x, t = input._data, target._data

@@ -93,24 +93,31 @@ class RuleNode(Node):
 
     # -- backward ------------------------------------------------------------------------------------
     def _apply(self, grads: list, create_graph: bool) -> list:
-        if self._multi:  # several outputs: the formulas take them all (`grads`), zeros where none arrived
-            grads = [g if g is not None else _zeros(meta, create_graph) for g, meta in zip(grads, self._input_metadata)]
-            grad = grads
-        else:
-            grad = grads[0]
-        if self._variadic:  # one formula gives the gradients of every tensor of the list
-            formula, reads = self._formulas[0]
-            out = formula(grad, *self._values(reads, create_graph))
-            return [None if e is None else g for e, g in zip(self._next_nodes, out)]
-        out = []
-        for next_node, (formula, reads) in zip(self._next_nodes, self._formulas):
-            if next_node is None:
-                out.append(None)
-            elif not reads:
-                out.append(formula(grad))
+        try:
+            if self._multi:  # several outputs: the formulas take them all (`grads`), zeros where none arrived
+                grads = [g if g is not None else _zeros(meta, create_graph)
+                         for g, meta in zip(grads, self._input_metadata)]
+                grad = grads
             else:
-                out.append(formula(grad, *self._values(reads, create_graph)))
-        return out
+                grad = grads[0]
+            if self._variadic:  # one formula gives the gradients of every tensor of the list
+                formula, reads = self._formulas[0]
+                out = formula(grad, *self._values(reads, create_graph))
+                return [None if e is None else g for e, g in zip(self._next_nodes, out)]
+            out = []
+            for next_node, (formula, reads) in zip(self._next_nodes, self._formulas):
+                if next_node is None:
+                    out.append(None)
+                elif not reads:
+                    out.append(formula(grad))
+                else:
+                    out.append(formula(grad, *self._values(reads, create_graph)))
+            if self._saves_result and self._result_counter is not None:  # PyTorch unpacks every saved tensor: a
+                self._unpack_result(create_graph)  # result written since is refused even where no formula read it
+            return out
+        except Exception:  # PyTorch unpacks every saved tensor before computing: a stale one is reported first,
+            self._check_saved()  # the first in its order
+            raise
 
     def _values(self, reads: tuple, create_graph: bool) -> list:
         """A formula's parameters after `grad`: saved inputs (version-checked), the result, arguments."""
@@ -133,11 +140,31 @@ class RuleNode(Node):
                 if v.__class__ is float or v.__class__ is int or v.__class__ is _ndarray:  # a number: nothing to check
                     values.append(v)
                 else:
-                    if v.__class__ is Tensor and v._grad_fn is None and v._extras is not None and \
-                            v._extras.detached_at > self._sequence_number:
-                        raise RuntimeError(DETACHED_SAVED)
-                    values.append(_unpack(v, self._kept_versions[key] if self._kept_versions else 0, create_graph))
+                    values.append(self._unpack_input(v, self._kept_versions[key] if self._kept_versions else 0,
+                                                     create_graph))
         return values
+
+    def _unpack_input(self, v, version: int, create_graph: bool):
+        if v.__class__ is Tensor and v._grad_fn is None and v._extras is not None and \
+                v._extras.detached_at > self._sequence_number:
+            raise RuntimeError(DETACHED_SAVED)
+        return _unpack(v, version, create_graph)
+
+    def _check_saved(self) -> None:
+        """Unpack every saved tensor as PyTorch's node does first thing: the inputs by name (its order), then the
+        result."""
+        kept = self._kept_inputs
+        if kept is FREED or (self._saves_result and self._result is FREED) or any(
+                self._args.get(k) is FREED for k in self._tensor_args):
+            raise freed_error(self)
+        versions = self._kept_versions
+        kept = kept or ()
+        order = range(len(kept)) if self._variadic else sorted(range(len(kept)), key=lambda i: self._inputs[i])
+        for i in order:
+            if kept[i] is not None:
+                self._unpack_input(kept[i], versions[i] if versions else 0, False)
+        if self._saves_result and self._result_counter is not None:
+            self._unpack_result(False)
 
     def _counter_made(self, t: Tensor, counter) -> None:
         if self._saves_result and self._result is t._data:
@@ -148,7 +175,9 @@ class RuleNode(Node):
             raise freed_error(self)
         counter = self._result_counter  # None until someone writes to the output in place (or takes a view)
         if counter is not None and counter.value != self._result_version:
-            raise RuntimeError(modified_message(make(self._result, self, True), counter.value,
+            ref = self._extras.get("view_node") if self._extras else None  # written through a view: inplace.py
+            node = ref() if ref is not None else None
+            raise RuntimeError(modified_message(make(self._result, node or self, True), counter.value,
                                                 self._result_version))
         if self._result.__class__ is Packed:  # hooks set through `_raw_saved_result`
             t = unpacked(self._result)
@@ -321,12 +350,14 @@ def _sources(node: str, inp: str, fn, input_names: tuple, saved_names: tuple, fi
 def _keeps(reads: list, input_names: tuple) -> tuple:
     """What a node keeps, for each mask of the inputs that need a gradient (bit i: input i; a list input such
     as cat's is one input, one bit): (a bool per input, or None when no input is kept; keep the result?).
-    A node keeps only what the formulas it will run read, as PyTorch does."""
+    A node keeps only the inputs the formulas it will run read, as PyTorch does; the result it keeps whenever a
+    formula reads it (PyTorch saves outputs unconditionally, and checks them in every backward)."""
     table = []
+    keep_result = any("result" in r for r in reads)
     for mask in range(1 << len(input_names)):
         running = [r for i, r in enumerate(reads) if mask >> i & 1]
         keep = tuple(any(name in r for r in running) for name in input_names)
-        table.append((keep if any(keep) else None, any("result" in r for r in running)))
+        table.append((keep if any(keep) else None, keep_result))
     return tuple(table)
 
 

@@ -208,13 +208,22 @@ def _var_grad(grad, self, correction, dim, keepdim):
         # PyTorch's var_backward over everything with no degrees of freedom: 2 / dof is taken as inf, which
         # gives nan where self equals the mean (inf * 0) and inf elsewhere
         with np.errstate(invalid="ignore"):
-            return grad * np.where(s == s.mean(), np.nan, np.inf).astype(s.dtype)
+            return grad * np.where(s == _quiet_mean(s, None, False), np.nan, np.inf).astype(s.dtype)
     if xp.is_t(self):  # PyTorch's var_backward: the mean over everything when no dim was given
         centered = self - (self.mean() if dim is None else self.mean(dims, keepdim=True))
     else:
-        centered = self - s.mean(axis=dims, keepdims=True)
+        centered = self - _quiet_mean(s, dims, True)
     scale = 2.0 / (n - correction) if n != correction else math.inf  # 2 / 0 is inf in PyTorch's formula
     return xp.mul_scalar(_keep(grad, dims if dim is not None else None, keepdim, s), scale) * centered
+
+
+def _quiet_mean(s, axis, keepdims: bool):
+    """NumPy's mean without its "Mean of empty slice" warning (nan over nothing, as PyTorch gives silently)."""
+    import numpy as np
+
+    n = s.size if axis is None else int(np.prod([s.shape[d] for d in axis]))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.true_divide(s.sum(axis=axis, keepdims=keepdims), n, dtype=s.dtype)
 
 
 def _safe_div(a, b, zero_mask):
@@ -397,7 +406,18 @@ def sum_to_size(self, *size):
 
 
 # -- the rest of the reductions ------------------------------------------------------------------------
-class _ReturnType(tuple):
+class StructSeq(tuple):
+    """A `minigrad.return_types` tuple. PyTorch's are C structseqs, whose errors give the full name
+    (`'torch.return_types.max' object does not support item assignment`); a tuple subclass's say `'max'`."""
+
+    def __setitem__(self, key, value):
+        raise TypeError(f"'minigrad.return_types.{type(self).__name__}' object does not support item assignment")
+
+    def __delitem__(self, key):
+        raise TypeError(f"'minigrad.return_types.{type(self).__name__}' object doesn't support item deletion")
+
+
+class _ReturnType(StructSeq):
     """`minigrad.return_types.max(values=..., indices=...)`: a named pair, printed as PyTorch does."""
 
     _kind = "max"
@@ -719,7 +739,8 @@ def log_softmax(self, dim=None, dtype=None):
 def cumsum(self, dim, *, dtype=None):
     d = self._data
     ax = _wrap_dim(dim, d.ndim)
-    res = xp.cumsum_array(d, ax, _sum_dtype(d, dtype)) if d.ndim else d.astype(_sum_dtype(d, dtype) or d.dtype)
+    with np.errstate(invalid="ignore", over="ignore"):  # inf + -inf is nan, silently (as in PyTorch)
+        res = xp.cumsum_array(d, ax, _sum_dtype(d, dtype)) if d.ndim else d.astype(_sum_dtype(d, dtype) or d.dtype)
     if _tracked(self):
         return record(CumsumBackward0, res, (self,), dim=ax)
     return make(res)

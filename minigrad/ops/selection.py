@@ -24,17 +24,27 @@ def _in_bounds(x, lo, hi):
         return x <= hi
     if hi is None:
         return x >= lo
-    return (x >= lo) & (x <= hi)
+    return _combined_in_place(x >= lo, x <= hi, np.logical_and)
 
 
 def _clamp_min_mask(x, lo, hi):
     """Where the lower bound wins (PyTorch: x < min, and min < max when both bounds are given)."""
-    return (x < lo) if hi is None else (x < lo) & (lo < hi)
+    return (x < lo) if hi is None else _combined_in_place(x < lo, lo < hi, np.logical_and)
 
 
 def _clamp_max_mask(x, lo, hi):
     """Where the upper bound wins (PyTorch: x > max, or max < min when both bounds are given)."""
-    return (x > hi) if lo is None else (x > hi) | (hi < lo)
+    return (x > hi) if lo is None else _combined_in_place(x > hi, hi < lo, np.logical_or)
+
+
+def _combined_in_place(a, b, how):
+    """`how(a, b)` as PyTorch's clamp backward computes it, in place into `a` (`logical_and_`): when `b` would
+    broadcast `a` larger (bounds shaped unlike self), it refuses as an in-place op does."""
+    a, b = np.asarray(a), np.asarray(b)
+    shape = np.broadcast_shapes(a.shape, b.shape)
+    if shape != a.shape:
+        raise RuntimeError(f"output with shape {list(a.shape)} doesn't match the broadcast shape {list(shape)}")
+    return how(a, b)
 
 
 def _pick_grad(grad, mine, other, loses):
@@ -154,11 +164,20 @@ def clamp(self, min=None, max=None):
     if isinstance(min, Tensor) or isinstance(max, Tensor):
         lo = as_operand(min) if min is not None else None
         hi = as_operand(max) if max is not None else None
+        if rt.kind == "b" and lo is not None and hi is not None:
+            raise NotImplementedError("\"clamp_cpu\" not implemented for 'Bool'")
         try:
             res = _clamp_array(x, None if lo is None else lo._data.astype(rt, copy=False),
                                None if hi is None else hi._data.astype(rt, copy=False))
         except ValueError:
-            raise broadcast_error(self, lo if hi is None else hi) from None
+            shape = self._data.shape  # PyTorch broadcasts the operands in turn: the first that does not fit is named
+            for v in (lo, hi):
+                if v is not None:
+                    try:
+                        shape = np.broadcast_shapes(shape, v._data.shape)
+                    except ValueError:
+                        raise broadcast_error(np.broadcast_to(False, shape), v) from None
+            raise
         if _recording(self, lo, hi):
             return record(ClampBackward0, res, (self, lo, hi))
         return make(res)
@@ -258,7 +277,7 @@ def masked_fill(self, mask, value):
     m = mask._data if isinstance(mask, Tensor) else np.asarray(mask)
     if m.dtype.kind != "b":
         raise RuntimeError(f"masked_fill_ only supports boolean masks, but got mask with dtype "
-                           f"{_kind_word(m.dtype)}")
+                           f"{_dtypes.CPP_NAMES[m.dtype.name]}")
     value = as_operand(value)
     if isinstance(value, Tensor) and value._data.ndim:
         raise RuntimeError(f"masked_fill_ only supports a 0-dimensional value tensor, but got tensor with "
@@ -282,23 +301,24 @@ def masked_fill_(self, mask, value):
         np.broadcast_shapes(self._data.shape, m.shape)
     except ValueError:
         raise broadcast_error(self, make(m)) from None
-    if inplace.internal_overlap(self._data):  # an expanded tensor: PyTorch warns, then fills the shared memory
-        warnings.warn(inplace.MASKED_FILL_EXPANDED, UserWarning, stacklevel=user_stacklevel())
-        if not _recording(self, value):
-            return inplace.fill_where(self, np.broadcast_to(m, self._data.shape), value)
-    return _masked_fill_inplace(self, mask, value)
+    if not inplace.internal_overlap(self._data):
+        return _masked_fill_inplace(self, mask, value)
+    # an expanded tensor: after autograd's check, PyTorch warns, then fills the shared memory (an element
+    # shared by several places takes the value when any of them is masked)
+    recording = _recording(self, value)
+    inplace.check_inplace(self, recording)
+    warnings.warn(inplace.MASKED_FILL_EXPANDED, UserWarning, stacklevel=user_stacklevel())
+    m = np.broadcast_to(m, self._data.shape)
+    if not recording:
+        return inplace.fill_where(self, m, value)
+    shared = tuple(d for d, (n, st) in enumerate(zip(self._data.shape, self._data.strides)) if n > 1 and st == 0)
+    m = np.broadcast_to(m.any(axis=shared, keepdims=True), m.shape)
+    return inplace.run_inplace(self, lambda src: masked_fill(src, m, value), (value,), overlap_ok=True)
 
 
 _masked_fill_inplace = inplace_of(masked_fill, "masked_fill_")
 
 
-def _kind_word(d: np.dtype) -> str:
-    return {"float32": "float", "float64": "double", "int64": "long int", "int32": "int"}.get(d.name, d.name)
-
-
-# The C++ type names PyTorch's clamp_ prints when Python-number bounds would make an integer tensor float
-_CPP_NAMES = {"int64": "long int", "int32": "int", "int16": "short int", "int8": "signed char",
-              "uint8": "unsigned char", "bool": "bool"}
 
 
 def _clamp_inplace(inplace):
@@ -309,7 +329,7 @@ def _clamp_inplace(inplace):
         bounds = (min, max)
         if kind in "iub" and builtins.any(isinstance(b, builtins.float) for b in bounds):
             raise RuntimeError("result type Float can't be cast to the desired output type "
-                               f"{_CPP_NAMES[self._data.dtype.name]}")
+                               f"{_dtypes.CPP_NAMES[self._data.dtype.name]}")
         if kind == "b" and builtins.any(isinstance(b, builtins.int) and not isinstance(b, builtins.bool)
                                         for b in bounds):
             raise RuntimeError("result type Long can't be cast to the desired output type bool")

@@ -15,7 +15,7 @@ from .._state import GRAD
 from .._tensor import Tensor, _wrap_dim, make
 from . import xp
 from .recording import record, record_multi, rule
-from .reductions import _return_type
+from .reductions import StructSeq, _return_type
 from .registry import Sample, declare
 
 
@@ -109,7 +109,7 @@ def topk(self: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: bool
 
 
 # -- histograms ----------------------------------------------------------------------------------------------
-class HistogramResult(tuple):
+class HistogramResult(StructSeq):
     """`minigrad.return_types.histogram(hist=..., bin_edges=...)`, printed as PyTorch prints it."""
 
     __module__ = "minigrad.return_types"

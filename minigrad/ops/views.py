@@ -13,6 +13,7 @@ from .._device import device as device_cls
 from .._stacklevel import warn_once
 from .._state import GRAD
 from .._tensor import Tensor, _wrap_dim, make
+from ..autograd.graph import forward_op_name
 from . import xp
 from .recording import record, record_multi, rule
 from .registry import Sample, declare
@@ -88,22 +89,19 @@ def as_view(t: Tensor, base: Tensor, recipe, multi: bool = False) -> Tensor:
     t._base = root
     t._version_counter = base._shared_counter()
     mode = GRAD.mode
+    extras = t._get_extras()
+    extras.attr_version = t._version_counter.value  # a write after this changes its node (or, with meta, forbids it)
     if mode == 0 or multi:
         chain += (("meta", "no_grad" if mode == 0 else "multi"),)
         if mode == 0 and base._requires_grad:  # PyTorch: a view made in no_grad mode still requires grad (a leaf)
             t._requires_grad = True
-    extras = t._get_extras()
     extras.view_fn = chain
-    if REGENERATING[0]:
-        return t
-    if mode > 0 and t._requires_grad:
-        register_view(root, t)
-    elif not root._requires_grad and root._data.dtype.kind == "f":
-        # a view of a float leaf follows it if it comes to require grad (inplace.views_follow); whether the memory
-        # was written since the view was made decides how (PyTorch's attr_version)
-        extras.view_version = t._version_counter.value
-        register_view(root, t)
+    if not REGENERATING[0] and ((mode > 0 and t._requires_grad) or (mode == 0 and root._requires_grad)
+                                or (not root._requires_grad and root._data.dtype.kind == "f")):
+        register_view(root, t)  # (a view of a float leaf follows it if it comes to require grad: views_follow)
     return t
+
+
 
 
 # id(root) -> [weak reference to the root (its callback drops the entry), [weak references to views], prune at]
@@ -150,6 +148,35 @@ def creation_meta(t: Tensor):
         if r[0] == "meta":
             return r[1]
     return None
+
+
+def view_rebase_message(t: Tensor, meta: str, indirect: bool) -> str:
+    modified = "its base or another view of its base has been" if indirect else "is being"
+    fn = t._grad_fn
+    if meta == "no_grad" or fn is None:
+        prefix = (f"Output {t._output_nr} of {forward_op_name(fn)} is a view of a view which was created in" if fn
+                  else "A view was created in")
+        msg = f"{prefix} no_grad mode and {modified} modified inplace with grad mode enabled."
+    else:
+        msg = f"Output {t._output_nr} of {forward_op_name(fn)} is a view and {modified} modified inplace."
+    if meta == "multi":
+        return msg + (" This view is the output of a function that returns multiple views. Such functions do not "
+                      "allow the output views to be modified inplace. You should replace the inplace operation by "
+                      "an out-of-place one.")
+    return msg + (" Given that this use case is ambiguous and error-prone, it is forbidden. You can clarify your code "
+                  "by moving both the view and the inplace either both inside the no_grad block (if you don't want "
+                  "the inplace to be tracked) or both outside (if you want the inplace to be tracked).")
+
+
+def invalidate(v: Tensor, meta: str) -> None:
+    """A view PyTorch refuses to use once its memory was written (made in no_grad mode or by a multi-output op):
+    reading its grad_fn (any op recording a node does) raises; an in-place write into it names its old node."""
+    extras = v._get_extras()
+    if extras.invalid:  # already: its messages keep naming the node it had then
+        return
+    extras.invalid = view_rebase_message(v, meta, indirect=True)
+    extras.invalid_inplace = view_rebase_message(v, meta, indirect=False)
+    v._grad_fn = None
 
 
 def _shape_arg(size) -> tuple:
