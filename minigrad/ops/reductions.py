@@ -250,19 +250,20 @@ def _norm_grad(grad, self, result, ord, dim, keepdim):
     if ord == 0:
         return None
     if ord == 1:
-        return g * xp.sign_array(s)
+        return xp.sgn(self) * g
     if ord == 2:
         return g * _safe_div(self, r, xp.data(r) == 0)
     if ord in (float("inf"), float("-inf")):
         absx = np.abs(s)
         mask = (absx == xp.data(r)) | np.isnan(absx)
         count = mask.sum(axis=None if dim is None else tuple(d % s.ndim for d in dim), keepdims=True)
-        return xp.sign_array(s) * ((g / count) * mask)
-    sign = xp.sign(self) if xp.is_t(self) else xp.sign_array(s)
+        sign = xp.sgn(self)  # recorded under create_graph (SgnBackward0), as PyTorch's self.sgn()
+        return sign * ((g / count) * mask)
+    sign = xp.sgn(self)  # the graphs a create_graph backward records are PyTorch's: sgn, masked_fill
     if ord < 1:  # |self|^(p-1) is inf at 0: those elements get 0
-        scaled = sign * xp.zero_where(s == 0, xp.abs(self) ** (ord - 1))
+        scaled = sign * xp.masked_fill(xp.abs(self) ** (ord - 1), s == 0, 0.0)
         return scaled * g * r ** (1 - ord)
-    scale = xp.zero_where(xp.data(r) == 0, g / r ** (ord - 1))
+    scale = xp.masked_fill(g / r ** (ord - 1), xp.data(r) == 0, 0.0)
     if ord < 2:
         return sign * xp.abs(self) ** (ord - 1) * scale
     return self * xp.abs(self) ** (ord - 2) * scale
