@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from .exclusions import UNCOMPARED_WARNINGS
 from .observe import GraphObs, first_line, normalise, observe, observe_graph, to_numpy
 from .program import PREAMBLE, Program
 
@@ -155,7 +156,8 @@ def run(program: Program, lib: Library, *, codes: list | None = None) -> Iterato
             target = targets[i]
             if target and target in ns and target not in defined:
                 defined.append(target)
-            warns = [f"{w.category.__name__}: {normalise(first_line(str(w.message)), lib.prefix)}" for w in caught]
+            warns = [f"{w.category.__name__}: {normalise(first_line(str(w.message)), lib.prefix)}" for w in caught
+                     if not any(phrase in str(w.message) for phrase in UNCOMPARED_WARNINGS)]
             if lib.first_once_only:
                 warns = _first_only(warns, first_seen)
             before = frozenset(given)
