@@ -193,7 +193,7 @@ def leading_to(order: list, targets: set, captures: dict) -> set:
     the nodes it leads to."""
     needed, reach = set(), set()
     for node in reversed(order):
-        beyond = any(nxt in reach for nxt in node._next_nodes)
+        beyond = not reach.isdisjoint(node._next_nodes)  # an edge leads on to a node that must run
         if beyond or node in targets:
             needed.add(node)
         if beyond or node in targets or node in captures:
