@@ -74,7 +74,10 @@ def _number_types(data) -> set | None:
         return None
     types = set(map(type, data))
     if types and types <= {list, tuple}:
+        empty_row = not all(data)  # as PyTorch's inference, an empty row counts as the default float
         types = set(map(type, itertools.chain.from_iterable(data)))
+        if empty_row:
+            types.add(builtins.float)
     return types if types <= _NUMBER_TYPES else None
 
 
