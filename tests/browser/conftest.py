@@ -32,6 +32,24 @@ CHROMIUM_ARGS = [
 SERVER_TIMEOUT = 40  # seconds for JupyterLab to answer
 
 
+# JavaScript for a page check, to put first in the body of a `root => {...}` function: WCAG's relative
+# luminance (lum) and contrast ratio (contrast) of two CSS colours, and the colour an element's text is seen on
+# (backdrop: the layers of backgrounds behind it, semi-transparent ones mixed over what is under them).
+CONTRAST_JS = """  const lum = c => { const m = c.match(/[\\d.]+/g).map(Number); const f = v => { v /= 255;
+    return v <= 0.03928 ? v / 12.92 : Math.pow((v + 0.055) / 1.055, 2.4); };
+    return 0.2126 * f(m[0]) + 0.7152 * f(m[1]) + 0.0722 * f(m[2]); };
+  const contrast = (a, b) => { const x = lum(a), y = lum(b);
+    return (Math.max(x, y) + 0.05) / (Math.min(x, y) + 0.05); };
+  const mix = (top, under) => {
+    const a = top.match(/[\\d.]+/g).map(Number), b = under.match(/[\\d.]+/g).map(Number);
+    const al = a.length > 3 ? a[3] : 1;
+    return 'rgb(' + [0, 1, 2].map(i => a[i] * al + b[i] * (1 - al)).join(',') + ')'; };
+  const backdrop = e => { const layers = [];
+    for (; e; e = e.parentElement) { const c = getComputedStyle(e).backgroundColor;
+      if (c && c !== 'rgba(0, 0, 0, 0)' && c !== 'transparent') { layers.push(c); if (!c.startsWith('rgba')) break; } }
+    return layers.reverse().reduce((under, top) => mix(top, under), 'rgb(255,255,255)'); };
+"""
+
 def require_browser_tools() -> None:
     try:
         from playwright.sync_api import sync_playwright  # noqa: F401

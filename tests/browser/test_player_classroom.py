@@ -55,11 +55,7 @@ render.find_renderer = found  # Graphviz again for the cells above (their left-t
 ]
 
 # every visible text of the picture: its size on screen and its contrast with what is behind it
-PICTURE_JS = """root => {
-  const lum = c => { const m = c.match(/[\\d.]+/g).map(Number); const f = v => { v /= 255;
-    return v <= 0.03928 ? v / 12.92 : Math.pow((v + 0.055) / 1.055, 2.4); };
-    return 0.2126 * f(m[0]) + 0.7152 * f(m[1]) + 0.0722 * f(m[2]); };
-  const ratio = (a, b) => { const x = lum(a), y = lum(b); return (Math.max(x, y) + 0.05) / (Math.min(x, y) + 0.05); };
+PICTURE_JS = "root => {\n" + helpers.CONTRAST_JS + """
   const bg = getComputedStyle(root).backgroundColor;
   const svg = root.querySelector('.mg-stage svg');
   const scale = svg.getScreenCTM().a;
@@ -87,7 +83,7 @@ PICTURE_JS = """root => {
         if (cx >= b.x && cx <= b.x + b.width && cy >= b.y && cy <= b.y + b.height) behind = f;
       }
     }
-    const r = ratio(style.fill, behind);
+    const r = contrast(style.fill, behind);
     minPx = Math.min(minPx, px); minContrast = Math.min(minContrast, r);
     if (px < 9.99 || r < 4.5)
       bad.push({text: t.textContent, px: +px.toFixed(2), contrast: +r.toFixed(2), fill: style.fill, behind});
@@ -96,22 +92,10 @@ PICTURE_JS = """root => {
           minPx, minContrast};
 }"""
 
-CHROME_JS = """root => {
-  const lum = c => { const m = c.match(/[\\d.]+/g).map(Number); const f = v => { v /= 255;
-    return v <= 0.03928 ? v / 12.92 : Math.pow((v + 0.055) / 1.055, 2.4); };
-    return 0.2126 * f(m[0]) + 0.7152 * f(m[1]) + 0.0722 * f(m[2]); };
-  const mix = (top, under) => {
-    const a = top.match(/[\\d.]+/g).map(Number), b = under.match(/[\\d.]+/g).map(Number);
-    const al = a.length > 3 ? a[3] : 1;
-    return 'rgb(' + [0, 1, 2].map(i => a[i] * al + b[i] * (1 - al)).join(',') + ')'; };
-  const backdrop = e => { const layers = [];
-    for (; e; e = e.parentElement) { const c = getComputedStyle(e).backgroundColor;
-      if (c && c !== 'rgba(0, 0, 0, 0)' && c !== 'transparent') { layers.push(c); if (!c.startsWith('rgba')) break; } }
-    return layers.reverse().reduce((under, top) => mix(top, under), 'rgb(255,255,255)'); };
-  const bad = [];
+CHROME_JS = "root => {\n" + helpers.CONTRAST_JS + """  const bad = [];
   for (const e of root.querySelectorAll('.mg-title, .mg-line, .mg-key, .mg-count, .mg-zlabel, .mg-btn:not(.mg-play)')) {
     const c = getComputedStyle(e).color, b = backdrop(e);
-    const x = lum(c), y = lum(b), r = (Math.max(x, y) + 0.05) / (Math.min(x, y) + 0.05);
+    const r = contrast(c, b);
     const px = parseFloat(getComputedStyle(e).fontSize);
     if (r < 4.5 || px < 10) bad.push({text: e.textContent.slice(0, 40), contrast: +r.toFixed(2), px});
   }

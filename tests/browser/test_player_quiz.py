@@ -42,26 +42,14 @@ FIRST = "Which node runs next? (click it, or pick its name)"
 SECOND = "AddBackward0 runs. What gradient does it send to MulBackward0 (its values)?"
 
 # every text of the quiz: its size and its contrast with what is behind it (layers of backgrounds mixed)
-QUIZ_TEXT_JS = """root => {
-  const lum = c => { const m = c.match(/[\\d.]+/g).map(Number); const f = v => { v /= 255;
-    return v <= 0.03928 ? v / 12.92 : Math.pow((v + 0.055) / 1.055, 2.4); };
-    return 0.2126 * f(m[0]) + 0.7152 * f(m[1]) + 0.0722 * f(m[2]); };
-  const mix = (top, under) => {
-    const a = top.match(/[\\d.]+/g).map(Number), b = under.match(/[\\d.]+/g).map(Number);
-    const al = a.length > 3 ? a[3] : 1;
-    return 'rgb(' + [0, 1, 2].map(i => a[i] * al + b[i] * (1 - al)).join(',') + ')'; };
-  const backdrop = e => { const layers = [];
-    for (; e; e = e.parentElement) { const c = getComputedStyle(e).backgroundColor;
-      if (c && c !== 'rgba(0, 0, 0, 0)' && c !== 'transparent') { layers.push(c); if (!c.startsWith('rgba')) break; } }
-    return layers.reverse().reduce((under, top) => mix(top, under), 'rgb(255,255,255)'); };
-  const out = {count: 0, bad: []};
+QUIZ_TEXT_JS = "root => {\n" + helpers.CONTRAST_JS + """  const out = {count: 0, bad: []};
   for (const e of root.querySelectorAll('.mg-quiz *')) {
     const own = [...e.childNodes].some(n => n.nodeType === 3 && n.textContent.trim());
     if (!own && !['INPUT', 'SELECT'].includes(e.tagName)) continue;
     if (!e.getClientRects().length) continue;
     out.count++;
     const c = getComputedStyle(e).color, b = backdrop(e);
-    const x = lum(c), y = lum(b), r = (Math.max(x, y) + 0.05) / (Math.min(x, y) + 0.05);
+    const r = contrast(c, b);
     const px = parseFloat(getComputedStyle(e).fontSize);
     if (r < 4.5 || px < 10) out.bad.push({text: (e.textContent || e.value).slice(0, 40), contrast: +r.toFixed(2), px});
   }
