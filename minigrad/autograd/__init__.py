@@ -50,16 +50,9 @@ def _make_grads(outputs: tuple, grads: tuple, create_graph: bool) -> list:
     return out
 
 
-def _check_usable(t: Tensor) -> None:
-    """PyTorch reads each input's grad_fn first: a view its base's in-place write made unusable raises."""
-    if t._extras is not None and t._extras.invalid:
-        raise RuntimeError(t._extras.invalid)
-
-
 def _check_outputs(outputs: tuple) -> None:
     for i, t in enumerate(outputs):
-        if t._extras is not None and t._extras.invalid:  # a view its base's in-place write made unusable
-            raise RuntimeError(t._extras.invalid)
+        engine.check_usable(t)
         if not t._requires_grad or (t._grad_fn is None and t._base is not None and not t._extras.own_requires_grad):
             raise RuntimeError(f"element {i} of tensors does not require grad and does not have a grad_fn")
 
@@ -113,7 +106,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph: bool | None = None, c
         allow_unused = materialize_grads
     _check_outputs(outs)  # PyTorch checks the outputs first
     for t in ins:
-        _check_usable(t)
+        engine.check_usable(t)
         if not t._requires_grad:
             raise RuntimeError("One of the differentiated Tensors does not require grad")
     if retain_graph is None:

@@ -138,8 +138,7 @@ class GraphTask:
         AccumulateGrad does not run); backward(inputs=) runs the inputs' own nodes, and nothing beyond."""
         targets = set()
         for k, t in enumerate(inputs):
-            if t._extras is not None and t._extras.invalid:  # PyTorch reads each input's grad_fn in turn
-                raise RuntimeError(t._extras.invalid)
+            check_usable(t)
             if accumulate:
                 t.retain_grad()  # as PyTorch, reachable or not (a no-op on a leaf; raises if t needs no grad)
             node, slot = (t._grad_fn, t._output_nr) if t._grad_fn is not None else (_existing_accumulator(t), 0)
@@ -199,6 +198,12 @@ def leading_to(order: list, targets: set, captures: dict) -> set:
         if beyond or node in targets or node in captures:
             reach.add(node)
     return needed
+
+
+def check_usable(t: Tensor) -> None:
+    """PyTorch reads each input's grad_fn in turn: a view its base's in-place write made unusable raises."""
+    if t._extras is not None and t._extras.invalid:
+        raise RuntimeError(t._extras.invalid)
 
 
 def _existing_accumulator(leaf):
