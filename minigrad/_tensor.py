@@ -61,10 +61,11 @@ class VersionCounter:
     """How often a tensor's storage was written in place. Shared by a tensor, its views and `detach()`,
     so a node that saved any of them sees the write (PyTorch's version counter)."""
 
-    __slots__ = ("value",)
+    __slots__ = ("value", "views")
 
     def __init__(self, value: int = 0):
         self.value = value
+        self.views = None  # the views of this storage a write may have to rebuild (ops/views.py keeps them)
 
 
 class TensorExtras:

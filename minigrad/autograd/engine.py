@@ -26,7 +26,7 @@ from .._stacklevel import warn_once
 from .._state import GRAD
 from .._tensor import Tensor, make
 from . import anomaly_mode
-from .graph import AccumulateGrad, accumulator
+from .graph import AccumulateGrad, accumulator, check_usable
 
 
 class GraphTask:
@@ -198,12 +198,6 @@ def leading_to(order: list, targets: set, captures: dict) -> set:
         if beyond or node in targets or node in captures:
             reach.add(node)
     return needed
-
-
-def check_usable(t: Tensor) -> None:
-    """PyTorch reads each input's grad_fn in turn: a view its base's in-place write made unusable raises."""
-    if t._extras is not None and t._extras.invalid:
-        raise RuntimeError(t._extras.invalid)
 
 
 def _existing_accumulator(leaf):

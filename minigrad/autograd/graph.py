@@ -278,6 +278,12 @@ class AccumulateGrad(Node):
         return []
 
 
+def check_usable(t) -> None:
+    """PyTorch reads each input's grad_fn in turn: a view its base's in-place write made unusable raises."""
+    if t._extras is not None and t._extras.invalid:
+        raise RuntimeError(t._extras.invalid)
+
+
 def accumulator(leaf) -> AccumulateGrad | None:
     """The leaf's AccumulateGrad: the live one if a graph (or the learner) still holds it, else a new one.
 
@@ -285,8 +291,7 @@ def accumulator(leaf) -> AccumulateGrad | None:
     A view that requires grad only because its base does (made under no_grad, or before its base required
     grad) has none: it passes no gradient on, as in PyTorch; `view.requires_grad_()` gives it its own."""
     if leaf._base is not None and not (leaf._extras is not None and leaf._extras.own_requires_grad):
-        if leaf._extras is not None and leaf._extras.invalid:  # a view invalidated by an in-place write
-            raise RuntimeError(leaf._extras.invalid)
+        check_usable(leaf)
         return None
     extras = leaf._extras if leaf._extras is not None else leaf._get_extras()
     ref = extras.accumulator

@@ -29,7 +29,16 @@ from . import xp
 from .operands import as_operand, broadcast_error, kind_name
 from .recording import record, rule, save_result
 from .registry import Sample, declare
-from .views import REGENERATING, creation_meta, invalidate, live_views, register_view, view_rebase_message, view_recipes
+from .views import (
+    REGENERATING,
+    creation_meta,
+    invalidate,
+    live_views,
+    register_view,
+    view_rebase_message,
+    view_recipes,
+    views_of_other_roots,
+)
 
 
 # -- checks -------------------------------------------------------------------------------------------------
@@ -401,24 +410,38 @@ def _t_apply(t: Tensor, r: tuple) -> Tensor:
 
 
 def refresh_views(root: Tensor, also: Tensor | None = None) -> None:
-    """Rebuild the node of every live view of `root` from root's current node."""
+    """Rebuild the node of every live view of `root` from root's current node (after a recorded write)."""
     views = live_views(root)
     if also is not None and not any(v is also for v in views):
         views.append(also)
     for v in views:
         _regenerate(v, root)
+    renew_other_roots(root)
 
 
 def renew_view_nodes(t: Tensor) -> None:
-    """After a write that recorded nothing (under no_grad) into a tensor that requires grad: the views of its
-    memory that require grad (with a node, or following their base: views_follow) get a new node, as PyTorch
-    rebuilds a view's grad_fn on its next use once its version changed. Hooks registered on a view stay with its
-    old node (and so no longer fire), as in PyTorch."""
-    if GRAD.mode != 0 or not t._requires_grad:
-        return
+    """After a write that recorded nothing: if it went (under no_grad) into a tensor that requires grad, the views
+    of its memory that require grad get a new node, as PyTorch rebuilds a view's grad_fn on its next use once its
+    version changed. Hooks registered on a view stay with its old node (and so no longer fire), as in PyTorch."""
     root = t._base if t._base is not None else t
-    _regenerate_all([v for v in live_views(root) if v._grad_fn is not None or creation_meta(v) is not None
-                     or (root._requires_grad and v._requires_grad)], root)  # (with a node, forbidden, following)
+    if GRAD.mode == 0 and t._requires_grad:
+        _regenerate_all(_needing_a_node(live_views(root), root), root)
+    renew_other_roots(root)
+
+
+def renew_other_roots(root: Tensor) -> None:
+    """A write through `detach()`'s result (or into what was detached) changed the memory of another root too:
+    its views get new nodes as well, since PyTorch's version counter is shared by all of them."""
+    if root._version_counter is None or root._version_counter.views is None:  # nearly always
+        return
+    for other, views in views_of_other_roots(root):
+        _regenerate_all(_needing_a_node(views, other), other)
+
+
+def _needing_a_node(views: list, root: Tensor) -> list:
+    """The views a write makes PyTorch rebuild (or refuse): with a node, forbidden, or following their base."""
+    return [v for v in views if v._grad_fn is not None or creation_meta(v) is not None
+            or (root._requires_grad and v._requires_grad)]
 
 
 def _regenerate_all(views: list, root: Tensor) -> None:

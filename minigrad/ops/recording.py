@@ -175,18 +175,23 @@ class RuleNode(Node):
             raise freed_error(self)
         counter = self._result_counter  # None until someone writes to the output in place (or takes a view)
         if counter is not None and counter.value != self._result_version:
-            ref = self._extras.get("view_node") if self._extras else None  # written through a view: inplace.py
-            node = ref() if ref is not None else None
-            raise RuntimeError(modified_message(make(self._result, node or self, True), counter.value,
+            raise RuntimeError(modified_message(make(self._result, self._result_node(), True), counter.value,
                                                 self._result_version))
         if self._result.__class__ is Packed:  # hooks set through `_raw_saved_result`
             t = unpacked(self._result)
             return t if create_graph else t._data
         if not create_graph:
             return self._result
-        t = make(self._result, self, True)  # the output again, with this node as its grad_fn
+        t = make(self._result, self._result_node(), True)  # the output again, with the node that made it
         t._version_counter = counter
         return t
+
+    def _result_node(self):
+        """The grad_fn of the saved result: after an in-place write through a view, the view's node after the write
+        (its AsStridedBackward0 in PyTorch) while it lives (PyTorch holds it weakly); else this node."""
+        ref = self._extras.get("view_node") if self._extras else None
+        node = ref() if ref is not None else None
+        return node or self
 
     def _pack_saved(self, name: str, pack_hook, unpack_hook) -> None:
         """`_raw_saved_<name>.register_hooks(pack_hook, unpack_hook)`: pack the saved value now, unpack on use."""

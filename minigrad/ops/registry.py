@@ -18,6 +18,7 @@ import inspect
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from .._state import GRAD
 from .._tensor import Tensor
 
 __all__ = ["Op", "Sample", "declare", "REGISTRY", "NODES", "node_rule", "ops"]
@@ -82,11 +83,13 @@ NODES: dict[str, type] = {}  # node class name -> node class, for every node a d
 NUMPY_ARGUMENTS = {"axis": "dim", "keepdims": "keepdim"}
 
 
-def numpy_arguments(function: Callable, name: str) -> Callable:
+def numpy_arguments(function: Callable, name: str, differentiable: bool = True) -> Callable:
     """`function` accepting `axis=` for `dim=` and `keepdims=` for `keepdim=`, as PyTorch's builtins do.
 
     One wrapper for every op with a `dim` or `keepdim` parameter, so no op body handles the aliases; giving
-    both spellings is PyTorch's TypeError."""
+    both spellings is PyTorch's TypeError. It also keeps PyTorch's order of errors: autograd reads the input's
+    grad_fn before the kernel checks the dims, so a view an in-place write made unusable fails first (in a
+    differentiable op)."""
     accepted = {alias: real for alias, real in NUMPY_ARGUMENTS.items()
                 if real in inspect.signature(function).parameters}
 
@@ -98,9 +101,22 @@ def numpy_arguments(function: Callable, name: str) -> Callable:
                     if real in kwargs:
                         raise TypeError(f"{name}() got an unexpected keyword argument '{alias}'")
                     kwargs[real] = kwargs.pop(alias)
-        return function(*args, **kwargs)
+        try:
+            return function(*args, **kwargs)
+        except (RuntimeError, IndexError):
+            unusable = _unusable_view(args[0]) if args and differentiable else None
+            if unusable is None:
+                raise
+        raise RuntimeError(unusable) from None
 
     return call
+
+
+def _unusable_view(t) -> str | None:
+    """The error reading `t.grad_fn` would raise when autograd records an op on it, if any."""
+    if isinstance(t, Tensor) and t._requires_grad and GRAD.mode > 0 and t._extras is not None:
+        return t._extras.invalid or None
+    return None
 
 
 def overridable(function: Callable, name: str) -> Callable:
@@ -147,7 +163,7 @@ def declare(name: str, function: Callable, *, namespace: str = "", aliases: tupl
     if numpy_names is None:
         numpy_names = public and namespace != "nn.functional" and _has_dim(function)
     if numpy_names:
-        function = numpy_arguments(function, name)
+        function = numpy_arguments(function, name, differentiable)
     op = Op(name, function, namespace, tuple(aliases), method, inplace, dict(operators or {}), tuple(nodes),
             tuple(samples), differentiable, functional, public)
     if register:

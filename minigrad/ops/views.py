@@ -104,35 +104,64 @@ def as_view(t: Tensor, base: Tensor, recipe, multi: bool = False) -> Tensor:
 
 
 
-# id(root) -> [weak reference to the root (its callback drops the entry), [weak references to views], prune at]
-_VIEWS: dict = {}
 REGENERATING = [False]  # set while in-place ops rebuild view nodes (those temporaries are not remembered)
 
 
+class ViewRefs:
+    """The views of one storage, held weakly by its version counter: every tensor that shares the counter (the
+    root, its views, what `detach()` made of any of them) reaches them, as PyTorch's shared counter does."""
+
+    __slots__ = ("refs", "prune_at")
+
+    def __init__(self):
+        self.refs: list = []
+        self.prune_at = 16  # drop dead references when the list grows this long
+
+    def add(self, view: Tensor) -> None:
+        self.refs.append(weakref.ref(view))
+        if len(self.refs) >= self.prune_at:
+            self.refs[:] = [r for r in self.refs if r() is not None]
+            self.prune_at = builtins.max(16, 2 * len(self.refs))
+
+    def alive(self) -> list:
+        """The live views, each once (a view rebuilt by a write is registered again)."""
+        out, seen = [], set()
+        for r in self.refs:
+            v = r()
+            if v is not None and id(v) not in seen:
+                seen.add(id(v))
+                out.append(v)
+        self.refs[:] = [weakref.ref(v) for v in out]
+        return out
+
+
 def register_view(root: Tensor, view: Tensor) -> None:
-    key = id(root)
-    entry = _VIEWS.get(key)
-    if entry is None:
-        entry = _VIEWS[key] = [weakref.ref(root, lambda _r, key=key: _VIEWS.pop(key, None)), [], 16]
-    refs = entry[1]
-    refs.append(weakref.ref(view))
-    if len(refs) >= entry[2]:
-        refs[:] = [r for r in refs if r() is not None]
-        entry[2] = builtins.max(16, 2 * len(refs))
+    counter = root._shared_counter()
+    if counter.views is None:
+        counter.views = ViewRefs()
+    counter.views.add(view)
 
 
 def live_views(root: Tensor) -> list:
-    entry = _VIEWS.get(id(root))
-    if entry is None:
+    """The live views of `root` (the views whose base is `root`)."""
+    counter = root._version_counter
+    if counter is None or counter.views is None:
         return []
-    out, seen = [], set()
-    for r in entry[1]:
-        v = r()
-        if v is not None and v._base is root and id(v) not in seen:
-            seen.add(id(v))
-            out.append(v)
-    entry[1][:] = [weakref.ref(v) for v in out]
-    return out
+    return [v for v in counter.views.alive() if v._base is root]
+
+
+def views_of_other_roots(t: Tensor) -> list:
+    """The live views of tensors that share `t`'s memory and version counter but are not `t`'s root (`t` came
+    from `detach()` of one of them, or they from `t`'s), as (root, its views) pairs."""
+    counter = t._version_counter
+    if counter is None or counter.views is None:
+        return []
+    root = t._base if t._base is not None else t
+    out: dict = {}
+    for v in counter.views.alive():
+        if v._base is not root:
+            out.setdefault(id(v._base), (v._base, []))[1].append(v)
+    return list(out.values())
 
 
 def view_recipes(t: Tensor) -> tuple:
