@@ -81,6 +81,7 @@ class TensorExtras:
     view_fn = None  # the recipe chain that rebuilds this view from its base (ops/views.py)
     invalid = None  # why this view may no longer be used (a view its base's in-place write invalidated): the error
     invalid_inplace = None  # ... and the error an in-place write into it gives (naming its node from before)
+    invalid_had_node = False  # ... and whether it had a node then (PyTorch keeps it: not a leaf for `.grad`)
     attr_version = 0  # a view PyTorch forbids writing into with grad: the version it was made at
     own_requires_grad = False  # a view's requires_grad_(): its own flag (else a view requires grad as its base does)
     detached_at = -1  # when a non-leaf was detach_()-ed (a graph-node number): nodes that saved it before refuse it
@@ -179,8 +180,9 @@ class Tensor:
 
     @property
     def grad(self):
-        if self._grad is None and self._grad_fn is not None and not (self._extras is not None
-                                                                     and self._extras.retains_grad):
+        extras = self._extras
+        if self._grad is None and (self._grad_fn is not None or (extras is not None and extras.invalid_had_node)) \
+                and not (extras is not None and extras.retains_grad):
             warnings.warn(NONLEAF_GRAD_WARNING, UserWarning, stacklevel=2)
         return self._grad
 
@@ -256,7 +258,7 @@ class Tensor:
         """`hook(grad)` runs when this tensor's gradient is computed; a returned tensor replaces it."""
         if not self._requires_grad:
             raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
-        fn = self._grad_fn
+        fn = self.grad_fn  # (a view an in-place write made unusable raises here, as in PyTorch)
         if fn is None:  # a leaf: the hooks run when its AccumulateGrad does
             extras = self._get_extras()
             if extras.hooks is None:
@@ -272,7 +274,7 @@ class Tensor:
         """`hook(tensor)` runs after the leaf's `.grad` was updated."""
         if not self._requires_grad:
             raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
-        if self._grad_fn is not None:
+        if self.grad_fn is not None:
             raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf tensors")
         extras = self._get_extras()
         if extras.post_hooks is None:
@@ -326,6 +328,7 @@ class Tensor:
         self._grad_fn = None
         self._requires_grad = False
         self._output_nr = 0
+        self._views_follow()  # views without a node of their own no longer require grad
         return self
 
     @property

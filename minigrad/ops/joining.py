@@ -198,9 +198,7 @@ def gather(self, dim: int, index, *, sparse_grad: bool = False):
     bad = (idx < 0) | (idx >= x.shape[d])
     if bad.any():
         raise RuntimeError(f"index {int(idx[bad].flat[0])} is out of bounds for dimension {d} with size {x.shape[d]}")
-    # the index may be smaller than the input in the other dims: only that corner of the input is read
-    corner = tuple(slice(None) if i == d else slice(0, n) for i, n in enumerate(idx.shape))
-    res = np.take_along_axis(x[corner], idx, axis=d).reshape(index._data.shape)
+    res = xp.gather_array(x, d, idx).reshape(index._data.shape)
     if self._requires_grad and GRAD.mode > 0:
         return record(GatherBackward0, res, (self,), dim=d, index=idx, sparse_grad=sparse_grad)
     return make(res)

@@ -88,8 +88,8 @@ def numpy_arguments(function: Callable, name: str, differentiable: bool = True) 
 
     One wrapper for every op with a `dim` or `keepdim` parameter, so no op body handles the aliases; giving
     both spellings is PyTorch's TypeError. It also keeps PyTorch's order of errors: autograd reads the input's
-    grad_fn before the kernel checks the dims, so a view an in-place write made unusable fails first (in a
-    differentiable op)."""
+    grad_fn before the kernel checks the dims or warns, so a view an in-place write made unusable fails first (in
+    a differentiable op)."""
     accepted = {alias: real for alias, real in NUMPY_ARGUMENTS.items()
                 if real in inspect.signature(function).parameters}
 
@@ -101,22 +101,19 @@ def numpy_arguments(function: Callable, name: str, differentiable: bool = True) 
                     if real in kwargs:
                         raise TypeError(f"{name}() got an unexpected keyword argument '{alias}'")
                     kwargs[real] = kwargs.pop(alias)
-        try:
-            return function(*args, **kwargs)
-        except (RuntimeError, IndexError):
-            unusable = _unusable_view(args[0]) if args and differentiable else None
-            if unusable is None:
-                raise
-        raise RuntimeError(unusable) from None
+        if differentiable and args:
+            check_recordable(args[0])
+        return function(*args, **kwargs)
 
     return call
 
 
-def _unusable_view(t) -> str | None:
-    """The error reading `t.grad_fn` would raise when autograd records an op on it, if any."""
-    if isinstance(t, Tensor) and t._requires_grad and GRAD.mode > 0 and t._extras is not None:
-        return t._extras.invalid or None
-    return None
+def check_recordable(t) -> None:
+    """The error reading `t.grad_fn` raises when autograd is about to record an op on `t`, if any (a view an
+    in-place write made unusable)."""
+    if t.__class__ is Tensor and t._extras is not None and t._extras.invalid and t._requires_grad \
+            and GRAD.mode > 0:
+        raise RuntimeError(t._extras.invalid)
 
 
 def overridable(function: Callable, name: str) -> Callable:

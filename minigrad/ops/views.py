@@ -205,6 +205,7 @@ def invalidate(v: Tensor, meta: str) -> None:
         return
     extras.invalid = view_rebase_message(v, meta, indirect=True)
     extras.invalid_inplace = view_rebase_message(v, meta, indirect=False)
+    extras.invalid_had_node = v._grad_fn is not None
     v._grad_fn = None
 
 

@@ -307,7 +307,14 @@ def cat(values, dim: int):
 def gather(g, dim: int, index):
     if is_t(g):
         return g.gather(dim, make(index))
-    return np.take_along_axis(g, index, axis=dim)
+    return gather_array(g, dim, index)
+
+
+def gather_array(x: np.ndarray, dim: int, index: np.ndarray) -> np.ndarray:
+    """torch.gather on arrays. The index may be smaller than the input in the other dims: only that corner of the
+    input is read."""
+    corner = tuple(slice(None) if i == dim else slice(0, n) for i, n in enumerate(index.shape))
+    return np.take_along_axis(x[corner], index, axis=dim)
 
 
 def scatter_add_zeros(g, dim: int, index, shape):

@@ -1121,6 +1121,9 @@ def _chunk_base_written_with_grad(t):
     pytest.param(lambda t, v: v.requires_grad, id="requires_grad"),
     pytest.param(lambda t, v: v * 2, id="in-an-op"),
     pytest.param(lambda t, v: repr(v), id="repr"),
+    pytest.param(lambda t, v: v.register_hook(lambda g: g) and None, id="register_hook"),
+    pytest.param(lambda t, v: v.register_post_accumulate_grad_hook(lambda x: None) and None, id="post_hook"),
+    pytest.param(lambda t, v: v.grad, id="grad"),
 ])
 def test_views_pytorch_refuses_after_a_write(torch, make, use):
     # PyTorch checks lazily, when the view's grad_fn is read: a view made in no_grad mode or by a multi-output op,
@@ -1346,3 +1349,31 @@ def test_a_saved_result_written_through_a_view_hangs_from_the_views_node(torch, 
     want, got = make(torch, keep_view), make(minigrad, keep_view)
     assert graph_structure(want) == graph_structure(got)
     assert_same(torch, lambda t: make(t, keep_view))
+
+
+@pytest.mark.parametrize("index", [np.zeros((2, 0), dtype=np.int64), np.array([[1, 0, 1]])],
+                         ids=["empty", "one-row"])
+def test_second_order_through_gather_with_an_index_smaller_than_the_input(torch, index):
+    # ScatterAddBackward0's gradient for its source gathers again: with the index's corner of the input only
+    def fn(t):
+        x = t.tensor([[0.5, 1.0, 2.0], [3.0, 4.0, 5.0]], dtype=t.float64, requires_grad=True)
+        y = x.gather(0, t.tensor(index)) ** 2
+        g = t.autograd.grad(y.sum(), x, create_graph=True)[0]
+        return g, t.autograd.grad((g * g).sum(), x)[0]
+
+    assert_same(torch, fn)
+
+
+@pytest.mark.parametrize("shape", [(0, 3), (3, 3)], ids=["empty", "square"])
+def test_views_without_a_node_stop_requiring_grad_when_the_base_is_detached_in_place(torch, shape):
+    # a view made in no_grad mode requires grad because its base does; after base.detach_() it no longer does
+    def fn(t):
+        x = t.tensor(np.zeros(shape), requires_grad=True)
+        v = x.transpose(1, 0)
+        with t.no_grad():
+            w = v.view_as(x)
+        r = x[0:1]
+        x.detach_()
+        return v.requires_grad, w.requires_grad, r.requires_grad, w.is_leaf, v.is_leaf
+
+    assert_same(torch, fn)
