@@ -49,21 +49,22 @@ def freed_error(node: Node) -> RuntimeError:
                         "backward() freed them; pass retain_graph=True to that earlier call if you need two.")
 
 
-_BACKWARD_SUFFIX = re.compile(r"Backward\d*$")
+_BACKWARD_N = re.compile(r"Backward(\d*)$")
+
+
+def _op_name(node_name: str) -> str:
+    return _BACKWARD_N.sub(lambda m: "" if m.group(1) == "0" else m.group(1), node_name)
 
 
 def forward_op_name(node: Node) -> str:
-    """'ExpBackward0' -> 'Exp', as PyTorch names the op in its view errors."""
-    return _BACKWARD_SUFFIX.sub("", type(node).__name__)
-
-
-_BACKWARD_N = re.compile(r"Backward(\d*)$")
+    """'ExpBackward0' -> 'Exp', 'SqueezeBackward1' -> 'Squeeze1', as PyTorch names the op in its view errors."""
+    return _op_name(type(node).__name__)
 
 
 def saved_op_name(node: Node) -> str:
     """How PyTorch's saved-tensor error names the node that made the tensor: 'ExpBackward0' -> 'Exp',
     'PowBackward1' -> 'Pow1', a C++-named node in full ('minigrad::autograd::CopySlices')."""
-    return _BACKWARD_N.sub(lambda m: "" if m.group(1) == "0" else m.group(1), node.name())
+    return _op_name(node.name())
 
 
 class _NoOutput:

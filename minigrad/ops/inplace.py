@@ -23,7 +23,7 @@ from .._dtypes import checked
 from .._random import default_generator
 from .._state import GRAD
 from .._tensor import Tensor, make
-from ..autograd.graph import Node, accumulator, freed_error, metadata_of, new_node
+from ..autograd.graph import Node, accumulator, check_usable, freed_error, metadata_of, new_node
 from . import views as S
 from . import xp
 from .operands import as_operand, broadcast_error, kind_name
@@ -222,6 +222,10 @@ def run_inplace(self: Tensor, compute, others=(), overlap_ok: bool = False, inpu
     # kernel's memory-overlap checks, then shapes and dtypes (_store)
     check_inplace(self, tracked or (check_any and GRAD.mode > 0
                                     and any(isinstance(a, Tensor) and a._requires_grad for a in others)))
+    if tracked:  # autograd reads the other inputs' grad_fn next (a refused view raises)
+        for a in others:
+            if isinstance(a, Tensor):
+                check_usable(a)
     check_inference(self)
     own_array(self)
     if not overlap_ok:

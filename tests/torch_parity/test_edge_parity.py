@@ -1377,3 +1377,30 @@ def test_views_without_a_node_stop_requiring_grad_when_the_base_is_detached_in_p
         return v.requires_grad, w.requires_grad, r.requires_grad, w.is_leaf, v.is_leaf
 
     assert_same(torch, fn)
+
+
+@pytest.mark.parametrize("view", [lambda p: p, lambda p: p.squeeze(0), lambda p: p[0], lambda p: p.unsqueeze(1)],
+                         ids=["piece", "squeeze(dim)", "select", "unsqueeze"])
+def test_views_of_a_split_piece_are_refused_after_the_base_is_written(torch, view):
+    # the error names the view's op as PyTorch does: SqueezeBackward1 is "Squeeze1", SplitBackward0 "Split"
+    def fn(t):
+        x = t.zeros(3, 3, dtype=t.float64, requires_grad=True)
+        y = x.mv(t.zeros(3, dtype=t.float64))
+        v = view(y.split(1, dim=-1)[1])
+        y.exp_()
+        return v.grad_fn
+
+    assert_same(torch, fn)
+
+
+@pytest.mark.parametrize("write", [lambda y, w: y.mul_(w), lambda y, w: y.add_(w), lambda y, w: y.copy_(w)],
+                         ids=["mul_", "add_", "copy_"])
+def test_a_refused_view_as_the_other_input_fails_before_the_overlap_check(torch, write):
+    # autograd reads the inputs' grad_fn before the kernel checks memory overlap
+    def fn(t):
+        y = t.round(t.tensor([[0.0]], requires_grad=True))
+        w = y.unbind(0)[0]
+        y.exp_()
+        return write(y, w)
+
+    assert_same(torch, fn)
