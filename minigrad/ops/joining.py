@@ -38,16 +38,23 @@ RepeatBackward0 = rule("RepeatBackward0", "self", saves="repeats self_sym_sizes"
 
 
 def _repeat_grad(grad, repeats, sizes):
-    """Sum the tiled copies: view the gradient as (r0, s0, r1, s1, ...) and sum over the r axes."""
+    """PyTorch's repeat_backward: sum away the new leading dims one at a time, then view each repeated dim as
+    (repeat, size) and sum over all the repeat axes at once (no view, no sum where nothing was repeated)."""
+    if 0 in repeats:
+        return xp.zeros(sizes, grad)
     lead = len(repeats) - len(sizes)
-    full = (1,) * lead + tuple(sizes)
-    split = []
-    for r, s in zip(repeats, full):
-        split += [r, s]
+    for _ in range(lead):
+        grad = grad.sum(0) if xp.is_t(grad) else grad.sum(axis=0)
+    split, axes = [], []
+    for r, s in zip(repeats[lead:], sizes):
+        if r != 1:
+            axes.append(len(split))
+            split.append(r)
+        split.append(s)
+    if not axes:
+        return grad
     g = xp.reshape(grad, split)
-    axes = tuple(range(0, 2 * len(full), 2))
-    g = g.sum(axes) if xp.is_t(g) else g.sum(axis=axes)
-    return xp.reshape(g, sizes)
+    return g.sum(tuple(axes)) if xp.is_t(g) else g.sum(axis=tuple(axes))
 
 
 def _cat_pieces(grad, dim: int, sizes: tuple) -> list:

@@ -231,6 +231,12 @@ def zeros_like(x):
     return np.zeros_like(x)
 
 
+def zeros(shape: tuple, like):
+    """Zeros of `shape` in `like`'s dtype, a Tensor (that requires no grad) if `like` is one."""
+    out = np.zeros(shape, data(like).dtype)
+    return make(out) if is_t(like) else out
+
+
 def scatter_into(g, shape: tuple, key, accumulate: bool, name: str):
     """A zero tensor of `shape` with `g` placed at `key`: backward of select/slice/indexing."""
     if is_t(g):

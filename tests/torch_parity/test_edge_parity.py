@@ -1404,3 +1404,16 @@ def test_a_refused_view_as_the_other_input_fails_before_the_overlap_check(torch,
         return write(y, w)
 
     assert_same(torch, fn)
+
+
+@pytest.mark.parametrize("shape,repeats", [((1,), (2,)), ((2, 3), (1, 1)), ((2, 3), (2, 1, 3)), ((), (2, 3)),
+                                           ((2,), (0, 2)), ((2, 1), (1, 4)), ((0, 2), (2, 2))])
+def test_repeat_backward_builds_pytorchs_graph(torch, shape, repeats):
+    # repeat_backward: the new leading dims summed one at a time, then one view and one sum over the repeat axes
+    def fn(t):
+        x = t.arange(float(np.prod(shape)), dtype=t.float64).reshape(shape).requires_grad_()
+        y = x.repeat(*repeats)
+        g = t.autograd.grad((y * y).sum(), x, create_graph=True)[0]
+        return g, graph_structure(g) if g.grad_fn is not None else None
+
+    assert_same(torch, fn)
