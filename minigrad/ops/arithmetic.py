@@ -72,7 +72,8 @@ PowBackward1 = rule("PowBackward1", "self exponent", saves="self exponent result
                     self=lambda grad, self, exponent:
                     xp.where(xp.data(exponent) == 0, 0.0, grad * (exponent * self ** _minus_one(exponent))),
                     exponent=lambda grad, self, exponent, result:
-                    grad * xp.where((xp.data(self) == 0) & (xp.data(exponent) >= 0), 0.0, result * xp.log(self)))
+                    grad * xp.where((xp.data(self) == 0) & (xp.data(exponent) >= 0), 0.0,
+                                    result * xp.log(xp.cast(self, result))))  # (an integer base: log in result's dtype)
 PowBackward2 = rule("PowBackward2", "exponent", saves="exponent result self",
                     text="grad_exponent = grad * result * log(self)  (self is a number)",
                     exponent=lambda grad, self, exponent, result: grad * _pow_exponent_grad(self, exponent, result))

@@ -11,6 +11,7 @@ import math
 
 import numpy as np
 
+from .. import _dtypes
 from .._broadcast import expandable, sum_to, summed_dims  # noqa: F401 (formulas use them as xp.*)
 from .._tensor import Tensor, make
 from .registry import REGISTRY
@@ -157,7 +158,11 @@ def outer(a, b):
 
 def _unary(name: str, np_fn):
     def f(x):
-        return getattr(x, name)() if is_t(x) else np_fn(x)
+        if is_t(x):
+            return getattr(x, name)()
+        if x.dtype.kind != "f":  # an integer or bool array computes in the default float, as the Tensor op does
+            x = x.astype(_dtypes.default_np())
+        return np_fn(x)
     f.__name__ = name
     return f
 
@@ -229,6 +234,14 @@ def zeros_like(x):
     if is_t(x):
         return make(np.zeros_like(x._data))
     return np.zeros_like(x)
+
+
+def cast(x, like):
+    """`x` in `like`'s dtype (`Tensor.to`, recorded as ToCopyBackward0 when it converts a tensor requiring grad)."""
+    dtype = data(like).dtype
+    if is_t(x):
+        return x if x._data.dtype == dtype else x.to(_dtypes.FROM_NP[dtype])
+    return x if x.dtype == dtype else x.astype(dtype)
 
 
 def zeros(shape: tuple, like):

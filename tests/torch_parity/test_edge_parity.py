@@ -1417,3 +1417,16 @@ def test_repeat_backward_builds_pytorchs_graph(torch, shape, repeats):
         return g, graph_structure(g) if g.grad_fn is not None else None
 
     assert_same(torch, fn)
+
+
+@pytest.mark.parametrize("base", [np.array(255, dtype=np.uint8), np.array([3, 0, 7], dtype=np.int64),
+                                  np.array([True, False]), np.array([-2, 5], dtype=np.int8)],
+                         ids=["uint8", "int64", "bool", "int8"])
+def test_pow_of_an_integer_base_differentiates_with_log_in_the_default_float(torch, base):
+    # log(self) of an integer base is float32 (PyTorch's default float), not NumPy's float16 for uint8
+    def fn(t):
+        e = t.tensor(np.full(base.shape, 1.5), dtype=t.float64, requires_grad=True)
+        g = t.autograd.grad(t.pow(t.tensor(base), e).sum(), e, create_graph=True)[0]
+        return g, t.autograd.grad(g.sum(), e)[0]
+
+    assert_same(torch, fn)
