@@ -138,8 +138,8 @@ CumsumBackward0 = rule("CumsumBackward0", "self", saves="dim",
                        text="grad_self = reversed cumulative sum of grad along dim",
                        self=lambda grad, dim: xp.reverse_cumsum(grad, dim))
 CumprodBackward0 = rule("CumprodBackward0", "self", saves="self dim result",
-                        text="grad_self = reversed cumsum of (grad * result) along dim / self  (zeros: the products "
-                             "of the other elements)",
+                        text="grad_self = reversed cumsum(grad * result, dim) / self  (with a zero: products of "
+                             "the other elements, no division)",
                         self=lambda grad, self, dim, result: _cumprod_grad(grad, self, dim, result))
 
 
