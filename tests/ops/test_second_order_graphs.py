@@ -221,6 +221,9 @@ PRODUCTS = {
     "prod_dim_keepdim": lambda x: x.prod(-1, keepdim=True),
     "cumprod": lambda x: x.cumprod(-1),
     "cumprod0": lambda x: x.cumprod(0),
+    "prod_of_transpose": lambda x: x.t().prod(),  # a non-contiguous input: PyTorch's contiguous() (CloneBackward0)
+    "prod_dim_of_transpose": lambda x: x.t().prod(0),
+    "cumprod_of_transpose": lambda x: x.t().cumprod(-1),
 }
 
 
