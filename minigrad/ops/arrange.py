@@ -57,7 +57,8 @@ TriuBackward0 = rule("TriuBackward0", "self", saves="diagonal", text="grad_self 
 RollBackward0 = rule("RollBackward0", "self", saves="shifts dims",
                      text="grad_self = roll(grad, -shifts, dims)  (rolled back)",
                      self=lambda grad, shifts, dims: _roll_of(grad, tuple(-s for s in shifts), dims))
-FlipBackward0 = rule("FlipBackward0", "self", saves="dims", text="grad_self = flip(grad, dims)",
+FlipBackward0 = rule("FlipBackward0", "self", saves="dims",
+                     text="grad_self = flip(grad, dims)  (flipping twice restores the order)",
                      self=lambda grad, dims: _flip_of(grad, dims))
 
 

@@ -137,6 +137,10 @@ LogSoftmaxBackward0 = rule("LogSoftmaxBackward0", "self", saves="result dim",
 CumsumBackward0 = rule("CumsumBackward0", "self", saves="dim",
                        text="grad_self = reversed cumulative sum of grad along dim",
                        self=lambda grad, dim: xp.reverse_cumsum(grad, dim))
+CumprodBackward0 = rule("CumprodBackward0", "self", saves="self dim result",
+                        text="grad_self = reversed cumsum(grad * result, dim) / self  (with a zero: products of "
+                             "the other elements, no division)",
+                        self=lambda grad, self, dim, result: _cumprod_grad(grad, self, dim, result))
 
 
 def _keep(g, dim, keepdim, like):
@@ -270,38 +274,94 @@ def _norm_grad(grad, self, result, ord, dim, keepdim):
 
 
 def _prod_grad(grad, self, result, dim, keepdim):
-    """Product rule, safe when the input has zeros (no division by zero)."""
-    import numpy as np
-
+    """PyTorch's prod_backward: grad * result / self when the input has no zero; otherwise the product of the other
+    elements (`_prod_safe_zeros`), over the flattened input when no dim was given. The plain backward of a full
+    product with two zeros or more is all zeros at once; under create_graph PyTorch still builds the products, so
+    the graph recorded, and every higher derivative, is PyTorch's."""
     s = xp.data(self)
     if s.ndim == 0:  # the product of one element: the other elements' product is 1
         return grad
+    if dim is not None and not keepdim:  # put the reduced dim back, as PyTorch's grad.unsqueeze(dim)
+        grad, result = _keep(grad, dim, False, s), _keep(result, dim, False, s)
     if not (s == 0).any():
-        return _keep(grad, dim, keepdim, s) * (_keep(result, dim, keepdim, s) / self)
-    axis = None if dim is None else dim[0] if isinstance(dim, tuple) else dim
+        return grad * (result / self)
+    if dim is not None:
+        return _prod_safe_zeros(grad, self, dim % s.ndim)
+    if not xp.is_t(self):
+        if np.count_nonzero(s == 0) > 1:  # every product of the others has a zero
+            return np.zeros_like(s)
+        return np.reshape(_prod_safe_zeros(grad, s.reshape(-1), 0), s.shape)
+    return _prod_safe_zeros(grad, self.contiguous().view(-1), 0).view(s.shape)  # PyTorch's view(-1), view_as
+
+
+def _prod_safe_zeros(grad, inp, dim: int):
+    """PyTorch's prod_safe_zeros_backward: grad times the product of the other elements along `dim`, made of the
+    exclusive cumulative products from the front and from the back, with no division (exact with zeros):
+    [a, b, c] gives [1, a, ab] * [bc, c, 1]."""
+    shape = tuple(inp.shape)
+    n = shape[dim]
+    if n == 1:
+        return grad
+    ones = np.ones(shape[:dim] + (1,) + shape[dim + 1:], xp.data(grad).dtype)
+    front = xp.cumprod(xp.cat([ones, xp.narrow(inp, dim, 0, n - 1)], dim), dim)
+    back = xp.flip(xp.cumprod(xp.cat([ones, xp.flip(xp.narrow(inp, dim, 1, n - 1), dim)], dim), dim), dim)
+    return grad * (front * back)
+
+
+def _cumprod_grad(grad, self, dim, result):
+    """PyTorch's cumprod_backward. Without zeros: the reversed cumulative sum of result * grad, divided by self.
+    A zero breaks the division; the plain backward then uses `_cumprod_grad_zeros`, and a create_graph backward
+    runs PyTorch's O(n²) loop (`_cumprod_grad_graph`), so that the graph it records is PyTorch's."""
+    s = xp.data(self)
+    if xp.data(grad).dtype != s.dtype:  # PyTorch's grad.to(self.scalar_type()): cumprod(x, dtype=...)
+        grad = grad.to(_dtypes.FROM_NP[s.dtype]) if xp.is_t(grad) else grad.astype(s.dtype)
+    if s.size <= 1 or s.shape[dim] == 1:
+        return grad
+    if not (s == 0).any():
+        return xp.reverse_cumsum(result * grad, dim) / self
     if xp.is_t(self):
-        return _keep(grad, dim, keepdim, s) * _prod_of_others(self, axis)
-    if axis is None and np.count_nonzero(s == 0) > 1:  # every product of the others has a zero: PyTorch's +0s
-        return np.zeros_like(s)
-    flat = s.reshape(-1) if axis is None else np.moveaxis(s, axis, -1)
-    left = np.cumprod(np.concatenate([np.ones_like(flat[..., :1]), flat[..., :-1]], -1), -1)
-    right = np.flip(np.cumprod(np.concatenate([np.ones_like(flat[..., :1]), np.flip(flat, -1)[..., :-1]], -1), -1),
-                    -1)
-    others = left * right
-    others = others.reshape(s.shape) if axis is None else np.moveaxis(others, -1, axis)
-    return _keep(grad, dim, keepdim, s) * others
+        return _cumprod_grad_graph(grad, self, dim)
+    return _cumprod_grad_zeros(grad, s, dim, result)
 
 
-def _prod_of_others(x, axis):
-    """For each element, the product of the other elements along `axis` (all, if None), differentiably:
-    row i of an (n, n) grid holds the values with the i-th replaced by 1, and prod() reduces each row."""
-    import numpy as np
+def _cumprod_grad_zeros(grad, x, dim: int, result):
+    """cumprod's gradient on arrays when `x` has zeros, in O(n) (PyTorch's masked formula). Along `dim`, with z1
+    and z2 the first two zeros (z2 the end if there is one): before z1, the reversed cumulative sum of
+    result * grad up to z1, divided by x; at z1, prod(x[:z1]) * sum of grad[j] * prod(x[z1+1 .. j]) for j in
+    [z1, z2); after z1, 0 (every product through such an element also goes through x[z1] = 0)."""
+    zeros_seen = np.cumsum(x == 0, axis=dim)
+    before = zeros_seen == 0
+    out = np.zeros(x.shape, np.result_type(grad, x))
+    np.divide(xp.reverse_cumsum(np.where(before, result * grad, 0), dim), x, out=out, where=before)
+    run = zeros_seen == 1  # [z1, z2)
+    first = run & (x == 0)
+    after_first = np.cumprod(np.where(run & (x != 0), x, 1), axis=dim)  # prod(x[z1+1 .. j]) for j in [z1, z2)
+    at_first = (after_first * np.where(run, grad, 0)).sum(axis=dim, keepdims=True)
+    z1 = np.argmax(first, axis=dim, keepdims=True)
+    until_first = np.where(z1 > 0, np.take_along_axis(result, np.maximum(z1 - 1, 0), axis=dim), 1)  # prod(x[:z1])
+    return np.where(first, until_first * at_first, out).astype(out.dtype, copy=False)
 
-    v = x.reshape(-1) if axis is None else x.transpose(axis, -1)
-    n = v.shape[-1]
-    grid = v.unsqueeze(-2).expand(*v.shape[:-1], n, n)
-    others = xp.where(np.eye(n, dtype=bool), 1.0, grid).prod(-1)
-    return others.reshape(tuple(x.shape)) if axis is None else others.transpose(axis, -1)
+
+def _cumprod_grad_graph(grad, x, dim: int):
+    """cumprod's gradient with zeros under create_graph, as PyTorch computes it there: position k gets
+    sum over j >= k of grad[j] * prod(x[i] for i <= j, i != k), the product of x before k times the cumulative
+    product after k; one slice, prod, cumprod, cat and CopySlices per position (O(n²), as PyTorch's)."""
+    n = x.shape[dim]
+    dtype = grad._data.dtype
+    out = make(np.zeros(x.shape, dtype))
+    ones = make(np.ones(tuple(x.shape[:dim]) + (1,) + tuple(x.shape[dim + 1:]), dtype))
+    for k in range(n):
+        if k == 0:
+            omitted = xp.cat([ones, x.narrow(dim, 1, n - 1).cumprod(dim)], dim)
+        else:
+            until_k = x.narrow(dim, 0, k).prod(dim, keepdim=True)
+            if k == n - 1:
+                omitted = until_k
+            else:
+                after_k = x.narrow(dim, k + 1, n - k - 1).cumprod(dim)
+                omitted = xp.cat([until_k, until_k.expand_as(after_k) * after_k], dim)
+        out[(slice(None),) * dim + (k,)] = (grad.narrow(dim, k, n - k) * omitted).sum(dim)
+    return out
 
 
 def norm_dims(dim, ndim: int) -> tuple:
@@ -747,6 +807,24 @@ def cumsum(self, dim, *, dtype=None):
     return make(res)
 
 
+_ACCUMULATE = {np.dtype("float16"): np.dtype("float32"), np.dtype("float32"): np.dtype("float64")}
+
+
+def cumprod(self, dim, *, dtype=None):
+    """The cumulative product along `dim` (CumprodBackward0). Integers and bools give int64, as in sum; floats
+    multiply in a wider type, as PyTorch's kernel does (float32 products in double: [1e30, 1e30, 0] ends in 0,
+    where float32 products would give inf * 0 = nan)."""
+    d = self._data
+    ax = _wrap_dim(dim, d.ndim)
+    out = _sum_dtype(d, dtype) or d.dtype
+    with np.errstate(invalid="ignore", over="ignore"):  # inf * 0 is nan, silently (as in PyTorch)
+        res = np.cumprod(d, axis=ax, dtype=_ACCUMULATE.get(out, out)).astype(out, copy=False) if d.ndim \
+            else d.astype(out)
+    if _tracked(self):
+        return record(CumprodBackward0, res, (self,), dim=ax)
+    return make(res)
+
+
 # == declarations ===============================================================================================
 def _over(domain: str, *calls) -> tuple:
     """Samples of a reduction on a (3, 4) tensor of `domain`: each call is (args, kwargs)."""
@@ -774,3 +852,4 @@ declare("softmax", softmax, functional=True, nodes=(SoftmaxBackward0,), samples=
 declare("log_softmax", log_softmax, functional=True, nodes=(LogSoftmaxBackward0,),
         samples=_over("real", _DIM, ((0,), {})))
 declare("cumsum", cumsum, nodes=(CumsumBackward0,), samples=_over("real", _DIM, ((0,), {})))
+declare("cumprod", cumprod, nodes=(CumprodBackward0,), samples=_over("real", _DIM, ((0,), {})))

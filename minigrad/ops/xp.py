@@ -294,6 +294,10 @@ def cumsum_array(a: np.ndarray, axis: int, dtype=None) -> np.ndarray:
     return out
 
 
+def cumprod(g, dim: int):
+    return g.cumprod(dim) if is_t(g) else np.cumprod(g, dim)
+
+
 def reverse_cumsum(g, dim: int):
     """Sums from each element to the end along `dim` (cumsum's backward, as PyTorch computes it: flip, cumsum,
     flip, and the gradient itself when there is at most one element along `dim`; `sum - cumsum + g` would make nan

@@ -31,6 +31,7 @@ POS = st.floats(0.2, 2, allow_subnormal=False)
 AWAY = st.floats(1e-3, 2).flatmap(lambda x: st.sampled_from([x, -x]))  # |x| >= 1e-3: off the kink at 0
 GRID = st.integers(-200, 200).map(lambda i: i / 100)  # with unique=True: no ties, gaps >= 0.01
 NONZERO_FACTOR = st.floats(0.3, 1.5).flatmap(lambda x: st.sampled_from([x, -x]))  # prod: no zeros, moderate size
+SOME_ZEROS = st.one_of(st.just(0.0), NONZERO_FACTOR)  # prod, cumprod with exact zeros: their other formulas
 
 
 def arr(data, shape, elements=ANY, unique=False):
@@ -279,11 +280,13 @@ def _inplace(data):
     return (lambda x, y: getattr(x * 1, op)(y)), [a, b]
 
 
-def _prod_dim(data):
-    shape = data.draw(ND)
-    dim = dim_of(data, len(shape))
-    keepdim = data.draw(st.booleans())
-    return (lambda a: a.prod(dim, keepdim=keepdim)), [arr(data, shape, NONZERO_FACTOR)]
+def _prod_dim(elements):
+    def case(data):
+        shape = data.draw(ND)
+        dim = dim_of(data, len(shape))
+        keepdim = data.draw(st.booleans())
+        return (lambda a: a.prod(dim, keepdim=keepdim)), [arr(data, shape, elements)]
+    return case
 
 
 def _repeat(data):
@@ -383,6 +386,14 @@ def _cumsum(data):
     return (lambda a: a.cumsum(dim)), [arr(data, shape)]
 
 
+def _cumprod(elements):
+    def case(data):
+        shape = data.draw(SHAPE)
+        dim = dim_of(data, len(shape))
+        return (lambda a: a.cumprod(dim)), [arr(data, shape, elements)]
+    return case
+
+
 def _remainder(data):
     s = data.draw(SHAPE)
     # off the jumps of x % 0.7 (at multiples of 0.7)
@@ -460,7 +471,9 @@ OPS = {
     "mean": unary(lambda a: a.mean(), shapes=NONEMPTY),
     "mean-dim": reduce_dim(lambda d, k: (lambda a: a.mean(d, keepdim=k)), tuple_dims=True),
     "prod": unary(lambda a: a.prod(), NONZERO_FACTOR),
-    "prod-dim": _prod_dim,
+    "prod-zeros": unary(lambda a: a.prod(), SOME_ZEROS),
+    "prod-dim": _prod_dim(NONZERO_FACTOR),
+    "prod-dim-zeros": _prod_dim(SOME_ZEROS),
     "max": _max_min("max"),
     "min": _max_min("min"),
     "max-dim": _max_dim("max"),
@@ -474,6 +487,8 @@ OPS = {
     "softmax": _softmax("softmax"),
     "log_softmax": _softmax("log_softmax"),
     "cumsum": _cumsum,
+    "cumprod": _cumprod(NONZERO_FACTOR),
+    "cumprod-zeros": _cumprod(SOME_ZEROS),
     "cat": _cat,
     "stack": _stack,
     "split": _split,

@@ -302,6 +302,10 @@ REDUCE = [
     case("cumsum-fn", lambda t, a: t.cumsum(a, dim=-1), F(2, 3)),
     case("cumsum-0", lambda t, a: a.cumsum(0), F(3, 4)),
     case("cumsum-int", lambda t, a: a.cumsum(0), Int(5)),
+    case("cumprod", lambda t, a: a.cumprod(1), F(3, 4)),
+    case("cumprod-fn", lambda t, a: t.cumprod(a, dim=-1), F(2, 3)),
+    case("cumprod-0d", lambda t, a: a.cumprod(0), F()),
+    case("cumprod-int", lambda t, a: a.cumprod(0), Int(5)),
 ]
 
 # -- joining and splitting ------------------------------------------------------------------------------------

@@ -46,6 +46,8 @@ CASES = {  # (TARGET is defined below; the lambdas read it when called)
     "logsumexp": lambda t, x: x.logsumexp(0) * x,
     "cumsum": lambda t, x: x.cumsum(0) * x,
     "cumsum_size1": lambda t, x: x.reshape(6, 1).cumsum(1) * x.reshape(6, 1),
+    "cumprod": lambda t, x: x.reshape(2, 3).cumprod(1) * x.reshape(2, 3),
+    "cumprod_size1": lambda t, x: x.reshape(6, 1).cumprod(1) * x.reshape(6, 1),
     "sum_0d": lambda t, x: x.sum() * x,
     "relu": lambda t, x: x.relu() * x,
     "softmax": lambda t, x: x.reshape(2, 3).softmax(1) * x.reshape(2, 3),
@@ -194,3 +196,78 @@ def test_in_place_write_through_a_view_under_create_graph(torch, seed_requires):
             assert a is None or not np.any(a)
         else:
             np.testing.assert_allclose(a, b, rtol=1e-9, atol=1e-12)
+
+
+# -- products with zeros: PyTorch's safe formulas, recorded node for node -------------------------------------------
+# prod_backward with a zero is prod_safe_zeros_backward: exclusive cumulative products from the front and the back
+# (cat, cumprod, flip), over input.view(-1) when no dim is given (found by the fuzzer: minigrad had its own grid of
+# products). cumprod_backward with a zero is, under create_graph, an O(n²) loop of slice, prod, cumprod, cat and a
+# CopySlices per position.
+ZEROS = {
+    "one": [2.0, 0.0, 3.0],
+    "all": [0.0, 0.0, 0.0],
+    "first": [0.0, 2.0, -3.0, 1.5],
+    "last": [2.0, -3.0, 1.5, 0.0],
+    "two": [2.0, 0.0, 3.0, 0.0, 5.0],
+    "alone": [0.0],
+    "rows": [[2.0, 0.0, 1.0], [3.0, 4.0, 0.0]],
+    "rows_mixed": [[0.0, 2.0, 0.0, 3.0], [1.0, 0.0, 2.0, 2.0], [1.0, 2.0, 3.0, 4.0]],
+    "column": [[0.0], [2.0]],
+}
+PRODUCTS = {
+    "prod": lambda x: x.prod(),
+    "prod_dim": lambda x: x.prod(-1),
+    "prod_dim0_keepdim": lambda x: x.prod(0, keepdim=True),
+    "prod_dim_keepdim": lambda x: x.prod(-1, keepdim=True),
+    "cumprod": lambda x: x.cumprod(-1),
+    "cumprod0": lambda x: x.cumprod(0),
+    "prod_of_transpose": lambda x: x.t().prod(),  # a non-contiguous input: PyTorch's contiguous() (CloneBackward0)
+    "prod_dim_of_transpose": lambda x: x.t().prod(0),
+    "cumprod_of_transpose": lambda x: x.t().cumprod(-1),
+}
+
+
+def run_zeros(lib, values, f, dtype: str, seed_requires: bool):
+    """First, second and third order of `f` at `values`: the first gradient's graph (and the second's, whose view
+    node PyTorch names AsStridedBackward0 after an in-place write, see test_in_place_write_through_a_view above),
+    and every value, plus the plain first-order backward (the formulas on arrays)."""
+    x = lib.tensor(np.array(values, dtype=dtype), requires_grad=True)
+    y = f(x)
+    seed_values = np.linspace(0.5, 1.5, y.numel()).reshape(tuple(y.shape)).astype(dtype)
+    (plain,) = lib.autograd.grad(f(x), x, lib.tensor(seed_values))
+    seed = lib.tensor(seed_values, requires_grad=seed_requires)
+    (g,) = lib.autograd.grad(y, x, seed, create_graph=True)
+    h = lib.autograd.grad((g * g).sum(), x, create_graph=True, allow_unused=True)[0] if g.requires_grad else None
+    k = lib.autograd.grad((h * h).sum(), x, allow_unused=True)[0] if h is not None and h.requires_grad else None
+    h_graph = [("SelectBackward0" if name == "AsStridedBackward0" else name, edges)
+               for name, edges in graph(None if h is None else h.grad_fn)]
+    values = [t if t is None else t.detach().numpy() for t in (y, plain, g, h, k)]
+    return graph(g.grad_fn), h_graph, values
+
+
+@pytest.mark.parametrize("seed_requires", [False, True], ids=["seed", "seed_requires_grad"])
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+@pytest.mark.parametrize("values", list(ZEROS.values()), ids=list(ZEROS))
+@pytest.mark.parametrize("op", list(PRODUCTS))
+def test_products_with_zeros_match_pytorch_to_third_order(torch, op, values, dtype, seed_requires):
+    got = run_zeros(mg, values, PRODUCTS[op], dtype, seed_requires)
+    want = run_zeros(torch, values, PRODUCTS[op], dtype, seed_requires)
+    assert got[:2] == want[:2]
+    rtol, atol = (1e-9, 1e-12) if dtype == "float64" else (1e-5, 1e-6)
+    for a, b in zip(got[2], want[2]):
+        if b is None:
+            assert a is None or not np.any(a)
+        else:
+            assert a.dtype == b.dtype
+            np.testing.assert_allclose(a, b, rtol=rtol, atol=atol)
+
+
+@pytest.mark.parametrize("values", [v for v in ZEROS.values() if len(v) > 1], ids=[k for k, v in ZEROS.items()
+                                                                                    if len(v) > 1])
+@pytest.mark.parametrize("op", list(PRODUCTS))
+def test_products_with_zeros_gradgradcheck(op, values):
+    """gradcheck perturbs the zeros, so it checks the formulas beside them as much as at them; the exact values at
+    the zeros are compared with PyTorch's above."""
+    x = mg.tensor(np.array(values), dtype=mg.float64, requires_grad=True)
+    assert mg.autograd.gradcheck(PRODUCTS[op], (x,))
+    assert mg.autograd.gradgradcheck(PRODUCTS[op], (x,))
