@@ -25,11 +25,37 @@ def _element_strides(node, byte_strides: tuple) -> tuple:
     return tuple(st // size for st in byte_strides)
 
 
+def _column_major(sizes: tuple, strides: tuple) -> bool:
+    """A transposed contiguous matrix: PyTorch computes its gradient transposed too (the layout BLAS prefers)."""
+    return len(strides) == 2 and strides[0] == 1 and strides[1] == sizes[0]
+
+
+def mm_mat1_grad(grad, mat2, sizes: tuple, strides: tuple):
+    """PyTorch's mm_mat1_backward: grad @ mat2ᵀ, computed as (mat2 @ gradᵀ)ᵀ for a column-major mat1."""
+    if _column_major(sizes, strides):
+        return xp.t(xp.mm(mat2, xp.t(grad)))
+    return xp.mm(grad, xp.t(mat2))
+
+
+def mm_mat2_grad(grad, mat1, sizes: tuple, strides: tuple):
+    """PyTorch's mm_mat2_backward: mat1ᵀ @ grad, computed as (gradᵀ @ mat1)ᵀ for a column-major mat2."""
+    if _column_major(sizes, strides):
+        return xp.t(xp.mm(xp.t(grad), mat1))
+    return xp.mm(xp.t(mat1), grad)
+
+
+def _in_elements(grad, byte_strides: tuple) -> tuple:
+    size = xp.data(grad).dtype.itemsize
+    return tuple(st // size for st in byte_strides)
+
+
 MmBackward0 = rule("MmBackward0", "self mat2",
                    saves="self mat2 self_sym_sizes self_sym_strides mat2_sym_sizes mat2_sym_strides",
                    text="grad_self = grad @ mat2ᵀ, grad_mat2 = selfᵀ @ grad",
-                   self=lambda grad, mat2: xp.mm(grad, xp.t(mat2)),
-                   mat2=lambda grad, self: xp.mm(xp.t(self), grad),
+                   self=lambda grad, mat2, self_sym_sizes, self_sym_strides:
+                   mm_mat1_grad(grad, mat2, self_sym_sizes, _in_elements(grad, self_sym_strides)),
+                   mat2=lambda grad, self, mat2_sym_sizes, mat2_sym_strides:
+                   mm_mat2_grad(grad, self, mat2_sym_sizes, _in_elements(grad, mat2_sym_strides)),
                    shown={"self_sym_strides": _element_strides, "mat2_sym_strides": _element_strides})
 MvBackward0 = rule("MvBackward0", "self vec", saves="self vec",
                    text="grad_self = outer(grad, vec), grad_vec = selfᵀ @ grad",
@@ -41,19 +67,22 @@ DotBackward0 = rule("DotBackward0", "self tensor", saves="self tensor",
                     tensor=lambda grad, self: grad * self)
 BmmBackward0 = rule("BmmBackward0", "self mat2", saves="self mat2",
                     text="grad_self = grad @ mat2ᵀ (per batch), grad_mat2 = selfᵀ @ grad (per batch)",
-                    self=lambda grad, mat2: grad @ xp.transpose(mat2, 1, 2),
-                    mat2=lambda grad, self: xp.transpose(self, 1, 2) @ grad)
+                    self=lambda grad, mat2: xp.bmm(grad, xp.transpose(mat2, 1, 2)),
+                    mat2=lambda grad, self: xp.bmm(xp.transpose(self, 1, 2), grad))
+
+
+def _times(g, alpha):
+    """PyTorch's maybe_multiply: a Scalar product (MulBackward1 on Tensors) unless the factor is 1."""
+    return g if alpha == 1 else xp.mul_scalar(g, alpha)
 
 
 BaddbmmBackward0 = rule(
     "BaddbmmBackward0", "self batch1 batch2", saves="alpha batch1 batch2 beta",
     text="grad_self = grad * beta (summed to self's shape), grad_batch1 = grad @ batch2ᵀ * alpha (per batch), "
          "grad_batch2 = batch1ᵀ @ grad * alpha (per batch)",
-    self=lambda grad, beta: grad if beta == 1 else grad * beta,
-    batch1=lambda grad, batch2, alpha: grad @ xp.transpose(batch2, 1, 2) if alpha == 1
-    else (grad @ xp.transpose(batch2, 1, 2)) * alpha,
-    batch2=lambda grad, batch1, alpha: xp.transpose(batch1, 1, 2) @ grad if alpha == 1
-    else (xp.transpose(batch1, 1, 2) @ grad) * alpha)
+    self=lambda grad, beta: _times(grad, beta),
+    batch1=lambda grad, batch2, alpha: _times(xp.bmm(grad, xp.transpose(batch2, 1, 2)), alpha),
+    batch2=lambda grad, batch1, alpha: _times(xp.bmm(xp.transpose(batch1, 1, 2), grad), alpha))
 
 
 SqueezeBackward4 = rule("SqueezeBackward4", "self", saves="dim self_sym_sizes",
@@ -67,9 +96,12 @@ AddmmBackward0 = rule(
     saves="mat1 mat2 alpha beta mat1_sym_sizes mat1_sym_strides mat2_sym_sizes mat2_sym_strides",
     text="grad_self = grad * beta (summed to self's shape), grad_mat1 = grad @ mat2ᵀ * alpha, "
          "grad_mat2 = mat1ᵀ @ grad * alpha",
-    self=lambda grad, beta: grad if beta == 1 else grad * beta,
-    mat1=lambda grad, mat2, alpha: xp.mm(grad, xp.t(mat2)) if alpha == 1 else xp.mm(grad, xp.t(mat2)) * alpha,
-    mat2=lambda grad, mat1, alpha: xp.mm(xp.t(mat1), grad) if alpha == 1 else xp.mm(xp.t(mat1), grad) * alpha)
+    self=lambda grad, beta: _times(grad, beta),
+    mat1=lambda grad, mat2, alpha, mat1_sym_sizes, mat1_sym_strides:
+    _times(mm_mat1_grad(grad, mat2, mat1_sym_sizes, mat1_sym_strides), alpha),
+    mat2=lambda grad, mat1, alpha, mat2_sym_sizes, mat2_sym_strides:
+    _times(mm_mat2_grad(grad, mat1, mat2_sym_sizes, mat2_sym_strides), alpha))
+
 
 
 

@@ -271,8 +271,10 @@ def _show(value) -> str:
 
 
 def modified_message(t: Tensor, now: int, saved: int) -> str:
-
-    what = f"[minigrad.{FROM_NP[t._data.dtype]._legacy} [{', '.join(str(d) for d in t._data.shape)}]]"
+    """PyTorch's error for a saved tensor written in place since. Its type string is the legacy class name where
+    PyTorch has one in print, the dispatch key's name for bool."""
+    kind = "CPUBoolType" if t._data.dtype.kind == "b" else f"minigrad.{FROM_NP[t._data.dtype]._legacy}"
+    what = f"[{kind} [{', '.join(str(d) for d in t._data.shape)}]]"
     if t._grad_fn is not None:
         what += f", which is output {t._output_nr} of {saved_op_name(t._grad_fn)},"
     return (

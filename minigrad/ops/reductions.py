@@ -213,12 +213,13 @@ def _var_grad(grad, self, correction, dim, keepdim):
         # gives nan where self equals the mean (inf * 0) and inf elsewhere
         with np.errstate(invalid="ignore"):
             return grad * np.where(s == _quiet_mean(s, None, False), np.nan, np.inf).astype(s.dtype)
-    if xp.is_t(self):  # PyTorch's var_backward: the mean over everything when no dim was given
-        centered = self - (self.mean() if dim is None else self.mean(dims, keepdim=True))
+    whole = dim is None or s.ndim == 0  # PyTorch's var_backward: the mean over everything (a 0-d self too)
+    if xp.is_t(self):
+        centered = self - (self.mean() if whole else self.mean(dims, keepdim=True))
     else:
         centered = self - _quiet_mean(s, dims, True)
     scale = 2.0 / (n - correction) if n != correction else math.inf  # 2 / 0 is inf in PyTorch's formula
-    return xp.mul_scalar(_keep(grad, dims if dim is not None else None, keepdim, s), scale) * centered
+    return xp.mul_scalar(_keep(grad, None if whole else dims, keepdim, s), scale) * centered
 
 
 def _quiet_mean(s, axis, keepdims: bool):
@@ -711,8 +712,9 @@ def norm(self, p="fro", dim=None, keepdim: bool = False, dtype=None):
                            f"{_dtypes.FROM_NP[d.dtype]._legacy[:-6]}")
     dims = None if dim is None else norm_dims(dim, d.ndim)
     if (ord < 0 or ord == float("inf")) and 0 in d.shape:  # a max, min or sum of inverses over nothing
-        where = "an empty tensor" if dims is None else next(
-            (f"the dimension {k}" for k in dims if d.shape[k] == 0), None)
+        given = None if dim is None else (dim,) if isinstance(dim, (int, np.integer)) else tuple(dim)
+        where = "an empty tensor" if dims is None else next(  # (the dim named as it was given)
+            (f"the dimension {g}" for k, g in zip(dims, given) if d.shape[k] == 0), None)
         if where is not None:
             raise RuntimeError(f"linalg.vector_norm cannot compute the {ord:g} norm on {where}"
                                f"{' ' if dims is None else ''}because "

@@ -122,6 +122,13 @@ def mm(a, b):
     return a @ b
 
 
+def bmm(a, b):
+    """A batched matrix product (bmm itself on Tensors: BmmBackward0, not matmul's views around it)."""
+    if is_t(a) or is_t(b):
+        return (a if is_t(a) else make(a)).bmm(b if is_t(b) else make(b))
+    return np.matmul(a, b)
+
+
 def dot2d(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """np.dot of two matrices, except when one is 1x1: np.dot then multiplies by it as by a scalar and drops the
     nan of 0 * inf, which np.matmul and PyTorch keep. An (m, 1) @ (1, n) product (m, n > 1) is PyTorch's gemm

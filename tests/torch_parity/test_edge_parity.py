@@ -1430,3 +1430,69 @@ def test_pow_of_an_integer_base_differentiates_with_log_in_the_default_float(tor
         return g, t.autograd.grad(g.sum(), e)[0]
 
     assert_same(torch, fn)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int64", "int32", "int16", "int8", "uint8", "bool"])
+def test_the_saved_tensor_error_names_the_type_as_pytorch(torch, dtype):
+    def fn(t):
+        x = t.ones(2, dtype=t.float64, requires_grad=True)
+        m = t.ones(2, dtype=getattr(t, dtype))
+        y = x * m
+        m.zero_()
+        y.sum().backward()
+
+    assert_same(torch, fn)
+
+
+@pytest.mark.parametrize("dim", [-2, 1, (0, -2), (-1, 1), [1]], ids=str)
+def test_the_empty_norm_error_names_the_dim_as_given(torch, dim):
+    assert_same(torch, lambda t: t.zeros(2, 0, 3).norm(dim=dim, p=-inf))
+
+
+@pytest.mark.parametrize("reduce", ["var(0, unbiased=False)", "std(0, unbiased=False)",
+                                    "var(-1, keepdim=True, unbiased=False)", "var()"])
+def test_var_of_a_0d_tensor_over_dim_0_differentiates_as_over_everything(torch, reduce):
+    # var_backward treats a 0-d self as a reduction over everything: self.mean() (MeanBackward0) under create_graph
+    def fn(t):
+        x = t.tensor(0.5, requires_grad=True)
+        g = t.autograd.grad(eval(f"x.{reduce}"), x, create_graph=True)[0]
+        return g, graph_structure(g) if g.grad_fn is not None else None
+
+    assert_same(torch, fn)
+
+
+_LAYOUTS = {"rows": lambda t, a: a, "columns": lambda t, a: a.t().contiguous().t()}
+
+
+@pytest.mark.parametrize("layout_b", list(_LAYOUTS))
+@pytest.mark.parametrize("layout_a", list(_LAYOUTS))
+@pytest.mark.parametrize("op", ["mm", "matmul", "linear", "linear-no-bias"])
+def test_matrix_product_gradients_follow_the_inputs_layout(torch, op, layout_a, layout_b):
+    # mm_mat1_backward / mm_mat2_backward compute a column-major input's gradient transposed: under create_graph
+    # the gradient's graph shows which way it went
+    def fn(t):
+        a = _LAYOUTS[layout_a](t, t.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.5]], requires_grad=True))
+        b = _LAYOUTS[layout_b](t, t.tensor([[0.5, -1.0, 2.0], [1.5, 2.5, -0.5]], requires_grad=True))
+        bias = t.tensor([0.25, -0.75])
+        y = {"mm": lambda: a.mm(b.t()), "matmul": lambda: a @ b.t(),
+             "linear": lambda: t.nn.functional.linear(a, b, bias),
+             "linear-no-bias": lambda: t.nn.functional.linear(a, b)}[op]()
+        ga, gb = t.autograd.grad((y * y).sum(), [a, b], create_graph=True)
+        return ga, gb, graph_structure(ga, gb), t.autograd.grad((ga * gb).sum(), [a, b])
+
+    assert_same(torch, fn)
+
+
+@pytest.mark.parametrize("op", ["bmm", "matmul-3d", "baddbmm", "baddbmm-alpha"])
+def test_batched_product_gradients_are_bmm_as_in_pytorch(torch, op):
+    # bmm's and baddbmm's formulas call bmm itself: BmmBackward0 right under the gradient, no matmul views
+    def fn(t):
+        a = t.tensor([[[1.0, 2.0, 3.0]], [[4.0, 5.0, 6.5]]], requires_grad=True)
+        b = t.tensor([[[0.5], [-1.0], [2.0]], [[1.5], [2.5], [-0.5]]], requires_grad=True)
+        y = {"bmm": lambda: a.bmm(b), "matmul-3d": lambda: a @ b,
+             "baddbmm": lambda: t.baddbmm(t.ones(1, 1), a, b),
+             "baddbmm-alpha": lambda: t.baddbmm(t.ones(1, 1), a, b, alpha=0.5, beta=2.0)}[op]()
+        ga, gb = t.autograd.grad((y * y).sum(), [a, b], create_graph=True)
+        return ga, gb, graph_structure(ga, gb), t.autograd.grad((ga * gb).sum(), [a, b])
+
+    assert_same(torch, fn)
