@@ -95,11 +95,13 @@ MseLossBackwardBackward0 = rule(
 
 
 def mse_loss_backward(grad_output, self, target, reduction):
-    """mse_loss's backward op: on arrays the kernel, on Tensors the op that records MseLossBackwardBackward0."""
+    """mse_loss's backward op: on arrays the kernel, on Tensors the op that records MseLossBackwardBackward0.
+    The result has self's dtype (PyTorch's kernel writes into zeros_like(self): no cast recorded after it)."""
+    dtype = xp.data(self).dtype
     if not (xp.is_t(grad_output) or xp.is_t(self) or xp.is_t(target)):
-        return _mse_backward(grad_output, self, target, reduction)
+        return _mse_backward(grad_output, self, target, reduction).astype(dtype, copy=False)
     ts = tuple(t if xp.is_t(t) else make(np.asarray(t)) for t in (grad_output, self, target))
-    res = np.asarray(GRAD.quiet.run(_mse_backward, *(t._data for t in ts), reduction))
+    res = np.asarray(GRAD.quiet.run(_mse_backward, *(t._data for t in ts), reduction)).astype(dtype, copy=False)
     if _tracked(*ts):
         return record(MseLossBackwardBackward0, res, ts, reduction=reduction)
     return make(res)
@@ -414,10 +416,13 @@ def _nll(input: Tensor, target: Tensor, weight: Tensor | None, red: int, ignore_
     w = np.ones(ts.shape, x.dtype) if weight is None else weight._data.astype(x.dtype, copy=False)[safe]
     w = np.where(ignored, 0, w).astype(x.dtype, copy=False)
     picked = np.take_along_axis(xs, np.expand_dims(safe, 1), axis=1).squeeze(1)
-    losses = -w * picked
+    picked = np.where(ignored, 0, picked).astype(x.dtype, copy=False)  # PyTorch skips an ignored target's input
+    losses = np.where(ignored, 0, -w * picked).astype(x.dtype, copy=False)  # (+0., not -0 * input)
     total = np.asarray(w.sum() if red != NONE else 0, x.dtype)
-    if red == NONE:
+    if red == NONE and x.ndim > 1:
         res = losses.reshape(t.shape)
+    elif red == NONE:  # a 1-D input takes PyTorch's summing loop, from 0: 0 - w * x (+0. for x = 0)
+        res = np.asarray(0 - (w * picked).sum(), x.dtype)
     elif red == SUM:
         res = np.asarray(losses.sum(), x.dtype)
     else:

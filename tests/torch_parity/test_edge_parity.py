@@ -1496,3 +1496,34 @@ def test_batched_product_gradients_are_bmm_as_in_pytorch(torch, op):
         return ga, gb, graph_structure(ga, gb), t.autograd.grad((ga * gb).sum(), [a, b])
 
     assert_same(torch, fn)
+
+
+@pytest.mark.parametrize("shapes", [((1, 1), (1, 1, 1)), ((2, 1), (3,)), ((2,), (2,))], ids=str)
+@pytest.mark.parametrize("target_dtype", ["float32", "float64"])
+def test_mse_loss_gradient_has_the_inputs_dtype_without_a_recorded_cast(torch, shapes, target_dtype):
+    # mse_loss_backward writes into zeros_like(self): a float64 target records no ToCopyBackward0 after it
+    def fn(t):
+        x = t.tensor(np.full(shapes[0], 0.5, dtype=np.float32), requires_grad=True)
+        y = t.tensor(np.full(shapes[1], 0.25, dtype=target_dtype), requires_grad=True)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # (the broadcast warning is compared elsewhere)
+            loss = t.nn.functional.mse_loss(x, y)
+        gx, gy = t.autograd.grad(loss, [x, y], create_graph=True)
+        return gx, gy, graph_structure(gx, gy), t.autograd.grad((gx.sum() + gy.sum()) ** 2, [x, y])
+
+    assert_same(torch, fn)
+
+
+@pytest.mark.parametrize("x,target,reduction", [
+    ([0.0], 0, "none"), ([-0.0], 0, "none"), ([1.5, 2.0], 1, "none"), ([[0.0]], [0], "none"),
+    ([inf], -100, "none"), ([inf, 1.0], -100, "sum"), ([[inf], [2.0]], [-100, 0], "none"),
+    ([[inf], [2.0]], [-100, 0], "sum"), ([[inf], [2.0]], [-100, 0], "mean"), ([[0.0], [2.0]], [-100, 0], "none"),
+], ids=str)
+def test_nll_loss_of_zeros_and_ignored_targets(torch, x, target, reduction):
+    # a 1-D input goes through PyTorch's summing loop (0 - w * x: +0.); an ignored target's input is never read
+    def fn(t):
+        xx = t.tensor(x, dtype=t.float64, requires_grad=True)
+        loss = t.nn.functional.nll_loss(xx, t.tensor(target), reduction=reduction)
+        return loss, t.autograd.grad(loss.sum(), xx)[0]
+
+    assert_same(torch, fn)
