@@ -19,6 +19,7 @@ from .._tensor import Tensor, make
 from ..autograd.graph import ACCUMULATE_GRAD_SEQUENCE_NR
 from . import xp
 from .inplace import check_inference, check_overlap, inplace_of, renew_view_nodes, run_inplace
+from .layout import laid_out, torch_layout
 from .operands import as_operand, broadcast_error, float_data, float_operand, promoted
 from .recording import record, rule
 from .registry import Sample, declare
@@ -176,6 +177,7 @@ def _binary(self, other, ufunc, node_cls, to_float: bool = False, **args) -> Ten
         res = GRAD.quiet.run(ufunc, ad, bd)
     except ValueError:
         raise broadcast_error(self, other) from None
+    res = laid_out(res, self, other)
     if _recording(self, other):
         return record(node_cls, res, (self, other), **args)
     return make(res)
@@ -191,6 +193,8 @@ def add(self, other, *, alpha=1, out=None):
                 res = GRAD.quiet.run(np.add, self._data, other._data)
             except ValueError:
                 raise broadcast_error(self, other) from None
+            if not (self._data.flags.c_contiguous and other._data.flags.c_contiguous):
+                res = torch_layout(res, self._data, other._data)  # PyTorch's layout (NumPy's differs)
             if (self._requires_grad or other._requires_grad) and GRAD.mode > 0:
                 return record(AddBackward0, res, (self, other))
             return make(res)
@@ -207,6 +211,7 @@ def add(self, other, *, alpha=1, out=None):
         res = GRAD.quiet.run(np.add, ad, bd * alpha)
     except ValueError:
         raise broadcast_error(self, other) from None
+    res = laid_out(res, self, other)
     if _recording(self, other):
         return record(AddBackward0, res, (self, other), alpha=alpha)
     return make(res)
@@ -230,6 +235,8 @@ def sub(self, other, *, alpha=1):
                 res = GRAD.quiet.run(np.subtract, self._data, other._data)
             except ValueError:
                 raise broadcast_error(self, other) from None
+            if not (self._data.flags.c_contiguous and other._data.flags.c_contiguous):
+                res = torch_layout(res, self._data, other._data)  # PyTorch's layout (NumPy's differs)
             if (self._requires_grad or other._requires_grad) and GRAD.mode > 0:
                 return record(SubBackward0, res, (self, other))
             return make(res)
@@ -251,6 +258,7 @@ def sub(self, other, *, alpha=1):
         res = GRAD.quiet.run(np.subtract, ad, bd if alpha == 1 else bd * alpha)
     except ValueError:
         raise broadcast_error(self, other) from None
+    res = laid_out(res, self, other)
     if _recording(self, other):
         return record(SubBackward0, res, (self, other), **({} if alpha == 1 else {"alpha": alpha}))
     return make(res)
@@ -276,6 +284,8 @@ def mul(self, other):
             res = GRAD.quiet.run(np.multiply, self._data, other._data)
         except ValueError:
             raise broadcast_error(self, other) from None
+        if not (self._data.flags.c_contiguous and other._data.flags.c_contiguous):
+            res = torch_layout(res, self._data, other._data)  # PyTorch's layout (NumPy's differs)
         if (self._requires_grad or other._requires_grad) and GRAD.mode > 0:
             return record(MulBackward0, res, (self, other))
         return make(res)
@@ -335,7 +345,7 @@ def _rounded(self, other, mode: str) -> np.ndarray:
                 res = np.trunc(ad / bd)
     except ValueError:
         raise broadcast_error(self, other) from None
-    return np.asarray(res)
+    return laid_out(np.asarray(res), self, other)
 
 
 def rdiv(self, other):
@@ -380,6 +390,7 @@ def pow(self, exponent):
             res = GRAD.quiet.run(_power, ad, bd)
         except ValueError:
             raise broadcast_error(self, exponent) from None
+        res = laid_out(res, self, exponent)
         if _recording(self, exponent):
             return record(PowBackward1, res, (self, exponent))
         return make(res)
@@ -470,7 +481,7 @@ def remainder(self, other):
     other = as_operand(other)
     ad, bd = promoted(self, other)
     try:
-        res = _mod(ad, bd)
+        res = laid_out(_mod(ad, bd), self, other)
     except ValueError:
         raise broadcast_error(self, other) from None
     if _recording(self, other):

@@ -13,6 +13,7 @@ from .._state import GRAD
 from .._tensor import Tensor, make
 from . import inplace, xp
 from .inplace import inplace_of
+from .layout import laid_out
 from .operands import as_operand, broadcast_error, kind_name, promoted, result_dtype
 from .recording import record, rule
 from .registry import Sample, declare
@@ -178,6 +179,7 @@ def clamp(self, min=None, max=None):
                     except ValueError:
                         raise broadcast_error(np.broadcast_to(False, shape), v) from None
             raise
+        res = laid_out(res, self, lo, hi)
         if _recording(self, lo, hi):
             return record(ClampBackward0, res, (self, lo, hi))
         return make(res)
@@ -195,6 +197,7 @@ def _clamp_one(self, bound, pick, name: str, number_node, tensor_node):
             res = np.asarray(pick(self._data.astype(rt, copy=False), bound._data.astype(rt, copy=False)))
         except ValueError:
             raise broadcast_error(self, bound) from None
+        res = laid_out(res, self, bound)
         if _recording(self, bound):
             return record(tensor_node, res, (self, bound))
         return make(res)
@@ -237,7 +240,7 @@ def maximum(self, other):
     _check_other(other, "maximum", 2)
     ad, bd = promoted(self, other)
     try:
-        res = np.asarray(pick_max(ad, bd))
+        res = laid_out(np.asarray(pick_max(ad, bd)), self, other)
     except ValueError:
         raise broadcast_error(self, other) from None
     if _recording(self, other):
@@ -249,7 +252,7 @@ def minimum(self, other):
     _check_other(other, "minimum", 2)
     ad, bd = promoted(self, other)
     try:
-        res = np.asarray(pick_min(ad, bd))
+        res = laid_out(np.asarray(pick_min(ad, bd)), self, other)
     except ValueError:
         raise broadcast_error(self, other) from None
     if _recording(self, other):
@@ -266,7 +269,7 @@ def where(condition, input, other):
     input, other = as_operand(input), as_operand(other)
     ad, bd = promoted(input, other)
     rt = np.result_type(ad, bd)
-    res = np.where(cond, _dtypes.checked(ad, rt), _dtypes.checked(bd, rt))
+    res = laid_out(np.where(cond, _dtypes.checked(ad, rt), _dtypes.checked(bd, rt)), cond, input, other)
     if _recording(input, other):
         return record(WhereBackward0, res, (input, other), condition=cond)
     return make(res)
@@ -287,6 +290,8 @@ def masked_fill(self, mask, value):
         res = np.where(m, np.asarray(v, self._data.dtype), self._data)  # the mask may broadcast self larger
     except ValueError:
         raise broadcast_error(make(m), self) from None
+    if not res.flags.c_contiguous:  # PyTorch fills a contiguous clone of (expanded) self, whatever its layout
+        res = np.ascontiguousarray(res)
     if isinstance(value, Tensor) and _recording(self, value):  # a 0-d tensor value: MaskedFillBackward1
         return record(MaskedFillBackward1, res, (self, value), mask=m)
     if self._requires_grad and GRAD.mode > 0:
