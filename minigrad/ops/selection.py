@@ -267,6 +267,9 @@ def where(condition, input, other):
         raise RuntimeError(f"where expected condition to be a boolean tensor, but got a tensor with dtype "
                            f"{kind_name(cond.dtype)}")
     input, other = as_operand(input), as_operand(other)
+    if not isinstance(input, Tensor) and not isinstance(other, Tensor):  # two numbers: a result of cond's shape
+        rt = result_dtype((input, other))
+        return make(np.where(cond, np.asarray(input, rt), np.asarray(other, rt)))
     ad, bd = promoted(input, other)
     rt = np.result_type(ad, bd)
     res = laid_out(np.where(cond, _dtypes.checked(ad, rt), _dtypes.checked(bd, rt)), cond, input, other)
