@@ -14,12 +14,12 @@ import math
 import numpy as np
 
 from .._dtypes import checked
+from .._layout import laid_out, torch_layout
 from .._state import GRAD
 from .._tensor import Tensor, make
 from ..autograd.graph import ACCUMULATE_GRAD_SEQUENCE_NR
 from . import xp
 from .inplace import check_inference, check_overlap, inplace_of, renew_view_nodes, run_inplace
-from .layout import laid_out, torch_layout
 from .operands import as_operand, broadcast_error, float_data, float_operand, promoted
 from .recording import record, rule
 from .registry import Sample, declare

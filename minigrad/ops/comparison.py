@@ -6,8 +6,8 @@ import builtins
 
 import numpy as np
 
+from .._layout import laid_out
 from .._tensor import Tensor, make
-from .layout import laid_out
 from .operands import as_operand, broadcast_error, kind_name, promoted
 from .registry import Sample, declare
 

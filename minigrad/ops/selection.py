@@ -8,12 +8,12 @@ import warnings
 import numpy as np
 
 from .. import _dtypes
+from .._layout import laid_out
 from .._stacklevel import user_stacklevel
 from .._state import GRAD
 from .._tensor import Tensor, make
 from . import inplace, xp
 from .inplace import inplace_of
-from .layout import laid_out
 from .operands import as_operand, broadcast_error, kind_name, promoted, result_dtype
 from .recording import record, rule
 from .registry import Sample, declare

@@ -1,7 +1,7 @@
 """The memory layout of elementwise results against PyTorch 2.13: `.stride()`, `.is_contiguous()` and whether
 `.view(-1)` works, when the operands are laid out differently (transposed, permuted, sliced with steps,
 broadcast). PyTorch's TensorIterator follows the first operand that tells two dims apart; NumPy falls back to C
-order when its operands disagree (minigrad/ops/layout.py).
+order when its operands disagree (minigrad/_layout.py).
 
 Strides are compared on the dims of size > 1: a size-1 dim's stride never moves through memory, and minigrad's
 views (NumPy's) already give some of them other values than PyTorch's (`x[:, None]` has stride 0 there).
@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import minigrad as mg
-from minigrad.ops.layout import torch_layout
+from minigrad._layout import torch_layout
 
 
 def layout(t) -> tuple:
@@ -117,6 +117,25 @@ def test_the_first_operand_decides(torch):
 ], ids=["3-d permutes", "size-1 dim first", "broadcast column", "stepped halves", "unary", "scalar", "rsub scalar",
         "masked_fill", "masked_fill transposed", "where condition", "clamp min tensor", "clamp max tensor"])
 def test_more_layouts(torch, case):
+    compare(torch, case)
+
+
+@pytest.mark.parametrize("case", [
+    lambda L: L.zeros_like(L.tensor(Y).t()),
+    lambda L: L.ones_like(L.tensor(Z).permute(2, 0, 1)),
+    lambda L: L.full_like(L.tensor(np.tile(X, 2))[:, ::2], 2.0),
+    lambda L: L.zeros_like(L.tensor(Y).t(), dtype=L.int64),
+    lambda L: L.ones_like(L.tensor(Y[:1]).expand(5, 3).t()),
+    lambda L: L.rand_like(L.tensor(Y).t()) * 0,  # (the values come from each library's own stream)
+    lambda L: L.randn_like(L.tensor(Z).transpose(0, 2)) * 0,
+    lambda L: L.nn.functional.mse_loss(L.tensor(Y).t(), L.tensor(X), reduction="none"),
+    lambda L: L.nn.functional.mse_loss(L.tensor(X), L.tensor(Y).t(), reduction="none"),
+    lambda L: L.nn.functional.binary_cross_entropy(L.tensor(Y / 2).t(), L.tensor(X / 2), reduction="none"),
+    lambda L: L.nn.functional.binary_cross_entropy(L.tensor(X / 2), L.tensor(Y / 2).t(), reduction="none"),
+], ids=["zeros_like", "ones_like 3-d", "full_like stepped", "zeros_like dtype", "ones_like expanded", "rand_like",
+        "randn_like", "mse_loss none", "mse_loss none target", "bce none", "bce none target"])
+def test_like_and_loss_layouts(torch, case):
+    """*_like keep the input's layout (torch.preserve_format); unreduced losses are elementwise results."""
     compare(torch, case)
 
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._tensor import Tensor
+from ._tensor import Tensor
 
 
 def laid_out(res, *operands):
