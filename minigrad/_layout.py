@@ -42,24 +42,32 @@ def torch_layout(res, *operands):
         return res  # one dim has one layout; NumPy's empty arrays have strides of their own (all 0)
     shape = res.shape
     arrays = [a for a in operands if a.__class__ is np.ndarray and a.ndim]
-    if not arrays:
-        return res
-    if len(arrays) == len(operands) and all(a.shape == shape for a in arrays):  # TensorIterator's fast_set_up
-        if all(a.flags.c_contiguous for a in arrays):
-            return _with_strides(res, _c_strides(shape))
-        if len(shape) == 4 and all(_channels_last(a) for a in arrays):
-            return _with_strides(res, _channels_last_strides(shape))
-        first = _elements(arrays[0])
-        if all(_elements(a) == first for a in arrays) and _dense(arrays[0]):
-            return _with_strides(res, first)
-    order = _fastest_first(shape, arrays)
-    if order == list(range(len(shape) - 1, -1, -1)):
-        return _with_strides(res, _c_strides(shape))
+    if len(arrays) == len(operands):  # every operand may be of the result's shape: TensorIterator's fast_set_up
+        strides = _fast_set_up(arrays, shape)
+        if strides is not None:
+            return _with_strides(res, strides)
     strides, step = [0] * len(shape), 1
-    for d in order:
+    for d in _fastest_first(shape, arrays):  # dense in that order (allocate_or_resize_outputs)
         strides[d] = step
         step *= shape[d]
     return _with_strides(res, tuple(strides))
+
+
+def _fast_set_up(arrays: list, shape: tuple) -> tuple | None:
+    """The result's strides when every operand has its shape and all are contiguous, all channels-last, or all
+    non-overlapping and dense with the same strides; else None."""
+    for a in arrays:
+        if a.shape != shape:
+            return None
+    if all(a.flags.c_contiguous for a in arrays):
+        return _c_strides(shape)
+    if len(shape) == 4 and all(_channels_last(a) for a in arrays):
+        return _channels_last_strides(shape)
+    first = _elements(arrays[0])
+    for a in arrays[1:]:
+        if _elements(a) != first:
+            return None
+    return first if _dense(arrays[0]) else None
 
 
 def _fastest_first(shape: tuple, arrays: list) -> list:
@@ -67,9 +75,12 @@ def _fastest_first(shape: tuple, arrays: list) -> list:
     n = len(shape)
     strides = []
     for a in arrays:  # as compute_strides: a dim the operand broadcasts has stride 0
+        st = [0] * n
         lead = n - a.ndim
-        strides.append((0,) * lead + tuple(0 if size == 1 and shape[lead + i] != 1 else st
-                                           for i, (size, st) in enumerate(zip(a.shape, a.strides))))
+        for i, size in enumerate(a.shape):
+            if size == shape[lead + i]:
+                st[lead + i] = a.strides[i]
+        strides.append(st)
 
     def should_swap(d0: int, d1: int) -> int:
         for st in strides:
@@ -97,7 +108,8 @@ def _fastest_first(shape: tuple, arrays: list) -> list:
 
 def _elements(a: np.ndarray) -> tuple:
     """Strides in elements, as PyTorch counts them."""
-    return tuple(s // a.itemsize for s in a.strides)
+    size = a.itemsize
+    return tuple([s // size for s in a.strides])
 
 
 def _dense(a: np.ndarray) -> bool:
