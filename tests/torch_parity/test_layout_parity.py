@@ -223,3 +223,19 @@ def test_torch_layout_reads_strides_as_tensor_iterator_does(torch):
         if want.numel():
             assert tuple(s // 8 for s in got.strides) == want.stride()
         np.testing.assert_allclose(got, want.numpy())
+
+
+@pytest.mark.xfail(strict=True, reason="AccumulateGrad does not keep PyTorch's gradient layout contract (engine)")
+@pytest.mark.parametrize("case", [
+    lambda L, a: (a.t() * L.tensor(Y)).sum(),  # a's gradient arrives transposed
+    lambda L, a: (a.t() ** 2).sum(),
+])
+def test_leaf_grad_takes_the_leafs_layout(torch, case):
+    """PyTorch's AccumulateGrad gives a leaf's first .grad the leaf's strides when the incoming gradient's layout
+    differs (a contiguous leaf gets a contiguous .grad); minigrad stores the gradient as it arrives."""
+    def grad(L):
+        a = L.tensor(X, requires_grad=True)
+        case(L, a).backward()
+        return a.grad
+
+    compare(torch, grad)
