@@ -11,6 +11,7 @@ import numpy as np
 
 from . import _dtypes
 from ._device import check as _check_device
+from ._layout import torch_layout
 from ._random import default_generator
 from ._state import GRAD
 from ._tensor import Tensor, _as_array_data, make
@@ -236,10 +237,15 @@ def full(size, fill_value, *, dtype=None, device=None, requires_grad=False) -> T
     return _finish(np.full(_size((size,)), _dtypes.checked(fill_value, d), dtype=d), requires_grad, device)
 
 
+def _preserved(arr: np.ndarray, like: np.ndarray) -> np.ndarray:
+    """`arr` laid out as `like` is (PyTorch's memory_format=torch.preserve_format, the *_like default)."""
+    return arr if like.flags.c_contiguous else torch_layout(arr, like)
+
+
 def _like(fill):
     def like(input: Tensor, *, dtype=None, device=None, requires_grad=False, memory_format=None) -> Tensor:
         d = _dtypes.to_np(dtype) if dtype is not None else input._data.dtype
-        return _finish(fill(input._data.shape, d), requires_grad, device)
+        return _finish(_preserved(fill(input._data.shape, d), input._data), requires_grad, device)
     return like
 
 
@@ -250,7 +256,8 @@ empty_like = _like(np.zeros)
 
 def full_like(input: Tensor, fill_value, *, dtype=None, device=None, requires_grad=False) -> Tensor:
     d = _dtypes.to_np(dtype) if dtype is not None else input._data.dtype
-    return _finish(np.full(input._data.shape, _dtypes.checked(fill_value, d), dtype=d), requires_grad, device)
+    return _finish(_preserved(np.full(input._data.shape, _dtypes.checked(fill_value, d), dtype=d), input._data),
+                   requires_grad, device)
 
 
 def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=False) -> Tensor:
@@ -320,11 +327,15 @@ def randperm(n: int, *, generator=None, dtype=None, device=None, requires_grad=F
 
 
 def rand_like(input: Tensor, *, dtype=None, device=None, requires_grad=False) -> Tensor:
-    return rand(*input._data.shape, dtype=dtype or input.dtype, requires_grad=requires_grad)
+    out = rand(*input._data.shape, dtype=dtype or input.dtype, requires_grad=requires_grad)
+    out._data = _preserved(out._data, input._data)
+    return out
 
 
 def randn_like(input: Tensor, *, dtype=None, device=None, requires_grad=False) -> Tensor:
-    return randn(*input._data.shape, dtype=dtype or input.dtype, requires_grad=requires_grad)
+    out = randn(*input._data.shape, dtype=dtype or input.dtype, requires_grad=requires_grad)
+    out._data = _preserved(out._data, input._data)
+    return out
 
 
 def is_tensor(obj) -> bool:

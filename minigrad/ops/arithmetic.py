@@ -14,6 +14,7 @@ import math
 import numpy as np
 
 from .._dtypes import checked
+from .._layout import laid_out, torch_layout
 from .._state import GRAD
 from .._tensor import Tensor, make
 from ..autograd.graph import ACCUMULATE_GRAD_SEQUENCE_NR
@@ -177,6 +178,7 @@ def _binary(self, other, ufunc, node_cls, to_float: bool = False, **args) -> Ten
         res = GRAD.quiet.run(ufunc, ad, bd)
     except ValueError:
         raise broadcast_error(self, other) from None
+    res = laid_out(res, self, other)
     if _recording(self, other):
         return record(node_cls, res, (self, other), **args)
     return make(res)
@@ -192,6 +194,8 @@ def add(self, other, *, alpha=1, out=None):
                 res = GRAD.quiet.run(np.add, self._data, other._data)
             except ValueError:
                 raise broadcast_error(self, other) from None
+            if not (self._data.flags.c_contiguous and other._data.flags.c_contiguous):
+                res = torch_layout(res, self._data, other._data)  # PyTorch's layout (NumPy's differs)
             if (self._requires_grad or other._requires_grad) and GRAD.mode > 0:
                 return record(AddBackward0, res, (self, other))
             return make(res)
@@ -208,6 +212,7 @@ def add(self, other, *, alpha=1, out=None):
         res = GRAD.quiet.run(np.add, ad, bd * alpha)
     except ValueError:
         raise broadcast_error(self, other) from None
+    res = laid_out(res, self, other)
     if _recording(self, other):
         return record(AddBackward0, res, (self, other), alpha=alpha)
     return make(res)
@@ -231,6 +236,8 @@ def sub(self, other, *, alpha=1):
                 res = GRAD.quiet.run(np.subtract, self._data, other._data)
             except ValueError:
                 raise broadcast_error(self, other) from None
+            if not (self._data.flags.c_contiguous and other._data.flags.c_contiguous):
+                res = torch_layout(res, self._data, other._data)  # PyTorch's layout (NumPy's differs)
             if (self._requires_grad or other._requires_grad) and GRAD.mode > 0:
                 return record(SubBackward0, res, (self, other))
             return make(res)
@@ -252,6 +259,7 @@ def sub(self, other, *, alpha=1):
         res = GRAD.quiet.run(np.subtract, ad, bd if alpha == 1 else bd * alpha)
     except ValueError:
         raise broadcast_error(self, other) from None
+    res = laid_out(res, self, other)
     if _recording(self, other):
         return record(SubBackward0, res, (self, other), **({} if alpha == 1 else {"alpha": alpha}))
     return make(res)
@@ -277,6 +285,8 @@ def mul(self, other):
             res = GRAD.quiet.run(np.multiply, self._data, other._data)
         except ValueError:
             raise broadcast_error(self, other) from None
+        if not (self._data.flags.c_contiguous and other._data.flags.c_contiguous):
+            res = torch_layout(res, self._data, other._data)  # PyTorch's layout (NumPy's differs)
         if (self._requires_grad or other._requires_grad) and GRAD.mode > 0:
             return record(MulBackward0, res, (self, other))
         return make(res)
@@ -336,7 +346,7 @@ def _rounded(self, other, mode: str) -> np.ndarray:
                 res = np.trunc(ad / bd)
     except ValueError:
         raise broadcast_error(self, other) from None
-    return np.asarray(res)
+    return laid_out(np.asarray(res), self, other)
 
 
 def rdiv(self, other):
@@ -381,6 +391,7 @@ def pow(self, exponent):
             res = GRAD.quiet.run(_power, ad, bd)
         except ValueError:
             raise broadcast_error(self, exponent) from None
+        res = laid_out(res, self, exponent)
         if _recording(self, exponent):
             return record(PowBackward1, res, (self, exponent))
         return make(res)
@@ -471,7 +482,7 @@ def remainder(self, other):
     other = as_operand(other)
     ad, bd = promoted(self, other)
     try:
-        res = _mod(ad, bd)
+        res = laid_out(_mod(ad, bd), self, other)
     except ValueError:
         raise broadcast_error(self, other) from None
     if _recording(self, other):

@@ -6,6 +6,7 @@ import builtins
 
 import numpy as np
 
+from .._layout import laid_out
 from .._tensor import Tensor, make
 from .operands import as_operand, broadcast_error, kind_name, promoted
 from .registry import Sample, declare
@@ -19,7 +20,7 @@ def _compare(np_fn, name: str, operator: str):
         other = as_operand(other)
         ad, bd = promoted(self, other)
         try:
-            return make(np.asarray(np_fn(ad, bd)))
+            return make(laid_out(np.asarray(np_fn(ad, bd)), self, other))
         except ValueError:
             raise broadcast_error(self, other) from None
 
@@ -43,7 +44,7 @@ def _bitwise(np_fn, name: str, symbol: str, operator: str):
         if np.asarray(ad).dtype.kind == "f" or np.asarray(bd).dtype.kind == "f":
             raise TypeError(f"unsupported operand type(s) for {symbol}: float tensors (use a bool or integer "
                             "tensor)")
-        return make(np.asarray(np_fn(ad, bd)))
+        return make(laid_out(np.asarray(np_fn(ad, bd)), self, other))
 
     op.__name__ = op.__qualname__ = name
     declare(name, op, operators={f"__{operator}__": op, f"__r{operator}__": op},
@@ -67,11 +68,13 @@ def logical_not(self):
 
 
 def logical_and(self, other):
-    return make(np.logical_and(self._data, as_operand(other)._data))
+    other = as_operand(other)
+    return make(laid_out(np.logical_and(self._data, other._data), self, other))
 
 
 def logical_or(self, other):
-    return make(np.logical_or(self._data, as_operand(other)._data))
+    other = as_operand(other)
+    return make(laid_out(np.logical_or(self._data, other._data), self, other))
 
 
 def _same_dtype(self: Tensor, other) -> None:
@@ -82,8 +85,9 @@ def _same_dtype(self: Tensor, other) -> None:
 
 def isclose(self, other, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False):
     _same_dtype(self, other)
-    ad, bd = promoted(self, as_operand(other))
-    out = make(np.asarray(np.isclose(ad, bd, rtol=rtol, atol=atol, equal_nan=equal_nan)))
+    other = as_operand(other)
+    ad, bd = promoted(self, other)
+    out = make(laid_out(np.asarray(np.isclose(ad, bd, rtol=rtol, atol=atol, equal_nan=equal_nan)), self, other))
     out._bump_version()  # PyTorch builds the result with in-place ops: its version is 1
     return out
 

@@ -12,6 +12,7 @@ import warnings
 
 import numpy as np
 
+from .._layout import laid_out
 from .._stacklevel import user_stacklevel
 from .._state import GRAD
 from .._tensor import Tensor, make
@@ -371,7 +372,7 @@ def mse_loss(input: Tensor, target: Tensor, size_average=None, reduce=None, redu
     if kind.kind != "f":
         raise NotImplementedError(f"\"mse_cpu\" not implemented for '{kind_name(kind)}'")
     with np.errstate(all="ignore"):  # inf - inf is nan and 1e300² is inf, silently (as in PyTorch)
-        d = input._data - target._data
+        d = laid_out(input._data - target._data, input, target)  # (reduction="none" shows PyTorch's layout)
         res = _reduce(d * d, red)
     if _tracked(input, target):
         return record(MseLossBackward0, res, (input, target), reduction=red)
@@ -556,7 +557,7 @@ def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = 
         loss = (t - 1) * np.maximum(np.log1p(-x), -100) - t * np.maximum(np.log(x), -100)
     if weight is not None:
         loss = loss * weight._data
-    res = _reduce(loss.astype(x.dtype, copy=False), red)
+    res = _reduce(laid_out(loss.astype(x.dtype, copy=False), input), red)  # PyTorch fills empty_like(input)
     if _tracked(input, target):
         return record(BinaryCrossEntropyBackward0, res, (input, target), weight=weight, reduction=red)
     return make(res)

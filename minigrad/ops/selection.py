@@ -8,6 +8,7 @@ import warnings
 import numpy as np
 
 from .. import _dtypes
+from .._layout import laid_out
 from .._stacklevel import user_stacklevel
 from .._state import GRAD
 from .._tensor import Tensor, make
@@ -178,6 +179,7 @@ def clamp(self, min=None, max=None):
                     except ValueError:
                         raise broadcast_error(np.broadcast_to(False, shape), v) from None
             raise
+        res = laid_out(res, self, lo, hi)
         if _recording(self, lo, hi):
             return record(ClampBackward0, res, (self, lo, hi))
         return make(res)
@@ -195,6 +197,7 @@ def _clamp_one(self, bound, pick, name: str, number_node, tensor_node):
             res = np.asarray(pick(self._data.astype(rt, copy=False), bound._data.astype(rt, copy=False)))
         except ValueError:
             raise broadcast_error(self, bound) from None
+        res = laid_out(res, self, bound)
         if _recording(self, bound):
             return record(tensor_node, res, (self, bound))
         return make(res)
@@ -237,7 +240,7 @@ def maximum(self, other):
     _check_other(other, "maximum", 2)
     ad, bd = promoted(self, other)
     try:
-        res = np.asarray(pick_max(ad, bd))
+        res = laid_out(np.asarray(pick_max(ad, bd)), self, other)
     except ValueError:
         raise broadcast_error(self, other) from None
     if _recording(self, other):
@@ -249,7 +252,7 @@ def minimum(self, other):
     _check_other(other, "minimum", 2)
     ad, bd = promoted(self, other)
     try:
-        res = np.asarray(pick_min(ad, bd))
+        res = laid_out(np.asarray(pick_min(ad, bd)), self, other)
     except ValueError:
         raise broadcast_error(self, other) from None
     if _recording(self, other):
@@ -264,9 +267,12 @@ def where(condition, input, other):
         raise RuntimeError(f"where expected condition to be a boolean tensor, but got a tensor with dtype "
                            f"{kind_name(cond.dtype)}")
     input, other = as_operand(input), as_operand(other)
+    if not isinstance(input, Tensor) and not isinstance(other, Tensor):  # two numbers: a result of cond's shape
+        rt = result_dtype((input, other))
+        return make(np.where(cond, np.asarray(input, rt), np.asarray(other, rt)))
     ad, bd = promoted(input, other)
     rt = np.result_type(ad, bd)
-    res = np.where(cond, _dtypes.checked(ad, rt), _dtypes.checked(bd, rt))
+    res = laid_out(np.where(cond, _dtypes.checked(ad, rt), _dtypes.checked(bd, rt)), cond, input, other)
     if _recording(input, other):
         return record(WhereBackward0, res, (input, other), condition=cond)
     return make(res)
@@ -287,6 +293,8 @@ def masked_fill(self, mask, value):
         res = np.where(m, np.asarray(v, self._data.dtype), self._data)  # the mask may broadcast self larger
     except ValueError:
         raise broadcast_error(make(m), self) from None
+    if not res.flags.c_contiguous:  # PyTorch fills a contiguous clone of (expanded) self, whatever its layout
+        res = np.ascontiguousarray(res)
     if isinstance(value, Tensor) and _recording(self, value):  # a 0-d tensor value: MaskedFillBackward1
         return record(MaskedFillBackward1, res, (self, value), mask=m)
     if self._requires_grad and GRAD.mode > 0:

@@ -382,7 +382,6 @@ def test_saved_tensor_detached_in_place(torch):
     assert_same(torch, fn)
 
 
-@issue14("view(-1) on a non-contiguous product")
 def test_view_of_a_non_contiguous_product(torch):
     def fn(t):
         a = t.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
