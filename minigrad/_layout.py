@@ -156,3 +156,13 @@ def _with_strides(res: np.ndarray, strides: tuple) -> np.ndarray:
     out = np.ndarray(res.shape, res.dtype, np.empty(res.size, res.dtype), 0, want)
     np.copyto(out, res)
     return out
+
+
+def empty_like_leaf(leaf: np.ndarray, dtype=None) -> np.ndarray:
+    """An empty array for a leaf's first `.grad`, laid out as PyTorch's gradient layout contract asks: the leaf's
+    strides when the leaf is non-overlapping and dense, else C order (AccumulateGrad's clone_obey_contract)."""
+    dtype = leaf.dtype if dtype is None else dtype
+    if leaf.flags.c_contiguous or leaf.ndim < 2 or min(leaf.strides) < 0 or not _dense(leaf):
+        return np.empty(leaf.shape, dtype)
+    itemsize = np.dtype(dtype).itemsize
+    return np.ndarray(leaf.shape, dtype, np.empty(leaf.size, dtype), 0, tuple(s * itemsize for s in _elements(leaf)))

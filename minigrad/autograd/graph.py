@@ -20,6 +20,7 @@ import numpy as np
 
 from .._dtypes import FROM_NP
 from .._hooks import HookDict, RemovableHandle
+from .._layout import empty_like_leaf
 from .._state import SEQUENCE
 from .._tensor import Tensor, make
 from . import anomaly_mode
@@ -317,16 +318,21 @@ def accumulate_grad(var, g, create_graph: bool) -> None:
     old = var._grad
     if create_graph:
         g = g if isinstance(g, Tensor) else make(np.asarray(g))
-        if old is None:
-            # PyTorch copies into a new tensor, which records CopyBackwards
-            var._grad = make(np.empty_like(g._data)).copy_(g) if g._requires_grad else make(np.array(g._data))
+        if old is None:  # PyTorch copies into a new tensor in the leaf's layout, which records CopyBackwards
+            new = make(empty_like_leaf(var._data, g._data.dtype))
+            var._grad = new.copy_(g) if g._requires_grad else new.copy_(g.detach())
         elif old._requires_grad or g._requires_grad:
             var._grad = old + g
         else:
             old.add_(g)
         return
-    if old is None:
-        var._grad = make(np.array(g, dtype=var._data.dtype))
+    if old is None:  # a copy in the leaf's layout (PyTorch's gradient layout contract)
+        data = var._data
+        if data.flags.c_contiguous:
+            var._grad = make(np.array(g, dtype=data.dtype, order="C"))
+        else:
+            var._grad = make(empty_like_leaf(data))
+            np.copyto(var._grad._data, g)
     elif old._data.shape != np.shape(g) or not old._data.flags.writeable:
         var._grad = make(old._data + g)
     else:
