@@ -166,3 +166,9 @@ def empty_like_leaf(leaf: np.ndarray, dtype=None) -> np.ndarray:
         return np.empty(leaf.shape, dtype)
     itemsize = np.dtype(dtype).itemsize
     return np.ndarray(leaf.shape, dtype, np.empty(leaf.size, dtype), 0, tuple(s * itemsize for s in _elements(leaf)))
+
+
+def c_order(a: np.ndarray) -> np.ndarray:
+    """`a` in C order (a copy only when it is not). PyTorch's reductions, scans and softmax give contiguous
+    results whatever their input's layout; NumPy's follow the input's."""
+    return a if a.flags.c_contiguous else np.ascontiguousarray(a)

@@ -13,6 +13,7 @@ import numpy as np
 from .. import _dtypes
 from .._stacklevel import user_stacklevel
 from .._state import GRAD
+from .._layout import c_order
 from .._tensor import Tensor, _wrap_dim, make
 from . import xp
 from .fused import fused_op
@@ -387,7 +388,7 @@ def _sum_dtype(d: np.ndarray, dtype) -> np.dtype | None:
 
 def sum(self, dim=None, keepdim: bool = False, *, dtype=None, axis=None):
     """Sum of all elements (SumBackward0) or over `dim` (SumBackward1)."""
-    d = self._data
+    d = c_order(self._data)
     if dim is None and axis is None and dtype is None and not keepdim and d.dtype.kind == "f":
         res = GRAD.quiet.run(np.add.reduce, d, None)  # `x.sum()` of floats: ndarray.sum wraps this in Python
         if self._requires_grad and GRAD.mode > 0:
@@ -414,7 +415,7 @@ def sum(self, dim=None, keepdim: bool = False, *, dtype=None, axis=None):
 
 
 def mean(self, dim=None, keepdim: bool = False, *, dtype=None):
-    d = self._data
+    d = c_order(self._data)
     if dtype is not None:
         d = d.astype(_dtypes.to_np(dtype))
     if d.dtype.kind != "f":
@@ -508,7 +509,7 @@ _tracked = lambda t: t._requires_grad and GRAD.mode > 0  # noqa: E731
 
 
 def prod(self, dim=None, keepdim: bool = False, *, dtype=None):
-    d = self._data
+    d = c_order(self._data)
     acc = _sum_dtype(d, dtype)
     if dim is None:
         res = np.asarray(GRAD.quiet.run(d.prod, dtype=acc))  # inf * 0 is nan, silently (as in PyTorch)
@@ -592,7 +593,7 @@ def _amax_like(np_red, node):
     name = "amax" if np_red is np.max else "amin"
 
     def op(self, dim=(), keepdim: bool = False):
-        d = self._data
+        d = c_order(self._data)
         if dim in ((), None):
             if d.size == 0:
                 raise RuntimeError(f"{name}(): Expected reduction dim to be specified for input.numel() == 0. "
@@ -658,7 +659,7 @@ def _correction(unbiased, correction) -> float:
 def _variance(self: Tensor, dim, correction, keepdim: bool, name: str) -> tuple:
     """(variance array, normalised dims) for var and std, with PyTorch's checks and its warning when there are
     no degrees of freedom left (NumPy's own warning never reaches the learner)."""
-    d = self._data
+    d = c_order(self._data)
     if d.dtype.kind != "f":
         raise RuntimeError("std and var only support floating point and complex dtypes")
     dims = None if dim is None else norm_dims(dim, d.ndim)
@@ -706,7 +707,7 @@ def std(self, dim=None, unbiased=None, keepdim: bool = False, *, correction=None
 def norm(self, p="fro", dim=None, keepdim: bool = False, dtype=None):
     """Vector norm (p=2 by default) over all elements or `dim` (LinalgVectorNormBackward0)."""
     ord = 2.0 if p in ("fro", None) else float("inf") if p == "inf" else float(p)
-    d = self._data
+    d = c_order(self._data)
     if d.dtype.kind != "f":
         raise RuntimeError(f"linalg.vector_norm: Expected a floating point or complex tensor as input. Got "
                            f"{_dtypes.FROM_NP[d.dtype]._legacy[:-6]}")
@@ -741,7 +742,7 @@ def norm(self, p="fro", dim=None, keepdim: bool = False, dtype=None):
 
 
 def logsumexp(self, dim, keepdim: bool = False):
-    d = self._data if self._data.dtype.kind == "f" else self._data.astype(_dtypes.default_np())
+    d = c_order(self._data if self._data.dtype.kind == "f" else self._data.astype(_dtypes.default_np()))
     dims = norm_dims(dim, d.ndim)
     with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
         m = np.max(d, axis=dims, keepdims=True) if d.size else np.zeros((1,) * d.ndim, d.dtype)
@@ -768,7 +769,7 @@ def _softmax_dim(dim, ndim: int) -> int:
 def _softmax_input(self: Tensor, dim, dtype, name: str) -> tuple:
     """(array, axis) for softmax and log_softmax, with PyTorch's error for an integer or bool input (its kernel
     name tells whether the dim is the last one)."""
-    d = self._data if dtype is None else self._data.astype(_dtypes.to_np(dtype))
+    d = c_order(self._data if dtype is None else self._data.astype(_dtypes.to_np(dtype)))
     ax = _softmax_dim(dim, d.ndim)
     if d.dtype.kind != "f" and d.size:
         kernel = f"{name}_lastdim_kernel_impl" if ax >= d.ndim - 1 else f"{name}_kernel_impl"
@@ -800,7 +801,7 @@ def log_softmax(self, dim=None, dtype=None):
 
 
 def cumsum(self, dim, *, dtype=None):
-    d = self._data
+    d = c_order(self._data)
     ax = _wrap_dim(dim, d.ndim)
     with np.errstate(invalid="ignore", over="ignore"):  # inf + -inf is nan, silently (as in PyTorch)
         res = xp.cumsum_array(d, ax, _sum_dtype(d, dtype)) if d.ndim else d.astype(_sum_dtype(d, dtype) or d.dtype)
@@ -816,7 +817,7 @@ def cumprod(self, dim, *, dtype=None):
     """The cumulative product along `dim` (CumprodBackward0). Integers and bools give int64, as in sum; floats
     multiply in a wider type, as PyTorch's kernel does (float32 products in double: [1e30, 1e30, 0] ends in 0,
     where float32 products would give inf * 0 = nan)."""
-    d = self._data
+    d = c_order(self._data)
     ax = _wrap_dim(dim, d.ndim)
     out = _sum_dtype(d, dtype) or d.dtype
     with np.errstate(invalid="ignore", over="ignore"):  # inf * 0 is nan, silently (as in PyTorch)

@@ -12,6 +12,7 @@ from .. import _dtypes
 from .._device import device as device_cls
 from .._stacklevel import warn_once
 from .._state import GRAD
+from .._layout import torch_layout
 from .._tensor import Tensor, _wrap_dim, make
 from ..autograd.graph import forward_op_name
 from . import xp
@@ -420,16 +421,23 @@ def expand_as(self, other):
 
 
 def clone(self, *, memory_format=None):
-    res = self._data.copy()
-    if self._requires_grad and GRAD.mode > 0:
-        return record(CloneBackward0, res, (self,))
-    return make(res)
+    """A copy laid out as the original is (PyTorch's default, preserve_format: its dims in the same order)."""
+    return _copy(self, "K")
 
 
 def contiguous(self, memory_format=None):
     if self._data.flags.c_contiguous:
         return self
-    return clone(self)
+    return _copy(self, "C")  # (PyTorch: clone(memory_format=torch.contiguous_format))
+
+
+def _copy(self, order: str) -> Tensor:
+    res = self._data.copy(order=order)
+    if order == "K" and not res.flags.c_contiguous:  # an expanded tensor's copy: its dims in PyTorch's order
+        res = torch_layout(res, self._data)
+    if self._requires_grad and GRAD.mode > 0:
+        return record(CloneBackward0, res, (self,))
+    return make(res)
 
 
 def parse_to(args: tuple, kwargs: dict) -> tuple:

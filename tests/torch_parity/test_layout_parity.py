@@ -261,3 +261,28 @@ def test_leaf_grad_follows_the_gradient_layout_contract(torch, leaf, case, creat
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # (backward(create_graph=True)'s reference-cycle warning)
         compare(torch, grad)
+
+
+STRIDED_INPUTS = {
+    "transposed": lambda L: L.tensor(Y).t(),
+    "permuted": lambda L: L.tensor(Z).permute(2, 0, 1),
+    "stepped": lambda L: L.tensor(np.tile(Z, 2))[:, :, ::2],
+    "stepped-transposed": lambda L: L.tensor(np.tile(Z, 2))[:, :, ::2].transpose(0, 2),
+    "expanded": lambda L: L.tensor(Y).t().expand(2, 3, 4),
+}
+ONE_INPUT_OPS = {
+    "clone": lambda x: x.clone(), "contiguous": lambda x: x.contiguous(),
+    "sum(1)": lambda x: x.sum(1), "sum(0)": lambda x: x.sum(0), "mean(-1)": lambda x: x.mean(-1),
+    "sum keepdim": lambda x: x.sum(1, keepdim=True), "var keepdim": lambda x: x.var(0, keepdim=True),
+    "amax(1)": lambda x: x.amax(1), "max(1)": lambda x: x.max(1)[0], "prod(1)": lambda x: x.prod(1),
+    "std(1)": lambda x: x.std(1), "logsumexp(1)": lambda x: x.logsumexp(1), "norm(dim=1)": lambda x: x.norm(dim=1),
+    "softmax(1)": lambda x: x.softmax(1), "log_softmax(0)": lambda x: x.log_softmax(0),
+    "cumsum(1)": lambda x: x.cumsum(1), "cumprod(1)": lambda x: x.cumprod(1), "argmax(1)": lambda x: x.argmax(1),
+}
+
+
+@pytest.mark.parametrize("op", list(ONE_INPUT_OPS))
+@pytest.mark.parametrize("make", list(STRIDED_INPUTS))
+def test_reductions_scans_and_copies_of_strided_inputs_are_laid_out_as_pytorch(torch, make, op):
+    """Reductions, scans and softmax give contiguous results; clone keeps its input's order of dims."""
+    compare(torch, lambda L: ONE_INPUT_OPS[op](STRIDED_INPUTS[make](L)))
