@@ -11,9 +11,9 @@ from typing import NamedTuple
 import numpy as np
 
 from .. import _dtypes
+from .._layout import c_order
 from .._stacklevel import user_stacklevel
 from .._state import GRAD
-from .._layout import c_order
 from .._tensor import Tensor, _wrap_dim, make
 from . import xp
 from .fused import fused_op

@@ -10,9 +10,9 @@ import numpy as np
 
 from .. import _dtypes
 from .._device import device as device_cls
+from .._layout import torch_layout
 from .._stacklevel import warn_once
 from .._state import GRAD
-from .._layout import torch_layout
 from .._tensor import Tensor, _wrap_dim, make
 from ..autograd.graph import forward_op_name
 from . import xp
