@@ -227,6 +227,15 @@ def _check_alpha(ad, alpha) -> None:
         raise RuntimeError("For integral input tensors, argument alpha must not be a floating point number.")
 
 
+def _check_sub(self, other, **_) -> None:
+    """PyTorch's sub_check: no bool operand (made before any other check, in sub_ too)."""
+    if self._data.dtype.kind == "b" and isinstance(other, Tensor) and other._data.dtype.kind == "b":
+        raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` or "
+                           "`logical_xor()` operator instead.")
+    if self._data.dtype.kind == "b" or (isinstance(other, Tensor) and other._data.dtype.kind == "b"):
+        raise RuntimeError(BOOL_SUBTRACTION)
+
+
 def sub(self, other, *, alpha=1):
     """self - alpha * other."""
     if alpha == 1 and self._data.dtype.kind == "f":  # (a bool tensor gets PyTorch's errors below)
@@ -247,11 +256,7 @@ def sub(self, other, *, alpha=1):
                 return record(SubBackward0, res, (self, other))
             return make(res)
     other = as_operand(other)
-    if self._data.dtype.kind == "b" and isinstance(other, Tensor) and other._data.dtype.kind == "b":
-        raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` or "
-                           "`logical_xor()` operator instead.")
-    if self._data.dtype.kind == "b" or (isinstance(other, Tensor) and other._data.dtype.kind == "b"):
-        raise RuntimeError(BOOL_SUBTRACTION)
+    _check_sub(self, other)
     ad, bd = promoted(self, other)
     if alpha != 1:
         _check_alpha(ad, alpha)
@@ -395,8 +400,7 @@ def pow(self, exponent):
         if _recording(self, exponent):
             return record(PowBackward1, res, (self, exponent))
         return make(res)
-    if self._data.dtype.kind in "iub" and isinstance(exponent, builtins.int) and exponent < 0:
-        raise RuntimeError("Integers to negative integer powers are not allowed.")
+    _check_pow(self, exponent)
     ad, bd = promoted(self, exponent)
     if np.asarray(ad).dtype.kind in "iu":
         checked(exponent, ad.dtype)
@@ -407,6 +411,12 @@ def pow(self, exponent):
     if self._requires_grad and GRAD.mode > 0:
         return record(PowBackward0, res, (self,), exponent=exponent)
     return make(res)
+
+
+def _check_pow(self, exponent) -> None:
+    """PyTorch's check of an integer tensor to a negative number's power (made first, in pow_ too)."""
+    if self._data.dtype.kind in "iub" and isinstance(exponent, builtins.int) and exponent < 0:
+        raise RuntimeError("Integers to negative integer powers are not allowed.")
 
 
 def rpow(self, base):
@@ -527,9 +537,9 @@ def _ufunc_in_place(self: Tensor, ufunc, other) -> bool:
     return True
 
 
-def _inplace_arithmetic(op, name: str, ufunc):
+def _inplace_arithmetic(op, name: str, ufunc, check=None):
     """`add_`, `sub_`, `mul_`, `div_` (and `+=` ...): when nothing is recorded, one NumPy call writing into the
-    tensor; when something is, the general in-place path."""
+    tensor; when something is, the general in-place path (`check`: the op's argument checks, made first)."""
 
     def method(self, other, **kwargs):
         if not kwargs and not ((self._requires_grad or (isinstance(other, Tensor) and other._requires_grad))
@@ -540,17 +550,18 @@ def _inplace_arithmetic(op, name: str, ufunc):
                 self._bump_version()
                 renew_view_nodes(self)
                 return self
-        return run_inplace(self, lambda src: op(src, other, **kwargs), (other,) + tuple(kwargs.values()))
+        return run_inplace(self, lambda src: op(src, other, **kwargs), (other,) + tuple(kwargs.values()),
+                           check=None if check is None else lambda: check(self, other, **kwargs))
 
     method.__name__ = method.__qualname__ = name
     return method
 
 
 add_ = _inplace_arithmetic(add, "add_", np.add)
-sub_ = _inplace_arithmetic(sub, "sub_", np.subtract)
+sub_ = _inplace_arithmetic(sub, "sub_", np.subtract, _check_sub)
 mul_ = _inplace_arithmetic(mul, "mul_", np.multiply)
 div_ = _inplace_arithmetic(div, "div_", np.true_divide)
-pow_ = inplace_of(pow, "pow_")
+pow_ = inplace_of(pow, "pow_", _check_pow)
 remainder_ = inplace_of(remainder, "remainder_")
 floor_divide_ = inplace_of(floor_divide, "floor_divide_")
 

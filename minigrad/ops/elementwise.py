@@ -37,13 +37,16 @@ def unary_samples(domain: str = "real", second_order: bool = True) -> tuple:
 
 
 def unary(name: str, np_fn, node: str, *, saves: str, grad, text: str, domain: str = "real",
-          aliases: tuple = (), keeps_dtype: bool = False, second_order: bool = True):
+          aliases: tuple = (), keeps_dtype: bool = False, second_order: bool = True, check=None):
     """Declare `name`: `np_fn` elementwise, recorded as the node `node` with the derivative `grad(grad, ...)`
     (reading what `saves` names). Integer and bool inputs compute in the default float unless `keeps_dtype`.
+    `check(self)`: an argument check PyTorch makes first (in the in-place op too, before its overlap checks).
     Returns the op's function."""
     node_cls = rule(node, "self", saves, text=text, elementwise=True, self=grad)
 
     def op(self):
+        if check is not None:
+            check(self)
         d = self._data
         if not keeps_dtype and d.dtype.kind != "f":
             d = float_data(self)
@@ -54,7 +57,7 @@ def unary(name: str, np_fn, node: str, *, saves: str, grad, text: str, domain: s
 
     op.__name__ = op.__qualname__ = name
     op.__doc__ = f"{name}(input) -> Tensor, elementwise. Its derivative ({node}): {text}"
-    declare(name, op, aliases=aliases, inplace=inplace_of(op, name + "_"), nodes=(node_cls,),
+    declare(name, op, aliases=aliases, inplace=inplace_of(op, name + "_", check), nodes=(node_cls,),
             samples=unary_samples(domain, second_order))
     return op
 
@@ -165,9 +168,12 @@ erf = unary("erf", _erf, "ErfBackward0", saves="self",
             text="grad_self = grad * 2/√π * exp(-self²)")
 def _relu(x: np.ndarray) -> np.ndarray:
     """0 where x < 0, else x itself: NaN stays NaN and -0. stays -0., as in PyTorch (np.maximum gives +0.)."""
-    if x.dtype.kind == "b":
-        raise RuntimeError("Boolean inputs not supported for relu")
     return xp.zero_where(x < 0, x)
+
+
+def _not_bool_for_relu(self: Tensor) -> None:
+    if self._data.dtype.kind == "b":
+        raise RuntimeError("Boolean inputs not supported for relu")
 
 
 def _abs(x: np.ndarray) -> np.ndarray:
@@ -178,7 +184,8 @@ def _abs(x: np.ndarray) -> np.ndarray:
 
 relu = unary("relu", _relu, "ReluBackward0", saves="result",
              grad=lambda grad, result: threshold_backward(grad, result, 0),
-             text="grad_self = grad where result > 0, else 0", domain="away", keeps_dtype=True)
+             text="grad_self = grad where result > 0, else 0", domain="away", keeps_dtype=True,
+             check=_not_bool_for_relu)
 abs = unary("abs", _abs, "AbsBackward0", saves="self", grad=lambda grad, self: grad * xp.sgn(self),
             text="grad_self = grad * sign(self)", domain="away", keeps_dtype=True)
 

@@ -209,14 +209,15 @@ def _tracked(self: Tensor, others) -> bool:
 
 
 def run_inplace(self: Tensor, compute, others=(), overlap_ok: bool = False, inputs_overlap_ok: bool = False,
-                check_any: bool = True) -> Tensor:
+                check_any: bool = True, check=None) -> Tensor:
     """Apply an in-place op to `self`. `compute(src)` returns the op's out-of-place result for input `src`
     (recording its node when grad mode is on and something requires grad); `others` are its other arguments.
     `overlap_ok`: PyTorch allows the op into an expanded tensor and does not check its inputs for overlap (fill_
     and zero_ write one number everywhere, read first; copy_ from the tensor itself writes nothing);
     `inputs_overlap_ok`: only the inputs are not checked (fill_ with a tensor reads it first). `check_any`: autograd's
     check also guards an integer or bool `self` written from tensors requiring grad (not in copy_, PyTorch's
-    hand-written one, which asks for a float `self`)."""
+    hand-written one, which asks for a float `self`). `check()`: the op's own argument checks, which PyTorch's
+    kernels make before TensorIterator's memory-overlap checks."""
     tracked = _tracked(self, others)
     # PyTorch's order: autograd's check (whenever an input requires grad, whatever self's dtype), then the
     # kernel's memory-overlap checks, then shapes and dtypes (_store)
@@ -228,6 +229,8 @@ def run_inplace(self: Tensor, compute, others=(), overlap_ok: bool = False, inpu
                 check_usable(a)
     check_inference(self)
     own_array(self)
+    if check is not None:
+        check()
     if not overlap_ok:
         writable(self, self._data)
         if not inputs_overlap_ok:
@@ -534,11 +537,13 @@ def _move_retain(t: Tensor, old, old_nr: int) -> None:
 
 
 # -- the ops ----------------------------------------------------------------------------------------------------
-def inplace_of(op, name: str):
-    """`name` (`exp_`, `clamp_`, ...): the out-of-place `op` run by the in-place machinery (`run_inplace`)."""
+def inplace_of(op, name: str, check=None):
+    """`name` (`exp_`, `clamp_`, ...): the out-of-place `op` run by the in-place machinery (`run_inplace`).
+    `check(self, *args, **kwargs)`: the op's argument checks, made before the memory-overlap checks."""
 
     def method(self, *args, **kwargs):
-        return run_inplace(self, lambda src: op(src, *args, **kwargs), args + tuple(kwargs.values()))
+        return run_inplace(self, lambda src: op(src, *args, **kwargs), args + tuple(kwargs.values()),
+                           check=None if check is None else lambda: check(self, *args, **kwargs))
 
     method.__name__ = method.__qualname__ = name
     return method

@@ -1526,3 +1526,19 @@ def test_nll_loss_of_zeros_and_ignored_targets(torch, x, target, reduction):
         return loss, t.autograd.grad(loss.sum(), xx)[0]
 
     assert_same(torch, fn)
+
+
+@pytest.mark.parametrize("write", [
+    lambda t: t.eq(t.zeros(1, 1), t.zeros(1, 1)).expand(2, 2, 3).__isub__(t.zeros(1, 1)),
+    lambda t: t.ones(1, dtype=t.bool).expand(3).sub_(t.ones(1, dtype=t.bool)),
+    lambda t: t.zeros(1, 1, dtype=t.int64).expand(2, 3).pow_(-1),
+    lambda t: t.ones(1, dtype=t.bool).expand(3).relu_(),
+    lambda t: t.ones(1, dtype=t.bool).expand(3).abs_(),
+    lambda t: t.zeros(1).expand(3).add_(t.zeros(4)),
+    lambda t: t.zeros(3).sub_(t.ones(3, dtype=t.bool)),
+], ids=["bool-isub", "bool-sub_-bool", "int-pow_-negative", "bool-relu_", "bool-abs_", "bad-shape-add_",
+        "sub_-bool"])
+def test_in_place_argument_checks_come_before_the_overlap_check_as_in_pytorch(torch, write):
+    # sub_check, pow's negative-exponent check and relu's bool check run before TensorIterator's overlap check;
+    # abs's bool dispatch error and shape errors come after it
+    assert_same(torch, write)
