@@ -389,6 +389,16 @@ class Tensor:
     def element_size(self) -> int:
         return self._data.itemsize
 
+    @property
+    def itemsize(self) -> int:
+        """Bytes per element (PyTorch's Tensor.itemsize, as NumPy's)."""
+        return self._data.itemsize
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes of the elements the tensor shows (numel * itemsize: an expanded tensor counts each view of one)."""
+        return self._data.size * self._data.itemsize
+
     def is_floating_point(self) -> bool:
         return self._data.dtype.kind == "f"
 

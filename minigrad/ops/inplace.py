@@ -430,6 +430,9 @@ def renew_view_nodes(t: Tensor) -> None:
     """After a write that recorded nothing: if it went (under no_grad) into a tensor that requires grad, the views
     of its memory that require grad get a new node, as PyTorch rebuilds a view's grad_fn on its next use once its
     version changed. Hooks registered on a view stay with its old node (and so no longer fire), as in PyTorch."""
+    counter = t._version_counter
+    if counter is None or counter.views is None:  # no view of this memory (an SGD update of a parameter)
+        return
     root = t._base if t._base is not None else t
     if GRAD.mode == 0 and t._requires_grad:
         _regenerate_all(_needing_a_node(live_views(root), root), root)

@@ -25,22 +25,18 @@ def _element_strides(node, byte_strides: tuple) -> tuple:
     return tuple(st // size for st in byte_strides)
 
 
-def _column_major(sizes: tuple, strides: tuple, unit: int) -> bool:
-    """A transposed contiguous matrix (strides in units of `unit`: 1 for elements, the item size for NumPy's
-    bytes): PyTorch computes its gradient transposed too (the layout BLAS prefers)."""
-    return len(strides) == 2 and strides[0] == unit and strides[1] == sizes[0] * unit
-
-
+# PyTorch computes the gradient of a column-major matrix (a transposed contiguous one: strides (1, rows) in units
+# of `unit`, 1 for elements or the item size for NumPy's bytes) transposed too, the layout BLAS prefers
 def mm_mat1_grad(grad, mat2, sizes: tuple, strides: tuple, unit: int = 1):
     """PyTorch's mm_mat1_backward: grad @ mat2ᵀ, computed as (mat2 @ gradᵀ)ᵀ for a column-major mat1."""
-    if _column_major(sizes, strides, unit):
+    if len(strides) == 2 and strides[0] == unit and strides[1] == sizes[0] * unit:
         return xp.t(xp.mm(mat2, xp.t(grad)))
     return xp.mm(grad, xp.t(mat2))
 
 
 def mm_mat2_grad(grad, mat1, sizes: tuple, strides: tuple, unit: int = 1):
     """PyTorch's mm_mat2_backward: mat1ᵀ @ grad, computed as (gradᵀ @ mat1)ᵀ for a column-major mat2."""
-    if _column_major(sizes, strides, unit):
+    if len(strides) == 2 and strides[0] == unit and strides[1] == sizes[0] * unit:
         return xp.t(xp.mm(xp.t(grad), mat1))
     return xp.mm(xp.t(mat1), grad)
 
@@ -49,9 +45,9 @@ MmBackward0 = rule("MmBackward0", "self mat2",
                    saves="self mat2 self_sym_sizes self_sym_strides mat2_sym_sizes mat2_sym_strides",
                    text="grad_self = grad @ mat2ᵀ, grad_mat2 = selfᵀ @ grad",
                    self=lambda grad, mat2, self_sym_sizes, self_sym_strides:
-                   mm_mat1_grad(grad, mat2, self_sym_sizes, self_sym_strides, xp.data(grad).itemsize),
+                   mm_mat1_grad(grad, mat2, self_sym_sizes, self_sym_strides, grad.itemsize),
                    mat2=lambda grad, self, mat2_sym_sizes, mat2_sym_strides:
-                   mm_mat2_grad(grad, self, mat2_sym_sizes, mat2_sym_strides, xp.data(grad).itemsize),
+                   mm_mat2_grad(grad, self, mat2_sym_sizes, mat2_sym_strides, grad.itemsize),
                    shown={"self_sym_strides": _element_strides, "mat2_sym_strides": _element_strides})
 MvBackward0 = rule("MvBackward0", "self vec", saves="self vec",
                    text="grad_self = outer(grad, vec), grad_vec = selfᵀ @ grad",

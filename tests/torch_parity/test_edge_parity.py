@@ -1542,3 +1542,10 @@ def test_in_place_argument_checks_come_before_the_overlap_check_as_in_pytorch(to
     # sub_check, pow's negative-exponent check and relu's bool check run before TensorIterator's overlap check;
     # abs's bool dispatch error and shape errors come after it
     assert_same(torch, write)
+
+
+@pytest.mark.parametrize("make", [lambda t: t.ones(2, 3), lambda t: t.ones(2, 3).expand(4, 2, 3),
+                                  lambda t: t.ones(2, 6)[:, ::2], lambda t: t.ones((), dtype=t.int64),
+                                  lambda t: t.ones(3, dtype=t.float64).t(), lambda t: t.zeros(0, 2)])
+def test_itemsize_and_nbytes(torch, make):
+    assert_same(torch, lambda t: (make(t).itemsize, make(t).nbytes, make(t).element_size()))
