@@ -109,9 +109,12 @@ def numpy_arguments(function: Callable, name: str, differentiable: bool = True) 
 
 
 def check_recordable(t) -> None:
-    """The error reading `t.grad_fn` raises when autograd is about to record an op on `t`, if any (a view an
-    in-place write made unusable)."""
-    if t.__class__ is Tensor and t._extras is not None and t._extras.invalid and t._requires_grad \
+    """The error reading `t.grad_fn` raises when autograd is about to record an op on `t` (or on each tensor of a
+    list, as `cat` takes), if any: a view an in-place write made unusable."""
+    if t.__class__ in (list, tuple):
+        for x in t:
+            check_recordable(x)
+    elif t.__class__ is Tensor and t._extras is not None and t._extras.invalid and t._requires_grad \
             and GRAD.mode > 0:
         raise RuntimeError(t._extras.invalid)
 

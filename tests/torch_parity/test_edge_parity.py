@@ -1146,6 +1146,18 @@ def test_a_refused_view_fails_before_the_kernel_checks_its_dims(torch, call):
     assert_same(torch, lambda t: eval(f"v.{call}", {"v": _empty_split_written_then_requires_grad(t)}))
 
 
+@pytest.mark.parametrize("call", ["t.cat((v,), dim=0)", "t.stack((v, v))", "t.cat((t.zeros(1), v))",
+                                  "t.stack([v], dim=5)"])
+def test_a_refused_view_in_a_list_fails_before_the_kernel_checks(torch, call):
+    def fn(t):
+        y = t.tensor([0.0], dtype=t.float64, requires_grad=True).ceil()
+        v = y.unbind(0)[0]
+        y.add_(1)
+        return eval(call, {"t": t, "v": v})
+
+    assert_same(torch, fn)
+
+
 def test_view_written_before_its_base_required_grad_gets_a_node(torch):
     def fn(t):
         x = t.tensor([[1.0, 2.0]])
