@@ -436,6 +436,8 @@ def renew_view_nodes(t: Tensor) -> None:
     root = t._base if t._base is not None else t
     if GRAD.mode == 0 and t._requires_grad:
         _regenerate_all(_needing_a_node(live_views(root), root), root)
+    elif GRAD.mode > 0 and not root._requires_grad:  # views with a node of a base detach_()-ed since
+        _regenerate_all([v for v in live_views(root) if v._grad_fn is not None], root)
     renew_other_roots(root)
 
 
@@ -479,16 +481,26 @@ def _regenerate(v: Tensor, root: Tensor) -> None:
         return
     REGENERATING[0] = True
     try:
-        t = root
+        start = root if root._requires_grad else _leading_nowhere(root)
+        t = start
         for r in view_recipes(v):
             t = _t_apply(t, r)
-        if t is root:
-            t = alias(root)
+        if t is start:
+            t = alias(start)
     finally:
         REGENERATING[0] = False
     _take_node(v, t)
 
     register_view(root, v)
+
+
+def _leading_nowhere(root: Tensor) -> Tensor:
+    """A stand-in for a base that no longer requires grad (detach_()-ed since its views were taken): PyTorch
+    still rebuilds a view that has a node, and the new node's edge to the base leads nowhere (None). The stand-in
+    requires grad only as a view of `root` does, which gives no edge (graph.accumulator)."""
+    s = make(root._data, None, True)
+    s._base = root
+    return s
 
 
 def views_follow(base: Tensor) -> None:

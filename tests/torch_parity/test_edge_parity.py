@@ -1561,3 +1561,23 @@ def test_in_place_argument_checks_come_before_the_overlap_check_as_in_pytorch(to
                                   lambda t: t.ones(3, dtype=t.float64).t(), lambda t: t.zeros(0, 2)])
 def test_itemsize_and_nbytes(torch, make):
     assert_same(torch, lambda t: (make(t).itemsize, make(t).nbytes, make(t).element_size()))
+
+
+@pytest.mark.parametrize("use", ["grad", "structure", "grad-of-view"])
+def test_views_of_a_base_detached_in_place_then_written_lead_nowhere(torch, use):
+    # PyTorch rebuilds a view that has a node after its base's version changed, even when the base no longer
+    # requires grad: the new node's edge to the base is None, so the leaf is no longer reached
+    def fn(t):
+        x = t.tensor([[0.5]], requires_grad=True)
+        y = x.clamp(min=-1.0, max=1.0)
+        d = y.detach()
+        w, s = y.expand(2, 1, 3), y[0]
+        y.detach_()
+        y /= d
+        if use == "structure":
+            return w.requires_grad, w.is_leaf, s.requires_grad, graph_structure(w, s)
+        if use == "grad":
+            return t.autograd.grad(w.sum(), [x, w])
+        return t.autograd.grad(w.sum(), [w])
+
+    assert_same(torch, fn)
