@@ -364,13 +364,21 @@ SAVED_HOOKS: list = []  # stack of (pack_hook, unpack_hook); the innermost appli
 
 
 class Packed:
-    """A saved tensor that went through a pack hook; unpacked again when backward reads it."""
+    """A saved tensor that went through a pack hook; unpacked again when backward reads it. It keeps the saved
+    tensor's place in the graph (its node, or its leaf's AccumulateGrad), not the tensor: PyTorch's SavedVariable
+    unpacks into a new tensor on the unpack hook's data that takes that place. (A saved result's node is the
+    node holding it, given when unpacking: no reference cycle.)"""
 
-    __slots__ = ("obj", "unpack")
+    __slots__ = ("obj", "unpack", "grad_fn", "output_nr", "requires_grad", "accumulator")
 
-    def __init__(self, obj, unpack):
+    def __init__(self, obj, unpack, saved: Tensor | None = None):
         self.obj = obj
         self.unpack = unpack
+        self.grad_fn = saved._grad_fn if saved is not None else None
+        self.output_nr = saved._output_nr if saved is not None else 0
+        self.requires_grad = saved._requires_grad if saved is not None else True
+        leaf = saved is not None and saved._grad_fn is None and saved._requires_grad
+        self.accumulator = accumulator(saved) if leaf else None
 
 
 class SavedTensor:
@@ -401,13 +409,18 @@ SAVED_FREED = ("Calling register_hooks on a saved tensor after it has been freed
                "backward.")
 
 
-def unpacked(packed: Packed):
-    """The tensor an unpack hook gives back, checked as PyTorch checks it."""
+def unpacked(packed: Packed, node: Node | None = None) -> Tensor:
+    """A new tensor on the data the unpack hook gives back (checked as PyTorch checks it), in the saved tensor's
+    place in the graph (`node`: the node whose saved result it is)."""
     t = packed.unpack(packed.obj)
     if not isinstance(t, Tensor):
         raise TypeError(f"Output of saved tensor unpack_hook expected to be a Tensor but got result of type "
                         f"{type(t).__name__}")
-    return t
+    out = make(t._data, node if node is not None else packed.grad_fn, packed.requires_grad)
+    out._output_nr = packed.output_nr
+    if packed.accumulator is not None:  # a leaf's: the gradient reaches the saved leaf itself
+        out._get_extras().accumulator = weakref.ref(packed.accumulator)
+    return out
 
 
 class saved_tensors_hooks:

@@ -178,7 +178,7 @@ class RuleNode(Node):
             raise RuntimeError(modified_message(make(self._result, self._result_node(), True), counter.value,
                                                 self._result_version))
         if self._result.__class__ is Packed:  # hooks set through `_raw_saved_result`
-            t = unpacked(self._result)
+            t = unpacked(self._result, self._result_node())
             return t if create_graph else t._data
         if not create_graph:
             return self._result
@@ -216,7 +216,7 @@ class RuleNode(Node):
         versions = self._kept_versions
         _unpack(value, versions[type(self)._inputs.index(name)] if versions else 0, True)  # still unmodified?
         kept = list(kept)
-        kept[type(self)._inputs.index(name)] = Packed(pack_hook(value), unpack_hook)
+        kept[type(self)._inputs.index(name)] = Packed(pack_hook(value), unpack_hook, value)
         self._kept_inputs = tuple(kept)
 
     def _release(self) -> None:
@@ -506,7 +506,7 @@ def record_multi(cls, results: list, inputs: tuple, **args) -> list:
 
 def _packed(kept: tuple) -> tuple:
     pack, unpack = SAVED_HOOKS[-1]
-    return tuple(Packed(pack(v), unpack) if isinstance(v, Tensor) else v for v in kept)
+    return tuple(Packed(pack(v), unpack, v) if isinstance(v, Tensor) else v for v in kept)
 
 
 def save_result(node: RuleNode, t: Tensor) -> None:

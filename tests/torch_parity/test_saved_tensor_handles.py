@@ -58,3 +58,26 @@ def _error(m, case: str):
 def test_register_hooks_errors(torch, case):
     got = _error(minigrad, case)
     assert got is not None and got == _error(torch, case)
+
+
+@pytest.mark.parametrize("pack", ["identity", "detached-copy"])
+@pytest.mark.parametrize("leaf", [True, False], ids=["leaf", "non-leaf"])
+def test_unpacked_tensors_take_the_saved_tensors_place_in_the_graph(torch, pack, leaf):
+    """PyTorch unpacks into a new tensor on the hook's data with the saved tensor's node or leaf accumulator: a
+    hook that hands back a detached copy (as one saving to disk does) still differentiates under create_graph."""
+    def run(t):
+        packs = {"identity": lambda v: v, "detached-copy": lambda v: v.detach().clone()}
+        x = t.tensor([1.0, 2.0, -3.0], requires_grad=True)
+        with t.autograd.graph.saved_tensors_hooks(packs[pack], lambda v: v):
+            base = x if leaf else x * 1.5
+            y = (base * base.exp()).sum()
+        saved = y.grad_fn.next_functions[0][0]._saved_self
+        g = t.autograd.grad(y, x, create_graph=True)[0]
+        h = t.autograd.grad(g.sum(), x)[0]
+        return (saved is x, saved.requires_grad, saved.is_leaf, saved.grad_fn is not None,
+                g.detach().numpy().tolist(), h.numpy().tolist())
+
+    want, got = run(torch), run(minigrad)
+    assert want[:4] == got[:4]
+    np.testing.assert_allclose(got[4], want[4], rtol=1e-6)
+    np.testing.assert_allclose(got[5], want[5], rtol=1e-6)

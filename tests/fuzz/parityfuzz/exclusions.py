@@ -81,12 +81,6 @@ EXCLUSIONS = (
         "Warnings in UNCOMPARED_WARNINGS are dropped from both libraries' lists before comparing.",
     ),
     Exclusion(
-        "Saved-tensor hooks.",
-        "identity hooks give back the saved tensor object itself",
-        "Programs set no saved-tensor hooks (the identity of an unpacked tensor is all that differs; "
-        "tests/torch_parity/test_saved_tensor_handles.py compares the rest).",
-    ),
-    Exclusion(
         "`__torch_function__`.",
         "Tensor methods, operators and `nn.functional` do not dispatch to it",
         "Programs use plain tensors only (tests/torch_parity/test_torch_function.py compares the protocol).",
