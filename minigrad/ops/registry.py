@@ -101,8 +101,8 @@ def numpy_arguments(function: Callable, name: str, differentiable: bool = True) 
                     if real in kwargs:
                         raise TypeError(f"{name}() got an unexpected keyword argument '{alias}'")
                     kwargs[real] = kwargs.pop(alias)
-        if differentiable and args:
-            check_recordable(args[0])
+        if differentiable and args and (args[0].__class__ is not Tensor or args[0]._extras is not None):
+            check_recordable(args[0])  # (a plain tensor, the common case, has no extras to check)
         return function(*args, **kwargs)
 
     return call
