@@ -140,7 +140,7 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
         out = _addmm(bias, input.reshape(rows, input._data.shape[-1]), weight.t())
         return out.view(*lead, out._data.shape[1])
     out = matmul(input, weight.t())
-    return out if bias is None else out + bias
+    return out if bias is None else out.add_(bias)  # PyTorch adds the bias in place (so its errors, its version)
 
 
 def _recording(*ts) -> bool:

@@ -1581,3 +1581,16 @@ def test_views_of_a_base_detached_in_place_then_written_lead_nowhere(torch, use)
         return t.autograd.grad(w.sum(), [w])
 
     assert_same(torch, fn)
+
+
+@pytest.mark.parametrize("bias_shape", [(4,), (2, 4), (1,)], ids=str)
+@pytest.mark.parametrize("contiguous", [True, False])
+def test_linear_of_a_1d_input_adds_its_bias_as_pytorch(torch, contiguous, bias_shape):
+    # F.linear folds a contiguous input into addmm; otherwise it is matmul, then bias added in place (version 2)
+    def fn(t):
+        x = t.arange(3.0) if contiguous else t.ones(3, 2)[:, 0]
+        w = t.ones(4, 3, requires_grad=True)
+        y = t.nn.functional.linear(x, w, t.ones(bias_shape))
+        return y, y._version
+
+    assert_same(torch, fn)
