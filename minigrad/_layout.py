@@ -115,7 +115,7 @@ def _elements(a: np.ndarray) -> tuple:
 def _dense(a: np.ndarray) -> bool:
     """PyTorch's is_non_overlapping_and_dense: the elements fill a block of memory, in some order of the dims."""
     step = a.itemsize
-    for st, size in sorted((abs(st), size) for st, size in zip(a.strides, a.shape) if size != 1):
+    for st, size in sorted((st, size) for st, size in zip(a.strides, a.shape) if size != 1):  # (no negatives)
         if st != step:
             return False
         step *= size

@@ -388,8 +388,8 @@ def setitem(self, key, value):
     inplace.own_array(self)
     tracked = GRAD.mode > 0 and (self._requires_grad or (value._requires_grad and self._data.dtype.kind == "f"))
     if not tracked:
-        if GRAD.mode > 0 and value._requires_grad:  # autograd's check comes first, whatever self's dtype
-            inplace.check_inplace(self, True)
+        if GRAD.mode > 0 and value._requires_grad and self._data.dtype.kind == "f":  # autograd's check first
+            inplace.check_inplace(self, True)  # (copy_ into an integer or bool tensor records nothing: no check)
         inplace.check_inference(self)
         _write_untracked(self, basic, akey, value)
         inplace.renew_view_nodes(self)
@@ -461,13 +461,17 @@ def _write_untracked(self: Tensor, basic: tuple, akey, value: Tensor) -> None:
     vkey = _view_key(basic)
     target = self._data[vkey]
     vdata = value._data
-    if akey is None:
-        writable(self, target)
+    if akey is None:  # PyTorch's copy_to: expand the value, then copy_
         stripped = vdata.reshape(_strip_leading_ones(vdata.shape)) if vdata.ndim else vdata
         try:
             b = np.broadcast_to(stripped, target.shape)
         except ValueError:
             raise _expand_error(stripped.shape, target.shape) from None
+        if inplace.same_data(target, b):  # copy_ of a tensor into itself writes nothing, checks nothing
+            return
+        writable(self, target)
+        if inplace.overlap_status(target, b) == "partial":
+            raise RuntimeError(inplace.OVERLAP)
         inplace.write_into(self, vkey, b)
         return
     one_mask = len(akey) == 1 and akey[0].dtype.kind == "b" and vdata.ndim == 0  # PyTorch's masked_fill_ path

@@ -627,7 +627,16 @@ def copy_(self, src, non_blocking: bool = False):
             raise broadcast_error(dst, src) from None
         return record(CopyBackwards, vals, (dst, src)) if _tracking(dst, src) else make(vals)
 
-    return run_inplace(self, compute, (src,), overlap_ok=src is self, check_any=False)
+    return run_inplace(self, compute, (src,), overlap_ok=src is self or same_data(self._data, src._data),
+                       check_any=False)
+
+
+def same_data(a: np.ndarray, b: np.ndarray) -> bool:
+    """The same elements of the same memory, in the same layout: PyTorch's copy_ then writes nothing (and checks
+    no overlap, even of an expanded tensor into itself)."""
+    if a.shape != b.shape or a.dtype != b.dtype or a.__array_interface__["data"][0] != b.__array_interface__["data"][0]:
+        return False
+    return all(sa == sb for sa, sb, n in zip(a.strides, b.strides, a.shape) if n != 1)
 
 
 def uniform_(self, a: float = 0.0, b: float = 1.0, *, generator=None):

@@ -395,7 +395,8 @@ def masked_fill(x, mask, value: float):
 
 
 def flip(g, dim: int):
-    return g.flip(dim) if is_t(g) else np.flip(g, dim)
+    """A flipped copy, as PyTorch's flip makes (NumPy's is a view with a negative stride, which no tensor has)."""
+    return g.flip(dim) if is_t(g) else np.flip(g, dim).copy()
 
 
 def _tensor_op(name: str):

@@ -1594,3 +1594,52 @@ def test_linear_of_a_1d_input_adds_its_bias_as_pytorch(torch, contiguous, bias_s
         return y, y._version
 
     assert_same(torch, fn)
+
+
+@pytest.mark.parametrize("write", [
+    "w = x.expand(2, 2, 1, 3); w[None] = x",  # copy_ of a tensor into itself writes nothing, checks nothing
+    "w = x.expand(2, 2, 1, 3); w.copy_(x.expand(2, 2, 1, 3))",
+    "w = x.expand(2, 2, 1, 3); w.copy_(x.double())",
+    "y = t.zeros(3, 3); y[0:2] = y[1:3]",  # partial overlap of source and destination
+    "y = t.zeros(3, 3); y.t()[:] = y",
+    "y = t.zeros(3); y[:] = y",
+], ids=["expanded-into-itself", "expanded-copy_-itself", "other-dtype", "shifted-rows", "transposed", "itself"])
+def test_setitem_of_a_tensor_into_memory_it_shares(torch, write):
+    def fn(t):
+        x = t.zeros(2, 1, 1)
+        scope = {"t": t, "x": x}
+        exec(write, scope)
+        return x._version
+
+    assert_same(torch, fn)
+
+
+@pytest.mark.parametrize("dtype", ["int64", "bool"])
+@pytest.mark.parametrize("how", ["split", "no_grad"])
+@pytest.mark.parametrize("write", ["v[None] = g", "v.copy_(g[0])", "v.mul_(g[0])"])
+def test_writing_a_tensor_requiring_grad_into_an_integer_view(torch, dtype, how, write):
+    # copy_ (and setitem) into an integer view records nothing and checks nothing; mul_ still makes autograd's
+    # check of the view's creation
+    def fn(t):
+        x = t.zeros(3, dtype=getattr(t, dtype))
+        if how == "split":
+            v = t.split(x, 2, dim=-1)[1]
+        else:
+            with t.no_grad():
+                v = x[1:]
+        exec(write, {"v": v, "g": t.tensor([[1.0]], requires_grad=True)})
+        return v, v._version
+
+    assert_same(torch, fn)
+
+
+def test_a_gradient_through_cumsum_has_no_negative_strides(torch):
+    # the reversed cumulative sum flips copies, as PyTorch's flip: a hook sees a gradient with positive strides
+    def fn(t):
+        x = t.zeros(2, 3, dtype=t.float64, requires_grad=True)
+        seen = []
+        x.register_hook(lambda g: seen.append((g.stride(), g.clone().stride())))
+        x.cumsum(0).mT.mean().backward()
+        return seen, x.grad.stride()
+
+    assert_same(torch, fn)
