@@ -326,8 +326,8 @@ class CopySlices(Node):
         if g is None:
             return [None] * n
         idx = self._idx
-        if np.unique(idx).size != idx.size:  # PyTorch writes the region's gradient back through the (expanded) view
-            raise RuntimeError(INTERNAL_OVERLAP)
+        if self._next_nodes[0] is not None and np.unique(idx).size != idx.size:
+            raise RuntimeError(INTERNAL_OVERLAP)  # PyTorch writes the base's gradient back through the expanded view
         if create_graph:
             return self._apply_recorded(g if isinstance(g, Tensor) else make(np.asarray(g)))
         g = np.asarray(g)

@@ -1643,3 +1643,20 @@ def test_a_gradient_through_cumsum_has_no_negative_strides(torch):
         return seen, x.grad.stride()
 
     assert_same(torch, fn)
+
+
+@pytest.mark.parametrize("create_graph", [False, True])
+@pytest.mark.parametrize("base_requires_grad", [False, True])
+def test_backward_through_an_index_put_into_an_expanded_view(torch, base_requires_grad, create_graph):
+    # CopySlices writes the base's gradient back through the expanded view only when the base needs one
+    def fn(t):
+        x = t.tensor([[0.5]], dtype=t.float64, requires_grad=base_requires_grad)
+        y = x.tan()
+        w = y.expand(2, 2, 3)[None]
+        v = t.tensor([[[[0.25]]]], dtype=t.float64, requires_grad=True)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # (PyTorch's index_put_ on an expanded tensor warning, compared elsewhere)
+            w[[0, 0]] = v
+        return t.autograd.grad((y * y).sum(), [v] + ([x] if base_requires_grad else []), create_graph=create_graph)
+
+    assert_same(torch, fn)
