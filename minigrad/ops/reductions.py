@@ -729,8 +729,9 @@ def norm(self, p="fro", dim=None, keepdim: bool = False, dtype=None):
             res = a.min(axis=dims, keepdims=keepdim)
         elif ord == 0:
             res = (a != 0).sum(axis=dims, keepdims=keepdim).astype(d.dtype)
-        elif (d.size if dims is None else math.prod(d.shape[k] for k in dims)) == 1:
-            res = a.sum(axis=dims, keepdims=keepdim)  # one element per norm: |x| itself, as PyTorch (no x² overflow)
+        elif dims != () and (d.size if dims is None else math.prod(d.shape[k] for k in dims)) == 1:
+            # one element per norm: |x| itself, as PyTorch (no x² overflow; a 0-d tensor given a dim takes the sum)
+            res = a.sum(axis=dims, keepdims=keepdim)
         elif ord == 2:
             res = np.sqrt((a * a).sum(axis=dims, keepdims=keepdim))
         else:

@@ -1660,3 +1660,11 @@ def test_backward_through_an_index_put_into_an_expanded_view(torch, base_require
         return t.autograd.grad((y * y).sum(), [v] + ([x] if base_requires_grad else []), create_graph=create_graph)
 
     assert_same(torch, fn)
+
+
+@pytest.mark.parametrize("p", [2, 3, 1, 0.5])
+@pytest.mark.parametrize("x,kw", [(1e30, {"dim": 0}), (1e30, {}), ([1e30], {"dim": 0}),
+                                  (1e30, {"dim": 0, "keepdim": True}), (-1e-30, {"dim": -1})], ids=str)
+def test_norm_of_one_element(torch, p, x, kw):
+    # one element per norm is |x| itself (no x² overflow), except for a 0-d tensor given a dim: the full formula
+    assert_same(torch, lambda t: t.norm(t.tensor(x), p=p, **kw))
