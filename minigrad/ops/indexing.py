@@ -25,7 +25,7 @@ from .._state import GRAD
 from .._tensor import Tensor, make
 from . import inplace, xp
 from .inplace import copy_, fill_, kind_name, run_inplace, writable
-from .recording import record, rule
+from .recording import SavedArg, record, rule
 from .registry import Sample, declare
 from .selection import masked_fill_
 from .views import AliasBackward0, as_view, expand, unsqueeze, view
@@ -218,7 +218,8 @@ def getitem(self, key):
             akey = (k,)
             res = _advanced(self._data, akey)
             if self._requires_grad and GRAD.mode > 0:
-                return record(IndexBackward0, res, (self,), indices=akey, self_sym_sizes=self._data.shape)
+                return record(IndexBackward0, res, (self,), indices=SavedArg(akey, (key,)),
+                              self_sym_sizes=self._data.shape)
             return make(res)
     single = not isinstance(key, tuple)
     nkey = normalize_key(key)
@@ -239,7 +240,8 @@ def getitem(self, key):
     if akey is None:
         return alias(self) if sliced is self else sliced
     res = _advanced(sliced._data, akey)
-    return record(IndexBackward0, res, (sliced,), indices=akey, self_sym_sizes=sliced._data.shape)
+    return record(IndexBackward0, res, (sliced,), indices=SavedArg(akey, key if isinstance(key, tuple) else (key,)),
+                  self_sym_sizes=sliced._data.shape)
 
 
 def alias(t: Tensor) -> Tensor:
@@ -418,7 +420,7 @@ def setitem(self, key, value):
     if stripped != value._data.shape:
 
         value = view(value, stripped)
-    index_put_(dst, akey, value, expanded)
+    index_put_(dst, akey, value, expanded, key if isinstance(key, tuple) else (key,))
 
 
 def _write_target(self: Tensor, basic: tuple) -> Tensor:
@@ -510,7 +512,7 @@ def _copy_to(dst: Tensor, value: Tensor) -> None:
     copy_(dst, src)
 
 
-def index_put_(self: Tensor, indices: tuple, values: Tensor, expanded: bool = False) -> Tensor:
+def index_put_(self: Tensor, indices: tuple, values: Tensor, expanded: bool = False, sources: tuple = ()) -> Tensor:
     """`self[indices] = values` in place (IndexPutBackward0; through a view: CopySlices). `expanded`: elements of
     `self` share memory, and each shared element takes the last value written to any of its places."""
     strides = self._data.strides  # (the stand-in `compute` gets for self is a copy: its strides are its own)
@@ -527,7 +529,7 @@ def index_put_(self: Tensor, indices: tuple, values: Tensor, expanded: bool = Fa
         if expanded:
             res = _shared_writes(res, indices, strides)
         if GRAD.mode > 0 and (src._requires_grad or values._requires_grad):
-            return record(IndexPutBackward0, res, (src, values), indices=indices, accumulate=False)
+            return record(IndexPutBackward0, res, (src, values), indices=SavedArg(indices, sources), accumulate=False)
         return make(res)
 
     return run_inplace(self, compute, (values,), overlap_ok=expanded)

@@ -13,7 +13,7 @@ from .._tensor import Tensor, _wrap_dim, make
 from . import xp
 from .indexing import getitem, slice_view
 from .operands import result_dtype
-from .recording import record, record_multi, rule
+from .recording import SavedArg, record, record_multi, rule
 from .registry import Sample, declare
 from .views import as_view
 
@@ -25,10 +25,10 @@ SplitBackward0 = rule("SplitBackward0", "self", saves="dim self_sym_sizes split_
 SplitWithSizesBackward0 = rule("SplitWithSizesBackward0", "self", saves="dim self_sym_sizes split_sizes",
                                text="grad_self = cat(grads, dim)  (missing pieces count as 0)", multi=True,
                                self=lambda grads, dim: xp.cat(grads, dim))
-GatherBackward0 = rule("GatherBackward0", "self", saves="self dim index sparse_grad",
+GatherBackward0 = rule("GatherBackward0", "self", saves="self dim index sparse_grad", tensor_args="index",
                        text="grad_self = zeros(self's shape) with grad scatter-added at index along dim",
                        self=lambda grad, self, dim, index: xp.scatter_add_zeros(grad, dim, index, tuple(self.shape)))
-ScatterAddBackward0 = rule("ScatterAddBackward0", "self src", saves="dim index",
+ScatterAddBackward0 = rule("ScatterAddBackward0", "self src", saves="dim index", tensor_args="index",
                            text="grad_self = grad, grad_src = grad.gather(dim, index)",
                            self=lambda grad: grad,
                            src=lambda grad, dim, index: xp.gather(grad, dim, index))
@@ -207,7 +207,7 @@ def gather(self, dim: int, index, *, sparse_grad: bool = False):
         raise RuntimeError(f"index {int(idx[bad].flat[0])} is out of bounds for dimension {d} with size {x.shape[d]}")
     res = xp.gather_array(x, d, idx).reshape(index._data.shape)
     if self._requires_grad and GRAD.mode > 0:
-        return record(GatherBackward0, res, (self,), dim=d, index=idx, sparse_grad=sparse_grad)
+        return record(GatherBackward0, res, (self,), dim=d, index=SavedArg(idx, (index,)), sparse_grad=sparse_grad)
     return make(res)
 
 
@@ -216,7 +216,7 @@ def scatter_add(self, dim: int, index, src):
     out = self._data.copy()
     xp.scatter_add_into(out, d, index._data, src._data)
     if GRAD.mode > 0 and (self._requires_grad or src._requires_grad):
-        return record(ScatterAddBackward0, out, (self, src), dim=d, index=index._data)
+        return record(ScatterAddBackward0, out, (self, src), dim=d, index=SavedArg(index._data, (index,)))
     return make(out)
 
 

@@ -21,7 +21,7 @@ from .._state import GRAD
 from .._tensor import Tensor, make
 from . import xp
 from .convolution import Geometry, scatter, windows
-from .recording import record, rule
+from .recording import SavedArg, record, rule
 from .reductions import mean
 from .registry import Sample, declare
 from .views import squeeze, unsqueeze
@@ -172,12 +172,14 @@ def max_pool2d(input: Tensor, kernel_size, stride=None, padding=0, dilation=1, c
     also where each was (into the flattened H * W)."""
     pool = _pool_args(kernel_size, stride, padding, dilation, ceil_mode, "max_pool2d")
     values, indices = _max_pool(input._data, pool, "max_pool2d")
+    shown = make(indices)  # (the indices the caller may get, and write into)
     if input._requires_grad and GRAD.mode > 0:
         out = record(MaxPool2DWithIndicesBackward0, values, (input,), kernel_size=pool.kernel, stride=pool.stride,
-                     padding=pool.padding, dilation=pool.dilation, ceil_mode=pool.ceil_mode, result1=indices)
+                     padding=pool.padding, dilation=pool.dilation, ceil_mode=pool.ceil_mode,
+                     result1=SavedArg(indices, (shown,)) if return_indices else indices)
     else:
         out = make(values)
-    return (out, make(indices)) if return_indices else out
+    return (out, shown) if return_indices else out
 
 
 def max_pool1d(input: Tensor, kernel_size, stride=None, padding=0, dilation=1, ceil_mode: bool = False,

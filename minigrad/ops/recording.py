@@ -127,7 +127,7 @@ class RuleNode(Node):
                 value = self._args[key]
                 if value is FREED:
                     raise freed_error(self)
-                values.append(value)
+                values.append(value.checked() if value.__class__ is SavedArg else value)
             elif source == _RESULT:
                 values.append(self._unpack_result(create_graph))
             elif self._kept_inputs is FREED:
@@ -165,6 +165,10 @@ class RuleNode(Node):
                 self._unpack_input(kept[i], versions[i] if versions else 0, False)
         if self._saves_result and self._result_counter is not None:
             self._unpack_result(False)
+        for k in self._tensor_args:
+            value = self._args.get(k)
+            if value.__class__ is SavedArg:
+                value.checked()
 
     def _counter_made(self, t: Tensor, counter) -> None:
         if self._saves_result and self._result is t._data:
@@ -249,6 +253,8 @@ class RuleNode(Node):
         value = self._args.get(name)
         if value is FREED:
             raise freed_error(self)
+        if value.__class__ is SavedArg:
+            return value.shown()
         show = cls._shown.get(name)
         return show(self, value) if show is not None else value
 
@@ -384,6 +390,37 @@ def _not_differentiable(node: str, inp: str):
 
 
 # -- recording ------------------------------------------------------------------------------------------
+class SavedArg:
+    """A saved argument PyTorch saves as a tensor (an index, a mask, max's indices): the value the formulas read
+    and the tensors it was made from, with their versions then. A write into one of them since is refused when
+    backward reads it, as for a saved input (else the gradient would follow the new values), and
+    `_saved_<name>` shows those tensors."""
+
+    __slots__ = ("value", "tensors", "versions")
+
+    def __init__(self, value, tensors):
+        self.value = value
+        self.tensors = tuple(t for t in tensors if isinstance(t, Tensor))
+        self.versions = tuple(t._shared_counter().value for t in self.tensors)
+
+    def checked(self):
+        for t, version in zip(self.tensors, self.versions):
+            now = t._version_counter.value
+            if now != version:
+                raise RuntimeError(modified_message(t, now, version))
+        return self.value
+
+    def shown(self):
+        """The value as tensors: a source tensor itself where the value is its array, else a new one."""
+        value = self.checked()
+        by_data = {id(t._data): t for t in self.tensors}
+
+        def one(v):
+            t = by_data.get(id(v))
+            return t if t is not None else make(v) if isinstance(v, _ndarray) else v
+        return tuple(one(v) for v in value) if isinstance(value, tuple) else one(value)
+
+
 def record(cls, result, inputs: tuple, **args) -> Tensor:
     """Wrap the array `result` in a Tensor whose grad_fn is a new `cls` node over `inputs`: the path every
     op takes when grad mode is on and an input requires grad (the caller has checked). `args` are the op's

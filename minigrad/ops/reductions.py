@@ -18,7 +18,7 @@ from .._tensor import Tensor, _wrap_dim, make
 from . import xp
 from .fused import fused_op
 from .operands import kind_name
-from .recording import record, rule
+from .recording import SavedArg, record, rule
 from .registry import Sample, declare
 from .selection import maximum, minimum
 from .views import view
@@ -562,7 +562,8 @@ def _extreme(self, dim, keepdim, other, kind: _Extreme):
         idx, vals = idx.reshape(()), vals.reshape(())
     indices = make(np.asarray(idx, np.int64))
     if _tracked(self):
-        values = record(dim_node, np.asarray(vals), (self,), dim=int(dim), keepdim=keepdim, indices=np.asarray(idx),
+        values = record(dim_node, np.asarray(vals), (self,), dim=int(dim), keepdim=keepdim,
+                        indices=SavedArg(np.asarray(idx), (indices,)),
                         self_sym_sizes=d.shape)
     else:
         values = make(np.asarray(vals))

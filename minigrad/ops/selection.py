@@ -15,7 +15,7 @@ from .._tensor import Tensor, make
 from . import inplace, xp
 from .inplace import inplace_of
 from .operands import as_operand, broadcast_error, kind_name, promoted, result_dtype
-from .recording import record, rule
+from .recording import SavedArg, record, rule
 from .registry import Sample, declare
 
 
@@ -274,7 +274,7 @@ def where(condition, input, other):
     rt = np.result_type(ad, bd)
     res = laid_out(np.where(cond, _dtypes.checked(ad, rt), _dtypes.checked(bd, rt)), cond, input, other)
     if _recording(input, other):
-        return record(WhereBackward0, res, (input, other), condition=cond)
+        return record(WhereBackward0, res, (input, other), condition=SavedArg(cond, (condition,)))
     return make(res)
 
 
@@ -296,9 +296,9 @@ def masked_fill(self, mask, value):
     if not res.flags.c_contiguous:  # PyTorch fills a contiguous clone of (expanded) self, whatever its layout
         res = np.ascontiguousarray(res)
     if isinstance(value, Tensor) and _recording(self, value):  # a 0-d tensor value: MaskedFillBackward1
-        return record(MaskedFillBackward1, res, (self, value), mask=m)
+        return record(MaskedFillBackward1, res, (self, value), mask=SavedArg(m, (mask,)))
     if self._requires_grad and GRAD.mode > 0:
-        return record(MaskedFillBackward0, res, (self,), mask=m)
+        return record(MaskedFillBackward0, res, (self,), mask=SavedArg(m, (mask,)))
     return make(res)
 
 

@@ -1668,3 +1668,48 @@ def test_backward_through_an_index_put_into_an_expanded_view(torch, base_require
 def test_norm_of_one_element(torch, p, x, kw):
     # one element per norm is |x| itself (no x² overflow), except for a 0-d tensor given a dim: the full formula
     assert_same(torch, lambda t: t.norm(t.tensor(x), p=p, **kw))
+
+
+_SAVED_INDEX_WRITES = {
+    "index": "i = t.tensor([0, 1]); y = x[i] * t.tensor([1.0, 10.0]); i[0] = 2",
+    "index-in-tuple": "i = t.tensor([0, 1]); y = x[None][0, i] * t.tensor([1.0, 10.0]); i.fill_(2)",
+    "bool-mask": "m = t.tensor([True, False, True]); y = x[m] * 2.0; m.zero_()",
+    "max-indices": "v, i = x[None].max(1); y = v * 1.0; i.zero_()",
+    "masked_fill-mask": "m = t.tensor([True, False, True]); y = x.masked_fill(m, 0.0); m.zero_()",
+    "where-condition": "c = t.tensor([True, False, True]); y = t.where(c, x, 0.0); c.fill_(False)",
+    "gather-index": "i = t.tensor([[0, 1]]); y = x[None].gather(1, i) * t.tensor([1.0, 10.0]); i.fill_(2)",
+    "scatter_add-index": "i = t.tensor([0, 2]); y = t.zeros(3).scatter_add(0, i, x[:2] * t.tensor([1.0, 10.0])); "
+                         "i[0] = 1",
+    "setitem-index": "i = t.tensor([0, 1]); y = x * 1; y[i] = t.tensor([5.0, 6.0]) * x[2]; i[0] = 2",
+    "max_pool-indices": "o, i = t.nn.functional.max_pool2d(x[:2].reshape(1, 1, 1, 2), (1, 2), return_indices=True); "
+                        "y = o * 1.0; i.zero_()",
+}
+
+
+@pytest.mark.parametrize("write", list(_SAVED_INDEX_WRITES), ids=list(_SAVED_INDEX_WRITES))
+def test_an_index_or_mask_written_since_the_op_is_refused_by_backward(torch, write):
+    # PyTorch saves indices and masks as tensors, version-checked as any saved tensor: the gradient never
+    # follows values written into them since (minigrad's saved arrays did, silently)
+    def fn(t):
+        x = t.tensor([1.0, 2.0, 3.0], requires_grad=True)
+        scope = {"t": t, "x": x}
+        exec(_SAVED_INDEX_WRITES[write], scope)
+        scope["y"].sum().backward()
+        return x.grad
+
+    assert_same(torch, fn)
+
+
+@pytest.mark.parametrize("make,name", [
+    ("x[None].max(1)", "indices"), ("x[t.tensor([0, 1])]", "indices"),
+    ("x.masked_fill(t.tensor([True, False, True]), 0.0)", "mask"),
+    ("t.where(t.tensor([True, False, True]), x, 0.0)", "condition"), ("x[None].gather(1, t.tensor([[0, 1]]))", "index"),
+])
+def test_saved_indices_and_masks_are_tensors(torch, make, name):
+    def fn(t):
+        x = t.tensor([1.0, 2.0, 3.0], requires_grad=True)
+        out = eval(make, {"t": t, "x": x})
+        node = (out[0] if isinstance(out, tuple) else out).grad_fn
+        return getattr(node, f"_saved_{name}")
+
+    assert_same(torch, fn)
