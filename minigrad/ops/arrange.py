@@ -14,7 +14,7 @@ from .._state import GRAD
 from .._tensor import Tensor, _wrap_dim, make
 from . import xp
 from .inplace import inplace_of
-from .recording import record, rule
+from .recording import SavedArg, record, rule
 from .registry import Sample, declare
 
 
@@ -220,7 +220,7 @@ def index_select(self: Tensor, dim: int, index: Tensor) -> Tensor:
         raise IndexError("index out of range in self")
     res = np.take(self._data, idx, axis=d) if self._data.ndim else self._data.reshape(1)[idx].reshape(())
     if self._requires_grad and GRAD.mode > 0:
-        return record(IndexSelectBackward0, res, (self,), dim=d, index=idx % max(n, 1),
+        return record(IndexSelectBackward0, res, (self,), dim=d, index=SavedArg(idx % max(n, 1), (index,)),
                       self_sym_sizes=self._data.shape)
     return make(res)
 

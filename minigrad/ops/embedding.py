@@ -12,7 +12,7 @@ import numpy as np
 from .._state import GRAD
 from .._tensor import Tensor, make
 from . import xp
-from .recording import record, rule
+from .recording import SavedArg, record, rule
 from .registry import Sample, declare
 
 
@@ -76,7 +76,7 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None, max
         w[rows] *= factor
     res = np.take(w, idx, axis=0)
     if weight._requires_grad and GRAD.mode > 0:
-        return record(EmbeddingBackward0, res, (weight,), indices=idx.astype(np.int64, copy=False),
+        return record(EmbeddingBackward0, res, (weight,), indices=SavedArg(idx.astype(np.int64, copy=False), (input,)),
                       padding_idx=-1 if padding_idx is None else padding_idx, scale_grad_by_freq=scale_grad_by_freq,
                       sparse=sparse, weight_sym_argsize_0=num)
     return make(res)

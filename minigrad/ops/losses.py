@@ -18,7 +18,7 @@ from .._state import GRAD
 from .._tensor import Tensor, make
 from . import xp
 from .operands import kind_name
-from .recording import record, rule
+from .recording import SavedArg, record, rule
 from .registry import Sample, declare
 
 EPSILON = float(np.float32(1e-12))  # PyTorch floors x * (1 - x) at 1e-12 as a C++ float
@@ -401,6 +401,11 @@ def _check_target(input: Tensor, target: Tensor) -> None:
                          f"({t.shape[0] if t.ndim else 0}).")
 
 
+def _saved(t: Tensor | None) -> SavedArg | None:
+    """A loss's target or weight saved as PyTorch saves it: version-checked when backward reads it."""
+    return None if t is None else SavedArg(t, (t,))
+
+
 def _nll(input: Tensor, target: Tensor, weight: Tensor | None, red: int, ignore_index: int, cls) -> Tensor:
     """One NllLoss node: -w[t] * input[t], summed, averaged over the total weight, or per sample."""
     x, t = input._data, target._data.astype(np.int64, copy=False)
@@ -430,8 +435,9 @@ def _nll(input: Tensor, target: Tensor, weight: Tensor | None, red: int, ignore_
         with np.errstate(invalid="ignore", divide="ignore"):
             res = np.asarray(losses.sum() / total, x.dtype)
     if _tracked(input):
-        return record(cls, res, (input,), weight=weight, reduction=red, ignore_index=ignore_index,
-                      total_weight=make(total), target=target)
+        return record(cls, res, (input,), weight=_saved(weight),
+                      reduction=red, ignore_index=ignore_index,
+                      total_weight=make(total), target=_saved(target))
     return make(res)
 
 
@@ -559,7 +565,7 @@ def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = 
         loss = loss * weight._data
     res = _reduce(laid_out(loss.astype(x.dtype, copy=False), input), red)  # PyTorch fills empty_like(input)
     if _tracked(input, target):
-        return record(BinaryCrossEntropyBackward0, res, (input, target), weight=weight, reduction=red)
+        return record(BinaryCrossEntropyBackward0, res, (input, target), weight=_saved(weight), reduction=red)
     return make(res)
 
 
@@ -582,8 +588,8 @@ def binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight: Tens
             loss = loss * weight._data
         res = _reduce(np.asarray(loss).astype(x.dtype, copy=False), red)
     if _tracked(input, target):
-        return record(BinaryCrossEntropyWithLogitsBackward0, res, (input, target), weight=weight,
-                      pos_weight=pos_weight, reduction=red)
+        return record(BinaryCrossEntropyWithLogitsBackward0, res, (input, target), weight=_saved(weight),
+                      pos_weight=_saved(pos_weight), reduction=red)
     return make(res)
 
 

@@ -14,7 +14,7 @@ from .. import _dtypes
 from .._state import GRAD
 from .._tensor import Tensor, _wrap_dim, make
 from . import xp
-from .recording import record, record_multi, rule
+from .recording import SavedArg, record, record_multi, rule
 from .reductions import StructSeq, _return_type
 from .registry import Sample, declare
 
@@ -67,12 +67,13 @@ def sort(self: Tensor, dim: int = -1, descending: bool = False, *, stable=_UNSET
     idx = _order(src, ax, descending)
     values = np.take_along_axis(src, idx, axis=ax).reshape(d.shape)
     idx = idx.reshape(d.shape).astype(np.int64)
+    indices = make(idx)
     if self._requires_grad and GRAD.mode > 0:
         node = SortBackward0 if stable is _UNSET else SortBackward1
-        out = record(node, values, (self,), dim=ax, indices=idx, self_sym_sizes=d.shape)
+        out = record(node, values, (self,), dim=ax, indices=SavedArg(idx, (indices,)), self_sym_sizes=d.shape)
     else:
         out = make(values)
-    return SortResult(out, make(idx))
+    return SortResult(out, indices)
 
 
 def argsort(self: Tensor, dim: int = -1, descending: bool = False, *, stable: bool = False) -> Tensor:
@@ -101,11 +102,12 @@ def topk(self: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: bool
     if d.ndim == 0:
         idx, values = idx.reshape(()), values.reshape(())
     idx = idx.astype(np.int64)
+    indices = make(idx)
     if self._requires_grad and GRAD.mode > 0:
-        out = record(TopkBackward0, values, (self,), dim=dim, indices=idx, self_sym_sizes=d.shape)
+        out = record(TopkBackward0, values, (self,), dim=dim, indices=SavedArg(idx, (indices,)), self_sym_sizes=d.shape)
     else:
         out = make(values)
-    return TopkResult(out, make(idx))
+    return TopkResult(out, indices)
 
 
 # -- histograms ----------------------------------------------------------------------------------------------

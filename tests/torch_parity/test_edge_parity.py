@@ -1683,6 +1683,19 @@ _SAVED_INDEX_WRITES = {
     "setitem-index": "i = t.tensor([0, 1]); y = x * 1; y[i] = t.tensor([5.0, 6.0]) * x[2]; i[0] = 2",
     "max_pool-indices": "o, i = t.nn.functional.max_pool2d(x[:2].reshape(1, 1, 1, 2), (1, 2), return_indices=True); "
                         "y = o * 1.0; i.zero_()",
+    "embedding-input": "i = t.tensor([0, 1]); y = t.nn.functional.embedding(i, x[:, None] * 1.0) * 10.0; i[0] = 2",
+    "nll_loss-target": "tg = t.tensor([0]); y = t.nn.functional.nll_loss(x[None], tg); tg[0] = 2",
+    "cross_entropy-target": "tg = t.tensor([0]); y = t.nn.functional.cross_entropy(x[None], tg); tg[0] = 2",
+    "nll_loss-weight": "w = t.tensor([1.0, 2.0, 3.0]); y = t.nn.functional.nll_loss(x[None], t.tensor([0]), weight=w); "
+                       "w.mul_(5)",
+    "sort-indices": "v, i = x.sort(); y = v * t.tensor([1.0, 10.0, 100.0]); i.zero_()",
+    "topk-indices": "v, i = x.topk(2); y = v * t.tensor([1.0, 10.0]); i.zero_()",
+    "index_select-index": "i = t.tensor([0, 1]); y = x.index_select(0, i) * t.tensor([1.0, 10.0]); i[0] = 2",
+    "bce-weight": "w = t.tensor([1.0, 2.0, 3.0]); "
+                  "y = t.nn.functional.binary_cross_entropy(x / 4, t.ones(3), weight=w); w.zero_()",
+    "bce_with_logits-pos_weight": "w = t.tensor([1.0, 2.0, 3.0]); "
+                                  "y = t.nn.functional.binary_cross_entropy_with_logits(x, t.ones(3), pos_weight=w); "
+                                  "w.zero_()",
 }
 
 
