@@ -1603,7 +1603,9 @@ def test_linear_of_a_1d_input_adds_its_bias_as_pytorch(torch, contiguous, bias_s
     "y = t.zeros(3, 3); y[0:2] = y[1:3]",  # partial overlap of source and destination
     "y = t.zeros(3, 3); y.t()[:] = y",
     "y = t.zeros(3); y[:] = y",
-], ids=["expanded-into-itself", "expanded-copy_-itself", "other-dtype", "shifted-rows", "transposed", "itself"])
+    "y = t.zeros(3, 1).unsqueeze(0).exp(); y.transpose(0, -1).copy_(y)",  # only size-1 dims' strides differ
+], ids=["expanded-into-itself", "expanded-copy_-itself", "other-dtype", "shifted-rows", "transposed", "itself",
+        "transposed-size-1-dims"])
 def test_setitem_of_a_tensor_into_memory_it_shares(torch, write):
     def fn(t):
         x = t.zeros(2, 1, 1)
