@@ -463,12 +463,15 @@ def _write_untracked(self: Tensor, basic: tuple, akey, value: Tensor) -> None:
     vkey = _view_key(basic)
     target = self._data[vkey]
     vdata = value._data
-    if akey is None:  # PyTorch's copy_to: expand the value, then copy_
-        stripped = vdata.reshape(_strip_leading_ones(vdata.shape)) if vdata.ndim else vdata
-        try:
-            b = xp.broadcast_view(stripped, target.shape)  # (a size-1 dim keeps its stride, as PyTorch's expand)
-        except ValueError:
-            raise _expand_error(stripped.shape, target.shape) from None
+    if akey is None:  # PyTorch's copy_to: the value itself when the shapes agree, else stripped and expanded
+        if vdata.shape == target.shape:
+            b = vdata
+        else:
+            stripped = vdata.reshape(_strip_leading_ones(vdata.shape)) if vdata.ndim else vdata
+            try:
+                b = xp.broadcast_view(stripped, target.shape)  # (a size-1 dim keeps its stride, as PyTorch's)
+            except ValueError:
+                raise _expand_error(stripped.shape, target.shape) from None
         if inplace.same_data(target, b):  # copy_ of a tensor into itself writes nothing, checks nothing
             return
         writable(self, target)

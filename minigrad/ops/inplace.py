@@ -632,10 +632,12 @@ def copy_(self, src, non_blocking: bool = False):
 
 
 def same_data(a: np.ndarray, b: np.ndarray) -> bool:
-    """The same elements of the same memory, in the same layout (every stride equal, as PyTorch compares them):
-    PyTorch's copy_ then writes nothing (and checks no overlap, even of an expanded tensor into itself)."""
-    return (a.shape == b.shape and a.dtype == b.dtype and a.strides == b.strides
-            and a.__array_interface__["data"][0] == b.__array_interface__["data"][0])
+    """The same elements of the same memory, in the same layout: PyTorch's copy_ then writes nothing (and checks
+    no overlap, even of an expanded tensor into itself). PyTorch compares every stride; a size-1 dim's stride
+    is left out here, since minigrad's can differ from PyTorch's (README, Memory layout)."""
+    if a.shape != b.shape or a.dtype != b.dtype or a.__array_interface__["data"][0] != b.__array_interface__["data"][0]:
+        return False
+    return all(sa == sb for sa, sb, n in zip(a.strides, b.strides, a.shape) if n != 1)
 
 
 def uniform_(self, a: float = 0.0, b: float = 1.0, *, generator=None):

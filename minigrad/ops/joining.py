@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import _dtypes
 from .._state import GRAD
 from .._tensor import Tensor, _wrap_dim, make
 from . import xp
 from .indexing import getitem, slice_view
+from .inplace import inplace_of
 from .operands import result_dtype
 from .recording import SavedArg, record, record_multi, rule
 from .registry import Sample, declare
@@ -32,6 +34,13 @@ ScatterAddBackward0 = rule("ScatterAddBackward0", "self src", saves="dim index",
                            text="grad_self = grad, grad_src = grad.gather(dim, index)",
                            self=lambda grad: grad,
                            src=lambda grad, dim, index: xp.gather(grad, dim, index))
+ScatterBackward0 = rule("ScatterBackward0", "self src", saves="dim index", tensor_args="index",
+                        text="grad_self = grad with 0 at index along dim, grad_src = grad.gather(dim, index)",
+                        self=lambda grad, dim, index: xp.scatter(grad, dim, index, 0.0),
+                        src=lambda grad, dim, index: xp.gather(grad, dim, index))
+ScatterBackward1 = rule("ScatterBackward1", "self", saves="dim index", tensor_args="index",
+                        text="grad_self = grad with 0 at index along dim  (value is a number)",
+                        self=lambda grad, dim, index: xp.scatter(grad, dim, index, 0.0))
 RepeatBackward0 = rule("RepeatBackward0", "self", saves="repeats self_sym_sizes",
                        text="grad_self = grad summed over the repeated copies",
                        self=lambda grad, repeats, self_sym_sizes: _repeat_grad(grad, repeats, self_sym_sizes))
@@ -220,6 +229,48 @@ def scatter_add(self, dim: int, index, src):
     return make(out)
 
 
+def scatter(self, dim: int, index, src=None, *, value=None, reduce=None):
+    """A copy of self with `src[i][j]` (or the number `value`) written at `index[i][j]` along `dim` (for dim 0:
+    `out[index[i][j]][j] = src[i][j]`); only the index's extent of `src` is read. The one-hot idiom:
+    `zeros(n, C).scatter_(1, y.unsqueeze(1), 1.0)`."""
+    if reduce is not None:
+        raise NotImplementedError("minigrad: scatter(reduce=...) is not implemented; use scatter_add for 'add'.")
+    if src is None:
+        src = value
+    d = _wrap_dim(dim, self._data.ndim)
+    idx = index._data
+    if idx.dtype.kind not in "iu":
+        raise RuntimeError("scatter(): Expected dtype int32/int64 for index")
+    x = self._data
+    if idx.ndim != x.ndim:
+        raise RuntimeError("Index tensor must have the same number of dimensions as self tensor")
+    is_src = isinstance(src, Tensor)
+    if is_src:
+        if src._data.ndim != idx.ndim:
+            raise RuntimeError("Index tensor must have the same number of dimensions as src tensor")
+        if src._data.dtype != x.dtype:
+            raise RuntimeError("scatter(): Expected self.dtype to be equal to src.dtype")
+    for i, n in enumerate(idx.shape):
+        if (i != d and n > (x.shape[i] if x.ndim else 1)) or (is_src and n > src._data.shape[i]):
+            raise RuntimeError(f"Expected index {list(idx.shape)} to be no larger than self {list(x.shape)} apart "
+                               f"from dimension {d}" + (f" and to be no larger size than src "
+                                                        f"{list(src._data.shape)}" if is_src else ""))
+    bad = (idx < 0) | (idx >= (x.shape[d] if x.ndim else 1))
+    if bad.any():
+        raise RuntimeError(f"index {int(idx[bad].flat[0])} is out of bounds for dimension {d} with size "
+                           f"{x.shape[d] if x.ndim else 1}")
+    out = xp.scatter(x, d, idx, src._data if is_src else _dtypes.checked(src, x.dtype))
+    saved = SavedArg(idx, (index,))
+    if is_src and GRAD.mode > 0 and (self._requires_grad or src._requires_grad):
+        return record(ScatterBackward0, out, (self, src), dim=d, index=saved)
+    if not is_src and self._requires_grad and GRAD.mode > 0:
+        return record(ScatterBackward1, out, (self,), dim=d, index=saved)
+    return make(out)
+
+
+scatter_ = inplace_of(scatter, "scatter_")
+
+
 def repeat(self, *sizes):
     reps = tuple(sizes[0]) if len(sizes) == 1 and isinstance(sizes[0], (tuple, list)) else tuple(sizes)
     if len(reps) < self._data.ndim:
@@ -243,5 +294,6 @@ declare("chunk", chunk, nodes=(SplitBackward0,), samples=(Sample((((5, 2), "real
 declare("narrow", narrow, samples=(Sample((((5, 2), "real"),), (0, 1, 3)),))
 declare("gather", gather, nodes=(GatherBackward0,))
 declare("scatter_add", scatter_add, nodes=(ScatterAddBackward0,))
+declare("scatter", scatter, inplace=scatter_, nodes=(ScatterBackward0, ScatterBackward1))
 declare("repeat", repeat, namespace="Tensor", nodes=(RepeatBackward0,),
         samples=(Sample((((2, 3), "real"),), (2, 1)), Sample((((3,), "real"),), (2, 2))))

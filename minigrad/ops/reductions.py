@@ -171,7 +171,8 @@ def _evenly(grad, self, result):
 
 
 def _select_back(grad, dim, keepdim, indices, sizes):
-    """max(dim)/min(dim): the gradient goes to the selected index only."""
+    """max(dim)/min(dim): PyTorch's value_selecting_reduction_backward, zeros with the gradient scattered to the
+    selected index (the other elements get 0, even next to an inf)."""
     import numpy as np
 
     if not sizes:  # a 0-d input: the only element was selected
@@ -179,9 +180,7 @@ def _select_back(grad, dim, keepdim, indices, sizes):
     dim = dim % len(sizes)
     idx = indices if keepdim else np.expand_dims(indices, dim)
     g = grad if keepdim else xp.unsqueeze_dims(grad, (dim,))
-    mask = np.zeros(sizes, bool)
-    np.put_along_axis(mask, idx, True, axis=dim)
-    return xp.keep_where(mask, xp.expand(g, sizes))  # a scatter: the other elements get 0, even next to an inf
+    return xp.scatter(xp.zeros(sizes, g), dim, idx, g)
 
 
 def _amax_grad(grad, self, result, dim, keepdim):

@@ -57,16 +57,19 @@ def broadcast_view(a, shape: tuple):
         strides = (0,) * len(shape)
     elif a.size == 0 or len(shape) < a.ndim or not a.flags.c_contiguous:
         return np.broadcast_to(a, shape)
-    else:
+    else:  # PyTorch's expand strides (inferExpandGeometry), from the last dim: an expanded dim gets 0, a kept one
+        strides = [0] * len(shape)  # its own, a new size-1 dim the stride of the block after it
         lead = len(shape) - a.ndim
-        strides = [0] * lead
-        for n, want, st in zip(a.shape, shape[lead:], a.strides):
-            if n == want:
-                strides.append(st)
-            elif n == 1:
-                strides.append(0)
+        for i in range(len(shape) - 1, -1, -1):
+            if i >= lead:
+                n, st = a.shape[i - lead], a.strides[i - lead]
             else:
-                return np.broadcast_to(a, shape)  # NumPy's error
+                n, st = 1, shape[i + 1] * strides[i + 1] if i + 1 < len(shape) else a.itemsize
+            if n != shape[i]:
+                if n != 1:
+                    return np.broadcast_to(a, shape)  # NumPy's error
+                st = 0
+            strides[i] = st
         strides = tuple(strides)
     out = np.ndarray(shape, a.dtype, a, 0, strides)
     out.setflags(write=False)
@@ -345,6 +348,21 @@ def gather_array(x: np.ndarray, dim: int, index: np.ndarray) -> np.ndarray:
     input is read."""
     corner = tuple(slice(None) if i == dim else slice(0, n) for i, n in enumerate(index.shape))
     return np.take_along_axis(x[corner], index, axis=dim)
+
+
+def scatter(x, dim: int, index, src):
+    """A copy of `x` with `src` (an array or a number; only the index's extent of an array) written at `index`
+    along `dim`: torch.scatter."""
+    if is_t(x):
+        return x.scatter(dim, make(index), src if is_t(src) or not isinstance(src, np.ndarray) else make(src))
+    out = np.array(x, copy=True)
+    if out.ndim == 0:
+        return np.asarray(src, out.dtype).reshape(()) if index.size else out
+    if isinstance(src, np.ndarray):
+        src = src[tuple(slice(0, n) for n in index.shape)]
+    corner = tuple(slice(None) if i == dim else slice(0, n) for i, n in enumerate(index.shape))
+    np.put_along_axis(out[corner], index.astype(np.intp, copy=False), src, axis=dim)  # (a view of `out`)
+    return out
 
 
 def scatter_add_zeros(g, dim: int, index, shape):

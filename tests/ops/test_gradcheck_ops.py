@@ -204,6 +204,18 @@ def _gather(data):
     return (lambda a: a.gather(dim, minigrad.from_numpy(idx))), [arr(data, shape)]
 
 
+def _scatter(data):
+    shape = data.draw(ND)
+    dim = dim_of(data, len(shape))
+    d = dim % len(shape)
+    rows = data.draw(st.integers(1, shape[d]))  # distinct positions per slice: a deterministic result
+    idx = np.stack([np.random.default_rng(data.draw(st.integers(0, 99))).permutation(shape[d])[:rows]
+                    for _ in range(int(np.prod([s for i, s in enumerate(shape) if i != d])))], -1)
+    idx = np.moveaxis(idx.reshape((rows,) + tuple(s for i, s in enumerate(shape) if i != d)), 0, d)
+    return (lambda a, b: a.scatter(dim, minigrad.from_numpy(np.ascontiguousarray(idx)), b)), \
+        [arr(data, shape), arr(data, idx.shape)]
+
+
 def _masked_fill(data):
     shape = data.draw(SHAPE)
     mask = data.draw(hnp.arrays(np.bool_, shape))
@@ -497,6 +509,7 @@ OPS = {
     "unbind": _unbind,
     "narrow": _narrow,
     "gather": _gather,
+    "scatter": _scatter,
     "repeat": _repeat,
     "expand": _expand,
     "permute": _permute,

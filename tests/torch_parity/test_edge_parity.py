@@ -1603,9 +1603,11 @@ def test_linear_of_a_1d_input_adds_its_bias_as_pytorch(torch, contiguous, bias_s
     "y = t.zeros(3, 3); y[0:2] = y[1:3]",  # partial overlap of source and destination
     "y = t.zeros(3, 3); y.t()[:] = y",
     "y = t.zeros(3); y[:] = y",
-    "y = t.zeros(3, 1).unsqueeze(0).exp(); y.transpose(0, -1).copy_(y)",  # only size-1 dims' strides differ
+    "y = t.zeros(3, 3); y[None] = y",
+    "y = t.zeros(3, 3); y[0:1] = y[0]",
+    "y = t.zeros(1, 1); y[0:] = y",
 ], ids=["expanded-into-itself", "expanded-copy_-itself", "other-dtype", "shifted-rows", "transposed", "itself",
-        "transposed-size-1-dims"])
+        "unsqueezed", "row-into-itself", "same-shape"])
 def test_setitem_of_a_tensor_into_memory_it_shares(torch, write):
     def fn(t):
         x = t.zeros(2, 1, 1)
@@ -1728,3 +1730,38 @@ def test_saved_indices_and_masks_are_tensors(torch, make, name):
         return getattr(node, f"_saved_{name}")
 
     assert_same(torch, fn)
+
+
+@pytest.mark.parametrize("call", [
+    "x.scatter(0, t.tensor([[0, 1]], dtype=t.int32), t.ones(1, 2))",
+    "x.scatter(0, t.tensor([0, 1]), t.ones(1, 2))",
+    "x.scatter(0, t.tensor([[5, 1]]), t.ones(1, 2))",
+    "x.scatter(0, t.tensor([[0, 1, 2, 0, 1]]), t.ones(1, 5))",
+    "x.scatter(0, t.tensor([[0, 1]]), t.ones(1, 1))",
+    "x.scatter(0, t.tensor([[0, 1]]), t.ones(1, 2, dtype=t.float64))",
+    "x.scatter(0, t.tensor([[0, 1]]), 2)",
+    "x.scatter(5, t.tensor([[0, 1]]), 2.0)",
+    "x.scatter(0, t.tensor([[0, -1]]), 2.0)",
+    "x.scatter(0, t.tensor([[0, 1]]), t.tensor(2.0))",
+    "t.zeros(3, 4, dtype=t.int64).scatter(0, t.tensor([[0, 1]]), 2.5)",
+    "t.zeros(2, 3).scatter_(1, t.tensor([[0], [2]]), 1.0)",
+    "x.scatter(1, index=t.tensor([[3]]), value=7.0)",
+    "t.tensor(1.5).scatter(0, t.tensor(0), t.tensor(2.5))",
+    "t.zeros(2, 0).scatter(1, t.zeros(2, 0, dtype=t.int64), 1.0)",
+    "t.autograd.grad(x.requires_grad_().scatter(0, t.tensor([[1, 2]]), s).sum(), s)",  # an index smaller than src
+])
+def test_scatter(torch, call):
+    # the one-hot idiom's op; its values, errors and (with an index smaller than src) PyTorch's backward error
+    assert_same(torch, lambda t: eval(call, {"t": t, "x": t.zeros(3, 4), "s": t.ones(2, 4, requires_grad=True)}))
+
+
+def test_max_over_a_dim_differentiates_by_a_scatter(torch):
+    # value_selecting_reduction_backward: zeros with the gradient scattered (ScatterBackward0 under create_graph)
+    def fn(t):
+        a = t.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], requires_grad=True)
+        for keepdim in (False, True):
+            v = a.max(1, keepdim=keepdim)[0]
+            g = t.autograd.grad((v * v).sum(), a, create_graph=True)[0]
+            yield g, graph_structure(g), t.autograd.grad(g.sum(), a)[0]
+
+    assert_same(torch, lambda t: list(fn(t)))
