@@ -208,6 +208,8 @@ def add(self, other, *, alpha=1, out=None):
     other = as_operand(other)
     ad, bd = promoted(self, other)
     _check_alpha(ad, alpha)
+    if np.result_type(ad, bd).kind == "b":  # a bool result takes alpha as a bool (PyTorch: True for any nonzero)
+        alpha = builtins.bool(alpha)
     try:
         res = GRAD.quiet.run(np.add, ad, bd * alpha)
     except ValueError:
@@ -275,6 +277,7 @@ def rsub(self, other, *, alpha=1):
     other = as_operand(other)
     if isinstance(other, Tensor):
         return sub(other, self, alpha=alpha)
+    _check_sub(self, other)  # (a bool tensor: PyTorch's error, as for `-`)
     ad, bd = promoted(self, other)
     res = GRAD.quiet.run(np.subtract, bd, ad if alpha == 1 else ad * alpha)
     if _recording(self, None):

@@ -586,7 +586,9 @@ def binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight: Tens
         loss = (1 - t) * x - log_sig
         if weight is not None:
             loss = loss * weight._data
-        res = _reduce(np.asarray(loss).astype(x.dtype, copy=False), red)
+        # PyTorch computes in place on (1 - target): the loss has the target's dtype, even for a float64 input
+        out_dtype = t.dtype if t.dtype.kind == "f" else x.dtype
+        res = _reduce(np.asarray(loss).astype(out_dtype, copy=False), red)
     if _tracked(input, target):
         return record(BinaryCrossEntropyWithLogitsBackward0, res, (input, target), weight=_saved(weight),
                       pos_weight=_saved(pos_weight), reduction=red)

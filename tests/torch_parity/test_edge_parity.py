@@ -1765,3 +1765,23 @@ def test_max_over_a_dim_differentiates_by_a_scatter(torch):
             yield g, graph_structure(g), t.autograd.grad(g.sum(), a)[0]
 
     assert_same(torch, lambda t: list(fn(t)))
+
+
+@pytest.mark.parametrize("call", ["-0.0 - b", "1 - b", "b.add(b, alpha=2)", "b.add(b, alpha=0)", "b.add(1, alpha=2)",
+                                  "t.tensor([1, 2]).add(b, alpha=2)", "2 - t.tensor([1, 2])"])
+def test_bool_operands_of_add_and_reversed_sub(torch, call):
+    # a number minus a bool tensor is PyTorch's bool-subtraction error; a bool result takes alpha as a bool
+    assert_same(torch, lambda t: eval(call, {"t": t, "b": t.tensor([False, True])}))
+
+
+@pytest.mark.parametrize("dtypes", [("float64", "float32"), ("float32", "float64"), ("float32", "float32")], ids=str)
+@pytest.mark.parametrize("kw", [{}, {"reduction": "none"}, {"weight": "w"}, {"pos_weight": "w"}], ids=str)
+def test_bce_with_logits_has_the_targets_dtype(torch, dtypes, kw):
+    # PyTorch computes in place on (1 - target): the loss has the target's dtype, the gradient the input's
+    def fn(t):
+        x = t.zeros(3, dtype=getattr(t, dtypes[0]), requires_grad=True)
+        args = {k: t.ones(3, dtype=t.float64) if v == "w" else v for k, v in kw.items()}
+        y = t.nn.functional.binary_cross_entropy_with_logits(x, t.full((3,), 0.5, dtype=getattr(t, dtypes[1])), **args)
+        return y, t.autograd.grad(y.sum(), x)[0]
+
+    assert_same(torch, fn)
