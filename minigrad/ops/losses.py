@@ -19,7 +19,7 @@ from .._tensor import Tensor, make
 from . import xp
 from .operands import kind_name
 from .recording import SavedArg, record, rule
-from .registry import Sample, declare
+from .registry import Sample, check_recordable, declare
 
 EPSILON = float(np.float32(1e-12))  # PyTorch floors x * (1 - x) at 1e-12 as a C++ float
 MEAN, SUM, NONE = 1, 2, 0  # PyTorch's reduction enum, as `_saved_reduction` shows it
@@ -548,6 +548,7 @@ def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = 
     if target._data.shape != input._data.shape:
         raise ValueError(f"Using a target size ({target.size()}) that is different to the input size "
                          f"({input.size()}) is deprecated. Please ensure they have the same size.")
+    check_recordable((input, target))  # autograd reads their grad_fn before the kernel checks dtypes and ranges
     if target._data.dtype != input._data.dtype:
         raise RuntimeError(f"Found dtype {kind_name(target._data.dtype)} but expected {kind_name(input._data.dtype)}")
     if input._data.dtype.kind != "f":

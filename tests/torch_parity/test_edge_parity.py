@@ -1785,3 +1785,14 @@ def test_bce_with_logits_has_the_targets_dtype(torch, dtypes, kw):
         return y, t.autograd.grad(y.sum(), x)[0]
 
     assert_same(torch, fn)
+
+
+@pytest.mark.parametrize("target", ["0.25", "2.0", "-1.0"])
+def test_bce_of_a_refused_view_fails_before_the_range_check(torch, target):
+    def fn(t):
+        y = t.log(t.tensor([0.0], dtype=t.float64))
+        w = y.unbind(0)[0]
+        y -= t.tensor([0.0], dtype=t.float64, requires_grad=True)
+        return t.nn.functional.binary_cross_entropy(w, t.tensor(float(target), dtype=t.float64))
+
+    assert_same(torch, fn)
