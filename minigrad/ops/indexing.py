@@ -409,7 +409,7 @@ def setitem(self, key, value):
         if one_mask:
             mask = akey[0]
             return masked_fill_(dst, make(mask.reshape(mask.shape + (1,) * (dst._data.ndim - mask.ndim))),
-                                value._data.item())  # (PyTorch hands on value.item(): value gets no gradient)
+                                value)  # (the 0-d value tensor itself: MaskedFillBackward1, value gets a gradient)
     if not one_mask:
         inplace.check_overlap(dst._data, (value,), full_too=True)
         if value._data.dtype != dst._data.dtype:

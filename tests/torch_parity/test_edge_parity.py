@@ -1796,3 +1796,24 @@ def test_bce_of_a_refused_view_fails_before_the_range_check(torch, target):
         return t.nn.functional.binary_cross_entropy(w, t.tensor(float(target), dtype=t.float64))
 
     assert_same(torch, fn)
+
+
+@pytest.mark.parametrize("value_requires_grad", [False, True])
+@pytest.mark.parametrize("base_requires_grad", [False, True])
+def test_a_mask_write_into_an_expanded_view_records_the_value(torch, value_requires_grad, base_requires_grad):
+    # PyTorch's index_put_ hands a bool mask and a 0-d value on to masked_fill_ with the value tensor itself
+    # (MaskedFillBackward1 inside CopySlices): the value gets its gradient
+    def fn(t):
+        x = t.tensor([[[[0.5]]]], requires_grad=base_requires_grad)
+        y = x.log_softmax(-1) if base_requires_grad else x * 1
+        w = y[0].expand(2, 2, 3, 2)
+        v = t.tensor(0.25, requires_grad=value_requires_grad)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # (PyTorch's expanded-index_put_ warnings, compared elsewhere)
+            w[w > 0] = v
+        out = [y.requires_grad, graph_structure(y) if y.grad_fn is not None else None]
+        if value_requires_grad and not base_requires_grad:
+            out.append(t.autograd.grad(y.sum(), v))
+        return out
+
+    assert_same(torch, fn)
