@@ -282,10 +282,13 @@ class Tensor:
         return extras.post_hooks.add(hook)
 
     def retain_grad(self) -> None:
-        if self._extras is not None and self._extras.invalid:  # (PyTorch reads its grad_fn first)
-            raise RuntimeError(self._extras.invalid)
         if not self._requires_grad:
             raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
+        extras = self._extras
+        if extras is not None and extras.invalid:  # a view an in-place write made unusable: PyTorch reads its
+            if extras.invalid_had_node:  # grad_fn (and raises) only if it had a node, else it is a leaf to it
+                raise RuntimeError(extras.invalid)
+            return
         if self._grad_fn is None:
             return
         extras = self._get_extras()

@@ -211,7 +211,7 @@ def add(self, other, *, alpha=1, out=None):
     if np.result_type(ad, bd).kind == "b":  # a bool result takes alpha as a bool (PyTorch: True for any nonzero)
         alpha = builtins.bool(alpha)
     try:
-        res = GRAD.quiet.run(np.add, ad, bd * alpha)
+        res = GRAD.quiet.run(np.add, ad, bd * checked(alpha, np.result_type(ad, bd)))
     except ValueError:
         raise broadcast_error(self, other) from None
     res = laid_out(res, self, other)
@@ -263,7 +263,7 @@ def sub(self, other, *, alpha=1):
     if alpha != 1:
         _check_alpha(ad, alpha)
     try:
-        res = GRAD.quiet.run(np.subtract, ad, bd if alpha == 1 else bd * alpha)
+        res = GRAD.quiet.run(np.subtract, ad, bd if alpha == 1 else bd * checked(alpha, np.result_type(ad, bd)))
     except ValueError:
         raise broadcast_error(self, other) from None
     res = laid_out(res, self, other)
@@ -279,7 +279,7 @@ def rsub(self, other, *, alpha=1):
         return sub(other, self, alpha=alpha)
     _check_sub(self, other)  # (a bool tensor: PyTorch's error, as for `-`)
     ad, bd = promoted(self, other)
-    res = GRAD.quiet.run(np.subtract, bd, ad if alpha == 1 else ad * alpha)
+    res = GRAD.quiet.run(np.subtract, bd, ad if alpha == 1 else ad * checked(alpha, np.result_type(ad, bd)))
     if _recording(self, None):
         return record(RsubBackward1, res, (self,), **({} if alpha == 1 else {"alpha": alpha}))
     return make(res)

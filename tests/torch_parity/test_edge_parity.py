@@ -1817,3 +1817,39 @@ def test_a_mask_write_into_an_expanded_view_records_the_value(torch, value_requi
         return out
 
     assert_same(torch, fn)
+
+
+@pytest.mark.parametrize("alpha", [-1, 300, 2, -300])
+@pytest.mark.parametrize("call", ["t.add(x, x, alpha=a)", "t.sub(x, x, alpha=a)", "e.add(e, alpha=a)",
+                                  "x.int().add(x.int(), alpha=a)"])
+def test_an_integer_alpha_is_converted_to_the_result_dtype(torch, call, alpha):
+    # alpha is converted as PyTorch converts a number into the dtype: it wraps into uint8 from -255, else raises
+    def fn(t):
+        scope = {"t": t, "x": t.tensor([1, 2], dtype=t.uint8), "e": t.zeros(2, 0, dtype=t.uint8), "a": alpha}
+        return eval(call, scope)
+
+    assert_same(torch, fn)
+
+
+@pytest.mark.parametrize("make", ["split-written-then-requires-grad", "multi-view-with-node", "no_grad-view"])
+def test_retain_grad_on_a_refused_view(torch, make):
+    # PyTorch's retain_grad returns for a view that had no node (a leaf to it), and reads grad_fn otherwise
+    def fn(t):
+        if make == "split-written-then-requires-grad":
+            x = t.zeros(1, 1, 1)
+            w = x.unbind(0)[0]
+            w.copy_(w)
+            x.requires_grad_()
+        elif make == "multi-view-with-node":
+            y = t.tensor([[1.0, 2.0]], requires_grad=True) * 1
+            w = y.unbind(0)[0]
+            y.mul_(2)
+        else:
+            x = t.tensor([1.0, 2.0])
+            with t.no_grad():
+                w = x[1:]
+            x.mul_(t.tensor(2.0, requires_grad=True))
+        w.retain_grad()
+        return w.retains_grad
+
+    assert_same(torch, fn)
