@@ -197,14 +197,20 @@ def narrow(self, dim: int, start: int, length: int):
     return getitem(self, (slice(None),) * d + (slice(start, start + length),))
 
 
-def gather(self, dim: int, index, *, sparse_grad: bool = False):
+def _index_of(name: str, self: Tensor, dim: int, index: Tensor, called: str) -> tuple:
+    """gather's and scatter's first checks, with PyTorch's texts: the wrapped dim and the index's array."""
     d = _wrap_dim(dim, self._data.ndim)
     idx = index._data
     if idx.dtype.kind not in "iu":
-        raise RuntimeError("gather(): Expected dtype int32/int64 for index")
+        raise RuntimeError(f"{name}(): Expected dtype int32/int64 for index")
+    if idx.ndim != self._data.ndim:
+        raise RuntimeError(f"Index tensor must have the same number of dimensions as {called} tensor")
+    return d, idx
+
+
+def gather(self, dim: int, index, *, sparse_grad: bool = False):
+    d, idx = _index_of("gather", self, dim, index, "input")
     x = self._data
-    if idx.ndim != x.ndim:
-        raise RuntimeError("Index tensor must have the same number of dimensions as input tensor")
     if x.ndim == 0:  # a 0-d input is gathered as a 1-element one
         x, idx = x.reshape(1), idx.reshape(1)
     for i, (n, m) in enumerate(zip(idx.shape, x.shape)):
@@ -237,13 +243,8 @@ def scatter(self, dim: int, index, src=None, *, value=None, reduce=None):
         raise NotImplementedError("minigrad: scatter(reduce=...) is not implemented; use scatter_add for 'add'.")
     if src is None:
         src = value
-    d = _wrap_dim(dim, self._data.ndim)
-    idx = index._data
-    if idx.dtype.kind not in "iu":
-        raise RuntimeError("scatter(): Expected dtype int32/int64 for index")
+    d, idx = _index_of("scatter", self, dim, index, "self")
     x = self._data
-    if idx.ndim != x.ndim:
-        raise RuntimeError("Index tensor must have the same number of dimensions as self tensor")
     is_src = isinstance(src, Tensor)
     if is_src:
         if src._data.ndim != idx.ndim:
