@@ -65,6 +65,20 @@ def _detect_is_causal_mask(mask: Tensor | None, is_causal: bool | None, size: in
     return make_causal
 
 
+def _feed_forward_and_norms(layer: Module, n: int, d_model: int, dim_feedforward: int, dropout: float, eps: float,
+                            norm_first: bool, bias: bool, like: dict) -> None:
+    """A layer's feed-forward network and its `n` LayerNorms and Dropouts, registered in PyTorch's order (which
+    fixes the order of parameters() and the state_dict's keys)."""
+    layer.linear1 = Linear(d_model, dim_feedforward, bias=bias, **like)
+    layer.dropout = Dropout(dropout)
+    layer.linear2 = Linear(dim_feedforward, d_model, bias=bias, **like)
+    layer.norm_first = norm_first
+    for i in range(1, n + 1):
+        setattr(layer, f"norm{i}", LayerNorm(d_model, eps=eps, bias=bias, **like))
+    for i in range(1, n + 1):
+        setattr(layer, f"dropout{i}", Dropout(dropout))
+
+
 class TransformerEncoderLayer(Module):
     """Self-attention and a feed-forward network, each with a residual connection and a LayerNorm."""
 
@@ -78,14 +92,7 @@ class TransformerEncoderLayer(Module):
         like = {"device": device, "dtype": dtype}
         self.self_attn = MultiheadAttention(d_model, nhead, dropout=dropout, bias=bias, batch_first=batch_first,
                                             **like)
-        self.linear1 = Linear(d_model, dim_feedforward, bias=bias, **like)
-        self.dropout = Dropout(dropout)
-        self.linear2 = Linear(dim_feedforward, d_model, bias=bias, **like)
-        self.norm_first = norm_first
-        self.norm1 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **like)
-        self.norm2 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **like)
-        self.dropout1 = Dropout(dropout)
-        self.dropout2 = Dropout(dropout)
+        _feed_forward_and_norms(self, 2, d_model, dim_feedforward, dropout, layer_norm_eps, norm_first, bias, like)
         if isinstance(activation, str):
             activation = _activation_fn(activation)
         if activation is F.relu or isinstance(activation, ReLU):
@@ -188,16 +195,7 @@ class TransformerDecoderLayer(Module):
                                             **like)
         self.multihead_attn = MultiheadAttention(d_model, nhead, dropout=dropout, batch_first=batch_first, bias=bias,
                                                  **like)
-        self.linear1 = Linear(d_model, dim_feedforward, bias=bias, **like)
-        self.dropout = Dropout(dropout)
-        self.linear2 = Linear(dim_feedforward, d_model, bias=bias, **like)
-        self.norm_first = norm_first
-        self.norm1 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **like)
-        self.norm2 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **like)
-        self.norm3 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **like)
-        self.dropout1 = Dropout(dropout)
-        self.dropout2 = Dropout(dropout)
-        self.dropout3 = Dropout(dropout)
+        _feed_forward_and_norms(self, 3, d_model, dim_feedforward, dropout, layer_norm_eps, norm_first, bias, like)
         self.activation = _activation_fn(activation) if isinstance(activation, str) else activation
 
     def forward(self, tgt: Tensor, memory: Tensor, tgt_mask: Tensor | None = None, memory_mask: Tensor | None = None,
@@ -214,10 +212,7 @@ class TransformerDecoderLayer(Module):
             x = self.norm3(x + self._ff_block(x))
         return x
 
-    def _sa_block(self, x: Tensor, attn_mask, key_padding_mask, is_causal: bool = False) -> Tensor:
-        x = self.self_attn(x, x, x, attn_mask=attn_mask, key_padding_mask=key_padding_mask, is_causal=is_causal,
-                           need_weights=False)[0]
-        return self.dropout1(x)
+    _sa_block = TransformerEncoderLayer._sa_block  # the same self-attention block
 
     def _mha_block(self, x: Tensor, mem: Tensor, attn_mask, key_padding_mask, is_causal: bool = False) -> Tensor:
         x = self.multihead_attn(x, mem, mem, attn_mask=attn_mask, key_padding_mask=key_padding_mask,

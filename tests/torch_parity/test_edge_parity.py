@@ -1170,6 +1170,16 @@ def test_view_written_before_its_base_required_grad_gets_a_node(torch):
     assert_same(torch, fn)
 
 
+def _written_then_backward(w, x) -> tuple:
+    """What a write left in `w`, then the leaf's gradient, or the error backward through `w` gives."""
+    values = w.detach().clone()
+    try:
+        w.sum().backward()
+    except RuntimeError as e:
+        return values, str(e)
+    return values, x.grad
+
+
 @pytest.mark.parametrize("write", [
     pytest.param(lambda t, w: _set(w, [1], -inf), id="row"),
     pytest.param(lambda t, w: _set(w, ([0, 1], [2, 0]), t.tensor([5.0, 6.0])), id="pairs"),
@@ -1184,12 +1194,7 @@ def test_index_put_into_an_expanded_tensor_requiring_grad(torch, write):
         x = t.tensor([[1.0], [2.0]], requires_grad=True)
         w = (x * 1).expand(2, 3)
         write(t, w)
-        values = w.detach().clone()
-        try:
-            w.sum().backward()
-        except RuntimeError as e:
-            return values, str(e)
-        return values, x.grad
+        return _written_then_backward(w, x)
 
     assert_same(torch, fn)
 
@@ -1227,12 +1232,7 @@ def test_masked_fill_into_an_expanded_tensor_requiring_grad(torch, leaf):
         w = (x if leaf else x * 1).expand(2, 2, 3)
         mask = t.tensor([[[True, False, False], [False, False, False]], [[False, False, False], [False, True, False]]])
         w.masked_fill_(mask, -1.0)
-        values = w.detach().clone()
-        try:
-            w.sum().backward()
-        except RuntimeError as e:
-            return values, str(e)
-        return values, x.grad
+        return _written_then_backward(w, x)
 
     assert_same(torch, fn)
 
