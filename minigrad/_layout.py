@@ -18,6 +18,8 @@ but it is not of the result's shape, so it turns `fast_set_up` off (which change
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ._tensor import Tensor
@@ -150,12 +152,17 @@ def _channels_last_strides(shape: tuple) -> tuple:
 
 def _with_strides(res: np.ndarray, strides: tuple) -> np.ndarray:
     """`res` with these element strides (a dense layout): itself when it has them, else a copy."""
-    want = tuple(s * res.itemsize for s in strides)
-    if res.strides == want:
+    if res.strides == tuple(s * res.itemsize for s in strides):
         return res
-    out = np.ndarray(res.shape, res.dtype, np.empty(res.size, res.dtype), 0, want)
+    out = _empty_strided(res.shape, res.dtype, strides)
     np.copyto(out, res)
     return out
+
+
+def _empty_strided(shape: tuple, dtype, strides: tuple) -> np.ndarray:
+    """A new array with these element strides (a dense layout), as PyTorch's empty_strided."""
+    dtype = np.dtype(dtype)
+    return np.ndarray(shape, dtype, np.empty(math.prod(shape), dtype), 0, tuple(s * dtype.itemsize for s in strides))
 
 
 def empty_like_leaf(leaf: np.ndarray, dtype=None) -> np.ndarray:
@@ -164,8 +171,7 @@ def empty_like_leaf(leaf: np.ndarray, dtype=None) -> np.ndarray:
     dtype = leaf.dtype if dtype is None else dtype
     if leaf.flags.c_contiguous or leaf.ndim < 2 or min(leaf.strides) < 0 or not _dense(leaf):
         return np.empty(leaf.shape, dtype)
-    itemsize = np.dtype(dtype).itemsize
-    return np.ndarray(leaf.shape, dtype, np.empty(leaf.size, dtype), 0, tuple(s * itemsize for s in _elements(leaf)))
+    return _empty_strided(leaf.shape, dtype, _elements(leaf))
 
 
 def c_order(a: np.ndarray) -> np.ndarray:

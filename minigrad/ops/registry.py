@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 
 from .._state import GRAD
 from .._tensor import Tensor
+from ..autograd.graph import check_usable
 
 __all__ = ["Op", "Sample", "declare", "REGISTRY", "NODES", "node_rule", "ops"]
 
@@ -114,9 +115,8 @@ def check_recordable(t) -> None:
     if t.__class__ in (list, tuple):
         for x in t:
             check_recordable(x)
-    elif t.__class__ is Tensor and t._extras is not None and t._extras.invalid and t._requires_grad \
-            and GRAD.mode > 0:
-        raise RuntimeError(t._extras.invalid)
+    elif t.__class__ is Tensor and t._requires_grad and GRAD.mode > 0:
+        check_usable(t)
 
 
 def overridable(function: Callable, name: str) -> Callable:
