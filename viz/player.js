@@ -115,6 +115,7 @@ function placeClusterLabels(svg) {
   const paths = [...svg.querySelectorAll("g.edge path")].map((p) => [p, bbox(p)]);
   const nodes = [...svg.querySelectorAll("g.node")].map(bbox).filter(Boolean);
   const overlaps = (a, b) => !(b.x > a.x + a.width || b.x + b.width < a.x || b.y > a.y + a.height || b.y + b.height < a.y);
+  const placed = []; // the chips of the labels placed so far: a nested module's frame starts just inside its parent's
   for (const g of svg.querySelectorAll("g.cluster")) {
     const frame = g.querySelector("path, polygon");
     const texts = [...g.querySelectorAll("text")]; // Graphviz puts them in the tooltip's <a> when there is one
@@ -126,7 +127,7 @@ function placeClusterLabels(svg) {
     const lw = Math.max(...label.map((r) => r.x + r.width)) - lx, lh = Math.max(...label.map((r) => r.y + r.height)) - ly;
     const crossed = (x, y) => {
       const hit = { x: x - 3, y: y - 2, width: lw + 6, height: lh + 4 };
-      if (nodes.some((r) => overlaps(hit, r))) return true;
+      if (nodes.some((r) => overlaps(hit, r)) || placed.some((r) => overlaps(hit, r))) return true;
       for (const [p, r] of paths) {
         if (!r || !overlaps(hit, r)) continue;
         const length = p.getTotalLength();
@@ -153,6 +154,7 @@ function placeClusterLabels(svg) {
     chip.setAttribute("width", String(lw + 6)); chip.setAttribute("height", String(lh + 2));
     chip.setAttribute("rx", "3");
     chip.setAttribute("class", "mg-lchip");
+    placed.push({ x: spot[0] - 3, y: spot[1] - 1, width: lw + 6, height: lh + 2 });
     // drawn last, over the edges: readable even where one must pass
     const top = document.createElementNS(svg.namespaceURI, "g");
     top.setAttribute("class", "mg-clabels");

@@ -328,6 +328,13 @@ def test_player_in_the_classroom(tmp_path, lab_server, chromium, torch):
     texts = tpage.locator(".mg-player").evaluate("r => [...r.querySelectorAll('g.node text')].map(t => t.textContent)")
     assert "1.layers.0–5 · TransformerEncoderLayer ×6" in texts, texts
     measured["transformer"] = _check(tpage, tpage.locator(".mg-player"), "transformer", whole=True)
+    # nested modules' labels (the encoder and its ModuleList start at the same height) do not cover each other
+    chips = tpage.locator(".mg-player").evaluate(
+        "r => [...r.querySelectorAll('rect.mg-lchip')].map(c => { const b = c.getBoundingClientRect();"
+        " return [b.left, b.top, b.right, b.bottom]; })")
+    assert len(chips) >= 2, chips
+    assert not [(a, b) for i, a in enumerate(chips) for b in chips[i + 1:]
+                if a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]], chips
     assert not errors, errors
     context.close()
     print("\nzoom at start: " + ", ".join(f"{k} {v['zoom']:.2f} {v['fit']}{' whole' if v['whole'] else ''}"
