@@ -65,16 +65,16 @@ def _detect_is_causal_mask(mask: Tensor | None, is_causal: bool | None, size: in
     return make_causal
 
 
-def _feed_forward_and_norms(layer: Module, n: int, d_model: int, dim_feedforward: int, dropout: float, eps: float,
-                            norm_first: bool, bias: bool, like: dict) -> None:
-    """A layer's feed-forward network and its `n` LayerNorms and Dropouts, registered in PyTorch's order (which
-    fixes the order of parameters() and the state_dict's keys)."""
-    layer.linear1 = Linear(d_model, dim_feedforward, bias=bias, **like)
+def _feed_forward_and_norms(layer: Module, n: int, sizes: tuple, dropout: float, eps: float, kw: dict) -> None:
+    """A layer's feed-forward network (`sizes`: d_model, dim_feedforward) and its `n` LayerNorms and Dropouts,
+    registered in PyTorch's order (which fixes the order of parameters() and the state_dict's keys). `kw`: bias,
+    device and dtype."""
+    d_model, dim_feedforward = sizes
+    layer.linear1 = Linear(d_model, dim_feedforward, **kw)
     layer.dropout = Dropout(dropout)
-    layer.linear2 = Linear(dim_feedforward, d_model, bias=bias, **like)
-    layer.norm_first = norm_first
+    layer.linear2 = Linear(dim_feedforward, d_model, **kw)
     for i in range(1, n + 1):
-        setattr(layer, f"norm{i}", LayerNorm(d_model, eps=eps, bias=bias, **like))
+        setattr(layer, f"norm{i}", LayerNorm(d_model, eps=eps, **kw))
     for i in range(1, n + 1):
         setattr(layer, f"dropout{i}", Dropout(dropout))
 
@@ -92,7 +92,8 @@ class TransformerEncoderLayer(Module):
         like = {"device": device, "dtype": dtype}
         self.self_attn = MultiheadAttention(d_model, nhead, dropout=dropout, bias=bias, batch_first=batch_first,
                                             **like)
-        _feed_forward_and_norms(self, 2, d_model, dim_feedforward, dropout, layer_norm_eps, norm_first, bias, like)
+        _feed_forward_and_norms(self, 2, (d_model, dim_feedforward), dropout, layer_norm_eps, {"bias": bias, **like})
+        self.norm_first = norm_first
         if isinstance(activation, str):
             activation = _activation_fn(activation)
         if activation is F.relu or isinstance(activation, ReLU):
@@ -195,7 +196,8 @@ class TransformerDecoderLayer(Module):
                                             **like)
         self.multihead_attn = MultiheadAttention(d_model, nhead, dropout=dropout, batch_first=batch_first, bias=bias,
                                                  **like)
-        _feed_forward_and_norms(self, 3, d_model, dim_feedforward, dropout, layer_norm_eps, norm_first, bias, like)
+        _feed_forward_and_norms(self, 3, (d_model, dim_feedforward), dropout, layer_norm_eps, {"bias": bias, **like})
+        self.norm_first = norm_first
         self.activation = _activation_fn(activation) if isinstance(activation, str) else activation
 
     def forward(self, tgt: Tensor, memory: Tensor, tgt_mask: Tensor | None = None, memory_mask: Tensor | None = None,
