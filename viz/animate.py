@@ -20,7 +20,7 @@ from typing import Any
 
 from . import probe
 from .player import Scene, backward_scene, player_class, sources_payload
-from .trace import Frame, clean_texts, map_graph, record_backward
+from .trace import Frame, by_module, clean_texts, map_graph, record_backward
 from .walk import paused_gc
 from .walk import walk as _walk
 
@@ -56,10 +56,12 @@ def animate(
     values are freed unless ``retain_graph``. viz watches it through hooks it removes again.
     ``params`` names leaves (a dict, ``model.named_parameters()`` or the model), as in ``viz.draw``;
     ``fold="module"`` shows each module as one box (click one in the player to open it), as
-    ``viz.draw(..., fold="module", expand=[...])`` does. ``check=True`` checks each custom
-    ``autograd.Function`` on the gradient it received against finite differences (``viz.check``):
-    wrong nodes are marked and each step's ``frame.check`` holds the verdict. ``quiz=True`` asks
-    a question before steps (``quiz_kinds`` of ``viz.quiz.KINDS``, at every ``quiz_every``-th step):
+    ``viz.draw(..., fold="module", expand=[...])`` does, and plays a folded module as one step: what
+    entered it, the ``.grad``s it filled, what left it (its node steps in ``frame.inside``).
+    ``check=True`` checks each custom ``autograd.Function`` on the gradient it received against
+    finite differences (``viz.check``): wrong nodes are marked and each step's ``frame.check`` holds
+    the verdict. ``quiz=True`` asks a question before steps (``quiz_kinds`` of ``viz.quiz.KINDS``, at
+    every ``quiz_every``-th step):
     ``player.answer(id, value)``, ``player.answers`` and ``player.score`` (``viz.quiz``).
     ``compare=viz.compare(loss, ...)`` colours the picture by how your gradients compare.
     ``source=True`` shows the line of code that made each node (for graphs built inside
@@ -88,6 +90,9 @@ def animate(
 
         attach_comparison(recording, compare, rankdir=rankdir)
         recording.redraw.finish += (lambda again: attach_comparison(again, compare, rankdir=rankdir),)
+    if fold is not None:  # one step per folded module (each picture made again too: last, after the others)
+        by_module(recording)
+        recording.redraw.finish += (by_module,)
     scene = backward_scene(recording)
     if sources is not None:
         scene.payload.setdefault("sources", {})  # none found: the story's front end still says how to get them

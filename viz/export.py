@@ -410,13 +410,13 @@ def _last_line(label: str, visible: bool, color: str = style.TEXT) -> str:
 def _png_state(graph: Any, scene: Scene, k: int) -> None:
     blue = style.OKABE_ITO["blue"]
     if scene.mode == "backward":
-        from .trace import state_at
+        from .trace import frame_note, state_at
 
         st = state_at(scene.frames, k)
         reserved = {}
         for f in scene.frames:
-            for n in f.nodes if f.kind == "accumulate" else ():
-                reserved[n] = ".grad = " + _short(f.grad_after)
+            for n in f.nodes if frame_note(f) else ():
+                reserved[n] = frame_note(f)
         for node in graph.nodes():
             n = str(node)
             label = node.attr.get("label") or ""
@@ -458,9 +458,3 @@ def _png_state(graph: Any, scene: Scene, k: int) -> None:
         for edge in graph.edges():
             if max(appear.get(str(edge[0]), 0), appear.get(str(edge[1]), 0)) > k:
                 edge.attr["style"] = "invis"
-
-
-def _short(arr: Any) -> str:
-    from .trace import value_text
-
-    return value_text(arr, short=True)

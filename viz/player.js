@@ -8,6 +8,7 @@ const SPEEDS = [0.25, 0.5, 1, 2, 4, 8];
 const STEPS_PER_SECOND = 1.25; // at speed 1
 const PX_PER_PT = 4 / 3;
 const MIN_TEXT_PX = 10; // no text of the picture is shown smaller at the starting zoom
+const PROJECTOR_PX = 18; // nor, in the player's own full screen (the projector), smaller than this
 const FIT_WHOLE_FROM = 0.8; // the whole graph is shown when it fits at this zoom or more
 const ZOOM_MAX = 2;
 const NARROW_PX = 1100; // below this width the side panel goes under the picture
@@ -309,12 +310,12 @@ class Player {
     }
     const view = h("span", "mg-view");
     view.append(
-      button("mg-z mg-zout", "Zoom out (−)", "−", () => this.setZoom(this.zoom / 1.25)),
+      button("mg-z mg-zout", "Zoom out (−)", "−", () => this.setZoom(this.base / 1.25)),
       (this.zoomLabel = h("span", "mg-zlabel", "")),
-      button("mg-z mg-zin", "Zoom in (+)", "+", () => this.setZoom(this.zoom * 1.25)),
+      button("mg-z mg-zin", "Zoom in (+)", "+", () => this.setZoom(this.base * 1.25)),
       button("mg-z mg-fit", "Fit the graph (0)", "fit", () => this.setZoom(0)),
-      button("mg-z mg-tsmall", "Smaller text in the panel", "A−", () => this.setText(this.textScale / 1.15)),
-      button("mg-z mg-tbig", "Larger text in the panel", "A+", () => this.setText(this.textScale * 1.15)),
+      button("mg-z mg-tsmall", "Smaller text", "A−", () => this.setText(this.textScale / 1.15)),
+      button("mg-z mg-tbig", "Larger text", "A+", () => this.setText(this.textScale * 1.15)),
       (this.dirBtn = button("mg-z mg-dir", "Lay the graph out left to right", "", () => this.flip())),
       button("mg-z mg-full", "Full screen (f)", icon("full"), () => this.fullscreen()),
     );
@@ -668,8 +669,8 @@ class Player {
   key(e) {
     const keys = { ArrowRight: () => this.user(this.k + 1), ArrowLeft: () => this.user(this.k - 1),
                    Home: () => this.user(0), End: () => this.user(this.steps.length - 1),
-                   " ": () => this.toggle(), "+": () => this.setZoom(this.zoom * 1.25),
-                   "=": () => this.setZoom(this.zoom * 1.25), "-": () => this.setZoom(this.zoom / 1.25),
+                   " ": () => this.toggle(), "+": () => this.setZoom(this.base * 1.25),
+                   "=": () => this.setZoom(this.base * 1.25), "-": () => this.setZoom(this.base / 1.25),
                    "0": () => this.setZoom(0), f: () => this.fullscreen() };
     const fn = keys[e.key];
     const tag = e.target && e.target.tagName;
@@ -730,15 +731,15 @@ class Player {
     const [w, hgt] = this.room();
     const [nw, nh] = this.natural;
     this.root.dataset.room = [w, hgt, nw, nh].map(Math.round).join(" ");
-    const readable = MIN_TEXT_PX / (this.smallestPt * PX_PER_PT);
+    const px = this.smallestPt * PX_PER_PT;
+    const whole = Math.min(w / nw, hgt / nh);
     let z = this.userZoom;
-    if (!z) {
-      const whole = Math.min(w / nw, hgt / nh);
-      z = whole >= FIT_WHOLE_FROM ? Math.min(whole, ZOOM_MAX) : Math.min(Math.max(w / nw, readable), ZOOM_MAX);
-      this.root.dataset.fit = whole >= FIT_WHOLE_FROM ? "whole" : "width";
-    } else {
-      this.root.dataset.fit = "user";
-    }
+    // full screen is the projector: every text PROJECTOR_PX or more, the graph as large as the screen holds
+    if (document.fullscreenElement === this.root && !z) z = Math.max(whole, PROJECTOR_PX / px);
+    else if (!z) z = whole >= FIT_WHOLE_FROM ? Math.min(whole, ZOOM_MAX) : Math.min(Math.max(w / nw, MIN_TEXT_PX / px), ZOOM_MAX);
+    this.base = z;
+    z *= this.textScale; // A+ / A− scale the picture's text with the panel's
+    this.root.dataset.fit = this.userZoom ? "user" : z <= whole * 1.001 ? "whole" : px * z >= PROJECTOR_PX ? "text" : "width";
     this.scale(z);
     this.stage.style.height = Math.round(Math.min(nh * this.zoom, hgt) + 2 * PAD) + "px";
     this.root.classList.toggle("mg-fitted", !this.userZoom);

@@ -33,7 +33,7 @@ from typing import Any
 from . import dot as _dot
 from . import render as _render
 from . import style
-from .trace import Frame, state_at
+from .trace import Frame, frame_note, state_at
 
 SVG_NS = "http://www.w3.org/2000/svg"
 XLINK_NS = "http://www.w3.org/1999/xlink"
@@ -440,12 +440,12 @@ def backward_scene(recording: Any) -> Scene:
     notes0: dict[str, str] = {}
     node_texts: dict[str, str] = {}
     for f in frames:
-        if f.kind == "accumulate":
-            before = ".grad = " + _short(f.grad_before)
-            after = ".grad = " + _short(f.grad_after)
-            for n in f.nodes:
+        after = frame_note(f)
+        before = ".grad = " + _short(f.grad_before) if f.kind == "accumulate" else ""
+        for n in f.nodes if after else ():
+            if before:
                 notes0.setdefault(n, before)
-                node_texts[n] = max((node_texts.get(n, ""), before, after), key=len)
+            node_texts[n] = max((node_texts.get(n, ""), before, after), key=len)
     steps = [_step_payload(f) for f in frames]
     payload = {"mode": "backward", "steps": steps, "notes0": notes0}
     if any(f.source for f in frames):  # animate(source=True): click a line, its nodes light up (viz/story.js)
@@ -520,8 +520,9 @@ def _step_payload(f: Frame) -> dict:
     sends = [[s.edge if s.edge is not None else -1, s.label, s.to or ""] for s in f.grads_out]
     if sends:
         step["sends"] = sends
-    if f.kind == "accumulate":
-        step["notes"] = [[n, ".grad = " + _short(f.grad_after)] for n in f.nodes]
+    note = frame_note(f)
+    if note:
+        step["notes"] = [[n, note] for n in f.nodes]
     if f.freed:
         step["freed"] = list(f.nodes)
     if f.hooks:

@@ -185,7 +185,7 @@ def make_quiz(frames: list[Any], kinds: tuple[str, ...] | list[str] = KINDS, eve
     questions: list[Question] = []
     eligible = 0
     for f in frames:
-        if f.kind not in ("run", "accumulate") or f.node is None:
+        if f.kind not in ("run", "accumulate", "module") or f.node is None:
             continue
         # of the kinds that fit this step, the one asked least so far (ties: in the order of kinds),
         # so one animation asks a mix and the rarer moments (a sum, an accumulation) are not missed

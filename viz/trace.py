@@ -19,7 +19,7 @@ never stored per frame.
 
 from __future__ import annotations
 
-from collections import defaultdict, deque
+from collections import Counter, defaultdict, deque
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -81,7 +81,8 @@ class Frame:
 
     ``kind`` is "start" (the seed enters the graph), "run" (a node ran), "accumulate" (an
     AccumulateGrad node added into a leaf's ``.grad``), "captured" (the gradient reached a
-    node that ``inputs=`` does not run) or "done". ``node``/``nodes`` are ids of the drawn
+    node that ``inputs=`` does not run), "module" (the nodes folded into one module's box ran:
+    ``by_module``) or "done". ``node``/``nodes`` are ids of the drawn
     graph (``n0``, ``n1``, ... as in ``viz.draw``), ``index`` the node's place in
     ``viz.walk`` order.
     """
@@ -105,6 +106,8 @@ class Frame:
     refs: list[str] = field(default_factory=list)  # ids the text mentions
     check: Any = None  # animate(check=True): viz.check.NodeCheck, the verdict on this node's backward
     source: str | None = None  # animate(source=True): the line of code that made the node (viz.source)
+    inside: list[Frame] = field(default_factory=list)  # "module": the steps of the nodes folded in its box
+    note: str = ""  # "module": the .grads it filled, as its box shows them ("weight.grad, bias.grad")
 
     @property
     def text(self) -> str:
@@ -542,6 +545,104 @@ def build_frames(rec: Recorder, gmap: GraphMap, seeds: list[np.ndarray | None], 
     return clean_texts(frames)
 
 
+# -- a folded model plays by module -------------------------------------------------------------------------------
+
+MODULE_NOTE_CHARS = 28  # longer lists of the .grads a module filled are counted instead ("72 .grads filled")
+
+
+def by_module(recording: Any) -> Any:
+    """One step per folded module: consecutive steps of nodes drawn in one module's box become one "module"
+    step telling what entered the module, the ``.grad``s it filled and what left it. The node steps stay in
+    ``frame.inside``; opening the box (``expand=``, a click in the player) plays them one by one."""
+    boxes = {n.id: n for n in recording.graph.model.nodes if n.role == "module"}
+    if not boxes:
+        return recording
+    out: list[Frame] = []
+    for f in recording.frames:
+        box = f.nodes[0] if len(f.nodes) == 1 and f.kind in ("run", "accumulate", "captured") else None
+        if box not in boxes:
+            out.append(f)
+        elif out and out[-1].kind == "module" and out[-1].node == box:
+            out[-1].inside.append(f)
+        else:
+            out.append(Frame(0, "module", name=clean(boxes[box].title), node=box, nodes=[box], inside=[f]))
+    for step, f in enumerate(out):
+        f.step = step
+        if f.kind == "module":
+            _module_step(f, boxes[f.node].key, recording.gmap, {b: clean(n.title) for b, n in boxes.items()})
+    recording.frames = out
+    return recording
+
+
+def _module_step(frame: Frame, key: str, gmap: GraphMap, boxes: dict[str, str]) -> None:
+    """The texts of a module's step, from the steps inside it (``boxes``: drawn id -> title of each module)."""
+    inner, box = frame.inside, frame.node
+    ran = [f for f in inner if f.kind in ("run", "accumulate")]
+    frame.title = f"{frame.name}: its backward runs ({len(ran)} node{'s' if len(ran) != 1 else ''} inside)"
+    frame.source = next((f.source for f in inner if f.source), None)
+    if frame.source:
+        frame.lines.append(("source", frame.source))
+    for f in inner:
+        for a in f.grads_in:
+            outside = [(i, part) for i, part in enumerate(a.parts) if part[0] != box]
+            if not outside:
+                continue
+            parts = [part for _, part in outside]
+            edges = [a.edges[i] if i < len(a.edges) else None for i, _ in outside]
+            frame.grads_in.append(Arrival(a.slot, parts, sum(v for _, v in parts), a.consumed, edges=edges))
+            for src, value in parts:
+                origin = "the seed" if src == "seed" else _name_of(gmap, src) + _in_box(boxes, src)
+                frame.lines.append(("in", f"In: grad = {value_text(value)} from {origin} (into {f.name})"))
+    names = Counter(probe.short_name(f.name.split(" (", 1)[0]) for f in ran)
+    listed = ", ".join(f"{n} ×{c}" if c > 1 else n for n, c in names.most_common(4))
+    listed += ", ..." if len(names) > 4 else ""
+    if len(ran) == 1:
+        frame.lines.append(("note", f"Inside, one node ran: {listed}."))
+    else:
+        frame.lines.append(("note", f"Inside, {len(ran)} nodes ran one after another ({listed}); open the box "
+                                    "(click it) to play them one by one."))
+    told = ("acc", "hook", "check", "layer", "rule") if len(ran) == 1 else ("acc", "hook", "check", "layer")
+    out: list[tuple[str, str]] = []
+    for f in inner:
+        frame.lines.extend(line for line in f.lines if line[0] in told)
+        frame.hooks.extend(f.hooks)
+        frame.freed.extend(f.freed)
+        frame.refs.extend(r for r in f.refs if r != box)
+        frame.relabels.extend((e, text) for e, text in f.relabels if e is not None)
+        for send in f.grads_out:
+            if send.to == box:
+                continue
+            frame.grads_out.append(send)
+            slot = f" (slot {send.slot})" if send.slot else ""
+            out.append(("out", f"Out: grad = {send.text} → {send.to_name}{_in_box(boxes, send.to)}{slot}"))
+    frame.lines.extend(out or [("out", "No gradient leaves the module (its inputs need none).")])
+    if frame.freed:
+        frame.lines.append(("free", "Saved values inside freed as their nodes finished (retain_graph=False)."))
+    frame.check = next((f.check for f in inner if f.check is not None and f.check.verdict == "wrong"), None)
+    frame.note = _module_note([_leaf_label(f.name) for f in inner if f.kind == "accumulate"], key)
+
+
+def _in_box(boxes: dict[str, str], drawn: str | None) -> str:
+    return f" in {boxes[drawn]}" if drawn in boxes else ""
+
+
+def _module_note(leaves: list[str], key: str) -> str:
+    """'weight.grad, bias.grad' for the leaves of module 2 (2.weight, 2.bias); '72 .grads filled' when long."""
+    if not leaves:
+        return ""
+    scope = key[len("module:"):].split("..")[0] + "."
+    names = [n[len(scope):] if n.startswith(scope) else n for n in leaves]
+    text = ", ".join(f"{n}.grad" for n in names)
+    return text if len(text) <= MODULE_NOTE_CHARS else f"{len(leaves)} .grads filled"
+
+
+def frame_note(f: Frame) -> str:
+    """What a step writes on its node: an AccumulateGrad's new ``.grad``, the ``.grad``s a module filled."""
+    if f.kind == "accumulate":
+        return ".grad = " + value_text(f.grad_after, short=True)
+    return f.note if f.kind == "module" else ""
+
+
 def clean_texts(frames: list[Any]) -> list[Any]:
     """Clean every text of the frames as ``viz.draw`` cleans labels (a name can hold a lone
     surrogate or a control character), so they print, travel as JSON and save as UTF-8."""
@@ -886,9 +987,10 @@ def state_at(frames: list[Frame], k: int, ids: list[str] | None = None) -> State
         for edge, label in f.relabels:
             labels[edge] = label
             hooked.add(edge)
-        if f.kind == "accumulate":
+        note = frame_note(f)
+        if note:
             for n in f.nodes:
-                notes[n] = f".grad = {value_text(f.grad_after, short=True)}"
+                notes[n] = note
         if f.freed:
             freed.update(f.nodes)
     states: dict[str, str] = {}
