@@ -547,6 +547,7 @@ def build_frames(rec: Recorder, gmap: GraphMap, seeds: list[np.ndarray | None], 
 
 # -- a folded model plays by module -------------------------------------------------------------------------------
 
+MODULE_ACC_LINES = 4  # a module step tells this many .grads it filled (the last line: how many more)
 MODULE_NOTE_CHARS = 28  # longer lists of the .grads a module filled are counted instead ("72 .grads filled")
 
 
@@ -615,6 +616,11 @@ def _module_step(frame: Frame, key: str, gmap: GraphMap, boxes: dict[str, str]) 
             frame.grads_out.append(send)
             slot = f" (slot {send.slot})" if send.slot else ""
             out.append(("out", f"Out: grad = {send.text} → {send.to_name}{_in_box(boxes, send.to)}{slot}"))
+    acc = [i for i, line in enumerate(frame.lines) if line[0] == "acc"]
+    if len(acc) > MODULE_ACC_LINES:  # a big module: the first few, then how many more (opening it tells each)
+        more = ("acc", f"... and {len(acc) - MODULE_ACC_LINES + 1} more .grads filled (open the box to see each)")
+        frame.lines = [line for i, line in enumerate(frame.lines) if i not in acc[MODULE_ACC_LINES - 1:]]
+        frame.lines.insert(acc[MODULE_ACC_LINES - 1], more)
     frame.lines.extend(out or [("out", "No gradient leaves the module (its inputs need none).")])
     if frame.freed:
         frame.lines.append(("free", "Saved values inside freed as their nodes finished (retain_graph=False)."))

@@ -96,4 +96,10 @@ def test_the_folded_transformer_plays_in_a_few_steps(torch, pgv, layers):
     encoder = modules[1]
     assert sum(len(f.inside) for f in modules) > 50 * layers // 2  # the nodes inside are all told, in the box
     assert encoder.note == f"{12 * layers} .grads filled"  # 12 parameters per layer
+    # its panel names the first .grads it filled and counts the others; what entered and left is named
+    filled = [text for kind, text in encoder.lines if kind == "acc"]
+    assert len(filled) == 4 and filled[-1].startswith(f"... and {12 * layers - 3} more .grads filled"), filled
+    assert filled[0].startswith(f"1.layers.{layers - 1}.")
+    assert [kind for kind, _ in encoder.lines].count("in") == 1 and "in 2 · Linear(32→4)" in encoder.lines[0][1]
+    assert all(" in 0 · Linear(16→32)" in text for kind, text in encoder.lines if kind == "out")
     player.close()
