@@ -733,15 +733,17 @@ class Player {
     this.root.dataset.room = [w, hgt, nw, nh].map(Math.round).join(" ");
     const px = this.smallestPt * PX_PER_PT;
     const whole = Math.min(w / nw, hgt / nh);
+    const full = document.fullscreenElement === this.root;
     let z = this.userZoom;
     // full screen is the projector: every text PROJECTOR_PX or more, the graph as large as the screen holds
-    if (document.fullscreenElement === this.root && !z) z = Math.max(whole, PROJECTOR_PX / px);
+    if (full && !z) z = Math.max(whole, (PROJECTOR_PX + 0.5) / px); // + rounding
     else if (!z) z = whole >= FIT_WHOLE_FROM ? Math.min(whole, ZOOM_MAX) : Math.min(Math.max(w / nw, MIN_TEXT_PX / px), ZOOM_MAX);
     this.base = z;
     z *= this.textScale; // A+ / A− scale the picture's text with the panel's
     this.root.dataset.fit = this.userZoom ? "user" : z <= whole * 1.001 ? "whole" : px * z >= PROJECTOR_PX ? "text" : "width";
     this.scale(z);
-    this.stage.style.height = Math.round(Math.min(nh * this.zoom, hgt) + 2 * PAD) + "px";
+    // full screen: the stage takes the screen's height, and the picture sits in its middle (player.css)
+    this.stage.style.height = Math.round((full ? hgt : Math.min(nh * this.zoom, hgt)) + 2 * PAD) + "px";
     this.root.classList.toggle("mg-fitted", !this.userZoom);
     this.follow(this.k);
   }

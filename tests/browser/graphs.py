@@ -14,6 +14,27 @@ def mlp18(T):
     return nn.CrossEntropyLoss()(model(x), target), model
 
 
+def projector_mlp(T):
+    """The projector issue's MLP: Linear(4, 16), ReLU, Linear(16, 16), ReLU, Linear(16, 3), CrossEntropyLoss on a
+    batch of 8 (18 nodes)."""
+    T.manual_seed(0)
+    nn = T.nn
+    model = nn.Sequential(nn.Linear(4, 16), nn.ReLU(), nn.Linear(16, 16), nn.ReLU(), nn.Linear(16, 3))
+    x = T.randn(8, 4)
+    target = T.tensor([0, 1, 2, 0, 1, 2, 0, 1])
+    return nn.CrossEntropyLoss()(model(x), target), model
+
+
+def chain25(T):
+    """25 nodes: chain40's pattern, shorter (the most the projector test promises 18 px text for)."""
+    x = T.tensor([0.5, -0.25], requires_grad=True)
+    w = T.tensor([1.5, 0.5], requires_grad=True)
+    y = x
+    for i in range(9):
+        y = (y * w).tanh() if i % 2 else y + x
+    return y.sum(), {"x": x, "w": w}
+
+
 def chain40(T):
     """About 40 nodes: a long chain with a leaf joining every few steps."""
     x = T.tensor([0.5, -0.25], requires_grad=True)
@@ -50,8 +71,9 @@ def lesson5(T):
     return (h**2).sum(), {"x": x, "w": w}
 
 
-def transformer(torch, layers: int = 6):
-    """PyTorch's TransformerEncoder between two Linear layers, tagged by viz.tag_modules."""
+def transformer(torch, layers: int = 6, squares: bool = False):
+    """PyTorch's TransformerEncoder between two Linear layers, tagged by viz.tag_modules (the loss: the sum, or
+    the mean of squares of the projector issue)."""
     import viz
 
     torch.manual_seed(0)
@@ -61,7 +83,8 @@ def transformer(torch, layers: int = 6):
                                 torch.nn.TransformerEncoder(layer, num_layers=layers, enable_nested_tensor=False),
                                 torch.nn.Linear(32, 4))
     with viz.tag_modules(model):
-        loss = model(torch.randn(2, 5, 16)).sum()
+        out = model(torch.randn(2, 5, 16))
+        loss = (out**2).mean() if squares else out.sum()
     return loss, model
 
 
