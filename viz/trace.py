@@ -20,7 +20,7 @@ never stored per frame.
 from __future__ import annotations
 
 from collections import Counter, defaultdict, deque
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -613,9 +613,10 @@ def _module_step(frame: Frame, key: str, gmap: GraphMap, boxes: dict[str, str]) 
         for send in f.grads_out:
             if send.to == box:
                 continue
+            send = replace(send, to_name=send.to_name + _in_box(boxes, send.to))  # the quiz asks with this name
             frame.grads_out.append(send)
             slot = f" (slot {send.slot})" if send.slot else ""
-            out.append(("out", f"Out: grad = {send.text} → {send.to_name}{_in_box(boxes, send.to)}{slot}"))
+            out.append(("out", f"Out: grad = {send.text} → {send.to_name}{slot}"))
     acc = [i for i, line in enumerate(frame.lines) if line[0] == "acc"]
     if len(acc) > MODULE_ACC_LINES:  # a big module: the first few, then how many more (opening it tells each)
         more = ("acc", f"... and {len(acc) - MODULE_ACC_LINES + 1} more .grads filled (open the box to see each)")

@@ -126,7 +126,7 @@ def test_the_projector_reaches_the_back_row(chromium, torch, pgv):
         nodes = player.scene.num_nodes
         assert nodes <= 25
         html = player.save_html(ARTIFACTS / f"projector_{name}.html")
-        for scheme in ("light", "dark") if name == "mlp" else ("light",):
+        for scheme in ("light", "dark") if name in ("mlp", "chain25") else ("light",):
             page = context.new_page()
             page.on("pageerror", lambda exc: errors.append(str(exc)))
             page.emulate_media(color_scheme=scheme)

@@ -53,6 +53,8 @@ def test_a_folded_module_is_one_step_that_names_its_grads(mg, pgv):
     assert step["notes"] == [[last.node, "bias.grad, weight.grad"]]
     assert player.data["layout"]["nodeTexts"][last.node] == "bias.grad, weight.grad"
     assert state_at(player.frames, last.step).notes[last.node] == "bias.grad, weight.grad"
+    assert "bias.grad, weight.grad" in player.scene.static_svg(last.step)  # the still pictures say it too
+    assert "bias.grad, weight.grad" not in player.scene.static_svg(last.step - 1)
     # the node steps are kept inside: the linear layer's rule ran, its two leaves accumulated
     kinds = sorted(f.kind for f in last.inside)
     assert kinds.count("accumulate") == 2 and "run" in kinds
@@ -102,4 +104,21 @@ def test_the_folded_transformer_plays_in_a_few_steps(torch, pgv, layers):
     assert filled[0].startswith(f"1.layers.{layers - 1}.")
     assert [kind for kind, _ in encoder.lines].count("in") == 1 and "in 2 · Linear(32→4)" in encoder.lines[0][1]
     assert all(" in 0 · Linear(16→32)" in text for kind, text in encoder.lines if kind == "out")
+    player.close()
+
+
+def test_the_quiz_asks_about_module_steps(mg, pgv):
+    model, loss = _mlp(mg)
+    player = viz.animate(loss(), params=model, fold="module", quiz=True, quiz_kinds=("next", "grad"))
+    modules = {f.step: f for f in player.frames if f.kind == "module"}
+    asked = [q for q in player.quiz.questions if q.step in modules]
+    assert {q.kind for q in asked} == {"next", "grad"}, [(q.kind, q.prompt) for q in player.quiz.questions]
+    for q in asked:
+        frame = modules[q.step]
+        if q.kind == "next":  # the box is the answer, by its id or its title
+            assert q.expected == frame.node and frame.name in q.names
+        else:  # what leaves the module, sent to a node named with the module it is in
+            assert q.prompt.startswith(f"{frame.name} runs.") and " in " in q.prompt.split(" to ", 1)[1], q.prompt
+            sent = frame.grads_out[0].grad
+            assert q.expected == sent.shape if isinstance(q.expected, tuple) else np.allclose(q.expected, sent)
     player.close()
