@@ -65,7 +65,7 @@ const QUIZ = {
     this.answers = list.slice();
     this.quizNames = new Map();
     for (const s of this.steps) {
-      if (s.kind !== "run" && s.kind !== "accumulate") continue;
+      if (!["run", "accumulate", "module"].includes(s.kind)) continue; // "X runs", "X adds into", "X runs its"
       const m = /^(.*?) (runs|adds into)\b/.exec(s.title || "");
       for (const id of s.ids || []) if (!this.quizNames.has(id)) this.quizNames.set(id, m ? m[1] : s.title || id);
     }

@@ -205,8 +205,9 @@ def make_quiz(frames: list[Any], kinds: tuple[str, ...] | list[str] = KINDS, eve
 
 def _question(kind: str, f: Any, qid: int) -> Question | None:
     if kind == "next":
+        what = "its nodes run now (the module is one step here)" if f.kind == "module" else "runs now"
         return Question(qid, f.step, "next", "Which node runs next? (click it, or pick its name)", f.node, f.name,
-                        f"{f.name} runs now: every gradient flowing into it has arrived, and among the nodes "
+                        f"{f.name} {what}: every gradient flowing into it has arrived, and among the nodes "
                         "that are ready the engine runs the one created last.", names=(f.name, _bare(f.name)))
     if kind == "sum":
         for arrival in f.grads_in:

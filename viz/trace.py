@@ -579,7 +579,7 @@ def _module_step(frame: Frame, key: str, gmap: GraphMap, boxes: dict[str, str]) 
     """The texts of a module's step, from the steps inside it (``boxes``: drawn id -> title of each module)."""
     inner, box = frame.inside, frame.node
     ran = [f for f in inner if f.kind in ("run", "accumulate")]
-    frame.title = f"{frame.name}: its backward runs ({len(ran)} node{'s' if len(ran) != 1 else ''} inside)"
+    frame.title = f"{frame.name} runs its backward ({len(ran)} node{'s' if len(ran) != 1 else ''} inside)"
     frame.source = next((f.source for f in inner if f.source), None)
     if frame.source:
         frame.lines.append(("source", frame.source))

@@ -186,7 +186,7 @@ def test_the_projector_reaches_the_back_row(chromium, torch, pgv):
         encoder = next(f.step for f in folded.frames if f.kind == "module" and f.name.startswith("1 · "))
         for _ in range(encoder):
             root.locator("button.mg-next").click()
-        assert root.locator(".mg-title").text_content().startswith("1 · TransformerEncoder: its backward runs")
+        assert root.locator(".mg-title").text_content().startswith("1 · TransformerEncoder runs its backward")
         lines = root.evaluate("r => [...r.querySelectorAll('.mg-line')].map(e => e.textContent)")
         assert any(t.startswith("1.layers.5.") and ".grad was None" in t for t in lines), lines
         notes = root.evaluate("r => [...r.querySelectorAll('.mg-note')].map(t => t.textContent).filter(Boolean)")
