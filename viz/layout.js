@@ -147,6 +147,7 @@ const LAYOUT = {
     await laidOut(this.root); // decorate() and the others measure texts
     decorate(svg, this.layout);
     fitTexts(svg, true);
+    if (/LR|RL/.test(dir)) badgesOnTop(svg);
     placeClusterLabels(svg);
     return svg;
   },

@@ -165,6 +165,18 @@ function placeClusterLabels(svg) {
   growToFit(svg);
 }
 
+// Left to right, an edge's label fills the room between the ranks, where the badges beside a box's top corners
+// would cover it: they sit on the box's top edge instead.
+function badgesOnTop(svg) {
+  for (const [sel, dx] of [[".mg-stepbadge", 18], [".mg-arrbadge", -18]]) {
+    for (const b of svg.querySelectorAll(sel)) for (const e of b.children) {
+      const [x, y] = e.tagName === "circle" ? ["cx", "cy"] : ["x", "y"];
+      e.setAttribute(x, String(Number(e.getAttribute(x)) + dx));
+      e.setAttribute(y, String(Number(e.getAttribute(y)) - 9));
+    }
+  }
+}
+
 // A label moved beside its frame may stick out of the picture: the picture grows to hold it.
 function growToFit(svg) {
   const graph = svg.querySelector("g");
@@ -394,6 +406,7 @@ class Player {
         this.stage.appendChild(svg);
         await laidOut(this.root); // texts are measured below
         fitTexts(svg);
+        if (/LR|RL/.test(dir)) badgesOnTop(svg);
         placeClusterLabels(svg);
         return svg;
       }
