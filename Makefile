@@ -55,7 +55,7 @@ help:
 	@echo "make format  ruff format + ruff check --fix on minigrad viz tests bench"
 	@echo "make bench   run bench/run.py"
 	@echo "make torch   install torch==2.13.0 into .venv when missing (make test and make pytest do it)"
-	@echo "make notebooks  regenerate the lessons and their solutions from notebooks/src/"
+	@echo "make notebooks  regenerate the lessons, their solutions and the marimo lessons from notebooks/src/"
 	@echo "make grade SUBMISSIONS=DIR  grade every student's notebooks (one folder each) -> DIR/grades.csv, feedback.md"
 	@echo "make autograder  write the autograder version (otter-grader tests, zips) into build/autograder/"
 	@echo "make site    the course as a website into build/site/: players play, quizzes score, no install (SITE_ARGS=\"00 03\")"
@@ -132,10 +132,11 @@ nbval: install
 	$(PY) -m pytest --nbval $(NBVAL_COMMON) "$${nbs[@]}"
 
 # Regenerate the course from notebooks/src/: NN_name.ipynb (the lessons with blanks) and solutions/NN_name.ipynb,
-# both executed.
+# both executed; then the marimo lessons (notebooks/marimo/NN_name.py) from the lessons (notebooks/marimo_build.py).
 .PHONY: notebooks
 notebooks: install
 	$(PY) notebooks/build.py
+	$(PY) notebooks/marimo_build.py
 
 # Grading (notebooks/grade.py, otter-grader without containers, offline): SUBMISSIONS holds one folder per
 # student with that student's learner notebooks. TIMEOUT is the limit per notebook in seconds; JOBS how many

@@ -35,7 +35,7 @@ DIST_NAME = "minigrad-lab"
 # player also run in Notebook 7
 LAB_NEEDS = {"pygraphviz", "graphviz", "ipywidgets", "anywidget", "jupyterlab", "tqdm", "scikit-learn", "pillow",
              "notebook"}
-TEST_NEEDS = {"pytest", "hypothesis", "nbval", "playwright", "ruff", "latex2mathml"}
+TEST_NEEDS = {"pytest", "hypothesis", "nbval", "playwright", "ruff", "latex2mathml", "marimo"}
 
 
 @pytest.fixture(scope="module")
@@ -82,6 +82,10 @@ def test_extras_hold_what_the_design_names(pyproject):
     site = [Requirement(s) for s in extras["site"]]  # the website (make site): the lab and latex2mathml, in test too
     assert {canonicalize_name(r.name) for r in site} == {DIST_NAME, "latex2mathml"}
     assert {str(r) for r in site if r.name == "latex2mathml"} <= {str(r) for r in test}
+    marimo = [Requirement(s) for s in extras["marimo"]]  # marimo has its own extra, not the lab's
+    assert {canonicalize_name(r.name) for r in marimo} == {DIST_NAME, "marimo"}
+    assert {str(r) for r in marimo if r.name == "marimo"} <= {str(r) for r in test}
+    assert "marimo" not in _names(extras["lab"])
 
 
 def test_no_dependency_spec_mentions_torch(pyproject):
