@@ -14,6 +14,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 LAB_STAMP  := $(VENV)/.minigrad-lab-lab
 GRADE_STAMP := $(VENV)/.minigrad-lab-grade
+SITE_STAMP := $(VENV)/.minigrad-lab-site
 TEST_STAMP := $(VENV)/.minigrad-lab-test
 # Exactly this spec: it resolves to the local CPU wheel. Any other torch spec downloads gigabytes.
 TORCH_SPEC := torch==2.13.0
@@ -40,7 +41,7 @@ NBVAL_COMMON := --nbval-current-env --nbval-sanitize-with .ci/nbval-sanitize.cfg
 FIND_NOTEBOOKS := find notebooks -name '*.ipynb' -not -path '*/.ipynb_checkpoints/*'
 
 .PHONY: help venv install install-lab lab test pytest nbval lint format bench torch browser-deps clean fuzz fuzz-known \
-        install-grade grade autograder handouts
+        install-grade grade autograder handouts site install-site
 
 # The browser test (tests/browser) drives Debian's chromium through Playwright's Python package.
 CHROMIUM := /usr/bin/chromium
@@ -54,9 +55,10 @@ help:
 	@echo "make format  ruff format + ruff check --fix on minigrad viz tests bench"
 	@echo "make bench   run bench/run.py"
 	@echo "make torch   install torch==2.13.0 into .venv when missing (make test and make pytest do it)"
-	@echo "make notebooks  regenerate the lessons and their solutions from notebooks/src/"
+	@echo "make notebooks  regenerate the lessons, their solutions and the marimo lessons from notebooks/src/"
 	@echo "make grade SUBMISSIONS=DIR  grade every student's notebooks (one folder each) -> DIR/grades.csv, feedback.md"
 	@echo "make autograder  write the autograder version (otter-grader tests, zips) into build/autograder/"
+	@echo "make site    the course as a website into build/site/: players play, quizzes score, no install (SITE_ARGS=\"00 03\")"
 	@echo "make handouts  static HTML and PDF of every lesson into build/handouts/ (Debian's chromium prints)"
 	@echo "make fuzz    the differential fuzzer, N programs per seed: make fuzz N=2000 SEED=0-4 (needs torch)"
 	@echo "make fuzz-known  rewrite tests/fuzz/parityfuzz/known_failures.md from today's results (review the diff)"
@@ -85,7 +87,7 @@ $(TEST_STAMP): pyproject.toml | $(VENV)/pyvenv.cfg
 	@echo "install: pyproject.toml changed or first install -> pip install -e .[test], then .[grade]"
 	$(PY) -m pip install --disable-pip-version-check -q -e '.[test]'
 	$(PY) -m pip install --disable-pip-version-check -q -e '.[grade]'
-	@touch $(TEST_STAMP) $(GRADE_STAMP) $(LAB_STAMP)
+	@touch $(TEST_STAMP) $(GRADE_STAMP) $(LAB_STAMP) $(SITE_STAMP)
 
 # The grader (the `grade` extra: the lab and otter-grader).
 install-grade: $(GRADE_STAMP)
@@ -130,10 +132,11 @@ nbval: install
 	$(PY) -m pytest --nbval $(NBVAL_COMMON) "$${nbs[@]}"
 
 # Regenerate the course from notebooks/src/: NN_name.ipynb (the lessons with blanks) and solutions/NN_name.ipynb,
-# both executed.
+# both executed; then the marimo lessons (notebooks/marimo/NN_name.py) from the lessons (notebooks/marimo_build.py).
 .PHONY: notebooks
 notebooks: install
 	$(PY) notebooks/build.py
+	$(PY) notebooks/marimo_build.py
 
 # Grading (notebooks/grade.py, otter-grader without containers, offline): SUBMISSIONS holds one folder per
 # student with that student's learner notebooks. TIMEOUT is the limit per notebook in seconds; JOBS how many
@@ -162,6 +165,21 @@ handouts: install-lab browser-deps
 	    || echo "handouts: could not install libjs-mathjax; the PDFs will show formulas as TeX"; \
 	fi
 	$(PY) notebooks/handouts.py
+
+# The course as a website (notebooks/website.py): build/site/, every lesson a page whose players play and whose
+# quizzes score with no kernel and nothing fetched (open build/site/index.html, or serve the folder). Built from
+# the learners' lessons, run again here. SITE_ARGS="00 03" builds only those lessons; .github/workflows/pages.yml
+# publishes it on GitHub Pages.
+SITE_ARGS ?=
+site: install-site
+	$(PY) notebooks/website.py $(SITE_ARGS)
+
+install-site: $(SITE_STAMP)
+
+$(SITE_STAMP): pyproject.toml | $(VENV)/pyvenv.cfg
+	@echo "install-site: pyproject.toml changed or first install -> pip install -e .[site]"
+	$(PY) -m pip install --disable-pip-version-check -q -e '.[site]'
+	@touch $(SITE_STAMP) $(LAB_STAMP)
 
 # The differential fuzzer (tests/fuzz/parityfuzz): N random programs per seed run on torch 2.13 and on
 # minigrad; prints the mismatches by category and the coverage table. SEED is a number, a range (0-4)

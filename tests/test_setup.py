@@ -35,7 +35,7 @@ DIST_NAME = "minigrad-lab"
 # player also run in Notebook 7
 LAB_NEEDS = {"pygraphviz", "graphviz", "ipywidgets", "anywidget", "jupyterlab", "tqdm", "scikit-learn", "pillow",
              "notebook"}
-TEST_NEEDS = {"pytest", "hypothesis", "nbval", "playwright", "ruff"}
+TEST_NEEDS = {"pytest", "hypothesis", "nbval", "playwright", "ruff", "latex2mathml", "marimo"}
 
 
 @pytest.fixture(scope="module")
@@ -79,6 +79,13 @@ def test_extras_hold_what_the_design_names(pyproject):
     assert {canonicalize_name(r.name) for r in test} == TEST_NEEDS | {DIST_NAME}
     (self_ref,) = [r for r in test if canonicalize_name(r.name) == DIST_NAME]
     assert self_ref.extras == {"lab"}
+    site = [Requirement(s) for s in extras["site"]]  # the website (make site): the lab and latex2mathml, in test too
+    assert {canonicalize_name(r.name) for r in site} == {DIST_NAME, "latex2mathml"}
+    assert {str(r) for r in site if r.name == "latex2mathml"} <= {str(r) for r in test}
+    marimo = [Requirement(s) for s in extras["marimo"]]  # marimo has its own extra, not the lab's
+    assert {canonicalize_name(r.name) for r in marimo} == {DIST_NAME, "marimo"}
+    assert {str(r) for r in marimo if r.name == "marimo"} <= {str(r) for r in test}
+    assert "marimo" not in _names(extras["lab"])
 
 
 def test_no_dependency_spec_mentions_torch(pyproject):
@@ -217,7 +224,9 @@ def test_top_level_stays_as_the_design_asks():
         pytest.skip("not a git checkout")
     top = {line.split("/")[0] for line in listed.stdout.splitlines()}
     allowed = {"pyproject.toml", "minigrad", "notebooks", "viz", "tests", "README.md", "Makefile", ".ci", "bench",
-               "binder", "CONTRIBUTING.md", "LICENSE", ".gitignore"}
+               "binder", "CONTRIBUTING.md", "LICENSE", ".gitignore",
+               "docs",      # the guides (API, viz, differences from PyTorch, ...), pages of the course's website
+               ".github"}   # the workflow that publishes the website on GitHub Pages
     assert top <= allowed, sorted(top - allowed)
 
 

@@ -67,6 +67,11 @@ var model = {{
   }}
 }};
 __mgModule.render({{ model: model, el: document.getElementById("mg-root") }});
+if (window.parent !== window && window.ResizeObserver) {{  // framed (the course's website): tell the page our height
+  new ResizeObserver(function () {{
+    window.parent.postMessage({{ mgHeight: document.documentElement.scrollHeight }}, "*");
+  }}).observe(document.body);
+}}
 }})();
 </script>
 </body>

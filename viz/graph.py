@@ -95,9 +95,10 @@ class Graph:
         if svg is None:
             data = {"text/plain": f"{render.HINT}\n{self.source}"}
             view = self._browser_view()
-            if view is not None:  # a live notebook lays the DOT out with the WebAssembly Graphviz
-                data.update(view)
-            return data
+            if view is None:
+                return data
+            data.update(view[0])  # a live notebook lays the DOT out with the WebAssembly Graphviz
+            return (data, view[1]) if view[1] else data
         data: dict[str, str] = {"image/svg+xml": svg, "text/plain": repr(self)}
         png = self.png()
         if png is None:  # one plain line says why, rather than a broken image
@@ -107,18 +108,16 @@ class Graph:
         data.update(png_data)
         return data, meta
 
-    def _browser_view(self) -> dict | None:
-        """The widget view of a player without steps that lays this graph out in the browser
-        (made once per Graph), or None without anywidget."""
-        from .player import WIDGET_VIEW, graph_widget
+    def _browser_view(self) -> tuple[dict, dict] | None:
+        """The widget view (and anywidget's metadata) of a player without steps that lays this graph out in
+        the browser (made once per Graph), or None without anywidget."""
+        from .player import graph_widget, widget_view
 
         if getattr(self, "_widget", None) is None:
             self._widget = graph_widget(self)
         if self._widget is None:
             return None
-        out = self._widget._repr_mimebundle_()
-        view = out[0] if isinstance(out, tuple) else (out or {})
-        return {k: v for k, v in view.items() if k == WIDGET_VIEW}
+        return widget_view(self._widget)
 
     def __repr__(self) -> str:
         extra = f", {self.model.hidden:,} hidden" if self.model.hidden else ""

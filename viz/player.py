@@ -785,9 +785,9 @@ class Player:
         meta: dict[str, Any] = {}
         widget = self.widget
         if widget is not None:
-            out = widget._repr_mimebundle_()
-            view, _ = out if isinstance(out, tuple) else (out or {}, {})
-            data.update({k: v for k, v in view.items() if k == WIDGET_VIEW})
+            view, view_meta = widget_view(widget)
+            data.update(view)
+            meta.update(view_meta)
         data["text/plain"] = repr(self)
         png = self.png()
         if png is None:  # one plain line says why there is no picture
@@ -827,6 +827,14 @@ class Player:
 
 
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+
+
+def widget_view(widget: Any) -> tuple[dict, dict]:
+    """The widget's view and the metadata anywidget gives with it, every key kept: on Colab that metadata
+    turns on the custom widget manager that renders third-party widgets (without it Colab shows only the PNG)."""
+    out = widget._repr_mimebundle_()
+    view, meta = out if isinstance(out, tuple) else (out or {}, {})
+    return {k: v for k, v in view.items() if k == WIDGET_VIEW}, dict(meta or {})
 GRAPHVIZ_JS = HERE / "vendor" / "viz-graphviz.js"
 
 

@@ -1,0 +1,94 @@
+"""A lesson in marimo (the build in notebooks/marimo/), run as an app (`marimo run`) in headless Chromium.
+
+marimo is a home of the course of its own: its lessons are written from the Jupyter lessons by
+notebooks/marimo_build.py. Here lesson 3 runs in `marimo run` on 127.0.0.1 (nothing else is reached): its
+player shows and steps, its quiz asks, takes an answer and scores it, its printed values show (marimo's app
+view has no console: the build prints into the cells' outputs) and its exercise's check gives its verdict.
+Screenshot: test-artifacts/marimo_lesson03.png.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import subprocess
+import sys
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+
+def _load(name: str):
+    spec = importlib.util.spec_from_file_location(f"browser_{name}", Path(__file__).with_name(f"{name}.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+helpers = _load("conftest")
+REPO, wait_for = helpers.REPO, helpers.wait_for
+ARTIFACTS = REPO / "test-artifacts"
+LESSON = REPO / "notebooks" / "marimo" / "03_backward.py"
+UI_TIMEOUT = 90_000
+
+
+@pytest.fixture
+def marimo_app(tmp_path):
+    try:
+        import marimo  # noqa: F401
+    except ImportError as exc:
+        pytest.skip(f"missing tool: marimo ({exc}); pip install -e .[test]")
+    port = helpers._free_port()
+    env = {**os.environ, "HOME": str(tmp_path)}  # marimo's own config and state stay in the test's folder
+    proc = subprocess.Popen([sys.executable, "-m", "marimo", "run", str(LESSON), "--headless", "--host", "127.0.0.1",
+                             "--port", str(port), "--no-token", "--no-sandbox"], cwd=LESSON.parent, env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        wait_for("marimo to answer", 60, lambda: urllib.request.urlopen(base, timeout=2).status == 200)
+        yield base
+    finally:
+        helpers._stop(proc)
+
+
+def test_a_lesson_runs_in_marimo(marimo_app, chromium):
+    context = chromium(viewport={"width": 1280, "height": 900})
+    outside: list[str] = []
+
+    def only_here(route):
+        url = route.request.url
+        if url.startswith((marimo_app, "data:", "blob:")):
+            route.continue_()
+        else:
+            outside.append(url)
+            route.abort()
+
+    context.route("**/*", only_here)
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    page.goto(marimo_app, timeout=UI_TIMEOUT)
+    page.wait_for_selector(".mg-player svg g.node", timeout=UI_TIMEOUT)
+    page.wait_for_function("() => document.body.innerText.includes('jacobian still returns the placeholder')",
+                           timeout=UI_TIMEOUT)  # the last cells ran too
+    text = page.inner_text("body")
+    assert "The marimo version of this lesson" in text  # it says what differs
+    assert "quiz, before step 1: Which node runs next?" in text  # a printed value, in the cell's output
+    assert "✗ jacobian still returns the placeholder `...`" in text and "hint: build the rows" in text  # the check
+
+    root = page.locator(".mg-player").first
+    root.scroll_into_view_if_needed()
+    assert root.get_attribute("data-frame") == "0"
+    root.locator("button.mg-next").click()
+    assert root.locator(".mg-q-prompt").text_content().startswith("Which node runs next?")
+    root.locator(".mg-stage g.node[data-n='n1']").click()  # SumBackward0, the first node to run
+    quiz = root.evaluate("r => r.querySelector('.mg-quiz').innerText")
+    assert "✓ Right" in quiz and "Quiz score: 1 / 1" in quiz, quiz
+    assert root.get_attribute("data-frame") == "1"  # revealed: the player stepped
+    box = root.bounding_box()
+    assert box["width"] >= 900  # the lesson is laid out medium-wide, so the player is not squeezed
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / "marimo_lesson03.png"))
+    assert outside == [], outside
+    assert errors == [], errors
