@@ -22,7 +22,7 @@ from typing import Any
 from . import style
 from .dot import html_text
 from .files import write_atomic
-from .player import ESM, SVG_NS, XLINK_NS, Scene, front_end, front_ends, to_text
+from .player import ESM, SVG_NS, XLINK_NS, Scene, front_end, front_ends, other_layout, to_text
 
 MAX_FILMSTRIP_STEPS = 24
 _EXPORT = "export default { render };"
@@ -93,20 +93,14 @@ def _json_for_html(value: Any) -> str:
     return text.replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
 
 
-ALT_LAYOUT_NODES = 400  # up to this size the page also carries the other layout direction
-
-
 def page(scene: Scene, title: str | None = None, frame: int = 0) -> str:
     """The standalone HTML text of a player: both layout directions when Python has Graphviz (up to
     ``ALT_LAYOUT_NODES`` nodes), else the WebAssembly Graphviz inline, so that it lays the graph out
     itself. Nothing is fetched."""
     title = title or ("viz: backward pass, step by step" if scene.mode == "backward"
                       else "viz: the graph, built op by op")
-    info = scene.payload.get("layout") or {}
-    other = "LR" if info.get("rankdir", "TB") != "LR" else "TB"
-    alt = scene.svg_in(other) if scene.root is not None and scene.num_nodes <= ALT_LAYOUT_NODES else ""
-    state = {"svg": scene.svg(html=True), "svg_alt": alt, "data": scene.payload, "frame": int(frame), "speed": 1.0,
-             "standalone": True}
+    state = {"svg": scene.svg(html=True), "svg_alt": other_layout(scene), "data": scene.payload, "frame": int(frame),
+             "speed": 1.0, "standalone": True}
     engine = "" if scene.root is not None else inline_graphviz()
     esm, css = front_end(front_ends(scene.payload))  # the quiz's and the story's front ends where they are used
     note = ("Play, or step with ← and → (click the player first). Made with viz.animate; "

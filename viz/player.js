@@ -198,12 +198,16 @@ function growToFit(svg) {
 // which has overflow: auto for wide outputs) is no limit: its height is the player's own.
 const SCROLLERS = ".jp-WindowedPanel-outer, .jp-NotebookPanel-notebook, .jp-Notebook";
 
+// the element around el, out of a shadow root too (marimo shows widgets in one)
+const up = (el) => el.parentElement || (el.getRootNode().host || null);
+
 function scrollParent(el) {
   const notebook = el.parentElement && el.parentElement.closest(SCROLLERS);
   if (notebook && notebook.clientHeight > 0) return notebook;
-  for (let p = el.parentElement; p; p = p.parentElement) {
+  for (let p = up(el); p; p = up(p)) {
     const style = getComputedStyle(p);
-    if (/(auto|scroll)/.test(style.overflowY) && p.clientHeight > 0 && p.scrollHeight > p.clientHeight + 1) return p;
+    if (/(auto|scroll)/.test(style.overflowY) && p.clientHeight > 0 &&
+        (p.scrollHeight > p.clientHeight + 1 || style.maxHeight !== "none")) return p;
   }
   return null;
 }
@@ -225,6 +229,9 @@ class Player {
     this.dir = this.layout.rankdir || "TB";
     this.build(host);
     this.root.classList.toggle("mg-standalone", !!model.get("standalone"));
+    // a kernel behind the page answers this at once; a page without one (exported by marimo) never does
+    model.on("msg:custom", (m) => { if (m && m.type === "pong") this.alive = true; });
+    model.send({ type: "ping" });
     this.theme();
     this.onFrame = () => { const f = Number(this.model.get("frame")); if (f !== this.k) this.go(f); };
     this.onSpeed = () => { this.speed = Number(this.model.get("speed")) || 1; if (this.speedBox) this.speedBox.value = String(this.speed); };
@@ -411,7 +418,7 @@ class Player {
         return svg;
       }
     }
-    if (dir !== main && this.model.get("svg") && !this.model.get("standalone")) {
+    if (dir !== main && this.model.get("svg") && !this.lone()) {
       const alt = await this.ask({ type: "layout", rankdir: dir }, "change:svg_alt", () => this.model.get("svg_alt"));
       if (alt) return this.picture(dir);
     }
@@ -420,9 +427,13 @@ class Player {
     return this.layOut(dir); // viz/layout.js: only where Python has no Graphviz
   }
 
+  lone() {
+    return this.model.get("standalone") || !this.alive;
+  }
+
   ask(message, event, ready) {
     // one request to the kernel, answered by a trait change or a custom message (with a buffer)
-    if (this.model.get("standalone")) return Promise.reject(new Error("no kernel to ask"));
+    if (this.lone()) return Promise.reject(new Error("no kernel to ask"));
     return new Promise((resolve, reject) => {
       const done = (msg, buffers) => {
         if (event === "msg:custom") {
@@ -697,7 +708,7 @@ class Player {
     if (this.quizClick && this.quizClick(e)) return;
     // a folded module opens where a kernel can lay the graph out again
     const g = e.target && e.target.closest && e.target.closest("g.mg-box");
-    if (!g || this.model.get("standalone")) return;
+    if (!g || this.lone()) return;
     e.stopPropagation();
     this.root.classList.add("mg-busy");
     this.model.send({ type: "expand", scope: g.getAttribute("data-scope") });
@@ -730,7 +741,10 @@ class Player {
     // the height the picture may take: what the page (or the screen, in full screen) shows of the player
     const full = document.fullscreenElement === this.root;
     const outer = full ? null : scrollParent(this.root);
-    const view = full ? window.innerHeight : Math.min(window.innerHeight, outer ? outer.clientHeight : window.innerHeight);
+    const pad = (el, a, b) => { const cs = getComputedStyle(el); return parseFloat(cs[a]) + parseFloat(cs[b]); };
+    // a box that scrolls (marimo's output): its padding and the player's margins take room too
+    const box = outer && !outer.matches(SCROLLERS) ? pad(outer, "paddingTop", "paddingBottom") + pad(this.root, "marginTop", "marginBottom") : 0;
+    const view = full ? window.innerHeight : Math.min(window.innerHeight, outer ? outer.clientHeight - box : window.innerHeight);
     // under the picture, the panel keeps one height (30% of the view) whatever a step says, so that
     // stepping never moves the picture or pushes the legend off the screen; long steps scroll in it
     const below = this.narrow && !this.graphOnly ? Math.round(view * 0.3) : 0;

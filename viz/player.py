@@ -24,6 +24,7 @@ from __future__ import annotations
 import copy
 import html
 import re
+import sys
 import xml.etree.ElementTree as ET
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -721,15 +722,24 @@ class Player:
         if self._widget is None:
             cls = widget_class(front_ends(self.scene.payload))
             if cls is not None:
-                self._widget = cls(svg=self.scene.svg(html=True), data=self.scene.payload, frame=self._frame,
-                                   speed=self._speed)
+                self._widget = cls(**self._widget_state())
                 self._widget.on_msg(self._on_msg)
         return self._widget
+
+    def _widget_state(self) -> dict:
+        """What a new widget starts with; inside marimo the other layout direction too (see ``in_marimo``)."""
+        state = {"svg": self.scene.svg(html=True), "data": self.scene.payload, "frame": self._frame,
+                 "speed": self._speed}
+        if in_marimo():
+            state["svg_alt"] = other_layout(self.scene)
+        return state
 
     def _on_msg(self, widget: Any, content: Any, buffers: Any) -> None:
         """Requests from the page: the WebAssembly Graphviz, the other layout direction, a module opened."""
         kind = content.get("type") if isinstance(content, dict) else None
-        if kind == "graphviz":
+        if kind == "ping":  # the page learns that a kernel answers (a page exported without one never hears)
+            widget.send({"type": "pong"})
+        elif kind == "graphviz":
             _answer_graphviz(widget, content, buffers)
         elif kind == "layout" and content.get("rankdir") in ("TB", "LR", "BT", "RL"):
             widget.svg_alt = self.scene.svg_in(content["rankdir"])
@@ -827,6 +837,28 @@ class Player:
 
 
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+
+
+ALT_LAYOUT_NODES = 400  # up to this size a page without a kernel also carries the other layout direction
+
+
+def other_layout(scene: Scene) -> str:
+    """The picture in the other layout direction, for a page no kernel will answer ("" past ALT_LAYOUT_NODES
+    nodes, or where Python has no Graphviz: the page then lays the graph out itself)."""
+    info = scene.payload.get("layout") or {}
+    other = "LR" if info.get("rankdir", "TB") != "LR" else "TB"
+    return scene.svg_in(other) if scene.root is not None and scene.num_nodes <= ALT_LAYOUT_NODES else ""
+
+
+def in_marimo() -> bool:
+    """True inside a marimo notebook. Its page may have no kernel behind it (``marimo export html`` keeps the
+    widget's state, and nothing answers), so the player takes the other layout direction along, and asks for
+    nothing it cannot get (the page finds out: a kernel answers its ping)."""
+    marimo = sys.modules.get("marimo")
+    try:
+        return marimo is not None and bool(marimo.running_in_notebook())
+    except Exception:  # an older marimo
+        return False
 
 
 def widget_view(widget: Any) -> tuple[dict, dict]:

@@ -335,8 +335,7 @@ def _widget(self: Any) -> Any:
 
         cls = widget_class(front_ends(self.scene.payload))
         if cls is not None:
-            self._widget = cls(svg=self.scene.svg(html=True), data=self.scene.payload, frame=self._frame,
-                               speed=self._speed)
+            self._widget = cls(**self._widget_state())
             self._widget.on_msg(self._on_msg)
             self._widget.observe(lambda change: _from_page(self, change["new"]), names="answers")
     return self._widget

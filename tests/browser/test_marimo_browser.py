@@ -92,3 +92,45 @@ def test_a_lesson_runs_in_marimo(marimo_app, chromium):
     page.screenshot(path=str(ARTIFACTS / "marimo_lesson03.png"))
     assert outside == [], outside
     assert errors == [], errors
+
+
+def test_a_page_marimo_exports_offers_nothing_that_needs_a_kernel(tmp_path, chromium):
+    """`marimo export html` keeps the widget's state but no kernel: `→ LR` must flip from what the page holds
+    (it used to wait 30 s for a kernel, then replace the graph with "the kernel did not answer")."""
+    pytest.importorskip("marimo", reason="missing tool: marimo; pip install -e .[test]")
+    page_file = tmp_path / "03_backward.html"
+    run = subprocess.run([sys.executable, "-m", "marimo", "export", "html", str(LESSON), "-o", str(page_file)],
+                         cwd=LESSON.parent, env={**os.environ, "HOME": str(tmp_path)}, capture_output=True, text=True,
+                         timeout=300)
+    assert page_file.exists(), run.stderr[-2000:]
+    # marimo's exported page loads marimo's own front end from its CDN: offline, the same files are served from
+    # the installed marimo package (its _static folder is that build); anything else is refused
+    import marimo
+
+    static = Path(marimo.__file__).parent / "_static"
+    cdn = f"https://cdn.jsdelivr.net/npm/@marimo-team/frontend@{marimo.__version__}/dist/"
+    outside: list[str] = []
+
+    def offline(route):
+        url = route.request.url
+        if url.startswith(("file:", "data:", "blob:")):
+            route.continue_()
+        elif url.startswith(cdn) and (static / url[len(cdn):].split("?")[0]).is_file():
+            route.fulfill(path=str(static / url[len(cdn):].split("?")[0]))
+        else:
+            outside.append(url)
+            route.abort()
+
+    context = chromium(viewport={"width": 1280, "height": 900})
+    context.route("**/*", offline)
+    page = context.new_page()
+    page.goto(page_file.as_uri(), timeout=UI_TIMEOUT)
+    page.wait_for_selector(".mg-player svg g.node", timeout=UI_TIMEOUT)
+    root = page.locator(".mg-player").first
+    root.scroll_into_view_if_needed()
+    root.locator("button.mg-dir").click()
+    root.locator(".mg-dir").filter(has_text="TB").wait_for(timeout=5000)  # flipped at once: the button now offers TB
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / "marimo_export_lr.png"))
+    assert "did not answer" not in root.inner_text()
+    assert root.locator("svg g.node").count() >= 4

@@ -70,3 +70,32 @@ def test_a_drawing_laid_out_in_the_browser_keeps_the_metadata_too(mg, colab, mon
     data, meta = out
     assert "application/vnd.jupyter.widget-view+json" in data
     assert meta["application/vnd.jupyter.widget-view+json"]["colab"]["custom_widget_manager"]["url"] == COLAB_URL
+
+
+def test_in_marimo_the_player_carries_the_other_layout_and_answers_pings(mg, graphs, pgv, monkeypatch):
+    # marimo's exported page keeps the widget's state and has no kernel: the other direction travels along
+    marimo = types.ModuleType("marimo")
+    marimo.running_in_notebook = lambda: True
+    monkeypatch.setitem(sys.modules, "marimo", marimo)
+    player = small_player(mg, graphs)
+    widget = player.widget
+    assert widget.svg_alt.startswith("<svg") and widget.svg_alt != widget.svg
+    sent = []
+    monkeypatch.setattr(widget, "send", lambda content, buffers=None: sent.append(content))
+    player._on_msg(widget, {"type": "ping"}, [])  # the page asks whether a kernel is there
+    assert sent == [{"type": "pong"}]
+
+
+def test_outside_marimo_the_other_layout_is_made_on_request(mg, graphs, pgv, monkeypatch):
+    monkeypatch.delitem(sys.modules, "marimo", raising=False)
+    player = small_player(mg, graphs)
+    assert player.widget.svg_alt == ""
+
+
+def test_in_marimo_a_quiz_player_carries_the_other_layout_too(mg, graphs, pgv, monkeypatch):
+    marimo = types.ModuleType("marimo")
+    marimo.running_in_notebook = lambda: True
+    monkeypatch.setitem(sys.modules, "marimo", marimo)
+    built = graphs["small"](mg)
+    player = animate(built.loss, params=built.leaves, quiz=True)
+    assert player.widget.svg_alt.startswith("<svg")
