@@ -198,8 +198,9 @@ function growToFit(svg) {
 // which has overflow: auto for wide outputs) is no limit: its height is the player's own.
 const SCROLLERS = ".jp-WindowedPanel-outer, .jp-NotebookPanel-notebook, .jp-Notebook";
 
-// the element around el, out of a shadow root too (marimo shows widgets in one)
+// the element around el, out of a shadow root too (marimo shows widgets in one), and whether el is full screen
 const up = (el) => el.parentElement || (el.getRootNode().host || null);
+const isFull = (el) => el.getRootNode().fullscreenElement === el;
 
 function scrollParent(el) {
   const notebook = el.parentElement && el.parentElement.closest(SCROLLERS);
@@ -739,7 +740,7 @@ class Player {
 
   room() {
     // the height the picture may take: what the page (or the screen, in full screen) shows of the player
-    const full = document.fullscreenElement === this.root;
+    const full = isFull(this.root);
     const outer = full ? null : scrollParent(this.root);
     const pad = (el, a, b) => { const cs = getComputedStyle(el); return parseFloat(cs[a]) + parseFloat(cs[b]); };
     // a box that scrolls (marimo's output): its padding and the player's margins take room too
@@ -760,7 +761,7 @@ class Player {
     this.root.dataset.room = [w, hgt, nw, nh].map(Math.round).join(" ");
     const px = this.smallestPt * PX_PER_PT;
     const whole = Math.min(w / nw, hgt / nh);
-    const full = document.fullscreenElement === this.root;
+    const full = isFull(this.root);
     let z = this.userZoom;
     // full screen is the projector: every text PROJECTOR_PX or more, the graph as large as the screen holds
     if (full && !z) z = Math.max(whole, (PROJECTOR_PX + 0.5) / px); // + rounding
@@ -798,7 +799,7 @@ class Player {
   }
 
   fullscreen() {
-    if (document.fullscreenElement === this.root) document.exitFullscreen();
+    if (isFull(this.root)) document.exitFullscreen();
     else if (this.root.requestFullscreen) this.root.requestFullscreen().catch(() => {});
   }
 

@@ -90,6 +90,16 @@ def test_a_lesson_runs_in_marimo(marimo_app, chromium):
     assert box["width"] >= 900  # the lesson is laid out medium-wide, so the player is not squeezed
     ARTIFACTS.mkdir(exist_ok=True)
     page.screenshot(path=str(ARTIFACTS / "marimo_lesson03.png"))
+    # full screen from inside marimo's shadow root: the player knows it is full screen and fills the screen
+    root.locator("button.mg-full").click()
+    page.wait_for_function("r => r.getRootNode().fullscreenElement === r", arg=root.element_handle(), timeout=10_000)
+    page.wait_for_function("r => r.getBoundingClientRect().height >= 850 && r.querySelector('.mg-stage')"
+                           ".getBoundingClientRect().height >= 600", arg=root.element_handle(), timeout=10_000)
+    smallest = root.evaluate("r => Math.min(...[...r.querySelectorAll('.mg-stage svg g.node text')]"
+                             ".map(t => t.getBoundingClientRect().height).filter(h => h > 0))")
+    assert smallest >= 18, smallest  # the projector's text size, as in JupyterLab's full screen
+    page.screenshot(path=str(ARTIFACTS / "marimo_lesson03_fullscreen.png"))
+    page.keyboard.press("Escape")
     assert outside == [], outside
     assert errors == [], errors
 
