@@ -15,9 +15,17 @@ recognised by the lesson its metadata names). For every notebook this
 3. in a process of its own with a time limit (``--timeout``, seconds per notebook): a notebook that
    kills its kernel or never ends scores 0 for its exercises and the run goes on.
 
+What is graded is not the submitted file as it is: the notebook otter runs is the lesson as generated
+from ``notebooks/src/`` with only the submission's answer cells put in (found by their metadata), so a
+check cell, a lesson cell or a test a student changed counts for nothing. Before that, each answer cell is
+read (not run): one that reaches otter-grader, ``minigrad_course`` (the checks), ``sys.modules``,
+builtins, files, a shell or other modules' internals (``reach``) is left out of the graded notebook, and
+its exercise scores 0 and is flagged.
+
 It writes ``SUBMISSIONS/grades.csv`` (``student``, one column per exercise with the points scored,
-``total``; a lesson not submitted scores 0) and ``SUBMISSIONS/<student>/feedback.md``: per exercise
-the points, and for each failed test its verdict and hint. Points are those each exercise declares in
+``total``, ``flagged``: the exercises whose answer was left out, and why; a lesson not submitted scores 0)
+and ``SUBMISSIONS/<student>/feedback.md``: per exercise the points, and for each failed test its verdict
+and hint. Points are those each exercise declares in
 its source (``# %% check=ID points=N``); an exercise scores them only when its public check and all of
 its hidden tests pass.
 """
@@ -25,6 +33,7 @@ its hidden tests pass.
 from __future__ import annotations
 
 import argparse
+import ast
 import csv
 import json
 import multiprocessing
@@ -59,10 +68,95 @@ class Outcome:
     exercises: dict[str, dict] = field(default_factory=dict)  # id -> {"score", "possible", "failed": [...]}
     problem: str = ""  # "" when graded; else what went wrong (crash, time limit, not a lesson)
     seconds: float = 0.0
+    flagged: dict[str, list[str]] = field(default_factory=dict)  # exercise id -> what its answer reached
+    graded_path: Path | None = None  # the notebook otter runs: the lesson with this submission's answers
 
     @property
     def total(self) -> float:
-        return sum(e["score"] for e in self.exercises.values())
+        return sum(self.score(i) for i in self.exercises)
+
+    def score(self, exercise_id: str) -> float:
+        """The points of one exercise: 0 when its answer was flagged, whatever the tests said."""
+        if exercise_id in self.flagged:
+            return 0
+        return self.exercises.get(exercise_id, {}).get("score", 0)
+
+
+# -- what an answer cell may reach ------------------------------------------------------------------------
+
+# An answer defines a value, a function or a class with the lesson's libraries. Reaching any of these is
+# reaching the grader, the checks or something outside the notebook: the answer is not graded.
+FORBIDDEN_MODULES = {
+    "otter": "otter-grader (the grader)", "minigrad_course": "the checks (minigrad_course)",
+    "sys": "sys (sys.modules: every loaded module)", "builtins": "builtins", "importlib": "importlib",
+    "os": "os (files, processes)", "pathlib": "pathlib (files)", "io": "io (files)", "shutil": "shutil (files)",
+    "glob": "glob (files)", "subprocess": "subprocess", "ctypes": "ctypes", "gc": "gc (every live object)",
+    "inspect": "inspect (other code's frames)", "nbformat": "nbformat (notebook files)",
+    "pickle": "pickle", "runpy": "runpy", "types": "types", "unittest": "unittest (mock.patch)",
+}
+FORBIDDEN_NAMES = {"__builtins__", "__import__", "open", "exec", "eval", "compile", "get_ipython",
+                   "breakpoint", "__loader__", "__spec__"}
+FORBIDDEN_ATTRIBUTES = {"__globals__", "__code__", "__subclasses__", "__builtins__", "__closure__", "f_globals",
+                        "f_back", "__import__", "modules"}
+
+
+def reach(code: str) -> list[str]:
+    """What an answer cell reaches beyond its exercise, read from its code without running it (empty
+    when nothing): forbidden imports, names and attributes, and shell or IPython magic lines (``!cat``)."""
+    found, kept = set(), []
+    for line in code.splitlines():
+        if line.lstrip().startswith(("!", "%")):
+            found.add("runs a shell command or an IPython magic")
+            kept.append("")
+        else:
+            kept.append(line)
+    try:
+        tree = ast.parse("\n".join(kept))
+    except SyntaxError:
+        return sorted(found)  # the tests report the syntax error; the answer scores 0 there
+    for node in ast.walk(tree):
+        modules = ([a.name for a in node.names] if isinstance(node, ast.Import) else
+                   [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
+        for module in modules:
+            root = module.split(".")[0]
+            if root in FORBIDDEN_MODULES:
+                found.add(f"imports {FORBIDDEN_MODULES[root]}")
+        if isinstance(node, ast.Name) and node.id in FORBIDDEN_NAMES:
+            found.add(f"uses {node.id}")
+        elif isinstance(node, ast.Attribute) and node.attr in FORBIDDEN_ATTRIBUTES:
+            found.add(f"reaches .{node.attr}")
+    return sorted(found)
+
+
+def graded_notebook(submitted: nbformat.NotebookNode, source: Path) -> tuple[nbformat.NotebookNode,
+                                                                             dict[str, list[str]]]:
+    """The notebook otter runs for a submission: the lesson generated from its source (``source``), each
+    exercise's first answer cell holding the submission's answer cells of that exercise, joined; and the
+    exercises whose answer reaches beyond it (``reach``), whose cells keep the lesson's placeholders."""
+    answers: dict[str, list[str]] = {}
+    checks: dict[str, str] = {}
+    for cell in submitted.cells:
+        meta = cell.get("metadata", {}).get(build.META, {})
+        if cell.get("cell_type") == "code" and meta.get("role") == "answer" and "exercise" in meta:
+            answers.setdefault(str(meta["exercise"]), []).append(cell.get("source", ""))
+        elif cell.get("cell_type") == "code" and meta.get("role") == "check" and "exercise" in meta:
+            checks[str(meta["exercise"])] = cell.get("source", "")
+    flagged = {i: found for i, cells in answers.items() if (found := reach("\n\n".join(cells)))}
+    nb = build.generate(source, "learner")
+    for cell in nb.cells:  # a check cell changed (a verdict printed by hand, the check replaced) is flagged too
+        meta = cell.metadata.get(build.META, {})
+        exercise = meta.get("exercise")
+        if meta.get("role") == "check" and exercise in checks and checks[exercise].strip() != cell.source.strip():
+            flagged.setdefault(exercise, []).append("changes the exercise's check cell")
+    placed: set[str] = set()
+    for cell in nb.cells:
+        meta = cell.metadata.get(build.META, {})
+        exercise = meta.get("exercise")
+        if meta.get("role") != "answer" or exercise not in answers or exercise in flagged:
+            continue
+        cell.source = "" if exercise in placed else "\n\n".join(answers[exercise])
+        placed.add(exercise)
+    return nb, flagged
 
 
 # -- one notebook, in a process of its own ------------------------------------------------------------
@@ -222,10 +316,11 @@ def _points(value: float) -> str:
     return str(int(value)) if float(value).is_integer() else f"{value:.2f}"
 
 
-def collect(submissions: Path, lessons: set[str], zips: dict[str, Path]) -> tuple[list[Outcome],
-                                                                                 list[tuple[Outcome, Path, Path]]]:
+def collect(submissions: Path, lessons: set[str], zips: dict[str, Path],
+            staging: Path | None = None) -> tuple[list[Outcome], list[tuple[Outcome, Path, Path]]]:
     """Every notebook in every student's folder: outcomes to fill, and the jobs that fill them (lessons
-    with exercises only: the others have nothing to grade)."""
+    with exercises only: the others have nothing to grade). With ``staging``, a job grades the notebook
+    ``graded_notebook`` makes (written there), not the submitted file."""
     outcomes, jobs = [], []
     students = sorted(p for p in submissions.iterdir() if p.is_dir() and not p.name.startswith((".", "_")))
     for student in students:
@@ -241,8 +336,18 @@ def collect(submissions: Path, lessons: set[str], zips: dict[str, Path]) -> tupl
             elif lesson not in zips:
                 outcome.problem, outcome.lesson = "a lesson without exercises: nothing to grade", None
             else:
-                jobs.append((outcome, path, zips[lesson]))
+                jobs.append((outcome, _staged(outcome, path, staging) if staging else path, zips[lesson]))
     return outcomes, jobs
+
+
+def _staged(outcome: Outcome, path: Path, staging: Path) -> Path:
+    """Write the notebook otter is to run for this submission (``graded_notebook``) and note its flags."""
+    nb, outcome.flagged = graded_notebook(nbformat.read(path, as_version=4), build.SRC / f"{outcome.lesson}.py")
+    folder = staging / f"{len(list(staging.iterdir())):04d}"
+    folder.mkdir()
+    outcome.graded_path = folder / path.name
+    nbformat.write(nb, outcome.graded_path)
+    return outcome.graded_path
 
 
 def student_by_student(jobs: list[tuple[Outcome, Path, Path]]) -> list[tuple[Outcome, Path, Path]]:
@@ -277,13 +382,15 @@ def write_grades(submissions: Path, outcomes: list[Outcome], exercises: list[bui
     path = submissions / "grades.csv"
     with path.open("w", newline="", encoding="utf-8") as f:
         writer = csv.writer(f, lineterminator="\n")
-        writer.writerow(["student"] + [e.id for e in exercises] + ["total"])
+        writer.writerow(["student"] + [e.id for e in exercises] + ["total", "flagged"])
         for student in sorted({o.student for o in outcomes}):
-            scores = []
+            scores, flags = [], []
             for e in exercises:
                 graded = best.get((student, e.lesson))
-                scores.append(graded.exercises.get(e.id, {}).get("score", 0) if graded else 0)
-            writer.writerow([student] + [_points(s) for s in scores] + [_points(sum(scores))])
+                scores.append(graded.score(e.id) if graded else 0)
+                if graded and e.id in graded.flagged:
+                    flags.append(f"{e.id}: {', '.join(graded.flagged[e.id])}")
+            writer.writerow([student] + [_points(s) for s in scores] + [_points(sum(scores)), "; ".join(flags)])
     return path
 
 
@@ -291,7 +398,7 @@ def feedback(student: str, outcomes: list[Outcome], exercises: list[build.Exerci
     """The Markdown feedback of one student: per exercise the points, failed checks and their hints."""
     mine = [o for o in outcomes if o.student == student]
     best = {lesson: o for (s, lesson), o in best_per_lesson(outcomes).items() if s == student}
-    total = sum(best[e.lesson].exercises.get(e.id, {}).get("score", 0) for e in exercises if e.lesson in best)
+    total = sum(best[e.lesson].score(e.id) for e in exercises if e.lesson in best)
     lines = [f"# Feedback for {student}", "",
              f"**{_points(total)} of {sum(e.points for e in exercises)} points.** Each exercise scores its points "
              "when its check and its hidden tests all pass.", ""]
@@ -311,8 +418,14 @@ def feedback(student: str, outcomes: list[Outcome], exercises: list[build.Exerci
         lines.append("")
         for e in in_lesson:
             result = graded.exercises.get(e.id)
-            score = result["score"] if result else 0
-            lines.append(f"- **Exercise {e.id}**: {_points(score)} of {e.points}"
+            if e.id in graded.flagged:
+                lines.append(f"- **Exercise {e.id}**: 0 of {e.points}, flagged: the answer "
+                             f"{', '.join(graded.flagged[e.id])}, so it was not graded")
+                lines += _indented("an answer defines its values, functions or classes with the lesson's libraries "
+                                   "only: no grader, checks, sys.modules, builtins or files; ask your teacher if "
+                                   "you think this is a mistake")
+                continue
+            lines.append(f"- **Exercise {e.id}**: {_points(graded.score(e.id))} of {e.points}"
                          + (" ✓" if result and not result["failed"] else ""))
             public = [t for t in (result or {}).get("failed", []) if not t["hidden"]]
             hidden = [t for t in (result or {}).get("failed", []) if t["hidden"]]
@@ -343,11 +456,15 @@ def grade(submissions: Path, timeout: float = DEFAULT_TIMEOUT, n_jobs: int = 2) 
     paths = build.sources()
     exercises = [e for path in paths for e in build.exercises(path)]
     zips = build.write_autograder(AUTOGRADER, paths)
-    outcomes, jobs = collect(submissions, {path.stem for path in paths}, zips)
-    start = time.monotonic()
-    print(f"grade: {len(jobs)} notebook(s) of {len({o.student for o in outcomes})} student(s), {n_jobs} at a time, "
-          f"at most {timeout:g} s each", flush=True)
-    run_jobs(student_by_student(jobs), timeout, n_jobs)
+    staging = Path(tempfile.mkdtemp(prefix="minigrad-graded-"))
+    try:
+        outcomes, jobs = collect(submissions, {path.stem for path in paths}, zips, staging)
+        start = time.monotonic()
+        print(f"grade: {len(jobs)} notebook(s) of {len({o.student for o in outcomes})} student(s), {n_jobs} at a "
+              f"time, at most {timeout:g} s each", flush=True)
+        run_jobs(student_by_student(jobs), timeout, n_jobs)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
     csv_path = write_grades(submissions, outcomes, exercises)
     for student in sorted({o.student for o in outcomes}):
         (submissions / student / FEEDBACK).write_text(feedback(student, outcomes, exercises), encoding="utf-8")

@@ -120,6 +120,13 @@ class Graph:
         view = out[0] if isinstance(out, tuple) else (out or {})
         return {k: v for k, v in view.items() if k == WIDGET_VIEW}
 
+    def summary(self) -> Any:
+        """The text twin of this very picture (the table ``viz.summary`` prints), with what the drawing
+        added: ``draw(..., layers=True)``'s second layer, each node captioned with the node that made it."""
+        from .summary import Summary
+
+        return Summary(self.model)
+
     def __repr__(self) -> str:
         extra = f", {self.model.hidden:,} hidden" if self.model.hidden else ""
         return f"<viz.Graph {self.model.view} view: {self.num_nodes} nodes, {self.num_edges} edges{extra}>"

@@ -182,7 +182,7 @@ check_leaves(leaves, gets_grad)
 # Now let autograd confirm it (`e.backward()` is safe to run here; the `warnings` filter only
 # silences the non-leaf warning you met above):
 
-# %%
+# %% reveal
 import warnings
 
 e.backward()

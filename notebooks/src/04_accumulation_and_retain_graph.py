@@ -62,7 +62,7 @@ loss = (y * y + y).sum()
 player = viz.animate(loss, params={"x": x}, quiz=True, quiz_kinds=["sum", "accumulate"])
 player
 
-# %%
+# %% reveal
 print("\n".join(f"before step {q.step}: {q.prompt}" for q in player.quiz.questions))
 print("x.grad after the animated backward:", x.grad)
 

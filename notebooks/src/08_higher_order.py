@@ -158,7 +158,7 @@ two_layers = viz.draw(dy, y, params={"x": x, "dy": dy, "y": y}, layers=True)
 two_layers
 
 # %%
-print("\n".join(f"{n.title:14} layer {n.layer}  {n.caption or ''}" for n in two_layers.model.nodes if n.role == "fn"))
+print(two_layers.summary())  # the picture as text: each second-layer node says which node made it
 
 # %%
 # NBVAL_IGNORE_OUTPUT
