@@ -102,6 +102,8 @@ except RuntimeError as err:
 # stores it in `t.grad`. Here $z = \sum_i x_i w_i$, so $\partial z / \partial x_i = w_i$:
 
 # %%
+z = (x * w).sum()  # z again, so that this cell can run again (backward frees the graph it ran through)
+x.grad = None
 z.backward()
 print("x.grad:", x.grad)
 print("w.grad:", w.grad)
@@ -185,6 +187,9 @@ check_leaves(leaves, gets_grad)
 # %% reveal
 import warnings
 
+r, s = p * q, q * 2  # the exercise's tensors again, so that this cell can run again
+e = (r + s).sum()
+p.grad = None
 e.backward()
 with warnings.catch_warnings():
     warnings.simplefilter("ignore")

@@ -179,6 +179,7 @@ for step in range(3):
 
 # %%
 w = torch.tensor(1.0, requires_grad=True)
+x, target = torch.tensor(2.0), torch.tensor(6.0)
 pred = w * x  # still outside the loop
 for step in range(4):
     loss = (pred - target) ** 2

@@ -144,9 +144,6 @@ print("\n".join(f"{i}. {entry}" for i, entry in enumerate(log, 1)))
 # sits on `h`, and also notes what it did in a list, so we can print it afterwards:
 
 # %%
-x = torch.tensor([0.5, -1.0, 2.0], requires_grad=True)
-w = torch.tensor([3.0, 1.0, -2.0], requires_grad=True)
-h = x * w
 fired = []
 
 
@@ -154,12 +151,13 @@ def clip(grad):
     fired.append(f"hook on h: {grad.tolist()} -> {grad.clamp(-2, 2).tolist()}")
     return grad.clamp(-2, 2)
 
-
-h.register_hook(clip)
-loss = (h**2).sum()
-
 # %%
 # NBVAL_IGNORE_OUTPUT
+x = torch.tensor([0.5, -1.0, 2.0], requires_grad=True)
+w = torch.tensor([3.0, 1.0, -2.0], requires_grad=True)
+h = x * w
+h.register_hook(clip)
+loss = (h**2).sum()
 player = viz.animate(loss, params={"x": x, "w": w})
 player
 

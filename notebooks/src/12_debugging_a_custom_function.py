@@ -72,6 +72,7 @@ print(loss)
 
 # %%
 # NBVAL_IGNORE_OUTPUT
+loss = Square.apply(Swish.apply(x @ W, beta)).mean()  # built here too, so this cell can run again
 player = viz.animate(loss, params={"W": W, "beta": beta}, check=True)
 player
 
