@@ -250,6 +250,8 @@ def test_ids_and_metadata_are_deterministic(build, tmp_path):
      "defines one or more test_"),
     ("# %% answer=42\n# PLACEHOLDER: x = ...\n# %% check=42 points=1\ncheck_x(x + 1)\n", "ends with check_"),
     ("# %% answer=42 hidden=42\n# PLACEHOLDER: x = ...\n", "not several"),
+    ("# %% [markdown] reveal\n# text\n", "reveal belongs on a code cell of both versions"),
+    ("# %% reveal solution-only\nprint(1)\n", "reveal belongs on a code cell of both versions"),
 ])
 def test_format_errors_name_the_line(build, tmp_path, text, message):
     with pytest.raises(build.SourceError, match=message):
@@ -271,3 +273,19 @@ def test_streams_are_stored_as_shown(build):
     merged = build.coalesce_streams(outputs)
     assert [(o.name, o.text) for o in merged] == [
         ("stdout", "epochs: 100%| 10/10\n"), ("stderr", "warning\n"), ("stdout", "a\nb\n")]
+
+
+def test_a_reveal_cell_is_stored_without_output_in_the_learner_version(build, tmp_path):
+    """`# %% reveal`: a cell whose output answers a quiz above it runs in both versions, but the learner
+    version keeps no output of it (tagged for nbval like an exercise cell); the solution version keeps it."""
+    text = SAMPLE + "\n# %% reveal\nprint(\"the answer is 42\")\n"
+    nbs = _versions(build, tmp_path, text)
+    for version, nb in nbs.items():
+        (cell,) = [c for c in nb.cells if c.source == 'print("the answer is 42")']
+        assert cell.metadata["minigrad_course"] == {"role": "reveal"} and build.is_reveal_cell(cell)
+        assert cell.metadata.get("tags", []) == (["nbval-ignore-output"] if version == "learner" else [])
+        cell.outputs = [nbformat.v4.new_output("stream", name="stdout", text="the answer is 42\n")]
+        cell.execution_count = 1
+        if version == "learner":
+            build.blank_exercises(nb)
+        assert bool(cell.outputs) == (version == "solution")
