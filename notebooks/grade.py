@@ -199,8 +199,10 @@ def _message(text: str | None) -> str:
     return text.removeprefix("AssertionError: ")
 
 
-def _grade_one(autograder: str, notebook: str, workdir: str, result_path: str) -> None:
-    """Child process: run otter on one notebook and write what it gave as JSON (or nothing, if killed)."""
+def _grade_one(autograder: str, notebook: str, workdir: str, result_path: str, pristine: str = "") -> None:
+    """Child process: run otter on one notebook and write what it gave as JSON (or nothing, if killed).
+    ``pristine``: a folder holding the copy of the checks taken before any submission ran, first on the
+    kernel's path, so that the tests import that copy whatever happened to the installed one."""
     log = os.open(os.path.join(workdir, "otter.log"), os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
     os.dup2(log, 1)
     os.dup2(log, 2)
@@ -208,6 +210,8 @@ def _grade_one(autograder: str, notebook: str, workdir: str, result_path: str) -
         os.environ.get("JUPYTER_PATH", "")
     os.environ["IPYTHONDIR"] = os.path.join(workdir, "ipython")  # no shared history database between kernels
     os.environ["TMPDIR"] = workdir
+    if pristine:
+        os.environ["PYTHONPATH"] = pristine + os.pathsep + os.environ.get("PYTHONPATH", "")
     tempfile.tempdir = workdir
     result: dict = {}
     try:
@@ -257,7 +261,7 @@ def _context() -> multiprocessing.context.BaseContext:
     return multiprocessing.get_context("spawn")
 
 
-def run_jobs(jobs: list[tuple[Outcome, Path, Path]], timeout: float, n_jobs: int) -> None:
+def run_jobs(jobs: list[tuple[Outcome, Path, Path]], timeout: float, n_jobs: int, pristine: str = "") -> None:
     """Grade ``(outcome, notebook, autograder zip)`` jobs, ``n_jobs`` at a time, each in its own process
     killed (with its kernel) after ``timeout`` seconds; fills in each outcome."""
     ctx = _context()
@@ -268,7 +272,8 @@ def run_jobs(jobs: list[tuple[Outcome, Path, Path]], timeout: float, n_jobs: int
             outcome, notebook, autograder = pending.pop(0)
             workdir = tempfile.mkdtemp(prefix="minigrad-grade-")
             proc = ctx.Process(target=_grade_one, args=(str(autograder), str(notebook), workdir,
-                                                        os.path.join(workdir, "result.json")), daemon=False)
+                                                        os.path.join(workdir, "result.json"), pristine),
+                               daemon=False)
             proc.start()
             running.append((outcome, proc, workdir, time.monotonic()))
         time.sleep(0.05)
@@ -457,14 +462,18 @@ def grade(submissions: Path, timeout: float = DEFAULT_TIMEOUT, n_jobs: int = 2) 
     exercises = [e for path in paths for e in build.exercises(path)]
     zips = build.write_autograder(AUTOGRADER, paths)
     staging = Path(tempfile.mkdtemp(prefix="minigrad-graded-"))
+    pristine = Path(tempfile.mkdtemp(prefix="minigrad-checks-"))
+    shutil.copytree(HERE / "minigrad_course", pristine / "minigrad_course",
+                    ignore=shutil.ignore_patterns("__pycache__"))
     try:
         outcomes, jobs = collect(submissions, {path.stem for path in paths}, zips, staging)
         start = time.monotonic()
         print(f"grade: {len(jobs)} notebook(s) of {len({o.student for o in outcomes})} student(s), {n_jobs} at a "
               f"time, at most {timeout:g} s each", flush=True)
-        run_jobs(student_by_student(jobs), timeout, n_jobs)
+        run_jobs(student_by_student(jobs), timeout, n_jobs, str(pristine))
     finally:
         shutil.rmtree(staging, ignore_errors=True)
+        shutil.rmtree(pristine, ignore_errors=True)
     csv_path = write_grades(submissions, outcomes, exercises)
     for student in sorted({o.student for o in outcomes}):
         (submissions / student / FEEDBACK).write_text(feedback(student, outcomes, exercises), encoding="utf-8")
