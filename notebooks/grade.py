@@ -20,7 +20,9 @@ from ``notebooks/src/`` with only the submission's answer cells put in (found by
 check cell, a lesson cell or a test a student changed counts for nothing. Before that, each answer cell is
 read (not run): one that reaches otter-grader, ``minigrad_course`` (the checks), ``sys.modules``,
 builtins, files, a shell or other modules' internals (``reach``) is left out of the graded notebook, and
-its exercise scores 0 and is flagged.
+its exercise scores 0 and is flagged. A lesson with several exercises is run once per exercise, with that
+exercise's answer alone, so that each exercise's tests run in a kernel no other answer ran in; the tests
+import a copy of the checks taken before any submission ran.
 
 It writes ``SUBMISSIONS/grades.csv`` (``student``, one column per exercise with the points scored,
 ``total``, ``flagged``: the exercises whose answer was left out, and why; a lesson not submitted scores 0)
@@ -128,11 +130,12 @@ def reach(code: str) -> list[str]:
     return sorted(found)
 
 
-def graded_notebook(submitted: nbformat.NotebookNode, source: Path) -> tuple[nbformat.NotebookNode,
-                                                                             dict[str, list[str]]]:
+def graded_notebook(submitted: nbformat.NotebookNode, source: Path,
+                    only: str | None = None) -> tuple[nbformat.NotebookNode, dict[str, list[str]]]:
     """The notebook otter runs for a submission: the lesson generated from its source (``source``), each
-    exercise's first answer cell holding the submission's answer cells of that exercise, joined; and the
-    exercises whose answer reaches beyond it (``reach``), whose cells keep the lesson's placeholders."""
+    exercise's first answer cell holding the submission's answer cells of that exercise, joined (with
+    ``only``, that exercise's alone: the others keep their placeholders); and the exercises whose answer
+    reaches beyond it (``reach``), whose cells keep the lesson's placeholders."""
     answers: dict[str, list[str]] = {}
     checks: dict[str, str] = {}
     for cell in submitted.cells:
@@ -152,7 +155,8 @@ def graded_notebook(submitted: nbformat.NotebookNode, source: Path) -> tuple[nbf
     for cell in nb.cells:
         meta = cell.metadata.get(build.META, {})
         exercise = meta.get("exercise")
-        if meta.get("role") != "answer" or exercise not in answers or exercise in flagged:
+        if meta.get("role") != "answer" or exercise not in answers or exercise in flagged or \
+                only not in (None, exercise):
             continue
         cell.source = "" if exercise in placed else "\n\n".join(answers[exercise])
         placed.add(exercise)
@@ -261,40 +265,49 @@ def _context() -> multiprocessing.context.BaseContext:
     return multiprocessing.get_context("spawn")
 
 
-def run_jobs(jobs: list[tuple[Outcome, Path, Path]], timeout: float, n_jobs: int, pristine: str = "") -> None:
-    """Grade ``(outcome, notebook, autograder zip)`` jobs, ``n_jobs`` at a time, each in its own process
-    killed (with its kernel) after ``timeout`` seconds; fills in each outcome."""
+Job = tuple  # (outcome, notebook to run, autograder zip, the one exercise it grades or None for all)
+
+
+def run_jobs(jobs: list[Job], timeout: float, n_jobs: int, pristine: str = "") -> None:
+    """Grade ``(outcome, notebook, autograder zip, exercise)`` jobs, ``n_jobs`` at a time, each in its own
+    process killed (with its kernel) after ``timeout`` seconds; fills in each outcome (with ``exercise``,
+    that exercise's result only: a lesson's exercises can be graded in processes of their own)."""
     ctx = _context()
     pending = list(jobs)
-    running: list[tuple[Outcome, multiprocessing.Process, str, float]] = []
+    running: list[tuple[Outcome, multiprocessing.Process, str, float, str | None]] = []
     while pending or running:
         while pending and len(running) < n_jobs:
-            outcome, notebook, autograder = pending.pop(0)
+            outcome, notebook, autograder, only = pending.pop(0)
             workdir = tempfile.mkdtemp(prefix="minigrad-grade-")
             proc = ctx.Process(target=_grade_one, args=(str(autograder), str(notebook), workdir,
                                                         os.path.join(workdir, "result.json"), pristine),
                                daemon=False)
             proc.start()
-            running.append((outcome, proc, workdir, time.monotonic()))
+            running.append((outcome, proc, workdir, time.monotonic(), only))
         time.sleep(0.05)
         for item in list(running):
-            outcome, proc, workdir, start = item
+            outcome, proc, workdir, start, only = item
             elapsed = time.monotonic() - start
             if proc.is_alive() and elapsed < timeout:
                 continue
             if proc.is_alive():
                 _kill_tree(proc.pid)
-                outcome.problem = (f"the notebook did not finish within the time limit ({timeout:g} s): look for a "
-                                   "loop that never ends")
+                outcome.problem = (f"the notebook did not finish within the time limit ({timeout:g} s)"
+                                   + (f" while exercise {only} was graded" if only else "")
+                                   + ": look for a loop that never ends")
             else:
                 _kill_tree(proc.pid)  # a kernel that outlived its grader
                 result_file = Path(workdir, "result.json")
                 result = json.loads(result_file.read_text(encoding="utf-8")) if result_file.exists() else {
                     "problem": f"the grading process ended without a result (exit code {proc.exitcode})"}
-                outcome.exercises = result.get("exercises", {})
-                outcome.problem = result.get("problem", "")
+                graded = result.get("exercises", {})
+                if only is None:
+                    outcome.exercises = graded
+                elif only in graded:
+                    outcome.exercises[only] = graded[only]
+                outcome.problem = outcome.problem or result.get("problem", "")
             proc.join(5)
-            outcome.seconds = elapsed
+            outcome.seconds += elapsed
             shutil.rmtree(workdir, ignore_errors=True)
             running.remove(item)
             print(f"grade: {outcome.student}/{outcome.notebook}: {_points(outcome.total)} point(s) in {elapsed:.1f} s"
@@ -322,7 +335,7 @@ def _points(value: float) -> str:
 
 
 def collect(submissions: Path, lessons: set[str], zips: dict[str, Path],
-            staging: Path | None = None) -> tuple[list[Outcome], list[tuple[Outcome, Path, Path]]]:
+            staging: Path | None = None) -> tuple[list[Outcome], list[Job]]:
     """Every notebook in every student's folder: outcomes to fill, and the jobs that fill them (lessons
     with exercises only: the others have nothing to grade). With ``staging``, a job grades the notebook
     ``graded_notebook`` makes (written there), not the submitted file."""
@@ -341,21 +354,30 @@ def collect(submissions: Path, lessons: set[str], zips: dict[str, Path],
             elif lesson not in zips:
                 outcome.problem, outcome.lesson = "a lesson without exercises: nothing to grade", None
             else:
-                jobs.append((outcome, _staged(outcome, path, staging) if staging else path, zips[lesson]))
+                staged = _staged(outcome, path, staging) if staging else [(path, None)]
+                jobs += [(outcome, notebook, zips[lesson], only) for notebook, only in staged]
     return outcomes, jobs
 
 
-def _staged(outcome: Outcome, path: Path, staging: Path) -> Path:
-    """Write the notebook otter is to run for this submission (``graded_notebook``) and note its flags."""
-    nb, outcome.flagged = graded_notebook(nbformat.read(path, as_version=4), build.SRC / f"{outcome.lesson}.py")
-    folder = staging / f"{len(list(staging.iterdir())):04d}"
-    folder.mkdir()
-    outcome.graded_path = folder / path.name
-    nbformat.write(nb, outcome.graded_path)
-    return outcome.graded_path
+def _staged(outcome: Outcome, path: Path, staging: Path) -> list[tuple[Path, str | None]]:
+    """Write the notebooks otter is to run for this submission (``graded_notebook``), one per exercise when
+    the lesson has several (each exercise's tests then run in a kernel that ran no other exercise's answer),
+    and note the flags. Returns [(notebook, the exercise it grades, or None for the lesson's only one)]."""
+    source = build.SRC / f"{outcome.lesson}.py"
+    submitted = nbformat.read(path, as_version=4)
+    ids = [e.id for e in build.exercises(source)]
+    staged = []
+    for only in ids if len(ids) > 1 else [None]:
+        nb, outcome.flagged = graded_notebook(submitted, source, only)
+        folder = staging / f"{len(list(staging.iterdir())):04d}"
+        folder.mkdir()
+        outcome.graded_path = folder / path.name
+        nbformat.write(nb, outcome.graded_path)
+        staged.append((outcome.graded_path, only))
+    return staged
 
 
-def student_by_student(jobs: list[tuple[Outcome, Path, Path]]) -> list[tuple[Outcome, Path, Path]]:
+def student_by_student(jobs: list[Job]) -> list[Job]:
     """The jobs in turns: each student's first notebook, then each one's second, and so on. A student whose
     notebooks are slow or never end then takes one of the parallel slots at a time, early in the run, while
     the others' notebooks go on in the remaining slots; student after student, such notebooks would come
@@ -418,8 +440,8 @@ def feedback(student: str, outcomes: list[Outcome], exercises: list[build.Exerci
                                                         f"{', '.join(f'`{c}`' for c in copies)})"
                                                         if len(copies) > 1 else "") + ".")
         if graded.problem:
-            lines.append(f"**{graded.problem[0].upper() + graded.problem[1:]}.** Its exercises score 0; "
-                         "*Restart Kernel and Run All Cells* in JupyterLab shows where it stops.")
+            lines.append(f"**{graded.problem[0].upper() + graded.problem[1:]}.** The exercises graded in that run "
+                         "score 0; *Restart Kernel and Run All Cells* in JupyterLab shows where it stops.")
         lines.append("")
         for e in in_lesson:
             result = graded.exercises.get(e.id)

@@ -72,3 +72,17 @@ def test_only_the_answer_cells_come_from_the_submission(grader, build):
     check.source = 'print("✓ all six right")'
     _, flagged = grader.graded_notebook(nb, source)
     assert flagged["6a"] == ["changes the exercise's check cell"]
+
+
+def test_each_exercise_of_a_lesson_can_be_graded_alone(grader, build):
+    """graded_notebook(..., only=ID) puts in that exercise's answer alone (lesson 6's 6a and 6b are graded in
+    kernels of their own: one answer cannot change what the other's tests see)."""
+    source = build.SRC / "06_turning_autograd_off.py"
+    nb = nbformat.read(NOTEBOOKS / "solutions" / "06_turning_autograd_off.ipynb", as_version=4)
+    for only, other in (("6a", "6b"), ("6b", "6a")):
+        graded, flagged = grader.graded_notebook(nb, source, only)
+        answers = {c.metadata["minigrad_course"]["exercise"]: c.source for c in graded.cells
+                   if c.metadata.get("minigrad_course", {}).get("role") == "answer"}
+        solved = {c.metadata["minigrad_course"]["exercise"]: c.source for c in nb.cells
+                  if c.metadata.get("minigrad_course", {}).get("role") == "answer"}
+        assert answers[only] == solved[only] and answers[other] != solved[other] and not flagged
