@@ -55,9 +55,9 @@ BANNER = (
 README = """\
 # The autograd course (student release)
 
-Twelve-plus short lessons on automatic differentiation, with `minigrad` (a small autograd library with
-PyTorch's API) and `viz` (pictures and animations of autograd graphs). Start with
-`notebooks/00_start_here.ipynb`.
+Short lessons on automatic differentiation, with `minigrad` (a small autograd library with PyTorch's
+API) and `viz` (pictures and animations of autograd graphs). Start with `notebooks/00_start_here.ipynb`,
+which lists them.
 
 ## Setup
 
