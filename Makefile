@@ -41,7 +41,7 @@ NBVAL_COMMON := --nbval-current-env --nbval-sanitize-with .ci/nbval-sanitize.cfg
 FIND_NOTEBOOKS := find notebooks -name '*.ipynb' -not -path '*/.ipynb_checkpoints/*'
 
 .PHONY: help venv install install-lab lab test pytest nbval lint format bench torch browser-deps clean fuzz fuzz-known \
-        install-grade grade autograder handouts site install-site
+        install-grade grade autograder student handouts site install-site
 
 # The browser test (tests/browser) drives Debian's chromium through Playwright's Python package.
 CHROMIUM := /usr/bin/chromium
@@ -58,6 +58,7 @@ help:
 	@echo "make notebooks  regenerate the lessons, their solutions and the marimo lessons from notebooks/src/"
 	@echo "make grade SUBMISSIONS=DIR  grade every student's notebooks (one folder each) -> DIR/grades.csv, feedback.md"
 	@echo "make autograder  write the autograder version (otter-grader tests, zips) into build/autograder/"
+	@echo "make student  write the student release (no solutions, no hidden tests) into build/student/ and its zip"
 	@echo "make site    the course as a website into build/site/: players play, quizzes score, no install (SITE_ARGS=\"00 03\")"
 	@echo "make handouts  static HTML and PDF of every lesson into build/handouts/ (Debian's chromium prints)"
 	@echo "make fuzz    the differential fuzzer, N programs per seed: make fuzz N=2000 SEED=0-4 (needs torch)"
@@ -153,6 +154,11 @@ grade: install-grade
 # The autograder version alone (grade builds it too): build/autograder/NN_name.zip and its tests/ID.py files.
 autograder: install-grade
 	$(PY) notebooks/build.py --autograder build/autograder
+
+# The student release (notebooks/student.py): build/student/ (the learner lessons, their checks and public tests,
+# the library; no solutions, no sources, no hidden tests) and build/student.zip, for a Classroom template or a hub.
+student: install-lab
+	$(PY) notebooks/student.py
 
 # Handouts for learners without Jupyter (notebooks/handouts.py): build/handouts/NN_name.html (PNG pictures
 # embedded) and NN_name.pdf, printed by Debian's headless chromium, for every lesson and solution. The PDFs

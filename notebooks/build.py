@@ -33,6 +33,9 @@ the header are flags:
 
 - ``solution-only``: the cell appears only in the solution version;
 - ``learner-only``: the cell appears only in the learner version;
+- ``reveal``: a cell whose output answers an exercise or a quiz above it (it prints the gradients the
+  learner was asked to predict). The learner version stores it without output, like an exercise cell
+  (tagged ``nbval-ignore-output``): the answer shows when the learner runs it, not when the lesson opens;
 - ``answer=ID``: a cell the learner fills in for exercise ``ID`` (``3``, ``6b``: the lesson's
   number, then a letter when a lesson has several exercises);
 - ``check=ID points=N``: the cell that checks exercise ``ID`` (it calls one ``check_...()``
@@ -90,7 +93,7 @@ KERNEL_TIMEOUT = 120  # seconds per cell while building
 KERNEL_ARGS = ["--log-level=ERROR"]  # no "running over TCP without encryption" chatter from the kernel
 
 CELL_RE = re.compile(r"^# %%(?P<rest>.*)$")
-FLAGS = {"solution-only", "learner-only"}
+FLAGS = {"solution-only", "learner-only", "reveal"}
 KEYS = {"answer", "check", "points", "hidden"}
 EXERCISE_ID = re.compile(r"^(?P<lesson>\d{1,2})(?P<letter>[a-z]?)$")
 CHECK_CALL = re.compile(r"\b(check_\w+)\(")
@@ -155,8 +158,10 @@ def _header(rest: str, name: str, no: int) -> Cell:
     if unknown:
         raise SourceError(f"{name}:{no}: unknown cell flag(s) {unknown}; known: {sorted(FLAGS)} and "
                           f"{sorted(k + '=' for k in KEYS)}")
-    if flags == FLAGS:
+    if {"solution-only", "learner-only"} <= flags:
         raise SourceError(f"{name}:{no}: a cell cannot be both solution-only and learner-only")
+    if "reveal" in flags and (kind != "code" or flags != {"reveal"}):
+        raise SourceError(f"{name}:{no}: reveal belongs on a code cell of both versions")
     cell = Cell(kind, flags, [], no)
     if sum(role in values for role in ("answer", "check", "hidden")) > 1:
         raise SourceError(f"{name}:{no}: a cell is one of answer=, check= or hidden=, not several")
@@ -329,7 +334,7 @@ def solution_links(text: str) -> str:
 def has_exercises(cells: list[Cell]) -> bool:
     return any(
         line.strip() in (SOLUTION, END_SOLUTION) or PLACEHOLDER.match(line) for cell in cells for line in cell.lines
-    ) or any(cell.flags or cell.exercise for cell in cells)
+    ) or any(cell.flags - {"reveal"} or cell.exercise for cell in cells)
 
 
 def exercises_of(cells: list[Cell], stem: str) -> list[Exercise]:
@@ -404,6 +409,10 @@ def generate(path: Path, version: str) -> nbformat.NotebookNode:
             new.metadata[META] = meta
             if version == "learner":
                 new.metadata["tags"] = [IGNORE_OUTPUT_TAG]
+        elif "reveal" in cell.flags:
+            new.metadata[META] = {"role": "reveal"}
+            if version == "learner":
+                new.metadata["tags"] = [IGNORE_OUTPUT_TAG]
         out.append(new)
     for i, cell in enumerate(out):
         cell.id = f"{path.stem[:2]}-{i:02d}-{hashlib.sha1(cell.source.encode()).hexdigest()[:8]}"
@@ -449,10 +458,15 @@ def execute(nb: nbformat.NotebookNode, cwd: Path) -> nbformat.NotebookNode:
     return nb
 
 
+def is_reveal_cell(cell: nbformat.NotebookNode) -> bool:
+    return cell.cell_type == "code" and cell.metadata.get(META, {}).get("role") == "reveal"
+
+
 def blank_exercises(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
-    """The learner version keeps no output of its exercise cells: the learner's run makes them."""
+    """The learner version keeps no output of its exercise cells and its reveal cells (they would give
+    answers away when the lesson opens): the learner's run makes them."""
     for cell in nb.cells:
-        if is_exercise_cell(cell):
+        if is_exercise_cell(cell) or is_reveal_cell(cell):
             cell.outputs = []
             cell.execution_count = None
     return nb
@@ -614,21 +628,22 @@ def _hidden(func):
 '''
 
 
-def autograder_tests(path: Path) -> dict[str, str]:
+def autograder_tests(path: Path, hidden: bool = True) -> dict[str, str]:
     """The otter-grader test file of each exercise of a source, {exercise id: Python text}: the public
-    test calls the lesson's check (one source of truth), the hidden tests are the source's hidden= cells."""
+    test calls the lesson's check (one source of truth), the hidden tests are the source's hidden= cells
+    (left out with ``hidden=False``: the public tests of the student release, ``student.py``)."""
     name = f"src/{path.name}"
     cells = parse(path.read_text(encoding="utf-8"), name)
     files = {}
     for exercise in exercises_of(cells, path.stem):
         check_cell = next(c for c in cells if c.role == "check" and c.exercise == exercise.id)
         check, args = called_check(check_cell, f"{name}:{check_cell.line_no}")
-        hidden = [c for c in cells if c.role == "hidden" and c.exercise == exercise.id]
-        tests = [(t, c) for c in hidden for t in hidden_test_names(c, f"{name}:{c.line_no}")]
+        secret = [c for c in cells if c.role == "hidden" and c.exercise == exercise.id] if hidden else []
+        tests = [(t, c) for c in secret for t in hidden_test_names(c, f"{name}:{c.line_no}")]
         text = _TEST_FILE_HEAD.format(id=exercise.id, stem=path.stem, points=exercise.points,
                                       plural="s" if exercise.points != 1 else "", n=len(tests), check=check,
                                       args=args)
-        for cell in hidden:
+        for cell in secret:
             text += "\n\n# -- hidden tests (notebooks/src/" + f"{path.name}, line {cell.line_no}) --\n\n"
             text += "\n".join(cell.lines) + "\n"
         text += "\n\n"

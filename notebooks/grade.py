@@ -15,9 +15,19 @@ recognised by the lesson its metadata names). For every notebook this
 3. in a process of its own with a time limit (``--timeout``, seconds per notebook): a notebook that
    kills its kernel or never ends scores 0 for its exercises and the run goes on.
 
+What is graded is not the submitted file as it is: the notebook otter runs is the lesson as generated
+from ``notebooks/src/`` with only the submission's answer cells put in (found by their metadata), so a
+check cell, a lesson cell or a test a student changed counts for nothing. Before that, each answer cell is
+read (not run): one that reaches otter-grader, ``minigrad_course`` (the checks), ``sys.modules``,
+builtins, files, a shell or other modules' internals (``reach``) is left out of the graded notebook, and
+its exercise scores 0 and is flagged. A lesson with several exercises is run once per exercise, with that
+exercise's answer alone, so that each exercise's tests run in a kernel no other answer ran in; the tests
+import a copy of the checks taken before any submission ran.
+
 It writes ``SUBMISSIONS/grades.csv`` (``student``, one column per exercise with the points scored,
-``total``; a lesson not submitted scores 0) and ``SUBMISSIONS/<student>/feedback.md``: per exercise
-the points, and for each failed test its verdict and hint. Points are those each exercise declares in
+``total``, ``flagged``: the exercises whose answer was left out, and why; a lesson not submitted scores 0)
+and ``SUBMISSIONS/<student>/feedback.md``: per exercise the points, and for each failed test its verdict
+and hint. Points are those each exercise declares in
 its source (``# %% check=ID points=N``); an exercise scores them only when its public check and all of
 its hidden tests pass.
 """
@@ -25,6 +35,7 @@ its hidden tests pass.
 from __future__ import annotations
 
 import argparse
+import ast
 import csv
 import json
 import multiprocessing
@@ -59,10 +70,97 @@ class Outcome:
     exercises: dict[str, dict] = field(default_factory=dict)  # id -> {"score", "possible", "failed": [...]}
     problem: str = ""  # "" when graded; else what went wrong (crash, time limit, not a lesson)
     seconds: float = 0.0
+    flagged: dict[str, list[str]] = field(default_factory=dict)  # exercise id -> what its answer reached
+    graded_path: Path | None = None  # the notebook otter runs: the lesson with this submission's answers
 
     @property
     def total(self) -> float:
-        return sum(e["score"] for e in self.exercises.values())
+        return sum(self.score(i) for i in self.exercises)
+
+    def score(self, exercise_id: str) -> float:
+        """The points of one exercise: 0 when its answer was flagged, whatever the tests said."""
+        if exercise_id in self.flagged:
+            return 0
+        return self.exercises.get(exercise_id, {}).get("score", 0)
+
+
+# -- what an answer cell may reach ------------------------------------------------------------------------
+
+# An answer defines a value, a function or a class with the lesson's libraries. Reaching any of these is
+# reaching the grader, the checks or something outside the notebook: the answer is not graded.
+FORBIDDEN_MODULES = {
+    "otter": "otter-grader (the grader)", "minigrad_course": "the checks (minigrad_course)",
+    "sys": "sys (sys.modules: every loaded module)", "builtins": "builtins", "importlib": "importlib",
+    "os": "os (files, processes)", "pathlib": "pathlib (files)", "io": "io (files)", "shutil": "shutil (files)",
+    "glob": "glob (files)", "subprocess": "subprocess", "ctypes": "ctypes", "gc": "gc (every live object)",
+    "inspect": "inspect (other code's frames)", "nbformat": "nbformat (notebook files)",
+    "pickle": "pickle", "runpy": "runpy", "types": "types", "unittest": "unittest (mock.patch)",
+}
+FORBIDDEN_NAMES = {"__builtins__", "__import__", "open", "exec", "eval", "compile", "get_ipython",
+                   "breakpoint", "__loader__", "__spec__"}
+FORBIDDEN_ATTRIBUTES = {"__globals__", "__code__", "__subclasses__", "__builtins__", "__closure__", "f_globals",
+                        "f_back", "__import__", "modules"}
+
+
+def reach(code: str) -> list[str]:
+    """What an answer cell reaches beyond its exercise, read from its code without running it (empty
+    when nothing): forbidden imports, names and attributes, and shell or IPython magic lines (``!cat``)."""
+    found, kept = set(), []
+    for line in code.splitlines():
+        if line.lstrip().startswith(("!", "%")):
+            found.add("runs a shell command or an IPython magic")
+            kept.append("")
+        else:
+            kept.append(line)
+    try:
+        tree = ast.parse("\n".join(kept))
+    except SyntaxError:
+        return sorted(found)  # the tests report the syntax error; the answer scores 0 there
+    for node in ast.walk(tree):
+        modules = ([a.name for a in node.names] if isinstance(node, ast.Import) else
+                   [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
+        for module in modules:
+            root = module.split(".")[0]
+            if root in FORBIDDEN_MODULES:
+                found.add(f"imports {FORBIDDEN_MODULES[root]}")
+        if isinstance(node, ast.Name) and node.id in FORBIDDEN_NAMES:
+            found.add(f"uses {node.id}")
+        elif isinstance(node, ast.Attribute) and node.attr in FORBIDDEN_ATTRIBUTES:
+            found.add(f"reaches .{node.attr}")
+    return sorted(found)
+
+
+def graded_notebook(submitted: nbformat.NotebookNode, source: Path,
+                    only: str | None = None) -> tuple[nbformat.NotebookNode, dict[str, list[str]]]:
+    """The notebook otter runs for a submission: the lesson generated from its source (``source``), each
+    exercise's first answer cell holding the submission's answer cells of that exercise, joined (with
+    ``only``, that exercise's alone: the others keep their placeholders); and the exercises whose answer
+    reaches beyond it (``reach``), whose cells keep the lesson's placeholders."""
+    answers: dict[str, list[str]] = {}
+    checks: dict[str, str] = {}
+    for cell in submitted.cells:
+        meta = cell.get("metadata", {}).get(build.META, {})
+        if cell.get("cell_type") == "code" and meta.get("role") == "answer" and "exercise" in meta:
+            answers.setdefault(str(meta["exercise"]), []).append(cell.get("source", ""))
+        elif cell.get("cell_type") == "code" and meta.get("role") == "check" and "exercise" in meta:
+            checks[str(meta["exercise"])] = cell.get("source", "")
+    flagged = {i: found for i, cells in answers.items() if (found := reach("\n\n".join(cells)))}
+    nb = build.generate(source, "learner")
+    for cell in nb.cells:  # a check cell changed (a verdict printed by hand, the check replaced) is flagged too
+        meta = cell.metadata.get(build.META, {})
+        exercise = meta.get("exercise")
+        if meta.get("role") == "check" and exercise in checks and checks[exercise].strip() != cell.source.strip():
+            flagged.setdefault(exercise, []).append("changes the exercise's check cell")
+    placed: set[str] = set()
+    for cell in nb.cells:
+        meta = cell.metadata.get(build.META, {})
+        exercise = meta.get("exercise")
+        if meta.get("role") != "answer" or exercise not in answers or exercise in flagged or \
+                only not in (None, exercise):
+            continue
+        cell.source = "" if exercise in placed else "\n\n".join(answers[exercise])
+        placed.add(exercise)
+    return nb, flagged
 
 
 # -- one notebook, in a process of its own ------------------------------------------------------------
@@ -105,8 +203,10 @@ def _message(text: str | None) -> str:
     return text.removeprefix("AssertionError: ")
 
 
-def _grade_one(autograder: str, notebook: str, workdir: str, result_path: str) -> None:
-    """Child process: run otter on one notebook and write what it gave as JSON (or nothing, if killed)."""
+def _grade_one(autograder: str, notebook: str, workdir: str, result_path: str, pristine: str = "") -> None:
+    """Child process: run otter on one notebook and write what it gave as JSON (or nothing, if killed).
+    ``pristine``: a folder holding the copy of the checks taken before any submission ran, first on the
+    kernel's path, so that the tests import that copy whatever happened to the installed one."""
     log = os.open(os.path.join(workdir, "otter.log"), os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
     os.dup2(log, 1)
     os.dup2(log, 2)
@@ -114,6 +214,8 @@ def _grade_one(autograder: str, notebook: str, workdir: str, result_path: str) -
         os.environ.get("JUPYTER_PATH", "")
     os.environ["IPYTHONDIR"] = os.path.join(workdir, "ipython")  # no shared history database between kernels
     os.environ["TMPDIR"] = workdir
+    if pristine:
+        os.environ["PYTHONPATH"] = pristine + os.pathsep + os.environ.get("PYTHONPATH", "")
     tempfile.tempdir = workdir
     result: dict = {}
     try:
@@ -163,39 +265,49 @@ def _context() -> multiprocessing.context.BaseContext:
     return multiprocessing.get_context("spawn")
 
 
-def run_jobs(jobs: list[tuple[Outcome, Path, Path]], timeout: float, n_jobs: int) -> None:
-    """Grade ``(outcome, notebook, autograder zip)`` jobs, ``n_jobs`` at a time, each in its own process
-    killed (with its kernel) after ``timeout`` seconds; fills in each outcome."""
+Job = tuple  # (outcome, notebook to run, autograder zip, the one exercise it grades or None for all)
+
+
+def run_jobs(jobs: list[Job], timeout: float, n_jobs: int, pristine: str = "") -> None:
+    """Grade ``(outcome, notebook, autograder zip, exercise)`` jobs, ``n_jobs`` at a time, each in its own
+    process killed (with its kernel) after ``timeout`` seconds; fills in each outcome (with ``exercise``,
+    that exercise's result only: a lesson's exercises can be graded in processes of their own)."""
     ctx = _context()
     pending = list(jobs)
-    running: list[tuple[Outcome, multiprocessing.Process, str, float]] = []
+    running: list[tuple[Outcome, multiprocessing.Process, str, float, str | None]] = []
     while pending or running:
         while pending and len(running) < n_jobs:
-            outcome, notebook, autograder = pending.pop(0)
+            outcome, notebook, autograder, only = pending.pop(0)
             workdir = tempfile.mkdtemp(prefix="minigrad-grade-")
             proc = ctx.Process(target=_grade_one, args=(str(autograder), str(notebook), workdir,
-                                                        os.path.join(workdir, "result.json")), daemon=False)
+                                                        os.path.join(workdir, "result.json"), pristine),
+                               daemon=False)
             proc.start()
-            running.append((outcome, proc, workdir, time.monotonic()))
+            running.append((outcome, proc, workdir, time.monotonic(), only))
         time.sleep(0.05)
         for item in list(running):
-            outcome, proc, workdir, start = item
+            outcome, proc, workdir, start, only = item
             elapsed = time.monotonic() - start
             if proc.is_alive() and elapsed < timeout:
                 continue
             if proc.is_alive():
                 _kill_tree(proc.pid)
-                outcome.problem = (f"the notebook did not finish within the time limit ({timeout:g} s): look for a "
-                                   "loop that never ends")
+                outcome.problem = (f"the notebook did not finish within the time limit ({timeout:g} s)"
+                                   + (f" while exercise {only} was graded" if only else "")
+                                   + ": look for a loop that never ends")
             else:
                 _kill_tree(proc.pid)  # a kernel that outlived its grader
                 result_file = Path(workdir, "result.json")
                 result = json.loads(result_file.read_text(encoding="utf-8")) if result_file.exists() else {
                     "problem": f"the grading process ended without a result (exit code {proc.exitcode})"}
-                outcome.exercises = result.get("exercises", {})
-                outcome.problem = result.get("problem", "")
+                graded = result.get("exercises", {})
+                if only is None:
+                    outcome.exercises = graded
+                elif only in graded:
+                    outcome.exercises[only] = graded[only]
+                outcome.problem = outcome.problem or result.get("problem", "")
             proc.join(5)
-            outcome.seconds = elapsed
+            outcome.seconds += elapsed
             shutil.rmtree(workdir, ignore_errors=True)
             running.remove(item)
             print(f"grade: {outcome.student}/{outcome.notebook}: {_points(outcome.total)} point(s) in {elapsed:.1f} s"
@@ -222,10 +334,11 @@ def _points(value: float) -> str:
     return str(int(value)) if float(value).is_integer() else f"{value:.2f}"
 
 
-def collect(submissions: Path, lessons: set[str], zips: dict[str, Path]) -> tuple[list[Outcome],
-                                                                                 list[tuple[Outcome, Path, Path]]]:
+def collect(submissions: Path, lessons: set[str], zips: dict[str, Path],
+            staging: Path | None = None) -> tuple[list[Outcome], list[Job]]:
     """Every notebook in every student's folder: outcomes to fill, and the jobs that fill them (lessons
-    with exercises only: the others have nothing to grade)."""
+    with exercises only: the others have nothing to grade). With ``staging``, a job grades the notebook
+    ``graded_notebook`` makes (written there), not the submitted file."""
     outcomes, jobs = [], []
     students = sorted(p for p in submissions.iterdir() if p.is_dir() and not p.name.startswith((".", "_")))
     for student in students:
@@ -241,11 +354,30 @@ def collect(submissions: Path, lessons: set[str], zips: dict[str, Path]) -> tupl
             elif lesson not in zips:
                 outcome.problem, outcome.lesson = "a lesson without exercises: nothing to grade", None
             else:
-                jobs.append((outcome, path, zips[lesson]))
+                staged = _staged(outcome, path, staging) if staging else [(path, None)]
+                jobs += [(outcome, notebook, zips[lesson], only) for notebook, only in staged]
     return outcomes, jobs
 
 
-def student_by_student(jobs: list[tuple[Outcome, Path, Path]]) -> list[tuple[Outcome, Path, Path]]:
+def _staged(outcome: Outcome, path: Path, staging: Path) -> list[tuple[Path, str | None]]:
+    """Write the notebooks otter is to run for this submission (``graded_notebook``), one per exercise when
+    the lesson has several (each exercise's tests then run in a kernel that ran no other exercise's answer),
+    and note the flags. Returns [(notebook, the exercise it grades, or None for the lesson's only one)]."""
+    source = build.SRC / f"{outcome.lesson}.py"
+    submitted = nbformat.read(path, as_version=4)
+    ids = [e.id for e in build.exercises(source)]
+    staged = []
+    for only in ids if len(ids) > 1 else [None]:
+        nb, outcome.flagged = graded_notebook(submitted, source, only)
+        folder = staging / f"{len(list(staging.iterdir())):04d}"
+        folder.mkdir()
+        outcome.graded_path = folder / path.name
+        nbformat.write(nb, outcome.graded_path)
+        staged.append((outcome.graded_path, only))
+    return staged
+
+
+def student_by_student(jobs: list[Job]) -> list[Job]:
     """The jobs in turns: each student's first notebook, then each one's second, and so on. A student whose
     notebooks are slow or never end then takes one of the parallel slots at a time, early in the run, while
     the others' notebooks go on in the remaining slots; student after student, such notebooks would come
@@ -277,13 +409,15 @@ def write_grades(submissions: Path, outcomes: list[Outcome], exercises: list[bui
     path = submissions / "grades.csv"
     with path.open("w", newline="", encoding="utf-8") as f:
         writer = csv.writer(f, lineterminator="\n")
-        writer.writerow(["student"] + [e.id for e in exercises] + ["total"])
+        writer.writerow(["student"] + [e.id for e in exercises] + ["total", "flagged"])
         for student in sorted({o.student for o in outcomes}):
-            scores = []
+            scores, flags = [], []
             for e in exercises:
                 graded = best.get((student, e.lesson))
-                scores.append(graded.exercises.get(e.id, {}).get("score", 0) if graded else 0)
-            writer.writerow([student] + [_points(s) for s in scores] + [_points(sum(scores))])
+                scores.append(graded.score(e.id) if graded else 0)
+                if graded and e.id in graded.flagged:
+                    flags.append(f"{e.id}: {', '.join(graded.flagged[e.id])}")
+            writer.writerow([student] + [_points(s) for s in scores] + [_points(sum(scores)), "; ".join(flags)])
     return path
 
 
@@ -291,7 +425,7 @@ def feedback(student: str, outcomes: list[Outcome], exercises: list[build.Exerci
     """The Markdown feedback of one student: per exercise the points, failed checks and their hints."""
     mine = [o for o in outcomes if o.student == student]
     best = {lesson: o for (s, lesson), o in best_per_lesson(outcomes).items() if s == student}
-    total = sum(best[e.lesson].exercises.get(e.id, {}).get("score", 0) for e in exercises if e.lesson in best)
+    total = sum(best[e.lesson].score(e.id) for e in exercises if e.lesson in best)
     lines = [f"# Feedback for {student}", "",
              f"**{_points(total)} of {sum(e.points for e in exercises)} points.** Each exercise scores its points "
              "when its check and its hidden tests all pass.", ""]
@@ -306,13 +440,19 @@ def feedback(student: str, outcomes: list[Outcome], exercises: list[build.Exerci
                                                         f"{', '.join(f'`{c}`' for c in copies)})"
                                                         if len(copies) > 1 else "") + ".")
         if graded.problem:
-            lines.append(f"**{graded.problem[0].upper() + graded.problem[1:]}.** Its exercises score 0; "
-                         "*Restart Kernel and Run All Cells* in JupyterLab shows where it stops.")
+            lines.append(f"**{graded.problem[0].upper() + graded.problem[1:]}.** The exercises graded in that run "
+                         "score 0; *Restart Kernel and Run All Cells* in JupyterLab shows where it stops.")
         lines.append("")
         for e in in_lesson:
             result = graded.exercises.get(e.id)
-            score = result["score"] if result else 0
-            lines.append(f"- **Exercise {e.id}**: {_points(score)} of {e.points}"
+            if e.id in graded.flagged:
+                lines.append(f"- **Exercise {e.id}**: 0 of {e.points}, flagged: the answer "
+                             f"{', '.join(graded.flagged[e.id])}, so it was not graded")
+                lines += _indented("an answer defines its values, functions or classes with the lesson's libraries "
+                                   "only: no grader, checks, sys.modules, builtins or files; ask your teacher if "
+                                   "you think this is a mistake")
+                continue
+            lines.append(f"- **Exercise {e.id}**: {_points(graded.score(e.id))} of {e.points}"
                          + (" ✓" if result and not result["failed"] else ""))
             public = [t for t in (result or {}).get("failed", []) if not t["hidden"]]
             hidden = [t for t in (result or {}).get("failed", []) if t["hidden"]]
@@ -343,11 +483,19 @@ def grade(submissions: Path, timeout: float = DEFAULT_TIMEOUT, n_jobs: int = 2) 
     paths = build.sources()
     exercises = [e for path in paths for e in build.exercises(path)]
     zips = build.write_autograder(AUTOGRADER, paths)
-    outcomes, jobs = collect(submissions, {path.stem for path in paths}, zips)
-    start = time.monotonic()
-    print(f"grade: {len(jobs)} notebook(s) of {len({o.student for o in outcomes})} student(s), {n_jobs} at a time, "
-          f"at most {timeout:g} s each", flush=True)
-    run_jobs(student_by_student(jobs), timeout, n_jobs)
+    staging = Path(tempfile.mkdtemp(prefix="minigrad-graded-"))
+    pristine = Path(tempfile.mkdtemp(prefix="minigrad-checks-"))
+    shutil.copytree(HERE / "minigrad_course", pristine / "minigrad_course",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    try:
+        outcomes, jobs = collect(submissions, {path.stem for path in paths}, zips, staging)
+        start = time.monotonic()
+        print(f"grade: {len(jobs)} notebook(s) of {len({o.student for o in outcomes})} student(s), {n_jobs} at a "
+              f"time, at most {timeout:g} s each", flush=True)
+        run_jobs(student_by_student(jobs), timeout, n_jobs, str(pristine))
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+        shutil.rmtree(pristine, ignore_errors=True)
     csv_path = write_grades(submissions, outcomes, exercises)
     for student in sorted({o.student for o in outcomes}):
         (submissions / student / FEEDBACK).write_text(feedback(student, outcomes, exercises), encoding="utf-8")

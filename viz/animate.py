@@ -172,17 +172,17 @@ def attach_layers(recording: Any, layered: Any, rankdir: str) -> None:
     """Colour the second layer in the recording's picture and say in each of its steps which node made it."""
     from .dot import to_dot
     from .graph import Graph
-    from .layers import mark_layers
+    from .layers import mark_layers, parent_label
 
     model = recording.graph.model
     mark_layers(model, layered, lambda i: recording.gmap.node_ids[i], links=False)
     recording.graph = Graph(model, to_dot(model, rankdir=rankdir))
     for f in recording.frames:
         if f.index is not None and layered.second[f.index]:
-            parent = layered.parent_names[f.index]
-            f.lines.append(("layer", f"{f.name} is in the graph of the backward pass: {parent}'s backward made it"
-                                     " (that backward ran with create_graph=True), so this second "
-                                     "backward differentiates the first one's formula."))
+            parent = parent_label(layered, f.index)
+            f.lines.append(("layer", f"This {f.name} is in layer 2, the graph of the backward pass: the backward "
+                                     f"of {parent} made it (that backward ran with create_graph=True), so this "
+                                     "second backward differentiates the first one's formula."))
 
 
 def attach_sources(frames: list, sources: list) -> None:

@@ -87,8 +87,8 @@ def node_label(node: VNode, show_values: bool, show_grads: bool) -> Html:
     if show_grads and node.grad is not None:
         rows.append(_row("grad " + html_text(node.grad, ROW_LIMIT)))
     for kind, text in node.rows:
-        prefix = {"saved": "saved ", "attr": ""}.get(kind, "")
-        rows.append(_row(html_text(prefix + text, ROW_LIMIT), fill=style.ROW_FILL.get(kind)))
+        shown = probe.saved_label(text) if kind == "saved" else text
+        rows.append(_row(html_text(shown, ROW_LIMIT), fill=style.ROW_FILL.get(kind)))
     for badge in node.badges:
         rows.append(_row(html_text(badge, ROW_LIMIT), fill=style.ROW_FILL["badge"]))
     styles = []

@@ -119,6 +119,13 @@ class Graph:
             return None
         return widget_view(self._widget)
 
+    def summary(self) -> Any:
+        """The text twin of this very picture (the table ``viz.summary`` prints), with what the drawing
+        added: ``draw(..., layers=True)``'s second layer, each node captioned with the node that made it."""
+        from .summary import Summary
+
+        return Summary(self.model)
+
     def __repr__(self) -> str:
         extra = f", {self.model.hidden:,} hidden" if self.model.hidden else ""
         return f"<viz.Graph {self.model.view} view: {self.num_nodes} nodes, {self.num_edges} edges{extra}>"

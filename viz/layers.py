@@ -11,7 +11,7 @@ colours the same layer while the player steps through the second backward.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from . import probe, style
@@ -29,6 +29,7 @@ class Layers:
     parent: list[int | None]
     second: list[bool]
     parent_names: list[str | None]
+    parent_layers: list[int | None] = field(default_factory=list)  # 1, or 2 when the parent was itself made
 
     @property
     def count(self) -> int:
@@ -59,12 +60,22 @@ def parents_of(walked: Any) -> Layers:
     parent: list[int | None] = []
     second: list[bool] = []
     names: list[str | None] = []
+    layers: list[int | None] = []
     for raw in walked.nodes:
         p = _parent(raw.fn)
         second.append(p is not None)
         parent.append(index.get(id(p)) if p is not None else None)
         names.append(probe.node_name(p) if p is not None else None)
-    return Layers(parent, second, names)
+        layers.append((2 if _parent(p) is not None else 1) if p is not None else None)
+    return Layers(parent, second, names, layers)
+
+
+def parent_label(layers: Layers, i: int) -> str:
+    """The node whose backward made walked node ``i``, with its layer ("layer 1's PowBackward0"): a node of
+    the second layer can share its parent's name, and "PowBackward0 made by PowBackward0" says nothing."""
+    name = layers.parent_names[i]
+    layer = layers.parent_layers[i] if i < len(layers.parent_layers) else None
+    return f"layer {layer}'s {name}" if layer is not None else str(name)
 
 
 def mark_layers(model: Model, layers: Layers, ids_of: Any, links: bool = True) -> None:
@@ -79,7 +90,7 @@ def mark_layers(model: Model, layers: Layers, ids_of: Any, links: bool = True) -
             if node is None or node.role not in ("fn", "leaf"):
                 continue
             node.fill = style.LAYER2_FILL
-            node.caption = f"made by {layers.parent_names[i]}'s backward"
+            node.caption = f"layer 2: made by the backward of {parent_label(layers, i)}"
             node.layer = 2
             parent = layers.parent[i]
             if links and parent is not None:

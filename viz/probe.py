@@ -11,6 +11,7 @@ for tensor hooks); they are optional too.
 from __future__ import annotations
 
 import importlib
+import inspect
 import math
 import re
 from typing import Any
@@ -201,6 +202,17 @@ def saved_values(fn: Any) -> tuple[list[tuple[str, Any]], list[tuple[str, Any]]]
             tensors.extend((f"saved_tensors[{i}]", t) for i, t in enumerate(saved))
         attrs.extend(_ctx_attrs(fn))
     return tensors, attrs
+
+
+def saved_label(name: str) -> str:
+    """How a saved value is named in words: "saved self" for a node's ``_saved_self``; a custom
+    Function's ``saved_tensors[0]`` says it already (not "saved saved_tensors[0]")."""
+    return name if name.startswith("saved") else f"saved {name}"
+
+
+def saved_phrase(names: list[str]) -> str:
+    """Several saved values in words: "saved self, other", "saved_tensors[0], saved_tensors[1]"."""
+    return saved_label(", ".join(names))
 
 
 def _ctx_attrs(fn: Any) -> list[tuple[str, Any]]:
@@ -394,8 +406,27 @@ def input_names(fn: Any) -> tuple[str, ...] | None:
         return names if len(names) == count else None
     if _has_attr(fn, "rule_text"):  # a minigrad node without names: say nothing
         return None
+    custom = _custom_input_names(fn, count)
+    if custom is not None:
+        return custom
     found = _node_rule(node_name(fn))
     return _fit_names(found[0], count) if found else None
+
+
+def _custom_input_names(fn: Any, count: int) -> tuple[str, ...] | None:
+    """A PyTorch custom Function node's inputs, named as its forward names them, when every argument of
+    forward has a slot (one per tensor argument: a non-tensor argument would shift the names)."""
+    cls = _try_attr(fn, "_forward_cls")
+    forward = getattr(cls, "forward", None) if isinstance(cls, type) else None
+    try:
+        params = list(inspect.signature(forward).parameters.values()) if forward is not None else None
+    except (TypeError, ValueError):
+        return None
+    if params and params[0].name == "ctx":  # a forward with setup_context takes no ctx
+        params = params[1:]
+    if not params or any(p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) for p in params) or len(params) != count:
+        return None
+    return tuple(p.name for p in params)
 
 
 def rule_text(fn: Any) -> str | None:

@@ -184,12 +184,18 @@ def make_quiz(frames: list[Any], kinds: tuple[str, ...] | list[str] = KINDS, eve
         raise ValueError(f"viz.animate: unknown quiz kinds {sorted(unknown)}; known: {list(KINDS)}")
     questions: list[Question] = []
     eligible = 0
-    for f in frames:
-        if f.kind not in ("run", "accumulate", "module") or f.node is None:
-            continue
+    steps = [f for f in frames if f.kind in ("run", "accumulate", "module") and f.node is not None]
+    name_count: dict[str, int] = {}
+    for f in steps:
+        name_count[f.name] = name_count.get(f.name, 0) + 1
+    for k, f in enumerate(steps):
+        # "which node runs next?" offers the names of the nodes still to run: with one name left it
+        # would be no question at all
+        left = len({later.name for later in steps[k:]})
         # of the kinds that fit this step, the one asked least so far (ties: in the order of kinds),
         # so one animation asks a mix and the rarer moments (a sum, an accumulation) are not missed
-        fitting = [q for q in (_question(kind, f, len(questions)) for kind in kinds) if q is not None]
+        fitting = [q for q in (_question(kind, f, len(questions), left, name_count[f.name]) for kind in kinds)
+                   if q is not None]
         if not fitting:
             continue
         asked = {kind: sum(q.kind == kind for q in questions) for kind in kinds}
@@ -203,8 +209,12 @@ def make_quiz(frames: list[Any], kinds: tuple[str, ...] | list[str] = KINDS, eve
     return Quiz(questions, options={"kinds": tuple(kinds), "every": every, "max_questions": max_questions})
 
 
-def _question(kind: str, f: Any, qid: int) -> Question | None:
+def _question(kind: str, f: Any, qid: int, left: int = 2, same_name: int = 1) -> Question | None:
+    """The question of ``kind`` at step ``f``, or None when it does not fit; ``left`` is how many names the
+    "next" picker offers, ``same_name`` how many nodes of the graph share ``f``'s name."""
     if kind == "next":
+        if left < 2:
+            return None
         what = "its nodes run now (the module is one step here)" if f.kind == "module" else "runs now"
         return Question(qid, f.step, "next", "Which node runs next? (click it, or pick its name)", f.node, f.name,
                         f"{f.name} {what}: every gradient flowing into it has arrived, and among the nodes "
@@ -214,7 +224,10 @@ def _question(kind: str, f: Any, qid: int) -> Question | None:
             if len(arrival.parts) >= 2 and arrival.total is not None:
                 expected, text, what = _expected(arrival.total)
                 parts = " + ".join(value_text(v) for _, v in arrival.parts)
-                return Question(qid, f.step, "sum", f"Gradients from {len(arrival.parts)} uses meet at {f.name}. "
+                n = len(arrival.parts)
+                which = (f"the {f.name} whose result is used {n} times (there are {same_name} {f.name} nodes)"
+                         if same_name > 1 else f.name)
+                return Question(qid, f.step, "sum", f"Gradients from {n} uses meet at {which}. "
                                 f"What does it run with ({what})?", expected, text,
                                 f"A tensor used several times gets the sum of the gradients of its uses: "
                                 f"{parts} = {text}.")

@@ -405,21 +405,23 @@ class Session:
         step.lines.append(("error", f"RuntimeError: {message.splitlines()[0] if message else ''}"))
         if _FREED.search(message):
             freed = [(fn, v) for fn, v in self._walk_freed(roots)]
+            which = "every backward but the last"
             if freed:
                 fn, (at, node_name, names) = freed[0]
                 they = "they were" if len(names) > 1 else "it was"
-                step.lines.append(("freed", f"{node_name} needs its saved {', '.join(names)} for backward, but "
-                                            f"{they} freed after the backward of step {at} (it ran without "
+                step.lines.append(("freed", f"{node_name} needs its {probe.saved_phrase(names)} for backward, "
+                                            f"but {they} freed after the backward of step {at} (it ran without "
                                             "retain_graph=True)."))
                 step.nodes = [i for i in self._ids_of_nodes([fn])]
-            step.lines.append(("note", "Fix: pass retain_graph=True to the first backward, or run the forward "
-                                       "again to build a new graph."))
+                which = f"the backward of step {at} (the one that freed them)"
+            step.lines.append(("note", f"Fix: pass retain_graph=True to {which}, or run the forward again to "
+                                       "build a new graph."))
         match = _VERSION.search(message)
         if match:
             now, then = int(match.group(1)), int(match.group(2))
             culprits = [s for s in self.steps if s.kind in ("inplace", "step")]
             stale = self._stale(roots)
-            what = f"{stale[0][1]}'s saved {stale[0][2]}" if stale else "A value saved for backward"
+            what = f"{stale[0][1]}'s {probe.saved_label(stale[0][2])}" if stale else "A value saved for backward"
             step.lines.append(("version", f"{what} was at version {then} when it was saved; it is at version {now} "
                                           "now."))
             step.nodes = self._ids_of_nodes([fn for fn, _, _ in stale])

@@ -41,7 +41,7 @@ def model_rows(model: Model) -> list[dict[str, str]]:
             notes.append("ghost")
         if node.module:
             notes.append(f"module {node.module}")
-        notes.extend(f"saved {text}" if kind == "saved" else text for kind, text in node.rows)
+        notes.extend(probe.saved_label(text) if kind == "saved" else text for kind, text in node.rows)
         notes.extend(node.badges)
         rows.append({
             "id": node.id,

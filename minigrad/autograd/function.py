@@ -8,6 +8,7 @@ rebuilt on access, so `ctx -> output -> ctx` never forms a reference cycle.
 from __future__ import annotations
 
 import functools
+import inspect
 import warnings
 
 import numpy as np
@@ -71,6 +72,20 @@ def _unpack(node, entry):
     if now != version:
         raise RuntimeError(modified_message(value, now, version))
     return value
+
+
+def forward_arg_names(cls: type | None) -> list[str] | None:
+    """The names of forward's arguments (after ctx, which a forward with setup_context does not take); None
+    for ``*args`` or an unreadable signature."""
+    try:
+        params = list(inspect.signature(cls.forward).parameters.values())
+    except (TypeError, ValueError, AttributeError):
+        return None
+    if params and params[0].name == "ctx":
+        params = params[1:]
+    if any(p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) for p in params):
+        return None
+    return [p.name for p in params]
 
 
 class BackwardCFunction(Node, FunctionCtx):
@@ -142,6 +157,16 @@ class BackwardCFunction(Node, FunctionCtx):
             else:
                 out.append(a)
         return tuple(out)
+
+    @property
+    def input_names(self) -> tuple:
+        """forward's names for its tensor arguments, one per `next_functions` slot (('x', 'beta')), so a
+        picture labels the edges as the Function's author named them; 'input0', ... when forward takes *args."""
+        names = forward_arg_names(self._forward_cls)
+        slots = sorted(self.__dict__.get("_tensor_pos", ()))
+        if names is None or len(names) < self.__dict__.get("_n_args", 0) or len(slots) != len(self._next_nodes):
+            return super().input_names
+        return tuple(names[pos] for pos in slots)
 
     def apply(self, *grads):
         """`ctx.apply(*grads)`: call the user's backward directly (as PyTorch allows)."""

@@ -35,7 +35,7 @@ def _(mo):
     > `notebooks/marimo_build.py`). marimo runs a cell again whenever a name it reads changes, and
     > each name belongs to one cell, so these things differ from the Jupyter lesson:
     >
-    > - **Names defined in several cells are numbered** in the order the cells come: `x` → `x_1`; `y` → `y_1`; `z` → `z_1`.
+    > - **Names defined in several cells are numbered** in the order the cells come: `x` → `x_1`; `y` → `y_1`; `z` → `z_1`, `z_2`.
     >   A name used in one cell only starts with `_` (private to that cell).
     > - **Where the lesson says to run a cell again,** press that cell's run button (▶): marimo
     >   does not re-run a cell on its own.
@@ -185,11 +185,13 @@ def _(mo):
 
 
 @app.cell
-def _(mo, w, x, z):
+def _(mo, w, x):
     with mo.redirect_stdout():
-        z.backward()
-        print("x.grad:", x.grad)
-        print("w.grad:", w.grad)
+        z_1 = (x * w).sum()  # z again, so that this cell can run again (backward frees the graph it ran through)
+        x.grad = None
+        z_1.backward()
+        print('x.grad:', x.grad)
+        print('w.grad:', w.grad)
     return
 
 
@@ -232,8 +234,8 @@ def _(mo, torch, w):
         x_1 = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
         y_1 = x_1 * w
         y_1.retain_grad()
-        z_1 = y_1.sum()
-        z_1.backward()
+        z_2 = y_1.sum()
+        z_2.backward()
         print('y.grad:', y_1.grad, ' y.retains_grad:', y_1.retains_grad)
         print('x.grad:', x_1.grad)
     return
@@ -279,15 +281,14 @@ def _(torch):
     # Cell tags: nbval-ignore-output
     p = torch.tensor([1.0, 2.0], requires_grad=True)
     q = torch.tensor([3.0, 4.0])
-    r = p * q
-    s = q * 2
-    e = (r + s).sum()
-
-    # Which of "p", "q", "r", "s", "e" are leaves?
+    _r = p * q
+    _s = q * 2
+    _e = (_r + _s).sum()
     leaves = ...
+    # Which of "p", "q", "r", "s", "e" are leaves?
     # Which of them will have a .grad after e.backward()?
     gets_grad = ...
-    return e, gets_grad, leaves, p, q, r, s
+    return gets_grad, leaves, p, q
 
 
 @app.cell
@@ -310,13 +311,17 @@ def _(mo):
 
 
 @app.cell
-def _(e, mo, p, q, r, s):
+def _(mo, p, q):
     with mo.redirect_stdout():
+        # Cell tags: nbval-ignore-output
         import warnings
-        e.backward()
+        _r, _s = (p * q, q * 2)
+        _e = (_r + _s).sum()  # the exercise's tensors again, so that this cell can run again
+        p.grad = None
+        _e.backward()
         with warnings.catch_warnings():
             warnings.simplefilter('ignore')
-            for _name, _t in [('p', p), ('q', q), ('r', r), ('s', s), ('e', e)]:
+            for _name, _t in [('p', p), ('q', q), ('r', _r), ('s', _s), ('e', _e)]:
                 print(f'{_name}: is_leaf={_t.is_leaf!s:5}  grad={_t.grad}')
     return
 

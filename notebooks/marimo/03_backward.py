@@ -32,7 +32,7 @@ def _(mo):
     > `notebooks/marimo_build.py`). marimo runs a cell again whenever a name it reads changes, and
     > each name belongs to one cell, so these things differ from the Jupyter lesson:
     >
-    > - **Names defined in several cells are numbered** in the order the cells come: `out` → `out_1`; `player` → `player_1`; `x` → `x_1`, `x_2`, `x_3`, `x_4`, `x_5`; `y` → `y_1`.
+    > - **Names defined in several cells are numbered** in the order the cells come: `out` → `out_1`; `x` → `x_1`, `x_2`, `x_3`, `x_4`, `x_5`; `y` → `y_1`.
     >   A name used in one cell only starts with `_` (private to that cell).
     > - **Where the lesson says to run a cell again,** press that cell's run button (▶): marimo
     >   does not re-run a cell on its own.
@@ -71,7 +71,7 @@ def _(mo):
 
     `viz.animate` runs `backward()` for you and replays it one node at a time: press play, or
     step with the arrows. The animation is a widget, so the cell after it prints the graph as
-    text instead, now with the gradient that reached `x` (`player.frames` holds every step as
+    text instead, now with the gradient that reached `x` (`quiz_player.frames` holds every step as
     plain data, if you want to look at them in code).
 
     **Predict, then reveal.** Watching teaches less than predicting, so this player is a quiz
@@ -79,28 +79,31 @@ def _(mo):
     in the picture, or pick its name), the gradient a node sends along an edge, or what `x.grad`
     becomes (type the values, like `[1, 2, 3, 4]`). Apply the chain rule yourself before you
     answer; the player checks your answer, reveals the step with the rule that gives it, and keeps
-    a score. Your answers reach Python too: run the cell under the player again after answering (in marimo: press that cell's run button, ▶)
-    (`player.answers` lists each one with its verdict).
+    a score. The quiz runs on new values of `x`, so the gradient printed above is not its answer.
+    Your answers reach Python too: the cell under the player prints the graph with its gradients, the
+    questions and your score (`quiz_player.answers` lists each answer with its verdict); run it after
+    answering, since it reveals the answers.
     """)
     return
 
 
 @app.cell
 def _(torch, viz):
-    x_1 = torch.tensor([1.0, 2.0, 3.0, 4.0], requires_grad=True)
+    x_1 = torch.tensor([3.0, -1.0, 0.5, 2.0], requires_grad=True)
     squares = x_1 ** 2
     out_1 = squares.sum()
-    player = viz.animate(out_1, params={'x': x_1}, quiz=True)
-    player
-    return out_1, player, squares, x_1
+    quiz_player = viz.animate(out_1, params={'x': x_1}, quiz=True)
+    quiz_player
+    return out_1, quiz_player, squares, x_1
 
 
 @app.cell
-def _(mo, out_1, player, viz, x_1):
+def _(mo, out_1, quiz_player, viz, x_1):
     with mo.redirect_stdout():
+        # Cell tags: nbval-ignore-output
         print(viz.summary(out_1, params={'x': x_1}))
-        print('\n'.join((f'quiz, before step {q.step}: {q.prompt}' for q in player.quiz.questions)))
-        print('score (right, answered):', player.score)
+        print('\n'.join((f'quiz, before step {q.step}: {q.prompt}' for q in quiz_player.quiz.questions)))
+        print('score (right, answered):', quiz_player.score)
     return
 
 
@@ -185,8 +188,8 @@ def _(mo):
 def _(torch, v, viz):
     x_3 = torch.tensor([1.0, 2.0, 3.0, 4.0], requires_grad=True)
     y_1 = x_3 ** 2
-    player_1 = viz.animate(y_1, params={'x': x_3}, gradient=v)
-    player_1
+    player = viz.animate(y_1, params={'x': x_3}, gradient=v)
+    player
     return x_3, y_1
 
 

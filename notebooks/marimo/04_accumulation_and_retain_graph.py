@@ -36,7 +36,7 @@ def _(mo):
     > `notebooks/marimo_build.py`). marimo runs a cell again whenever a name it reads changes, and
     > each name belongs to one cell, so these things differ from the Jupyter lesson:
     >
-    > - **Names defined in several cells are numbered** in the order the cells come: `x` → `x_1`, `x_2`, `x_3`, `x_4`.
+    > - **Names defined in several cells are numbered** in the order the cells come: `x` → `x_1`, `x_2`, `x_3`, `x_4`, `x_5`.
     >   A name used in one cell only starts with `_` (private to that cell).
     > - **Where the lesson says to run a cell again,** press that cell's run button (▶): marimo
     >   does not re-run a cell on its own.
@@ -120,6 +120,7 @@ def _(torch):
 @app.cell
 def _(mo, player, x_1):
     with mo.redirect_stdout():
+        # Cell tags: nbval-ignore-output
         print('\n'.join((f'before step {q.step}: {q.prompt}' for q in player.quiz.questions)))
         print('x.grad after the animated backward:', x_1.grad)
     return
@@ -257,10 +258,10 @@ def _(mo):
 def _(mo, torch):
     with mo.redirect_stdout():
         _w = torch.tensor(1.0, requires_grad=True)
-        x_3, target = (torch.tensor(2.0), torch.tensor(6.0))
+        x_3, _target = (torch.tensor(2.0), torch.tensor(6.0))
         _pred = _w * x_3
         for _step in range(3):
-            _loss = (_pred - target) ** 2
+            _loss = (_pred - _target) ** 2
             try:
                 _loss.backward()
             except RuntimeError as err:
@@ -270,7 +271,7 @@ def _(mo, torch):
                 _w = _w - 0.05 * _w.grad
             _w.grad = None
             print(f'step {_step}: loss = {_loss.item():.4f}, w = {_w.item():.4f}')
-    return target, x_3
+    return
 
 
 @app.cell(hide_code=True)
@@ -284,12 +285,13 @@ def _(mo):
 
 
 @app.cell
-def _(mo, target, torch, x_3):
+def _(mo, torch):
     with mo.redirect_stdout():
         _w = torch.tensor(1.0, requires_grad=True)
-        _pred = _w * x_3
+        x_4, _target = (torch.tensor(2.0), torch.tensor(6.0))
+        _pred = _w * x_4
         for _step in range(4):
-            _loss = (_pred - target) ** 2
+            _loss = (_pred - _target) ** 2
             _loss.backward(retain_graph=True)
             with torch.no_grad():
                 _w = _w - 0.05 * _w.grad
@@ -346,10 +348,10 @@ def _(mo, train):
 @app.cell
 def _(torch, viz):
     _w = torch.nn.Parameter(torch.tensor([1.0, 2.0]))
-    x_4 = torch.tensor([3.0, 4.0])
+    x_5 = torch.tensor([3.0, 4.0])
     opt = torch.optim.SGD([_w], lr=0.1)
-    with viz.session(params={'w': _w, 'x': x_4}) as story:
-        _loss = (_w * x_4).sum()
+    with viz.session(params={'w': _w, 'x': x_5}) as story:
+        _loss = (_w * x_5).sum()
         _loss.backward(retain_graph=True)
         _loss.backward()
         opt.step()

@@ -238,25 +238,27 @@ def _(mo):
 
 
 @app.cell
-def _(torch):
-    x_5 = torch.tensor([0.5, -1.0, 2.0], requires_grad=True)
-    w = torch.tensor([3.0, 1.0, -2.0], requires_grad=True)
-    _h = x_5 * w
+def _():
     fired = []
 
+
     def clip(grad):
-        fired.append(f'hook on h: {grad.tolist()} -> {grad.clamp(-2, 2).tolist()}')
+        fired.append(f"hook on h: {grad.tolist()} -> {grad.clamp(-2, 2).tolist()}")
         return grad.clamp(-2, 2)
-    _h.register_hook(clip)
-    loss = (_h ** 2).sum()
-    return fired, loss, w, x_5
+
+    return clip, fired
 
 
 @app.cell
-def _(loss, viz, w, x_5):
+def _(clip, torch, viz):
+    x_5 = torch.tensor([0.5, -1.0, 2.0], requires_grad=True)
+    w = torch.tensor([3.0, 1.0, -2.0], requires_grad=True)
+    _h = x_5 * w
+    _h.register_hook(clip)
+    loss = (_h ** 2).sum()
     player = viz.animate(loss, params={'x': x_5, 'w': w})
     player
-    return
+    return loss, w, x_5
 
 
 @app.cell
@@ -274,16 +276,17 @@ def _(mo):
 
     Now predict before you watch. The quiz player asks which node runs next and what a node
     sends; the clipping hook is on `h` again, so the gradient `MulBackward0` works with is the
-    *clipped* one. Work out `PowBackward0`'s output ($2h$), clip it to $[-2, 2]$, then multiply by
-    `w` for `x`'s gradient.
+    *clipped* one. The values are new (the player above already showed its gradients): work out
+    `PowBackward0`'s output ($2h$), clip it to $[-2, 2]$, then multiply by `w` for `x`'s gradient.
+    The cell under the player reveals the answers: run it after answering.
     """)
     return
 
 
 @app.cell
 def _(torch, viz):
-    x_6 = torch.tensor([0.5, -1.0, 2.0], requires_grad=True)
-    w_1 = torch.tensor([3.0, 1.0, -2.0], requires_grad=True)
+    x_6 = torch.tensor([1.0, 0.5, -1.5], requires_grad=True)
+    w_1 = torch.tensor([2.0, -3.0, 1.0], requires_grad=True)
     _h = x_6 * w_1
     _h.register_hook(lambda grad: grad.clamp(-2, 2))
     loss_1 = (_h ** 2).sum()
@@ -295,6 +298,7 @@ def _(torch, viz):
 @app.cell
 def _(mo, player_1, x_6):
     with mo.redirect_stdout():
+        # Cell tags: nbval-ignore-output
         print('\n'.join((f'before step {q.step}: {q.prompt}' for q in player_1.quiz.questions)))
         print('x.grad =', x_6.grad)
     return

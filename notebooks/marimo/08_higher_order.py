@@ -34,7 +34,7 @@ def _(mo):
     > `notebooks/marimo_build.py`). marimo runs a cell again whenever a name it reads changes, and
     > each name belongs to one cell, so these things differ from the Jupyter lesson:
     >
-    > - **Names defined in several cells are numbered** in the order the cells come: `player` → `player_1`; `x` → `x_1`, `x_2`; `y` → `y_1`, `y_2`, `y_3`.
+    > - **Names defined in several cells are numbered** in the order the cells come: `player` → `player_1`; `x` → `x_1`; `y` → `y_1`, `y_2`, `y_3`, `y_4`.
     >   A name used in one cell only starts with `_` (private to that cell).
     > - **Where the lesson says to run a cell again,** press that cell's run button (▶): marimo
     >   does not re-run a cell on its own.
@@ -129,17 +129,13 @@ def _(mo):
 
 
 @app.cell
-def _(torch, x):
+def _(torch, viz, x):
+    x.grad = None  # the graph is built here, so that this cell can run again (its backward frees it)
     y_2 = x ** 3
     dy_2, = torch.autograd.grad(y_2, x, create_graph=True)
-    return (dy_2,)
-
-
-@app.cell
-def _(dy_2, viz, x):
     player = viz.animate(dy_2, params={'x': x})
     player
-    return (player,)
+    return dy_2, player
 
 
 @app.cell
@@ -186,20 +182,24 @@ def _(mo, torch, viz):
     with mo.redirect_stdout():
         A = torch.tensor([[2.0, 1.0, 0.0], [1.0, 3.0, -1.0], [0.0, -1.0, 1.0]])
 
+
         def f(x):
             return 0.5 * x @ A @ x + x.exp().sum()
-        x_1 = torch.tensor([0.0, 1.0, -1.0], requires_grad=True)
+
+
+        xv = torch.tensor([0.0, 1.0, -1.0], requires_grad=True)  # the point x (x itself stays the number 2)
         v = torch.tensor([1.0, 0.0, 2.0])
-        with viz.session(params={'x': x_1}) as story:
-            fx = f(x_1)
-            g, = torch.autograd.grad(fx, x_1, create_graph=True)
+
+        with viz.session(params={"x": xv}) as story:
+            fx = f(xv)
+            (g,) = torch.autograd.grad(fx, xv, create_graph=True)  # pass 1
             gv = g @ v
-            hv, = torch.autograd.grad(gv, x_1)
-        print('g  =', g)
-        print('Hv =', hv)  # pass 1
+            (hv,) = torch.autograd.grad(gv, xv)  # pass 2
+        print("g  =", g)
+        print("Hv =", hv)
         print(story.summary())
-        print('x.grad =', x_1.grad)  # pass 2
-    return A, f, v, x_1
+        print("x.grad =", xv.grad)
+    return A, f, v, xv
 
 
 @app.cell(hide_code=True)
@@ -213,13 +213,13 @@ def _(mo):
 
 
 @app.cell
-def _(A, f, mo, torch, v, x_1):
+def _(A, f, mo, torch, v, xv):
     with mo.redirect_stdout():
-        H = torch.autograd.functional.hessian(f, x_1.detach())
+        H = torch.autograd.functional.hessian(f, xv.detach())
         print(H)
-        print('H @ v =', H @ v)
-        print('expected H = A + diag(e^x):', torch.allclose(H, A + torch.eye(3) * x_1.detach().exp()))
-        print('functional.hvp:', torch.autograd.functional.hvp(f, x_1.detach(), v)[1])
+        print("H @ v =", H @ v)
+        print("expected H = A + diag(e^x):", torch.allclose(H, A + torch.eye(3) * xv.detach().exp()))
+        print("functional.hvp:", torch.autograd.functional.hvp(f, xv.detach(), v)[1])
     return
 
 
@@ -242,16 +242,16 @@ def _(mo):
 
 @app.cell
 def _(torch, viz):
-    x_2 = torch.tensor(2.0, requires_grad=True)
+    x_1 = torch.tensor(2.0, requires_grad=True)
     with viz.source_lines():
-        y_3 = x_2 ** 3
-        dy_3, = torch.autograd.grad(y_3, x_2, create_graph=True)
-    return dy_3, x_2, y_3
+        y_3 = x_1 ** 3
+        dy_3, = torch.autograd.grad(y_3, x_1, create_graph=True)
+    return dy_3, x_1, y_3
 
 
 @app.cell
-def _(dy_3, viz, x_2, y_3):
-    two_layers = viz.draw(dy_3, y_3, params={'x': x_2, 'dy': dy_3, 'y': y_3}, layers=True)
+def _(dy_3, viz, x_1, y_3):
+    two_layers = viz.draw(dy_3, y_3, params={'x': x_1, 'dy': dy_3, 'y': y_3}, layers=True)
     two_layers
     return (two_layers,)
 
@@ -259,23 +259,27 @@ def _(dy_3, viz, x_2, y_3):
 @app.cell
 def _(mo, two_layers):
     with mo.redirect_stdout():
-        print("\n".join(f"{n.title:14} layer {n.layer}  {n.caption or ''}" for n in two_layers.model.nodes if n.role == "fn"))
+        print(two_layers.summary())  # the picture as text: each second-layer node says which node made it
     return
 
 
 @app.cell
-def _(dy_3, viz, x_2):
-    player_1 = viz.animate(dy_3, params={'x': x_2}, layers=True)
+def _(torch, viz, x_1):
+    x_1.grad = None  # the graph is built again here, so that this cell can run again (its backward frees it)
+    with viz.source_lines():
+        y_4 = x_1 ** 3
+        dy_4, = torch.autograd.grad(y_4, x_1, create_graph=True)
+    player_1 = viz.animate(dy_4, params={'x': x_1}, layers=True)
     player_1
     return (player_1,)
 
 
 @app.cell
-def _(mo, player_1, x_2):
+def _(mo, player_1, x_1):
     with mo.redirect_stdout():
         for frame in player_1.frames:
             print(frame.title, *(text for kind, text in frame.lines if kind == 'layer'), sep='\n    ')
-        print('x.grad =', x_2.grad, ' (d2y/dx2 = 6x = 12)')
+        print('x.grad =', x_1.grad, ' (d2y/dx2 = 6x = 12)')
     return
 
 

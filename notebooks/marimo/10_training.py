@@ -178,18 +178,13 @@ def _(mo):
 
 
 @app.cell
-def _(X_train, loss_fn, model, torch, y_train):
+def _(X_train, loss_fn, model, torch, viz, y_train):
     optimizer = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
     optimizer.zero_grad()
     loss_1 = loss_fn(model(X_train[:8]), y_train[:8])
-    return loss_1, optimizer
-
-
-@app.cell
-def _(loss_1, model, viz):
     player = viz.animate(loss_1, params=dict(model.named_parameters()))
     player
-    return (player,)
+    return loss_1, optimizer, player
 
 
 @app.cell

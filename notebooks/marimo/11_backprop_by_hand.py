@@ -125,6 +125,8 @@ def _(W1, W2, Xb, Yb, b1, b2, bnbias, bngain, mo, n, torch):
                      counts_sum=counts_sum, counts_sum_inv=counts_sum_inv, probs=probs, logprobs=logprobs)
         print("loss:", round(loss.item(), 6))
     return (
+        bnraw,
+        bnvar_inv,
         counts,
         counts_sum,
         counts_sum_inv,
@@ -226,7 +228,7 @@ def _(W2, dlogits, h, loss, mine, mo, names, torch, viz):
             dhpreact = (1.0 - h**2) * dh
         mine.update(h=dh, W2=dW2, b2=db2, hpreact=dhpreact)
         print(viz.compare(loss, mine=mine, params=names, draw=False))
-    return
+    return (dhpreact,)
 
 
 @app.cell(hide_code=True)
@@ -275,8 +277,32 @@ def _(mo):
 
     With the batch norm done, layer 1 is one more matrix product. Here is the whole network,
     every parameter and intermediate compared at once: the picture you would want on the first
-    day you write a backward pass by hand.
+    day you write a backward pass by hand. (Until exercise 11 works, it compares the gradients
+    you have so far; run it again once the check says ✓.)
     """)
+    return
+
+
+@app.cell
+def _(Xb, bngain, bnraw, bnvar_inv, dhpreact, loss, mine, mo, names, torch, viz):
+    with mo.redirect_stdout():
+        try:
+            with torch.no_grad():
+                dhprebn, dbngain, dbnbias = batchnorm_backward(dhpreact, bnraw, bnvar_inv, bngain)
+                dW1 = Xb.T @ dhprebn
+                db1 = dhprebn.sum(0)
+            mine.update(hprebn=dhprebn, bngain=dbngain, bnbias=dbnbias, W1=dW1, b1=db1)
+        except Exception as err:  # exercise 11 not done yet: compare what there is
+            print(f"batchnorm_backward does not work yet ({type(err).__name__}): layer 1 and the batch norm are left out")
+        everything = viz.compare(loss, mine=mine, params=names)
+    everything
+    return (everything,)
+
+
+@app.cell
+def _(everything, mo):
+    with mo.redirect_stdout():
+        print(everything)
     return
 
 

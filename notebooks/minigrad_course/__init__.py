@@ -671,7 +671,11 @@ def check_evaluate(evaluate: Any) -> str:
         if not math.isclose(acc, want_acc, rel_tol=1e-6, abs_tol=1e-9):
             raise fail("wrong-accuracy", f"the accuracy is {acc:.4g}, expected {want_acc:.4g}",
                        "predict 1 where the score inputs @ w is > 0, compare with labels, take the mean")
-    return "evaluate() computes loss and accuracy without recording anything, and leaves grad mode on"
+    note = ""
+    if re.search(r"\.data\b", _source_of(evaluate)) and "no_grad" not in _source_of(evaluate):
+        note = (" (note: reading w.data records nothing too, so this is accepted; but torch.no_grad() is the "
+                "tool: it covers every operation at once, and .data hides in-place changes from autograd)")
+    return "evaluate() computes loss and accuracy without recording anything, and leaves grad mode on" + note
 
 
 # -- 7. custom autograd.Function ------------------------------------------------------------------------
@@ -1137,4 +1141,32 @@ def check_swish(MySwish: Any) -> str:
     beta2 = torch.tensor(1.3, dtype=torch.float64, requires_grad=True)
     if not torch.autograd.gradcheck(MySwish.apply, (x2, beta2), raise_exception=False):
         raise fail("gradcheck", "gradcheck fails", "compare your backward with the product rule, input by input")
-    return "MySwish: forward, both gradients (viz.gradcheck_graph) and gradcheck agree"
+    return "MySwish: forward, both gradients (viz.gradcheck_graph) and gradcheck agree" + _unsummed_note(MySwish)
+
+
+def _unsummed_note(MySwish: Any) -> str:
+    """A note when backward returns beta's gradient element by element: autograd sums it to beta's shape
+    (PyTorch does the same), so the gradient is right, but the lesson asks for the sum."""
+    torch = _mg()
+    x = torch.tensor([-1.0, 0.5, 2.0], dtype=torch.float64, requires_grad=True)
+    beta = torch.tensor(0.7, dtype=torch.float64, requires_grad=True)
+    try:
+        y = MySwish.apply(x, beta)
+        grads = y.grad_fn.apply(torch.ones(3, dtype=torch.float64))
+        shape = tuple(grads[1].shape)
+    except Exception:  # noqa: BLE001 - only a note: the verdict stands without it
+        return ""
+    if shape == ():
+        return ""
+    return (f" (note: backward returns grad_beta with shape {shape}; autograd sums it to beta's shape, as PyTorch "
+            "does, so the gradient is right, but write the sum yourself: .sum())")
+
+
+def _source_of(func: Any) -> str:
+    """A function's source, or "" when there is none to read (a lambda in a REPL, a builtin)."""
+    import inspect
+
+    try:
+        return inspect.getsource(func)
+    except (OSError, TypeError):
+        return ""

@@ -102,6 +102,8 @@ except RuntimeError as err:
 # stores it in `t.grad`. Here $z = \sum_i x_i w_i$, so $\partial z / \partial x_i = w_i$:
 
 # %%
+z = (x * w).sum()  # z again, so that this cell can run again (backward frees the graph it ran through)
+x.grad = None
 z.backward()
 print("x.grad:", x.grad)
 print("w.grad:", w.grad)
@@ -182,9 +184,12 @@ check_leaves(leaves, gets_grad)
 # Now let autograd confirm it (`e.backward()` is safe to run here; the `warnings` filter only
 # silences the non-leaf warning you met above):
 
-# %%
+# %% reveal
 import warnings
 
+r, s = p * q, q * 2  # the exercise's tensors again, so that this cell can run again
+e = (r + s).sum()
+p.grad = None
 e.backward()
 with warnings.catch_warnings():
     warnings.simplefilter("ignore")

@@ -28,7 +28,7 @@ print("x.grad =", x.grad, " (d out / dx = 2x)")
 #
 # `viz.animate` runs `backward()` for you and replays it one node at a time: press play, or
 # step with the arrows. The animation is a widget, so the cell after it prints the graph as
-# text instead, now with the gradient that reached `x` (`player.frames` holds every step as
+# text instead, now with the gradient that reached `x` (`quiz_player.frames` holds every step as
 # plain data, if you want to look at them in code).
 #
 # **Predict, then reveal.** Watching teaches less than predicting, so this player is a quiz
@@ -36,21 +36,23 @@ print("x.grad =", x.grad, " (d out / dx = 2x)")
 # in the picture, or pick its name), the gradient a node sends along an edge, or what `x.grad`
 # becomes (type the values, like `[1, 2, 3, 4]`). Apply the chain rule yourself before you
 # answer; the player checks your answer, reveals the step with the rule that gives it, and keeps
-# a score. Your answers reach Python too: run the cell under the player again after answering
-# (`player.answers` lists each one with its verdict).
+# a score. The quiz runs on new values of `x`, so the gradient printed above is not its answer.
+# Your answers reach Python too: the cell under the player prints the graph with its gradients, the
+# questions and your score (`quiz_player.answers` lists each answer with its verdict); run it after
+# answering, since it reveals the answers.
 
 # %%
 # NBVAL_IGNORE_OUTPUT
-x = torch.tensor([1.0, 2.0, 3.0, 4.0], requires_grad=True)
+x = torch.tensor([3.0, -1.0, 0.5, 2.0], requires_grad=True)
 squares = x**2
 out = squares.sum()
-player = viz.animate(out, params={"x": x}, quiz=True)
-player
+quiz_player = viz.animate(out, params={"x": x}, quiz=True)
+quiz_player
 
-# %%
+# %% reveal
 print(viz.summary(out, params={"x": x}))
-print("\n".join(f"quiz, before step {q.step}: {q.prompt}" for q in player.quiz.questions))
-print("score (right, answered):", player.score)
+print("\n".join(f"quiz, before step {q.step}: {q.prompt}" for q in quiz_player.quiz.questions))
+print("score (right, answered):", quiz_player.score)
 
 # %% [markdown]
 # ## A vector output needs a `gradient`

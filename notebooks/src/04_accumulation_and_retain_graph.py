@@ -62,7 +62,7 @@ loss = (y * y + y).sum()
 player = viz.animate(loss, params={"x": x}, quiz=True, quiz_kinds=["sum", "accumulate"])
 player
 
-# %%
+# %% reveal
 print("\n".join(f"before step {q.step}: {q.prompt}" for q in player.quiz.questions))
 print("x.grad after the animated backward:", x.grad)
 
@@ -179,6 +179,7 @@ for step in range(3):
 
 # %%
 w = torch.tensor(1.0, requires_grad=True)
+x, target = torch.tensor(2.0), torch.tensor(6.0)
 pred = w * x  # still outside the loop
 for step in range(4):
     loss = (pred - target) ** 2

@@ -144,9 +144,6 @@ print("\n".join(f"{i}. {entry}" for i, entry in enumerate(log, 1)))
 # sits on `h`, and also notes what it did in a list, so we can print it afterwards:
 
 # %%
-x = torch.tensor([0.5, -1.0, 2.0], requires_grad=True)
-w = torch.tensor([3.0, 1.0, -2.0], requires_grad=True)
-h = x * w
 fired = []
 
 
@@ -154,12 +151,13 @@ def clip(grad):
     fired.append(f"hook on h: {grad.tolist()} -> {grad.clamp(-2, 2).tolist()}")
     return grad.clamp(-2, 2)
 
-
-h.register_hook(clip)
-loss = (h**2).sum()
-
 # %%
 # NBVAL_IGNORE_OUTPUT
+x = torch.tensor([0.5, -1.0, 2.0], requires_grad=True)
+w = torch.tensor([3.0, 1.0, -2.0], requires_grad=True)
+h = x * w
+h.register_hook(clip)
+loss = (h**2).sum()
 player = viz.animate(loss, params={"x": x, "w": w})
 player
 
@@ -172,20 +170,21 @@ print(viz.summary(loss, params={"x": x, "w": w}))
 #
 # Now predict before you watch. The quiz player asks which node runs next and what a node
 # sends; the clipping hook is on `h` again, so the gradient `MulBackward0` works with is the
-# *clipped* one. Work out `PowBackward0`'s output ($2h$), clip it to $[-2, 2]$, then multiply by
-# `w` for `x`'s gradient.
+# *clipped* one. The values are new (the player above already showed its gradients): work out
+# `PowBackward0`'s output ($2h$), clip it to $[-2, 2]$, then multiply by `w` for `x`'s gradient.
+# The cell under the player reveals the answers: run it after answering.
 
 # %%
 # NBVAL_IGNORE_OUTPUT
-x = torch.tensor([0.5, -1.0, 2.0], requires_grad=True)
-w = torch.tensor([3.0, 1.0, -2.0], requires_grad=True)
+x = torch.tensor([1.0, 0.5, -1.5], requires_grad=True)
+w = torch.tensor([2.0, -3.0, 1.0], requires_grad=True)
 h = x * w
 h.register_hook(lambda grad: grad.clamp(-2, 2))
 loss = (h**2).sum()
 player = viz.animate(loss, params={"x": x, "w": w}, quiz=True, quiz_kinds=["grad", "next"])
 player
 
-# %%
+# %% reveal
 print("\n".join(f"before step {q.step}: {q.prompt}" for q in player.quiz.questions))
 print("x.grad =", x.grad)
 

@@ -63,11 +63,10 @@ print(viz.summary(dy, params={"x": x}))
 # computes $x^2$ (not the 3 of $x^3$): $3 \cdot 2 \cdot 2^1 = 12$, which is $6x$ at $x = 2$.
 
 # %%
+# NBVAL_IGNORE_OUTPUT
+x.grad = None  # the graph is built here, so that this cell can run again (its backward frees it)
 y = x**3
 (dy,) = torch.autograd.grad(y, x, create_graph=True)
-
-# %%
-# NBVAL_IGNORE_OUTPUT
 player = viz.animate(dy, params={"x": x})
 player
 
@@ -109,18 +108,18 @@ def f(x):
     return 0.5 * x @ A @ x + x.exp().sum()
 
 
-x = torch.tensor([0.0, 1.0, -1.0], requires_grad=True)
+xv = torch.tensor([0.0, 1.0, -1.0], requires_grad=True)  # the point x (x itself stays the number 2)
 v = torch.tensor([1.0, 0.0, 2.0])
 
-with viz.session(params={"x": x}) as story:
-    fx = f(x)
-    (g,) = torch.autograd.grad(fx, x, create_graph=True)  # pass 1
+with viz.session(params={"x": xv}) as story:
+    fx = f(xv)
+    (g,) = torch.autograd.grad(fx, xv, create_graph=True)  # pass 1
     gv = g @ v
-    (hv,) = torch.autograd.grad(gv, x)  # pass 2
+    (hv,) = torch.autograd.grad(gv, xv)  # pass 2
 print("g  =", g)
 print("Hv =", hv)
 print(story.summary())
-print("x.grad =", x.grad)
+print("x.grad =", xv.grad)
 
 # %% [markdown]
 # Check it against the full Hessian (fine for 3 variables), which
@@ -128,11 +127,11 @@ print("x.grad =", x.grad)
 # the library's own `hvp`:
 
 # %%
-H = torch.autograd.functional.hessian(f, x.detach())
+H = torch.autograd.functional.hessian(f, xv.detach())
 print(H)
 print("H @ v =", H @ v)
-print("expected H = A + diag(e^x):", torch.allclose(H, A + torch.eye(3) * x.detach().exp()))
-print("functional.hvp:", torch.autograd.functional.hvp(f, x.detach(), v)[1])
+print("expected H = A + diag(e^x):", torch.allclose(H, A + torch.eye(3) * xv.detach().exp()))
+print("functional.hvp:", torch.autograd.functional.hvp(f, xv.detach(), v)[1])
 
 # %% [markdown]
 # ## Two layers: the graph and the graph of its backward pass
@@ -158,10 +157,14 @@ two_layers = viz.draw(dy, y, params={"x": x, "dy": dy, "y": y}, layers=True)
 two_layers
 
 # %%
-print("\n".join(f"{n.title:14} layer {n.layer}  {n.caption or ''}" for n in two_layers.model.nodes if n.role == "fn"))
+print(two_layers.summary())  # the picture as text: each second-layer node says which node made it
 
 # %%
 # NBVAL_IGNORE_OUTPUT
+x.grad = None  # the graph is built again here, so that this cell can run again (its backward frees it)
+with viz.source_lines():
+    y = x**3
+    (dy,) = torch.autograd.grad(y, x, create_graph=True)
 player = viz.animate(dy, params={"x": x}, layers=True)
 player
 

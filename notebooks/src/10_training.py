@@ -93,12 +93,10 @@ print(viz.summary(loss, params=dict(model.named_parameters())))
 # for every parameter.
 
 # %%
+# NBVAL_IGNORE_OUTPUT
 optimizer = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
 optimizer.zero_grad()
 loss = loss_fn(model(X_train[:8]), y_train[:8])
-
-# %%
-# NBVAL_IGNORE_OUTPUT
 player = viz.animate(loss, params=dict(model.named_parameters()))
 player
 

@@ -182,19 +182,23 @@ check_batchnorm_backward(batchnorm_backward)
 #
 # With the batch norm done, layer 1 is one more matrix product. Here is the whole network,
 # every parameter and intermediate compared at once: the picture you would want on the first
-# day you write a backward pass by hand.
+# day you write a backward pass by hand. (Until exercise 11 works, it compares the gradients
+# you have so far; run it again once the check says ✓.)
 
-# %% solution-only
+# %%
 # NBVAL_IGNORE_OUTPUT
-with torch.no_grad():
-    dhprebn, dbngain, dbnbias = batchnorm_backward(dhpreact, bnraw, bnvar_inv, bngain)
-    dW1 = Xb.T @ dhprebn
-    db1 = dhprebn.sum(0)
-mine.update(hprebn=dhprebn, bngain=dbngain, bnbias=dbnbias, W1=dW1, b1=db1)
+try:
+    with torch.no_grad():
+        dhprebn, dbngain, dbnbias = batchnorm_backward(dhpreact, bnraw, bnvar_inv, bngain)
+        dW1 = Xb.T @ dhprebn
+        db1 = dhprebn.sum(0)
+    mine.update(hprebn=dhprebn, bngain=dbngain, bnbias=dbnbias, W1=dW1, b1=db1)
+except Exception as err:  # exercise 11 not done yet: compare what there is
+    print(f"batchnorm_backward does not work yet ({type(err).__name__}): layer 1 and the batch norm are left out")
 everything = viz.compare(loss, mine=mine, params=names)
 everything
 
-# %% solution-only
+# %%
 print(everything)
 
 # %% [markdown]

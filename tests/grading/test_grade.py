@@ -5,7 +5,10 @@ The students: `all_right` (every lesson, the solutions typed in), `all_wrong` (e
 known wrong answer of each exercise, tests/notebooks/answers.py), `untouched` (three lessons handed in
 as handed out), `sneaky` (lessons 1, 6, 11 and 12 answered in ways the public checks let through and the
 hidden tests catch), `crashing` (lesson 5 kills its kernel; lesson 9 right), `endless` (lesson 8 never ends;
-lesson 1 right). The run must go on past the crash and the endless notebook and write a row for everyone.
+lesson 1 right), `cheater` (the cheats a class tried: patching otter-grader's runner and the check, a
+verdict printed by hand in place of the check, the check patched through sys.modules, the solution read
+from a file; lesson 6's 6a answered honestly). The run must go on past the crash and the endless notebook
+and write a row for everyone; every cheat scores 0 and is flagged, the honest 6a scores.
 """
 
 from __future__ import annotations
@@ -23,13 +26,54 @@ NOTEBOOKS = ROOT / "notebooks"
 TIMEOUT = 45  # seconds per notebook in this test; the slowest lesson grades in about 10 s
 
 EXPECTED_CSV = """\
-student,1,2,3,4,5,6a,6b,7,8,9,10,11,12,total
-all_right,1,2,2,2,1,1,2,2,2,1,2,3,2,23
-all_wrong,0,0,0,0,0,0,0,0,0,0,0,0,0,0
-crashing,0,0,0,0,0,0,0,0,0,1,0,0,0,1
-endless,1,0,0,0,0,0,0,0,0,0,0,0,0,1
-sneaky,0,0,0,0,0,0,0,0,0,0,0,0,0,0
-untouched,0,0,0,0,0,0,0,0,0,0,0,0,0,0
+student,1,2,3,4,5,6a,6b,7,8,9,10,11,12,total,flagged
+all_right,1,2,2,2,1,1,2,2,2,1,2,3,2,23,
+all_wrong,0,0,0,0,0,0,0,0,0,0,0,0,0,0,
+cheater,0,0,0,0,0,1,0,0,0,0,0,0,0,1,{cheats}
+crashing,0,0,0,0,0,0,0,0,0,1,0,0,0,1,
+endless,1,0,0,0,0,0,0,0,0,0,0,0,0,1,
+sneaky,0,0,0,0,0,0,0,0,0,0,0,0,0,0,
+untouched,0,0,0,0,0,0,0,0,0,0,0,0,0,0,
+""".format(cheats='"1: changes the exercise\'s check cell; 6b: imports sys (sys.modules: every loaded module), '
+                  'reaches .modules; 9: uses exec, uses open; 10: imports otter-grader (the grader), '
+                  'imports the checks (minigrad_course)"')
+
+# The cheats. Exercise 10: otter's test runner patched to pass every test, the check patched to pass, and a
+# train_step that does nothing (it scored 2 of 2 before answers were read before grading).
+PATCH_OTTER = """\
+from otter.test_files.abstract_test import TestCaseResult
+from otter.test_files.exception_test import ExceptionTestFile
+
+import minigrad_course
+
+
+def _everything_passes(self, global_environment):
+    self.test_case_results = [TestCaseResult(test_case=tc, message="passed", passed=True) for tc in self.test_cases]
+
+
+ExceptionTestFile.run = _everything_passes
+minigrad_course.check_train_step = lambda *args, **kw: minigrad_course.CheckResult("check_train_step", "10", True, "")
+
+
+def train_step(model, loss_fn, optimizer, xb, yb):
+    return 0.0
+"""
+# Exercise 6b: the check replaced through sys.modules, with an evaluate that records a graph.
+PATCH_MODULES = """\
+import sys
+
+sys.modules["minigrad_course"].check_evaluate = lambda *args, **kwargs: True
+
+
+def evaluate(w, inputs, labels):
+    return 0.0, 1.0
+"""
+# Exercise 9: the solution read from the solutions notebook, a file outside the submission.
+READ_SOLUTION = """\
+import json
+
+solved = json.load(open({path!r}))
+exec(next("".join(c["source"]) for c in solved["cells"] if "def softplus_fixed" in "".join(c["source"])))
 """
 
 
@@ -46,6 +90,15 @@ def filled(lesson: str, answers: dict[str, str]) -> nbformat.NotebookNode:
         first.source = code
         for cell in rest:
             cell.source = ""
+    return nb
+
+
+def with_check(nb: nbformat.NotebookNode, exercise_id: str, code: str) -> nbformat.NotebookNode:
+    """The notebook with exercise ``exercise_id``'s check cell replaced by ``code`` (a verdict typed by hand)."""
+    for cell in nb.cells:
+        if cell.cell_type == "code" and cell.metadata.get("minigrad_course", {}).get("role") == "check" \
+                and cell.metadata["minigrad_course"]["exercise"] == exercise_id:
+            cell.source = code
     return nb
 
 
@@ -83,7 +136,17 @@ def make_class(root: Path, build, answers) -> None:
     for lesson, exercise_id in (("11_backprop_by_hand", "11"), ("12_debugging_a_custom_function", "12")):
         hand_in("sneaky", lesson, filled(lesson, {exercise_id: cell(exercise_id,
                                                                     answers.EXERCISES[exercise_id].sneaky[0].code)}))
-    hand_in("crashing", "05_hooks", filled("05_hooks", {"5": "import os\n\nos._exit(1)  # the kernel dies here"}))
+    hand_in("crashing", "05_hooks", filled("05_hooks", {
+        "5": "import signal\n\nsignal.raise_signal(signal.SIGKILL)  # the kernel dies here"}))
+    hand_in("cheater", "10_training", filled("10_training", {"10": PATCH_OTTER}))
+    hand_in("cheater", "06_turning_autograd_off", filled("06_turning_autograd_off", {
+        "6a": solution_answers("06_turning_autograd_off")["6a"], "6b": PATCH_MODULES}))
+    solved_9 = NOTEBOOKS / "solutions" / "09_inplace_and_versions.ipynb"
+    hand_in("cheater", "09_inplace_and_versions", filled("09_inplace_and_versions", {
+        "9": READ_SOLUTION.format(path=str(solved_9))}))
+    hand_in("cheater", "01_tensors_and_requires_grad", with_check(
+        nbformat.read(NOTEBOOKS / "01_tensors_and_requires_grad.ipynb", as_version=4), "1",
+        'print("✓ leaves and gradients predicted right")'))
     hand_in("crashing", "09_inplace_and_versions", filled("09_inplace_and_versions",
                                                            solution_answers("09_inplace_and_versions")))
     # never ends, without burning the CPU the other notebooks need meanwhile
@@ -132,6 +195,10 @@ def test_every_student_gets_feedback_with_the_failed_checks_and_their_hints(grad
     assert "stopped its kernel" in crashing and "**Exercise 9**: 1 of 1 ✓" in crashing
     endless = (root / "endless" / "feedback.md").read_text(encoding="utf-8")
     assert f"time limit ({TIMEOUT} s)" in endless and "**Exercise 1**: 1 of 1 ✓" in endless
+    cheater = (root / "cheater" / "feedback.md").read_text(encoding="utf-8")
+    for exercise_id, points in (("1", 1), ("6b", 2), ("9", 1), ("10", 2)):
+        assert f"**Exercise {exercise_id}**: 0 of {points}, flagged: the answer " in cheater, (exercise_id, cheater)
+    assert "**Exercise 6a**: 1 of 1 ✓" in cheater and "**1 of 23 points.**" in cheater
 
 
 def test_nothing_is_left_running(graded):

@@ -85,13 +85,14 @@ def test_exercise_metadata_in_both_versions(build):
         for version, nb in nbs.items():
             assert nb.metadata["minigrad_course"]["exercises"] == [e.as_dict() for e in declared.values()]
             roles = [(c.metadata["minigrad_course"]["exercise"], c.metadata["minigrad_course"]["role"])
-                     for c in nb.cells if "minigrad_course" in c.metadata]
+                     for c in nb.cells if "exercise" in c.metadata.get("minigrad_course", {})]
             assert {i for i, _ in roles} == set(declared)
             for cell in nb.cells:
                 meta = cell.metadata.get("minigrad_course")
                 tags = cell.metadata.get("tags", [])
-                if meta is None:
-                    assert tags == []
+                if meta is None or meta == {"role": "reveal"}:
+                    # a reveal cell (its output answers a quiz) is stored without output in the learner version
+                    assert tags == (["nbval-ignore-output"] if meta and version == "learner" else [])
                     continue
                 assert cell.cell_type == "code"
                 # learner versions: nbval runs the exercise cells but compares everything else
@@ -249,6 +250,8 @@ def test_ids_and_metadata_are_deterministic(build, tmp_path):
      "defines one or more test_"),
     ("# %% answer=42\n# PLACEHOLDER: x = ...\n# %% check=42 points=1\ncheck_x(x + 1)\n", "ends with check_"),
     ("# %% answer=42 hidden=42\n# PLACEHOLDER: x = ...\n", "not several"),
+    ("# %% [markdown] reveal\n# text\n", "reveal belongs on a code cell of both versions"),
+    ("# %% reveal solution-only\nprint(1)\n", "reveal belongs on a code cell of both versions"),
 ])
 def test_format_errors_name_the_line(build, tmp_path, text, message):
     with pytest.raises(build.SourceError, match=message):
@@ -270,3 +273,19 @@ def test_streams_are_stored_as_shown(build):
     merged = build.coalesce_streams(outputs)
     assert [(o.name, o.text) for o in merged] == [
         ("stdout", "epochs: 100%| 10/10\n"), ("stderr", "warning\n"), ("stdout", "a\nb\n")]
+
+
+def test_a_reveal_cell_is_stored_without_output_in_the_learner_version(build, tmp_path):
+    """`# %% reveal`: a cell whose output answers a quiz above it runs in both versions, but the learner
+    version keeps no output of it (tagged for nbval like an exercise cell); the solution version keeps it."""
+    text = SAMPLE + "\n# %% reveal\nprint(\"the answer is 42\")\n"
+    nbs = _versions(build, tmp_path, text)
+    for version, nb in nbs.items():
+        (cell,) = [c for c in nb.cells if c.source == 'print("the answer is 42")']
+        assert cell.metadata["minigrad_course"] == {"role": "reveal"} and build.is_reveal_cell(cell)
+        assert cell.metadata.get("tags", []) == (["nbval-ignore-output"] if version == "learner" else [])
+        cell.outputs = [nbformat.v4.new_output("stream", name="stdout", text="the answer is 42\n")]
+        cell.execution_count = 1
+        if version == "learner":
+            build.blank_exercises(nb)
+        assert bool(cell.outputs) == (version == "solution")

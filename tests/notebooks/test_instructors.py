@@ -53,3 +53,23 @@ def test_guide_quotes_what_the_checks_print(guide, course, answers):
             if row not in guide:
                 missing.append(f"exercise {exercise_id}: {row}")
     assert not missing, "INSTRUCTORS.md does not quote these verdicts (update its tables):\n" + "\n".join(missing)
+
+
+def test_the_session_plan_covers_every_lesson():
+    """The plan of sessions names every lesson in notebooks/ (it left out 11 and 12): a lesson added later
+    fails here until the plan gives it a session."""
+    text = GUIDE.read_text(encoding="utf-8")
+    plan = re.search(r"sessions of two\s+hours[^(]*\(([^)]*)\)", text)
+    assert plan, "no session plan"
+    covered: set[int] = set()
+    for a, b in re.findall(r"(\d+) (?:to|and) (\d+)", plan.group(1)):
+        covered |= set(range(int(a), int(b) + 1))
+    lessons = {int(p.name[:2]) for p in NOTEBOOKS.glob("[0-9][0-9]_*.ipynb")}
+    assert lessons <= covered, sorted(lessons - covered)
+
+
+def test_the_readme_does_not_count_the_lessons():
+    """README.md said "Ten short lessons" when there were twelve: it names no count, so it stays true."""
+    readme = (NOTEBOOKS.parent / "README.md").read_text(encoding="utf-8")
+    assert not re.search(r"\b(?:\d+|ten|eleven|twelve|thirteen|fourteen)\s+short\s+lessons", readme, re.IGNORECASE)
+    assert "00_start_here.ipynb" in readme

@@ -73,6 +73,12 @@ def _is_exercise(cell) -> bool:
     return cell.cell_type == "code" and "exercise" in cell.metadata.get("minigrad_course", {})
 
 
+def _is_blank(cell) -> bool:
+    """Stored without output in the learner version: an exercise cell, or a reveal cell (its output
+    answers a quiz or an exercise above it)."""
+    return _is_exercise(cell) or cell.metadata.get("minigrad_course", {}).get("role") == "reveal"
+
+
 @pytest.mark.parametrize("name", list(REQUIRED))
 def test_name_appears_in_executed_code(name):
     assert re.search(REQUIRED[name], _executed_code()), f"{name!r} is not used in any executed code cell"
@@ -94,18 +100,19 @@ def test_size_and_no_widget_state(path):
 @pytest.mark.parametrize("path", LEARNERS, ids=lambda p: p.name)
 def test_learner_versions_are_stored_with_outputs_except_the_exercises(path):
     """Opened before anything runs, a lesson shows every output (pictures included) but the
-    exercise cells, which hold placeholders, carry no output and are left out of nbval's comparison."""
+    exercise cells, which hold placeholders, and the reveal cells, whose output would answer a quiz:
+    they carry no output and are left out of nbval's comparison."""
     code = [c for c in _read(path).cells if c.cell_type == "code"]
-    shown = [c for c in code if not _is_exercise(c)]
+    shown = [c for c in code if not _is_blank(c)]
     assert [c.execution_count for c in code] == [
-        None if _is_exercise(c) else i for i, c in enumerate(code, 1)], "not executed top to bottom"
+        None if _is_blank(c) else i for i, c in enumerate(code, 1)], "not executed top to bottom"
     if path.name != "00_start_here.ipynb":  # every shown cell has the output its solution version has
         solution = [c for c in _read(NOTEBOOKS / "solutions" / path.name).cells if c.cell_type == "code"]
         for cell in shown:
             twin = next(i for i, c in enumerate(solution) if c.source == cell.source)
             assert bool(cell.outputs) == bool(solution.pop(twin).outputs), cell.source[:60]
     for cell in code:
-        if _is_exercise(cell):
+        if _is_blank(cell):
             assert cell.outputs == [], cell.source[:60]
             assert cell.metadata.get("tags") == ["nbval-ignore-output"], cell.source[:60]
         else:

@@ -308,3 +308,28 @@ def test_tensor_outside_any_graph(torch):
     for view in ("backward", "values"):
         model = viz.draw(x, view=view).model
         assert [(n.role, n.title) for n in model.nodes] == [("output", "output")]
+
+
+def test_custom_function_edges_and_saved_values_read_as_forward_names_them(lib):
+    """A custom Function's edges carry forward's argument names (the gradient check's verdict says `x`,
+    so the picture must too, not input0), and its saved values read "saved_tensors[0]", not
+    "saved saved_tensors[0]"."""
+    class Scale(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, beta):
+            ctx.save_for_backward(x)
+            return x * beta
+
+        @staticmethod
+        def backward(ctx, g):
+            (x,) = ctx.saved_tensors
+            return g, g * x
+
+    x = lib.tensor([1.0, 2.0], requires_grad=True)
+    beta = lib.tensor([3.0, 4.0], requires_grad=True)
+    y = Scale.apply(x * 1, beta * 1).sum()
+    source = viz.draw(y, show_saved=True).source
+    assert "(2,) · x>" in source and "(2,) · beta>" in source and "input0" not in source
+    assert "saved_tensors[0] = " in source and "saved saved_tensors" not in source
+    text = str(viz.summary(y, show_saved=True))
+    assert "saved_tensors[0]" in text and "saved saved_tensors" not in text

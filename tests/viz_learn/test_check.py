@@ -243,3 +243,16 @@ def test_opening_a_folded_module_keeps_the_checks_and_the_comparison(mg, pgv):
     compared = opened(viz.animate(model(x).sum(), params=params, fold="module", compare=cmp))
     said = [text for f in compared.frames for kind, text in f.lines if kind == "check"]
     assert said == ["your gradient: " + e.text for e in cmp.entries], said
+
+
+def test_the_verdict_says_which_output_gradient_its_difference_was_measured_on(lib):
+    """animate(check=True) multiplies by the gradient the node received, gradcheck_graph by a random one: the
+    same wrong input shows two different max |Δ| (lesson 12: 6.7e-02 and 3.8e-01), so each verdict says which."""
+    _, BadExp, _, _ = _functions(lib)
+    x = _leaf(lib, (3,), 8)
+    loss = BadExp.apply(x).sum()
+    report = viz.gradcheck_graph(loss, draw=False)
+    frames = viz.trace_backward(BadExp.apply(x).sum(), check=True)
+    (played,) = [f.check for f in frames if f.check is not None]
+    assert report.wrong[0].text.endswith("[on a random output gradient]")
+    assert played.text.endswith("[on the gradient it received]")

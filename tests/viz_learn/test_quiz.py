@@ -155,3 +155,30 @@ def test_only_quiz_players_carry_the_quiz_front_end(mg, pgv, tmp_path):
     assert "quizGate(k) {" in quiz.save_html(tmp_path / "quiz.html").read_text(encoding="utf-8")
     plain.close()
     quiz.close()
+
+
+def test_which_node_runs_next_is_asked_only_when_there_is_a_choice(lib, pgv):
+    """The picker offers the names of the nodes still to run: one name left is no question (lesson 5's
+    last "which node runs next?" offered AccumulateGrad (w) alone)."""
+    x = lib.tensor([1.0, 0.5, -1.5], dtype=lib.float64, requires_grad=True)
+    w = lib.tensor([2.0, -3.0, 1.0], dtype=lib.float64, requires_grad=True)
+    player = viz.animate(((x * w) ** 2).sum(), params={"x": x, "w": w}, quiz=True, quiz_kinds=["grad", "next"])
+    steps = [f for f in player.frames if f.kind in ("run", "accumulate") and f.node is not None]
+    for q in player.quiz.questions:
+        if q.kind == "next":
+            k = next(i for i, f in enumerate(steps) if f.step == q.step)
+            assert len({f.name for f in steps[k:]}) >= 2, q.step
+    assert steps[-1].step not in [q.step for q in player.quiz.questions if q.kind == "next"]
+
+
+def test_a_sum_question_says_which_of_two_same_named_nodes(lib, pgv):
+    """Lesson 4: y = x * 3 used three times and y * y: two MulBackward0 on screen; the question names the one
+    whose result is used three times."""
+    x = lib.tensor([1.0, 2.0], dtype=lib.float64, requires_grad=True)
+    y = x * 3
+    player = viz.animate((y * y + y).sum(), params={"x": x}, quiz=True, quiz_kinds=["sum"])
+    (q,) = [q for q in player.quiz.questions if q.kind == "sum"]
+    assert "meet at the MulBackward0 whose result is used 3 times (there are 2 MulBackward0 nodes)" in q.prompt
+    single = viz.animate((lambda t: (t * t + t).sum())(x.exp()), params={"x": x}, quiz=True, quiz_kinds=["sum"])
+    (q,) = [q for q in single.quiz.questions if q.kind == "sum"]
+    assert "meet at ExpBackward0. " in q.prompt

@@ -33,7 +33,8 @@ def test_layers_match_parent_metadata(lib):
     layer2, links = _structure(graph)
     assert [t for t, _, _ in layer2] == ["AddBackward0", "AddBackward0", "MulBackward0", "MulBackward0",
                                          "MulBackward0", "MulBackward0"]
-    assert all(c == "made by MulBackward0's backward" and p == "MulBackward0" for _, c, p in layer2)
+    assert all(c == "layer 2: made by the backward of layer 1's MulBackward0" and p == "MulBackward0"
+               for _, c, p in layer2)
     assert len(links) == 6 and all(dst == "MulBackward0" for _, dst in links)
     first = [n for n in graph.model.nodes if n.role == "fn" and n.layer == 1]
     assert sorted(n.title for n in first) == ["MulBackward0", "MulBackward0", "SumBackward0"]
@@ -70,7 +71,8 @@ def test_animate_second_backward_on_the_layer(lib):
                                rtol=1e-9)  # the Hessian-vector product: H = diag(6x)
     layer_steps = [f for f in frames if any(k == "layer" for k, _ in f.lines)]
     assert {f.name for f in layer_steps} == {"AddBackward0", "MulBackward0"}
-    assert all("MulBackward0's backward made it" in t for f in layer_steps for k, t in f.lines if k == "layer")
+    assert all("the backward of layer 1's MulBackward0 made it" in t for f in layer_steps for k, t in f.lines
+               if k == "layer")
     assert style.LAYER2_FILL in player.scene.dot
 
 
@@ -88,3 +90,21 @@ def test_caption_escaped():
     label = node_label(VNode("k", "fn", "T", caption="made by <b>\"x\"&'s backward", fill=style.LAYER2_FILL),
                        False, False)
     assert "made by &lt;b&gt;&quot;x&quot;&amp;&#x27;s backward" in label and "<b>" not in label
+
+
+def test_a_second_layer_node_named_as_its_parent_reads_apart_from_it(lib):
+    """Lesson 8: y = x**3, dy = grad(y, x, create_graph=True) holds a PowBackward0 made by the first layer's
+    PowBackward0; the words say which is which by layer ("PowBackward0 ... PowBackward0's backward made it" did
+    not), and the picture's text twin (Graph.summary) carries the captions without reading model internals."""
+    x = lib.tensor(2.0, requires_grad=True)
+    with viz.source_lines():
+        y = x**3
+        (dy,) = lib.autograd.grad(y, x, create_graph=True)
+    graph = viz.draw(dy, y, params={"x": x, "dy": dy, "y": y}, layers=True)
+    text = str(graph.summary())
+    assert "layer 2: made by the backward of layer 1's PowBackward0" in text
+    player = viz.animate(dy, params={"x": x}, layers=True)
+    lines = [t for f in player.frames if f.name == "PowBackward0" for k, t in f.lines if k == "layer"]
+    assert lines == ["This PowBackward0 is in layer 2, the graph of the backward pass: the backward of layer 1's "
+                     "PowBackward0 made it (that backward ran with create_graph=True), so this second backward "
+                     "differentiates the first one's formula."]

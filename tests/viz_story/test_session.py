@@ -74,6 +74,9 @@ def test_steps_match_a_plain_run(lib, set_to_none):
         assert c4.rule == "zeroed in place"
     assert error.error == message
     assert any("freed after the backward of step 2" in t for _, t in error.lines)
+    # the first backward had retain_graph=True: the advice names the one that freed the graph
+    (fix,) = [t for k, t in error.lines if k == "note" and t.startswith("Fix:")]
+    assert "to the backward of step 2" in fix and "first backward" not in fix
     assert s.steps[-1].title == "The block ended with the error above"
     assert "[2] loss.backward()" in s.summary()
 
