@@ -111,6 +111,8 @@ def tensor(data, *, dtype=None, device=None, requires_grad: bool = False, pin_me
     try:
         with np.errstate(over="ignore"):  # a float beyond float32's range becomes inf, as in PyTorch, silently
             arr = np.array(data if numbers is not None else _as_array_data(data), dtype=np_dtype, copy=True)
+    except OverflowError:  # an integer beyond int64 (tensor(2**63))
+        raise ValueError("Overflow when unpacking long long") from None
     except ValueError:  # a ragged list: PyTorch's error, or an empty tensor if it has no elements
         sizes = _sizes(data)
         _check_nesting(data, sizes, 0, np.dtype(np_dtype).kind == "f")
@@ -180,10 +182,49 @@ def from_numpy(arr: np.ndarray) -> Tensor:
     return make(arr)
 
 
-def _size(size) -> tuple:
-    if len(size) == 1 and isinstance(size[0], (tuple, list)):
-        size = tuple(size[0])
-    return tuple(builtins.int(s) for s in size)
+def _size(size, name: str = "zeros") -> tuple:
+    """The sizes as ints, with PyTorch's TypeError for a float, bool or out-of-range size (`randn(2.5)` is not
+    a tensor of 2 elements)."""
+    packed = len(size) == 1 and isinstance(size[0], (tuple, list))
+    items = tuple(size[0]) if packed else size
+    return tuple(_one_size(s, i, name, packed, len(size)) for i, s in enumerate(items))
+
+
+def _one_size(s, i: int, name: str, packed: bool, n_args: int) -> int:
+    if s.__class__ is builtins.int and -2**63 <= s < 2**63:
+        return s
+    try:
+        if isinstance(s, builtins.bool) or isinstance(s, np.bool_):
+            raise TypeError
+        v = s.__index__()
+    except (TypeError, AttributeError):
+        kind = type(s).__name__
+        if packed:
+            msg = f"argument 'size' (position 1) must be tuple of ints, but found element of type {kind} at pos {i}"
+        elif n_args == 1:
+            msg = f"argument 'size' (position 1) must be tuple of ints, not {kind}"
+        elif i == 0:
+            raise TypeError(f"{name}() takes 1 positional argument but {n_args} were given") from None
+        else:
+            msg = f"argument 'size' failed to unpack the object at pos {i + 1} with error \"type must be tuple of " \
+                  f"ints,but got {kind}\""
+        raise TypeError(f"{name}(): {msg}") from None
+    if not -2**63 <= v < 2**63:
+        raise TypeError(f"{name}(): argument 'size' failed to unpack the object at pos {i + 1} with error \"Overflow "
+                        f"when unpacking long long\"")
+    return v
+
+
+def _allocated(fill, shape: tuple, dtype: np.dtype):
+    """`fill(shape, dtype)`, with PyTorch's error when the memory cannot be had (NumPy's MemoryError is not one)."""
+    try:
+        return fill(shape, dtype)
+    except (MemoryError, ValueError) as e:
+        if isinstance(e, ValueError) and "too big" not in str(e):
+            raise
+        n = math.prod(shape) * np.dtype(dtype).itemsize
+        raise RuntimeError(f"[enforce fail at alloc_cpu.cpp:127] err == 0. DefaultCPUAllocator: can't allocate "
+                           f"memory: you tried to allocate {n} bytes. Error code 12 (Cannot allocate memory)") from None
 
 
 def _size_arg(name: str, positional: tuple, kwargs: dict) -> tuple:
@@ -210,31 +251,39 @@ def _dt(dtype, default=None) -> np.dtype:
     return default if default is not None else _dtypes.default_np()
 
 
-def _filled(fill, size, dtype, requires_grad, device) -> Tensor:
-    shape = _size(size)
+def _filled(fill, size, dtype, requires_grad, device, name: str) -> Tensor:
+    shape = _size(size, name)
+    _check_negative(shape, name)
+    return _finish(_allocated(fill, shape, _dt(dtype)), requires_grad, device)
+
+
+def _check_negative(shape: tuple, name: str) -> None:
     if any(s < 0 for s in shape):
+        if name == "zeros":  # (PyTorch's zeros words it its own way)
+            raise RuntimeError("zeros: Dimension size must be non-negative.")
         raise RuntimeError(f"Trying to create tensor with negative dimension {min(shape)}: {list(shape)}")
-    return _finish(fill(shape, _dt(dtype)), requires_grad, device)
 
 
 def ones(*size, dtype=None, device=None, requires_grad=False, out=None, **kwargs) -> Tensor:
-    return _filled(np.ones, _size_arg("ones", size, kwargs), dtype, requires_grad, device)
+    return _filled(np.ones, _size_arg("ones", size, kwargs), dtype, requires_grad, device, "ones")
 
 
 def zeros(*size, dtype=None, device=None, requires_grad=False, out=None, **kwargs) -> Tensor:
-    return _filled(np.zeros, _size_arg("zeros", size, kwargs), dtype, requires_grad, device)
+    return _filled(np.zeros, _size_arg("zeros", size, kwargs), dtype, requires_grad, device, "zeros")
 
 
 def empty(*size, dtype=None, device=None, requires_grad=False, memory_format=None, **kwargs) -> Tensor:
     # zeros, not garbage: "uninitialised" memory would make notebooks non-deterministic
-    return _filled(np.zeros, _size_arg("empty", size, kwargs), dtype, requires_grad, device)
+    return _filled(np.zeros, _size_arg("empty", size, kwargs), dtype, requires_grad, device, "empty")
 
 
 def full(size, fill_value, *, dtype=None, device=None, requires_grad=False) -> Tensor:
     if dtype is None:
         dtype = _infer_np(fill_value)
     d = _dtypes.to_np(dtype)
-    return _finish(np.full(_size((size,)), _dtypes.checked(fill_value, d), dtype=d), requires_grad, device)
+    shape = _size((size,), "full")
+    _check_negative(shape, "full")
+    return _finish(np.full(shape, _dtypes.checked(fill_value, d), dtype=d), requires_grad, device)
 
 
 def _preserved(arr: np.ndarray, like: np.ndarray) -> np.ndarray:
@@ -303,13 +352,15 @@ def _gen(generator):
 
 def rand(*size, generator=None, dtype=None, device=None, requires_grad=False, **kwargs) -> Tensor:
     d = _dt(dtype)
-    shape = _size(_size_arg("rand", size, kwargs))
+    shape = _size(_size_arg("rand", size, kwargs), "rand")
+    _check_negative(shape, "rand")
     return _finish(_gen(generator).random(shape).astype(d), requires_grad, device)
 
 
 def randn(*size, generator=None, dtype=None, device=None, requires_grad=False, **kwargs) -> Tensor:
     d = _dt(dtype)
-    shape = _size(_size_arg("randn", size, kwargs))
+    shape = _size(_size_arg("randn", size, kwargs), "randn")
+    _check_negative(shape, "randn")
     return _finish(_gen(generator).standard_normal(shape).astype(d), requires_grad, device)
 
 

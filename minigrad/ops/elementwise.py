@@ -22,7 +22,7 @@ from .._tensor import Tensor, make
 from . import xp
 from .fused import fused_op
 from .inplace import inplace_of
-from .operands import float_data
+from .operands import float_data, kind_name
 from .recording import record, rule
 from .registry import Sample, declare
 
@@ -247,10 +247,21 @@ declare("round", round, inplace=inplace_of(round, "round_"), nodes=(RoundBackwar
 
 
 # -- activations with arguments (torch.nn.functional) ------------------------------------------------------
+def _leaky_relu_backward(g, x, negative_slope):
+    return xp.where(xp.data(x) > 0, g, g * negative_slope)
+
+
+# PyTorch's fused backward op: under create_graph the gradient depends on `self` (LeakyReluBackwardBackward0,
+# whose gradient for self is zeros), so a second backward through it gives zeros rather than an error
+leaky_relu_backward = fused_op("leaky_relu_backward", _leaky_relu_backward, rule(
+    "LeakyReluBackwardBackward0", "grad_output self", saves="self negative_slope",
+    text="grad_grad_output = grad * (1 if self > 0 else negative_slope), grad_self = 0",
+    grad_output=lambda grad, self, negative_slope: leaky_relu_backward(grad, self, negative_slope),
+    self=lambda grad: xp.zeros_like(grad)), ("negative_slope",))
+
 LeakyReluBackward0 = rule("LeakyReluBackward0", "self", saves="self negative_slope",
                           text="grad_self = grad * (1 if self > 0 else negative_slope)",
-                          self=lambda grad, self, negative_slope:
-                          grad * xp.where(xp.data(self) > 0, 1.0, negative_slope))
+                          self=lambda grad, self, negative_slope: leaky_relu_backward(grad, self, negative_slope))
 
 
 def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:
@@ -306,15 +317,20 @@ GeluBackward0 = rule("GeluBackward0", "self", saves="self approximate", text="gr
                      self=lambda grad, self, approximate: gelu_backward(grad, self, approximate))
 
 
+def _gelu(x: np.ndarray, approximate: str) -> np.ndarray:
+    if approximate == "tanh":
+        return (0.5 * x * (1 + np.tanh(_SQRT_2_OVER_PI * (x + 0.044715 * x ** 3)))).astype(x.dtype)
+    return (0.5 * x * (1 + _erf(x / math.sqrt(2)))).astype(x.dtype) if x.size else x.copy()
+
+
 def gelu(input: Tensor, approximate: str = "none") -> Tensor:
     """x * Φ(x), Φ the standard normal cdf; `approximate="tanh"` uses PyTorch's tanh formula."""
     if approximate not in ("none", "tanh"):
         raise RuntimeError(f"approximate argument must be either none or tanh. (got {approximate})")
     x = input._data
-    if approximate == "tanh":
-        res = (0.5 * x * (1 + np.tanh(_SQRT_2_OVER_PI * (x + 0.044715 * x ** 3)))).astype(x.dtype)
-    else:
-        res = (0.5 * x * (1 + _erf(x / math.sqrt(2)))).astype(x.dtype) if x.size else x.copy()
+    if x.dtype.kind != "f":  # PyTorch has no integer or bool kernel (it would truncate the result)
+        raise NotImplementedError(f"\"GeluKernelImpl\" not implemented for '{kind_name(x.dtype)}'")
+    res = GRAD.quiet.run(_gelu, x, approximate)  # inf * 0 at -inf is nan, as in PyTorch: no NumPy warning
     if input._requires_grad and GRAD.mode > 0:
         return record(GeluBackward0, res, (input,), approximate=approximate)
     return make(res)
