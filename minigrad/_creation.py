@@ -211,7 +211,7 @@ def _one_size(s, i: int, name: str, packed: bool, n_args: int) -> int:
         raise TypeError(f"{name}(): {msg}") from None
     if not -2**63 <= v < 2**63:
         raise TypeError(f"{name}(): argument 'size' failed to unpack the object at pos {i + 1} with error \"Overflow "
-                        f"when unpacking long long\"")
+                        f"when unpacking long long")  # (PyTorch's message is cut there by a C++ traceback)
     return v
 
 

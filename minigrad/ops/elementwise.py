@@ -298,7 +298,8 @@ def _gelu_second(x, approximate: str):
         t = xp.tanh(k * (x + c * x * x * x))
         du = k * (1 + 3 * c * x * x)
         return (1 - t * t) * (du + 0.5 * x * (6 * k * c * x - 2 * t * du * du))
-    return xp.exp(-0.5 * x * x) / math.sqrt(2 * math.pi) * (2 - x * x)
+    pdf = xp.exp(-0.5 * x * x) / math.sqrt(2 * math.pi)
+    return 2 * pdf - x * x * pdf  # (PyTorch's order: +0., not -0., where pdf underflows)
 
 
 def _gelu_backward(g, x, approximate):

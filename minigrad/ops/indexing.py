@@ -415,8 +415,7 @@ def setitem(self, key, value):
                                 value)  # (the 0-d value tensor itself: MaskedFillBackward1, value gets a gradient)
     if not one_mask:
         inplace.check_overlap(dst._data, (value,), full_too=True)
-        if value._data.dtype != dst._data.dtype and value._data.size == 1 and len(akey) == 1 and \
-                akey[0].dtype.kind == "b":  # PyTorch converts a one-element value written through one mask
+        if _converted(akey, value._data, dst._data.dtype):
             value = value.to(_dtypes.FROM_NP[dst._data.dtype])
         if value._data.dtype != dst._data.dtype:
             raise RuntimeError(f"Index put requires the source and destination dtypes match, got "
@@ -464,6 +463,11 @@ INDEX_PUT_EXPANDED = ("Use of index_put_ on expanded tensors is deprecated. Plea
                       "performing this operation. This also applies to advanced indexing e.g. tensor[indices] = tensor")
 
 
+def _converted(akey: tuple, vdata: np.ndarray, dtype: np.dtype) -> bool:
+    """PyTorch converts a one-element value of another dtype written through one bool mask (else it refuses)."""
+    return vdata.dtype != dtype and vdata.size == 1 and len(akey) == 1 and akey[0].dtype.kind == "b"
+
+
 def _write_untracked(self: Tensor, basic: tuple, akey, value: Tensor) -> None:
 
     vkey = _view_key(basic)
@@ -492,6 +496,8 @@ def _write_untracked(self: Tensor, basic: tuple, akey, value: Tensor) -> None:
             warnings.warn(inplace.MASKED_FILL_EXPANDED, UserWarning, stacklevel=user_stacklevel())
     if not one_mask:
         inplace.check_overlap(target, (value,), full_too=True)
+        if _converted(akey, vdata, target.dtype):
+            vdata = vdata.astype(target.dtype)
         if vdata.dtype != target.dtype:
             raise RuntimeError(f"Index put requires the source and destination dtypes match, got "
                                f"{kind_name(target.dtype)} for the destination and {kind_name(vdata.dtype)} for "
