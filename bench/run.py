@@ -621,7 +621,7 @@ def bench_w8(lib: Lib, cfg: Config) -> dict[str, Cell]:
         try:
             samples = []
             for _ in range(cfg.w8_repeats):
-                elapsed, grad = clock(lambda: fn(lib.module, n))
+                elapsed, grad = clock(lambda fn=fn, n=n: fn(lib.module, n))
                 wl.assert_close(f"{key}: the leaf's gradient", grad, np.ones(np.shape(wl.to_numpy(grad))))
                 samples.append(elapsed)
             out[key] = Cell(samples)
