@@ -53,8 +53,8 @@ def _safe_softmax(self: Tensor, dim: int, dtype=None) -> Tensor:
         raise IndexError(f"Dimension out of range (expected to be in range of [{-ndim}, {ndim - 1}], but got {dim})")
     if d.size:
         masked = np.all(d == -np.inf, axis=dim, keepdims=True)
-        e = np.exp(d - np.where(masked, 0, d.max(axis=dim, keepdims=True)))
-        with np.errstate(invalid="ignore"):
+        with np.errstate(all="ignore"):  # (inf - inf is nan, silently as in PyTorch)
+            e = np.exp(d - np.where(masked, 0, d.max(axis=dim, keepdims=True)))
             res = np.where(masked, 0, e / e.sum(axis=dim, keepdims=True)).astype(d.dtype, copy=False)
     else:
         res = d.copy()

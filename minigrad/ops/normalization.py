@@ -167,6 +167,15 @@ def _check_batch(x: np.ndarray) -> None:
                          f"minigrad.Size([{', '.join(map(str, x.shape))}])")
 
 
+def _affine(x: np.ndarray, mean: np.ndarray, invstd: np.ndarray, weight, bias, bshape: tuple) -> np.ndarray:
+    res = (x - mean) * invstd
+    if weight is not None:
+        res *= weight._data.reshape(bshape)
+    if bias is not None:
+        res += bias._data.reshape(bshape)
+    return res
+
+
 def _empty_batch(input: Tensor, weight: Tensor | None, bias: Tensor | None) -> Tensor:
     """PyTorch's batch_norm of an empty input: no statistics (none to take, the running ones untouched), a clone
     times weight[0] plus bias[0], so the gradient still reaches weight and bias (CloneBackward0, MulBackward0,
@@ -197,9 +206,10 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
     dims = (0,) + tuple(range(2, x.ndim))
     bshape = (1, -1) + (1,) * (x.ndim - 2)
     if training or running_mean is None:
-        mean = x.mean(axis=dims)
-        var = x.var(axis=dims)
-        invstd = 1 / np.sqrt(var + np.asarray(eps, x.dtype))
+        with np.errstate(all="ignore"):  # (inf - inf is nan, 1e300² is inf: silently, as in PyTorch)
+            mean = x.mean(axis=dims)
+            var = x.var(axis=dims)
+            invstd = 1 / np.sqrt(var + np.asarray(eps, x.dtype))
         if training and running_mean is not None:
             n = x.size // x.shape[1]
             rm, rv = running_mean._data, running_var._data
@@ -212,11 +222,7 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
         mean = running_mean._data.astype(x.dtype, copy=False)
         invstd = 1 / np.sqrt(running_var._data.astype(x.dtype, copy=False) + np.asarray(eps, x.dtype))
         result1 = result2 = np.zeros(0, x.dtype)
-    res = (x - mean.reshape(bshape)) * invstd.reshape(bshape)
-    if weight is not None:
-        res *= weight._data.reshape(bshape)
-    if bias is not None:
-        res += bias._data.reshape(bshape)
+    res = GRAD.quiet.run(_affine, x, mean.reshape(bshape), invstd.reshape(bshape), weight, bias, bshape)
     if GRAD.mode > 0 and any(t is not None and t._requires_grad for t in (input, weight, bias)):
         return record(NativeBatchNormBackward0, res, (input, weight, bias), running_mean=running_mean,
                       running_var=running_var, result1=result1, result2=result2, training=bool(training), eps=eps,
