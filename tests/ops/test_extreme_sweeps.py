@@ -142,7 +142,8 @@ def check_extreme(torch, key: str, op, sample, dtype: str, value: float) -> None
         warnings.simplefilter("error", RuntimeWarning)  # a NumPy warning reaching the learner fails the case
         got = _run(minigrad, op, sample, arrays)
     if isinstance(want, str) or isinstance(got, str):
-        assert want == got, f"outcome: torch {want if isinstance(want, str) else 'returns'}, minigrad {got if isinstance(got, str) else 'returns'}"
+        shown = [w if isinstance(w, str) else "returns" for w in (want, got)]
+        assert want == got, f"outcome: torch {shown[0]}, minigrad {shown[1]}"
         return
     rtol, atol = (1e-4, 1e-5) if dtype == "float32" else (1e-7, 1e-12)
     orders = 2 if key in SECOND_ORDER_NOT_RECORDED else 3
