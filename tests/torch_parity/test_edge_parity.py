@@ -2025,3 +2025,24 @@ def test_batch_norm_of_an_empty_batch_reaches_weight_and_bias(torch):
         return y, bn.weight.grad, bn.bias.grad, bn.running_mean, bn.running_var, bn.num_batches_tracked
 
     assert_same(torch, fn)
+
+
+def test_fuzz_seed_43_pow_inplace_at_negative_zero(torch):
+    # parityfuzz seed 43 program 1265: pow_(0.5) of a -0. through cat: the gradient is -inf (rsqrt), not +inf
+    def fn(t):
+        x1 = t.tensor(np.array([[0.0, 0.0, -0.0], [0.0, 0.0, 0.0]]), requires_grad=True)
+        v3 = t.cat([x1, t.zeros(2, 1, dtype=t.float64)], -1)
+        v3.pow_(0.5)
+        (v3.sum() * 2).backward()
+        return x1.grad
+
+    assert_same(torch, fn)
+
+
+def test_fuzz_seed_44_inplace_into_the_repeat_of_an_expanded_empty_tensor(torch):
+    # parityfuzz seed 44 program 1523: NumPy's tile of an empty expanded tensor was a read-only view
+    def fn(t):
+        w4 = t.zeros(0, 3, dtype=t.float64).expand(2, 0, 3).repeat(1, 2, 1, 2).transpose(0, -1)
+        return w4.sub_(w4)
+
+    assert_same(torch, fn)
