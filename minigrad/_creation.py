@@ -194,7 +194,7 @@ def _one_size(s, i: int, name: str, packed: bool, n_args: int) -> int:
     if s.__class__ is builtins.int and -2**63 <= s < 2**63:
         return s
     try:
-        if isinstance(s, builtins.bool) or isinstance(s, np.bool_):
+        if isinstance(s, (builtins.bool, np.bool_)) and i == 0:  # (PyTorch takes a later one as 1 or 0)
             raise TypeError
         v = s.__index__()
     except (TypeError, AttributeError):
@@ -217,14 +217,28 @@ def _one_size(s, i: int, name: str, packed: bool, n_args: int) -> int:
 
 def _allocated(fill, shape: tuple, dtype: np.dtype):
     """`fill(shape, dtype)`, with PyTorch's error when the memory cannot be had (NumPy's MemoryError is not one)."""
+    return _memory(lambda: fill(shape, dtype), math.prod(shape) * np.dtype(dtype).itemsize)
+
+
+def _memory(make_array, nbytes: int):
     try:
-        return fill(shape, dtype)
+        return make_array()
     except (MemoryError, ValueError) as e:
-        if isinstance(e, ValueError) and "too big" not in str(e):
+        if isinstance(e, ValueError) and "too big" not in str(e) and "Maximum allowed size" not in str(e):
             raise
-        n = math.prod(shape) * np.dtype(dtype).itemsize
         raise RuntimeError(f"[enforce fail at alloc_cpu.cpp:127] err == 0. DefaultCPUAllocator: can't allocate "
-                           f"memory: you tried to allocate {n} bytes. Error code 12 (Cannot allocate memory)") from None
+                           f"memory: you tried to allocate {nbytes} bytes. Error code 12 (Cannot allocate memory)") \
+            from None
+
+
+def _int_arg(v, name: str, arg: str) -> int:
+    """An int argument (`randperm(n)`, `eye(n)`, `linspace(steps)`) as PyTorch's parser takes it."""
+    if isinstance(v, (builtins.bool, np.bool_)) or not hasattr(v, "__index__"):
+        raise TypeError(f"{name}(): argument '{arg}' (position 1) must be int, not {type(v).__name__}")
+    v = v.__index__()
+    if not -2**63 <= v < 2**63:
+        raise ValueError("Overflow when unpacking long long")
+    return v
 
 
 def _size_arg(name: str, positional: tuple, kwargs: dict) -> tuple:
@@ -283,7 +297,9 @@ def full(size, fill_value, *, dtype=None, device=None, requires_grad=False) -> T
     d = _dtypes.to_np(dtype)
     shape = _size((size,), "full")
     _check_negative(shape, "full")
-    return _finish(np.full(shape, _dtypes.checked(fill_value, d), dtype=d), requires_grad, device)
+    value = _dtypes.checked(fill_value, d)
+    return _finish(_memory(lambda: np.full(shape, value, dtype=d), math.prod(shape) * d.itemsize), requires_grad,
+                   device)
 
 
 def _preserved(arr: np.ndarray, like: np.ndarray) -> np.ndarray:
@@ -321,13 +337,20 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=Fa
     if dtype is None:
         is_float = any(isinstance(v, builtins.float) for v in vals)
         dtype = _dtypes.default_np() if is_float else np.dtype("int64")
+    if not all(-2**63 <= v < 2**63 for v in vals if isinstance(v, builtins.int)):
+        raise RuntimeError("value cannot be converted to type int64_t without overflow")
     n = math.ceil((end - start) / step)
-    arr = (start + step * np.arange(n, dtype=np.float64)) if np.dtype(_dtypes.to_np(dtype)).kind == "f" \
-        else np.arange(start, end, step)
+    arr = _memory(lambda: (start + step * np.arange(n, dtype=np.float64)) if np.dtype(_dtypes.to_np(dtype)).kind == "f"
+                  else np.arange(start, end, step), n * 8)
     return _finish(arr.astype(_dtypes.to_np(dtype)), requires_grad, device)
 
 
 def linspace(start, end, steps: int, *, dtype=None, device=None, requires_grad=False) -> Tensor:
+    if isinstance(steps, (builtins.bool, builtins.float, np.bool_, np.floating)) or (
+            isinstance(steps, Tensor) and steps.dtype.is_floating_point):
+        raise TypeError(f"linspace() received an invalid combination of arguments - got ({type(start).__name__}, "
+                        f"{type(end).__name__}, {type(steps).__name__}), but expected one of:")
+    steps = _int_arg(steps, "linspace", "steps")
     if steps < 0:
         raise RuntimeError("number of steps must be non-negative")
     d = _dt(dtype)
@@ -336,14 +359,19 @@ def linspace(start, end, steps: int, *, dtype=None, device=None, requires_grad=F
     else:
         # PyTorch fills the first half from `start` and the second half from `end`
         step = (end - start) / (steps - 1)
-        i = np.arange(steps, dtype=np.float64)
+        i = _memory(lambda: np.arange(steps, dtype=np.float64), steps * 8)
         half = steps // 2
         arr = np.where(i < half, start + step * i, end - step * (steps - 1 - i))
     return _finish(arr.astype(d), requires_grad, device)
 
 
 def eye(n: int, m: int | None = None, *, dtype=None, device=None, requires_grad=False) -> Tensor:
-    return _finish(np.eye(n, m if m is not None else n, dtype=_dt(dtype)), requires_grad, device)
+    n = _int_arg(n, "eye", "n")
+    m = n if m is None else _int_arg(m, "eye", "m")
+    for k, v in (("n", n), ("m", m)):
+        if v < 0:
+            raise RuntimeError(f"{k} must be greater or equal to 0, got {v}")
+    return _finish(_memory(lambda: np.eye(n, m, dtype=_dt(dtype)), n * m * _dt(dtype).itemsize), requires_grad, device)
 
 
 def _gen(generator):
@@ -354,14 +382,16 @@ def rand(*size, generator=None, dtype=None, device=None, requires_grad=False, **
     d = _dt(dtype)
     shape = _size(_size_arg("rand", size, kwargs), "rand")
     _check_negative(shape, "rand")
-    return _finish(_gen(generator).random(shape).astype(d), requires_grad, device)
+    return _finish(_memory(lambda: _gen(generator).random(shape).astype(d), math.prod(shape) * d.itemsize),
+                   requires_grad, device)
 
 
 def randn(*size, generator=None, dtype=None, device=None, requires_grad=False, **kwargs) -> Tensor:
     d = _dt(dtype)
     shape = _size(_size_arg("randn", size, kwargs), "randn")
     _check_negative(shape, "randn")
-    return _finish(_gen(generator).standard_normal(shape).astype(d), requires_grad, device)
+    return _finish(_memory(lambda: _gen(generator).standard_normal(shape).astype(d), math.prod(shape) * d.itemsize),
+                   requires_grad, device)
 
 
 def randint(low, high=None, size=None, *, generator=None, dtype=None, device=None, requires_grad=False) -> Tensor:
@@ -369,12 +399,17 @@ def randint(low, high=None, size=None, *, generator=None, dtype=None, device=Non
         low, high, size = 0, low, high
     if high is None:
         low, high = 0, low
-    arr = _gen(generator).integers(low, high, size=tuple(size))
+    shape = _size((size,), "randint")
+    _check_negative(shape, "randint")
+    arr = _memory(lambda: _gen(generator).integers(low, high, size=shape), math.prod(shape) * 8)
     return _finish(arr.astype(_dt(dtype, np.dtype("int64"))), requires_grad, device)
 
 
 def randperm(n: int, *, generator=None, dtype=None, device=None, requires_grad=False) -> Tensor:
-    return _finish(_gen(generator).permutation(n).astype(_dt(dtype, np.dtype("int64"))), requires_grad, device)
+    n = _int_arg(n, "randperm", "n")
+    _check_negative((n,), "randperm")
+    arr = _memory(lambda: _gen(generator).permutation(n), n * 8)
+    return _finish(arr.astype(_dt(dtype, np.dtype("int64"))), requires_grad, device)
 
 
 def rand_like(input: Tensor, *, dtype=None, device=None, requires_grad=False) -> Tensor:

@@ -264,9 +264,16 @@ LeakyReluBackward0 = rule("LeakyReluBackward0", "self", saves="self negative_slo
                           self=lambda grad, self, negative_slope: leaky_relu_backward(grad, self, negative_slope))
 
 
+def _float_kernel(x: np.ndarray, kernel: str) -> None:
+    """PyTorch has no integer or bool kernel for these activations (minigrad's would truncate or convert)."""
+    if x.dtype.kind != "f":
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{kind_name(x.dtype)}'")
+
+
 def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:
     """x where x > 0, else negative_slope * x."""
     x = input._data
+    _float_kernel(x, "leaky_relu_cpu")
     res = np.where(x > 0, x, x * negative_slope).astype(x.dtype)
     if inplace:
         return leaky_relu_(input, negative_slope)
@@ -329,8 +336,7 @@ def gelu(input: Tensor, approximate: str = "none") -> Tensor:
     if approximate not in ("none", "tanh"):
         raise RuntimeError(f"approximate argument must be either none or tanh. (got {approximate})")
     x = input._data
-    if x.dtype.kind != "f":  # PyTorch has no integer or bool kernel (it would truncate the result)
-        raise NotImplementedError(f"\"GeluKernelImpl\" not implemented for '{kind_name(x.dtype)}'")
+    _float_kernel(x, "GeluKernelImpl")
     res = GRAD.quiet.run(_gelu, x, approximate)  # inf * 0 at -inf is nan, as in PyTorch: no NumPy warning
     if input._requires_grad and GRAD.mode > 0:
         return record(GeluBackward0, res, (input,), approximate=approximate)
@@ -347,6 +353,7 @@ SoftplusBackward0 = rule("SoftplusBackward0", "self", saves="self beta threshold
 
 def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
     """log(1 + exp(beta * x)) / beta, and x itself where beta * x > threshold (numerically linear there)."""
+    _float_kernel(input._data, "softplus_cpu")
     x = float_data(input)
     with np.errstate(over="ignore"):
         res = np.where(x * beta > threshold, x, np.log1p(np.exp(x * beta)) / beta).astype(x.dtype)
