@@ -212,7 +212,7 @@ def add(self, other, *, alpha=1, out=None):
     if np.result_type(ad, bd).kind == "b":  # a bool result takes alpha as a bool (PyTorch: True for any nonzero)
         alpha = builtins.bool(alpha)
     try:
-        res = GRAD.quiet.run(np.add, ad, bd * checked(alpha, np.result_type(ad, bd)))
+        res = GRAD.quiet.run(lambda: np.add(ad, bd * checked(alpha, np.result_type(ad, bd))))  # (1e300 * 2 is inf)
     except ValueError:
         raise broadcast_error(self, other) from None
     res = laid_out(res, self, other)

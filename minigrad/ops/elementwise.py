@@ -233,7 +233,7 @@ RoundBackward1 = rule("RoundBackward1", "self", saves="decimals", text="grad_sel
 
 def round(self, decimals=None):
     """Round half to even, as PyTorch (and NumPy) do; `decimals` digits after the point."""
-    res = _rounding("round", lambda x: np.round(x, decimals or 0))(self._data)
+    res = GRAD.quiet.run(_rounding("round", lambda x: np.round(x, decimals or 0)), self._data)  # (3e38 * 100 is inf)
     if self._requires_grad and GRAD.mode > 0:
         if decimals is None:
             return record(RoundBackward0, res, (self,))

@@ -95,15 +95,22 @@ def _run(lib, op, sample, arrays: list):
         outs = [o for o in (out if isinstance(out, tuple) else (out,)) if isinstance(o, lib.Tensor)]
         diff = [o for o in outs if o.requires_grad]
         grads = lib.autograd.grad([o.sum() for o in diff], wrt, create_graph=True, allow_unused=True) if diff else []
-        used = [g for g in grads if g is not None and g.requires_grad]
-        second = lib.autograd.grad([g.sum() for g in used], wrt, allow_unused=True) if used else []
     except Exception as e:  # noqa: BLE001 - the exception's type is what is compared
-        if isinstance(e, RuntimeWarning):  # NumPy's: where it came from
-            tb = traceback.extract_tb(e.__traceback__)
-            where = [f"{f.filename.rsplit('/', 2)[-1]}:{f.lineno}" for f in tb if "minigrad" in f.filename]
-            return f"RuntimeWarning: {e} (at {where[-1] if where else '?'})"
-        return type(e).__name__
-    return _seen(outs), _seen(grads), _seen(second)
+        return _raised(e)
+    used = [g for g in grads if g is not None and g.requires_grad]
+    try:
+        second = _seen(lib.autograd.grad([g.sum() for g in used], wrt, allow_unused=True) if used else [])
+    except Exception as e:  # noqa: BLE001 - (PyTorch has no double backward for some fused kernels: then not compared)
+        second = _raised(e)
+    return _seen(outs), _seen(grads), second
+
+
+def _raised(e: Exception) -> str:
+    if isinstance(e, RuntimeWarning):  # NumPy's: where it came from
+        tb = traceback.extract_tb(e.__traceback__)
+        where = [f"{f.filename.rsplit('/', 2)[-1]}:{f.lineno}" for f in tb if "minigrad" in f.filename]
+        return f"RuntimeWarning: {e} (at {where[-1] if where else '?'})"
+    return type(e).__name__
 
 
 def _seen(ts) -> list:
@@ -147,7 +154,10 @@ def check_extreme(torch, key: str, op, sample, dtype: str, value: float) -> None
         return
     rtol, atol = (1e-4, 1e-5) if dtype == "float32" else (1e-7, 1e-12)
     orders = 2 if key in SECOND_ORDER_NOT_RECORDED else 3
+    if isinstance(want[2], str):  # PyTorch cannot differentiate this gradient (flash attention's backward): skipped
+        orders = 2
     for what, w_list, g_list in list(zip(("value", "gradient", "second-order gradient"), want, got))[:orders]:
+        assert not isinstance(g_list, str), f"{what}: minigrad raised {g_list}"
         assert len(w_list) == len(g_list), f"{what}: {len(w_list)} vs {len(g_list)} tensors"
         for k, (w, g) in enumerate(zip(w_list, g_list)):
             problem = _differs(w, g, rtol, atol)
