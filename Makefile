@@ -176,9 +176,10 @@ fuzz: install torch
 	@PYTHONPATH=tests/fuzz $(PY) -m parityfuzz run --n $(N) --seed $(SEED) $(FUZZ_ARGS)
 
 # Issue 34's sweeps in full (CI runs a fixed sample of each): every differentiable op at non-finite and extreme
-# inputs in float64 and float32 (tests/ops/test_extreme_sweeps.py).
+# inputs in float64 and float32 (tests/ops/test_extreme_sweeps.py), every truncation and bit flip of saved files.
 sweep-extremes: install torch
-	MINIGRAD_SWEEP=full $(PY) -m pytest -q -p no:cacheprovider tests/ops/test_extreme_sweeps.py $(PYTEST_ARGS)
+	MINIGRAD_SWEEP=full $(PY) -m pytest -q -p no:cacheprovider tests/ops/test_extreme_sweeps.py \
+	    tests/nn/test_serialization_damage.py $(PYTEST_ARGS)
 
 fuzz-known: install torch
 	@PYTHONPATH=tests/fuzz $(PY) -m parityfuzz known --update
