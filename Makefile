@@ -41,6 +41,7 @@ NBVAL_COMMON := --nbval-current-env --nbval-sanitize-with .ci/nbval-sanitize.cfg
 FIND_NOTEBOOKS := find notebooks -name '*.ipynb' -not -path '*/.ipynb_checkpoints/*'
 
 .PHONY: help venv install install-lab lab test pytest nbval lint format bench torch browser-deps clean fuzz fuzz-known \
+        sweep-extremes \
         install-grade grade autograder student handouts site install-site
 
 # The browser test (tests/browser) drives Debian's chromium through Playwright's Python package.
@@ -62,6 +63,7 @@ help:
 	@echo "make site    the course as a website into build/site/: players play, quizzes score, no install (SITE_ARGS=\"00 03\")"
 	@echo "make handouts  static HTML and PDF of every lesson into build/handouts/ (Debian's chromium prints)"
 	@echo "make fuzz    the differential fuzzer, N programs per seed: make fuzz N=2000 SEED=0-4 (needs torch)"
+	@echo "make sweep-extremes  every op at inf, nan, -0., subnormal and huge inputs against torch (the full sweep)"
 	@echo "make fuzz-known  rewrite tests/fuzz/parityfuzz/known_failures.md from today's results (review the diff)"
 	@echo "make browser-deps  apt-get install chromium when $(CHROMIUM) is missing (the browser test needs it)"
 	@echo "make clean   remove .venv, caches and build artefacts"
@@ -196,6 +198,12 @@ FUZZ_ARGS ?=
 fuzz: install torch
 	@echo "fuzz: $(N) programs per seed, seeds $(SEED)"
 	@PYTHONPATH=tests/fuzz $(PY) -m parityfuzz run --n $(N) --seed $(SEED) $(FUZZ_ARGS)
+
+# Issue 34's sweeps in full (CI runs a fixed sample of each): every differentiable op at non-finite and extreme
+# inputs in float64 and float32 (tests/ops/test_extreme_sweeps.py), every truncation and bit flip of saved files.
+sweep-extremes: install torch
+	MINIGRAD_SWEEP=full $(PY) -m pytest -q -p no:cacheprovider tests/ops/test_extreme_sweeps.py \
+	    tests/nn/test_serialization_damage.py $(PYTEST_ARGS)
 
 fuzz-known: install torch
 	@PYTHONPATH=tests/fuzz $(PY) -m parityfuzz known --update

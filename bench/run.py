@@ -107,6 +107,9 @@ class Config:
     w6_repeats: int = 10
     w7_inputs: int = 10_000
     w7_repeats: int = 3  # fresh processes, one sample each
+    w8_views: int = 30_000  # `y = y.view(1)[0]`, chained
+    w8_inplace: int = 100_000  # in-place steps on a tensor and a view of it
+    w8_repeats: int = 3
     subprocess_timeout: float = 900.0
 
 
@@ -230,6 +233,9 @@ def row_specs(cfg: Config) -> list[RowSpec]:
     n = fmt_count(cfg.w7_inputs)
     rows += [RowSpec("W7", "time", f"W7 stack {n}: fwd+bwd", "ms"),
              RowSpec("W7", "memory", f"W7 stack {n}: graph", "MiB")]
+    rows += [RowSpec("W8", "views", f"W8 {fmt_count(cfg.w8_views)} chained views", "s", Target("vs", 3.0, "torch")),
+             RowSpec("W8", "inplace", f"W8 {fmt_count(cfg.w8_inplace)} in-place steps", "s",
+                     Target("vs", 3.0, "torch"))]
     return rows
 
 
@@ -582,6 +588,48 @@ def bench_w7(lib: Lib, cfg: Config, aliases: dict[str, str]) -> dict[str, Cell]:
     return {"time": Cell(times), "memory": Cell(mems)}
 
 
+def _view_chain(m: Any, n: int) -> Any:
+    """`y = y.view(1)[0]` n times from a leaf, then backward: each view's cost must not grow with the chain."""
+    x = wl.leaf(m, np.ones(1))
+    y = x[0]
+    for _ in range(n):
+        y = y.view(1)[0]
+    y.backward()
+    return x.grad
+
+
+def _inplace_chain(m: Any, n: int) -> Any:
+    """n in-place steps, alternately `mul_` on a tensor and `add_` on a view of it, then backward."""
+    a = wl.leaf(m, np.ones(3))
+    b = a.clone()
+    v = b[1:]
+    for i in range(n):
+        if i % 2:
+            v.add_(1.0)
+        else:
+            b.mul_(1.0)
+    b.sum().backward()
+    return a.grad
+
+
+def bench_w8(lib: Lib, cfg: Config) -> dict[str, Cell]:
+    """W8: long chains of views and of in-place ops (issue 34: each step once cost O(chain length))."""
+    out: dict[str, Cell] = {}
+    if lib.is_reference:  # (nothing to compare: NumPy records no graph)
+        return out
+    for key, fn, n in (("views", _view_chain, cfg.w8_views), ("inplace", _inplace_chain, cfg.w8_inplace)):
+        try:
+            samples = []
+            for _ in range(cfg.w8_repeats):
+                elapsed, grad = clock(lambda fn=fn, n=n: fn(lib.module, n))
+                wl.assert_close(f"{key}: the leaf's gradient", grad, np.ones(np.shape(wl.to_numpy(grad))))
+                samples.append(elapsed)
+            out[key] = Cell(samples)
+        except Exception as e:
+            out.update(failed([key], e))
+    return out
+
+
 # ----------------------------------------------------------------------------------------------
 # Subprocess workers (W4's 1M graph, W5's memory, W7's stack)
 # ----------------------------------------------------------------------------------------------
@@ -901,13 +949,14 @@ def run_workload(wid: str, lib: Lib, cfg: Config, aliases: dict[str, str]) -> di
         "W5": lambda: bench_w5(lib, cfg, aliases),
         "W6": lambda: bench_w6(lib, cfg),
         "W7": lambda: bench_w7(lib, cfg, aliases),
+        "W8": lambda: bench_w8(lib, cfg),
     }
     cells = fns[wid]()
     gc.collect()
     return cells
 
 
-WORKLOADS = ("W1", "W2", "W3", "W4", "W5", "W6", "W7")
+WORKLOADS = ("W1", "W2", "W3", "W4", "W5", "W6", "W7", "W8")
 # Workloads timed with the libraries taking turns (see `interleaved`): timer makers and repeat counts
 INTERLEAVED: dict[str, tuple[Callable[[Lib, Config], dict[str, Timer | Cell]], Callable[[Config], int]]] = {
     "W2": (w2_timers, lambda cfg: cfg.w2_repeats),

@@ -111,6 +111,8 @@ def tensor(data, *, dtype=None, device=None, requires_grad: bool = False, pin_me
     try:
         with np.errstate(over="ignore"):  # a float beyond float32's range becomes inf, as in PyTorch, silently
             arr = np.array(data if numbers is not None else _as_array_data(data), dtype=np_dtype, copy=True)
+    except OverflowError:  # an integer beyond int64 (tensor(2**63))
+        raise ValueError("Overflow when unpacking long long") from None
     except ValueError:  # a ragged list: PyTorch's error, or an empty tensor if it has no elements
         sizes = _sizes(data)
         _check_nesting(data, sizes, 0, np.dtype(np_dtype).kind == "f")
@@ -180,10 +182,63 @@ def from_numpy(arr: np.ndarray) -> Tensor:
     return make(arr)
 
 
-def _size(size) -> tuple:
-    if len(size) == 1 and isinstance(size[0], (tuple, list)):
-        size = tuple(size[0])
-    return tuple(builtins.int(s) for s in size)
+def _size(size, name: str = "zeros") -> tuple:
+    """The sizes as ints, with PyTorch's TypeError for a float, bool or out-of-range size (`randn(2.5)` is not
+    a tensor of 2 elements)."""
+    packed = len(size) == 1 and isinstance(size[0], (tuple, list))
+    items = tuple(size[0]) if packed else size
+    return tuple(_one_size(s, i, name, packed, len(size)) for i, s in enumerate(items))
+
+
+def _one_size(s, i: int, name: str, packed: bool, n_args: int) -> int:
+    if s.__class__ is builtins.int and -2**63 <= s < 2**63:
+        return s
+    try:
+        if isinstance(s, (builtins.bool, np.bool_)) and i == 0:  # (PyTorch takes a later one as 1 or 0)
+            raise TypeError
+        v = s.__index__()
+    except (TypeError, AttributeError):
+        kind = type(s).__name__
+        if packed:
+            msg = f"argument 'size' (position 1) must be tuple of ints, but found element of type {kind} at pos {i}"
+        elif n_args == 1:
+            msg = f"argument 'size' (position 1) must be tuple of ints, not {kind}"
+        elif i == 0:
+            raise TypeError(f"{name}() takes 1 positional argument but {n_args} were given") from None
+        else:
+            msg = f"argument 'size' failed to unpack the object at pos {i + 1} with error \"type must be tuple of " \
+                  f"ints,but got {kind}\""
+        raise TypeError(f"{name}(): {msg}") from None
+    if not -2**63 <= v < 2**63:
+        raise TypeError(f"{name}(): argument 'size' failed to unpack the object at pos {i + 1} with error \"Overflow "
+                        f"when unpacking long long")  # (PyTorch's message is cut there by a C++ traceback)
+    return v
+
+
+def _allocated(fill, shape: tuple, dtype: np.dtype):
+    """`fill(shape, dtype)`, with PyTorch's error when the memory cannot be had (NumPy's MemoryError is not one)."""
+    return _memory(lambda: fill(shape, dtype), math.prod(shape) * np.dtype(dtype).itemsize)
+
+
+def _memory(make_array, nbytes: int):
+    try:
+        return make_array()
+    except (MemoryError, ValueError) as e:
+        if isinstance(e, ValueError) and "too big" not in str(e) and "Maximum allowed size" not in str(e):
+            raise
+        raise RuntimeError(f"[enforce fail at alloc_cpu.cpp:127] err == 0. DefaultCPUAllocator: can't allocate "
+                           f"memory: you tried to allocate {nbytes} bytes. Error code 12 (Cannot allocate memory)") \
+            from None
+
+
+def _int_arg(v, name: str, arg: str) -> int:
+    """An int argument (`randperm(n)`, `eye(n)`, `linspace(steps)`) as PyTorch's parser takes it."""
+    if isinstance(v, (builtins.bool, np.bool_)) or not hasattr(v, "__index__"):
+        raise TypeError(f"{name}(): argument '{arg}' (position 1) must be int, not {type(v).__name__}")
+    v = v.__index__()
+    if not -2**63 <= v < 2**63:
+        raise ValueError("Overflow when unpacking long long")
+    return v
 
 
 def _size_arg(name: str, positional: tuple, kwargs: dict) -> tuple:
@@ -210,31 +265,41 @@ def _dt(dtype, default=None) -> np.dtype:
     return default if default is not None else _dtypes.default_np()
 
 
-def _filled(fill, size, dtype, requires_grad, device) -> Tensor:
-    shape = _size(size)
+def _filled(fill, size, dtype, requires_grad, device, name: str) -> Tensor:
+    shape = _size(size, name)
+    _check_negative(shape, name)
+    return _finish(_allocated(fill, shape, _dt(dtype)), requires_grad, device)
+
+
+def _check_negative(shape: tuple, name: str) -> None:
     if any(s < 0 for s in shape):
+        if name == "zeros":  # (PyTorch's zeros words it its own way)
+            raise RuntimeError("zeros: Dimension size must be non-negative.")
         raise RuntimeError(f"Trying to create tensor with negative dimension {min(shape)}: {list(shape)}")
-    return _finish(fill(shape, _dt(dtype)), requires_grad, device)
 
 
 def ones(*size, dtype=None, device=None, requires_grad=False, out=None, **kwargs) -> Tensor:
-    return _filled(np.ones, _size_arg("ones", size, kwargs), dtype, requires_grad, device)
+    return _filled(np.ones, _size_arg("ones", size, kwargs), dtype, requires_grad, device, "ones")
 
 
 def zeros(*size, dtype=None, device=None, requires_grad=False, out=None, **kwargs) -> Tensor:
-    return _filled(np.zeros, _size_arg("zeros", size, kwargs), dtype, requires_grad, device)
+    return _filled(np.zeros, _size_arg("zeros", size, kwargs), dtype, requires_grad, device, "zeros")
 
 
 def empty(*size, dtype=None, device=None, requires_grad=False, memory_format=None, **kwargs) -> Tensor:
     # zeros, not garbage: "uninitialised" memory would make notebooks non-deterministic
-    return _filled(np.zeros, _size_arg("empty", size, kwargs), dtype, requires_grad, device)
+    return _filled(np.zeros, _size_arg("empty", size, kwargs), dtype, requires_grad, device, "empty")
 
 
 def full(size, fill_value, *, dtype=None, device=None, requires_grad=False) -> Tensor:
     if dtype is None:
         dtype = _infer_np(fill_value)
     d = _dtypes.to_np(dtype)
-    return _finish(np.full(_size((size,)), _dtypes.checked(fill_value, d), dtype=d), requires_grad, device)
+    shape = _size((size,), "full")
+    _check_negative(shape, "full")
+    value = _dtypes.checked(fill_value, d)
+    return _finish(_memory(lambda: np.full(shape, value, dtype=d), math.prod(shape) * d.itemsize), requires_grad,
+                   device)
 
 
 def _preserved(arr: np.ndarray, like: np.ndarray) -> np.ndarray:
@@ -272,13 +337,20 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=Fa
     if dtype is None:
         is_float = any(isinstance(v, builtins.float) for v in vals)
         dtype = _dtypes.default_np() if is_float else np.dtype("int64")
+    if not all(-2**63 <= v < 2**63 for v in vals if isinstance(v, builtins.int)):
+        raise RuntimeError("value cannot be converted to type int64_t without overflow")
     n = math.ceil((end - start) / step)
-    arr = (start + step * np.arange(n, dtype=np.float64)) if np.dtype(_dtypes.to_np(dtype)).kind == "f" \
-        else np.arange(start, end, step)
+    arr = _memory(lambda: (start + step * np.arange(n, dtype=np.float64)) if np.dtype(_dtypes.to_np(dtype)).kind == "f"
+                  else np.arange(start, end, step), n * 8)
     return _finish(arr.astype(_dtypes.to_np(dtype)), requires_grad, device)
 
 
 def linspace(start, end, steps: int, *, dtype=None, device=None, requires_grad=False) -> Tensor:
+    if isinstance(steps, (builtins.bool, builtins.float, np.bool_, np.floating)) or (
+            isinstance(steps, Tensor) and steps.dtype.is_floating_point):
+        raise TypeError(f"linspace() received an invalid combination of arguments - got ({type(start).__name__}, "
+                        f"{type(end).__name__}, {type(steps).__name__}), but expected one of:")
+    steps = _int_arg(steps, "linspace", "steps")
     if steps < 0:
         raise RuntimeError("number of steps must be non-negative")
     d = _dt(dtype)
@@ -287,14 +359,19 @@ def linspace(start, end, steps: int, *, dtype=None, device=None, requires_grad=F
     else:
         # PyTorch fills the first half from `start` and the second half from `end`
         step = (end - start) / (steps - 1)
-        i = np.arange(steps, dtype=np.float64)
+        i = _memory(lambda: np.arange(steps, dtype=np.float64), steps * 8)
         half = steps // 2
         arr = np.where(i < half, start + step * i, end - step * (steps - 1 - i))
     return _finish(arr.astype(d), requires_grad, device)
 
 
 def eye(n: int, m: int | None = None, *, dtype=None, device=None, requires_grad=False) -> Tensor:
-    return _finish(np.eye(n, m if m is not None else n, dtype=_dt(dtype)), requires_grad, device)
+    n = _int_arg(n, "eye", "n")
+    m = n if m is None else _int_arg(m, "eye", "m")
+    for k, v in (("n", n), ("m", m)):
+        if v < 0:
+            raise RuntimeError(f"{k} must be greater or equal to 0, got {v}")
+    return _finish(_memory(lambda: np.eye(n, m, dtype=_dt(dtype)), n * m * _dt(dtype).itemsize), requires_grad, device)
 
 
 def _gen(generator):
@@ -303,14 +380,18 @@ def _gen(generator):
 
 def rand(*size, generator=None, dtype=None, device=None, requires_grad=False, **kwargs) -> Tensor:
     d = _dt(dtype)
-    shape = _size(_size_arg("rand", size, kwargs))
-    return _finish(_gen(generator).random(shape).astype(d), requires_grad, device)
+    shape = _size(_size_arg("rand", size, kwargs), "rand")
+    _check_negative(shape, "rand")
+    return _finish(_memory(lambda: _gen(generator).random(shape).astype(d), math.prod(shape) * d.itemsize),
+                   requires_grad, device)
 
 
 def randn(*size, generator=None, dtype=None, device=None, requires_grad=False, **kwargs) -> Tensor:
     d = _dt(dtype)
-    shape = _size(_size_arg("randn", size, kwargs))
-    return _finish(_gen(generator).standard_normal(shape).astype(d), requires_grad, device)
+    shape = _size(_size_arg("randn", size, kwargs), "randn")
+    _check_negative(shape, "randn")
+    return _finish(_memory(lambda: _gen(generator).standard_normal(shape).astype(d), math.prod(shape) * d.itemsize),
+                   requires_grad, device)
 
 
 def randint(low, high=None, size=None, *, generator=None, dtype=None, device=None, requires_grad=False) -> Tensor:
@@ -318,12 +399,17 @@ def randint(low, high=None, size=None, *, generator=None, dtype=None, device=Non
         low, high, size = 0, low, high
     if high is None:
         low, high = 0, low
-    arr = _gen(generator).integers(low, high, size=tuple(size))
+    shape = _size((size,), "randint")
+    _check_negative(shape, "randint")
+    arr = _memory(lambda: _gen(generator).integers(low, high, size=shape), math.prod(shape) * 8)
     return _finish(arr.astype(_dt(dtype, np.dtype("int64"))), requires_grad, device)
 
 
 def randperm(n: int, *, generator=None, dtype=None, device=None, requires_grad=False) -> Tensor:
-    return _finish(_gen(generator).permutation(n).astype(_dt(dtype, np.dtype("int64"))), requires_grad, device)
+    n = _int_arg(n, "randperm", "n")
+    _check_negative((n,), "randperm")
+    arr = _memory(lambda: _gen(generator).permutation(n), n * 8)
+    return _finish(arr.astype(_dt(dtype, np.dtype("int64"))), requires_grad, device)
 
 
 def rand_like(input: Tensor, *, dtype=None, device=None, requires_grad=False) -> Tensor:

@@ -16,7 +16,9 @@ exception, a huge allocation or a wrong value.
 from __future__ import annotations
 
 import json
+import math
 import os
+import sys
 import warnings
 import zipfile
 from collections import OrderedDict
@@ -121,14 +123,26 @@ def save(obj: Any, f, pickle_module: Any = None, pickle_protocol: int = 2,
     The pickle arguments are accepted for `torch.save`'s signature and ignored: nothing is pickled.
     """
     w = _Writer()
-    manifest = {"format": FORMAT, "version": VERSION, "root": w.encode(obj)}
+    manifest = {"format": FORMAT, "version": VERSION, "root": _deep(w.encode, obj, limit=_SAVE_LIMIT)}
     arrays = dict(w.arrays)
-    arrays[MANIFEST] = np.array(json.dumps(manifest))
+    arrays[MANIFEST] = np.array(_deep(json.dumps, manifest, limit=_SAVE_LIMIT))
     if isinstance(f, (str, os.PathLike)):
-        with open(f, "wb") as fh:  # np.savez would append ".npz" to a path without it
+        with _opened(f) as fh:  # np.savez would append ".npz" to a path without it
             np.savez(fh, **arrays)
     else:
         np.savez(f, **arrays)
+
+
+def _opened(f):
+    """`open(f, "wb")`, with PyTorch's RuntimeError when the file cannot be written (not an OSError)."""
+    parent = os.path.dirname(os.fspath(f)) or "."
+    if not os.path.isdir(parent):
+        raise RuntimeError(f"Parent directory {parent} does not exist.")
+    try:
+        return open(f, "wb")
+    except OSError as e:
+        raise RuntimeError(f"[enforce fail at inline_container.cc:747] . open file failed with strerror: "
+                           f"{e.strerror}") from None
 
 
 # --------------------------------------------------------------------------------------------------
@@ -192,7 +206,27 @@ def load(f, map_location=None, pickle_module: Any = None, *, weights_only: bool 
     return _load(f, f)
 
 
+# Nesting: saving and loading recurse once or twice per level (the manifest is JSON). PyTorch round-trips about 480
+# levels of nested lists; minigrad saves what fits in _SAVE_LIMIT frames (deeper: Python's RecursionError, as
+# PyTorch's pickler gives) and loads with twice the room, so whatever save writes, load reads.
+_SAVE_LIMIT, _LOAD_LIMIT = 3000, 6000
+
+
+def _deep(fn, *args, limit: int = _LOAD_LIMIT):
+    """`fn(*args)` with room for deeply nested containers (`limit` frames), the interpreter's limit restored."""
+    before = sys.getrecursionlimit()
+    sys.setrecursionlimit(limit)
+    try:
+        return fn(*args)
+    finally:
+        sys.setrecursionlimit(before)
+
+
 def _load(fh, f) -> Any:
+    return _deep(_load_archive, fh, f)
+
+
+def _load_archive(fh, f) -> Any:
     start = fh.tell() if hasattr(fh, "tell") else 0
     magic = fh.read(6)
     fh.seek(start)
@@ -257,8 +291,12 @@ def _read_array(archive: zipfile.ZipFile, member: str, fh, f, *, manifest: bool 
                 raise _bad(f, f"array {key!r} declares {declared} bytes of data but the file holds {holds}")
             arr = np.empty(count, dtype=dtype)
             got = _read_into(fp, memoryview(arr.view(np.uint8)))
-    except (zipfile.BadZipFile, OSError, EOFError, ValueError) as e:
+    except RuntimeError as e:
+        if not isinstance(e, NotImplementedError):  # (zipfile's "compression method is not supported" is one)
+            raise
         raise _bad(f, f"array {key!r} is damaged ({e})") from None
+    except Exception as e:  # noqa: BLE001 - any damage to a header (NumPy parses it: tokenize, SyntaxError, ...)
+        raise _bad(f, f"array {key!r} is damaged ({type(e).__name__}: {e})") from None
     if got != declared:
         raise _bad(f, f"array {key!r} is truncated: {got} of {declared} bytes")
     return arr.reshape(shape, order="F" if fortran else "C")
@@ -350,7 +388,10 @@ class _Reader:
         if kind in ("bool", "int", "str"):
             return node["value"]
         if kind == "float":
-            return float(node["value"])
+            try:
+                return float(node["value"])
+            except OverflowError:  # an integer beyond any float (1 and 400 zeros)
+                raise self.bad(f"a float entry holds {_short(node['value'])}, beyond a float's range") from None
         if kind == "ref":
             return self.reference(node["id"])
         if kind == "tensor":
@@ -431,6 +472,8 @@ class _Reader:
             raise self.bad(f"a tensor's shape {_short(shape)} and strides {_short(strides)} do not match")
         if any(n < 0 for n in shape) or offset < 0:
             raise self.bad(f"a tensor has a negative size or offset ({_short(shape)}, {offset})")
+        if not all(abs(n) < 2**63 for n in shape + strides + [offset]) or math.prod(shape) >= 2**63:
+            raise self.bad(f"a tensor's shape {_short(shape)}, strides or offset are beyond int64")
         if node["dtype"] != storage.dtype.name:
             raise self.bad(f"a tensor of dtype {node['dtype']!r} views storage {key!r} of dtype {storage.dtype}")
         if 0 not in shape:
@@ -442,8 +485,11 @@ class _Reader:
         elif offset > storage.size:
             raise self.bad(f"a tensor's offset {offset} lies outside its storage {key!r}")
         itemsize = storage.dtype.itemsize
-        return np.lib.stride_tricks.as_strided(storage[offset:], shape=tuple(shape),
-                                               strides=tuple(s * itemsize for s in strides))
+        try:
+            return np.lib.stride_tricks.as_strided(storage[offset:], shape=tuple(shape),
+                                                   strides=tuple(s * itemsize for s in strides))
+        except (ValueError, OverflowError) as e:  # NumPy's own limits (an array too big for it)
+            raise self.bad(f"a tensor of shape {_short(shape)} cannot be made ({e})") from None
 
 
 def _short(value: Any) -> str:

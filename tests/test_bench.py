@@ -39,10 +39,11 @@ wl = run.wl
 TINY = replace(
     run.FULL, w1_iters=25, w1_repeats=1, w2_steps=3, w2_repeats=1, w3_sizes=(12, 16, 16, 4), w3_batch=8,
     w3_steps=2, w3_repeats=1, w4_ops=(400, 800), w4_big_ops=None, w4_repeats=1, w4_min_time=0.0, w6_n=10,
-    w6_calls=2, w6_repeats=1, w7_inputs=200, w7_repeats=1,
+    w6_calls=2, w6_repeats=1, w7_inputs=200, w7_repeats=1, w8_views=300, w8_inplace=300, w8_repeats=1,
 )
 BENCHES = {"W1": run.bench_w1, "W2": run.bench_w2, "W3": run.bench_w3, "W6": run.bench_w6,
-           "W4": lambda lib, cfg: run.bench_w4(lib, cfg, {}), "W7": lambda lib, cfg: run.bench_w7(lib, cfg, {})}
+           "W4": lambda lib, cfg: run.bench_w4(lib, cfg, {}), "W7": lambda lib, cfg: run.bench_w7(lib, cfg, {}),
+           "W8": run.bench_w8}
 
 
 @pytest.fixture(autouse=True)
@@ -248,3 +249,10 @@ def test_interleaved_takes_turns_and_keeps_failures() -> None:
 def test_minigrad_stack_row_passes_its_checks() -> None:
     """W7 on minigrad itself: stack of many inputs, each gradient checked in the worker."""
     _assert_all_ok(run.bench_w7(run.load_lib("minigrad", {}), TINY, {}))
+
+
+def test_w8_long_chains_of_views_and_inplace_ops():
+    """W8 on minigrad: the chains run and every leaf's gradient is checked (issue 34's linear-cost rows)."""
+    cells = run.bench_w8(run.load_lib("minigrad", {}), TINY)
+    assert sorted(cells) == ["inplace", "views"]
+    _assert_all_ok(cells)

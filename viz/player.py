@@ -85,7 +85,8 @@ def text_width(text: str, size: float, bold: bool = False) -> float:
 _EDGE_LINE = re.compile(r"^(\s*)(n\d+) -> (n\d+)(.*);\s*$")
 _NODE_LINE = re.compile(r"^(\s*)(n\d+) \[label=")
 LABEL_SIZE = style.SMALL_PT
-_CLUSTER_LINE = re.compile(r'^(\s*graph \[.*?)label=<([^<>]*)> (.*?)tooltip="module [^"]*"(.*)$')
+# (a tooltip's value may hold escaped quotes and backslashes: a module named 'say "hi"')
+_CLUSTER_LINE = re.compile(r'^(\s*graph \[.*?)label=<([^<>]*)> (.*?)tooltip="module (?:[^"\\]|\\.)*"(.*)$')
 _CLUSTER_TIP = "module "
 
 

@@ -56,7 +56,8 @@ ReciprocalBackward0 = rule("ReciprocalBackward0", "self", saves="result", elemen
 PowBackward0 = rule("PowBackward0", "self", saves="self exponent",
                     elementwise=True, text="grad_self = grad * exponent * self^(exponent - 1)",
                     self=lambda grad, self, exponent:
-                    xp.zeros_like(grad) if exponent == 0 else grad * xp.mul_scalar(self ** (exponent - 1), exponent))
+                    xp.zeros_like(grad) if exponent == 0 else grad * xp.mul_scalar(_pow_number(self, exponent - 1),
+                                                                                   exponent))
 BOOL_SUBTRACTION = ("Subtraction, the `-` operator, with a bool tensor is not supported. If you are trying to invert a "
                     "mask, use the `~` or `logical_not()` operator instead.")
 
@@ -211,7 +212,7 @@ def add(self, other, *, alpha=1, out=None):
     if np.result_type(ad, bd).kind == "b":  # a bool result takes alpha as a bool (PyTorch: True for any nonzero)
         alpha = builtins.bool(alpha)
     try:
-        res = GRAD.quiet.run(np.add, ad, bd * checked(alpha, np.result_type(ad, bd)))
+        res = GRAD.quiet.run(lambda: np.add(ad, bd * checked(alpha, np.result_type(ad, bd))))  # (1e300 * 2 is inf)
     except ValueError:
         raise broadcast_error(self, other) from None
     res = laid_out(res, self, other)
@@ -345,7 +346,7 @@ def _rounded(self, other, mode: str) -> np.ndarray:
     ad, bd = promoted(self, other)
     _integer_checks(ad, bd, "div_floor" if mode == "floor" else "div_trunc")
     try:
-        with np.errstate(divide="ignore", invalid="ignore"):
+        with np.errstate(all="ignore"):  # (1e300 // 1e-300 overflows to inf, silently as in PyTorch)
             if mode == "floor":
                 res = np.floor_divide(ad, bd)
             elif np.asarray(ad).dtype.kind in "iu" and np.asarray(bd).dtype.kind in "iu":
@@ -407,13 +408,20 @@ def pow(self, exponent):
     ad, bd = promoted(self, exponent)
     if np.asarray(ad).dtype.kind in "iu":
         checked(exponent, ad.dtype)
-    if exponent == -0.5 and np.asarray(ad).dtype.kind == "f":  # PyTorch's rsqrt: -0. ** -0.5 is -inf
-        res = GRAD.quiet.run(lambda a: np.reciprocal(np.sqrt(a)), ad)
-    else:
-        res = GRAD.quiet.run(np.power, ad, bd)
+    res = GRAD.quiet.run(_pow_number, ad, bd)
     if self._requires_grad and GRAD.mode > 0:
         return record(PowBackward0, res, (self,), exponent=exponent)
     return make(res)
+
+
+def _pow_number(a, exponent):
+    """`a ** exponent` for a number exponent, as PyTorch's kernel computes it: -0.5 is rsqrt (-0. ** -0.5 is -inf,
+    -inf ** -0.5 is nan), which np.power is not. A Tensor `a` (a create_graph formula) goes through pow itself."""
+    if isinstance(a, Tensor):
+        return a ** exponent
+    if exponent == -0.5 and np.asarray(a).dtype.kind == "f":
+        return np.reciprocal(np.sqrt(a))
+    return np.power(a, exponent)
 
 
 def _check_pow(self, exponent) -> None:

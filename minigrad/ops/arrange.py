@@ -42,7 +42,7 @@ def _roll(a: np.ndarray, shifts: tuple, dims: tuple) -> np.ndarray:
 
 
 def _flip(a: np.ndarray, dims: tuple) -> np.ndarray:
-    return np.flip(a, dims).copy() if dims else a.copy()
+    return np.flip(a, dims).copy() if dims and np.ndim(a) else np.array(a, copy=True)  # (0-d: dim 0 is itself)
 
 
 _tril_of = _on(_tril, "tril")

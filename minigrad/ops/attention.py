@@ -53,8 +53,8 @@ def _safe_softmax(self: Tensor, dim: int, dtype=None) -> Tensor:
         raise IndexError(f"Dimension out of range (expected to be in range of [{-ndim}, {ndim - 1}], but got {dim})")
     if d.size:
         masked = np.all(d == -np.inf, axis=dim, keepdims=True)
-        e = np.exp(d - np.where(masked, 0, d.max(axis=dim, keepdims=True)))
-        with np.errstate(invalid="ignore"):
+        with np.errstate(all="ignore"):  # (inf - inf is nan, silently as in PyTorch)
+            e = np.exp(d - np.where(masked, 0, d.max(axis=dim, keepdims=True)))
             res = np.where(masked, 0, e / e.sum(axis=dim, keepdims=True)).astype(d.dtype, copy=False)
     else:
         res = d.copy()
@@ -78,13 +78,14 @@ class _Scores(NamedTuple):
 
 
 def _scores(query, key, how: _Scores):
-    """q kᵀ * scale + mask (arrays, or Tensors under create_graph)."""
-    s = (query @ xp.transpose(key, -2, -1)) * _factor(query, how.scale)
-    mask = how.attn_mask
-    if how.is_causal:
-        mask = np.where(np.tri(query.shape[-2], key.shape[-2], dtype=bool), 0, -np.inf).astype(xp.data(s).dtype)
-    if mask is not None:
-        s = s + (make(mask) if xp.is_t(s) else mask)
+    """q kᵀ * scale + mask (arrays, or Tensors under create_graph); 1e300² is inf, silently as in PyTorch."""
+    with np.errstate(all="ignore"):
+        s = (query @ xp.transpose(key, -2, -1)) * _factor(query, how.scale)
+        mask = how.attn_mask
+        if how.is_causal:
+            mask = np.where(np.tri(query.shape[-2], key.shape[-2], dtype=bool), 0, -np.inf).astype(xp.data(s).dtype)
+        if mask is not None:
+            s = s + (make(mask) if xp.is_t(s) else mask)
     return s
 
 
@@ -123,10 +124,9 @@ del _flash._saved_result, _flash._raw_saved_result
 _flash._exposed = _flash._exposed - {"result"} | {"output"}
 
 
-def _fused(query: Tensor, key: Tensor, value: Tensor, mask, is_causal: bool, scale) -> Tensor:
-    """The fused kernel: the same attention in NumPy, its node saving the output and each row's log-sum-exp."""
-    mask = None if mask is None else mask._data
-    s = _scores(query._data, key._data, _Scores(mask, is_causal, scale, None))
+def _fused_arrays(q: np.ndarray, k: np.ndarray, v: np.ndarray, mask, is_causal: bool, scale) -> tuple:
+    """(output, log-sum-exp) on arrays (run quietly: inf - inf and overflows are nan and inf, as in PyTorch)."""
+    s = _scores(q, k, _Scores(mask, is_causal, scale, None))
     top = s.max(axis=-1, keepdims=True)
     top = np.where(np.isneginf(top), 0, top)
     e = np.exp(s - top)
@@ -134,7 +134,14 @@ def _fused(query: Tensor, key: Tensor, value: Tensor, mask, is_causal: bool, sca
     masked = total == 0  # rows masked everywhere: output 0 and, as PyTorch saves it, log-sum-exp 0
     with np.errstate(divide="ignore", invalid="ignore"):
         logsumexp = np.where(masked, 0, np.log(total) + top)[..., 0]
-        out = np.where(masked, 0, e / total) @ value._data
+        out = np.where(masked, 0, e / total) @ v
+    return out, logsumexp
+
+
+def _fused(query: Tensor, key: Tensor, value: Tensor, mask, is_causal: bool, scale) -> Tensor:
+    """The fused kernel: the same attention in NumPy, its node saving the output and each row's log-sum-exp."""
+    mask = None if mask is None else mask._data
+    out, logsumexp = GRAD.quiet.run(_fused_arrays, query._data, key._data, value._data, mask, is_causal, scale)
     out = _laid_out_like(query._data, out)
     if GRAD.mode > 0 and (query._requires_grad or key._requires_grad or value._requires_grad):
         return record(ScaledDotProductFlashAttentionForCpuBackward0, out, (query, key, value), logsumexp=logsumexp,

@@ -136,14 +136,15 @@ def _cols_last(x: np.ndarray, geo: Geometry) -> np.ndarray:
         xl, (c,) + geo.kernel + geo.small + (n,),
         (st[0],) + tuple(st[1 + i] * geo.dilation[i] for i in range(s))
         + tuple(st[1 + i] * geo.stride[i] for i in range(s)) + (st[-1],), writeable=False)
-    return np.ascontiguousarray(view).reshape(c * math.prod(geo.kernel), -1)
+    return np.ascontiguousarray(view).reshape(c * math.prod(geo.kernel), math.prod(geo.small) * n)  # (no -1: an
+    # empty batch has a size NumPy cannot infer)
 
 
 def _forward_np(x: np.ndarray, w: np.ndarray, geo: Geometry) -> np.ndarray:
     """The convolution on arrays: one product per group of the weight (O, C/groups * kernel) with im2col's
     columns (a temporary: gone before the result is copied out)."""
     o, g, n = w.shape[0], geo.groups, x.shape[0]
-    cols = _cols_last(x, geo).reshape(g, -1, math.prod(geo.small) * n)
+    cols = _cols_last(x, geo).reshape(g, x.shape[1] // g * math.prod(geo.kernel), math.prod(geo.small) * n)
     out = np.matmul(w.reshape(g, o // g, -1), cols)  # (g, O / g, windows * N)
     del cols
     return _batch_first(out.reshape((o,) + geo.small + (n,)))
@@ -154,7 +155,8 @@ def _adjoint_np(y: np.ndarray, w: np.ndarray, geo: Geometry) -> np.ndarray:
     strided add per kernel position."""
     o, g, n = w.shape[0], geo.groups, y.shape[0]
     c, s = w.shape[1] * g, len(geo.kernel)
-    cols = np.matmul(w.reshape(g, o // g, -1).transpose(0, 2, 1), _batch_last(y).reshape(g, o // g, -1))
+    cols = np.matmul(w.reshape(g, o // g, -1).transpose(0, 2, 1),
+                     _batch_last(y).reshape(g, o // g, math.prod(geo.small) * n))
     patches = cols.reshape((c,) + geo.kernel + geo.small + (n,))
     out = np.zeros((c,) + _extent(geo) + (n,), patches.dtype)
     for k in np.ndindex(*geo.kernel):
@@ -169,8 +171,9 @@ def _weight_grad_np(x: np.ndarray, y: np.ndarray, geo: Geometry) -> np.ndarray:
     """The weight's gradient on arrays: y (O, windows * N) times im2col's columns transposed, one product per
     group."""
     o, g = y.shape[1], geo.groups
-    yl = _batch_last(y).reshape(g, o // g, -1)
-    return np.matmul(yl, _cols_last(x, geo).reshape(g, -1, yl.shape[-1]).transpose(0, 2, 1))
+    yl = _batch_last(y).reshape(g, o // g, math.prod(geo.small) * y.shape[0])
+    cols = _cols_last(x, geo).reshape(g, x.shape[1] // g * math.prod(geo.kernel), yl.shape[-1])
+    return np.matmul(yl, cols.transpose(0, 2, 1))
 
 
 # -- unfold / fold: the ops (Tensors) behind the formulas under create_graph ---------------------------------

@@ -22,7 +22,7 @@ from .._tensor import Tensor, make
 from . import xp
 from .fused import fused_op
 from .inplace import inplace_of
-from .operands import float_data
+from .operands import float_data, kind_name
 from .recording import record, rule
 from .registry import Sample, declare
 
@@ -233,7 +233,7 @@ RoundBackward1 = rule("RoundBackward1", "self", saves="decimals", text="grad_sel
 
 def round(self, decimals=None):
     """Round half to even, as PyTorch (and NumPy) do; `decimals` digits after the point."""
-    res = _rounding("round", lambda x: np.round(x, decimals or 0))(self._data)
+    res = GRAD.quiet.run(_rounding("round", lambda x: np.round(x, decimals or 0)), self._data)  # (3e38 * 100 is inf)
     if self._requires_grad and GRAD.mode > 0:
         if decimals is None:
             return record(RoundBackward0, res, (self,))
@@ -247,15 +247,33 @@ declare("round", round, inplace=inplace_of(round, "round_"), nodes=(RoundBackwar
 
 
 # -- activations with arguments (torch.nn.functional) ------------------------------------------------------
+def _leaky_relu_backward(g, x, negative_slope):
+    return xp.where(xp.data(x) > 0, g, g * negative_slope)
+
+
+# PyTorch's fused backward op: under create_graph the gradient depends on `self` (LeakyReluBackwardBackward0,
+# whose gradient for self is zeros), so a second backward through it gives zeros rather than an error
+leaky_relu_backward = fused_op("leaky_relu_backward", _leaky_relu_backward, rule(
+    "LeakyReluBackwardBackward0", "grad_output self", saves="self negative_slope",
+    text="grad_grad_output = grad * (1 if self > 0 else negative_slope), grad_self = 0",
+    grad_output=lambda grad, self, negative_slope: leaky_relu_backward(grad, self, negative_slope),
+    self=lambda grad: xp.zeros_like(grad)), ("negative_slope",))
+
 LeakyReluBackward0 = rule("LeakyReluBackward0", "self", saves="self negative_slope",
                           text="grad_self = grad * (1 if self > 0 else negative_slope)",
-                          self=lambda grad, self, negative_slope:
-                          grad * xp.where(xp.data(self) > 0, 1.0, negative_slope))
+                          self=lambda grad, self, negative_slope: leaky_relu_backward(grad, self, negative_slope))
+
+
+def _float_kernel(x: np.ndarray, kernel: str) -> None:
+    """PyTorch has no integer or bool kernel for these activations (minigrad's would truncate or convert)."""
+    if x.dtype.kind != "f":
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{kind_name(x.dtype)}'")
 
 
 def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:
     """x where x > 0, else negative_slope * x."""
     x = input._data
+    _float_kernel(x, "leaky_relu_cpu")
     res = np.where(x > 0, x, x * negative_slope).astype(x.dtype)
     if inplace:
         return leaky_relu_(input, negative_slope)
@@ -287,7 +305,8 @@ def _gelu_second(x, approximate: str):
         t = xp.tanh(k * (x + c * x * x * x))
         du = k * (1 + 3 * c * x * x)
         return (1 - t * t) * (du + 0.5 * x * (6 * k * c * x - 2 * t * du * du))
-    return xp.exp(-0.5 * x * x) / math.sqrt(2 * math.pi) * (2 - x * x)
+    pdf = xp.exp(-0.5 * x * x) / math.sqrt(2 * math.pi)
+    return 2 * pdf - x * x * pdf  # (PyTorch's order: +0., not -0., where pdf underflows)
 
 
 def _gelu_backward(g, x, approximate):
@@ -306,15 +325,19 @@ GeluBackward0 = rule("GeluBackward0", "self", saves="self approximate", text="gr
                      self=lambda grad, self, approximate: gelu_backward(grad, self, approximate))
 
 
+def _gelu(x: np.ndarray, approximate: str) -> np.ndarray:
+    if approximate == "tanh":
+        return (0.5 * x * (1 + np.tanh(_SQRT_2_OVER_PI * (x + 0.044715 * x ** 3)))).astype(x.dtype)
+    return (0.5 * x * (1 + _erf(x / math.sqrt(2)))).astype(x.dtype) if x.size else x.copy()
+
+
 def gelu(input: Tensor, approximate: str = "none") -> Tensor:
     """x * Φ(x), Φ the standard normal cdf; `approximate="tanh"` uses PyTorch's tanh formula."""
     if approximate not in ("none", "tanh"):
         raise RuntimeError(f"approximate argument must be either none or tanh. (got {approximate})")
     x = input._data
-    if approximate == "tanh":
-        res = (0.5 * x * (1 + np.tanh(_SQRT_2_OVER_PI * (x + 0.044715 * x ** 3)))).astype(x.dtype)
-    else:
-        res = (0.5 * x * (1 + _erf(x / math.sqrt(2)))).astype(x.dtype) if x.size else x.copy()
+    _float_kernel(x, "GeluKernelImpl")
+    res = GRAD.quiet.run(_gelu, x, approximate)  # inf * 0 at -inf is nan, as in PyTorch: no NumPy warning
     if input._requires_grad and GRAD.mode > 0:
         return record(GeluBackward0, res, (input,), approximate=approximate)
     return make(res)
@@ -330,6 +353,7 @@ SoftplusBackward0 = rule("SoftplusBackward0", "self", saves="self beta threshold
 
 def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
     """log(1 + exp(beta * x)) / beta, and x itself where beta * x > threshold (numerically linear there)."""
+    _float_kernel(input._data, "softplus_cpu")
     x = float_data(input)
     with np.errstate(over="ignore"):
         res = np.where(x * beta > threshold, x, np.log1p(np.exp(x * beta)) / beta).astype(x.dtype)

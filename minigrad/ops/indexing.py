@@ -321,10 +321,13 @@ IndexPutImplBackward0 = rule("IndexPutImplBackward0", "self values", saves="key"
 # -- writing: __setitem__ ------------------------------------------------------------------------------
 def _masked_out(grad, key):
     """The gradient of the overwritten tensor: zero where the write happened."""
-    if isinstance(grad, Tensor):
-        mask = np.ones(grad._data.shape, grad._data.dtype)
-        mask[key] = 0
-        return grad * make(mask)
+    if isinstance(grad, Tensor):  # PyTorch: grad.index_put(indices, zeros_like(values)); a product with a 0/1 mask
+        res = np.array(grad._data, copy=True)  # would turn an inf or nan gradient into nan where it was written
+        res[key] = 0
+        if grad._requires_grad and GRAD.mode > 0:
+            zeros = make(np.zeros(np.shape(res[key]), res.dtype))
+            return record(IndexPutBackward0, res, (grad, zeros), indices=key, accumulate=False)
+        return make(res)
     g = np.array(grad, copy=True)
     g[key] = 0
     return g
@@ -412,6 +415,8 @@ def setitem(self, key, value):
                                 value)  # (the 0-d value tensor itself: MaskedFillBackward1, value gets a gradient)
     if not one_mask:
         inplace.check_overlap(dst._data, (value,), full_too=True)
+        if _converted(akey, value._data, dst._data.dtype):
+            value = value.to(_dtypes.FROM_NP[dst._data.dtype])
         if value._data.dtype != dst._data.dtype:
             raise RuntimeError(f"Index put requires the source and destination dtypes match, got "
                                f"{inplace.kind_name(dst._data.dtype)} for the destination and "
@@ -458,6 +463,11 @@ INDEX_PUT_EXPANDED = ("Use of index_put_ on expanded tensors is deprecated. Plea
                       "performing this operation. This also applies to advanced indexing e.g. tensor[indices] = tensor")
 
 
+def _converted(akey: tuple, vdata: np.ndarray, dtype: np.dtype) -> bool:
+    """PyTorch converts a one-element value of another dtype written through one bool mask (else it refuses)."""
+    return vdata.dtype != dtype and vdata.size == 1 and len(akey) == 1 and akey[0].dtype.kind == "b"
+
+
 def _write_untracked(self: Tensor, basic: tuple, akey, value: Tensor) -> None:
 
     vkey = _view_key(basic)
@@ -486,6 +496,8 @@ def _write_untracked(self: Tensor, basic: tuple, akey, value: Tensor) -> None:
             warnings.warn(inplace.MASKED_FILL_EXPANDED, UserWarning, stacklevel=user_stacklevel())
     if not one_mask:
         inplace.check_overlap(target, (value,), full_too=True)
+        if _converted(akey, vdata, target.dtype):
+            vdata = vdata.astype(target.dtype)
         if vdata.dtype != target.dtype:
             raise RuntimeError(f"Index put requires the source and destination dtypes match, got "
                                f"{kind_name(target.dtype)} for the destination and {kind_name(vdata.dtype)} for "

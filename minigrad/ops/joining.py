@@ -278,6 +278,8 @@ def repeat(self, *sizes):
         raise RuntimeError("Number of dimensions of repeat dims can not be smaller than number of dimensions of "
                            "tensor")
     res = np.tile(self._data, reps)
+    if not res.flags.writeable:  # an empty result can be NumPy's view of an (expanded, read-only) input
+        res = res.copy()
     if self._requires_grad and GRAD.mode > 0:
         return record(RepeatBackward0, res, (self,), repeats=reps, self_sym_sizes=self._data.shape)
     return make(res)

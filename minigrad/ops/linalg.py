@@ -264,14 +264,19 @@ def baddbmm(self, batch1, batch2, *, beta=1, alpha=1):
         raise RuntimeError(f"The expanded size of the tensor ({n if self._data.ndim < 2 else p}) must match the "
                            f"existing size ({self._data.shape[-1]}) at non-singleton dimension 1.  Target sizes: "
                            f"[{b1}, {n}, {p}].  Tensor sizes: [{', '.join(map(str, self._data.shape))}]")
-    res = np.matmul(batch1._data, batch2._data)
-    if alpha != 1:
-        res *= alpha
-    if beta != 0:  # beta = 0: self is ignored (its NaNs too), as PyTorch
-        res += self._data if beta == 1 else self._data * beta
+    res = GRAD.quiet.run(_baddbmm, self._data, batch1._data, batch2._data, alpha, beta)  # (inf * 0 is nan, silently
     if GRAD.mode > 0 and (self._requires_grad or batch1._requires_grad or batch2._requires_grad):
         return record(BaddbmmBackward0, res, (self, batch1, batch2), alpha=alpha, beta=beta)
     return make(res)
+
+
+def _baddbmm(a: np.ndarray, b1: np.ndarray, b2: np.ndarray, alpha, beta) -> np.ndarray:
+    res = np.matmul(b1, b2)
+    if alpha != 1:
+        res *= alpha
+    if beta != 0:  # beta = 0: self is ignored (its NaNs too), as PyTorch
+        res += a if beta == 1 else a * beta
+    return res
 
 
 def outer(self, vec2):

@@ -49,7 +49,9 @@ def _stats(input, over: _Over):
         return over.mean, over.rstd
     mu = _mean(input, over.dims)
     centered = input - mu
-    return mu, (_mean(centered * centered, over.dims) + over.eps).rsqrt()
+    r = (_mean(centered * centered, over.dims) + over.eps).rsqrt()
+    saved = np.asarray(over.rstd)
+    return mu, (xp.where(np.isnan(saved), np.nan, r) if np.isnan(saved).any() else r)  # (see _ln_moments)
 
 
 def _input_grad(grad, input, weight, over: _Over):
@@ -88,6 +90,16 @@ NativeLayerNormBackward0 = rule(
     bias=lambda grad, normalized_shape: _sum(grad, tuple(range(len(grad.shape) - len(normalized_shape)))))
 
 
+def _ln_moments(x: np.ndarray, dims: tuple, eps: float) -> tuple:
+    """mean and rstd of each row. PyTorch's variance is E[x²] - mean², which is nan where mean² overflows (a row
+    like [1e-300, 1e300]): the two-pass variance kept here for accuracy is made nan there too."""
+    mean = x.mean(axis=dims, keepdims=True)
+    centered = x - mean
+    var = (centered * centered).mean(axis=dims, keepdims=True)
+    var[np.isinf(mean * mean)] = np.nan
+    return mean, 1 / np.sqrt(var + np.asarray(eps, x.dtype))
+
+
 def layer_norm(input: Tensor, normalized_shape, weight: Tensor | None = None, bias: Tensor | None = None,
                eps: float = 1e-5) -> Tensor:
     """Standardise each sample over its last len(normalized_shape) dims, then `* weight + bias`."""
@@ -98,10 +110,8 @@ def layer_norm(input: Tensor, normalized_shape, weight: Tensor | None = None, bi
         raise RuntimeError(f"Given normalized_shape={list(shape)}, expected input with shape [*, "
                            f"{', '.join(map(str, shape))}], but got input of size{list(x.shape)}")
     dims = tuple(range(x.ndim - len(shape), x.ndim))
-    mean = x.mean(axis=dims, keepdims=True)
-    centered = x - mean
-    rstd = 1 / np.sqrt((centered * centered).mean(axis=dims, keepdims=True) + np.asarray(eps, x.dtype))
-    res = centered * rstd
+    mean, rstd = GRAD.quiet.run(_ln_moments, x, dims, eps)
+    res = GRAD.quiet.run(lambda: (x - mean) * rstd)
     if weight is not None:
         res *= weight._data
     if bias is not None:
@@ -157,6 +167,27 @@ def _check_batch(x: np.ndarray) -> None:
                          f"minigrad.Size([{', '.join(map(str, x.shape))}])")
 
 
+def _affine(x: np.ndarray, mean: np.ndarray, invstd: np.ndarray, weight, bias, bshape: tuple) -> np.ndarray:
+    res = (x - mean) * invstd
+    if weight is not None:
+        res *= weight._data.reshape(bshape)
+    if bias is not None:
+        res += bias._data.reshape(bshape)
+    return res
+
+
+def _empty_batch(input: Tensor, weight: Tensor | None, bias: Tensor | None) -> Tensor:
+    """PyTorch's batch_norm of an empty input: no statistics (none to take, the running ones untouched), a clone
+    times weight[0] plus bias[0], so the gradient still reaches weight and bias (CloneBackward0, MulBackward0,
+    AddBackward0)."""
+    out = input.clone()
+    if weight is not None:
+        out = out * weight[0]
+    if bias is not None:
+        out = out + bias[0]
+    return out
+
+
 def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor | None, weight: Tensor | None = None,
                bias: Tensor | None = None, training: bool = False, momentum: float = 0.1,
                eps: float = 1e-5) -> Tensor:
@@ -168,14 +199,17 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
     x = input._data
     if x.ndim < 2:
         raise ValueError(f"expected 2D or 3D input (got {x.ndim}D input)")
+    if x.size == 0:
+        return _empty_batch(input, weight, bias)
     if training:
         _check_batch(x)
     dims = (0,) + tuple(range(2, x.ndim))
     bshape = (1, -1) + (1,) * (x.ndim - 2)
     if training or running_mean is None:
-        mean = x.mean(axis=dims)
-        var = x.var(axis=dims)
-        invstd = 1 / np.sqrt(var + np.asarray(eps, x.dtype))
+        with np.errstate(all="ignore"):  # (inf - inf is nan, 1e300² is inf: silently, as in PyTorch)
+            mean = x.mean(axis=dims)
+            var = x.var(axis=dims)
+            invstd = 1 / np.sqrt(var + np.asarray(eps, x.dtype))
         if training and running_mean is not None:
             n = x.size // x.shape[1]
             rm, rv = running_mean._data, running_var._data
@@ -188,11 +222,7 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
         mean = running_mean._data.astype(x.dtype, copy=False)
         invstd = 1 / np.sqrt(running_var._data.astype(x.dtype, copy=False) + np.asarray(eps, x.dtype))
         result1 = result2 = np.zeros(0, x.dtype)
-    res = (x - mean.reshape(bshape)) * invstd.reshape(bshape)
-    if weight is not None:
-        res *= weight._data.reshape(bshape)
-    if bias is not None:
-        res += bias._data.reshape(bshape)
+    res = GRAD.quiet.run(_affine, x, mean.reshape(bshape), invstd.reshape(bshape), weight, bias, bshape)
     if GRAD.mode > 0 and any(t is not None and t._requires_grad for t in (input, weight, bias)):
         return record(NativeBatchNormBackward0, res, (input, weight, bias), running_mean=running_mean,
                       running_var=running_var, result1=result1, result2=result2, training=bool(training), eps=eps,

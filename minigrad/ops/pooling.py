@@ -301,6 +301,20 @@ def _adaptive_matrices(shape: tuple, out: tuple, dtype) -> tuple[np.ndarray, np.
     return _averaging(shape[-2], out[0], dtype), _averaging(shape[-1], out[1], dtype)
 
 
+def _window_means(x: np.ndarray, rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
+    """Each window's mean: two products with the averaging matrices, unless an inf or nan is in x (its zero
+    weights would spread nan over every window, where PyTorch averages each window on its own)."""
+    if np.isfinite(x).all():
+        return np.matmul(np.matmul(rows, x), cols.T)
+    res = np.empty(x.shape[:-2] + (rows.shape[0], cols.shape[0]), x.dtype)
+    for i, r in enumerate(rows):
+        ri = np.flatnonzero(r)
+        for j, c in enumerate(cols):
+            cj = np.flatnonzero(c)
+            res[..., i, j] = x[..., ri[0]:ri[-1] + 1, cj[0]:cj[-1] + 1].mean(axis=(-2, -1))
+    return res
+
+
 def _adaptive_grad(grad, self):
     shape = tuple(self.shape)
     rows, cols = _adaptive_matrices(shape, tuple(grad.shape[-2:]), xp.data(self).dtype)
@@ -327,7 +341,7 @@ def adaptive_avg_pool2d(input: Tensor, output_size) -> Tensor:
     if out == (1, 1):
         return mean(input, (-1, -2), keepdim=True)
     rows, cols = _adaptive_matrices(x.shape, out, x.dtype)
-    res = np.matmul(np.matmul(rows, x), cols.T)
+    res = GRAD.quiet.run(_window_means, x, rows, cols)
     if input._requires_grad and GRAD.mode > 0:
         return record(AdaptiveAvgPool2DBackward0, res, (input,))
     return make(res)

@@ -271,11 +271,23 @@ def where(condition, input, other):
         rt = result_dtype((input, other))
         return make(np.where(cond, np.asarray(input, rt), np.asarray(other, rt)))
     ad, bd = promoted(input, other)
+    _check_broadcast(cond, ad, bd)
     rt = np.result_type(ad, bd)
     res = laid_out(np.where(cond, _dtypes.checked(ad, rt), _dtypes.checked(bd, rt)), cond, input, other)
     if _recording(input, other):
         return record(WhereBackward0, res, (input, other), condition=SavedArg(cond, (condition,)))
     return make(res)
+
+
+def _check_broadcast(*arrays) -> None:
+    """PyTorch's message for shapes that do not broadcast (before NumPy's ValueError): the shape so far (a) against
+    the next operand's (b), in order."""
+    shape: tuple = ()
+    for a in arrays:
+        try:
+            shape = np.broadcast_shapes(shape, np.shape(a))
+        except ValueError:
+            raise broadcast_error(np.broadcast_to(np.empty(()), shape), a) from None
 
 
 def masked_fill(self, mask, value):

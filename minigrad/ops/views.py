@@ -69,10 +69,34 @@ def _cast(g, np_dtype):
     return g.to(np_dtype) if xp.is_t(g) else g.astype(np_dtype)
 
 
+class ViewChain:
+    """The recipes from a root base to a view, as a linked list: a view of a view points to its base's chain
+    instead of copying it, so a chain of n views costs O(n), not O(n²) (`y = y.view(1)[0]` in a loop).
+    `meta` is the latest creation meta along the chain ("no_grad" / "multi", or None)."""
+
+    __slots__ = ("prev", "recipe", "meta", "_recipes")
+
+    def __init__(self, prev: ViewChain | None, recipe, meta=None):
+        self.prev, self.recipe = prev, recipe
+        self.meta = meta if meta is not None else (prev.meta if prev is not None else None)
+        self._recipes = None
+
+    def recipes(self) -> tuple:
+        """The recipes, root first (walked once, then kept)."""
+        if self._recipes is None:
+            out, node = [], self
+            while node is not None and node._recipes is None:
+                if node.recipe is not None:
+                    out.append(node.recipe)
+                node = node.prev
+            self._recipes = (node._recipes if node is not None else ()) + tuple(reversed(out))
+        return self._recipes
+
+
 def as_view(t: Tensor, base: Tensor, recipe, multi: bool = False) -> Tensor:
     """Mark `t` as a view of `base`: same version counter; `recipe` rebuilds it from the base.
 
-    The recipes from the root base to the view are kept in `view_fn`, followed by a ("meta", kind) entry
+    The recipes from the root base to the view are kept in `view_fn` (a ViewChain), with the creation meta
     for views PyTorch will not let you write into with autograd on (PyTorch's CreationMeta): views made
     in no_grad mode, and the outputs of ops returning several views (split, chunk, unbind).
     Views that require grad are remembered (weakly) so an in-place write into their base rebuilds them.
@@ -80,29 +104,28 @@ def as_view(t: Tensor, base: Tensor, recipe, multi: bool = False) -> Tensor:
     root = base._base
     if root is None:
         root = base
-        chain = (recipe,)
+        prev = None
         if base._data.__class__ is not np.ndarray:  # a NumPy scalar (a 0-d result): views must share a real array
             base._data = np.array(base._data)
             t._data = apply_recipe(base._data, recipe)
     else:
         extras = base._extras
-        chain = (extras.view_fn if extras is not None and extras.view_fn else ()) + (recipe,)
+        prev = extras.view_fn if extras is not None else None
     t._base = root
     t._version_counter = base._shared_counter()
     mode = GRAD.mode
     extras = t._get_extras()
     extras.attr_version = t._version_counter.value  # a write after this changes its node (or, with meta, forbids it)
+    meta = None
     if mode == 0 or multi:
-        chain += (("meta", "no_grad" if mode == 0 else "multi"),)
+        meta = "no_grad" if mode == 0 else "multi"
         if mode == 0 and base._requires_grad:  # PyTorch: a view made in no_grad mode still requires grad (a leaf)
             t._requires_grad = True
-    extras.view_fn = chain
+    extras.view_fn = ViewChain(prev, recipe, meta)
     if not REGENERATING[0] and ((mode > 0 and t._requires_grad) or (mode == 0 and root._requires_grad)
                                 or (not root._requires_grad and root._data.dtype.kind == "f")):
         register_view(root, t)  # (a view of a float leaf follows it if it comes to require grad: views_follow)
     return t
-
-
 
 
 REGENERATING = [False]  # set while in-place ops rebuild view nodes (those temporaries are not remembered)
@@ -166,18 +189,15 @@ def views_of_other_roots(t: Tensor) -> list:
 
 
 def view_recipes(t: Tensor) -> tuple:
-    """The recipes that rebuild view `t` from its root base (without the meta entries)."""
-    chain = t._extras.view_fn if t._extras is not None and t._extras.view_fn else ()
-    return tuple(r for r in chain if r[0] != "meta")
+    """The recipes that rebuild view `t` from its root base."""
+    chain = t._extras.view_fn if t._extras is not None else None
+    return chain.recipes() if chain is not None else ()
 
 
 def creation_meta(t: Tensor):
     """"no_grad" / "multi" when PyTorch forbids in-place writes into this view with autograd on, else None."""
-    chain = t._extras.view_fn if t._extras is not None and t._extras.view_fn else ()
-    for r in reversed(chain):
-        if r[0] == "meta":
-            return r[1]
-    return None
+    chain = t._extras.view_fn if t._extras is not None else None
+    return chain.meta if chain is not None else None
 
 
 def view_rebase_message(t: Tensor, meta: str, indirect: bool) -> str:

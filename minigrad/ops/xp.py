@@ -114,7 +114,7 @@ def transpose(g, d0: int, d1: int):
 
 
 def t(g):
-    return g.T if g.__class__ is np.ndarray else g.t()
+    return g.t() if is_t(g) else g.T  # (a NumPy scalar too: the gradient of a 0-d tensor)
 
 
 def mm(a, b):

@@ -180,3 +180,16 @@ def test_forward_recording_without_a_graph(mg, pgv):
         y = mg.tensor([1.0]) * 2
     assert y.grad_fn is None
     assert rec.frames[0].title == "No graph was built"
+
+
+@pytest.mark.parametrize("name", ['say "hi"', "back\\slash", 'both \\" of them'])
+def test_a_module_name_with_quotes_keeps_the_dot_valid(name):
+    # issue 34: the player moves a module's label into its frame's tooltip; the tooltip is a quoted DOT string,
+    # which may hold escaped quotes and backslashes (a ModuleDict key is any string in PyTorch)
+    from viz import _dot
+    from viz.player import reserve
+
+    label = _dot.html_text(f"{name} (Linear)")
+    line = f"\tgraph [fontsize=9 label=<{label}> style=rounded tooltip={_dot.quote('module ' + name)} color=grey];"
+    out = reserve(line, {}, {})
+    assert out == f"\tgraph [fontsize=9 style=rounded tooltip={_dot.quote('module ' + name + ' (Linear)')} color=grey];"
