@@ -23,13 +23,13 @@ NOTEBOOKS = ROOT / "notebooks"
 TIMEOUT = 45  # seconds per notebook in this test; the slowest lesson grades in about 10 s
 
 EXPECTED_CSV = """\
-student,1,2,3,4,5,6a,6b,7,8,9,10,11,12,total
-all_right,1,2,2,2,1,1,2,2,2,1,2,3,2,23
-all_wrong,0,0,0,0,0,0,0,0,0,0,0,0,0,0
-crashing,0,0,0,0,0,0,0,0,0,1,0,0,0,1
-endless,1,0,0,0,0,0,0,0,0,0,0,0,0,1
-sneaky,0,0,0,0,0,0,0,0,0,0,0,0,0,0
-untouched,0,0,0,0,0,0,0,0,0,0,0,0,0,0
+student,1,2,3,4,5,6a,6b,7,8,9,10,11,12,14a,14b,total
+all_right,1,2,2,2,1,1,2,2,2,1,2,3,2,1,2,26
+all_wrong,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0
+crashing,0,0,0,0,0,0,0,0,0,1,0,0,0,0,0,1
+endless,1,0,0,0,0,0,0,0,0,0,0,0,0,0,0,1
+sneaky,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0
+untouched,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0
 """
 
 
