@@ -116,7 +116,7 @@ def test_grades_csv_is_exactly_right(graded):
 def test_every_student_gets_feedback_with_the_failed_checks_and_their_hints(graded, answers):
     root, _, _ = graded
     right = (root / "all_right" / "feedback.md").read_text(encoding="utf-8")
-    assert "**23 of 23 points.**" in right and "✗" not in right and "Not handed in" not in right
+    assert "**26 of 26 points.**" in right and "✗" not in right and "Not handed in" not in right
     wrong = (root / "all_wrong" / "feedback.md").read_text(encoding="utf-8")
     for exercise_id, exercise in answers.EXERCISES.items():
         assert f"**Exercise {exercise_id}**: 0 of" in wrong
