@@ -199,9 +199,12 @@ def owned_gradient(g, i: int, grads: list, outputs: list) -> bool:
     pass `grad` on), and sent to one input only (`a + b` sends one array to both)."""
     if g is not outputs[i]:
         return True
-    if g.__class__ is not ndarray or g.base is not None or not g.flags.writeable:
+    if g.__class__ is not ndarray or g.base is not None:
         return False
-    return all(g is not h for h in grads) and sum(o is g for o in outputs) == 1
+    for h in grads:
+        if h is g:
+            return False
+    return [o is g for o in outputs].count(True) == 1
 
 
 def leaf_buffer(buffer, g, owned: bool) -> list:

@@ -105,7 +105,8 @@ print("by hand:      ", (1 - np.tanh(x.data * w.data + 1) ** 2) * w.data)
 # what that node already received. The `AccumulateGrad` nodes at the end add what reaches them
 # into the leaves' `.grad` (lesson 4: `backward()` *adds*). The first gradient a leaf gets is
 # copied: `a + b` sends one and the same array to both `a` and `b`, and two leaves sharing one
-# array would change together.
+# array would change together. (minigrad's engine skips that copy when it knows that nothing else
+# holds the array: a formula made it in this backward and sent it to that leaf alone.)
 
 # %%
 show(engine.count_dependencies)
