@@ -207,9 +207,9 @@ def row_specs(cfg: Config) -> list[RowSpec]:
         RowSpec("W1", "nograd", "W1 forward no_grad", "us/op", Target("vs", 0.7, "torch")),
         RowSpec("W1", "gc_off", "W1 forward gc off", "us/op"),
         RowSpec("W1", "gc_ratio", "W1 fwd gc on/off", "ratio", Target("self", 1.5)),
-        RowSpec("W2", "step", "W2 small MLP step", "ms", Target("vs", 1.0, "torch")),
+        RowSpec("W2", "step", "W2 small MLP step", "ms", Target("vs", 1.1, "torch")),
     ]
-    limits = {"float64": 1.08, "float32": 1.10}
+    limits = {"float64": 1.05, "float32": 1.05}  # issue 30: a held-out 784-1024-1024-10 step, batch 256
     for dt in cfg.w3_dtypes:
         target = Target("vs", limits[dt], REFERENCE)
         rows.append(RowSpec("W3", f"step_{dt}", f"W3 big MLP {dt}", "ms", target))

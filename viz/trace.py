@@ -1085,10 +1085,17 @@ def record_backward(loss: Any, params: Any = None, gradient: Any = None, inputs:
                     tuple([expand] if isinstance(expand, str) else expand))
     rec.install()
     try:
-        loss.backward(gradient=gradient, retain_graph=retain_graph, create_graph=create_graph, inputs=inputs)
+        loss.backward(**_given(gradient=gradient, retain_graph=retain_graph, create_graph=create_graph, inputs=inputs))
     finally:
         rec.remove()
     return redraw.folded(redraw.expand)
+
+
+def _given(**kwargs: Any) -> dict[str, Any]:
+    """The arguments of backward() the caller gave (not None, not False): what a plain ``loss.backward()`` is
+    called with, so a library whose backward takes fewer options (a teaching engine's ``backward(gradient)``)
+    is animated too."""
+    return {name: value for name, value in kwargs.items() if value is not None and value is not False}
 
 
 ANIMATE_MAX_NODES = 1500

@@ -26,7 +26,7 @@ from .._stacklevel import warn_once
 from .._state import GRAD
 from .._tensor import Tensor, make
 from . import anomaly_mode
-from .graph import AccumulateGrad, accumulator, check_usable
+from .graph import AccumulateGrad, OwnedGrad, accumulator, check_usable
 
 
 class GraphTask:
@@ -67,8 +67,9 @@ class GraphTask:
                         grads = [None] * len(node._input_metadata)
                     if needed is not None and not self.capture(node, grads):
                         continue  # autograd.grad, inputs=: nothing this node leads to is asked for
-                    if node._extras is None and not watch_all and (
-                            type(node) is not AccumulateGrad or node.variable._extras.hooks is None):
+                    plain = node._extras is None and not watch_all and (
+                        type(node) is not AccumulateGrad or node.variable._extras.hooks is None)
+                    if plain:
                         if arrived:
                             outputs = node._apply(grads, create_graph)
                         else:
@@ -76,6 +77,7 @@ class GraphTask:
                             outputs = [None] * len(node._next_nodes)
                     else:  # hooks (a leaf's live on the leaf), retain_grad, anomaly mode
                         outputs = self.call_watched(node, grads)
+                    owns = plain and node._new_arrays and not create_graph  # no hook has seen its results
                     if not keep_graph:
                         node._release()
                     nrs = node._next_nrs
@@ -91,9 +93,12 @@ class GraphTask:
                             if array.__class__ is not ndarray or array.shape != shape or array.dtype != dtype:
                                 g = fit(node, i, g, shape, dtype, create_graph)
                             buffer = buffers.get(nxt)
-                            if buffer is None:
-                                buffer = buffers[nxt] = [None] * len(metadata)
-                            buffer[slot] = g if buffer[slot] is None else buffer[slot] + g
+                            if nxt.__class__ is AccumulateGrad:  # .grad may take a gradient this backward owns
+                                buffers[nxt] = leaf_buffer(buffer, g, owns and owned_gradient(g, i, grads, outputs))
+                            else:
+                                if buffer is None:
+                                    buffer = buffers[nxt] = [None] * len(metadata)
+                                buffer[slot] = g if buffer[slot] is None else buffer[slot] + g
                         left = deps[nxt] - 1
                         if left:
                             deps[nxt] = left
@@ -123,8 +128,8 @@ class GraphTask:
     def call_watched(self, node, grads: list) -> list:
         """Run a node that something watches, in PyTorch's order: the hooks on its output tensors (on a leaf,
         for an AccumulateGrad) and retain_grad, its prehooks, the node (checked for NaN in anomaly mode), its
-        hooks."""
-        grads = run_tensor_hooks(node, grads, self.create_graph)
+        hooks. A hook may keep or return any array: `.grad` takes none of them without a copy (a plain list)."""
+        grads = run_tensor_hooks(node, list(grads), self.create_graph)
         grads = run_prehooks(node, grads, self.create_graph)
         if all(g is None for g in grads):  # nothing to differentiate: PyTorch's node only unpacks what it saved
             node._check_saved()
@@ -184,6 +189,30 @@ class GraphTask:
                     "Set allow_unused=True if this is the desired behavior.")
             result.append(g if g is None or isinstance(g, Tensor) else make(g))
         return tuple(result)
+
+
+# -- which gradients the engine owns --------------------------------------------------------------------------
+def owned_gradient(g, i: int, grads: list, outputs: list) -> bool:
+    """Whether `g`, the gradient for input `i` of a formula node (`_new_arrays`) that ran on the engine's plain
+    path, is an array this backward owns: one `fit` made (summed back or cast), or a new array the formula made
+    (not a view of a gradient or a saved value), not one of the gradients the node received (a formula may
+    pass `grad` on), and sent to one input only (`a + b` sends one array to both)."""
+    if g is not outputs[i]:
+        return True
+    if g.__class__ is not ndarray or g.base is not None:
+        return False
+    for h in grads:
+        if h is g:
+            return False
+    return [o is g for o in outputs].count(True) == 1
+
+
+def leaf_buffer(buffer, g, owned: bool) -> list:
+    """A leaf's AccumulateGrad buffer once `g` has arrived: an OwnedGrad (taken by `.grad` without a copy) when
+    the engine owns the array in it: `g` itself, or a sum the engine made."""
+    if buffer is not None:
+        return OwnedGrad((buffer[0] + g,))
+    return OwnedGrad((g,)) if owned else [g]
 
 
 def leading_to(order: list, targets: set, captures: dict) -> set:

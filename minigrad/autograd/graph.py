@@ -93,6 +93,7 @@ class Node(weakref.ref):
 
     __slots__ = ("_next_nodes", "_next_nrs", "_sequence_number", "_input_metadata", "_extras", "_metadata",
                  "__weakref__")
+    _new_arrays = False  # its gradients are arrays it makes and keeps no reference to (the engine may own them)
     __hash__ = object.__hash__  # identity, not the referent's (weakref.ref's own)
     __eq__ = object.__eq__
     __ne__ = object.__ne__
@@ -273,7 +274,7 @@ class AccumulateGrad(Node):
     def _apply(self, grads: list, create_graph: bool) -> list:
         if not self.variable._requires_grad:  # detach_()-ed since the graph was built: PyTorch stores nothing
             return []
-        accumulate_grad(self.variable, grads[0], create_graph)
+        accumulate_grad(self.variable, grads[0], create_graph, owned=grads.__class__ is OwnedGrad)
         post = self.variable._extras.post_hooks if self.variable._extras is not None else None
         for fn in list(post.values()) if post else ():
             fn(self.variable)
@@ -305,13 +306,22 @@ def accumulator(leaf) -> AccumulateGrad | None:
     return node
 
 
-def accumulate_grad(var, g, create_graph: bool) -> None:
+class OwnedGrad(list):
+    """The buffer of a leaf's AccumulateGrad holding an array the engine owns: a formula of this backward made
+    it and nothing else refers to it (`engine.owned_gradient`), or the engine summed it. `.grad` takes it as it
+    is instead of copying it (PyTorch steals such a buffer too)."""
+
+    __slots__ = ()
+
+
+def accumulate_grad(var, g, create_graph: bool, owned: bool = False) -> None:
     """The one place `.grad` of a leaf is written: `.grad = g` the first time, then `.grad += g`.
 
     As in PyTorch: without create_graph the sum happens in place in the existing `.grad` (a saved
     `g = x.grad` sees it change, even one an earlier create_graph backward made); with create_graph a new,
-    differentiable tensor is made. A new `.grad` never shares memory with anything else (the engine may hand
-    one array to two leaves).
+    differentiable tensor is made. A new `.grad` never shares memory with anything else: it is a copy (the
+    engine may hand one array to two leaves), unless the engine owns `g` (`owned`) and it already has the
+    leaf's dtype and layout.
     """
     if g is None:
         return
@@ -328,7 +338,9 @@ def accumulate_grad(var, g, create_graph: bool) -> None:
         return
     if old is None:  # a copy in the leaf's layout (PyTorch's gradient layout contract)
         data = var._data
-        if data.flags.c_contiguous:
+        if owned and data.flags.c_contiguous and g.flags.c_contiguous and g.dtype == data.dtype:
+            var._grad = make(g)  # nothing else refers to g: no copy needed
+        elif data.flags.c_contiguous:
             var._grad = make(np.array(g, dtype=data.dtype, order="C"))
         else:
             var._grad = make(empty_like_leaf(data))

@@ -115,7 +115,12 @@ softplus_backward = fused_op("softplus_backward", _softplus_backward, rule(
 
 
 def _threshold_backward(g, x, threshold):
-    return xp.zero_where(x <= threshold, g)
+    """`grad` where `self > threshold`, +0 elsewhere (NaN keeps its gradient, as PyTorch's `self <= threshold ? 0
+    : grad`). On arrays one boolean mask, inverted in place: relu's backward makes no second mask."""
+    if xp.is_t(g) or xp.is_t(x):
+        return xp.zero_where(x <= threshold, g)
+    keep = np.less_equal(x, threshold, out=np.empty(np.shape(x), bool))
+    return xp.keep_where(np.logical_not(keep, out=keep), g)
 
 
 threshold_backward = fused_op("threshold_backward", _threshold_backward, rule(
@@ -167,8 +172,10 @@ erf = unary("erf", _erf, "ErfBackward0", saves="self",
             grad=lambda grad, self: xp.mul_scalar(xp.exp(-(self ** 2)), 1.1283791670955126) * grad,
             text="grad_self = grad * 2/√π * exp(-self²)")
 def _relu(x: np.ndarray) -> np.ndarray:
-    """0 where x < 0, else x itself: NaN stays NaN and -0. stays -0., as in PyTorch (np.maximum gives +0.)."""
-    return xp.zero_where(x < 0, x)
+    """0 where x < 0, else x itself: NaN stays NaN and -0. stays -0., as in PyTorch (np.maximum gives +0.).
+    One boolean mask, inverted in place."""
+    keep = np.less(x, 0, out=np.empty(np.shape(x), bool))  # an array even for a 0-d x
+    return xp.keep_where(np.logical_not(keep, out=keep), x)
 
 
 def _not_bool_for_relu(self: Tensor) -> None:

@@ -63,6 +63,7 @@ class RuleNode(Node):
     """A node whose backward is a row of the derivative table (made by `rule`)."""
 
     __slots__ = ("_kept_inputs", "_kept_versions", "_args", "_result", "_result_counter", "_result_version")
+    _new_arrays = True  # a formula's result is a new array, a view, or a gradient it received (engine.owned_gradient)
 
     # set by rule() on each node class
     _inputs: tuple = ()  # input names, in next_functions order

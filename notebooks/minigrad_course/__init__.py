@@ -51,6 +51,8 @@ __all__ = [
     "check_train_step",
     "check_batchnorm_backward",
     "check_swish",
+    "check_sigmoid_op",
+    "check_topological_order",
 ]
 
 OK, FAIL = "✓", "✗"
@@ -1170,3 +1172,153 @@ def _source_of(func: Any) -> str:
         return inspect.getsource(func)
     except (OSError, TypeError):
         return ""
+
+
+# -- 14. a reference engine ------------------------------------------------------------------------------
+
+
+def _ref():
+    from minigrad.reference import engine
+
+    return engine
+
+
+_SIGMOID_OP_ERRORS = (
+    (r"bad operand type|unsupported operand type.*Tensor|Tensor.*not supported|ufunc .* not supported",
+     "tensor-not-array", "compute on x.data, the NumPy array inside the Tensor: np.exp(-x.data)"),
+)
+
+
+@checker("14a", hint="sigmoid(x) computes out = 1 / (1 + np.exp(-x.data)) and returns "
+                     "record(\"SigmoidBackward0\", out, (x,), lambda g: (g * out * (1 - out),))")
+def check_sigmoid_op(sigmoid: Any) -> str:
+    engine = _ref()
+    _require_callable(sigmoid, "`sigmoid`", "define `def sigmoid(x): ...` in the cell above")
+    values = np.array([-3.0, -0.5, 0.0, 0.7, 1.5, 4.0])
+    s = _np_sigmoid(values)
+    x = engine.Tensor(values, requires_grad=True)
+    y = _call(sigmoid, x, what="sigmoid(x)", errors=_SIGMOID_OP_ERRORS)
+    if not_answered(y):
+        raise fail("placeholder", "sigmoid still returns the placeholder `...`",
+                   "return record(\"SigmoidBackward0\", out, (x,), lambda g: ...)")
+    if not isinstance(y, engine.Tensor):
+        raise fail("not-a-tensor", f"sigmoid returned {_kind(y)}, not a reference Tensor",
+                   "return what record(...) returns: a Tensor with its node")
+    if not_answered(getattr(y, "data", None)) or y.data.dtype == object:
+        raise fail("placeholder", "the output's value is still the placeholder `...`",
+                   "out = 1 / (1 + np.exp(-x.data))")
+    if y.data.shape != values.shape or not np.allclose(y.data, s, rtol=1e-12, atol=1e-14):
+        raise fail("forward", f"sigmoid gives {_fmt(y.data)} for x = {_fmt(values)}, expected {_fmt(s)}",
+                   "out = 1 / (1 + np.exp(-x.data)): the exponent is -x")
+    if y.grad_fn is None:
+        raise fail("no-node", "the output has no grad_fn although x requires grad",
+                   "make the result with record(name, out, (x,), backward): record adds the node")
+    if y.grad_fn.name() != "SigmoidBackward0":
+        raise fail("name", f"the node is called {y.grad_fn.name()!r}",
+                   "use PyTorch's name, \"SigmoidBackward0\", so viz and the lesson's comparisons recognise it")
+    seed = np.array([1.0, -2.0, 0.5, 3.0, 1.0, -1.5])
+    returned = _call(y.grad_fn.backward, seed, what="the node's backward", errors=_SIGMOID_OP_ERRORS)
+    if not_answered(returned) or (isinstance(returned, tuple) and any(not_answered(g) for g in returned)):
+        raise fail("placeholder", "the node's backward still returns the placeholder `...`",
+                   "lambda g: (g * out * (1 - out),)")
+    if not isinstance(returned, (tuple, list)) or len(returned) != 1:
+        raise fail("not-a-tuple", f"the node's backward returned {_kind(returned)}, not a tuple of one gradient",
+                   "backward returns one gradient per input, as a tuple: (g * out * (1 - out),) with the comma")
+    want = seed * s * (1 - s)
+    arrays = (np.ndarray, float, np.floating)
+    got = np.asarray(returned[0], dtype=np.float64) if isinstance(returned[0], arrays) else None
+    if got is None or got.shape != values.shape:
+        shape = "" if got is None else f" of shape {got.shape}"
+        raise fail("grad-shape", f"the gradient for x is {_kind(returned[0])}{shape}, expected an array shaped like x",
+                   "g * out * (1 - out): g, out and x have one shape")
+    if not np.allclose(got, want, rtol=1e-9, atol=1e-12):
+        if np.allclose(got, s * (1 - s), rtol=1e-9, atol=1e-12):
+            raise fail("ignores-g", "the gradient ignores g, the gradient of the output",
+                       "multiply the local derivative by g: that is the chain rule")
+        raise fail("derivative", f"the gradient for x is {_fmt(got)}, expected {_fmt(want)}",
+                   "sigmoid'(x) = out * (1 - out), times g")
+    w = engine.Tensor(np.array([0.5, 1.0, -1.0, 2.0, 0.0, 1.0]))
+    x2 = engine.Tensor(values, requires_grad=True)
+    _call(lambda: (sigmoid(x2) * w).sum().backward(), what="(sigmoid(x) * w).sum().backward()")
+    if x2.grad is None or not np.allclose(x2.grad, w.data * s * (1 - s), rtol=1e-9, atol=1e-12):
+        raise fail("backward", "backward() through sigmoid gives x.grad = "
+                               f"{_fmt(x2.grad)}, expected {_fmt(w.data * s * (1 - s))}",
+                   "the node's next_functions must lead to x: record(name, out, (x,), backward)")
+    return "sigmoid: the value, the node SigmoidBackward0 and its local derivative out * (1 - out), times g"
+
+
+def _order_graphs() -> list[tuple[str, Any]]:
+    engine = _ref()
+    T = engine.Tensor
+    a, b = T([1.0, 2.0], requires_grad=True), T([3.0, -1.0], requires_grad=True)
+    h = (a * b).tanh()
+    x, W, bias = T(np.ones((4, 3))), T(np.full((3, 2), 0.1), requires_grad=True), T(np.zeros(2), requires_grad=True)
+    chain = a
+    for _ in range(20):
+        chain = chain * 1.1
+    return [
+        ("(x @ W + bias).relu().sum(), a small layer", (x @ W + bias).relu().sum().grad_fn),
+        ("(a * b).sum()", (a * b).sum().grad_fn),
+        ("h = (a * b).tanh(); (h * h + h).sum()", (h * h + h).sum().grad_fn),
+        ("(a * 3 + a.exp()).sum(), a used twice", (a * 3 + a.exp()).sum().grad_fn),
+        ("a chain of 20 multiplications", chain.sum().grad_fn),
+    ]
+
+
+def _reachable(root: Any) -> list:
+    seen, stack = {id(root): root}, [root]
+    while stack:
+        for child, _ in stack.pop().next_functions:
+            if child is not None and id(child) not in seen:
+                seen[id(child)] = child
+                stack.append(child)
+    return list(seen.values())
+
+
+@checker("14b", hint="topological_order(root) returns a list of the nodes reachable from root, each before every "
+                     "node its next_functions lead to")
+def check_topological_order(topological_order: Any) -> str:
+    engine = _ref()
+    _require_callable(topological_order, "`topological_order`", "define `def topological_order(root): ...` above")
+    for label, root in _order_graphs():
+        got = _call(topological_order, root, what="topological_order", errors=(
+            (r"'NoneType' object has no attribute", "none-node",
+             "next_functions holds (None, 0) for inputs that need no gradient: skip None, it is not a node"),
+            (r"RecursionError", "recursion", "keep a stack of nodes to visit instead of calling yourself"),
+        ))
+        if not_answered(got):
+            raise fail("placeholder", "topological_order still returns the placeholder `...`",
+                       "replace `return ...` with your walk")
+        if isinstance(got, (str, bytes, dict, set)) or not hasattr(got, "__iter__"):
+            raise fail("not-a-list", f"topological_order returned {_kind(got)}, not a list of nodes",
+                       "return a list: [root, ...] (a set has no order)")
+        order = list(got)
+        if any(item is None for item in order):
+            raise fail("none-node", f"for {label}: the order holds None",
+                       "(None, 0) in next_functions means 'no gradient goes here': skip it")
+        if any(not isinstance(item, engine.Node) for item in order):
+            bad = next(item for item in order if not isinstance(item, engine.Node))
+            raise fail("not-nodes", f"the order holds {_kind(bad)}, not nodes",
+                       "put the nodes themselves in the list (node, not node.name() or a pair (node, 0))")
+        nodes = _reachable(root)
+        if len({id(n) for n in order}) != len(order):
+            raise fail("duplicates", f"for {label}: a node appears more than once",
+                       "keep a set of the nodes you have seen and add each node once")
+        if {id(n) for n in order} != {id(n) for n in nodes}:
+            missing = [n.name() for n in nodes if all(n is not m for m in order)]
+            raise fail("missing", f"for {label}: the order misses {', '.join(missing) or 'nodes'}"
+                                  f" ({len(order)} of {len(nodes)} nodes)",
+                       "follow next_functions down to the AccumulateGrad nodes; every reachable node runs once")
+        position = {id(n): k for k, n in enumerate(order)}
+        edges = [(n, c) for n in nodes for c, _ in n.next_functions if c is not None]
+        late = [(n, c) for n, c in edges if position[id(c)] < position[id(n)]]
+        if late:
+            if len(late) == len(edges):
+                raise fail("reversed", f"for {label}: every node comes after the nodes it leads to: leaves first",
+                           "that is the forward order: backward needs the reverse (reversed(order), or "
+                           "order[::-1])")
+            node, child = late[0]
+            raise fail("order", f"for {label}: {child.name()} comes before {node.name()}, which sends it a gradient",
+                       "a node may come only once all its consumers are placed: count the edges into each node "
+                       "(or add a node after all its children in a depth-first walk, then reverse)")
+    return "topological_order lists every node once, each before the nodes it sends gradients to"

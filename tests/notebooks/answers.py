@@ -810,9 +810,186 @@ EX12 = Exercise("check_swish", ("MySwish",), wrap=_swish, right=[
     """), "test_by_hand_not_by_autograd"),
 ])
 
+# -- 14 ---------------------------------------------------------------------------------------------------
+
+_REF_SETUP = _c("""
+import numpy as np
+from minigrad.reference.engine import Node, Tensor, record
+""")
+
+
+def _sigmoid_op(body: str) -> str:
+    return _c("def sigmoid(x):\n" + textwrap.indent(textwrap.dedent(body).strip("\n"), "    "))
+
+
+EX14A = Exercise("check_sigmoid_op", ("sigmoid",), setup=_REF_SETUP, wrap=_sigmoid_op, right=[
+    _sigmoid_op("""
+        out = 1 / (1 + np.exp(-x.data))
+        return record("SigmoidBackward0", out, (x,), lambda g: (g * out * (1 - out),))
+    """),
+    _sigmoid_op("""
+        out = 0.5 * np.tanh(0.5 * x.data) + 0.5
+        return record("SigmoidBackward0", out, (x,), lambda g: (g * (out - out * out),))
+    """),
+    _sigmoid_op("""
+        e = np.exp(-x.data)
+        return record("SigmoidBackward0", 1 / (1 + e), (x,), lambda g: (g * e / (1 + e) ** 2,))
+    """),
+], wrong=[
+    Wrong("the local derivative without g", """
+        out = 1 / (1 + np.exp(-x.data))
+        return record("SigmoidBackward0", out, (x,), lambda g: (out * (1 - out),))
+    """, "ignores-g", "the chain rule"),
+    Wrong("one gradient, not a tuple of one", """
+        out = 1 / (1 + np.exp(-x.data))
+        return record("SigmoidBackward0", out, (x,), lambda g: g * out * (1 - out))
+    """, "not-a-tuple", "with the comma"),
+    Wrong("np.exp of the Tensor, not of x.data", """
+        out = 1 / (1 + np.exp(-x))
+        return record("SigmoidBackward0", out, (x,), lambda g: (g * out * (1 - out),))
+    """, "tensor-not-array", "x.data"),
+    Wrong("the exponent without its minus sign", """
+        out = 1 / (1 + np.exp(x.data))
+        return record("SigmoidBackward0", out, (x,), lambda g: (g * out * (1 - out),))
+    """, "forward", "the exponent is -x"),
+    Wrong("the derivative of exp, not of sigmoid", """
+        out = 1 / (1 + np.exp(-x.data))
+        return record("SigmoidBackward0", out, (x,), lambda g: (g * out,))
+    """, "derivative", "out * (1 - out)"),
+    Wrong("a name of its own", """
+        out = 1 / (1 + np.exp(-x.data))
+        return record("Sigmoid", out, (x,), lambda g: (g * out * (1 - out),))
+    """, "name", "SigmoidBackward0"),
+], sneaky=[
+    Sneaky("sigmoid as exp(x) / (1 + exp(x)), nan once exp overflows", _sigmoid_op("""
+        e = np.exp(x.data)
+        out = e / (1 + e)
+        return record("SigmoidBackward0", out, (x,), lambda g: (g * out * (1 - out),))
+    """), "test_large_inputs_stay_finite"),
+    Sneaky("a node made by hand, also for an input that needs no gradient", _sigmoid_op("""
+        out = 1 / (1 + np.exp(-x.data))
+        return Tensor(out, grad_fn=Node("SigmoidBackward0", (x,), lambda g: (g * out * (1 - out),)))
+    """), "test_a_constant_input_records_no_node"),
+])
+
+
+def _topo(body: str) -> str:
+    return _c("def topological_order(root):\n" + textwrap.indent(textwrap.dedent(body).strip("\n"), "    "))
+
+
+_KAHN = """
+    from minigrad.reference.engine import count_dependencies
+
+    left = count_dependencies(root)
+    order, ready = [], [root]
+    while ready:
+        node = ready.pop()
+        order.append(node)
+        for child, _ in node.next_functions:
+            if child is not None:
+                left[child] -= 1
+                if left[child] == 0:
+                    ready.append(child)
+    return order
+"""
+
+EX14B = Exercise("check_topological_order", ("topological_order",), setup=_REF_SETUP, wrap=_topo, right=[
+    _topo("""
+        order, seen = [], {root}
+        stack = [(root, iter(root.next_functions))]
+        while stack:
+            node, children = stack[-1]
+            for child, _ in children:
+                if child is not None and child not in seen:
+                    seen.add(child)
+                    stack.append((child, iter(child.next_functions)))
+                    break
+            else:
+                stack.pop()
+                order.append(node)
+        return order[::-1]
+    """),
+    _topo(_KAHN),
+    _topo("""
+        order, seen, stack = [], set(), [(root, False)]
+        while stack:
+            node, children_done = stack.pop()
+            if children_done:
+                order.append(node)
+            elif node not in seen:
+                seen.add(node)
+                stack.append((node, True))
+                stack.extend((child, False) for child, _ in node.next_functions if child is not None)
+        return list(reversed(order))
+    """),
+], wrong=[
+    Wrong("depth-first pre-order: a shared node before all its consumers", """
+        order, seen, stack = [], set(), [root]
+        while stack:
+            node = stack.pop()
+            if node in seen:
+                continue
+            seen.add(node)
+            order.append(node)
+            stack.extend(child for child, _ in node.next_functions if child is not None)
+        return order
+    """, "order", "count the edges into each node"),
+    Wrong("the post-order not reversed (leaves first)", """
+        order, seen, stack = [], set(), [(root, False)]
+        while stack:
+            node, children_done = stack.pop()
+            if children_done:
+                order.append(node)
+            elif node not in seen:
+                seen.add(node)
+                stack.append((node, True))
+                stack.extend((child, False) for child, _ in node.next_functions if child is not None)
+        return order
+    """, "reversed", "reversed(order)"),
+    Wrong("every path walked, shared nodes kept each time", """
+        order, stack = [], [root]
+        while stack:
+            node = stack.pop()
+            order.append(node)
+            stack.extend(child for child, _ in node.next_functions if child is not None)
+        return order
+    """, "duplicates", "add each node once"),
+    Wrong("None entries kept", """
+        order, seen, stack = [], set(), [root]
+        while stack:
+            node = stack.pop()
+            if node in seen:
+                continue
+            seen.add(node)
+            order.append(node)
+            if node is not None:
+                stack.extend(child for child, _ in node.next_functions)
+        return order
+    """, "none-node", "skip it"),
+    Wrong("names instead of nodes", _KAHN.replace("order.append(node)", "order.append(node.name())"),
+          "not-nodes", "the nodes themselves"),
+    Wrong("the AccumulateGrad nodes left out", _KAHN.replace("order.append(node)",
+          "if node.name() != \"AccumulateGrad\":\n            order.append(node)"), "missing", "AccumulateGrad"),
+], sneaky=[
+    Sneaky("a recursive depth-first walk, which fails on deep graphs", _topo("""
+        order, seen = [], set()
+
+        def visit(node):
+            if node is None or node in seen:
+                return
+            seen.add(node)
+            for child, _ in node.next_functions:
+                visit(child)
+            order.append(node)
+
+        visit(root)
+        return order[::-1]
+    """), "test_a_chain_of_5000_nodes"),
+])
+
 EXERCISES: dict[str, Exercise] = {
     "1": EX1, "2": EX2, "3": EX3, "4": EX4, "5": EX5, "6a": EX6A, "6b": EX6B, "7": EX7, "8": EX8, "9": EX9,
-    "10": EX10, "11": EX11, "12": EX12,
+    "10": EX10, "11": EX11, "12": EX12, "14a": EX14A, "14b": EX14B,
 }
 
 # What a learner cell has at hand besides its own answer: the lesson's imports.
