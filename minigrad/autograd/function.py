@@ -12,7 +12,7 @@ import warnings
 
 import numpy as np
 
-from .._state import GRAD
+from .._state import DUAL, GRAD
 from .._tensor import Tensor, make
 from .grad_mode import no_grad
 from .graph import FREED, Node, accumulator, freed_error, new_node
@@ -212,8 +212,11 @@ def _apply(cls, args: tuple, kwargs: dict):
     needs = tuple(isinstance(a, Tensor) and a._requires_grad for a in args)
     node.needs_input_grad = needs
     recording = GRAD.mode > 0 and any(needs)
+    level = DUAL[0]
+    dual = level is not None and any(_tangent(a, level) is not None for a in args)
     prev = GRAD.mode
     GRAD.mode = 0 if prev > 0 else prev
+    DUAL[0] = None  # forward sees plain tensors, as in PyTorch: the tangents are the jvp's business
     try:
         if cls.setup_context is not Function.setup_context:
             output = cls.forward(*args, **kwargs)
@@ -222,7 +225,10 @@ def _apply(cls, args: tuple, kwargs: dict):
             output = cls.forward(node, *args, **kwargs)
     finally:
         GRAD.mode = prev
+        DUAL[0] = level
     if not recording:
+        if dual:
+            _forward_mode(cls, node, args, output, level)
         return output
     single = not isinstance(output, tuple)
     outs = (output,) if single else output
@@ -285,7 +291,41 @@ def _apply(cls, args: tuple, kwargs: dict):
             else:
                 saved.append(("input", s, s._shared_counter(), s._version))
         node._saved = tuple(saved)
-    return new_outs[0] if single else tuple(new_outs)
+    result = new_outs[0] if single else tuple(new_outs)
+    if dual:
+        _forward_mode(cls, node, args, result, level)
+    return result
+
+
+def _tangent(a, level):
+    e = a._extras if isinstance(a, Tensor) else None
+    return e.tangent if e is not None and e.tangent is not None and e.tangent_level is level else None
+
+
+def _forward_mode(cls, ctx, args: tuple, output, level) -> None:
+    """Forward AD through a custom Function: `jvp(ctx, *tangents)` (a zero tangent for a tensor input without one,
+    None for other arguments), reading what `ctx.save_for_forward` kept as `ctx.saved_tensors`; its results are
+    the outputs' tangents."""
+    if cls.jvp is Function.jvp:
+        Function.jvp(ctx)  # PyTorch's NotImplementedError
+    tangents = [(_tangent(a, level) if _tangent(a, level) is not None else make(np.zeros_like(a._data)))
+                if isinstance(a, Tensor) else None for a in args]
+    saved = ctx.__dict__.get("_saved")
+    ctx._saved = None
+    ctx._to_save = ctx.__dict__.get("_to_save_forward", ())
+    DUAL[0] = None
+    try:
+        result = cls.jvp(ctx, *tangents)
+    finally:
+        DUAL[0] = level
+        ctx._saved = saved
+        ctx.__dict__.pop("_to_save", None)
+    outs = output if isinstance(output, tuple) else (output,)
+    results = result if isinstance(result, tuple) else (result,)
+    for o, t in zip(outs, results):
+        if isinstance(o, Tensor) and isinstance(t, Tensor) and o._data.dtype.kind == "f":
+            e = o._get_extras()
+            e.tangent, e.tangent_level = t, level
 
 
 def once_differentiable(fn):

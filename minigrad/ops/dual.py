@@ -71,6 +71,16 @@ def _as_tangent(value, like: Tensor) -> Tensor:
     return make(np.array(a, dtype=like._data.dtype))
 
 
+# -- Tensor's methods while a level is active ----------------------------------------------------------------
+TENSOR_METHODS: dict = {}  # name -> (the op's own function, its forward-aware one), filled by ops/__init__.py
+
+
+def install(active: bool) -> None:
+    """Give Tensor the forward-aware methods and operators (entering a dual level) or the ops' own (exiting)."""
+    for name, (plain, aware) in TENSOR_METHODS.items():
+        setattr(Tensor, name, aware if active else plain)
+
+
 # -- the wrapper every declared op gets -------------------------------------------------------------------------
 def forward_aware(function, nodes: tuple, name: str, out_of_place=None):
     """`function` carrying tangents under a dual level (see the module docstring). `nodes`: the node classes the
@@ -162,7 +172,11 @@ def _attach(out, tangent, level) -> None:
     """Give each floating output its tangent (a tuple of outputs takes a tuple of tangents)."""
     if isinstance(out, Tensor):
         if tangent is not None and _floating(out):
-            set_tangent(out, _as_tangent(tangent, out), level)
+            tangent = _as_tangent(tangent, out)
+            set_tangent(out, tangent, level)
+            node = out._grad_fn
+            if getattr(node, "_saves_result", False):  # backward unpacks the saved result with it (forward-over-
+                node._extra("result_tangent", list)[:] = [level, tangent]  # reverse: the gradient gets a tangent)
         return
     if isinstance(out, (tuple, list)):
         tangents = tangent if isinstance(tangent, (tuple, list)) else (tangent,) + (None,) * (len(out) - 1)
@@ -401,4 +415,5 @@ def inplace_only(function, name: str):
             DUAL[0] = level
         return out
 
+    call.forward_of = (function, functools.partial(inplace_only, name=name))
     return call

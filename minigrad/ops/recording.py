@@ -23,7 +23,7 @@ import weakref
 import numpy as np
 
 from .._dtypes import FROM_NP
-from .._state import GRAD
+from .._state import DUAL, GRAD
 from .._tensor import Tensor, make
 from ..autograd import anomaly_mode
 from ..autograd.graph import (
@@ -190,6 +190,11 @@ class RuleNode(Node):
             return self._result
         t = make(self._result, self._result_node(), True)  # the output again, with the node that made it
         t._version_counter = counter
+        if DUAL[0] is not None and self._extras and "result_tangent" in self._extras:
+            level, tangent = self._extras["result_tangent"]
+            if level is DUAL[0]:  # the output's tangent too: forward-over-reverse differentiates this formula
+                extras = t._get_extras()
+                extras.tangent, extras.tangent_level = tangent, level
         return t
 
     def _result_node(self):
