@@ -65,7 +65,7 @@ def _attach_methods() -> None:
             continue
         if op.method or op.namespace == "Tensor":
             for name in (op.name, *op.aliases):
-                setattr(Tensor, name, _tensor_method(op.function, name))
+                setattr(Tensor, name, _tensor_method(op.named(name), name))
         if op.inplace is not None:
             for name in (op.name, *op.aliases):
                 setattr(Tensor, name + "_", op.inplace)

@@ -66,7 +66,8 @@ class RuleNode(Node):
 
     # set by rule() on each node class
     _inputs: tuple = ()  # input names, in next_functions order
-    _formulas: tuple = ()  # per input: (function, ((source, key), ...) of its parameters after grad)
+    _formulas: tuple = ()  # per input: (function, ((source, key), ...) of its parameters after grad, part), part
+    # being None, or the input's place in what a formula several inputs share returns
     _keeps: tuple = ()  # per mask of the inputs that need a gradient: (which inputs to keep or None, keep result?)
     _variadic = False  # one input that is a list of tensors (cat, stack): its formula returns a list
     _saves_result = False
@@ -93,6 +94,16 @@ class RuleNode(Node):
 
     # -- backward ------------------------------------------------------------------------------------
     def _apply(self, grads: list, create_graph: bool) -> list:
+        if not create_graph:
+            return self._gradients(grads, False)
+        GRAD.formula += 1  # the formulas' Python numbers take PyTorch's Scalar overloads (see `rule`)
+        try:
+            return self._gradients(grads, True)
+        finally:
+            GRAD.formula -= 1
+
+    def _gradients(self, grads: list, create_graph: bool) -> list:
+        """The gradient of each input: its formula, or its part of a formula several inputs share, computed once."""
         try:
             if self._multi:  # several outputs: the formulas take them all (`grads`), zeros where none arrived
                 grads = [g if g is not None else _zeros(meta, create_graph)
@@ -101,13 +112,20 @@ class RuleNode(Node):
             else:
                 grad = grads[0]
             if self._variadic:  # one formula gives the gradients of every tensor of the list
-                formula, reads = self._formulas[0]
+                formula, reads, _ = self._formulas[0]
                 out = formula(grad, *self._values(reads, create_graph))
                 return [None if e is None else g for e, g in zip(self._next_nodes, out)]
             out = []
-            for next_node, (formula, reads) in zip(self._next_nodes, self._formulas):
+            shared = None
+            for next_node, (formula, reads, part) in zip(self._next_nodes, self._formulas):
                 if next_node is None:
                     out.append(None)
+                elif part is not None:  # one of the gradients a shared formula returns (`self, other: f(...)`)
+                    if shared is None:
+                        shared = {}
+                    if formula not in shared:
+                        shared[formula] = formula(grad, *self._values(reads, create_graph))
+                    out.append(shared[formula][part])
                 elif not reads:
                     out.append(formula(grad))
                 else:
@@ -303,6 +321,12 @@ def rule(name: str, inputs: str, saves: str = "", *, text: str, multi: bool = Fa
     """Declare the node class `name`: one row of the derivative table (see the module docstring). With
     `multi`, the node has several outputs and its formulas take `grads`, the list of their gradients.
 
+    A formula several inputs share is given under their names joined as derivatives.yaml writes them,
+    `**{"self, other": f}`: `f` returns one gradient per input, and a node computes it once (for atan2, the
+    common denominator). Python numbers in formulas read like the math (`grad / (self * self + 1)`): under
+    `create_graph=True` the ops record PyTorch's Scalar overloads for them (AddBackward1, MulBackward1, as its
+    C++ formulas do), where `tensor + 1` elsewhere records AddBackward0 (`GRAD.formula`, set while formulas run).
+
     `text` is the one-line rule the animation shows. `shown` maps a saved argument to `f(node, value)`,
     what `_saved_<name>` shows when the op stores something cheaper to keep. `defaults` are the values of
     saved arguments an op need not pass (add's `alpha=1`). `elementwise`: the op's output has the shape
@@ -314,13 +338,24 @@ def rule(name: str, inputs: str, saves: str = "", *, text: str, multi: bool = Fa
     if variadic:
         input_names = (input_names[0][:-2],)
     saved_names = tuple(saves.split())
+    first = "grads" if multi else "grad"
+    parts = {}  # input -> (shared formula, its parameters' sources, what it reads, the input's place in its result)
+    for key in [k for k in formulas if "," in k]:
+        fn = formulas.pop(key)
+        group = [n.strip() for n in key.split(",")]
+        sources, used = _sources(name, key, fn, input_names, saved_names, first)
+        parts.update({inp: (fn, sources, used, i) for i, inp in enumerate(group)})
     compiled, reads = [], []
     for inp in input_names:
-        fn = formulas.pop(inp, None) or _not_differentiable(name, inp)
-        sources, used = _sources(name, inp, fn, input_names, saved_names, "grads" if multi else "grad")
-        compiled.append((fn, sources))
+        if inp in parts:
+            fn, sources, used, part = parts.pop(inp)
+        else:
+            fn, part = formulas.pop(inp, None) or _not_differentiable(name, inp), None
+            sources, used = _sources(name, inp, fn, input_names, saved_names, first)
+        compiled.append((fn, sources, part))
         reads.append(used)
-    if formulas:
+    if formulas or parts:
+        formulas.update(parts)
         raise TypeError(f"{name}: formulas for unknown inputs {sorted(formulas)}")
     saves_result = "result" in saved_names
     exposed = {n for n in saved_names if not n.startswith("_")}
