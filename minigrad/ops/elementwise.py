@@ -225,6 +225,10 @@ def _atan2_grads(grad, self, other):
 
 atan2 = binary("atan2", np.arctan2, "Atan2Backward0", grad=_atan2_grads, aliases=("arctan2",),
                text="grad_self = grad * other / (self² + other²), grad_other = grad * -self / (self² + other²)")
+hypot = binary("hypot", np.hypot, "HypotBackward0", saves="self other result", integers="refuse",
+               self=lambda grad, self, result: grad * self / result,
+               other=lambda grad, other, result: grad * other / result,
+               text="grad_self = grad * self / result, grad_other = grad * other / result  (result = hypot)")
 
 
 def _relu(x: np.ndarray) -> np.ndarray:
