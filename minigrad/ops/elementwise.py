@@ -229,6 +229,10 @@ hypot = binary("hypot", np.hypot, "HypotBackward0", saves="self other result", i
                self=lambda grad, self, result: grad * self / result,
                other=lambda grad, other, result: grad * other / result,
                text="grad_self = grad * self / result, grad_other = grad * other / result  (result = hypot)")
+logaddexp = binary("logaddexp", np.logaddexp, "LogaddexpBackward0", integers="refuse", inplace=False,
+                   self=lambda grad, self, other: grad / (1 + xp.exp(other - self)),
+                   other=lambda grad, self, other: grad / (1 + xp.exp(self - other)),
+                   text="grad_self = grad / (1 + exp(other - self)), grad_other = grad / (1 + exp(self - other))")
 
 
 def _relu(x: np.ndarray) -> np.ndarray:
