@@ -158,3 +158,16 @@ def test_contributing_shows_the_declarations_as_the_code_writes_them():
     assert len(blocks) >= 2
     for block in blocks:
         assert block.strip() in source, block
+
+
+@pytest.mark.parametrize("name", ["hypot", "logaddexp"])
+@pytest.mark.parametrize("dtypes", [("int64", "int64"), ("bool", "bool"), ("int64", "float32")])
+def test_ops_that_refuse_integers_refuse_them_as_torch_does(torch, name, dtypes):
+    outcomes = []
+    for lib in (mg, torch):
+        a, b = (lib.tensor(np.array([1, 0, 2]).astype(d)) for d in dtypes)
+        try:
+            outcomes.append(("ok", str(getattr(lib, name)(a, b).dtype).split(".")[-1]))
+        except NotImplementedError as e:
+            outcomes.append(("error", str(e)))
+    assert outcomes[0] == outcomes[1]
