@@ -264,9 +264,7 @@ def zeros(shape: tuple, like):
 def scatter_into(g, shape: tuple, key, accumulate: bool, name: str):
     """A zero tensor of `shape` with `g` placed at `key`: backward of select/slice/indexing."""
     if is_t(g):
-        from .indexing import index_backward_op  # lazy: indexing's rules call this function (xp is below them)
-
-        return index_backward_op(g, tuple(shape), key, accumulate, name)
+        return _tensor_op("index_backward")(g, tuple(shape), key, accumulate, name)
     out = np.zeros(shape, dtype=g.dtype)
     if accumulate:
         np.add.at(out, key, g)
