@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 
 from .._tensor import Tensor, make
-from . import grad as _grad
+from .gradients import grad as _grad
+from .gradients import stacked
 
 
 def _tup(x):
@@ -125,10 +126,8 @@ def jacobian(func, inputs, create_graph: bool = False, strict: bool = False, vec
                 rows[i].append(g if g is not None else make(np.zeros_like(t._data)))
         per_input = []
         for i, t in enumerate(ins):
-            from ..ops.joining import stack  # lazy: the ops load after autograd's package (they use its graph)
-
             if rows[i]:
-                j = stack(rows[i], 0).reshape(o._data.shape + t._data.shape)
+                j = stacked(rows[i]).reshape(o._data.shape + t._data.shape)
             else:
                 j = make(np.zeros(o._data.shape + t._data.shape, t._data.dtype))
             per_input.append(j if create_graph else j.detach())

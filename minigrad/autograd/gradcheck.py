@@ -12,7 +12,7 @@ import warnings
 import numpy as np
 
 from .._tensor import Tensor, make
-from . import grad as autograd_grad
+from .gradients import grad as autograd_grad
 
 
 class GradcheckError(RuntimeError):

@@ -71,7 +71,7 @@ def _attach_methods() -> None:
             continue
         if op.method or op.namespace == "Tensor":
             for name in (op.name, *op.aliases):
-                _set_method(name, _tensor_method(op.function, name))
+                _set_method(name, _tensor_method(op.named(name), name))
         if op.inplace is not None:
             for name in (op.name, *op.aliases):
                 _set_method(name + "_", op.inplace)

@@ -291,11 +291,13 @@ def _value(node, cls, source, key, inputs: list, out: Tensor, as_tensors: bool):
 def _derived(node, cls, inputs: list, in_tangents: list, out: Tensor, as_tensors: bool):
     """Σ_i formula_i(tangent_i): the backward formula of each dual input, with its tangent for the gradient."""
     total = None
-    for (formula, reads), tan in zip(cls._formulas, in_tangents):
+    for (formula, reads, part), tan in zip(cls._formulas, in_tangents):
         if tan is None:
             continue
         g = tan if as_tensors else tan._data
         term = formula(g, *(_value(node, cls, s, k, inputs, out, as_tensors) for s, k in reads))
+        if part is not None:  # a formula several inputs share: this input's part
+            term = term[part]
         total = term if total is None else total + term
     return total
 
@@ -310,10 +312,11 @@ def _reduction(node, cls, inputs: list, in_tangents: list, out: Tensor, as_tenso
     dims = args.get("dim") if out._data.ndim else None
     keepdim = bool(args.get("keepdim", False)) and out._data.ndim > 0
     total = None
-    for (formula, reads), tan in zip(cls._formulas, in_tangents):
+    for (formula, reads, part), tan in zip(cls._formulas, in_tangents):
         if tan is None:
             continue
         slope = formula(grad, *(_value(node, cls, s, k, inputs, out, as_tensors) for s, k in reads))
+        slope = slope if part is None else slope[part]
         term = slope * (tan if as_tensors else tan._data)
         total = term if total is None else total + term
     if total is None:

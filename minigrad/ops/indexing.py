@@ -565,3 +565,6 @@ declare("__getitem__", getitem, namespace="Tensor",
         samples=(Sample((((3, 4), "real"),), (1,)), Sample((((3, 4), "real"),), ((slice(1, None), slice(None, 2)),)),
                  Sample((((3, 4), "real"),), (([0, 2],),)), Sample((((3, 4), "real"),), ((Ellipsis, 0),))))
 declare("__setitem__", setitem, namespace="Tensor", nodes=(IndexPutBackward0,))
+# what formulas (xp.scatter_into) and the view machinery (inplace.py) call, found by name: they sit below this module
+declare("index_backward", index_backward_op, method=False, public=False)
+declare("alias", alias, method=False, public=False)

@@ -80,15 +80,15 @@ def test_every_public_name_is_the_declared_function():
             continue
         for name in (op.name, *op.aliases):
             if op.namespace == "":  # the declared function behind the override protocol's check
-                assert getattr(minigrad, name).__wrapped__ is op.function, name
+                assert getattr(minigrad, name).__wrapped__ is op.named(name), name
             if op.namespace == "nn.functional":
-                assert getattr(minigrad.nn.functional, name) is op.function, name
+                assert getattr(minigrad.nn.functional, name) is op.named(name), name
             if op.method or op.namespace == "Tensor":
                 method = getattr(minigrad.Tensor, name)
                 if name in PYTHON_METHODS:  # the same code, named `Tensor.<name>` as PyTorch's Python methods are
-                    assert method.__wrapped__ is _own(op.function) and method.__qualname__ == f"Tensor.{name}", name
+                    assert method.__wrapped__ is _own(op.named(name)) and method.__qualname__ == f"Tensor.{name}", name
                 else:
-                    assert method is _own(op.function), name
+                    assert method is _own(op.named(name)), name
             if op.inplace is not None:
                 assert getattr(minigrad.Tensor, name + "_") is _own(op.inplace), name
         for name, fn in op.operators.items():
@@ -103,7 +103,7 @@ def test_under_a_dual_level_tensor_methods_are_the_declared_functions():
                 continue
             for name in (op.name, *op.aliases):
                 if name not in PYTHON_METHODS:
-                    assert getattr(minigrad.Tensor, name) is op.function, name
+                    assert getattr(minigrad.Tensor, name) is op.named(name), name
                 if op.inplace is not None:
                     assert getattr(minigrad.Tensor, name + "_") is op.inplace, name
             for name, fn in op.operators.items():
