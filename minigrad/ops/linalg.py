@@ -10,6 +10,7 @@ from .._state import GRAD
 from .._tensor import Tensor, make
 from . import xp
 from .arithmetic import mul
+from .dual import forward_aware
 from .operands import as_operand, broadcast_error, kind_name
 from .recording import record, rule
 from .registry import Sample, declare
@@ -89,6 +90,8 @@ AddmmBackward0 = rule(
     saves="mat1 mat2 alpha beta mat1_sym_sizes mat1_sym_strides mat2_sym_sizes mat2_sym_strides",
     text="grad_self = grad * beta (summed to self's shape), grad_mat1 = grad @ mat2ᵀ * alpha, "
          "grad_mat2 = mat1ᵀ @ grad * alpha",
+    forward=lambda self_t, mat1_t, mat2_t, mat1, mat2, alpha, beta:
+    _times(self_t, beta) + _times(xp.mm(mat1_t, mat2) + xp.mm(mat1, mat2_t), alpha),
     self=lambda grad, beta: _times(grad, beta),
     mat1=lambda grad, mat2, alpha, mat1_sym_sizes, mat1_sym_strides:
     _times(mm_mat1_grad(grad, mat2, mat1_sym_sizes, mat1_sym_strides), alpha),
@@ -98,7 +101,7 @@ AddmmBackward0 = rule(
 
 
 
-def _addmm(bias: Tensor, mat1: Tensor, mat2: Tensor) -> Tensor:
+def _addmm_op(bias: Tensor, mat1: Tensor, mat2: Tensor) -> Tensor:
     """bias + mat1 @ mat2 in one node (AddmmBackward0), as nn.Linear computes it."""
     a, b = mat1._data, mat2._data
     if a.ndim != 2 or b.ndim != 2:
@@ -126,6 +129,9 @@ def _addmm(bias: Tensor, mat1: Tensor, mat2: Tensor) -> Tensor:
         return record(AddmmBackward0, res, (bias, mat1, mat2), alpha=1, beta=1, mat1_sym_sizes=a.shape,
                       mat1_sym_strides=_strides(a), mat2_sym_sizes=b.shape, mat2_sym_strides=_strides(b))
     return make(res)
+
+
+_addmm = forward_aware(_addmm_op, (AddmmBackward0,), "addmm")  # carries tangents: linear is made of it
 
 
 def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
@@ -396,7 +402,7 @@ declare("baddbmm", baddbmm, nodes=(BaddbmmBackward0,),
                         kwargs={"beta": 0.5, "alpha": 2.0}),
                  Sample((((5,), "real"), ((2, 3, 4), "real"), ((2, 4, 5), "real")))))
 declare("outer", outer, aliases=("ger",), samples=(Sample((((3,), "real"), ((4,), "real"))),))
-declare("linear", linear, namespace="nn.functional", method=False, nodes=(AddmmBackward0,),
+declare("linear", linear, namespace="nn.functional", method=False, nodes=(AddmmBackward0,), forward_nodes=(),
         samples=(Sample((((5, 3), "real"), ((4, 3), "real"), ((4,), "real"))),
                  Sample((((2, 5, 3), "real"), ((4, 3), "real"), ((4,), "real"))),
                  Sample((((3,), "real"), ((4, 3), "real"))), Sample((((5, 3), "real"), ((4, 3), "real")))))

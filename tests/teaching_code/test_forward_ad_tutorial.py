@@ -16,7 +16,6 @@ Function with `jvp`, checked by `gradcheck(check_forward_ad=True)`. The code is 
 from __future__ import annotations
 
 import numpy as np
-import pytest
 
 RNG = np.random.default_rng(0)
 
@@ -58,7 +57,6 @@ def _linear_params(torch, model):
     return params, tangents
 
 
-@pytest.mark.needs("F.linear's forward rule (AddmmBackward0 under forward AD)")
 def test_usage_with_modules(lib):
     torch = lib
     fwAD = torch.autograd.forward_ad
