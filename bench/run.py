@@ -207,6 +207,7 @@ def row_specs(cfg: Config) -> list[RowSpec]:
         RowSpec("W1", "nograd", "W1 forward no_grad", "us/op", Target("vs", 0.7, "torch")),
         RowSpec("W1", "gc_off", "W1 forward gc off", "us/op"),
         RowSpec("W1", "gc_ratio", "W1 fwd gc on/off", "ratio", Target("self", 1.5)),
+        RowSpec("W1", "dual", "W1 forward dual_level", "us/op", Target("vs", 1.0, "torch")),
         RowSpec("W2", "step", "W2 small MLP step", "ms", Target("vs", 1.1, "torch")),
     ]
     limits = {"float64": 1.05, "float32": 1.05}  # issue 30: a held-out 784-1024-1024-10 step, batch 256
@@ -406,7 +407,23 @@ def bench_w1(lib: Lib, cfg: Config) -> dict[str, Cell]:
     us_per_op = 1e6 / (wl.OPS_PER_ITER * cfg.w1_iters)
     cells = {k: Cell([t * us_per_op for t in v]) for k, v in s.items() if k != "gc_on"}
     cells["gc_ratio"] = Cell([min(s["gc_on"]) / min(s["gc_off"])])
+    try:
+        cells["dual"] = Cell([t * us_per_op for t in dual_samples(lib, cfg.w1_iters, cfg.w1_repeats)])
+    except Exception as e:
+        cells.update(failed(["dual"], e))
     return cells
+
+
+def dual_samples(lib: Lib, n_iter: int, repeats: int) -> list[float]:
+    """W1's chain under forward AD (a dual input, no grad): checked against hand-written dual numbers, then timed."""
+    a = wl.chain_input((1,))
+    want = wl.np_chain_dual(a, n_iter)
+    if lib.is_reference:
+        run = partial(wl.np_chain_dual, a, n_iter)
+    else:
+        run = partial(wl.chain_dual, lib.module, a, n_iter)
+    wl.check_all(run(), want)
+    return [clock(run)[0] for _ in range(repeats)]
 
 
 _MLP_REFS: dict[tuple[Any, ...], dict[str, np.ndarray]] = {}

@@ -186,6 +186,25 @@ def chain_reference(a: np.ndarray, n_iter: int) -> dict[str, np.ndarray]:
     return {"y": y, "x.grad": np_chain_backward(saved)}
 
 
+def chain_dual(lib: Lib, a: np.ndarray, n_iter: int) -> dict[str, Any]:
+    """W1's chain under forward AD: ``x`` a dual tensor (tangent 1, not requiring grad); its value and tangent."""
+    fw = lib.autograd.forward_ad
+    with fw.dual_level():
+        x = fw.make_dual(leaf(lib, a, requires_grad=False), leaf(lib, np.ones_like(a), requires_grad=False))
+        y, tangent = fw.unpack_dual(chain(x, n_iter))
+        return {"y": y, "tangent": tangent}
+
+
+def np_chain_dual(a: np.ndarray, n_iter: int) -> dict[str, np.ndarray]:
+    """Hand-written forward mode of the chain: each step's value and tangent, as dual numbers."""
+    t = np.ones_like(a)
+    for _ in range(n_iter):
+        u = np.tanh(a * 2.0 + 0.0)
+        t = (1.0 - u * u) * (t * 2.0) * 0.5
+        a = u * 0.5
+    return {"y": a, "tangent": t}
+
+
 def chain_result(x: Tensor, y: Tensor) -> dict[str, Any]:
     """What the checks compare after ``chain`` and ``chain_backward``."""
     return {"y": y, "x.grad": x.grad}

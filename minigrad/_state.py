@@ -17,6 +17,7 @@ import numpy as np
 
 class _GradState(threading.local):
     mode = 1  # a class default: each new thread starts with grad enabled
+    formula = 0  # > 0 while derivative formulas run under create_graph (ops/recording.py, RuleNode._apply)
 
     def __init__(self):
         # PyTorch computes inf and nan silently (`inf - inf` is nan); NumPy warns. Ops run their NumPy
@@ -39,3 +40,8 @@ INFERENCE_MODE_USED = [False]
 def quietly(fn, *args):
     """`fn(*args)` with NumPy's floating-point warnings off (inf and nan are results, as in PyTorch)."""
     return GRAD.quiet.run(fn, *args)
+
+# The forward-AD level in force (minigrad.autograd.forward_ad): None when no `dual_level` is active, else a
+# token new for each level entered. A tangent is stored on its tensor with the token of the level it belongs
+# to, so a level's tangents are gone once it exits, without visiting them. Every op reads `DUAL[0]` once.
+DUAL = [None]

@@ -18,7 +18,8 @@ from .._random import default_generator
 from .._tensor import Tensor, make
 from ..ops.registry import REGISTRY
 
-_DECLARED = {op.name: op.function for op in REGISTRY.values() if op.namespace == "nn.functional" and op.public}
+_DECLARED = {name: op.named(name) for op in REGISTRY.values() if op.namespace == "nn.functional" and op.public
+             for name in (op.name, *op.aliases)}
 globals().update(_DECLARED)
 
 

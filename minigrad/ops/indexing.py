@@ -24,6 +24,7 @@ from .._stacklevel import user_stacklevel
 from .._state import GRAD
 from .._tensor import Tensor, make
 from . import inplace, xp
+from .dual import forward_aware
 from .inplace import copy_, fill_, kind_name, run_inplace, writable
 from .recording import SavedArg, record, rule
 from .registry import Sample, declare
@@ -33,15 +34,16 @@ from .views import AliasBackward0, as_view, expand, unsqueeze, view
 # == derivative rows, and the helpers their formulas use ======================================================
 # -- indexing -----------------------------------------------------------------------------------------
 SelectBackward0 = rule("SelectBackward0", "self", saves="dim index self_sym_sizes",
-                       text="grad_self = zeros(self's shape) with grad written at [index] along dim",
+                       forward="linear", text="grad_self = zeros(self's shape) with grad written at [index] along dim",
                        self=lambda grad, dim, index, self_sym_sizes: xp.scatter_into(
                            grad, self_sym_sizes, _select_key(dim, index), False, "SelectBackwardBackward0"))
 SliceBackward0 = rule("SliceBackward0", "self", saves="dim start end step self_sym_sizes",
                       text="grad_self = zeros(self's shape) with grad written at [start:end:step] along dim",
+                      forward="linear",
                       self=lambda grad, dim, start, end, step, self_sym_sizes: xp.scatter_into(
                           grad, self_sym_sizes, _slice_key(dim, start, end, step), False, "SliceBackwardBackward0"))
 IndexBackward0 = rule("IndexBackward0", "self", saves="indices self_sym_sizes", tensor_args="indices",
-                      text="grad_self = zeros(self's shape) with grad added at the indexed places",
+                      forward="linear", text="grad_self = zeros(self's shape) with grad added at the indexed places",
                       self=lambda grad, indices, self_sym_sizes: xp.scatter_into(
                           grad, self_sym_sizes, indices, True, "IndexPutImplBackward0"))
 
@@ -294,7 +296,7 @@ def _basic_chain(t: Tensor, key: tuple) -> Tensor:
     return out
 
 
-def index_backward_op(g: Tensor, shape: tuple, key, accumulate: bool, name: str) -> Tensor:
+def _index_backward_op(g: Tensor, shape: tuple, key, accumulate: bool, name: str) -> Tensor:
     """Differentiable `zeros(shape)[key] (+)= g`: the backward of indexing, for create_graph."""
     out = np.zeros(shape, dtype=g._data.dtype)
     if accumulate:
@@ -310,12 +312,15 @@ def index_backward_op(g: Tensor, shape: tuple, key, accumulate: bool, name: str)
 
 _SCATTER_NODES = {
     n: rule(n, "grad", saves="key", text="grad_grad = grad[key]  (the places the gradient was written to)",
-            grad=lambda grad, key: grad[key])
+            forward="linear", grad=lambda grad, key: grad[key])
     for n in ("SelectBackwardBackward0", "SliceBackwardBackward0", "IndexPutBackward0")
 }
-IndexPutImplBackward0 = rule("IndexPutImplBackward0", "self values", saves="key",
+IndexPutImplBackward0 = rule("IndexPutImplBackward0", "self values", saves="key", forward="linear",
                              text="grad_self = grad, grad_values = grad[key]  (the places the values were added to)",
                              self=lambda grad: grad, values=lambda grad, key: grad[key])
+# the backward of indexing carries tangents too (forward-over-reverse: a Hessian by forward AD over a gradient)
+index_backward_op = forward_aware(_index_backward_op, (*_SCATTER_NODES.values(), IndexPutImplBackward0),
+                                  "index_backward")
 
 
 # -- writing: __setitem__ ------------------------------------------------------------------------------
@@ -572,3 +577,6 @@ declare("__getitem__", getitem, namespace="Tensor",
         samples=(Sample((((3, 4), "real"),), (1,)), Sample((((3, 4), "real"),), ((slice(1, None), slice(None, 2)),)),
                  Sample((((3, 4), "real"),), (([0, 2],),)), Sample((((3, 4), "real"),), ((Ellipsis, 0),))))
 declare("__setitem__", setitem, namespace="Tensor", nodes=(IndexPutBackward0,))
+# what formulas (xp.scatter_into) and the view machinery (inplace.py) call, found by name: they sit below this module
+declare("index_backward", index_backward_op, method=False, public=False)
+declare("alias", alias, method=False, public=False)

@@ -10,6 +10,7 @@ from .._state import GRAD
 from .._tensor import Tensor, make
 from . import xp
 from .arithmetic import mul
+from .dual import forward_aware
 from .operands import as_operand, broadcast_error, kind_name
 from .recording import record, rule
 from .registry import Sample, declare
@@ -43,22 +44,23 @@ def mm_mat2_grad(grad, mat1, sizes: tuple, strides: tuple, unit: int = 1):
 
 MmBackward0 = rule("MmBackward0", "self mat2",
                    saves="self mat2 self_sym_sizes self_sym_strides mat2_sym_sizes mat2_sym_strides",
-                   text="grad_self = grad @ mat2ᵀ, grad_mat2 = selfᵀ @ grad",
+                   forward="bilinear", text="grad_self = grad @ mat2ᵀ, grad_mat2 = selfᵀ @ grad",
                    self=lambda grad, mat2, self_sym_sizes, self_sym_strides:
                    mm_mat1_grad(grad, mat2, self_sym_sizes, self_sym_strides, grad.itemsize),
                    mat2=lambda grad, self, mat2_sym_sizes, mat2_sym_strides:
                    mm_mat2_grad(grad, self, mat2_sym_sizes, mat2_sym_strides, grad.itemsize),
                    shown={"self_sym_strides": _element_strides, "mat2_sym_strides": _element_strides})
 MvBackward0 = rule("MvBackward0", "self vec", saves="self vec",
-                   text="grad_self = outer(grad, vec), grad_vec = selfᵀ @ grad",
+                   forward="bilinear", text="grad_self = outer(grad, vec), grad_vec = selfᵀ @ grad",
                    self=lambda grad, vec: xp.outer(grad, vec),
                    vec=lambda grad, self: xp.t(self) @ grad)
 DotBackward0 = rule("DotBackward0", "self tensor", saves="self tensor",
-                    text="grad_self = grad * tensor, grad_tensor = grad * self",
+                    forward="bilinear", text="grad_self = grad * tensor, grad_tensor = grad * self",
                     self=lambda grad, tensor: grad * tensor,
                     tensor=lambda grad, self: grad * self)
 BmmBackward0 = rule("BmmBackward0", "self mat2", saves="self mat2",
                     text="grad_self = grad @ mat2ᵀ (per batch), grad_mat2 = selfᵀ @ grad (per batch)",
+                    forward="bilinear",
                     self=lambda grad, mat2: xp.bmm(grad, xp.transpose(mat2, 1, 2)),
                     mat2=lambda grad, self: xp.bmm(xp.transpose(self, 1, 2), grad))
 
@@ -78,7 +80,7 @@ BaddbmmBackward0 = rule(
 
 
 SqueezeBackward4 = rule("SqueezeBackward4", "self", saves="dim self_sym_sizes",
-                        text="grad_self = grad.unsqueeze(dim)",  # squeeze_(dim), in place
+                        forward="linear", text="grad_self = grad.unsqueeze(dim)",  # squeeze_(dim), in place
                         self=lambda grad, dim, self_sym_sizes: xp.reshape(grad, self_sym_sizes))
 
 
@@ -88,6 +90,8 @@ AddmmBackward0 = rule(
     saves="mat1 mat2 alpha beta mat1_sym_sizes mat1_sym_strides mat2_sym_sizes mat2_sym_strides",
     text="grad_self = grad * beta (summed to self's shape), grad_mat1 = grad @ mat2ᵀ * alpha, "
          "grad_mat2 = mat1ᵀ @ grad * alpha",
+    forward=lambda self_t, mat1_t, mat2_t, mat1, mat2, alpha, beta:
+    _times(self_t, beta) + _times(xp.mm(mat1_t, mat2) + xp.mm(mat1, mat2_t), alpha),
     self=lambda grad, beta: _times(grad, beta),
     mat1=lambda grad, mat2, alpha, mat1_sym_sizes, mat1_sym_strides:
     _times(mm_mat1_grad(grad, mat2, mat1_sym_sizes, mat1_sym_strides), alpha),
@@ -97,7 +101,7 @@ AddmmBackward0 = rule(
 
 
 
-def _addmm(bias: Tensor, mat1: Tensor, mat2: Tensor) -> Tensor:
+def _addmm_op(bias: Tensor, mat1: Tensor, mat2: Tensor) -> Tensor:
     """bias + mat1 @ mat2 in one node (AddmmBackward0), as nn.Linear computes it."""
     a, b = mat1._data, mat2._data
     if a.ndim != 2 or b.ndim != 2:
@@ -125,6 +129,9 @@ def _addmm(bias: Tensor, mat1: Tensor, mat2: Tensor) -> Tensor:
         return record(AddmmBackward0, res, (bias, mat1, mat2), alpha=1, beta=1, mat1_sym_sizes=a.shape,
                       mat1_sym_strides=_strides(a), mat2_sym_sizes=b.shape, mat2_sym_strides=_strides(b))
     return make(res)
+
+
+_addmm = forward_aware(_addmm_op, (AddmmBackward0,), "addmm")  # carries tangents: linear is made of it
 
 
 def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
@@ -400,7 +407,7 @@ declare("baddbmm", baddbmm, nodes=(BaddbmmBackward0,),
                         kwargs={"beta": 0.5, "alpha": 2.0}),
                  Sample((((5,), "real"), ((2, 3, 4), "real"), ((2, 4, 5), "real")))))
 declare("outer", outer, aliases=("ger",), samples=(Sample((((3,), "real"), ((4,), "real"))),))
-declare("linear", linear, namespace="nn.functional", method=False, nodes=(AddmmBackward0,),
+declare("linear", linear, namespace="nn.functional", method=False, nodes=(AddmmBackward0,), forward_nodes=(),
         samples=(Sample((((5, 3), "real"), ((4, 3), "real"), ((4,), "real"))),
                  Sample((((2, 5, 3), "real"), ((4, 3), "real"), ((4,), "real"))),
                  Sample((((3,), "real"), ((4, 3), "real"))), Sample((((5, 3), "real"), ((4, 3), "real")))))
