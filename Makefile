@@ -40,9 +40,8 @@ ROOT_ARGS := $(if $(filter 0,$(shell id -u)),--allow-root,)
 NBVAL_COMMON := --nbval-current-env --nbval-sanitize-with .ci/nbval-sanitize.cfg
 FIND_NOTEBOOKS := find notebooks -name '*.ipynb' -not -path '*/.ipynb_checkpoints/*'
 
-.PHONY: help venv install install-lab lab test pytest nbval lint format bench torch browser-deps clean fuzz fuzz-known \
-        sweep-extremes \
-        install-grade grade autograder student handouts site install-site
+.PHONY: help venv install install-lab lab test test-pythons pytest nbval lint format bench torch browser-deps clean \
+        fuzz fuzz-known sweep-extremes install-grade grade autograder student handouts site install-site
 
 # The browser test (tests/browser) drives Debian's chromium through Playwright's Python package.
 CHROMIUM := /usr/bin/chromium
@@ -51,6 +50,7 @@ SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
 help:
 	@echo "make lab     create .venv if needed, install the course ([lab]), open JupyterLab on notebooks/"
 	@echo "make test    create .venv if needed, install [test] and torch 2.13.0, run ruff, pytest, nbval"
+	@echo "make test-pythons  on Python 3.10, 3.12 and 3.13 (.venv-3.X each): the tests that need no torch, a lesson"
 	@echo "make pytest  only pytest on tests/ (PYTEST_ARGS=\"-k name -x\" to narrow); make nbval: only notebooks"
 	@echo "make lint    ruff on minigrad viz tests bench notebooks"
 	@echo "make format  ruff format + ruff check --fix on minigrad viz tests bench"
@@ -110,6 +110,7 @@ test: install torch browser-deps
 	@$(MAKE) lint
 	@$(MAKE) pytest
 	@$(MAKE) nbval
+	@$(MAKE) test-pythons
 
 lint: install
 	@echo "lint: ruff check $(LINT_DIRS)"
@@ -216,6 +217,37 @@ bench: install
 	  echo "bench: no bench/run.py yet, nothing to run"; \
 	fi
 
+# The other Pythons the package supports (pyproject's classifiers): on each, in its own venv (.venv-3.X, made
+# when missing and reused; the `test` extra installed again only when pyproject.toml is newer than its stamp), the
+# tests that need no torch (torch's wheel is for 3.11 only; `--without-torch` deselects the rest): the core's own
+# tests, viz without the browser, and one lesson executed and compared. The Python is pyenv's newest 3.X, else
+# `python3.X` on PATH; a missing one is skipped locally and fails under CI=true.
+PYTHONS ?= 3.10 3.12 3.13
+PYTHONS_TESTS := tests/test_engine.py tests/test_engine_parity.py tests/test_tensor.py tests/test_layers.py \
+                 tests/test_leaf_edges.py tests/test_printing.py tests/test_sampling.py tests/ops/test_declarations.py \
+                 tests/ops/test_registry_sweeps.py tests/ops/test_gradcheck_ops.py tests/ops/test_kinks.py \
+                 tests/ops/test_cumprod.py tests/nn tests/viz
+PYTHONS_LESSON := notebooks/solutions/03_backward.ipynb
+test-pythons:
+	@for v in $(PYTHONS); do \
+	  py=$$(ls -d $(HOME)/.pyenv/versions/$$v.*/bin/python 2>/dev/null | sort -V | tail -n 1); \
+	  if [ -z "$$py" ]; then py=$$(command -v python$$v || true); fi; \
+	  if [ -z "$$py" ]; then \
+	    echo "test-pythons: missing tool: Python $$v (pyenv install $$v, or python$$v on PATH)"; \
+	    if [ "$${CI:-}" = true ]; then exit 1; fi; continue; \
+	  fi; \
+	  venv=.venv-$$v; \
+	  if [ ! -x $$venv/bin/python ]; then echo "test-pythons: creating $$venv with $$py"; $$py -m venv $$venv; fi; \
+	  if [ ! -f $$venv/.minigrad-test ] || [ pyproject.toml -nt $$venv/.minigrad-test ]; then \
+	    echo "test-pythons: pip install -e .[test] into $$venv"; \
+	    $$venv/bin/python -m pip install --disable-pip-version-check -q -e '.[test]'; \
+	    touch $$venv/.minigrad-test; \
+	  fi; \
+	  echo "test-pythons: $$($$venv/bin/python --version): the tests that need no torch, and $(PYTHONS_LESSON)"; \
+	  $$venv/bin/python -m pytest -q -p no:cacheprovider --without-torch $(PYTHONS_TESTS); \
+	  $$venv/bin/python -m pytest -q -p no:cacheprovider --nbval $(NBVAL_COMMON) $(PYTHONS_LESSON); \
+	done
+
 # The torch-parity tests compare minigrad with torch 2.13.0: without it they would be skipped (most
 # of the suite), so `make test` installs it, as .ci/run does. Nothing happens when it is there.
 torch: venv
@@ -243,5 +275,5 @@ browser-deps:
 
 clean:
 	@echo "clean: removing $(VENV), caches and build artefacts"
-	rm -rf $(VENV) build dist *.egg-info .pytest_cache .ruff_cache .hypothesis test-artifacts
+	rm -rf $(VENV) .venv-3.* build dist *.egg-info .pytest_cache .ruff_cache .hypothesis test-artifacts
 	find . -path ./.git -prune -o \( -name __pycache__ -o -name .ipynb_checkpoints \) -type d -prune -exec rm -rf {} +

@@ -102,6 +102,30 @@ def pgv():
     return pygraphviz
 
 
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--without-torch", action="store_true",
+        help="deselect the tests that need torch (the `torch` fixture, directly or through another fixture, "
+             "`lib` run with torch, the requires_torch marker): what runs on Pythons torch has no wheel for "
+             "(make test-pythons). Any other missing tool still fails under CI=true.")
+
+
+def needs_torch(item: pytest.Item) -> bool:
+    """Does this test need torch: a fixture of its closure is `torch`, it runs with `lib` = torch, or it is marked."""
+    params = getattr(getattr(item, "callspec", None), "params", {})
+    return "torch" in getattr(item, "fixturenames", ()) or params.get("lib") == "torch" \
+        or item.get_closest_marker("requires_torch") is not None
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list) -> None:
+    if not config.getoption("--without-torch"):
+        return
+    deselected = [item for item in items if needs_torch(item)]
+    if deselected:
+        config.hook.pytest_deselected(items=deselected)
+        items[:] = [item for item in items if not needs_torch(item)]
+
+
 def pytest_configure(config: pytest.Config) -> None:
     # Also declared in pyproject.toml; repeated here so the marker works with any ini file.
     config.addinivalue_line(

@@ -67,7 +67,7 @@ BmmBackward0 = rule("BmmBackward0", "self mat2", saves="self mat2",
 
 def _times(g, alpha):
     """PyTorch's maybe_multiply: a Scalar product (MulBackward1 on Tensors) unless the factor is 1."""
-    return g if alpha == 1 else xp.mul_scalar(g, alpha)
+    return g if alpha == 1 else xp.mul_scalar(g, alpha)  # (alpha may be a NumPy number: the Scalar overload still)
 
 
 BaddbmmBackward0 = rule(

@@ -53,7 +53,7 @@ def scaled(g, weight, reduction: int, n: int):
     if weight is not None:
         g = g * weight
     if reduction == MEAN:
-        g = xp.div_scalar(g, n)  # a number: DivBackward1 under create_graph, as in PyTorch
+        g = g / n  # a number: DivBackward1 under create_graph, as in PyTorch
     return g
 
 
@@ -71,8 +71,8 @@ def _mse_backward(grad_output, self, target, reduction):
 
 def _mse_double_backward(g, x, reduction):
     """PyTorch's mse_loss_double_backward: 2 * g, / N for a mean (MulBackward1, DivBackward1)."""
-    out = xp.mul_scalar(g, 2.0)
-    return xp.div_scalar(out, numel(x)) if reduction == MEAN else out
+    out = g * 2.0
+    return out / numel(x) if reduction == MEAN else out
 
 
 def _mse_grad_output(grad, grad_output, self, target, reduction):
@@ -209,8 +209,8 @@ _BCE_EPS = 1e-12
 def _bce_double_self(grad, grad_output, self, target, weight, reduction):
     """binary_cross_entropy_double_backward: grad * grad_output * (x² - 2xt + t) / ((x + eps)² (1 - x + eps)²)."""
     x, t = self, target
-    num = x * x - xp.mul_scalar(x, 2) * t + t
-    den = xp.add_scalar(x, _BCE_EPS) ** 2 * xp.add_scalar(1 - x, _BCE_EPS) ** 2
+    num = x * x - x * 2 * t + t
+    den = (x + _BCE_EPS) ** 2 * (1 - x + _BCE_EPS) ** 2
     return scaled(num / den * (grad * grad_output), arr(weight), reduction, numel(x))
 
 
@@ -218,7 +218,7 @@ def _bce_double_grad_output(grad, self, target, weight, reduction):
     """binary_cross_entropy_double_backward_grad_output: grad * (x - t) / ((x + eps) (1 - x + eps)) (the engine
     sums it to grad_output's shape)."""
     x = self
-    g = (x - target) / (xp.add_scalar(x, _BCE_EPS) * xp.add_scalar(1 - x, _BCE_EPS)) * grad
+    g = (x - target) / ((x + _BCE_EPS) * (1 - x + _BCE_EPS)) * grad
     return scaled(g, arr(weight), reduction, numel(x))
 
 
@@ -229,7 +229,7 @@ def _bce_double_target(grad, grad_output, self, weight, reduction):
         g = g * arr(weight)
     x = xp.data(self)
     g = g / np.maximum((1 - x) * x, _BCE_EPS)  # PyTorch clamps the denominator under no_grad
-    return xp.div_scalar(g, numel(x)) if reduction == MEAN else g
+    return g / numel(x) if reduction == MEAN else g
 
 
 # PyTorch's fused backward op of binary_cross_entropy: a create_graph backward records its node,

@@ -18,11 +18,31 @@ from .._tensor import Tensor, make
 _CATEGORY = {"b": 0, "u": 1, "i": 1, "f": 2}  # bool < integer < floating
 
 
+class WrappedFloat(float):
+    """A Python number an op saved as an input (`x * 0.5` saves 0.5), as a formula reads it under create_graph.
+    PyTorch wraps such a number in a 0-d tensor, so the formula `grad * other` records MulBackward0; a number
+    written in a formula (`grad * 2`) is a C++ Scalar instead, MulBackward1 (ops/arithmetic.py, `_common`, tells
+    them apart by class; `as_operand` turns this one back into a plain number)."""
+
+    __slots__ = ()
+
+
+class WrappedInt(int):
+    """`WrappedFloat` for an integer."""
+
+    __slots__ = ()
+
+
+WRAPPED = {float: WrappedFloat, int: WrappedInt}  # a saved number's class -> its class in formulas
+
+
 def as_operand(x):
     """Python scalars stay scalars (weak types); NumPy scalars become Python ones; arrays and lists become
     constant tensors."""
     if isinstance(x, np.generic):  # before the Python types: np.float64 is a float, but a strong one in NumPy
         return x.item()
+    if x.__class__ is WrappedFloat or x.__class__ is WrappedInt:  # a plain number again (NumPy: weak)
+        return x.__class__.__base__(x)
     if isinstance(x, (Tensor, builtins.int, builtins.float)):
         return x
     if isinstance(x, np.ndarray):

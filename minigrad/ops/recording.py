@@ -43,6 +43,7 @@ from ..autograd.graph import (
     modified_message,
     unpacked,
 )
+from .operands import WRAPPED
 
 _INPUT, _RESULT, _ARG = range(3)  # where a formula's parameter comes from
 _new = object.__new__
@@ -157,7 +158,9 @@ class RuleNode(Node):
                 values.append([_unpack(v, ver, create_graph) for v, ver in zip(self._kept_inputs, versions)])
             else:
                 v = self._kept_inputs[key]
-                if v.__class__ is float or v.__class__ is int or v.__class__ is _ndarray:  # a number: nothing to check
+                if v.__class__ is float or v.__class__ is int:  # a number: nothing to check (see `WrappedFloat`)
+                    values.append(WRAPPED[v.__class__](v) if create_graph else v)
+                elif v.__class__ is _ndarray:
                     values.append(v)
                 else:
                     values.append(self._unpack_input(v, self._kept_versions[key] if self._kept_versions else 0,

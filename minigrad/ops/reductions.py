@@ -40,15 +40,14 @@ MeanBackward0 = rule("MeanBackward0", "self", saves="self_sym_numel self_sym_siz
 MeanBackward1 = rule("MeanBackward1", "self", saves="dim keepdim self_sym_numel self_sym_sizes",
                      forward="linear", text="grad_self = grad / (count over dim), expanded back over dim",
                      self=lambda grad, dim, keepdim, self_sym_numel, self_sym_sizes:
-                     xp.div_scalar(xp.reduced_expand(grad, self_sym_sizes, dim, keepdim),
-                                   _reduced_count(self_sym_sizes, dim)))
+                     xp.reduced_expand(grad, self_sym_sizes, dim, keepdim) / _reduced_count(self_sym_sizes, dim))
 
 
 def _mean_spread(grad, sizes: tuple, n: int):
     """grad / n over `sizes`. PyTorch expands, then divides by the number (DivBackward1 after ExpandBackward0); on
     arrays dividing the one value first gives the same numbers for less work."""
     if xp.is_t(grad):
-        return xp.div_scalar(xp.expand(grad, sizes), n)
+        return xp.expand(grad, sizes) / n
     return xp.expand(grad / n, sizes)
 
 
@@ -93,7 +92,7 @@ VarBackward0 = rule("VarBackward0", "self", saves="self correction dim keepdim",
 StdBackward0 = rule("StdBackward0", "self", saves="self result correction dim keepdim",
                     forward="reduction", text="grad_self = grad * (self - mean) / ((N - correction) * result)",
                     self=lambda grad, self, result, correction, dim, keepdim:
-                    _var_grad(_safe_div(grad, xp.mul_scalar(result, 2.0), xp.data(result) == 0), self, correction, dim,
+                    _var_grad(_safe_div(grad, result * 2.0, xp.data(result) == 0), self, correction, dim,
                               keepdim))
 LinalgVectorNormBackward0 = rule("LinalgVectorNormBackward0", "self", saves="self result ord dim keepdim",
                                  forward="reduction", text="grad_self = grad * self * |self|^(ord-2) / result^(ord-1)  "
@@ -221,7 +220,7 @@ def _var_grad(grad, self, correction, dim, keepdim):
     else:
         centered = self - _quiet_mean(s, dims, True)
     scale = 2.0 / (n - correction) if n != correction else math.inf  # 2 / 0 is inf in PyTorch's formula
-    return xp.mul_scalar(_keep(grad, None if whole else dims, keepdim, s), scale) * centered
+    return xp.mul_scalar(_keep(grad, None if whole else dims, keepdim, s), scale) * centered  # (a user's number)
 
 
 def _quiet_mean(s, axis, keepdims: bool):

@@ -55,7 +55,7 @@ def _pick_grad(grad, mine, other, loses):
     neither ties nor loses, so both operands get the gradient)."""
     tie = mine == other
     if xp.is_t(grad):  # under create_graph, PyTorch's formula node for node (WhereBackward0, MaskedFillBackward0)
-        return xp.masked_fill(xp.where(tie, xp.div_scalar(grad, 2), grad), loses, 0.0)
+        return xp.masked_fill(xp.where(tie, grad / 2, grad), loses, 0.0)
     if tie.any():
         grad = xp.where(tie, grad / 2, grad)
     return xp.zero_where(loses, grad)

@@ -171,3 +171,16 @@ def test_ops_that_refuse_integers_refuse_them_as_torch_does(torch, name, dtypes)
         except NotImplementedError as e:
             outcomes.append(("error", str(e)))
     assert outcomes[0] == outcomes[1]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_a_number_an_op_saved_is_a_wrapped_tensor_in_its_formula(torch, dtype):
+    """`0.5 * x` saves 0.5, which PyTorch wraps in a 0-d tensor: its formula `grad * other` records MulBackward0 under
+    create_graph, unlike a number written in a formula (MulBackward1); the gradient keeps the input's dtype."""
+    graphs = []
+    for lib in (mg, torch):
+        x = lib.tensor([0.5, -1.0, 2.0], dtype=getattr(lib, dtype), requires_grad=True)
+        (g,) = lib.autograd.grad((0.5 * x * x).sum(), x, create_graph=True)
+        graphs.append((g.grad_fn.name(), [n.name() for n, _ in g.grad_fn.next_functions if n is not None],
+                       str(g.dtype).split(".")[-1], g.detach().numpy().tolist()))
+    assert graphs[0] == graphs[1]
