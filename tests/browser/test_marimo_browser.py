@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import shutil
 import subprocess
 import sys
 import urllib.request
@@ -41,8 +42,10 @@ def marimo_app(tmp_path):
         pytest.skip(f"missing tool: marimo ({exc}); pip install -e .[test]")
     port = helpers._free_port()
     env = {**os.environ, "HOME": str(tmp_path)}  # marimo's own config and state stay in the test's folder
-    proc = subprocess.Popen([sys.executable, "-m", "marimo", "run", str(LESSON), "--headless", "--host", "127.0.0.1",
-                             "--port", str(port), "--no-token", "--no-sandbox"], cwd=LESSON.parent, env=env,
+    lesson = tmp_path / LESSON.name  # a copy: marimo writes its session cache beside the notebook it runs
+    shutil.copy2(LESSON, lesson)
+    proc = subprocess.Popen([sys.executable, "-m", "marimo", "run", str(lesson), "--headless", "--host", "127.0.0.1",
+                             "--port", str(port), "--no-token", "--no-sandbox"], cwd=tmp_path, env=env,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     base = f"http://127.0.0.1:{port}"
     try:
@@ -109,8 +112,10 @@ def test_a_page_marimo_exports_offers_nothing_that_needs_a_kernel(tmp_path, chro
     (it used to wait 30 s for a kernel, then replace the graph with "the kernel did not answer")."""
     pytest.importorskip("marimo", reason="missing tool: marimo; pip install -e .[test]")
     page_file = tmp_path / "03_backward.html"
-    run = subprocess.run([sys.executable, "-m", "marimo", "export", "html", str(LESSON), "-o", str(page_file)],
-                         cwd=LESSON.parent, env={**os.environ, "HOME": str(tmp_path)}, capture_output=True, text=True,
+    lesson = tmp_path / LESSON.name  # a copy: marimo writes its session cache beside the notebook it runs
+    shutil.copy2(LESSON, lesson)
+    run = subprocess.run([sys.executable, "-m", "marimo", "export", "html", str(lesson), "-o", str(page_file)],
+                         cwd=tmp_path, env={**os.environ, "HOME": str(tmp_path)}, capture_output=True, text=True,
                          timeout=300)
     assert page_file.exists(), run.stderr[-2000:]
     # marimo's exported page loads marimo's own front end from its CDN: offline, the same files are served from
