@@ -111,7 +111,9 @@ __getattr__ = missing_name(__name__, "torch")
 del _dtypes
 
 # nn, optim, data loading and saving, imported last: they build on everything above
-from . import nn, optim, utils  # noqa: E402
+# (func, the function transforms of torch.func, batches nn's functions: after nn)
+from . import func, nn, optim, utils  # noqa: E402
+from .func import vmap  # noqa: E402
 from .serialization import load, save  # noqa: E402
 
 Tensor._STUBS = install_tensor_stubs(Tensor)  # last: after every module has added its Tensor methods

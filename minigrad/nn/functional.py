@@ -16,9 +16,11 @@ import numpy as np
 from .._missing import missing_name
 from .._random import default_generator
 from .._tensor import Tensor, make
-from ..ops.registry import REGISTRY
+from ..ops.registry import REGISTRY, overridable
 
-_DECLARED = {op.name: op.function for op in REGISTRY.values() if op.namespace == "nn.functional" and op.public}
+# (each gives way to `__torch_function__`, PyTorch's override protocol, as the top-level functions do)
+_DECLARED = {op.name: overridable(op.function, op.name) for op in REGISTRY.values()
+             if op.namespace == "nn.functional" and op.public}
 globals().update(_DECLARED)
 
 

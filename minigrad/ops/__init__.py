@@ -70,7 +70,27 @@ def _attach_methods() -> None:
             for name in (op.name, *op.aliases):
                 setattr(Tensor, name + "_", op.inplace)
         for name, fn in op.operators.items():
-            setattr(Tensor, name, fn)
+            setattr(Tensor, name, _operator(fn) if name in _BINARY else fn)
+
+
+_BINARY = {"__add__", "__radd__", "__sub__", "__rsub__", "__mul__", "__rmul__", "__truediv__", "__rtruediv__",
+           "__pow__", "__rpow__", "__matmul__", "__rmatmul__", "__eq__", "__ne__", "__lt__", "__le__", "__gt__",
+           "__ge__", "__floordiv__", "__rfloordiv__", "__mod__", "__rmod__"}
+
+
+def _operator(fn):
+    """A binary operator that gives way to the other operand's `__torch_function__` when it is not a Tensor (vmap's
+    BatchedTensor, a user's tensor-like class), as PyTorch's operators do."""
+
+    def operator(self, other):
+        kind = other.__class__
+        if kind is not Tensor and kind is not float and kind is not int and hasattr(kind, "__torch_function__"):
+            return kind.__torch_function__(fn, (kind,), (self, other), {})
+        return fn(self, other)
+
+    operator.__name__, operator.__qualname__, operator.__doc__ = fn.__name__, fn.__qualname__, fn.__doc__
+    operator.__wrapped__ = fn
+    return operator
 
 
 _attach_methods()
