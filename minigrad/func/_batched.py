@@ -148,7 +148,7 @@ def wrap(value, levels: tuple):
         return BatchedTensor(value, levels) if levels else value
     if isinstance(value, (tuple, list)):
         items = [wrap(v, levels) for v in value]
-        return type(value)(*items) if hasattr(value, "_fields") else type(value)(items)
+        return type(value)(items) if type(value) in (tuple, list) else type(value)(*items)
     return value
 
 
@@ -169,7 +169,7 @@ def fallback(name: str, func, args: tuple, kwargs: dict):
         return BatchedTensor(out, levels)
     if isinstance(rows[0], (tuple, list)):
         parts = [stack(list(p)).reshape(tuple(sizes) + tuple(p[0].shape)) for p in zip(*rows)]
-        return wrap(type(rows[0])(*parts) if hasattr(rows[0], "_fields") else type(rows[0])(parts), levels)
+        return wrap(type(rows[0])(parts) if type(rows[0]) in (tuple, list) else type(rows[0])(*parts), levels)
     raise RuntimeError(f"vmap: the fallback for {name} returned {type(rows[0])}, not tensors")
 
 

@@ -7,7 +7,7 @@ from typing import Any
 
 def flatten(tree: Any) -> tuple[list, Any]:
     """(the leaves in order, the structure): a structure is None for a leaf, else (type, keys, children)."""
-    if isinstance(tree, (tuple, list)) and not hasattr(tree, "_fields"):
+    if isinstance(tree, (tuple, list)):
         leaves, children = [], []
         for x in tree:
             sub, spec = flatten(x)
@@ -37,7 +37,7 @@ def _build(it, spec):
     values = [_build(it, c) for c in children]
     if kind is dict:
         return dict(zip(keys, values))
-    return kind(values)
+    return kind(values) if kind in (tuple, list) else kind(*values)  # a named tuple (max's values, indices)
 
 
 def broadcast_prefix(prefix: Any, tree: Any, is_leaf=lambda x: not isinstance(x, (tuple, list, dict))) -> list | None:

@@ -104,7 +104,7 @@ def dim_op(name: str, func, args: tuple, kwargs: dict):
         return fallback(name, func, args, kwargs)
     bound = _bind(func, args, kwargs)
     params = bound.signature.parameters
-    key = "dim" if "dim" in params else None
+    key = "dim" if "dim" in params else "dims" if "dims" in params else None
     nb, n, v = len(x._levels), x.dim(), x._value
     if key is None:
         return fallback(name, func, args, kwargs)
