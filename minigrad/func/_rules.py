@@ -339,6 +339,45 @@ def _folded(func, args, kwargs):
     return BatchedTensor(out.reshape(b + (() if unbatched else (v.shape[nb],)) + tuple(out.shape[1:])), x._levels)
 
 
+def _conv(func, args, kwargs):
+    """conv1d/conv2d: unbatched weights fold the batch into N (`_folded`); batched weights (a model ensemble, per-
+    sample gradients) run as ONE grouped convolution, the batch folded into the channels: groups * batch."""
+    bound = _bind(func, args, kwargs)
+    x, w, b = bound.arguments["input"], bound.arguments["weight"], bound.arguments.get("bias")
+    if w.__class__ is not BatchedTensor and b.__class__ is not BatchedTensor:
+        return _folded(func, args, kwargs)
+    levels = levels_of((x, w, b))
+    sizes = {lv: size for lv, size, _ in LEVELS}
+    lead = tuple(sizes[lv] for lv in levels)
+    k = _numel(lead)
+    spatial = w.dim() - 2
+    px = physical(x if x.__class__ is BatchedTensor else BatchedTensor(x, ()), levels, spatial + 2)
+    px = px.expand(lead + tuple(px.shape[len(lead):]))  # (lead..., N, C, *spatial)
+    n = px.shape[len(lead)]
+    px = px.reshape((k, n) + tuple(px.shape[len(lead) + 1:])).movedim(0, 1)  # (N, k, C, ...)
+    px = px.reshape((n, -1) + tuple(px.shape[3:]))
+    pw = physical(w if w.__class__ is BatchedTensor else BatchedTensor(w, ()), levels, 0)
+    pw = pw.expand(lead + tuple(pw.shape[len(lead):])).reshape((-1,) + tuple(w.shape[1:]))
+    pb = None
+    if b is not None:
+        pb = physical(b if b.__class__ is BatchedTensor else BatchedTensor(b, ()), levels, 0)
+        pb = pb.expand(lead + tuple(pb.shape[len(lead):])).reshape(-1)
+    bound.arguments.update(input=px, weight=pw, bias=pb, groups=bound.arguments.get("groups", 1) * k)
+    out = func(*bound.args, **bound.kwargs)  # (N, k * O, ...)
+    out = out.reshape((n, k, w.shape[0]) + tuple(out.shape[2:])).movedim(1, 0)
+    out = out.reshape(lead + tuple(out.shape[1:]))
+    if x.dim() == spatial + 1:  # an unbatched sample (C, ...): N was 1
+        out = out.squeeze(len(lead))
+    return BatchedTensor(out, levels)
+
+
+def _numel(shape) -> int:
+    n = 1
+    for s in shape:
+        n *= s
+    return n
+
+
 def _dropout(func, args, kwargs):
     x = args[0]
     level = [lv for lv in LEVELS if lv[0] in x._levels] if x.__class__ is BatchedTensor else LEVELS
@@ -361,7 +400,7 @@ RULES = {
     "matmul": _matmul, "mm": _matmul, "mv": _matmul, "linear": _linear,
     "mse_loss": _loss, "l1_loss": _loss, "binary_cross_entropy": _loss, "binary_cross_entropy_with_logits": _loss,
     "nll_loss": _loss, "cross_entropy": _loss,
-    "conv2d": _folded, "conv1d": _folded, "max_pool2d": _folded, "max_pool1d": _folded, "avg_pool2d": _folded,
+    "conv2d": _conv, "conv1d": _conv, "max_pool2d": _folded, "max_pool1d": _folded, "avg_pool2d": _folded,
     "avg_pool1d": _folded, "adaptive_avg_pool2d": _folded, "adaptive_avg_pool1d": _folded,
     "dropout": _dropout,
 }

@@ -367,3 +367,16 @@ def test_stack_module_state(torch):
     both(torch, program)
     errors_alike(torch, lambda lib: lib.func.stack_module_state([]))
     errors_alike(torch, lambda lib: lib.func.stack_module_state([lib.nn.Linear(1, 1), lib.nn.Linear(1, 1).eval()]))
+
+
+@pytest.mark.parametrize("in_dims", [(0, 0, 0), (None, 0, 0), (0, None, None), (0, 0, None)])
+@pytest.mark.parametrize("sample", [(2, 3, 6, 6), (3, 6, 6)])
+def test_vmap_conv2d_batched_and_unbatched_weights(torch, in_dims, sample):
+    """The grouped-convolution rule (batched weights) and the folded one (unbatched weights), with no loop."""
+    x = RNG.standard_normal((4,) + sample if in_dims[0] == 0 else sample)
+    w = RNG.standard_normal((4, 5, 3, 2, 2) if in_dims[1] == 0 else (5, 3, 2, 2))
+    b = RNG.standard_normal((4, 5) if in_dims[2] == 0 else (5,))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        both(torch, lambda lib: lib.vmap(lambda x, w, b: lib.nn.functional.conv2d(x, w, b, padding=1),
+                                         in_dims=in_dims)(t(lib, x), t(lib, w), t(lib, b)))
