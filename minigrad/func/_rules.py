@@ -241,6 +241,12 @@ def _matmul(func, args, kwargs):
     ra, rb = _logical_dim(a), _logical_dim(b)
     if ra == 0 or rb == 0:
         return NotImplemented
+    if b.__class__ is not BatchedTensor and rb == 2:  # (batch and rows folded) @ matrix: one 2-d product
+        pa = a._value
+        out = ops.linalg.matmul(pa.reshape((-1, pa.shape[-1])), b)
+        return BatchedTensor(out.reshape(tuple(pa.shape[:-1]) + (b.shape[-1],)), a._levels)
+    if a.__class__ is not BatchedTensor and ra == 2 and rb == 1:  # matrix @ batch of vectors = vectors @ matrix.T
+        return BatchedTensor(ops.linalg.matmul(b._value, a.transpose(0, 1)), b._levels)
     pa = physical(a, levels, 0) if a.__class__ is BatchedTensor else a
     pb = physical(b, levels, 0) if b.__class__ is BatchedTensor else b
     if ra == 1 and a.__class__ is BatchedTensor:
