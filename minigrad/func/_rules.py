@@ -50,8 +50,9 @@ _SIGNATURES: dict = {}
 
 def dispatch(func, args: tuple, kwargs: dict):
     """The override protocol's entry (`minigrad.<op>(batched, ...)`, `F.<op>(...)`, an operator on a Tensor)."""
-    wrapped = getattr(func, "__wrapped__", func)
-    return run(NAMES.get(wrapped, getattr(wrapped, "__name__", "op")), wrapped, args, kwargs)
+    while func not in NAMES and hasattr(func, "__wrapped__"):  # the public wrapper of a declared op's function
+        func = func.__wrapped__
+    return run(NAMES.get(func, getattr(func, "__name__", "op")), func, args, kwargs)
 
 
 def run(name: str, func, args: tuple, kwargs: dict):

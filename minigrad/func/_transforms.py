@@ -31,6 +31,7 @@ except ImportError:  # pragma: no cover - a minigrad without forward mode
     forward_ad = None
 
 _DEPTH = [0]  # the differentiating transforms running now
+_FORWARD = [0]  # the forward-mode transforms (jvp, jacfwd) running now
 
 
 @contextlib.contextmanager
@@ -73,8 +74,18 @@ def _lift(x, levels_sizes: list):
     if v.requires_grad and GRAD.mode > 0:
         v = v.view_as(v)  # differentiable by the enclosing transform too
     else:
+        tangent = _tangent(v)
         v = v.detach().requires_grad_()
+        if tangent is not None:  # carried by an enclosing jvp/jacfwd (forward over reverse: hessian)
+            v = forward_ad.make_dual(v, tangent)
     return BatchedTensor(v, levels) if levels else v
+
+
+def _tangent(v: Tensor):
+    """`v`'s forward-mode tangent, if an enclosing jvp/jacfwd gave it one."""
+    if forward_ad is None or _FORWARD[0] == 0:
+        return None
+    return forward_ad.unpack_dual(v).tangent
 
 
 def _running_levels() -> list:
@@ -322,7 +333,25 @@ def _forward_ad():
     if forward_ad is None:
         raise NotImplementedError("jvp and jacfwd need forward-mode AD (minigrad.autograd.forward_ad), which this "
                                   "minigrad does not have yet; jacrev computes the same Jacobian")
+    if _FORWARD[0]:
+        raise NotImplementedError("jvp/jacfwd inside jvp/jacfwd: minigrad's forward-mode AD has one level (as "
+                                  "torch.autograd.forward_ad); nest forward and reverse mode instead: "
+                                  "jacfwd(jacrev(f)), jacrev(jacfwd(f))")
     return forward_ad
+
+
+@contextlib.contextmanager
+def _forward(fwd):
+    """A dual level for jvp/jacfwd (one level: minigrad's forward mode, like PyTorch's, has one)."""
+    _FORWARD[0] += 1
+    try:
+        if _FORWARD[0] == 1:
+            with fwd.dual_level():
+                yield
+        else:
+            yield
+    finally:
+        _FORWARD[0] -= 1
 
 
 def _dual(fwd, x, tangent):
@@ -361,12 +390,13 @@ def jvp(func: Callable, primals: tuple, tangents: tuple, *, strict: bool = False
                            f"primals with structure {_pytree.describe(_pytree.flatten(primals)[1])} and tangents "
                            f"with structure {_pytree.describe(_pytree.flatten(tangents)[1])}")
     fwd = _forward_ad()
+    create_graph = _create_graph((primals, tangents))
     leaves, spec = _pytree.flatten(primals)
     for p, t in zip(leaves, _pytree.flatten(tangents)[0]):
         if tuple(p.shape) != tuple(t.shape):
             raise RuntimeError("jvp(f, primals, tangents): Expected primals and tangents to have the same shape, "
                                f"got {p.shape} and {t.shape}")
-    with _transform(), fwd.dual_level():
+    with _transform(), _forward(fwd):
         duals = [_dual(fwd, p, t) for p, t in zip(leaves, _pytree.flatten(tangents)[0])]
         out = func(*_pytree.unflatten(duals, spec))
         out, aux = _split_aux("jvp(f, primals, tangents)", out, has_aux)
@@ -376,9 +406,9 @@ def jvp(func: Callable, primals: tuple, tangents: tuple, *, strict: bool = False
                 raise RuntimeError(f"jvp(f, primals, tangents): Expected f(*primals) to return only tensors, got "
                                    f"unsupported type {type(o)}")
         pairs = [_unpack(fwd, o) for o in outs]
-    primal_out = _pytree.unflatten([p for p, _ in pairs], out_spec)
-    tangent_out = _pytree.unflatten([t for _, t in pairs], out_spec)
-    return (primal_out, tangent_out, aux) if has_aux else (primal_out, tangent_out)
+    primal_out = _detach(_pytree.unflatten([p for p, _ in pairs], out_spec), create_graph)
+    tangent_out = _detach(_pytree.unflatten([t for _, t in pairs], out_spec), create_graph)
+    return (primal_out, tangent_out, _detach(aux, create_graph)) if has_aux else (primal_out, tangent_out)
 
 
 def jacfwd(func: Callable, argnums: int | tuple = 0, has_aux: bool = False, *, randomness: str = "error") -> Callable:
@@ -389,6 +419,7 @@ def jacfwd(func: Callable, argnums: int | tuple = 0, has_aux: bool = False, *, r
     def wrapper(*args):
         nums = _check_argnums(argnums, len(args))
         fwd = _forward_ad()
+        create_graph = _create_graph(args)
         flat = [_pytree.flatten(args[a]) for a in nums]
         leaves = [x for lv, _ in flat for x in lv]
         for x in leaves:
@@ -398,7 +429,7 @@ def jacfwd(func: Callable, argnums: int | tuple = 0, has_aux: bool = False, *, r
         level = next(_ids)
         LEVELS.append([level, n, randomness])
         try:
-            with _transform(), fwd.dual_level():
+            with _transform(), _forward(fwd):
                 basis, start, duals = eye(n, dtype=leaves[0].dtype), 0, []
                 for x in leaves:
                     k = _numel(x.shape)
@@ -413,8 +444,8 @@ def jacfwd(func: Callable, argnums: int | tuple = 0, has_aux: bool = False, *, r
                 pairs = [_unpack(fwd, o) for o in outs]
         finally:
             LEVELS.pop()
-        jac = _columns(pairs, flat, level, out_spec, isinstance(argnums, int))
-        return (jac, _unbatch(aux, level)) if has_aux else jac
+        jac = _detach(_columns(pairs, flat, level, out_spec, isinstance(argnums, int)), create_graph)
+        return (jac, _detach(_unbatch(aux, level), create_graph)) if has_aux else jac
 
     return wrapper
 
