@@ -142,6 +142,14 @@ def physical(x, levels: tuple, rank: int | None = None):
     return v if new == tuple(shape) else v.reshape(new)
 
 
+def in_level_order(value: Tensor, levels: tuple):
+    """A tensor whose leading dims are batched at `levels` (in any order), as a BatchedTensor (levels sorted)."""
+    order = sorted(range(len(levels)), key=lambda k: levels[k])
+    if order != list(range(len(levels))):
+        value = value.permute(tuple(order) + tuple(range(len(levels), value.dim())))
+    return BatchedTensor(value, tuple(levels[k] for k in order)) if levels else value
+
+
 def wrap(value, levels: tuple):
     """The result of an op on batch tensors, batched at `levels` (tensors inside tuples and lists too)."""
     if isinstance(value, Tensor):

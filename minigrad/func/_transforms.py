@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import itertools
 from collections.abc import Callable
 
 from .. import autograd
@@ -22,8 +23,9 @@ from .._creation import eye, ones, zeros, zeros_like
 from .._state import GRAD
 from .._tensor import Tensor
 from ..autograd.grad_mode import enable_grad
+from ..ops.joining import stack
 from . import _pytree
-from ._batched import LEVELS, BatchedTensor, _ids, physical
+from ._batched import LEVELS, BatchedTensor, _ids, in_level_order, physical
 
 try:  # forward mode (jvp, jacfwd) comes with minigrad.autograd.forward_ad
     from ..autograd import forward_ad
@@ -104,6 +106,10 @@ def _create_graph(args) -> bool:
 def _grads(outputs: list, inputs: list, cotangents: list, create_graph: bool, retain_graph: bool = False) -> list:
     """autograd.grad on the batch tensors: each cotangent copied along its output's batch dims; zeros for an
     input the outputs do not depend on."""
+    extra = tuple(sorted({lv for c in cotangents if c.__class__ is BatchedTensor for lv in c._levels} -
+                         {lv for o in outputs if o.__class__ is BatchedTensor for lv in o._levels}))
+    if extra:
+        return _grads_per_cotangent(outputs, inputs, cotangents, extra, create_graph)
     outs, cots = [], []
     for o, c in zip(outputs, cotangents):
         po = o._value if o.__class__ is BatchedTensor else o
@@ -111,8 +117,6 @@ def _grads(outputs: list, inputs: list, cotangents: list, create_graph: bool, re
             continue
         levels = o._levels if o.__class__ is BatchedTensor else ()
         pc = physical(c if c.__class__ is BatchedTensor else BatchedTensor(c, ()), levels, 0)
-        if pc.dim() > po.dim() or (c.__class__ is BatchedTensor and set(c._levels) - set(levels)):
-            raise RuntimeError("vjp: a cotangent batched where the output is not is not supported by minigrad")
         outs.append(po)
         cots.append(pc.expand(tuple(po.shape)) if tuple(pc.shape) != tuple(po.shape) else pc)
     ins = [i._value if i.__class__ is BatchedTensor else i for i in inputs]
@@ -129,6 +133,37 @@ def _grads(outputs: list, inputs: list, cotangents: list, create_graph: bool, re
             g = g.detach()
         result.append(BatchedTensor(g, i._levels) if i.__class__ is BatchedTensor else g)
     return result
+
+
+def _grads_per_cotangent(outputs, inputs, cotangents, extra: tuple, create_graph: bool) -> list:
+    """`vmap(vjp_fn)(cotangents)`: the graph was recorded outside this vmap, so the batch of cotangents has no batch
+    of outputs to meet. One backward pass per cotangent (as `autograd.grad(..., is_grads_batched=True)`); the
+    gradients are stacked along the levels `extra`. (jacrev batches its forward instead: one pass.)"""
+    sizes = [s for lv, s, _ in LEVELS if lv in extra]
+    rows = []
+    for index in itertools.product(*(range(s) for s in sizes)):
+        picked = [_pick(c, extra, index) for c in cotangents]
+        rows.append(_grads(outputs, inputs, picked, create_graph, retain_graph=True))
+    result = []
+    for i, parts in enumerate(zip(*rows)):
+        levels = inputs[i]._levels if inputs[i].__class__ is BatchedTensor else ()
+        values = [p._value if p.__class__ is BatchedTensor else p for p in parts]
+        stacked = stack(values).reshape(tuple(sizes) + tuple(values[0].shape))
+        result.append(in_level_order(stacked, extra + levels))
+    return result
+
+
+def _pick(c, extra: tuple, index: tuple):
+    """Cotangent `c`'s sample `index` along the levels `extra`."""
+    if c.__class__ is not BatchedTensor:
+        return c
+    levels = tuple(sorted(set(c._levels) | set(extra)))
+    v = physical(c, levels, 0)
+    key = tuple((index[extra.index(lv)] if v.shape[k] > 1 else 0) if lv in extra else slice(None)
+                for k, lv in enumerate(levels))
+    rest = tuple(lv for lv in levels if lv not in extra)
+    out = v[key] if v.dim() else v
+    return BatchedTensor(out, rest) if rest else out
 
 
 def _ones(out) -> Tensor:
