@@ -380,3 +380,14 @@ def test_vmap_conv2d_batched_and_unbatched_weights(torch, in_dims, sample):
         warnings.simplefilter("error")
         both(torch, lambda lib: lib.vmap(lambda x, w, b: lib.nn.functional.conv2d(x, w, b, padding=1),
                                          in_dims=in_dims)(t(lib, x), t(lib, w), t(lib, b)))
+
+
+def test_vmap_of_a_vjp_fn_recorded_outside(torch):
+    """The tutorial's `vmap(vjp_fn)(unit_vectors)`: a batch of cotangents for a graph recorded outside vmap."""
+    def program(lib):
+        _, fn = lib.func.vjp(lambda x, w: (x @ w).tanh(), t(lib, A), t(lib, M))
+        rows = lib.vmap(fn)(lib.tensor(np.stack([A, 2 * A, -A])))
+        inner = lib.vmap(lambda x: lib.vmap(lib.func.vjp(lambda z: z.sin() * x.sum(), x)[1])(
+            lib.eye(4, dtype=lib.float64)))(t(lib, A))
+        return rows, inner
+    both(torch, program)
