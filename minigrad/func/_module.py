@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from .._tensor import Tensor
 from ..ops.joining import stack
 
 
@@ -105,4 +104,3 @@ def stack_module_state(models) -> tuple[dict, dict]:
     return params, buffers
 
 
-_ = Tensor

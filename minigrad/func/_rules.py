@@ -18,7 +18,6 @@ import inspect
 
 from .. import ops
 from .._tensor import Tensor
-from ..nn import functional as F
 from ..ops.registry import REGISTRY
 from ._batched import LEVELS, BatchedTensor, _wrap, fallback, levels_of, physical, wrap
 
@@ -411,7 +410,6 @@ RULES = {
     "avg_pool1d": _folded, "adaptive_avg_pool2d": _folded, "adaptive_avg_pool1d": _folded,
     "dropout": _dropout,
 }
-_ = F  # nn.functional loads the functional ops the rules name
 
 
 # -- BatchedTensor's methods: every op reaches its rule -------------------------------------------------------
