@@ -91,6 +91,8 @@ __version__ = "0.1.0"
 globals().update({name: ops.registry.overridable(op.function, name) for op in ops.REGISTRY.values()
                   if op.public and op.namespace == "" for name in (op.name, *op.aliases)})
 
+from .autograd import forward_ad  # noqa: E402, F401  (minigrad.autograd.forward_ad: it builds on the ops)
+
 
 def is_floating_point(input: Tensor) -> _builtins.bool:
     return input.is_floating_point()

@@ -20,7 +20,7 @@ from ._device import CPU
 from ._device import device as _device_cls
 from ._hooks import HookDict, RemovableHandle
 from ._printing import format_tensor
-from ._state import GRAD, INFERENCE_MODE_USED, SEQUENCE
+from ._state import DUAL, GRAD, INFERENCE_MODE_USED, SEQUENCE
 
 _new = object.__new__
 
@@ -85,6 +85,8 @@ class TensorExtras:
     attr_version = 0  # a view PyTorch forbids writing into with grad: the version it was made at
     own_requires_grad = False  # a view's requires_grad_(): its own flag (else a view requires grad as its base does)
     detached_at = -1  # when a non-leaf was detach_()-ed (a graph-node number): nodes that saved it before refuse it
+    tangent = None  # forward AD: the tangent (a Tensor) at the level `tangent_level` (autograd/forward_ad.py)
+    tangent_level = None
 
 
 class _LegacyTypeMeta(type):
@@ -524,6 +526,8 @@ class Tensor:
             tail.append(f"grad_fn=<{fn.name() if fn.name().isidentifier() else type(fn).__name__}>")
         elif self._requires_grad:
             tail.append("requires_grad=True")
+        if DUAL[0] is not None and self._extras is not None and self._extras.tangent_level is DUAL[0]:
+            tail.append(f"tangent={self._extras.tangent}")  # PyTorch's f-string: a 0-d tangent shows as a number
         return format_tensor(self._data, default_float=_dtypes.default_np(), tail=tail)
 
     __str__ = __repr__

@@ -51,6 +51,9 @@ def _tensor_method(function, name: str):
     (`__wrapped__` is the declared function)."""
     if name not in PYTHON_METHODS:
         return function
+    if hasattr(function, "forward_of"):  # the method is made of the op itself, then carries tangents as it does
+        inner, rewrap = function.forward_of
+        return rewrap(_tensor_method(inner, name))
     method = types.FunctionType(function.__code__, function.__globals__, name, function.__defaults__,
                                 function.__closure__)
     method.__kwdefaults__, method.__doc__ = function.__kwdefaults__, function.__doc__

@@ -46,6 +46,7 @@ DivBackward0 = rule("DivBackward0", "self other", saves="self other",
                     other=lambda grad, self, other: -grad * ((self / other) / other))  # PyTorch's grouping
 DivBackward2 = rule("DivBackward2", "self other", saves="self other rounding_mode",
                     text="grad_self = 0, grad_other = 0  (rounded division is flat almost everywhere)",
+                    forward="derived",
                     # (what each formula reads is what PyTorch's reads, so the same tensors are kept and checked)
                     self=lambda grad, other: xp.zeros_like(grad),
                     other=lambda grad, self, other: xp.zeros_like(grad))
@@ -70,18 +71,19 @@ def _minus_one(exponent):
 
 PowBackward1 = rule("PowBackward1", "self exponent", saves="self exponent result",
                     text="grad_self = grad * exponent * self^(exponent - 1), grad_exponent = grad * result * log(self)",
+                    forward="derived",
                     self=lambda grad, self, exponent:
                     xp.where(xp.data(exponent) == 0, 0.0, grad * (exponent * self ** _minus_one(exponent))),
                     exponent=lambda grad, self, exponent, result:
                     grad * xp.where((xp.data(self) == 0) & (xp.data(exponent) >= 0), 0.0,
                                     result * xp.log(xp.cast(self, result))))  # (an integer base: log in result's dtype)
 PowBackward2 = rule("PowBackward2", "exponent", saves="exponent result self",
-                    text="grad_exponent = grad * result * log(self)  (self is a number)",
+                    forward="derived", text="grad_exponent = grad * result * log(self)  (self is a number)",
                     exponent=lambda grad, self, exponent, result: grad * _pow_exponent_grad(self, exponent, result))
-RemainderBackward0 = rule("RemainderBackward0", "self", text="grad_self = grad  (other is a number)",
+RemainderBackward0 = rule("RemainderBackward0", "self", forward="derived", text="grad_self = grad  (other is a number)",
                           self=lambda grad: grad)
 RemainderBackward1 = rule("RemainderBackward1", "self other", saves="self other",
-                          text="grad_self = grad, grad_other = -grad * floor(self / other)",
+                          forward="derived", text="grad_self = grad, grad_other = -grad * floor(self / other)",
                           self=lambda grad: grad,
                           other=lambda grad, self, other: -grad * _floor_div(self, other))
 

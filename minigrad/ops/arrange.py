@@ -51,14 +51,16 @@ _roll_of = _on(_roll, "roll")
 _flip_of = _on(_flip, "flip")
 
 TrilBackward0 = rule("TrilBackward0", "self", saves="diagonal", text="grad_self = tril(grad, diagonal)",
+                     forward="linear",
                      self=lambda grad, diagonal: _tril_of(grad, diagonal))
 TriuBackward0 = rule("TriuBackward0", "self", saves="diagonal", text="grad_self = triu(grad, diagonal)",
+                     forward="linear",
                      self=lambda grad, diagonal: _triu_of(grad, diagonal))
 RollBackward0 = rule("RollBackward0", "self", saves="shifts dims",
-                     text="grad_self = roll(grad, -shifts, dims)  (rolled back)",
+                     forward="linear", text="grad_self = roll(grad, -shifts, dims)  (rolled back)",
                      self=lambda grad, shifts, dims: _roll_of(grad, tuple(-s for s in shifts), dims))
 FlipBackward0 = rule("FlipBackward0", "self", saves="dims",
-                     text="grad_self = flip(grad, dims)  (flipping twice restores the order)",
+                     forward="linear", text="grad_self = flip(grad, dims)  (flipping twice restores the order)",
                      self=lambda grad, dims: _flip_of(grad, dims))
 
 
@@ -183,7 +185,7 @@ def unflatten(self: Tensor, dim: int, sizes) -> Tensor:
 # -- index_select and repeat_interleave -----------------------------------------------------------------------
 IndexAddBackward0 = rule(
     "IndexAddBackward0", "self source", saves="dim index",
-    text="grad_self = grad;  grad_source = grad.index_select(dim, index)",
+    forward="linear", text="grad_self = grad;  grad_source = grad.index_select(dim, index)",
     self=lambda grad: grad,
     source=lambda grad, dim, index:
     index_select(grad, dim, make(index)) if xp.is_t(grad) else np.take(grad, index, dim))
@@ -201,7 +203,7 @@ def _zeros_index_add(grad, shape: tuple, dim: int, index: np.ndarray):
 
 IndexSelectBackward0 = rule(
     "IndexSelectBackward0", "self", saves="dim index self_sym_sizes",
-    text="grad_self = zeros(self's shape) with each grad slice added at its index along dim",
+    forward="linear", text="grad_self = zeros(self's shape) with each grad slice added at its index along dim",
     shown={"index": lambda node, v: make(v)},
     self=lambda grad, dim, index, self_sym_sizes: _zeros_index_add(grad, self_sym_sizes, dim, index))
 

@@ -41,6 +41,7 @@ from .views import transpose
 SafeSoftmaxBackward0 = rule(
     "SafeSoftmaxBackward0", "self", saves="result dim",
     text="grad_self = result * (grad - sum(grad * result, dim))  (rows that were all -inf: result 0, grad 0)",
+    forward=lambda self_t, result, dim: result * (self_t - xp.sum_keep(self_t * result, dim)),
     shown={"dim": lambda node, v: v % (1 << 64)},
     self=lambda grad, result, dim: result * (grad - xp.sum_keep(grad * result, dim)))
 

@@ -186,9 +186,10 @@ Im2ColBackward0 = rule("Im2ColBackward0", "self",
                        saves="dilation kernel_size padding self_sym_argsize_minus_1 self_sym_argsize_minus_2 stride "
                              "_geo",
                        text="grad_self = col2im(grad): every window's gradient added back where the window was",
+                       forward="linear",
                        self=lambda grad, _geo: _cols_back_of(grad, _geo))
 Col2ImBackward0 = rule("Col2ImBackward0", "self", saves="dilation kernel_size padding stride _geo",
-                       text="grad_self = im2col(grad): the gradient read out window by window",
+                       forward="linear", text="grad_self = im2col(grad): the gradient read out window by window",
                        self=lambda grad, _geo: _cols_of_of(grad, _geo))
 
 

@@ -98,17 +98,19 @@ def _softplus_double_backward(g, x, beta, threshold):
 
 tanh_backward = fused_op("tanh_backward", _tanh_backward, rule(
     "TanhBackwardBackward0", "grad_output output", saves="grad_output output",
-    text="grad_grad_output = grad * (1 - output²), grad_output = grad * -2 * output * grad_output",
+    forward="derived", text="grad_grad_output = grad * (1 - output²), grad_output = grad * -2 * output * grad_output",
     grad_output=lambda grad, output: tanh_backward(grad, output),
     output=lambda grad, grad_output, output: grad * (-2 * output * grad_output)))
 sigmoid_backward = fused_op("sigmoid_backward", _sigmoid_backward, rule(
     "SigmoidBackwardBackward0", "grad_output output", saves="grad_output output",
     text="grad_grad_output = grad * output * (1 - output), grad_output = grad * grad_output * (1 - 2 * output)",
+    forward="derived",
     grad_output=lambda grad, output: sigmoid_backward(grad, output),
     output=lambda grad, grad_output, output: grad * grad_output * (-2 * output + 1)))
 softplus_backward = fused_op("softplus_backward", _softplus_backward, rule(
     "SoftplusBackwardBackward0", "grad_output self", saves="grad_output self beta threshold",
     text="grad_grad_output = softplus'(self) * grad, grad_self = grad * grad_output * softplus''(self)",
+    forward="derived",
     grad_output=lambda grad, self, beta, threshold: softplus_backward(grad, self, beta, threshold),
     self=lambda grad, grad_output, self, beta, threshold:
     _softplus_double_backward(grad * grad_output, self, beta, threshold)), ("beta", "threshold"))
@@ -120,7 +122,7 @@ def _threshold_backward(g, x, threshold):
 
 threshold_backward = fused_op("threshold_backward", _threshold_backward, rule(
     "ThresholdBackwardBackward0", "grad_output self", saves="self threshold",
-    text="grad_grad_output = grad where self > threshold, else 0; grad_self = 0",
+    forward="derived", text="grad_grad_output = grad where self > threshold, else 0; grad_self = 0",
     grad_output=lambda grad, self, threshold: threshold_backward(grad, self, threshold),
     self=lambda grad: xp.zeros_like(grad)), ("threshold",))
 
@@ -226,8 +228,9 @@ ceil = unary("ceil", _rounding("ceil", np.ceil), "CeilBackward0", saves="", grad
 trunc = unary("trunc", _rounding("trunc", np.trunc), "TruncBackward0", saves="", grad=lambda grad: xp.zeros_like(grad),
               text="grad_self = 0", keeps_dtype=True, second_order=False)
 
-RoundBackward0 = rule("RoundBackward0", "self", text="grad_self = 0", self=lambda grad: xp.zeros_like(grad))
-RoundBackward1 = rule("RoundBackward1", "self", saves="decimals", text="grad_self = 0",
+RoundBackward0 = rule("RoundBackward0", "self", forward="derived", text="grad_self = 0",
+                      self=lambda grad: xp.zeros_like(grad))
+RoundBackward1 = rule("RoundBackward1", "self", saves="decimals", forward="derived", text="grad_self = 0",
                       self=lambda grad: xp.zeros_like(grad))
 
 
@@ -248,7 +251,7 @@ declare("round", round, inplace=inplace_of(round, "round_"), nodes=(RoundBackwar
 
 # -- activations with arguments (torch.nn.functional) ------------------------------------------------------
 LeakyReluBackward0 = rule("LeakyReluBackward0", "self", saves="self negative_slope",
-                          text="grad_self = grad * (1 if self > 0 else negative_slope)",
+                          forward="derived", text="grad_self = grad * (1 if self > 0 else negative_slope)",
                           self=lambda grad, self, negative_slope:
                           grad * xp.where(xp.data(self) > 0, 1.0, negative_slope))
 
@@ -297,12 +300,13 @@ def _gelu_backward(g, x, approximate):
 # PyTorch's fused backward op of gelu: a create_graph backward records GeluBackwardBackward0
 gelu_backward = fused_op("gelu_backward", _gelu_backward, rule(
     "GeluBackwardBackward0", "grad_output self", saves="grad_output self approximate",
-    text="grad_grad_output = grad * gelu'(self), grad_self = grad * grad_output * gelu''(self)",
+    forward="derived", text="grad_grad_output = grad * gelu'(self), grad_self = grad * grad_output * gelu''(self)",
     grad_output=lambda grad, self, approximate: gelu_backward(grad, self, approximate),
     self=lambda grad, grad_output, self, approximate: grad * grad_output * _gelu_second(self, approximate)),
     ("approximate",))
 
 GeluBackward0 = rule("GeluBackward0", "self", saves="self approximate", text="grad_self = grad * gelu'(self)",
+                     forward="derived",
                      self=lambda grad, self, approximate: gelu_backward(grad, self, approximate))
 
 
@@ -325,6 +329,7 @@ declare("gelu", gelu, namespace="nn.functional", method=False, nodes=(GeluBackwa
 
 SoftplusBackward0 = rule("SoftplusBackward0", "self", saves="self beta threshold",
                          text="grad_self = grad * sigmoid(beta * self)  (grad where beta * self > threshold)",
+                         forward="derived",
                          self=lambda grad, self, beta, threshold: softplus_backward(grad, self, beta, threshold))
 
 

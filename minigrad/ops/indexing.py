@@ -33,15 +33,16 @@ from .views import AliasBackward0, as_view, expand, unsqueeze, view
 # == derivative rows, and the helpers their formulas use ======================================================
 # -- indexing -----------------------------------------------------------------------------------------
 SelectBackward0 = rule("SelectBackward0", "self", saves="dim index self_sym_sizes",
-                       text="grad_self = zeros(self's shape) with grad written at [index] along dim",
+                       forward="linear", text="grad_self = zeros(self's shape) with grad written at [index] along dim",
                        self=lambda grad, dim, index, self_sym_sizes: xp.scatter_into(
                            grad, self_sym_sizes, _select_key(dim, index), False, "SelectBackwardBackward0"))
 SliceBackward0 = rule("SliceBackward0", "self", saves="dim start end step self_sym_sizes",
                       text="grad_self = zeros(self's shape) with grad written at [start:end:step] along dim",
+                      forward="linear",
                       self=lambda grad, dim, start, end, step, self_sym_sizes: xp.scatter_into(
                           grad, self_sym_sizes, _slice_key(dim, start, end, step), False, "SliceBackwardBackward0"))
 IndexBackward0 = rule("IndexBackward0", "self", saves="indices self_sym_sizes", tensor_args="indices",
-                      text="grad_self = zeros(self's shape) with grad added at the indexed places",
+                      forward="linear", text="grad_self = zeros(self's shape) with grad added at the indexed places",
                       self=lambda grad, indices, self_sym_sizes: xp.scatter_into(
                           grad, self_sym_sizes, indices, True, "IndexPutImplBackward0"))
 

@@ -22,27 +22,30 @@ from .views import as_view
 # == derivative rows, and the helpers their formulas use ======================================================
 # -- joining, splitting, gathering (cat/stack rows are made per input count in join.py) -------------------
 SplitBackward0 = rule("SplitBackward0", "self", saves="dim self_sym_sizes split_size",
-                      text="grad_self = cat(grads, dim)  (missing pieces count as 0)", multi=True,
+                      forward="linear", text="grad_self = cat(grads, dim)  (missing pieces count as 0)", multi=True,
                       self=lambda grads, dim: xp.cat(grads, dim))
 SplitWithSizesBackward0 = rule("SplitWithSizesBackward0", "self", saves="dim self_sym_sizes split_sizes",
                                text="grad_self = cat(grads, dim)  (missing pieces count as 0)", multi=True,
+                               forward="linear",
                                self=lambda grads, dim: xp.cat(grads, dim))
 GatherBackward0 = rule("GatherBackward0", "self", saves="self dim index sparse_grad", tensor_args="index",
                        text="grad_self = zeros(self's shape) with grad scatter-added at index along dim",
+                       forward="linear",
                        self=lambda grad, self, dim, index: xp.scatter_add_zeros(grad, dim, index, tuple(self.shape)))
 ScatterAddBackward0 = rule("ScatterAddBackward0", "self src", saves="dim index", tensor_args="index",
-                           text="grad_self = grad, grad_src = grad.gather(dim, index)",
+                           forward="linear", text="grad_self = grad, grad_src = grad.gather(dim, index)",
                            self=lambda grad: grad,
                            src=lambda grad, dim, index: xp.gather(grad, dim, index))
 ScatterBackward0 = rule("ScatterBackward0", "self src", saves="dim index", tensor_args="index",
                         text="grad_self = grad with 0 at index along dim, grad_src = grad.gather(dim, index)",
+                        forward="linear",
                         self=lambda grad, dim, index: xp.scatter(grad, dim, index, 0.0),
                         src=lambda grad, dim, index: xp.gather(grad, dim, index))
 ScatterBackward1 = rule("ScatterBackward1", "self", saves="dim index", tensor_args="index",
-                        text="grad_self = grad with 0 at index along dim  (value is a number)",
+                        forward="derived", text="grad_self = grad with 0 at index along dim  (value is a number)",
                         self=lambda grad, dim, index: xp.scatter(grad, dim, index, 0.0))
 RepeatBackward0 = rule("RepeatBackward0", "self", saves="repeats self_sym_sizes",
-                       text="grad_self = grad summed over the repeated copies",
+                       forward="linear", text="grad_self = grad summed over the repeated copies",
                        self=lambda grad, repeats, self_sym_sizes: _repeat_grad(grad, repeats, self_sym_sizes))
 
 
@@ -80,9 +83,10 @@ def _cat_pieces(grad, dim: int, sizes: tuple) -> list:
 
 
 CatBackward0 = rule("CatBackward0", "tensors[]", saves="dim _sizes",
-                    text="grad_tensors[i] = the slice of grad that came from tensors[i]",
+                    forward="linear", text="grad_tensors[i] = the slice of grad that came from tensors[i]",
                     tensors=lambda grad, dim, _sizes: _cat_pieces(grad, dim, _sizes))
 StackBackward0 = rule("StackBackward0", "tensors[]", saves="dim", text="grad_tensors[i] = grad.select(dim, i)",
+                      forward="linear",
                       tensors=lambda grad, dim: [xp.select(grad, dim, i) for i in range(grad.shape[dim])])
 
 

@@ -43,22 +43,23 @@ def mm_mat2_grad(grad, mat1, sizes: tuple, strides: tuple, unit: int = 1):
 
 MmBackward0 = rule("MmBackward0", "self mat2",
                    saves="self mat2 self_sym_sizes self_sym_strides mat2_sym_sizes mat2_sym_strides",
-                   text="grad_self = grad @ mat2ᵀ, grad_mat2 = selfᵀ @ grad",
+                   forward="bilinear", text="grad_self = grad @ mat2ᵀ, grad_mat2 = selfᵀ @ grad",
                    self=lambda grad, mat2, self_sym_sizes, self_sym_strides:
                    mm_mat1_grad(grad, mat2, self_sym_sizes, self_sym_strides, grad.itemsize),
                    mat2=lambda grad, self, mat2_sym_sizes, mat2_sym_strides:
                    mm_mat2_grad(grad, self, mat2_sym_sizes, mat2_sym_strides, grad.itemsize),
                    shown={"self_sym_strides": _element_strides, "mat2_sym_strides": _element_strides})
 MvBackward0 = rule("MvBackward0", "self vec", saves="self vec",
-                   text="grad_self = outer(grad, vec), grad_vec = selfᵀ @ grad",
+                   forward="bilinear", text="grad_self = outer(grad, vec), grad_vec = selfᵀ @ grad",
                    self=lambda grad, vec: xp.outer(grad, vec),
                    vec=lambda grad, self: xp.t(self) @ grad)
 DotBackward0 = rule("DotBackward0", "self tensor", saves="self tensor",
-                    text="grad_self = grad * tensor, grad_tensor = grad * self",
+                    forward="bilinear", text="grad_self = grad * tensor, grad_tensor = grad * self",
                     self=lambda grad, tensor: grad * tensor,
                     tensor=lambda grad, self: grad * self)
 BmmBackward0 = rule("BmmBackward0", "self mat2", saves="self mat2",
                     text="grad_self = grad @ mat2ᵀ (per batch), grad_mat2 = selfᵀ @ grad (per batch)",
+                    forward="bilinear",
                     self=lambda grad, mat2: xp.bmm(grad, xp.transpose(mat2, 1, 2)),
                     mat2=lambda grad, self: xp.bmm(xp.transpose(self, 1, 2), grad))
 
@@ -78,7 +79,7 @@ BaddbmmBackward0 = rule(
 
 
 SqueezeBackward4 = rule("SqueezeBackward4", "self", saves="dim self_sym_sizes",
-                        text="grad_self = grad.unsqueeze(dim)",  # squeeze_(dim), in place
+                        forward="linear", text="grad_self = grad.unsqueeze(dim)",  # squeeze_(dim), in place
                         self=lambda grad, dim, self_sym_sizes: xp.reshape(grad, self_sym_sizes))
 
 

@@ -238,6 +238,7 @@ def _avg_pool_backward(grad, self, pool: Pool):
 AvgPool2DBackwardBackward0 = rule(
     "AvgPool2DBackwardBackward0", "grad_output", saves="_pool",
     text="grad_grad_output = avg_pool2d(grad)  (the backward is linear: its derivative is the pooling)",
+    forward="linear",
     grad_output=lambda grad, _pool: _avg_pool_of(grad, _pool))
 
 
@@ -259,7 +260,7 @@ def avg_pool2d_backward(grad_output: Tensor, shape: tuple, pool: Pool) -> Tensor
 AvgPool2DBackward0 = rule(
     "AvgPool2DBackward0", "self",
     saves="self kernel_size stride padding ceil_mode count_include_pad divisor_override _pool",
-    text="grad_self = each window's grad / its size, spread back over the window",
+    forward="linear", text="grad_self = each window's grad / its size, spread back over the window",
     self=lambda grad, self, _pool: _avg_pool_backward(grad, self, _pool))
 
 
@@ -311,7 +312,7 @@ def _adaptive_grad(grad, self):
 
 AdaptiveAvgPool2DBackward0 = rule(
     "AdaptiveAvgPool2DBackward0", "self", saves="self",
-    text="grad_self = each output's grad shared evenly over its window (Aᵀ · grad · B)",
+    forward="linear", text="grad_self = each output's grad shared evenly over its window (Aᵀ · grad · B)",
     self=lambda grad, self: _adaptive_grad(grad, self))
 
 

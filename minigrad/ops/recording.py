@@ -77,6 +77,8 @@ class RuleNode(Node):
     _text = ""
     _text_args: tuple = ()  # the arguments the rule text names: their values are shown beside it
     _tensor_args: tuple = ()  # saved arguments that are tensors in PyTorch (indices, masks): freed with the rest
+    _forward_kind = None  # the forward rule (ops/dual.py): "derived", "linear", "bilinear", "formula" or None
+    _forward_formula = None  # for "formula": (function, where each parameter comes from)
 
     # -- introspection ---------------------------------------------------------------------------------
     @property
@@ -299,7 +301,8 @@ def _zeros(meta, create_graph: bool):
 
 # -- declaring a rule ---------------------------------------------------------------------------------
 def rule(name: str, inputs: str, saves: str = "", *, text: str, multi: bool = False, shown: dict | None = None,
-         defaults: dict | None = None, elementwise: bool = False, tensor_args: str = "", **formulas) -> type:
+         defaults: dict | None = None, elementwise: bool = False, tensor_args: str = "", forward=None,
+         **formulas) -> type:
     """Declare the node class `name`: one row of the derivative table (see the module docstring). With
     `multi`, the node has several outputs and its formulas take `grads`, the list of their gradients.
 
@@ -308,7 +311,14 @@ def rule(name: str, inputs: str, saves: str = "", *, text: str, multi: bool = Fa
     saved arguments an op need not pass (add's `alpha=1`). `elementwise`: the op's output has the shape
     and dtype of its first input whenever its other inputs are Python numbers (exp, `x * 2`), so the node
     takes its output's metadata from that input's node. `tensor_args` names saved arguments that PyTorch saves as
-    tensors (an index, a mask): backward frees them like saved inputs, so a second backward raises."""
+    tensors (an index, a mask): backward frees them like saved inputs, so a second backward raises.
+
+    `forward` is the forward rule (forward-mode AD, ops/dual.py): for an elementwise rule it follows from the
+    formulas above and is not written; else "linear" (the op applied to the tangents), "bilinear" (op(a_t, b) +
+    op(a, b_t)), "derived" (an op whose backward formulas are elementwise though the op is not flagged so),
+    "reduction" (each output element reduces its own group of input elements: the backward formula on a gradient
+    of ones, times the tangent, summed over the group), or a formula over the tangents `<input>_t` and what the
+    row saves; None: no forward rule (PyTorch's NotImplementedError under forward AD)."""
     input_names = tuple(inputs.split())
     variadic = len(input_names) == 1 and input_names[0].endswith("[]")
     if variadic:
@@ -329,8 +339,10 @@ def rule(name: str, inputs: str, saves: str = "", *, text: str, multi: bool = Fa
     saved = {f"_saved_{key}": _saved_property(key) for key in exposed}
     saved.update({f"_raw_saved_{key}": _raw_saved_property(key) if key in input_names or key == "result"
                   else _saved_property(key) for key in exposed})
+    forward_kind, forward_formula = _forward_rule(name, forward, elementwise, input_names, saved_names)
     return type(name, (RuleNode,), {
-        **saved, "__slots__": (), "__module__": __name__, "__doc__": f"{name}: {text}",
+        **saved, "_forward_kind": forward_kind, "_forward_formula": forward_formula,
+        "__slots__": (), "__module__": __name__, "__doc__": f"{name}: {text}",
         "_inputs": input_names, "_formulas": tuple(compiled), "_variadic": variadic,
         "_keeps": _keeps(reads, input_names),
         "_saves_result": saves_result, "_multi": multi, "_elementwise": elementwise, "_exposed": frozenset(exposed),
@@ -358,6 +370,28 @@ def _sources(node: str, inp: str, fn, input_names: tuple, saved_names: tuple, fi
         else:
             sources.append((_ARG, p))
     return tuple(sources), used
+
+
+def _forward_rule(node: str, forward, elementwise: bool, input_names: tuple, saved_names: tuple) -> tuple:
+    """(kind, compiled formula or None) of a rule's forward rule (see `rule`)."""
+    if forward is None:
+        return ("derived" if elementwise else None), None
+    if forward in ("linear", "bilinear", "derived", "reduction"):
+        return forward, None
+    sources = []
+    for p in inspect.signature(forward).parameters:
+        if p.endswith("_t") and p[:-2] in input_names:
+            sources.append(("tangent", input_names.index(p[:-2])))
+        elif p in input_names:
+            sources.append((_INPUT, input_names.index(p)))
+        elif p == "result":
+            sources.append((_RESULT, None))
+        elif p in saved_names:
+            sources.append((_ARG, p))
+        else:
+            raise TypeError(f"{node}: the forward formula reads {p!r}, which is neither a tangent (`<input>_t`), "
+                            f"an input nor saved (saves: {' '.join(saved_names) or 'nothing'})")
+    return "formula", (forward, tuple(sources))
 
 
 def _keeps(reads: list, input_names: tuple) -> tuple:

@@ -27,18 +27,18 @@ from .xp import expandable, summed_dims
 # == derivative rows, and the helpers their formulas use ======================================================
 # -- reductions -------------------------------------------------------------------------------------
 SumBackward0 = rule("SumBackward0", "self", saves="self_sym_sizes",
-                    text="grad_self = grad expanded to self's shape (every element gets grad)",
+                    forward="linear", text="grad_self = grad expanded to self's shape (every element gets grad)",
                     self=lambda grad, self_sym_sizes: xp.expand(grad, self_sym_sizes))
 SumBackward1 = rule("SumBackward1", "self", saves="dim keepdim self_sym_sizes",
-                    text="grad_self = grad expanded back over the summed dims",
+                    forward="linear", text="grad_self = grad expanded back over the summed dims",
                     self=lambda grad, dim, keepdim, self_sym_sizes:
                     xp.reduced_expand(grad, self_sym_sizes, dim, keepdim))
 MeanBackward0 = rule("MeanBackward0", "self", saves="self_sym_numel self_sym_sizes",
-                     text="grad_self = grad / numel, expanded to self's shape",
+                     forward="linear", text="grad_self = grad / numel, expanded to self's shape",
                      self=lambda grad, self_sym_numel, self_sym_sizes:
                      _mean_spread(grad, self_sym_sizes, self_sym_numel))
 MeanBackward1 = rule("MeanBackward1", "self", saves="dim keepdim self_sym_numel self_sym_sizes",
-                     text="grad_self = grad / (count over dim), expanded back over dim",
+                     forward="linear", text="grad_self = grad / (count over dim), expanded back over dim",
                      self=lambda grad, dim, keepdim, self_sym_numel, self_sym_sizes:
                      xp.div_scalar(xp.reduced_expand(grad, self_sym_sizes, dim, keepdim),
                                    _reduced_count(self_sym_sizes, dim)))
@@ -62,46 +62,46 @@ def _reduced_count(sizes: tuple, dims: tuple) -> int:
 
 # -- more reductions -------------------------------------------------------------------------------------
 ProdBackward0 = rule("ProdBackward0", "self", saves="self result",
-                     text="grad_self = grad * result / self  (the product of the other elements)",
+                     forward="reduction", text="grad_self = grad * result / self  (the product of the other elements)",
                      self=lambda grad, self, result: _prod_grad(grad, self, result, None, False))
 ProdBackward1 = rule("ProdBackward1", "self", saves="self result dim keepdim",
-                     text="grad_self = grad * (product of the other elements along dim)",
+                     forward="reduction", text="grad_self = grad * (product of the other elements along dim)",
                      self=lambda grad, self, result, dim, keepdim: _prod_grad(grad, self, result, dim, keepdim))
 MaxBackward1 = rule("MaxBackward1", "self", saves="self result",
-                    text="grad_self = grad at the max element(s), 0 elsewhere (ties share it)",
+                    forward="reduction", text="grad_self = grad at the max element(s), 0 elsewhere (ties share it)",
                     self=lambda grad, self, result: _evenly(grad, self, result))
 MinBackward1 = rule("MinBackward1", "self", saves="self result",
-                    text="grad_self = grad at the min element(s), 0 elsewhere (ties share it)",
+                    forward="reduction", text="grad_self = grad at the min element(s), 0 elsewhere (ties share it)",
                     self=lambda grad, self, result: _evenly(grad, self, result))
 MaxBackward0 = rule("MaxBackward0", "self", saves="dim keepdim indices self_sym_sizes", tensor_args="indices",
-                    text="grad_self = grad scattered to the argmax along dim, 0 elsewhere",
+                    forward="reduction", text="grad_self = grad scattered to the argmax along dim, 0 elsewhere",
                     self=lambda grad, dim, keepdim, indices, self_sym_sizes:
                     _select_back(grad, dim, keepdim, indices, self_sym_sizes))
 MinBackward0 = rule("MinBackward0", "self", saves="dim keepdim indices self_sym_sizes", tensor_args="indices",
-                    text="grad_self = grad scattered to the argmin along dim, 0 elsewhere",
+                    forward="reduction", text="grad_self = grad scattered to the argmin along dim, 0 elsewhere",
                     self=lambda grad, dim, keepdim, indices, self_sym_sizes:
                     _select_back(grad, dim, keepdim, indices, self_sym_sizes))
 AmaxBackward0 = rule("AmaxBackward0", "self", saves="self result dim keepdim",
-                     text="grad_self = grad split evenly among the max elements along dim",
+                     forward="reduction", text="grad_self = grad split evenly among the max elements along dim",
                      self=lambda grad, self, result, dim, keepdim: _amax_grad(grad, self, result, dim, keepdim))
 AminBackward0 = rule("AminBackward0", "self", saves="self result dim keepdim",
-                     text="grad_self = grad split evenly among the min elements along dim",
+                     forward="reduction", text="grad_self = grad split evenly among the min elements along dim",
                      self=lambda grad, self, result, dim, keepdim: _amax_grad(grad, self, result, dim, keepdim))
 VarBackward0 = rule("VarBackward0", "self", saves="self correction dim keepdim",
-                    text="grad_self = grad * 2 * (self - mean) / (N - correction)",
+                    forward="reduction", text="grad_self = grad * 2 * (self - mean) / (N - correction)",
                     self=lambda grad, self, correction, dim, keepdim: _var_grad(grad, self, correction, dim, keepdim))
 StdBackward0 = rule("StdBackward0", "self", saves="self result correction dim keepdim",
-                    text="grad_self = grad * (self - mean) / ((N - correction) * result)",
+                    forward="reduction", text="grad_self = grad * (self - mean) / ((N - correction) * result)",
                     self=lambda grad, self, result, correction, dim, keepdim:
                     _var_grad(_safe_div(grad, xp.mul_scalar(result, 2.0), xp.data(result) == 0), self, correction, dim,
                               keepdim))
 LinalgVectorNormBackward0 = rule("LinalgVectorNormBackward0", "self", saves="self result ord dim keepdim",
-                                 text="grad_self = grad * self * |self|^(ord-2) / result^(ord-1)  "
+                                 forward="reduction", text="grad_self = grad * self * |self|^(ord-2) / result^(ord-1)  "
                                       "(ord 2: self / result)",
                                  self=lambda grad, self, result, ord, dim, keepdim:
                                  _norm_grad(grad, self, result, ord, dim, keepdim))
 LogsumexpBackward0 = rule("LogsumexpBackward0", "self", saves="self result dim keepdim",
-                          text="grad_self = grad * exp(self - result)",
+                          forward="reduction", text="grad_self = grad * exp(self - result)",
                           self=lambda grad, self, result, dim, keepdim:
                           _keep(grad, dim, keepdim, self) * xp.exp(self - _keep(result, dim, keepdim, self)))
 # PyTorch's fused backward ops of softmax and log_softmax (`_softmax_backward_data`, ...): what their rows call,
@@ -131,12 +131,14 @@ log_softmax_backward_data = fused_op("log_softmax_backward_data", _log_softmax_b
 
 SoftmaxBackward0 = rule("SoftmaxBackward0", "self", saves="result dim",
                         text="grad_self = result * (grad - sum(grad * result, dim))",
+                        forward=lambda self_t, result, dim: result * (self_t - xp.sum_keep(self_t * result, dim)),
                         self=lambda grad, result, dim: softmax_backward_data(grad, result, dim))
 LogSoftmaxBackward0 = rule("LogSoftmaxBackward0", "self", saves="result dim",
                            text="grad_self = grad - exp(result) * sum(grad, dim)",
+                           forward=lambda self_t, result, dim: self_t - xp.sum_keep(self_t * xp.exp(result), dim),
                            self=lambda grad, result, dim: log_softmax_backward_data(grad, result, dim))
 CumsumBackward0 = rule("CumsumBackward0", "self", saves="dim",
-                       text="grad_self = reversed cumulative sum of grad along dim",
+                       forward="linear", text="grad_self = reversed cumulative sum of grad along dim",
                        self=lambda grad, dim: xp.reverse_cumsum(grad, dim))
 CumprodBackward0 = rule("CumprodBackward0", "self", saves="self dim result",
                         text="grad_self = reversed cumsum(grad * result, dim) / self  (with a zero: products of "

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from .._state import GRAD
 from .._tensor import Tensor
 from ..autograd.graph import check_usable
+from .dual import forward_aware, inplace_only
 
 __all__ = ["Op", "Sample", "declare", "REGISTRY", "NODES", "node_rule", "ops"]
 
@@ -106,6 +107,7 @@ def numpy_arguments(function: Callable, name: str, differentiable: bool = True) 
             check_recordable(args[0])  # (a plain tensor, the common case, has no extras to check)
         return function(*args, **kwargs)
 
+    call.numpy_names = True  # (kept by the wrappers around it: functools.wraps copies the attribute)
     return call
 
 
@@ -176,6 +178,8 @@ def declare(name: str, function: Callable, *, namespace: str = "", aliases: tupl
         numpy_names = public and namespace != "nn.functional" and _has_dim(function)
     if numpy_names:
         function = numpy_arguments(function, name, differentiable)
+    function, inplace, operators = _forward_aware(name, function, inplace, operators or {}, nodes if differentiable
+                                                  else ())
     op = Op(name, function, namespace, tuple(aliases), method, inplace, dict(operators or {}), tuple(nodes),
             tuple(samples), differentiable, functional, public)
     if register:
@@ -186,6 +190,19 @@ def declare(name: str, function: Callable, *, namespace: str = "", aliases: tupl
         for node in op.nodes:
             NODES[node.__name__] = node
     return op
+
+
+def _forward_aware(name: str, function: Callable, inplace, operators: dict, nodes: tuple) -> tuple:
+    """The op's function, in-place variant and operators, each carrying tangents under forward AD (ops/dual.py)."""
+    if name in ("zero_", "fill_", "copy_", "__setitem__"):  # ops that exist only in place
+        return inplace_only(function, name), inplace, operators
+    fw = forward_aware(function, nodes, name)
+    home = getattr(function, "__globals__", {})
+    if fw is not function and home.get(function.__name__) is function:
+        home[function.__name__] = fw  # the op's module calls it as the public does: ops made of it carry tangents
+    fw_inplace = None if inplace is None else forward_aware(inplace, nodes, name + "_", out_of_place=function)
+    return fw, fw_inplace, {key: fw if fn is function else fw_inplace if fn is inplace
+                            else forward_aware(fn, nodes, name) for key, fn in operators.items()}
 
 
 def _has_dim(function: Callable) -> bool:

@@ -66,10 +66,11 @@ def _masked_zero(grad, mask):
 
 
 ClampBackward1 = rule("ClampBackward1", "self", saves="self min max", text="grad_self = grad where min <= self <= max",
+                      forward="derived",
                       self=lambda grad, self, min, max: xp.keep_where(_in_bounds(xp.data(self), min, max), grad))
 ClampBackward0 = rule(
     "ClampBackward0", "self min max", saves="self min max",
-    text="grad_self = grad where min <= self <= max, grad_min = grad where self < min, "
+    forward="derived", text="grad_self = grad where min <= self <= max, grad_min = grad where self < min, "
          "grad_max = grad where self > max",
     self=lambda grad, self, min, max: xp.keep_where(_in_bounds(xp.data(self), xp.data(min), xp.data(max)), grad),
     min=lambda grad, self, min, max:
@@ -77,38 +78,44 @@ ClampBackward0 = rule(
     max=lambda grad, self, min, max:
     xp.keep_where(_clamp_max_mask(xp.data(self), xp.data(min), xp.data(max)), grad))
 ClampMinBackward0 = rule("ClampMinBackward0", "self", saves="self min", text="grad_self = grad where self >= min",
+                         forward="derived",
                          self=lambda grad, self, min: xp.keep_where(xp.data(self) >= min, grad))
 ClampMaxBackward0 = rule("ClampMaxBackward0", "self", saves="self max", text="grad_self = grad where self <= max",
+                         forward="derived",
                          self=lambda grad, self, max: xp.keep_where(xp.data(self) <= max, grad))
 ClampMinBackward1 = rule("ClampMinBackward1", "self min", saves="self min",
-                         text="grad_self = grad where self >= min, grad_min = grad where self < min",
+                         forward="derived", text="grad_self = grad where self >= min, grad_min = grad where self < min",
                          self=lambda grad, self, min: xp.keep_where(xp.data(self) >= xp.data(min), grad),
                          min=lambda grad, self, min: xp.keep_where(xp.data(self) < xp.data(min), grad))
 ClampMaxBackward1 = rule("ClampMaxBackward1", "self max", saves="self max",
-                         text="grad_self = grad where self <= max, grad_max = grad where self > max",
+                         forward="derived", text="grad_self = grad where self <= max, grad_max = grad where self > max",
                          self=lambda grad, self, max: xp.keep_where(xp.data(self) <= xp.data(max), grad),
                          max=lambda grad, self, max: xp.keep_where(xp.data(self) > xp.data(max), grad))
 MaximumBackward0 = rule("MaximumBackward0", "self other", saves="self other",
                         text="grad_self = grad where self > other (ties: half), grad_other = grad where other > self",
+                        forward="derived",
                         self=lambda grad, self, other: _pick_grad(grad, xp.data(self), xp.data(other),
                                                                   xp.data(self) < xp.data(other)),
                         other=lambda grad, self, other: _pick_grad(grad, xp.data(other), xp.data(self),
                                                                    xp.data(self) > xp.data(other)))
 MinimumBackward0 = rule("MinimumBackward0", "self other", saves="self other",
                         text="grad_self = grad where self < other (ties: half), grad_other = grad where other < self",
+                        forward="derived",
                         self=lambda grad, self, other: _pick_grad(grad, xp.data(self), xp.data(other),
                                                                   xp.data(self) > xp.data(other)),
                         other=lambda grad, self, other: _pick_grad(grad, xp.data(other), xp.data(self),
                                                                    xp.data(self) < xp.data(other)))
 WhereBackward0 = rule("WhereBackward0", "self other", saves="condition", tensor_args="condition",
                       text="grad_self = where(condition, grad, 0), grad_other = where(condition, 0, grad)",
+                      forward="derived",
                       self=lambda grad, condition: xp.keep_where(condition, grad),
                       other=lambda grad, condition: xp.zero_where(condition, grad))
 MaskedFillBackward0 = rule("MaskedFillBackward0", "self", saves="mask", tensor_args="mask",
-                           text="grad_self = grad.masked_fill(mask, 0)",
+                           forward="derived", text="grad_self = grad.masked_fill(mask, 0)",
                            self=lambda grad, mask: _masked_zero(grad, mask))
 MaskedFillBackward1 = rule("MaskedFillBackward1", "self value", saves="mask", tensor_args="mask",
                            text="grad_self = grad.masked_fill(mask, 0), grad_value = sum(grad where mask)",
+                           forward="linear",
                            self=lambda grad, mask: _masked_zero(grad, mask),
                            value=lambda grad, mask: xp.keep_where(mask, grad).sum())
 

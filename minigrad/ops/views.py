@@ -23,37 +23,43 @@ from .xp import broadcast_view
 # == derivative rows, and the helpers their formulas use ======================================================
 # -- shape and views ----------------------------------------------------------------------------------
 ViewBackward0 = rule("ViewBackward0", "self", saves="self_sym_sizes", text="grad_self = grad.reshape(self's shape)",
+                     forward="linear",
                      self=lambda grad, self_sym_sizes: xp.reshape(grad, self_sym_sizes))
 ReshapeAliasBackward0 = rule("ReshapeAliasBackward0", "self", saves="self_sym_sizes",
-                             text="grad_self = grad.reshape(self's shape)",
+                             forward="linear", text="grad_self = grad.reshape(self's shape)",
                              self=lambda grad, self_sym_sizes: xp.reshape(grad, self_sym_sizes))
 UnsafeViewBackward0 = rule("UnsafeViewBackward0", "self", saves="self_sym_sizes",
-                           text="grad_self = grad.reshape(self's shape)",
+                           forward="linear", text="grad_self = grad.reshape(self's shape)",
                            self=lambda grad, self_sym_sizes: xp.reshape(grad, self_sym_sizes))
-TBackward0 = rule("TBackward0", "self", text="grad_self = gradᵀ", self=lambda grad: xp.t(grad))
+TBackward0 = rule("TBackward0", "self", forward="linear", text="grad_self = gradᵀ", self=lambda grad: xp.t(grad))
 TransposeBackward0 = rule("TransposeBackward0", "self", saves="dim0 dim1",
-                          text="grad_self = grad.transpose(dim0, dim1)",
+                          forward="linear", text="grad_self = grad.transpose(dim0, dim1)",
                           self=lambda grad, dim0, dim1: xp.transpose(grad, dim0, dim1))
 PermuteBackward0 = rule("PermuteBackward0", "self", saves="dims", text="grad_self = grad.permute(inverse of dims)",
+                        forward="linear",
                         self=lambda grad, dims: xp.permute(grad, _inverse_perm(dims)))
 ExpandBackward0 = rule("ExpandBackward0", "self", saves="self_sym_sizes",
-                       text="grad_self = grad summed over the expanded dims",
+                       forward="linear", text="grad_self = grad summed over the expanded dims",
                        self=lambda grad, self_sym_sizes: xp.sum_to(grad, self_sym_sizes))
 UnsqueezeBackward0 = rule("UnsqueezeBackward0", "self", saves="dim", text="grad_self = grad.squeeze(dim)",
+                          forward="linear",
                           self=lambda grad, dim: xp.squeeze_dims(grad, (dim,)))
 SqueezeBackward0 = rule("SqueezeBackward0", "self", saves="self_sym_sizes",
-                        text="grad_self = grad.unsqueeze(d) for each size-1 dim d of self",
+                        forward="linear", text="grad_self = grad.unsqueeze(d) for each size-1 dim d of self",
                         self=lambda grad, self_sym_sizes: xp.unsqueeze_to(grad, self_sym_sizes))
 SqueezeBackward1 = rule("SqueezeBackward1", "self", saves="dim self_sym_sizes", text="grad_self = grad.unsqueeze(dim)",
+                        forward="linear",
                         self=lambda grad, dim, self_sym_sizes: xp.unsqueeze_to(grad, self_sym_sizes, (dim,)))
 SqueezeBackward2 = rule("SqueezeBackward2", "self", saves="dim self_sym_sizes", text="grad_self = grad.unsqueeze(dims)",
+                        forward="linear",
                         self=lambda grad, dim, self_sym_sizes: xp.unsqueeze_to(grad, self_sym_sizes, dim))
 UnbindBackward0 = rule("UnbindBackward0", "self", saves="dim",
-                       text="grad_self = stack(grads, dim)  (missing pieces count as 0)", multi=True,
+                       forward="linear", text="grad_self = stack(grads, dim)  (missing pieces count as 0)", multi=True,
                        self=lambda grads, dim: xp.stack(grads, dim))
-CloneBackward0 = rule("CloneBackward0", "self", text="grad_self = grad", self=lambda grad: grad)
-AliasBackward0 = rule("AliasBackward0", "self", text="grad_self = grad", self=lambda grad: grad)
+CloneBackward0 = rule("CloneBackward0", "self", forward="linear", text="grad_self = grad", self=lambda grad: grad)
+AliasBackward0 = rule("AliasBackward0", "self", forward="linear", text="grad_self = grad", self=lambda grad: grad)
 ToCopyBackward0 = rule("ToCopyBackward0", "self", saves="self_dtype", text="grad_self = grad cast back to self's dtype",
+                       forward="linear",
                        self=lambda grad, self_dtype: _cast(grad, self_dtype))
 
 

@@ -1,0 +1,404 @@
+"""Forward-mode AD: how an op gives its output a tangent when an input carries one (a dual tensor).
+
+Under `forward_ad.dual_level()`, a tensor may carry a tangent (`make_dual`). Every declared op is wrapped by
+`forward_aware` (registry.declare): with no level active the wrapper is one list read and the op's own call.
+With a level active and a dual input, the op runs as usual (its reverse-mode node included, if an input
+requires grad), and its output's tangent is computed *then*, during the forward pass, from the forward rule of
+the node the op records (`rule(..., forward=...)`, ops/recording.py):
+
+- "derived" (every `elementwise=True` rule): the derivative is the per-input formula the backward rule already
+  states, applied to each input's tangent instead of the output's gradient, summed over inputs (for an
+  elementwise op the Jacobian is diagonal, so J v uses the same numbers as vᵀ J);
+- "linear": the op is linear in its tensor inputs: the tangent is the op applied to the tangents (zeros for an
+  input with none): views, reshapes, sums, cat, indexing... A view's tangent is then the same view of the
+  tangent, so an in-place write into one writes through to the base's tangent, as in PyTorch;
+- "bilinear": matmul-like, op(a_t, b) + op(a, b_t);
+- a function: an explicit formula reading the tangents (`self_t`, `other_t`...) and what the node saves;
+- None: PyTorch's NotImplementedError ("Trying to use forward AD with ... that does not support it").
+
+To read a rule's saved values the op is run once more on stand-ins of its floating inputs that require grad,
+which makes it record its node (with its arguments: `dim`, `alpha`, ...); the stand-in graph is then dropped.
+An in-place op computes the tangent of its out-of-place twin before the write and writes it into the tangent
+of the tensor it changes (and so into the base's tangent, for a view). Tangent formulas run on arrays, or on
+Tensors when a primal or a tangent requires grad, so reverse mode can differentiate them (and forward-over-
+reverse sees the backward formulas' ops, which are ops like any other).
+"""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+
+from .._state import DUAL, GRAD
+from .._tensor import Tensor, make
+from ..autograd.graph import SAVED_HOOKS, accumulator
+from . import recording
+
+NOT_IMPLEMENTED = ("Trying to use forward AD with {} that does not support it because it has not been implemented "
+                   "yet.\nPlease file an issue to PyTorch at https://github.com/pytorch/pytorch/issues/new?template="
+                   "feature-request.yml so that we can prioritize its implementation or submit a PR adding the "
+                   "implementation to derivatives.yaml")
+
+
+# -- tangents on tensors --------------------------------------------------------------------------------------
+def tangent_of(t, level=None):
+    """`t`'s tangent at `level` (the active one by default), or None."""
+    e = t._extras if t.__class__ is Tensor or isinstance(t, Tensor) else None
+    level = DUAL[0] if level is None else level
+    if e is None or e.tangent is None or e.tangent_level is not level:
+        return None
+    return e.tangent
+
+
+def set_tangent(t: Tensor, tangent: Tensor | None, level) -> None:
+    e = t._get_extras()
+    e.tangent = tangent
+    e.tangent_level = level if tangent is not None else None
+
+
+def _as_tangent(value, like: Tensor) -> Tensor:
+    """A tangent for `like`: a Tensor of its shape (broadcast values are copied) and floating dtype."""
+    if isinstance(value, Tensor):
+        if value._data.shape != like._data.shape:
+            value = value.expand(like._data.shape).contiguous()
+        if value._data.dtype != like._data.dtype:
+            value = value.to(like._data.dtype)
+        return value
+    a = np.asarray(value)
+    if a.shape != like._data.shape:
+        a = np.broadcast_to(a, like._data.shape)
+    return make(np.array(a, dtype=like._data.dtype))
+
+
+# -- the wrapper every declared op gets -------------------------------------------------------------------------
+def forward_aware(function, nodes: tuple, name: str, out_of_place=None):
+    """`function` carrying tangents under a dual level (see the module docstring). `nodes`: the node classes the
+    op records (none for an op made of other ops, whose own ops carry the tangents, and for a
+    non-differentiable op, whose outputs have none). `out_of_place`: for an in-place op, its out-of-place twin."""
+    if not nodes:
+        return function if name.startswith("_") else _composite(function, name)
+    kinds = {getattr(cls, "_forward_kind", None) for cls in nodes}
+    kind = next(iter(kinds)) if len(kinds) == 1 else None  # one kind for all its nodes: the node need not be read
+    if kinds == {"linear", "bilinear"}:
+        kind = "bilinear"  # matmul: mm, mv, dot or bmm, whose result a view (squeeze) may end
+
+    @functools.wraps(function)
+    def call(*args, **kwargs):
+        if DUAL[0] is None:
+            return function(*args, **kwargs)
+        return _run(name, function, kind, out_of_place, args, kwargs)
+
+    call.forward_of = (function, functools.partial(forward_aware, nodes=nodes, name=name, out_of_place=out_of_place))
+    return call
+
+
+def _composite(function, name: str):
+    """An op made of other ops: they carry the tangents. Should one of them not (a private kernel), the op
+    raises rather than hand back an output silently without its tangent."""
+    @functools.wraps(function)
+    def call(*args, **kwargs):
+        out = function(*args, **kwargs)
+        if DUAL[0] is not None and isinstance(out, Tensor) and _floating(out) and tangent_of(out) is None \
+                and _tangents_in(args, kwargs, DUAL[0]):
+            raise NotImplementedError(NOT_IMPLEMENTED.format(name))
+        return out
+
+    call.forward_of = (function, functools.partial(_composite, name=name))
+    return call
+
+
+def _run(name: str, function, kind, out_of_place, args: tuple, kwargs: dict):
+    level = DUAL[0]
+    tangents = _tangents_in(args, kwargs, level)
+    if not tangents:
+        return function(*args, **kwargs)
+    DUAL[0] = None  # the op, and the rule computing its tangent, run as with no forward AD
+    try:
+        if out_of_place is not None:
+            return _run_inplace(name, kind, function, out_of_place, args, kwargs, tangents, level)
+        if kind in ("linear", "bilinear"):
+            out = function(*args, **kwargs)
+            _attach(out, _by_function(kind, function, args, kwargs, tangents), level)
+            return out
+        new = _by_node(name, function, args, kwargs, tangents)
+        out = function(*args, **kwargs)
+        _attach(out, new(out), level)
+        return out
+    finally:
+        DUAL[0] = level
+
+
+def _tangents_in(args: tuple, kwargs: dict, level) -> dict:
+    """id(tensor) -> its tangent, for the tensors among the arguments (and in list arguments) that carry one."""
+    found = {}
+    for a in (*args, *kwargs.values()):
+        if a.__class__ in (list, tuple):
+            for b in a:
+                t = tangent_of(b, level) if isinstance(b, Tensor) else None
+                if t is not None:
+                    found[id(b)] = t
+        elif isinstance(a, Tensor):
+            e = a._extras
+            if e is not None and e.tangent is not None and e.tangent_level is level:
+                found[id(a)] = e.tangent
+    return found
+
+
+def _swap(args: tuple, kwargs: dict, fn) -> tuple:
+    """The arguments with each tensor (also inside a list argument) replaced by `fn(tensor)`."""
+    def one(a):
+        if a.__class__ in (list, tuple):
+            return a.__class__(fn(b) if isinstance(b, Tensor) else b for b in a)
+        return fn(a) if isinstance(a, Tensor) else a
+    return tuple(one(a) for a in args), {k: one(v) for k, v in kwargs.items()}
+
+
+def _floating(t: Tensor) -> bool:
+    return t._data.dtype.kind in "fc"
+
+
+def _attach(out, tangent, level) -> None:
+    """Give each floating output its tangent (a tuple of outputs takes a tuple of tangents)."""
+    if isinstance(out, Tensor):
+        if tangent is not None and _floating(out):
+            set_tangent(out, _as_tangent(tangent, out), level)
+        return
+    if isinstance(out, (tuple, list)):
+        tangents = tangent if isinstance(tangent, (tuple, list)) else (tangent,) + (None,) * (len(out) - 1)
+        for o, t in zip(out, tangents):
+            _attach(o, t, level)
+
+
+# -- "linear" and "bilinear": the op itself, on the tangents --------------------------------------------------
+def _by_function(kind: str, function, args: tuple, kwargs: dict, tangents: dict):
+    if kind == "linear":
+        def tangent_or_zeros(t):
+            tan = tangents.get(id(t))
+            if tan is not None:
+                return tan
+            return make(np.zeros_like(t._data)) if _floating(t) else t
+        a, k = _swap(args, kwargs, tangent_or_zeros)
+        return function(*a, **k)
+    total = None
+    for key, tan in tangents.items():  # bilinear: one term per dual input, the others at their primal values
+        a, k = _swap(args, kwargs, functools.partial(_only, key, tan))
+        term = function(*a, **k)
+        total = term if total is None else total + term
+    return total
+
+
+def _only(key: int, tangent: Tensor, t: Tensor) -> Tensor:
+    return tangent if id(t) == key else t
+
+
+# -- rules read from the node the op records ------------------------------------------------------------------
+def _by_node(name: str, function, args: tuple, kwargs: dict, tangents: dict):
+    """Run the op on stand-ins that require grad, so that it records its node; return `f(out)`, which computes the
+    tangent(s) of the real output `out` from that node's forward rule."""
+    originals = {}
+
+    def stand_in(t):
+        if not _floating(t):
+            return t
+        s = make(t._data, None, True)
+        originals[id(s)] = t
+        return s
+
+    a, k = _swap(args, kwargs, stand_in)
+    hooks = SAVED_HOOKS[:]
+    SAVED_HOOKS.clear()  # the stand-ins are nobody's saved tensors
+    mode, GRAD.mode = GRAD.mode, 1
+    try:
+        shadow = function(*a, **k)
+    finally:
+        GRAD.mode = mode
+        SAVED_HOOKS[:] = hooks
+    edges = {id(accumulator(s)): t for s, t in ((s, originals[id(s)]) for s in _stand_ins(a, k, originals))}
+
+    def tangent(out):
+        if isinstance(shadow, Tensor):
+            return _node_tangent(name, shadow, out, edges, originals, tangents)
+        return tuple(_node_tangent(name, s, o, edges, originals, tangents) if isinstance(s, Tensor) else None
+                     for s, o in zip(shadow, out))
+    return tangent
+
+
+def _stand_ins(args: tuple, kwargs: dict, originals: dict) -> list:
+    found = []
+    for a in (*args, *kwargs.values()):
+        for b in (a if a.__class__ in (list, tuple) else (a,)):
+            if isinstance(b, Tensor) and id(b) in originals:
+                found.append(b)
+    return found
+
+
+def _node_tangent(name: str, shadow: Tensor, out: Tensor, edges: dict, originals: dict, tangents: dict):
+    node = shadow._grad_fn
+    if node is None or not _floating(out):
+        return None
+    cls = type(node)
+    kind = getattr(cls, "_forward_kind", None)
+    if kind is None and out._data.ndim == 0 and not cls._multi and not cls._variadic:
+        kind = "reduction"  # a scalar output: J v = Σ_i <∇_i y, v_i>, the gradient from its backward rule
+    if kind is None or kind in ("linear", "bilinear"):  # (a linear node inside an op of another kind: unsupported)
+        raise NotImplementedError(NOT_IMPLEMENTED.format(name))
+    inputs = []
+    for i, nxt in enumerate(node._next_nodes):
+        if nxt is None:
+            kept = node._kept_inputs[i] if node._kept_inputs not in (None, recording.FREED) else None
+            inputs.append(originals.get(id(kept), kept))
+        else:
+            orig = edges.get(id(nxt))
+            if orig is None:  # an op made of other ops ended in this node: its inputs are not the op's
+                raise NotImplementedError(NOT_IMPLEMENTED.format(name))
+            inputs.append(orig)
+    in_tangents = [tangents.get(id(t)) if isinstance(t, Tensor) else None for t in inputs]
+    as_tensors = GRAD.mode > 0 and (any(isinstance(t, Tensor) and t._requires_grad for t in inputs + [out])
+                                    or any(t is not None and t._requires_grad for t in in_tangents))
+    if kind == "derived":
+        return _derived(node, cls, inputs, in_tangents, out, as_tensors)
+    if kind == "reduction":
+        return _reduction(node, cls, inputs, in_tangents, out, as_tensors)
+    return _formula(node, cls, inputs, in_tangents, out, as_tensors)
+
+
+def _value(node, cls, source, key, inputs: list, out: Tensor, as_tensors: bool):
+    """A formula's parameter: an input's primal, the result, or a saved argument."""
+    if source == recording._INPUT:
+        v = inputs[key]
+        return v if as_tensors or not isinstance(v, Tensor) else v._data
+    if source == recording._RESULT:
+        return out if as_tensors else out._data
+    v = node._args.get(key, cls._defaults.get(key)) if node._args else cls._defaults.get(key)
+    return v.value if v.__class__ is recording.SavedArg else v
+
+
+def _derived(node, cls, inputs: list, in_tangents: list, out: Tensor, as_tensors: bool):
+    """Σ_i formula_i(tangent_i): the backward formula of each dual input, with its tangent for the gradient."""
+    total = None
+    for (formula, reads), tan in zip(cls._formulas, in_tangents):
+        if tan is None:
+            continue
+        g = tan if as_tensors else tan._data
+        term = formula(g, *(_value(node, cls, s, k, inputs, out, as_tensors) for s, k in reads))
+        total = term if total is None else total + term
+    return total
+
+
+def _reduction(node, cls, inputs: list, in_tangents: list, out: Tensor, as_tensors: bool):
+    """A reduction (each output element depends on its own group of input elements, as max(dim), var(dim), a
+    loss's mean): the backward formula with a gradient of ones gives ∂y/∂x at every input element, and the
+    tangent is Σ over each group of ∂y/∂x · x_t."""
+    ones = np.ones(out._data.shape, out._data.dtype)
+    grad = make(ones) if as_tensors else ones
+    args = node._args or {}
+    dims = args.get("dim") if out._data.ndim else None
+    keepdim = bool(args.get("keepdim", False)) and out._data.ndim > 0
+    total = None
+    for (formula, reads), tan in zip(cls._formulas, in_tangents):
+        if tan is None:
+            continue
+        slope = formula(grad, *(_value(node, cls, s, k, inputs, out, as_tensors) for s, k in reads))
+        term = slope * (tan if as_tensors else tan._data)
+        total = term if total is None else total + term
+    if total is None:
+        return None
+    if dims is not None and not isinstance(dims, (tuple, list)):
+        dims = (dims,)
+    if as_tensors:
+        return total.sum() if dims is None else total.sum(tuple(dims), keepdim=keepdim)
+    return total.sum() if dims is None else total.sum(axis=tuple(dims), keepdims=keepdim)
+
+
+def _formula(node, cls, inputs: list, in_tangents: list, out: Tensor, as_tensors: bool):
+    """An explicit forward formula: its `<input>_t` parameters are tangents (zeros where an input has none)."""
+    formula, reads = cls._forward_formula
+    values = []
+    for source, key in reads:
+        if source == "tangent":
+            tan, primal = in_tangents[key], inputs[key]
+            if tan is None:
+                tan = make(np.zeros_like(primal._data)) if isinstance(primal, Tensor) else make(np.zeros(()))
+            values.append(tan if as_tensors else tan._data)
+        else:
+            values.append(_value(node, cls, source, key, inputs, out, as_tensors))
+    return formula(*values)
+
+
+# -- in-place ops ------------------------------------------------------------------------------------------------
+def _run_inplace(name: str, kind, function, out_of_place, args: tuple, kwargs: dict, tangents: dict, level):
+    """The tangent of the out-of-place twin, computed before the write, becomes the tangent of the tensor written
+    (written into its tangent's memory, so a view's tangent writes through to its base's)."""
+    if kind in ("linear", "bilinear"):
+        new = _by_function(kind, out_of_place, args, kwargs, tangents)
+    else:
+        new = _by_node(name, out_of_place, args, kwargs, tangents)(out_of_place(*args, **kwargs))
+    out = function(*args, **kwargs)
+    write_tangent(args[0], new, level)
+    return out
+
+
+def write_tangent(t: Tensor, value, level) -> None:
+    """Set `t`'s tangent to `value` as an in-place write does: into its tangent's memory when it has one (a view's
+    tangent is a view of its base's), else a new tangent (for a view: the base gets a zero tangent first)."""
+    if value is None:
+        value = np.zeros_like(t._data)
+    current = tangent_of(t, level)
+    if current is None and t._base is not None:
+        current = _view_tangent(t, level)
+    if current is None:
+        set_tangent(t, _as_tangent(value, t).clone() if isinstance(value, Tensor) else _as_tangent(value, t), level)
+        return
+    data = value._data if isinstance(value, Tensor) else value
+    np.copyto(current._data, np.broadcast_to(data, current._data.shape), casting="unsafe")
+
+
+def _view_tangent(t: Tensor, level) -> Tensor:
+    """A view with no tangent that is written with one: its base gets a zero tangent (unless it has one), and
+    the view's tangent is the same view of it."""
+    from .views import apply_recipe, view_recipes  # lazy: views imports the registry, which imports this module
+
+    base = t._base
+    base_t = tangent_of(base, level)
+    if base_t is None:
+        base_t = make(np.zeros_like(base._data))
+        set_tangent(base, base_t, level)
+    data = base_t._data
+    for r in view_recipes(t):
+        data = apply_recipe(data, r)
+    view = make(data)
+    set_tangent(t, view, level)
+    return view
+
+
+# -- ops that exist only in place ----------------------------------------------------------------------------
+def inplace_only(function, name: str):
+    """zero_, fill_, copy_, x[key] = value: the written elements take the value's tangent (zero for a number or a
+    tensor with none), as PyTorch's forward rules for these ops (`self_t.zero_()`, `self_t.copy_(src_t)`...)."""
+    if name not in ("zero_", "fill_", "copy_", "__setitem__"):
+        return function
+
+    @functools.wraps(function)
+    def call(self, *args, **kwargs):
+        level = DUAL[0]
+        if level is None:
+            return function(self, *args, **kwargs)
+        tangents = _tangents_in((self, *args), kwargs, level)
+        if not tangents:
+            return function(self, *args, **kwargs)
+        DUAL[0] = None
+        try:
+            out = function(self, *args, **kwargs)
+            value = args[-1] if args else next(iter(kwargs.values()), None)
+            value_t = tangents.get(id(value)) if isinstance(value, Tensor) else None
+            if name == "__setitem__":
+                write_tangent(self, tangent_of(self, level) if tangent_of(self, level) is not None else None, level)
+                function(tangent_of(self, level), args[0], value_t if value_t is not None else 0.0)
+            else:
+                write_tangent(self, None if value_t is None or name == "zero_" else value_t, level)
+        finally:
+            DUAL[0] = level
+        return out
+
+    return call
