@@ -395,6 +395,30 @@ def _dropout(func, args, kwargs):
     return elementwise(func, args, kwargs)
 
 
+def _like(func, args, kwargs):
+    """zeros_like(x) and its kin: the factory on the batch tensor (a random one draws per sample: PyTorch's
+    randomness="different"; "error" refuses it)."""
+    x = args[0]
+    if func.__name__ in ("rand_like", "randn_like"):
+        _check_randomness(x)
+    return BatchedTensor(func(x._value, *args[1:], **kwargs), x._levels)
+
+
+def _check_randomness(x) -> None:
+    if any(lv[2] == "error" for lv in LEVELS if lv[0] in x._levels):
+        raise RuntimeError("vmap: called random operation while in randomness error mode. Please either use the "
+                           "'same' or 'different' randomness flags on vmap or perform the randomness operation out "
+                           "of vmap")
+
+
+def _dot(func, args, kwargs):
+    """dot / outer of batched vectors: their products, elementwise."""
+    a, b = args[0], args[1]
+    if func.__name__ == "dot":
+        return (a * b).sum(-1)
+    return a.unsqueeze(-1) * b.unsqueeze(-2)
+
+
 RULES = {
     "reshape": _one(_reshape), "view": _one(_view), "flatten": _one(_flatten), "unsqueeze": _one(_unsqueeze),
     "transpose": _one(_transpose), "swapaxes": _one(_transpose), "permute": _one(_permute),
@@ -408,7 +432,8 @@ RULES = {
     "nll_loss": _loss, "cross_entropy": _loss,
     "conv2d": _conv, "conv1d": _conv, "max_pool2d": _folded, "max_pool1d": _folded, "avg_pool2d": _folded,
     "avg_pool1d": _folded, "adaptive_avg_pool2d": _folded, "adaptive_avg_pool1d": _folded,
-    "dropout": _dropout,
+    "dropout": _dropout, "dot": _dot, "outer": _dot, "empty_like": _like, "full_like": _like, "ones_like": _like,
+    "zeros_like": _like, "rand_like": _like, "randn_like": _like, "like": _like,  # (ones/zeros/empty_like's name)
 }
 
 

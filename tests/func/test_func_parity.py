@@ -391,3 +391,12 @@ def test_vmap_of_a_vjp_fn_recorded_outside(torch):
             lib.eye(4, dtype=lib.float64)))(t(lib, A))
         return rows, inner
     both(torch, program)
+
+
+def test_vmap_like_factories_dot_outer_and_randomness(torch):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        both(torch, lambda lib: lib.vmap(lambda v: (lib.zeros_like(v), lib.ones_like(v) + v, lib.full_like(v, 2.0),
+                                                    lib.dot(v, v), lib.outer(v, v)))(t(lib, A)))
+    errors_alike(torch, lambda lib: lib.vmap(lambda v: lib.randn_like(v))(t(lib, A)))
+    assert minigrad.vmap(lambda v: minigrad.randn_like(v), randomness="different")(t(minigrad, A)).shape == (3, 4)
