@@ -400,3 +400,17 @@ def test_vmap_like_factories_dot_outer_and_randomness(torch):
                                                     lib.dot(v, v), lib.outer(v, v)))(t(lib, A)))
     errors_alike(torch, lambda lib: lib.vmap(lambda v: lib.randn_like(v))(t(lib, A)))
     assert minigrad.vmap(lambda v: minigrad.randn_like(v), randomness="different")(t(minigrad, A)).shape == (3, 4)
+
+
+@settings(max_examples=10, deadline=None)
+@given(shape=st.lists(st.integers(1, 3), min_size=1, max_size=3), data=st.data())
+def test_drawn_jacrev_and_per_sample_grad(torch, shape, data):
+    """jacrev of a drawn-shape function, and vmap(grad) over a drawn batch dim, against torch.func."""
+    in_dim = data.draw(st.integers(-len(shape), len(shape) - 1))
+    x = np.random.default_rng(sum(shape)).standard_normal(shape)
+
+    def f(v):
+        return (v.sin() * v.sum()).tanh()
+
+    both(torch, lambda lib: lib.func.jacrev(f)(t(lib, x)))
+    both(torch, lambda lib: lib.vmap(lib.func.grad(lambda v: f(v).sum()), in_dims=in_dim)(t(lib, x)))
