@@ -86,3 +86,8 @@ def test_jvp_errors(torch):
         with pytest.raises(RuntimeError) as got:
             case(minigrad)
         assert str(want.value).split(":")[0] in str(got.value)
+
+
+def test_jacfwd_has_aux_and_vmap_of_hessian(torch):
+    both(torch, lambda lib: lib.func.jacfwd(lambda x: (x.sin() * x.sum(), x.exp().sum()), has_aux=True)(t(lib, B)))
+    both(torch, lambda lib: lib.vmap(lib.func.hessian(lambda x: (x ** 3 * x.sum()).sin().sum()))(t(lib, A)))
