@@ -88,7 +88,7 @@ __version__ = "0.1.0"
 
 # every public op declared for the top-level namespace (ops/registry.py): minigrad.exp, minigrad.cat, ...
 # (each gives way to `__torch_function__`, PyTorch's override protocol: ops.registry.overridable)
-globals().update({name: ops.registry.overridable(op.function, name) for op in ops.REGISTRY.values()
+globals().update({name: ops.registry.overridable(op.named(name), name) for op in ops.REGISTRY.values()
                   if op.public and op.namespace == "" for name in (op.name, *op.aliases)})
 # the `*_like` factories too (vmap's batched tensors make their like batched)
 globals().update({name: ops.registry.overridable(globals()[name], name) for name in (

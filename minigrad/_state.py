@@ -17,6 +17,7 @@ import numpy as np
 
 class _GradState(threading.local):
     mode = 1  # a class default: each new thread starts with grad enabled
+    formula = 0  # > 0 while derivative formulas run under create_graph (ops/recording.py, RuleNode._apply)
 
     def __init__(self):
         # PyTorch computes inf and nan silently (`inf - inf` is nan); NumPy warns. Ops run their NumPy

@@ -249,13 +249,7 @@ class Tensor:
     def _is_view(self) -> bool:
         return self._base is not None
 
-    # -- autograd API ----------------------------------------------------------------------------
-    def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None) -> None:
-        """Compute the gradient of this tensor w.r.t. the graph's leaves (see `minigrad.autograd.backward`)."""
-        from .autograd import backward  # lazy: the engine sits above Tensor (Tensor is what it works on)
-
-        backward(self, gradient, retain_graph, create_graph, inputs=inputs)
-
+    # -- autograd API (`backward` is attached by autograd/gradients.py: the engine sits above Tensor) -----------
     def register_hook(self, hook) -> RemovableHandle:
         """`hook(grad)` runs when this tensor's gradient is computed; a returned tensor replaces it."""
         if not self._requires_grad:

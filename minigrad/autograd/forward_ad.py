@@ -42,6 +42,7 @@ def enter_dual_level() -> int:
         raise RuntimeError("Nested forward mode AD is not supported at the moment")
     _current_level += 1
     DUAL[0] = _Level(_current_level)
+    _dual.install(True)
     return _current_level
 
 
@@ -56,6 +57,7 @@ def exit_dual_level(*, level: int | None = None) -> None:
     if level < 0:
         raise RuntimeError("Dual level must be a positive number.")
     DUAL[0] = None
+    _dual.install(False)
     _current_level = level - 1
 
 

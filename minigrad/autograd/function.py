@@ -12,10 +12,10 @@ import warnings
 
 import numpy as np
 
-from .._state import GRAD
+from .._state import DUAL, GRAD
 from .._tensor import Tensor, make
 from .grad_mode import no_grad
-from .graph import FREED, Node, accumulator, freed_error, new_node
+from .graph import FREED, Node, accumulator, freed_error, modified_message, new_node
 
 LEGACY = ("Legacy autograd function with non-static forward method is deprecated. Please use new-style autograd "
           "function with static forward method. (Example: https://pytorch.org/docs/stable/autograd.html"
@@ -53,8 +53,6 @@ class FunctionCtx:
 
 
 def _unpack(node, entry):
-    from ..ops.recording import modified_message  # lazy: the ops sit above autograd's Function
-
     if entry is None:
         return None
     kind, value, counter, version = entry
@@ -208,12 +206,17 @@ class Function(FunctionCtx, metaclass=FunctionMeta):
 
 
 def _apply(cls, args: tuple, kwargs: dict):
+    """`Function.apply`: run forward with grad mode off (the node is `ctx`), then, when an input requires grad,
+    give the node its edges, its outputs and what `ctx.save_for_backward` named."""
     node = new_node(cls._backward_cls, (), None, ())  # made before forward (ctx is the node); edges come after
     needs = tuple(isinstance(a, Tensor) and a._requires_grad for a in args)
     node.needs_input_grad = needs
     recording = GRAD.mode > 0 and any(needs)
+    level = DUAL[0]
+    dual = level is not None and any(_tangent(a, level) is not None for a in args)
     prev = GRAD.mode
     GRAD.mode = 0 if prev > 0 else prev
+    DUAL[0] = None  # forward sees plain tensors, as in PyTorch: the tangents are the jvp's business
     try:
         if cls.setup_context is not Function.setup_context:
             output = cls.forward(*args, **kwargs)
@@ -222,10 +225,23 @@ def _apply(cls, args: tuple, kwargs: dict):
             output = cls.forward(node, *args, **kwargs)
     finally:
         GRAD.mode = prev
+        DUAL[0] = level
     if not recording:
+        if dual:
+            _forward_mode(cls, node, args, output, level)
         return output
     single = not isinstance(output, tuple)
-    outs = (output,) if single else output
+    _link_inputs(node, args)
+    new_outs, out_index = _wrap_outputs(node, args, (output,) if single else output)
+    _save(node, out_index)
+    result = new_outs[0] if single else tuple(new_outs)
+    if dual:
+        _forward_mode(cls, node, args, result, level)
+    return result
+
+
+def _link_inputs(node, args: tuple) -> None:
+    """The node's edges: one per tensor argument (None for one that does not require grad)."""
     edges = []
     tensor_pos = []
     for i, a in enumerate(args):
@@ -240,6 +256,11 @@ def _apply(cls, args: tuple, kwargs: dict):
     node._n_args = len(args)
     node._forward_args = tuple(_ArgValue(a) if isinstance(a, Tensor) else a for a in args)
     node._tensor_pos = frozenset(tensor_pos)
+
+
+def _wrap_outputs(node, args: tuple, outs: tuple) -> tuple:
+    """The outputs as the node's: an input marked dirty is bumped, an input returned as it is becomes a new tensor,
+    a non-differentiable or non-float output gets no grad_fn. Returns (the outputs, {id(output): (tensor, nr)})."""
     dirty = {id(t) for t in node.__dict__.get("_dirty", ())}
     non_diff = {id(t) for t in node.__dict__.get("_non_differentiable", ())}
     input_ids = {id(a) for a in args if isinstance(a, Tensor)}
@@ -272,20 +293,56 @@ def _apply(cls, args: tuple, kwargs: dict):
     node._input_metadata = tuple(metas)
     if new_outs and isinstance(new_outs[0], Tensor):
         node._set_output(new_outs[0])
+    return new_outs, out_index
+
+
+def _save(node, out_index: dict) -> None:
+    """What `ctx.save_for_backward` named: each tensor with its version now (an output as its data and number)."""
     to_save = node.__dict__.pop("_to_save", None)
-    if to_save is not None:
-        saved = []
-        for s in to_save:
-            if s is None:
-                saved.append(None)
-            elif id(s) in out_index:
-                t, nr = out_index[id(s)]
-                counter = t._shared_counter()
-                saved.append(("output", (t._data, nr), counter, counter.value))
-            else:
-                saved.append(("input", s, s._shared_counter(), s._version))
-        node._saved = tuple(saved)
-    return new_outs[0] if single else tuple(new_outs)
+    if to_save is None:
+        return
+    saved = []
+    for s in to_save:
+        if s is None:
+            saved.append(None)
+        elif id(s) in out_index:
+            t, nr = out_index[id(s)]
+            counter = t._shared_counter()
+            saved.append(("output", (t._data, nr), counter, counter.value))
+        else:
+            saved.append(("input", s, s._shared_counter(), s._version))
+    node._saved = tuple(saved)
+
+
+def _tangent(a, level):
+    e = a._extras if isinstance(a, Tensor) else None
+    return e.tangent if e is not None and e.tangent is not None and e.tangent_level is level else None
+
+
+def _forward_mode(cls, ctx, args: tuple, output, level) -> None:
+    """Forward AD through a custom Function: `jvp(ctx, *tangents)` (a zero tangent for a tensor input without one,
+    None for other arguments), reading what `ctx.save_for_forward` kept as `ctx.saved_tensors`; its results are
+    the outputs' tangents."""
+    if cls.jvp is Function.jvp:
+        Function.jvp(ctx)  # PyTorch's NotImplementedError
+    tangents = [(_tangent(a, level) if _tangent(a, level) is not None else make(np.zeros_like(a._data)))
+                if isinstance(a, Tensor) else None for a in args]
+    saved = ctx.__dict__.get("_saved")
+    ctx._saved = None
+    ctx._to_save = ctx.__dict__.get("_to_save_forward", ())
+    DUAL[0] = None
+    try:
+        result = cls.jvp(ctx, *tangents)
+    finally:
+        DUAL[0] = level
+        ctx._saved = saved
+        ctx.__dict__.pop("_to_save", None)
+    outs = output if isinstance(output, tuple) else (output,)
+    results = result if isinstance(result, tuple) else (result,)
+    for o, t in zip(outs, results):
+        if isinstance(o, Tensor) and isinstance(t, Tensor) and o._data.dtype.kind == "f":
+            e = o._get_extras()
+            e.tangent, e.tangent_level = t, level
 
 
 def once_differentiable(fn):

@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 
 from .._tensor import Tensor, make
-from . import grad as _grad
+from .gradients import grad as _grad
+from .gradients import stacked
 
 
 def _tup(x):
@@ -81,10 +82,29 @@ def jvp(func, inputs, v=None, create_graph: bool = False, strict: bool = False):
     return out, res[0] if not isinstance(outs, (tuple, list)) else res
 
 
+STRATEGY = ('Expected strategy to be either "forward-mode" or "reverse-mode". Hint: If your function has more '
+            'outputs than inputs, "forward-mode" tends to be more performant. Otherwise, prefer to use "reverse-mode".')
+
+
 def jacobian(func, inputs, create_graph: bool = False, strict: bool = False, vectorize: bool = False,
              strategy: str = "reverse-mode"):
-    """The Jacobian, one `autograd.grad` call per output element."""
-
+    """The Jacobian: one `autograd.grad` call per output element ("reverse-mode"), or one forward-AD pass per input
+    element ("forward-mode", as PyTorch only with `vectorize=True`; minigrad has no vmap and runs them in turn)."""
+    if strategy not in ("forward-mode", "reverse-mode"):
+        raise AssertionError(STRATEGY)
+    if strategy == "forward-mode":
+        if create_graph:
+            raise NotImplementedError('minigrad.autograd.functional.jacobian: `create_graph=True` and `strategy="'
+                                      'forward-mode"` are not supported together (yet). Please either set `create_'
+                                      'graph=False` or `strategy="reverse-mode"`.')
+        if strict:
+            raise RuntimeError('minigrad.autograd.functional.jacobian: `strict=True` and `strategy="forward-mode"` '
+                               'are not supported together (yet). Please either set `strict=False` or `strategy="'
+                               'reverse-mode"`.')
+        if not vectorize:
+            raise NotImplementedError("Computing Jacobian using forward-AD or forward-over-reverse Hessian is"
+                                      "only implemented for `vectorize=True`.")
+        return _jacfwd(func, inputs)
     single_in = not isinstance(inputs, (tuple, list))
     ins = _prepare(inputs, create_graph)
     outs = func(*ins)
@@ -106,10 +126,8 @@ def jacobian(func, inputs, create_graph: bool = False, strict: bool = False, vec
                 rows[i].append(g if g is not None else make(np.zeros_like(t._data)))
         per_input = []
         for i, t in enumerate(ins):
-            from ..ops.joining import stack  # lazy: the ops load after autograd's package (they use its graph)
-
             if rows[i]:
-                j = stack(rows[i], 0).reshape(o._data.shape + t._data.shape)
+                j = stacked(rows[i]).reshape(o._data.shape + t._data.shape)
             else:
                 j = make(np.zeros(o._data.shape + t._data.shape, t._data.dtype))
             per_input.append(j if create_graph else j.detach())
@@ -117,10 +135,61 @@ def jacobian(func, inputs, create_graph: bool = False, strict: bool = False, vec
     return result[0] if single_out else tuple(result)
 
 
+def _jacfwd(func, inputs):
+    """The Jacobian by forward AD: input element k's basis tangent gives column k of every output's Jacobian."""
+    from ..ops.joining import stack  # lazy: the ops load after autograd's package (they use its graph)
+    from . import forward_ad  # lazy: forward AD is built on the ops
+
+    single_in = not isinstance(inputs, (tuple, list))
+    ins = tuple(t.detach() for t in _tup(inputs))
+    columns, outs = [], None  # columns[i][k]: the outputs' tangents for input i's k-th basis tangent
+    for i, x in enumerate(ins):
+        columns.append([])
+        for k in range(x._data.size):
+            basis = np.zeros(x._data.size, x._data.dtype)
+            basis[k] = 1
+            with forward_ad.dual_level():
+                args = list(ins)
+                args[i] = forward_ad.make_dual(x, make(basis.reshape(x._data.shape)))
+                outs = func(*args)
+                columns[i].append([_tangent_or_zeros(forward_ad.unpack_dual(o).tangent, o) for o in _tup(outs)])
+    if outs is None:
+        outs = func(*ins)
+    single_out = not isinstance(outs, (tuple, list))
+    result = []
+    for j, o in enumerate(_tup(outs)):
+        per_input = []
+        for i, x in enumerate(ins):
+            cols = [c[j] for c in columns[i]]
+            j_mat = stack(cols, -1) if cols else make(np.zeros(o._data.shape + (0,), o._data.dtype))
+            per_input.append(j_mat.reshape(o._data.shape + x._data.shape).detach())
+        result.append(per_input[0] if single_in else tuple(per_input))
+    return result[0] if single_out else tuple(result)
+
+
+def _tangent_or_zeros(tangent, like):
+    return make(np.zeros_like(like._data)) if tangent is None else tangent.reshape(like._data.shape)
+
+
 def hessian(func, inputs, create_graph: bool = False, strict: bool = False, vectorize: bool = False,
             outer_jacobian_strategy: str = "reverse-mode"):
-    """The Hessian of a scalar function: the Jacobian of its gradient."""
+    """The Hessian of a scalar function: the Jacobian of its gradient ("forward-mode": forward AD over the
+    reverse-mode gradient, PyTorch's forward-over-reverse)."""
+    if outer_jacobian_strategy not in ("forward-mode", "reverse-mode"):
+        raise AssertionError('Expected strategy to be either "forward-mode" or "reverse-mode".')
     single = not isinstance(inputs, (tuple, list))
+    if outer_jacobian_strategy == "forward-mode":
+        def gradient_fwd(*ins):
+            ins = tuple(t.requires_grad_(True) for t in ins)
+            out = func(*ins)
+            if out._data.size != 1:
+                raise RuntimeError("The Tensor returned by the function given to hessian should contain a single "
+                                   "element")
+            gs = _fill(_grad(out, ins, create_graph=True, allow_unused=True), ins)
+            return gs[0] if single else gs
+
+        return jacobian(gradient_fwd, inputs, create_graph=create_graph, strict=strict, vectorize=vectorize,
+                        strategy="forward-mode")
 
     def gradient(*ins):
         out = func(*ins)

@@ -12,7 +12,7 @@ import warnings
 import numpy as np
 
 from .._tensor import Tensor, make
-from . import grad as autograd_grad
+from .gradients import grad as autograd_grad
 
 
 class GradcheckError(RuntimeError):
@@ -87,13 +87,17 @@ def gradcheck(func, inputs, *, eps: float = 1e-6, atol: float = 1e-5, rtol: floa
             warnings.warn(f"Input #{i} requires gradient and is not a double precision floating point or complex. "
                           "This check will likely fail if all the inputs are not of double precision floating point "
                           "or complex. ", UserWarning, stacklevel=2)
-    analytical = _analytical(func, inputs, diff_idx)
     numerical = _numerical(func, inputs, diff_idx, eps)
-    for a, i in enumerate(diff_idx):
-        for j, (an, nu) in enumerate(zip(analytical[a], numerical[a])):
-            if not np.allclose(an, nu, rtol=rtol, atol=atol):
-                return _fail(raise_exception, f"Jacobian mismatch for output {j} with respect to input {i},\n"
-                                              f"numerical:{_show(nu)}\nanalytical:{_show(an)}\n")
+    if check_forward_ad:  # the Jacobian from forward mode, one tangent per input element (PyTorch's order: first)
+        mismatch = _mismatch(_forward_jacobian(func, inputs, diff_idx), numerical, diff_idx, rtol, atol)
+        if mismatch:
+            return _fail(raise_exception, "Jacobian computed with forward mode " + mismatch)
+    if not check_backward_ad:
+        return True
+    analytical = _analytical(func, inputs, diff_idx)
+    mismatch = _mismatch(analytical, numerical, diff_idx, rtol, atol)
+    if mismatch:
+        return _fail(raise_exception, "Jacobian " + mismatch)
     again = _analytical(func, inputs, diff_idx)
     for first, second in zip(analytical, again):
         for an, an2 in zip(first, second):
@@ -102,6 +106,37 @@ def gradcheck(func, inputs, *, eps: float = 1e-6, atol: float = 1e-5, rtol: floa
                              "grad_output multiple times gives different values, although analytical gradient "
                              "matches numerical gradient.")
     return True
+
+
+def _mismatch(analytical: list, numerical: list, diff_idx: list, rtol: float, atol: float) -> str:
+    for a, i in enumerate(diff_idx):
+        for j, (an, nu) in enumerate(zip(analytical[a], numerical[a])):
+            if not np.allclose(an, nu, rtol=rtol, atol=atol):
+                return (f"mismatch for output {j} with respect to input {i},\n"
+                        f"numerical:{_show(nu)}\nanalytical:{_show(an)}\n")
+    return ""
+
+
+def _forward_jacobian(func, inputs, diff_idx):
+    """jac[i][j] as `_analytical`'s, column by column from forward AD: input i's tangent is one basis vector."""
+    from . import forward_ad  # lazy: forward AD is built on the ops, which load after autograd's package
+
+    n_outs = [o.size for o in _outputs(func, inputs)]
+    jac = [[np.zeros((inputs[i]._data.size, n)) for n in n_outs] for i in diff_idx]
+    for a, i in enumerate(diff_idx):
+        x = inputs[i]
+        for k in range(x._data.size):
+            basis = np.zeros(x._data.size, x._data.dtype)
+            basis[k] = 1
+            with forward_ad.dual_level():
+                args = list(inputs)
+                args[i] = forward_ad.make_dual(x.detach(), make(basis.reshape(x._data.shape)))
+                outs = _as_tuple(func(*args))
+                for j, o in enumerate(outs):
+                    tangent = forward_ad.unpack_dual(o).tangent
+                    if tangent is not None:
+                        jac[a][j][k] = tangent._data.reshape(-1)
+    return jac
 
 
 def _show(a: np.ndarray) -> str:

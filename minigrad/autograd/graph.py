@@ -450,3 +450,18 @@ def get_gradient_edge(tensor):
     """(node, input_nr) that a gradient for `tensor` flows into, as PyTorch's GradientEdge."""
     fn = tensor._grad_fn
     return (fn, tensor._output_nr) if fn is not None else (accumulator(tensor), 0)
+
+
+def modified_message(t: Tensor, now: int, saved: int) -> str:
+    """PyTorch's error for a saved tensor written in place since. Its type string is the legacy class name where
+    PyTorch has one in print, the dispatch key's name for bool."""
+    kind = "CPUBoolType" if t._data.dtype.kind == "b" else f"minigrad.{FROM_NP[t._data.dtype]._legacy}"
+    what = f"[{kind} [{', '.join(str(d) for d in t._data.shape)}]]"
+    if t._grad_fn is not None:
+        what += f", which is output {t._output_nr} of {saved_op_name(t._grad_fn)},"
+    return (
+        "one of the variables needed for gradient computation has been modified by an inplace operation: "
+        f"{what} is at version {now}; expected version {saved} instead. Hint: enable anomaly detection to find "
+        "the operation that failed to compute its gradient, with "
+        "minigrad.autograd.set_detect_anomaly(True, check_nan=False)."
+    )

@@ -24,8 +24,10 @@ from ._batched import LEVELS, BatchedTensor, _wrap, fallback, levels_of, physica
 # -- which op a function is ------------------------------------------------------------------------------------
 NAMES: dict = {}
 for _op in REGISTRY.values():
-    for _fn in (_op.function, *_op.operators.values()):
+    for _fn in (_op.function, *_op.operators.values(), *(_op.named(a) for a in _op.aliases)):
         NAMES.setdefault(_fn, _op.name)
+        if hasattr(_fn, "forward_of"):  # the op's own function, behind its forward-AD wrapper (ops/dual.py)
+            NAMES.setdefault(_fn.forward_of[0], _op.name)
     if _op.inplace is not None:
         NAMES[_op.inplace] = _op.name + "_"
 

@@ -112,71 +112,31 @@ def multi_head_attention_forward(query: Tensor, key: Tensor, value: Tensor, embe
     """Multi-head attention over (L, N, E) query and (S, N, E) key/value (see the module docstring); returns
     (output (L, N, E), weights (N, L, S) averaged over heads, or per head (N, heads, L, S), or None)."""
     batched = _shape_check(query, key, value, key_padding_mask, attn_mask, num_heads)
-    if not batched:
+    if not batched:  # a batch of one
         query, key, value = query.unsqueeze(1), key.unsqueeze(1), value.unsqueeze(1)
-        if key_padding_mask is not None:
-            key_padding_mask = key_padding_mask.unsqueeze(0)
+        key_padding_mask = None if key_padding_mask is None else key_padding_mask.unsqueeze(0)
     tgt_len, bsz, embed_dim = query.shape
-    src_len = key.shape[0]
-    key_padding_mask = _canonical_mask(key_padding_mask, "key_padding_mask", _dtype_of(attn_mask), "attn_mask",
-                                       query.dtype)
-    if is_causal and attn_mask is None:
-        raise RuntimeError("Need attn_mask if specifying the is_causal hint. You may use the Transformer module "
-                           "method `generate_square_subsequent_mask` to create this mask.")
-    if is_causal and key_padding_mask is None and not need_weights:
-        attn_mask = None  # scaled_dot_product_attention makes the causal mask itself
-    else:
-        attn_mask = _canonical_mask(attn_mask, "attn_mask", None, "", query.dtype, check_other=False)
-        if key_padding_mask is not None:
-            is_causal = False
-    if embed_dim != embed_dim_to_check:
-        raise AssertionError(f"was expecting embedding dimension of {embed_dim_to_check}, but got {embed_dim}")
-    head_dim = embed_dim // num_heads
-    if head_dim * num_heads != embed_dim:
-        raise AssertionError(f"embed_dim {embed_dim} not divisible by num_heads {num_heads}")
-    if use_separate_proj_weight:
-        if tuple(key.shape[:2]) != tuple(value.shape[:2]):
-            raise AssertionError(f"key's sequence and batch dims {key.shape[:2]} do not match value's "
-                                 f"{value.shape[:2]}")
-    elif tuple(key.shape) != tuple(value.shape):
-        raise AssertionError(f"key shape {key.shape} does not match value shape {value.shape}")
-
+    key_padding_mask, attn_mask, is_causal = _canonical_masks(query, key_padding_mask, attn_mask, is_causal,
+                                                              need_weights)
+    head_dim = _check_dims(query, key, value, embed_dim_to_check, num_heads, use_separate_proj_weight)
     # 1. the projections
     if not use_separate_proj_weight:
         if in_proj_weight is None:
             raise AssertionError("use_separate_proj_weight is False but in_proj_weight is None")
         q, k, v = _in_projection_packed(query, key, value, in_proj_weight, in_proj_bias)
     else:
-        for name, w in (("q", q_proj_weight), ("k", k_proj_weight), ("v", v_proj_weight)):
-            if w is None:
-                raise AssertionError(f"use_separate_proj_weight is True but {name}_proj_weight is None")
-        b_q, b_k, b_v = (None, None, None) if in_proj_bias is None else in_proj_bias.chunk(3)
-        q, k, v = (linear(query, q_proj_weight, b_q), linear(key, k_proj_weight, b_k),
-                   linear(value, v_proj_weight, b_v))
-
-    # 2. the masks, one per (batch, head) or one for all
-    if attn_mask is not None:
-        if attn_mask.dim() == 2:
-            if tuple(attn_mask.shape) != (tgt_len, src_len):
-                raise RuntimeError(f"The shape of the 2D attn_mask is {attn_mask.shape}, but should be "
-                                   f"{(tgt_len, src_len)}.")
-            attn_mask = attn_mask.unsqueeze(0)
-        elif tuple(attn_mask.shape) != (bsz * num_heads, tgt_len, src_len):
-            raise RuntimeError(f"The shape of the 3D attn_mask is {attn_mask.shape}, but should be "
-                               f"{(bsz * num_heads, tgt_len, src_len)}.")
+        q, k, v = _in_projection_separate((query, key, value), (q_proj_weight, k_proj_weight, v_proj_weight),
+                                          in_proj_bias)
+    # 2. the masks, one per (batch, head) or one for all; learnt extra keys and values (bias_k, bias_v)
+    attn_mask = _attn_mask_3d(attn_mask, tgt_len, key.shape[0], bsz * num_heads)
+    masks = [attn_mask, key_padding_mask]
     if bias_k is not None and bias_v is not None:  # one more key and value, learnt
         if static_k is not None or static_v is not None:
             raise AssertionError(f"bias cannot be added to static {'key' if static_k is not None else 'value'}.")
-        k = cat([k, bias_k.repeat(1, bsz, 1)])
-        v = cat([v, bias_v.repeat(1, bsz, 1)])
-        if attn_mask is not None:
-            attn_mask = pad(attn_mask, (0, 1))
-        if key_padding_mask is not None:
-            key_padding_mask = pad(key_padding_mask, (0, 1))
+        k, v, masks = cat([k, bias_k.repeat(1, bsz, 1)]), cat([v, bias_v.repeat(1, bsz, 1)]), _one_more_key(masks)
     elif bias_k is not None or bias_v is not None:
         raise AssertionError("bias_k is set but bias_v is None" if bias_k is not None else
                              "bias_v is set but bias_k is None")
-
     # 3. heads: (L, N, E) -> (N * heads, L, head_dim)
     q = q.view(tgt_len, bsz * num_heads, head_dim).transpose(0, 1)
     k = k.view(k.shape[0], bsz * num_heads, head_dim).transpose(0, 1) if static_k is None else static_k
@@ -185,45 +145,123 @@ def multi_head_attention_forward(query: Tensor, key: Tensor, value: Tensor, embe
         zeros = (bsz * num_heads, 1, head_dim)
         k = cat([k, _creation.zeros(zeros, dtype=k.dtype)], dim=1)
         v = cat([v, _creation.zeros(zeros, dtype=v.dtype)], dim=1)
-        if attn_mask is not None:
-            attn_mask = pad(attn_mask, (0, 1))
-        if key_padding_mask is not None:
-            key_padding_mask = pad(key_padding_mask, (0, 1))
-    src_len = k.shape[1]
-    if key_padding_mask is not None:
-        if tuple(key_padding_mask.shape) != (bsz, src_len):
-            which, want, got = ((0, bsz, key_padding_mask.shape[0]) if key_padding_mask.shape[0] != bsz
-                                else (1, src_len, key_padding_mask.shape[1]))
-            raise AssertionError(f"Expected key_padded_mask.shape[{which}] to be {want}, but got {got}")
-        key_padding_mask = (key_padding_mask.view(bsz, 1, 1, src_len).expand(-1, num_heads, -1, -1)
-                            .reshape(bsz * num_heads, 1, src_len))
-        attn_mask = key_padding_mask if attn_mask is None else attn_mask + key_padding_mask
-    if not training:
-        dropout_p = 0.0
-
+        masks = _one_more_key(masks)
+    attn_mask = _with_padding(masks, bsz, num_heads, k.shape[1])
     # 4. attention, then the output projection
-    if need_weights:
-        e = q.shape[-1]
-        q_scaled = q * math.sqrt(1.0 / float(e))
-        if is_causal and attn_mask is None:
-            raise AssertionError("FIXME: is_causal not implemented for need_weights")
-        if attn_mask is not None:
-            weights = attn_mask.baddbmm(q_scaled, k.transpose(-2, -1))
-        else:
-            weights = q_scaled.bmm(k.transpose(-2, -1))
-        weights = weights.softmax(dim=-1)
-        if dropout_p > 0.0:
-            weights = dropout_weights(weights, dropout_p)
-        out = weights.bmm(v)
-        out = out.transpose(0, 1).reshape(tgt_len * bsz, embed_dim)
-        out = linear(out, out_proj_weight, out_proj_bias)
-        out = out.view(tgt_len, bsz, out.shape[1])
-        weights = weights.view(bsz, num_heads, tgt_len, src_len)
+    attend = _attention_with_weights if need_weights else _attention_fused
+    out, weights = attend(q, k, v, attn_mask, (dropout_p if training else 0.0, is_causal), (bsz, num_heads))
+    out = linear(out.reshape(tgt_len * bsz, embed_dim), out_proj_weight, out_proj_bias)
+    out = out.view(tgt_len, bsz, out.shape[1])
+    if weights is not None:
+        weights = weights.view(bsz, num_heads, tgt_len, weights.shape[-1])
         if average_attn_weights:
             weights = weights.mean(dim=1)
-        if not batched:
-            out, weights = out.squeeze(1), weights.squeeze(0)
-        return out, weights
+    if not batched:
+        out, weights = out.squeeze(1), None if weights is None else weights.squeeze(0)
+    return out, weights
+
+
+def _canonical_masks(query: Tensor, key_padding_mask, attn_mask, is_causal: bool, need_weights: bool) -> tuple:
+    """The masks as floats to add (PyTorch's _canonical_mask), and whether attention is still causal: the causal
+    hint needs the mask, and is dropped beside a padding mask (scaled_dot_product_attention makes the causal mask
+    itself when nothing else is to be added)."""
+    key_padding_mask = _canonical_mask(key_padding_mask, "key_padding_mask", _dtype_of(attn_mask), "attn_mask",
+                                       query.dtype)
+    if is_causal and attn_mask is None:
+        raise RuntimeError("Need attn_mask if specifying the is_causal hint. You may use the Transformer module "
+                           "method `generate_square_subsequent_mask` to create this mask.")
+    if is_causal and key_padding_mask is None and not need_weights:
+        attn_mask = None
+    else:
+        attn_mask = _canonical_mask(attn_mask, "attn_mask", None, "", query.dtype, check_other=False)
+        if key_padding_mask is not None:
+            is_causal = False
+    return key_padding_mask, attn_mask, is_causal
+
+
+def _check_dims(query: Tensor, key: Tensor, value: Tensor, embed_dim_to_check: int, num_heads: int,
+                separate: bool) -> int:
+    """PyTorch's assertions on the sizes; returns the size of a head."""
+    embed_dim = query.shape[2]
+    if embed_dim != embed_dim_to_check:
+        raise AssertionError(f"was expecting embedding dimension of {embed_dim_to_check}, but got {embed_dim}")
+    head_dim = embed_dim // num_heads
+    if head_dim * num_heads != embed_dim:
+        raise AssertionError(f"embed_dim {embed_dim} not divisible by num_heads {num_heads}")
+    if separate:
+        if tuple(key.shape[:2]) != tuple(value.shape[:2]):
+            raise AssertionError(f"key's sequence and batch dims {key.shape[:2]} do not match value's "
+                                 f"{value.shape[:2]}")
+    elif tuple(key.shape) != tuple(value.shape):
+        raise AssertionError(f"key shape {key.shape} does not match value shape {value.shape}")
+    return head_dim
+
+
+def _in_projection_separate(inputs: tuple, weights: tuple, bias: Tensor | None) -> tuple:
+    """q, k, v with a weight each (`use_separate_proj_weight=True`), the packed bias split in three."""
+    for name, w in zip("qkv", weights):
+        if w is None:
+            raise AssertionError(f"use_separate_proj_weight is True but {name}_proj_weight is None")
+    biases = (None, None, None) if bias is None else bias.chunk(3)
+    return tuple(linear(x, w, b) for x, w, b in zip(inputs, weights, biases))
+
+
+def _attn_mask_3d(attn_mask: Tensor | None, tgt_len: int, src_len: int, batch_heads: int) -> Tensor | None:
+    """A 2-D mask becomes (1, L, S), for every batch and head; a 3-D one must be (N * heads, L, S)."""
+    if attn_mask is None:
+        return None
+    if attn_mask.dim() == 2:
+        if tuple(attn_mask.shape) != (tgt_len, src_len):
+            raise RuntimeError(f"The shape of the 2D attn_mask is {attn_mask.shape}, but should be "
+                               f"{(tgt_len, src_len)}.")
+        return attn_mask.unsqueeze(0)
+    if tuple(attn_mask.shape) != (batch_heads, tgt_len, src_len):
+        raise RuntimeError(f"The shape of the 3D attn_mask is {attn_mask.shape}, but should be "
+                           f"{(batch_heads, tgt_len, src_len)}.")
+    return attn_mask
+
+
+def _one_more_key(masks: list) -> list:
+    """The masks after a key and value were added (bias_k/bias_v, add_zero_attn): one more column, not masked."""
+    return [None if m is None else pad(m, (0, 1)) for m in masks]
+
+
+def _with_padding(masks: list, bsz: int, num_heads: int, src_len: int) -> Tensor | None:
+    """The attention mask with the key padding mask added in, per batch and head."""
+    attn_mask, key_padding_mask = masks
+    if key_padding_mask is None:
+        return attn_mask
+    if tuple(key_padding_mask.shape) != (bsz, src_len):
+        which, want, got = ((0, bsz, key_padding_mask.shape[0]) if key_padding_mask.shape[0] != bsz
+                            else (1, src_len, key_padding_mask.shape[1]))
+        raise AssertionError(f"Expected key_padded_mask.shape[{which}] to be {want}, but got {got}")
+    key_padding_mask = (key_padding_mask.view(bsz, 1, 1, src_len).expand(-1, num_heads, -1, -1)
+                        .reshape(bsz * num_heads, 1, src_len))
+    return key_padding_mask if attn_mask is None else attn_mask + key_padding_mask
+
+
+def _attention_with_weights(q: Tensor, k: Tensor, v: Tensor, attn_mask, options: tuple, sizes: tuple) -> tuple:
+    """Attention written out (`need_weights=True`), so the weights can be returned: ((L, N * heads, head_dim),
+    weights (N * heads, L, S)). `options`: (dropout_p, is_causal); `sizes` (N, heads), as the fused path takes."""
+    dropout_p, is_causal = options
+    q_scaled = q * math.sqrt(1.0 / float(q.shape[-1]))
+    if is_causal and attn_mask is None:
+        raise AssertionError("FIXME: is_causal not implemented for need_weights")
+    if attn_mask is not None:
+        weights = attn_mask.baddbmm(q_scaled, k.transpose(-2, -1))
+    else:
+        weights = q_scaled.bmm(k.transpose(-2, -1))
+    weights = weights.softmax(dim=-1)
+    if dropout_p > 0.0:
+        weights = dropout_weights(weights, dropout_p)
+    return weights.bmm(v).transpose(0, 1), weights
+
+
+def _attention_fused(q: Tensor, k: Tensor, v: Tensor, attn_mask, options: tuple, sizes: tuple) -> tuple:
+    """Attention by scaled_dot_product_attention (`need_weights=False`): ((L, N, heads, head_dim), None)."""
+    dropout_p, is_causal = options
+    bsz, num_heads = sizes
+    tgt_len, src_len, head_dim = q.shape[1], k.shape[1], q.shape[2]
     if attn_mask is not None:
         if attn_mask.shape[0] == 1 and attn_mask.dim() == 3:
             attn_mask = attn_mask.unsqueeze(0)
@@ -233,9 +271,4 @@ def multi_head_attention_forward(query: Tensor, key: Tensor, value: Tensor, embe
     k = k.view(bsz, num_heads, src_len, head_dim)
     v = v.view(bsz, num_heads, src_len, head_dim)
     out = scaled_dot_product_attention(q, k, v, attn_mask, dropout_p, is_causal)
-    out = out.permute(2, 0, 1, 3).reshape(bsz * tgt_len, embed_dim)
-    out = linear(out, out_proj_weight, out_proj_bias)
-    out = out.view(tgt_len, bsz, out.shape[1])
-    if not batched:
-        out = out.squeeze(1)
-    return out, None
+    return out.permute(2, 0, 1, 3), None

@@ -19,8 +19,8 @@ from .._tensor import Tensor, make
 from ..ops.registry import REGISTRY, overridable
 
 # (each gives way to `__torch_function__`, PyTorch's override protocol, as the top-level functions do)
-_DECLARED = {op.name: overridable(op.function, op.name) for op in REGISTRY.values()
-             if op.namespace == "nn.functional" and op.public}
+_DECLARED = {name: overridable(op.named(name), name) for op in REGISTRY.values()
+             if op.namespace == "nn.functional" and op.public for name in (op.name, *op.aliases)}
 globals().update(_DECLARED)
 
 

@@ -25,6 +25,7 @@ from . import (
     attention,
     comparison,
     convolution,
+    dual,
     elementwise,
     embedding,
     indexing,
@@ -62,18 +63,31 @@ def _tensor_method(function, name: str):
 
 
 def _attach_methods() -> None:
-    """Tensor.<name> (and aliases), Tensor.<name>_ and the Python operators of every public op."""
+    """Tensor.<name> (and aliases), Tensor.<name>_ and the Python operators of every public op. Tensor gets each
+    op's own function; the forward-AD-aware one (ops/dual.py) takes its place while a dual level is active
+    (dual.install), so that methods and operators cost nothing more when forward AD is not in use."""
     for op in REGISTRY.values():
         if not op.public:
             continue
         if op.method or op.namespace == "Tensor":
             for name in (op.name, *op.aliases):
-                setattr(Tensor, name, _tensor_method(op.function, name))
+                _set_method(name, _tensor_method(op.named(name), name))
         if op.inplace is not None:
             for name in (op.name, *op.aliases):
-                setattr(Tensor, name + "_", op.inplace)
+                _set_method(name + "_", op.inplace)
         for name, fn in op.operators.items():
-            setattr(Tensor, name, _operator(fn) if name in _BINARY else fn)
+            _set_method(name, fn)
+
+
+def _set_method(name: str, fn) -> None:
+    """Tensor.<name> = the op's own function, and the pair (own, forward-aware) for dual.install. A binary operator
+    is wrapped to give way to the other operand's `__torch_function__` (`_operator`)."""
+    plain = fn.forward_of[0] if hasattr(fn, "forward_of") else fn
+    if name in _BINARY:
+        plain, fn = _operator(plain), (_operator(fn) if fn is not plain else None)
+        fn = fn or plain
+    setattr(Tensor, name, plain)
+    dual.TENSOR_METHODS[name] = (plain, fn)
 
 
 _BINARY = {"__add__", "__radd__", "__sub__", "__rsub__", "__mul__", "__rmul__", "__truediv__", "__rtruediv__",
@@ -99,6 +113,7 @@ def _operator(fn):
 _attach_methods()
 Tensor.__pos__ = lambda self: self
 Tensor.__abs__ = elementwise.abs
+dual.TENSOR_METHODS["__abs__"] = (elementwise.abs, REGISTRY["abs"].function)
 Tensor.where = lambda self, condition, other: selection.where(condition, self, other)
 Tensor.T = property(views.T)
 Tensor.mT = property(views.mT)

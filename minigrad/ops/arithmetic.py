@@ -121,6 +121,7 @@ mul_scalar = _scalar_op("mul_scalar", np.multiply, MulBackward1, True)
 div_scalar = _scalar_op("div_scalar", np.divide, DivBackward1, True)
 add_scalar = _scalar_op("add_scalar", np.add, AddBackward1, False)
 sub_scalar = _scalar_op("sub_scalar", np.subtract, SubBackward1, False)
+SCALAR_OVERLOADS = {np.multiply: mul_scalar, np.true_divide: div_scalar, np.add: add_scalar, np.subtract: sub_scalar}
 
 
 def _no_derivative(grad, _op):
@@ -187,26 +188,44 @@ def _binary(self, other, ufunc, node_cls, to_float: bool = False, **args) -> Ten
 
 
 # -- + - * / -------------------------------------------------------------------------------------------------
+def _common(self: Tensor, other, ufunc, node_cls) -> Tensor | None:
+    """`self <ufunc> other` in the common cases, which add, sub, mul and div try first: two tensors of one dtype
+    (nothing to promote), and a floating tensor with a Python number. None in every other case.
+
+    A number inside a derivative formula (`grad * 2`, under create_graph) takes PyTorch's Scalar overload
+    (MulBackward1, ...), as PyTorch's C++ formulas do (see `rule` in ops/recording.py)."""
+    cls = other.__class__
+    d = self._data
+    if cls is Tensor:
+        if d.dtype is not other._data.dtype:
+            return None
+        try:
+            res = GRAD.quiet.run(ufunc, d, other._data)
+        except ValueError:
+            raise broadcast_error(self, other) from None
+        if not (d.flags.c_contiguous and other._data.flags.c_contiguous):
+            res = torch_layout(res, d, other._data)  # PyTorch's layout (NumPy's differs)
+        if (self._requires_grad or other._requires_grad) and GRAD.mode > 0:
+            return record(node_cls, res, (self, other))
+        return make(res)
+    if d.dtype.kind != "f" or (cls is not builtins.float and cls is not builtins.int):
+        return None
+    if GRAD.formula and GRAD.mode > 0:
+        return SCALAR_OVERLOADS[ufunc](self, other)
+    if cls is builtins.int:
+        return None
+    other = float_operand(d, other)  # saved as such: backward's `grad * other` is faster with it too
+    res = GRAD.quiet.run(ufunc, d, other)
+    if self._requires_grad and GRAD.mode > 0:
+        return record(node_cls, res, (self, other))
+    return make(res)
+
+
 def add(self, other, *, alpha=1, out=None):
     """self + alpha * other."""
     if alpha == 1:
-        cls = other.__class__
-        if cls is Tensor and self._data.dtype is other._data.dtype:  # the common cases first
-            try:
-                res = GRAD.quiet.run(np.add, self._data, other._data)
-            except ValueError:
-                raise broadcast_error(self, other) from None
-            if not (self._data.flags.c_contiguous and other._data.flags.c_contiguous):
-                res = torch_layout(res, self._data, other._data)  # PyTorch's layout (NumPy's differs)
-            if (self._requires_grad or other._requires_grad) and GRAD.mode > 0:
-                return record(AddBackward0, res, (self, other))
-            return make(res)
-        if cls is builtins.float and self._data.dtype.kind == "f":
-            res = GRAD.quiet.run(np.add, self._data, float_operand(self._data, other))
-            if self._requires_grad and GRAD.mode > 0:
-                return record(AddBackward0, res, (self, other))
-            return make(res)
-        return _binary(self, other, np.add, AddBackward0)
+        res = _common(self, other, np.add, AddBackward0)
+        return res if res is not None else _binary(self, other, np.add, AddBackward0)
     other = as_operand(other)
     ad, bd = promoted(self, other)
     _check_alpha(ad, alpha)
@@ -243,22 +262,9 @@ def _check_sub(self, other, **_) -> None:
 def sub(self, other, *, alpha=1):
     """self - alpha * other."""
     if alpha == 1 and self._data.dtype.kind == "f":  # (a bool tensor gets PyTorch's errors below)
-        cls = other.__class__
-        if cls is Tensor and self._data.dtype is other._data.dtype:
-            try:
-                res = GRAD.quiet.run(np.subtract, self._data, other._data)
-            except ValueError:
-                raise broadcast_error(self, other) from None
-            if not (self._data.flags.c_contiguous and other._data.flags.c_contiguous):
-                res = torch_layout(res, self._data, other._data)  # PyTorch's layout (NumPy's differs)
-            if (self._requires_grad or other._requires_grad) and GRAD.mode > 0:
-                return record(SubBackward0, res, (self, other))
-            return make(res)
-        if cls is builtins.float:
-            res = GRAD.quiet.run(np.subtract, self._data, float_operand(self._data, other))
-            if self._requires_grad and GRAD.mode > 0:
-                return record(SubBackward0, res, (self, other))
-            return make(res)
+        res = _common(self, other, np.subtract, SubBackward0)
+        if res is not None:
+            return res
     other = as_operand(other)
     _check_sub(self, other)
     ad, bd = promoted(self, other)
@@ -289,36 +295,18 @@ def rsub(self, other, *, alpha=1):
 
 def mul(self, other):
     """self * other."""
-    cls = other.__class__
-    if cls is Tensor and self._data.dtype is other._data.dtype:  # the common cases first
-        try:
-            res = GRAD.quiet.run(np.multiply, self._data, other._data)
-        except ValueError:
-            raise broadcast_error(self, other) from None
-        if not (self._data.flags.c_contiguous and other._data.flags.c_contiguous):
-            res = torch_layout(res, self._data, other._data)  # PyTorch's layout (NumPy's differs)
-        if (self._requires_grad or other._requires_grad) and GRAD.mode > 0:
-            return record(MulBackward0, res, (self, other))
-        return make(res)
-    if cls is builtins.float and self._data.dtype.kind == "f":
-        other = float_operand(self._data, other)  # saved as such: backward's `grad * other` is faster with it too
-        res = GRAD.quiet.run(np.multiply, self._data, other)
-        if self._requires_grad and GRAD.mode > 0:
-            return record(MulBackward0, res, (self, other))
-        return make(res)
-    return _binary(self, other, np.multiply, MulBackward0)
+    res = _common(self, other, np.multiply, MulBackward0)
+    return res if res is not None else _binary(self, other, np.multiply, MulBackward0)
 
 
 def div(self, other, *, rounding_mode=None):
     """self / other (true division: integers give the default float), or rounded ("floor", "trunc")."""
     if rounding_mode is not None:
         return _div_rounded(self, as_operand(other), rounding_mode)
-    if other.__class__ is builtins.float and self._data.dtype.kind == "f":
-        other = float_operand(self._data, other)  # saved as such: backward's `grad / other` is faster with it too
-        res = GRAD.quiet.run(np.true_divide, self._data, other)
-        if self._requires_grad and GRAD.mode > 0:
-            return record(DivBackward0, res, (self, other))
-        return make(res)
+    if other.__class__ is not Tensor:  # (two tensors of one dtype may be integers: true division makes floats)
+        res = _common(self, other, np.true_divide, DivBackward0)
+        if res is not None:
+            return res
     return _binary(self, other, np.true_divide, DivBackward0, to_float=True)
 
 

@@ -71,6 +71,16 @@ def _as_tangent(value, like: Tensor) -> Tensor:
     return make(np.array(a, dtype=like._data.dtype))
 
 
+# -- Tensor's methods while a level is active ----------------------------------------------------------------
+TENSOR_METHODS: dict = {}  # name -> (the op's own function, its forward-aware one), filled by ops/__init__.py
+
+
+def install(active: bool) -> None:
+    """Give Tensor the forward-aware methods and operators (entering a dual level) or the ops' own (exiting)."""
+    for name, (plain, aware) in TENSOR_METHODS.items():
+        setattr(Tensor, name, aware if active else plain)
+
+
 # -- the wrapper every declared op gets -------------------------------------------------------------------------
 def forward_aware(function, nodes: tuple, name: str, out_of_place=None):
     """`function` carrying tangents under a dual level (see the module docstring). `nodes`: the node classes the
@@ -162,7 +172,11 @@ def _attach(out, tangent, level) -> None:
     """Give each floating output its tangent (a tuple of outputs takes a tuple of tangents)."""
     if isinstance(out, Tensor):
         if tangent is not None and _floating(out):
-            set_tangent(out, _as_tangent(tangent, out), level)
+            tangent = _as_tangent(tangent, out)
+            set_tangent(out, tangent, level)
+            node = out._grad_fn
+            if getattr(node, "_saves_result", False):  # backward unpacks the saved result with it (forward-over-
+                node._extra("result_tangent", list)[:] = [level, tangent]  # reverse: the gradient gets a tangent)
         return
     if isinstance(out, (tuple, list)):
         tangents = tangent if isinstance(tangent, (tuple, list)) else (tangent,) + (None,) * (len(out) - 1)
@@ -277,11 +291,13 @@ def _value(node, cls, source, key, inputs: list, out: Tensor, as_tensors: bool):
 def _derived(node, cls, inputs: list, in_tangents: list, out: Tensor, as_tensors: bool):
     """Σ_i formula_i(tangent_i): the backward formula of each dual input, with its tangent for the gradient."""
     total = None
-    for (formula, reads), tan in zip(cls._formulas, in_tangents):
+    for (formula, reads, part), tan in zip(cls._formulas, in_tangents):
         if tan is None:
             continue
         g = tan if as_tensors else tan._data
         term = formula(g, *(_value(node, cls, s, k, inputs, out, as_tensors) for s, k in reads))
+        if part is not None:  # a formula several inputs share: this input's part
+            term = term[part]
         total = term if total is None else total + term
     return total
 
@@ -296,10 +312,11 @@ def _reduction(node, cls, inputs: list, in_tangents: list, out: Tensor, as_tenso
     dims = args.get("dim") if out._data.ndim else None
     keepdim = bool(args.get("keepdim", False)) and out._data.ndim > 0
     total = None
-    for (formula, reads), tan in zip(cls._formulas, in_tangents):
+    for (formula, reads, part), tan in zip(cls._formulas, in_tangents):
         if tan is None:
             continue
         slope = formula(grad, *(_value(node, cls, s, k, inputs, out, as_tensors) for s, k in reads))
+        slope = slope if part is None else slope[part]
         term = slope * (tan if as_tensors else tan._data)
         total = term if total is None else total + term
     if total is None:
@@ -401,4 +418,5 @@ def inplace_only(function, name: str):
             DUAL[0] = level
         return out
 
+    call.forward_of = (function, functools.partial(inplace_only, name=name))
     return call

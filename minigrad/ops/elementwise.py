@@ -1,4 +1,5 @@
-"""Elementwise functions of one tensor: exp, log, tanh, relu, ... One `unary(...)` declaration per op.
+"""Elementwise functions of one tensor: exp, log, tanh, relu, ... One `unary(...)` declaration per op; and of two
+tensors (`binary(...)`: atan2, ...).
 
 A declaration gives the op's name, the NumPy function that computes it, its node (named as PyTorch
 names it), what the node saves (`self`, the op's input, or `result`, its output), the derivative
@@ -17,18 +18,20 @@ import math
 
 import numpy as np
 
+from .._layout import laid_out
 from .._state import GRAD
 from .._tensor import Tensor, make
 from . import xp
 from .fused import fused_op
 from .inplace import inplace_of
-from .operands import float_data
+from .operands import broadcast_error, check_tensor, float_data, kind_name, promoted, tensor_method
 from .recording import record, rule
 from .registry import Sample, declare
 
 _LN2 = math.log(2)
 _LN10 = math.log(10)
 _SQRT_2_OVER_PI = math.sqrt(2 / math.pi)
+_TWO_OVER_SQRT_PI = 2 / math.sqrt(math.pi)
 
 
 def unary_samples(domain: str = "real", second_order: bool = True) -> tuple:
@@ -59,6 +62,51 @@ def unary(name: str, np_fn, node: str, *, saves: str, grad, text: str, domain: s
     op.__doc__ = f"{name}(input) -> Tensor, elementwise. Its derivative ({node}): {text}"
     declare(name, op, aliases=aliases, inplace=inplace_of(op, name + "_", check), nodes=(node_cls,),
             samples=unary_samples(domain, second_order))
+    return op
+
+
+def binary(name: str, np_fn, node: str, *, text: str, saves: str = "self other", grad=None,
+           domains: tuple = ("real", "real"), aliases: tuple = (), integers: str = "to float", inplace: bool = True,
+           second_order: bool = True, **formulas):
+    """Declare `name(input, other)`, an elementwise op of two tensors: `np_fn` on their promoted, broadcast arrays,
+    recorded as the node `node`; `Tensor.<name>_` in place unless not `inplace`. Integer and bool operands are
+    computed in the default float (`integers="to float"`, atan2), kept (`"keep"`, maximum), or refused as PyTorch's
+    kernels refuse them (`"refuse"`, hypot: `"hypot_cpu" not implemented for 'Long'`). The derivative is
+    `grad(grad, ...)` returning both gradients, for a formula the two share (the one expression is computed once),
+    or one formula per input, `self=...` and `other=...`. `other` must be a Tensor (PyTorch takes no number here);
+    the error counts it as argument 2 of the function, 1 of the method `Tensor.<name>`, and names the alias it
+    came through. The test sweeps draw the two inputs from `domains`, with and without broadcasting.
+    Returns the op's function."""
+    if grad is not None:
+        formulas["self, other"] = grad
+    node_cls = rule(node, "self other", saves, text=text, forward="derived", **formulas)  # (elementwise: the
+    # forward rule is the backward formulas on the tangents)
+
+    def named(name: str):
+        def op(self: Tensor, other: Tensor) -> Tensor:
+            check_tensor(other, name, 2)
+            a, b = promoted(self, other, integers == "to float")
+            if integers == "refuse" and np.result_type(a, b).kind != "f":
+                raise NotImplementedError(f"\"{name}_cpu\" not implemented for '{kind_name(np.result_type(a, b))}'")
+            try:
+                res = laid_out(np.asarray(GRAD.quiet.run(np_fn, a, b)), self, other)
+            except ValueError:
+                raise broadcast_error(self, other) from None
+            if GRAD.mode > 0 and (self._requires_grad or other._requires_grad):
+                return record(node_cls, res, (self, other))
+            return make(res)
+
+        op.__name__ = op.__qualname__ = name
+        op.__doc__ = f"{name}(input, other) -> Tensor, elementwise. Its derivative ({node}): {text}"
+        return op
+
+    op = named(name)
+    first, second = domains
+    declare(name, op, aliases={alias: named(alias) for alias in aliases}, method=False,
+            operators={n: tensor_method(named(n), n) for n in (name, *aliases)},
+            inplace=inplace_of(op, name + "_") if inplace else None, nodes=(node_cls,),
+            samples=(Sample((((3, 4), first), ((3, 4), second)), second_order=second_order),
+                     Sample((((3, 1), first), ((4,), second)), second_order=second_order)))
     return op
 
 
@@ -131,34 +179,34 @@ threshold_backward = fused_op("threshold_backward", _threshold_backward, rule(
 exp = unary("exp", np.exp, "ExpBackward0", saves="result", grad=lambda grad, result: grad * result,
             text="grad_self = grad * result  (result = exp(self))")
 exp2 = unary("exp2", np.exp2, "Exp2Backward0", saves="result",
-             grad=lambda grad, result: xp.mul_scalar(grad * result, _LN2),
+             grad=lambda grad, result: grad * result * _LN2,
              text="grad_self = grad * result * ln 2")
 log = unary("log", np.log, "LogBackward0", saves="self", grad=lambda grad, self: grad / self,
             text="grad_self = grad / self", domain="positive")
 log2 = unary("log2", np.log2, "Log2Backward0", saves="self",
-             grad=lambda grad, self: grad / xp.mul_scalar(self, _LN2),
+             grad=lambda grad, self: grad / (self * _LN2),
              text="grad_self = grad / (self * ln 2)", domain="positive")
 log10 = unary("log10", np.log10, "Log10Backward0", saves="self",
-              grad=lambda grad, self: grad / xp.mul_scalar(self, _LN10),
+              grad=lambda grad, self: grad / (self * _LN10),
               text="grad_self = grad / (self * ln 10)", domain="positive")
 log1p = unary("log1p", np.log1p, "Log1PBackward0", saves="self",
-              grad=lambda grad, self: grad / xp.add_scalar(self, 1.0),
+              grad=lambda grad, self: grad / (self + 1),
               text="grad_self = grad / (self + 1)", domain="positive")
 sqrt = unary("sqrt", np.sqrt, "SqrtBackward0", saves="result",
-             grad=lambda grad, result: grad / xp.mul_scalar(result, 2.0),
+             grad=lambda grad, result: grad / (2 * result),
              text="grad_self = grad / (2 * result)", domain="positive")
 rsqrt = unary("rsqrt", lambda x: 1 / np.sqrt(x), "RsqrtBackward0", saves="result",
-              grad=lambda grad, result: xp.mul_scalar(grad, -0.5) * result ** 3,
+              grad=lambda grad, result: -0.5 * grad * result ** 3,
               text="grad_self = -0.5 * grad * result³", domain="positive")
 sin = unary("sin", np.sin, "SinBackward0", saves="self", grad=lambda grad, self: grad * xp.cos(self),
             text="grad_self = grad * cos(self)")
 cos = unary("cos", np.cos, "CosBackward0", saves="self", grad=lambda grad, self: grad * -xp.sin(self),
             text="grad_self = grad * -sin(self)")
 tan = unary("tan", np.tan, "TanBackward0", saves="result",
-            grad=lambda grad, result: grad * xp.add_scalar(result ** 2, 1.0),
+            grad=lambda grad, result: grad * (result ** 2 + 1),
             text="grad_self = grad * (1 + result²)", domain="unit")
 atan = unary("atan", np.arctan, "AtanBackward0", saves="self",
-             grad=lambda grad, self: grad / xp.add_scalar(self * self, 1.0),
+             grad=lambda grad, self: grad / (self * self + 1),
              text="grad_self = grad / (1 + self²)", aliases=("arctan",))
 tanh = unary("tanh", np.tanh, "TanhBackward0", saves="result", grad=lambda grad, result: tanh_backward(grad, result),
              text="grad_self = grad * (1 - result²)")
@@ -166,8 +214,30 @@ sigmoid = unary("sigmoid", _sigmoid, "SigmoidBackward0", saves="result",
                 grad=lambda grad, result: sigmoid_backward(grad, result),
                 text="grad_self = grad * result * (1 - result)")
 erf = unary("erf", _erf, "ErfBackward0", saves="self",
-            grad=lambda grad, self: xp.mul_scalar(xp.exp(-(self ** 2)), 1.1283791670955126) * grad,
+            grad=lambda grad, self: _TWO_OVER_SQRT_PI * xp.exp(-(self ** 2)) * grad,
             text="grad_self = grad * 2/√π * exp(-self²)")
+
+
+def _atan2_grads(grad, self, other):
+    """PyTorch's atan2_backward: both gradients over one denominator, self² + other² (0 at the origin, where the
+    reciprocal would be inf)."""
+    recip = xp.reciprocal(self * self + other * other)
+    recip = xp.masked_fill(recip, np.isinf(xp.data(recip)), 0.0)
+    return grad * other * recip, grad * -self * recip
+
+
+atan2 = binary("atan2", np.arctan2, "Atan2Backward0", grad=_atan2_grads, aliases=("arctan2",),
+               text="grad_self = grad * other / (self² + other²), grad_other = grad * -self / (self² + other²)")
+hypot = binary("hypot", np.hypot, "HypotBackward0", saves="self other result", integers="refuse",
+               self=lambda grad, self, result: grad * self / result,
+               other=lambda grad, other, result: grad * other / result,
+               text="grad_self = grad * self / result, grad_other = grad * other / result  (result = hypot)")
+logaddexp = binary("logaddexp", np.logaddexp, "LogaddexpBackward0", integers="refuse", inplace=False,
+                   self=lambda grad, self, other: grad / (1 + xp.exp(other - self)),
+                   other=lambda grad, self, other: grad / (1 + xp.exp(self - other)),
+                   text="grad_self = grad / (1 + exp(other - self)), grad_other = grad / (1 + exp(self - other))")
+
+
 def _relu(x: np.ndarray) -> np.ndarray:
     """0 where x < 0, else x itself: NaN stays NaN and -0. stays -0., as in PyTorch (np.maximum gives +0.)."""
     return xp.zero_where(x < 0, x)

@@ -22,5 +22,5 @@ def fused_op(name: str, kernel, node_cls, arg_names: tuple = ()):
         return make(res)
 
     op.__name__ = op.__qualname__ = name
-    declare(name, op, method=False, public=False, nodes=(node_cls,))
-    return xp.either(kernel, op)
+    declared = declare(name, op, method=False, public=False, nodes=(node_cls,))
+    return xp.either(kernel, declared.function)  # (the function that carries tangents under forward AD)

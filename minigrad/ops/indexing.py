@@ -24,6 +24,7 @@ from .._stacklevel import user_stacklevel
 from .._state import GRAD
 from .._tensor import Tensor, make
 from . import inplace, xp
+from .dual import forward_aware
 from .inplace import copy_, fill_, kind_name, run_inplace, writable
 from .recording import SavedArg, record, rule
 from .registry import Sample, declare
@@ -295,7 +296,7 @@ def _basic_chain(t: Tensor, key: tuple) -> Tensor:
     return out
 
 
-def index_backward_op(g: Tensor, shape: tuple, key, accumulate: bool, name: str) -> Tensor:
+def _index_backward_op(g: Tensor, shape: tuple, key, accumulate: bool, name: str) -> Tensor:
     """Differentiable `zeros(shape)[key] (+)= g`: the backward of indexing, for create_graph."""
     out = np.zeros(shape, dtype=g._data.dtype)
     if accumulate:
@@ -311,12 +312,15 @@ def index_backward_op(g: Tensor, shape: tuple, key, accumulate: bool, name: str)
 
 _SCATTER_NODES = {
     n: rule(n, "grad", saves="key", text="grad_grad = grad[key]  (the places the gradient was written to)",
-            grad=lambda grad, key: grad[key])
+            forward="linear", grad=lambda grad, key: grad[key])
     for n in ("SelectBackwardBackward0", "SliceBackwardBackward0", "IndexPutBackward0")
 }
-IndexPutImplBackward0 = rule("IndexPutImplBackward0", "self values", saves="key",
+IndexPutImplBackward0 = rule("IndexPutImplBackward0", "self values", saves="key", forward="linear",
                              text="grad_self = grad, grad_values = grad[key]  (the places the values were added to)",
                              self=lambda grad: grad, values=lambda grad, key: grad[key])
+# the backward of indexing carries tangents too (forward-over-reverse: a Hessian by forward AD over a gradient)
+index_backward_op = forward_aware(_index_backward_op, (*_SCATTER_NODES.values(), IndexPutImplBackward0),
+                                  "index_backward")
 
 
 # -- writing: __setitem__ ------------------------------------------------------------------------------
@@ -561,3 +565,6 @@ declare("__getitem__", getitem, namespace="Tensor",
         samples=(Sample((((3, 4), "real"),), (1,)), Sample((((3, 4), "real"),), ((slice(1, None), slice(None, 2)),)),
                  Sample((((3, 4), "real"),), (([0, 2],),)), Sample((((3, 4), "real"),), ((Ellipsis, 0),))))
 declare("__setitem__", setitem, namespace="Tensor", nodes=(IndexPutBackward0,))
+# what formulas (xp.scatter_into) and the view machinery (inplace.py) call, found by name: they sit below this module
+declare("index_backward", index_backward_op, method=False, public=False)
+declare("alias", alias, method=False, public=False)

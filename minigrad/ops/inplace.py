@@ -28,7 +28,7 @@ from . import views as S
 from . import xp
 from .operands import as_operand, broadcast_error, kind_name
 from .recording import record, rule, save_result
-from .registry import Sample, declare
+from .registry import REGISTRY, Sample, declare
 from .views import (
     REGENERATING,
     creation_meta,
@@ -396,11 +396,9 @@ def index_map(shape: tuple, recipes) -> np.ndarray:
 
 
 def _t_apply(t: Tensor, r: tuple) -> Tensor:
-    from .indexing import getitem  # lazy: indexing is built on this module's in-place writes
-
     kind = r[0]
-    if kind == "getitem":
-        return getitem(t, r[1])
+    if kind == "getitem":  # (indexing is built on this module's in-place writes: its ops are found by name)
+        return REGISTRY["__getitem__"].function(t, r[1])
     if kind == "reshape":
         return S.view(t, r[1])
     if kind == "T":
@@ -469,8 +467,6 @@ def _regenerate_all(views: list, root: Tensor) -> None:
 
 
 def _regenerate(v: Tensor, root: Tensor) -> None:
-    from .indexing import alias  # lazy: indexing is built on this module's in-place writes
-
     if GRAD.mode <= 0:
         return
     meta = creation_meta(v)
@@ -486,7 +482,7 @@ def _regenerate(v: Tensor, root: Tensor) -> None:
         for r in view_recipes(v):
             t = _t_apply(t, r)
         if t is start:
-            t = alias(start)
+            t = REGISTRY["alias"].function(start)
     finally:
         REGENERATING[0] = False
     _take_node(v, t)

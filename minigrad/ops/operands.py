@@ -133,3 +133,25 @@ def float_data(t: Tensor) -> np.ndarray:
     compute on)."""
     d = t._data
     return d if d.dtype.kind == "f" else d.astype(_dtypes.default_np())
+
+
+def check_tensor(value, name: str, position: int, argument: str = "other") -> None:
+    """PyTorch's argument parser refusing a non-Tensor where an op takes only tensors (maximum, atan2, hypot: no
+    Python or NumPy numbers). `position` counts from 1 as PyTorch does: `other` is argument 2 of the function
+    `minigrad.maximum(input, other)` but argument 1 of the method `x.maximum(other)`."""
+    if not isinstance(value, Tensor):
+        kind = type(value)
+        shown = kind.__name__ if kind.__module__ == "builtins" else f"{kind.__module__}.{kind.__name__}"
+        raise TypeError(f"{name}(): argument '{argument}' (position {position}) must be Tensor, not {shown}")
+
+
+def tensor_method(function, name: str):
+    """`Tensor.<name>(other)` for a two-tensor op: the function, with the method's count of arguments in its
+    error (`other` is argument 1 of the method); declared as the op's `operators` entry, with `method=False`."""
+    def method(self, other):
+        check_tensor(other, name, 1)
+        return function(self, other)
+
+    method.__name__ = method.__qualname__ = name
+    method.__doc__ = function.__doc__
+    return method

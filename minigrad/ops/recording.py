@@ -22,8 +22,7 @@ import weakref
 
 import numpy as np
 
-from .._dtypes import FROM_NP
-from .._state import GRAD
+from .._state import DUAL, GRAD
 from .._tensor import Tensor, make
 from ..autograd import anomaly_mode
 from ..autograd.graph import (
@@ -41,7 +40,7 @@ from ..autograd.graph import (
     accumulator,
     freed_error,
     metadata_of,
-    saved_op_name,
+    modified_message,
     unpacked,
 )
 
@@ -66,7 +65,8 @@ class RuleNode(Node):
 
     # set by rule() on each node class
     _inputs: tuple = ()  # input names, in next_functions order
-    _formulas: tuple = ()  # per input: (function, ((source, key), ...) of its parameters after grad)
+    _formulas: tuple = ()  # per input: (function, ((source, key), ...) of its parameters after grad, part), part
+    # being None, or the input's place in what a formula several inputs share returns
     _keeps: tuple = ()  # per mask of the inputs that need a gradient: (which inputs to keep or None, keep result?)
     _variadic = False  # one input that is a list of tensors (cat, stack): its formula returns a list
     _saves_result = False
@@ -95,6 +95,16 @@ class RuleNode(Node):
 
     # -- backward ------------------------------------------------------------------------------------
     def _apply(self, grads: list, create_graph: bool) -> list:
+        if not create_graph:
+            return self._gradients(grads, False)
+        GRAD.formula += 1  # the formulas' Python numbers take PyTorch's Scalar overloads (see `rule`)
+        try:
+            return self._gradients(grads, True)
+        finally:
+            GRAD.formula -= 1
+
+    def _gradients(self, grads: list, create_graph: bool) -> list:
+        """The gradient of each input: its formula, or its part of a formula several inputs share, computed once."""
         try:
             if self._multi:  # several outputs: the formulas take them all (`grads`), zeros where none arrived
                 grads = [g if g is not None else _zeros(meta, create_graph)
@@ -103,13 +113,20 @@ class RuleNode(Node):
             else:
                 grad = grads[0]
             if self._variadic:  # one formula gives the gradients of every tensor of the list
-                formula, reads = self._formulas[0]
+                formula, reads, _ = self._formulas[0]
                 out = formula(grad, *self._values(reads, create_graph))
                 return [None if e is None else g for e, g in zip(self._next_nodes, out)]
             out = []
-            for next_node, (formula, reads) in zip(self._next_nodes, self._formulas):
+            shared = None
+            for next_node, (formula, reads, part) in zip(self._next_nodes, self._formulas):
                 if next_node is None:
                     out.append(None)
+                elif part is not None:  # one of the gradients a shared formula returns (`self, other: f(...)`)
+                    if shared is None:
+                        shared = {}
+                    if formula not in shared:
+                        shared[formula] = formula(grad, *self._values(reads, create_graph))
+                    out.append(shared[formula][part])
                 elif not reads:
                     out.append(formula(grad))
                 else:
@@ -190,6 +207,11 @@ class RuleNode(Node):
             return self._result
         t = make(self._result, self._result_node(), True)  # the output again, with the node that made it
         t._version_counter = counter
+        if DUAL[0] is not None and self._extras and "result_tangent" in self._extras:
+            level, tangent = self._extras["result_tangent"]
+            if level is DUAL[0]:  # the output's tangent too: forward-over-reverse differentiates this formula
+                extras = t._get_extras()
+                extras.tangent, extras.tangent_level = tangent, level
         return t
 
     def _result_node(self):
@@ -278,21 +300,6 @@ def _show(value) -> str:
     return repr(tuple(value)) if isinstance(value, (list, tuple)) else repr(value)
 
 
-def modified_message(t: Tensor, now: int, saved: int) -> str:
-    """PyTorch's error for a saved tensor written in place since. Its type string is the legacy class name where
-    PyTorch has one in print, the dispatch key's name for bool."""
-    kind = "CPUBoolType" if t._data.dtype.kind == "b" else f"minigrad.{FROM_NP[t._data.dtype]._legacy}"
-    what = f"[{kind} [{', '.join(str(d) for d in t._data.shape)}]]"
-    if t._grad_fn is not None:
-        what += f", which is output {t._output_nr} of {saved_op_name(t._grad_fn)},"
-    return (
-        "one of the variables needed for gradient computation has been modified by an inplace operation: "
-        f"{what} is at version {now}; expected version {saved} instead. Hint: enable anomaly detection to find "
-        "the operation that failed to compute its gradient, with "
-        "minigrad.autograd.set_detect_anomaly(True, check_nan=False)."
-    )
-
-
 def _zeros(meta, create_graph: bool):
     shape, dtype = meta
     z = np.zeros(shape, dtype)
@@ -306,31 +313,42 @@ def rule(name: str, inputs: str, saves: str = "", *, text: str, multi: bool = Fa
     """Declare the node class `name`: one row of the derivative table (see the module docstring). With
     `multi`, the node has several outputs and its formulas take `grads`, the list of their gradients.
 
+    A formula several inputs share is given under their names joined as derivatives.yaml writes them,
+    `**{"self, other": f}`: `f` returns one gradient per input, and a node computes it once (for atan2, the
+    common denominator). Python numbers in formulas read like the math (`grad / (self * self + 1)`): under
+    `create_graph=True` the ops record PyTorch's Scalar overloads for them (AddBackward1, MulBackward1, as its
+    C++ formulas do), where `tensor + 1` elsewhere records AddBackward0 (`GRAD.formula`, set while formulas run).
+
     `text` is the one-line rule the animation shows. `shown` maps a saved argument to `f(node, value)`,
     what `_saved_<name>` shows when the op stores something cheaper to keep. `defaults` are the values of
     saved arguments an op need not pass (add's `alpha=1`). `elementwise`: the op's output has the shape
     and dtype of its first input whenever its other inputs are Python numbers (exp, `x * 2`), so the node
     takes its output's metadata from that input's node. `tensor_args` names saved arguments that PyTorch saves as
     tensors (an index, a mask): backward frees them like saved inputs, so a second backward raises.
-
-    `forward` is the forward rule (forward-mode AD, ops/dual.py): for an elementwise rule it follows from the
-    formulas above and is not written; else "linear" (the op applied to the tangents), "bilinear" (op(a_t, b) +
-    op(a, b_t)), "derived" (an op whose backward formulas are elementwise though the op is not flagged so),
-    "reduction" (each output element reduces its own group of input elements: the backward formula on a gradient
-    of ones, times the tangent, summed over the group), or a formula over the tangents `<input>_t` and what the
-    row saves; None: no forward rule (PyTorch's NotImplementedError under forward AD)."""
+    `forward`: the forward rule (forward-mode AD), derived for an elementwise rule (see `_forward_rule`)."""
     input_names = tuple(inputs.split())
     variadic = len(input_names) == 1 and input_names[0].endswith("[]")
     if variadic:
         input_names = (input_names[0][:-2],)
     saved_names = tuple(saves.split())
+    first = "grads" if multi else "grad"
+    parts = {}  # input -> (shared formula, its parameters' sources, what it reads, the input's place in its result)
+    for key in [k for k in formulas if "," in k]:
+        fn = formulas.pop(key)
+        group = [n.strip() for n in key.split(",")]
+        sources, used = _sources(name, key, fn, input_names, saved_names, first)
+        parts.update({inp: (fn, sources, used, i) for i, inp in enumerate(group)})
     compiled, reads = [], []
     for inp in input_names:
-        fn = formulas.pop(inp, None) or _not_differentiable(name, inp)
-        sources, used = _sources(name, inp, fn, input_names, saved_names, "grads" if multi else "grad")
-        compiled.append((fn, sources))
+        if inp in parts:
+            fn, sources, used, part = parts.pop(inp)
+        else:
+            fn, part = formulas.pop(inp, None) or _not_differentiable(name, inp), None
+            sources, used = _sources(name, inp, fn, input_names, saved_names, first)
+        compiled.append((fn, sources, part))
         reads.append(used)
-    if formulas:
+    if formulas or parts:
+        formulas.update(parts)
         raise TypeError(f"{name}: formulas for unknown inputs {sorted(formulas)}")
     saves_result = "result" in saved_names
     exposed = {n for n in saved_names if not n.startswith("_")}
@@ -373,7 +391,12 @@ def _sources(node: str, inp: str, fn, input_names: tuple, saved_names: tuple, fi
 
 
 def _forward_rule(node: str, forward, elementwise: bool, input_names: tuple, saved_names: tuple) -> tuple:
-    """(kind, compiled formula or None) of a rule's forward rule (see `rule`)."""
+    """(kind, compiled formula or None) of a rule's forward rule (forward-mode AD, ops/dual.py). For an elementwise
+    rule it follows from the backward formulas and is not written; else `forward` is "linear" (the op applied to
+    the tangents), "bilinear" (op(a_t, b) + op(a, b_t)), "derived" (an op whose backward formulas are elementwise
+    though the op is not flagged so), "reduction" (each output element reduces its own group of input elements:
+    the backward formula on a gradient of ones, times the tangent, summed over the group), or a formula over the
+    tangents `<input>_t` and what the row saves; None: no forward rule (PyTorch's NotImplementedError)."""
     if forward is None:
         return ("derived" if elementwise else None), None
     if forward in ("linear", "bilinear", "derived", "reduction"):
@@ -462,7 +485,8 @@ def record(cls, result, inputs: tuple, **args) -> Tensor:
 
     This is where an op's output and its node are made, together: the node is the weak reference to its
     output, so the tensor comes first. Every op of every forward pass comes through here, so its steps are
-    written out in line, for the one- and two-input ops that are most of them (see CONTRIBUTING.md)."""
+    written out in line, and the edges of the one- and two-input ops that are most of them have their own
+    functions (see CONTRIBUTING.md)."""
     # 1. The output tensor (the same slots as `make` sets; tests/test_engine.py checks they agree).
     out = _new(Tensor)
     out._data = result = result if result.__class__ is _ndarray else np.asarray(result)
@@ -470,58 +494,19 @@ def record(cls, result, inputs: tuple, **args) -> Tensor:
     out._requires_grad = True
     out._grad = out._version_counter = out._base = out._extras = None
     out._output_nr = 0
-    # 2. Its node: an edge per input, to the node that made it or to a leaf's AccumulateGrad (made when the
-    # leaf first enters a graph), None where no gradient flows. Bit i of `mask`: input i needs a gradient.
-    # 3. What it keeps: what the formulas of the inputs that need a gradient read (the `_keeps` table), with
-    # the version each kept tensor is at now (None when all are at 0, unwritten: nearly always).
+    # 2. Its node, with its edges and what it keeps (`_link_one`, `_link_two`, `_link_many`).
     node = _new_ref(cls, out if TRACK_OUTPUTS[0] else NO_OUTPUT)
     node._sequence_number = next(SEQUENCE)
-    meta = None  # what the gradient of the output must look like: an elementwise op's is its input's
     node._extras = node._metadata = None
     node._args = args or cls._defaults
     node._kept_versions = None
-    if len(inputs) == 1:  # an op of one input records only when that input requires grad
-        a = inputs[0]
-        prev = a._grad_fn
-        node._next_nodes = (prev if prev is not None else accumulator(a),)
-        node._next_nrs = (a._output_nr,) if a._output_nr else None
-        if cls._elementwise and prev is not None and len(prev._input_metadata) == 1:
-            meta = prev._input_metadata
-        keep, keep_result = cls._keeps[1]
-        node._kept_inputs = None if keep is None else inputs
-        if keep is not None and (a._version_counter is not None or a._extras is not None):
-            node._kept_versions = _versions(inputs)
-    elif len(inputs) == 2 and not cls._variadic:  # `a op b`: either may be a number, or a tensor not requiring grad
-        a, b = inputs
-        ta = isinstance(a, Tensor)
-        tb = isinstance(b, Tensor)
-        na = (a._grad_fn if a._grad_fn is not None else accumulator(a)) if ta and a._requires_grad else None
-        nb = (b._grad_fn if b._grad_fn is not None else accumulator(b)) if tb and b._requires_grad else None
-        node._next_nodes = (na, nb)
-        node._next_nrs = None
-        if (na is not None and a._output_nr) or (nb is not None and b._output_nr):
-            node._next_nrs = (a._output_nr if na is not None else 0, b._output_nr if nb is not None else 0)
-        if cls._elementwise and not tb and ta and a._grad_fn is not None and len(a._grad_fn._input_metadata) == 1:
-            meta = a._grad_fn._input_metadata  # `tensor op number`: the tensor's shape and dtype
-        keep, keep_result = cls._keeps[(na is not None) | (nb is not None) << 1]
-        if keep is None:
-            node._kept_inputs = None
-        else:
-            keep_a, keep_b = keep
-            node._kept_inputs = (a if keep_a else None, b if keep_b else None)
-            if (keep_a and ta and (a._version_counter is not None or a._extras is not None)) or \
-                    (keep_b and tb and (b._version_counter is not None or b._extras is not None)):
-                node._kept_versions = _versions(node._kept_inputs)
+    if len(inputs) == 1:
+        meta, keep_result = _link_one(node, cls, inputs)
+    elif len(inputs) == 2 and not cls._variadic:
+        meta, keep_result = _link_two(node, cls, inputs)
     else:
-        node._next_nodes, node._next_nrs, mask = _edges(inputs, cls._variadic)
-        keep, keep_result = cls._keeps[mask]
-        if keep is None:
-            node._kept_inputs = None
-        else:
-            node._kept_inputs = inputs if cls._variadic else tuple([a if k else None for a, k in zip(inputs, keep)])
-            if any(isinstance(a, Tensor) and (a._version_counter is not None or a._extras is not None)
-                   for a in node._kept_inputs):
-                node._kept_versions = _versions(node._kept_inputs)
+        meta, keep_result = _link_many(node, cls, inputs)
+    # 3. What the gradient of the output must look like (an elementwise op's is its input's), the saved result.
     node._input_metadata = meta if meta is not None else metadata_of(result)
     if SAVED_HOOKS and node._kept_inputs is not None:
         node._kept_inputs = _packed(node._kept_inputs)
@@ -533,6 +518,66 @@ def record(cls, result, inputs: tuple, **args) -> Tensor:
         anomaly_mode.remember_forward(node)
     out._grad_fn = node
     return out
+
+
+def _link_one(node, cls, inputs: tuple) -> tuple:
+    """`record`'s edge for an op of one input (which records only when that input requires grad): to the node
+    that made it or to a leaf's AccumulateGrad (made when the leaf first enters a graph). It keeps the input when
+    its formula reads it (the `_keeps` table), with the input's version when not 0 (nearly always it is).
+    Returns (the output's metadata when the op is elementwise, else None; keep the result?)."""
+    a = inputs[0]
+    prev = a._grad_fn
+    node._next_nodes = (prev if prev is not None else accumulator(a),)
+    node._next_nrs = (a._output_nr,) if a._output_nr else None
+    meta = None
+    if cls._elementwise and prev is not None and len(prev._input_metadata) == 1:
+        meta = prev._input_metadata
+    keep, keep_result = cls._keeps[1]
+    node._kept_inputs = None if keep is None else inputs
+    if keep is not None and (a._version_counter is not None or a._extras is not None):
+        node._kept_versions = _versions(inputs)
+    return meta, keep_result
+
+
+def _link_two(node, cls, inputs: tuple) -> tuple:
+    """`record`'s edges for `a op b`: either may be a number, or a tensor not requiring grad (no edge: None).
+    Bit i of the mask: input i needs a gradient. Returns as `_link_one`."""
+    a, b = inputs
+    ta = isinstance(a, Tensor)
+    tb = isinstance(b, Tensor)
+    na = (a._grad_fn if a._grad_fn is not None else accumulator(a)) if ta and a._requires_grad else None
+    nb = (b._grad_fn if b._grad_fn is not None else accumulator(b)) if tb and b._requires_grad else None
+    node._next_nodes = (na, nb)
+    node._next_nrs = None
+    if (na is not None and a._output_nr) or (nb is not None and b._output_nr):
+        node._next_nrs = (a._output_nr if na is not None else 0, b._output_nr if nb is not None else 0)
+    meta = None
+    if cls._elementwise and not tb and ta and a._grad_fn is not None and len(a._grad_fn._input_metadata) == 1:
+        meta = a._grad_fn._input_metadata  # `tensor op number`: the tensor's shape and dtype
+    keep, keep_result = cls._keeps[(na is not None) | (nb is not None) << 1]
+    if keep is None:
+        node._kept_inputs = None
+    else:
+        keep_a, keep_b = keep
+        node._kept_inputs = (a if keep_a else None, b if keep_b else None)
+        if (keep_a and ta and (a._version_counter is not None or a._extras is not None)) or \
+                (keep_b and tb and (b._version_counter is not None or b._extras is not None)):
+            node._kept_versions = _versions(node._kept_inputs)
+    return meta, keep_result
+
+
+def _link_many(node, cls, inputs: tuple) -> tuple:
+    """`record`'s edges for an op of three or more inputs, or of a list of tensors (cat, stack)."""
+    node._next_nodes, node._next_nrs, mask = _edges(inputs, cls._variadic)
+    keep, keep_result = cls._keeps[mask]
+    if keep is None:
+        node._kept_inputs = None
+    else:
+        node._kept_inputs = inputs if cls._variadic else tuple([a if k else None for a, k in zip(inputs, keep)])
+        if any(isinstance(a, Tensor) and (a._version_counter is not None or a._extras is not None)
+               for a in node._kept_inputs):
+            node._kept_versions = _versions(node._kept_inputs)
+    return None, keep_result
 
 
 def _versions(kept: tuple) -> tuple | None:

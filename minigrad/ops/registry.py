@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import types
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -23,7 +24,7 @@ from .._tensor import Tensor
 from ..autograd.graph import check_usable
 from .dual import forward_aware, inplace_only
 
-__all__ = ["Op", "Sample", "declare", "REGISTRY", "NODES", "node_rule", "ops"]
+__all__ = ["Op", "Sample", "declare", "renamed", "REGISTRY", "NODES", "node_rule", "ops"]
 
 # Domains the test sweeps draw tensor values from (the sweeps keep away from kinks and ties).
 DOMAINS = ("real", "positive", "unit", "away", "distinct", "int", "nonneg_int", "bool", "index", "const",
@@ -62,6 +63,12 @@ class Op:
     differentiable: bool = True
     functional: bool = False  # also nn.functional.<name>
     public: bool = True  # False: an op only derivative formulas call (PyTorch's fused backward ops)
+    alias_functions: dict = field(default_factory=dict)  # alias -> the function under that name (its errors name it)
+
+    def named(self, name: str) -> Callable:
+        """The function `minigrad.<name>` / `Tensor.<name>` runs: the op's own, or an alias's (the same code, whose
+        errors name the alias, as PyTorch's do)."""
+        return self.function if name == self.name else self.alias_functions[name]
 
     def call(self, lib, *args, **kwargs):
         """Call the op on `lib`: minigrad runs this declaration's function; another library with PyTorch's API
@@ -166,22 +173,39 @@ def _dispatch(public: Callable, name: str, overloaded: list, args: tuple, kwargs
                     f"NotImplemented:\n{listed}")
 
 
-def declare(name: str, function: Callable, *, namespace: str = "", aliases: tuple = (), method: bool = True,
+def renamed(function: Callable, name: str) -> Callable:
+    """`function` under the name `name`: the same code, whose Python errors (`arctan() got an unexpected keyword
+    argument`) name it. An alias's own function, unless its declaration makes one (as `binary` does, whose checks
+    name the op)."""
+    if not isinstance(function, types.FunctionType):
+        return function
+    copy = types.FunctionType(function.__code__, function.__globals__, name, function.__defaults__,
+                              function.__closure__)
+    copy.__kwdefaults__, copy.__doc__, copy.__wrapped__ = function.__kwdefaults__, function.__doc__, function
+    copy.__qualname__ = name
+    return copy
+
+
+def declare(name: str, function: Callable, *, namespace: str = "", aliases: tuple | dict = (), method: bool = True,
             inplace: Callable | None = None, operators: dict | None = None, nodes: tuple = (),
             samples: tuple = (), differentiable: bool = True, functional: bool = False, public: bool = True,
             register: bool = True, numpy_names: bool | None = None) -> Op:
     """Record an op (see the module docstring). `register=False` makes the declaration without adding it to
     the registry (a test can then sweep an op it declares itself). `numpy_names`: accept `axis=`/`keepdims=`
     (`numpy_arguments`); by default every public op outside `nn.functional` with a `dim` or `keepdim`
-    parameter does, as PyTorch's builtins do (its Python-level functions, `norm` and `split`, say False)."""
+    parameter does, as PyTorch's builtins do (its Python-level functions, `norm` and `split`, say False).
+    `aliases`: more names, each given the function `renamed`, or a dict {alias: its function}."""
     if numpy_names is None:
         numpy_names = public and namespace != "nn.functional" and _has_dim(function)
+    named = aliases if isinstance(aliases, dict) else {alias: renamed(function, alias) for alias in aliases}
     if numpy_names:
         function = numpy_arguments(function, name, differentiable)
-    function, inplace, operators = _forward_aware(name, function, inplace, operators or {}, nodes if differentiable
-                                                  else ())
-    op = Op(name, function, namespace, tuple(aliases), method, inplace, dict(operators or {}), tuple(nodes),
-            tuple(samples), differentiable, functional, public)
+        named = {alias: numpy_arguments(fn, alias, differentiable) for alias, fn in named.items()}
+    fw_nodes = nodes if differentiable else ()
+    function, inplace, operators = _forward_aware(name, function, inplace, operators or {}, fw_nodes)
+    named = {alias: _forward_aware(alias, fn, None, {}, fw_nodes)[0] for alias, fn in named.items()}
+    op = Op(name, function, namespace, tuple(named), method, inplace, dict(operators or {}), tuple(nodes),
+            tuple(samples), differentiable, functional, public, named)
     if register:
         key = f"{namespace}.{name}" if namespace and namespace != "Tensor" else name
         if key in REGISTRY:

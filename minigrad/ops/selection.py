@@ -13,6 +13,7 @@ from .._stacklevel import user_stacklevel
 from .._state import GRAD
 from .._tensor import Tensor, make
 from . import inplace, xp
+from .elementwise import binary
 from .inplace import inplace_of
 from .operands import as_operand, broadcast_error, kind_name, promoted, result_dtype
 from .recording import SavedArg, record, rule
@@ -91,20 +92,6 @@ ClampMaxBackward1 = rule("ClampMaxBackward1", "self max", saves="self max",
                          forward="derived", text="grad_self = grad where self <= max, grad_max = grad where self > max",
                          self=lambda grad, self, max: xp.keep_where(xp.data(self) <= xp.data(max), grad),
                          max=lambda grad, self, max: xp.keep_where(xp.data(self) > xp.data(max), grad))
-MaximumBackward0 = rule("MaximumBackward0", "self other", saves="self other",
-                        text="grad_self = grad where self > other (ties: half), grad_other = grad where other > self",
-                        forward="derived",
-                        self=lambda grad, self, other: _pick_grad(grad, xp.data(self), xp.data(other),
-                                                                  xp.data(self) < xp.data(other)),
-                        other=lambda grad, self, other: _pick_grad(grad, xp.data(other), xp.data(self),
-                                                                   xp.data(self) > xp.data(other)))
-MinimumBackward0 = rule("MinimumBackward0", "self other", saves="self other",
-                        text="grad_self = grad where self < other (ties: half), grad_other = grad where other < self",
-                        forward="derived",
-                        self=lambda grad, self, other: _pick_grad(grad, xp.data(self), xp.data(other),
-                                                                  xp.data(self) > xp.data(other)),
-                        other=lambda grad, self, other: _pick_grad(grad, xp.data(other), xp.data(self),
-                                                                   xp.data(self) < xp.data(other)))
 WhereBackward0 = rule("WhereBackward0", "self other", saves="condition", tensor_args="condition",
                       text="grad_self = where(condition, grad, 0), grad_other = where(condition, 0, grad)",
                       forward="derived",
@@ -224,47 +211,20 @@ def clamp_max(self, max):
     return _clamp_one(self, max, pick_min, "max", ClampMaxBackward0, ClampMaxBackward1)
 
 
-def _check_other(other, name: str, position: int) -> None:
-    """maximum and minimum take only tensors (PyTorch's argument parser: no Python or NumPy numbers)."""
-    if not isinstance(other, Tensor):
-        kind = type(other)
-        shown = kind.__name__ if kind.__module__ == "builtins" else f"{kind.__module__}.{kind.__name__}"
-        raise TypeError(f"{name}(): argument 'other' (position {position}) must be Tensor, not {shown}")
-
-
-def _method(function, position: int = 1):
-    """Tensor.maximum / Tensor.minimum: PyTorch counts `other` as argument 1 of the method, 2 of the function, so
-    the method is not the function (declared as the op's `operators` entry, with `method=False`)."""
-    def method(self, other):
-        _check_other(other, function.__name__, position)
-        return function(self, other)
-
-    method.__name__ = method.__qualname__ = function.__name__
-    return method
-
-
-def maximum(self, other):
-    _check_other(other, "maximum", 2)
-    ad, bd = promoted(self, other)
-    try:
-        res = laid_out(np.asarray(pick_max(ad, bd)), self, other)
-    except ValueError:
-        raise broadcast_error(self, other) from None
-    if _recording(self, other):
-        return record(MaximumBackward0, res, (self, other))
-    return make(res)
-
-
-def minimum(self, other):
-    _check_other(other, "minimum", 2)
-    ad, bd = promoted(self, other)
-    try:
-        res = laid_out(np.asarray(pick_min(ad, bd)), self, other)
-    except ValueError:
-        raise broadcast_error(self, other) from None
-    if _recording(self, other):
-        return record(MinimumBackward0, res, (self, other))
-    return make(res)
+maximum = binary("maximum", pick_max, "MaximumBackward0", integers="keep", inplace=False,
+                 domains=("distinct", "distinct"),
+                 text="grad_self = grad where self > other (ties: half), grad_other = grad where other > self",
+                 self=lambda grad, self, other: _pick_grad(grad, xp.data(self), xp.data(other),
+                                                           xp.data(self) < xp.data(other)),
+                 other=lambda grad, self, other: _pick_grad(grad, xp.data(other), xp.data(self),
+                                                            xp.data(self) > xp.data(other)))
+minimum = binary("minimum", pick_min, "MinimumBackward0", integers="keep", inplace=False,
+                 domains=("distinct", "distinct"),
+                 text="grad_self = grad where self < other (ties: half), grad_other = grad where other < self",
+                 self=lambda grad, self, other: _pick_grad(grad, xp.data(self), xp.data(other),
+                                                           xp.data(self) > xp.data(other)),
+                 other=lambda grad, self, other: _pick_grad(grad, xp.data(other), xp.data(self),
+                                                            xp.data(self) < xp.data(other)))
 
 
 def where(condition, input, other):
@@ -362,10 +322,6 @@ declare("clamp_min", clamp_min, inplace=inplace_of(clamp_min, "clamp_min_"),
         nodes=(ClampMinBackward0, ClampMinBackward1), samples=(Sample((((3, 4), "real"),), (0.1,)),))
 declare("clamp_max", clamp_max, inplace=inplace_of(clamp_max, "clamp_max_"),
         nodes=(ClampMaxBackward0, ClampMaxBackward1), samples=(Sample((((3, 4), "real"),), (0.1,)),))
-declare("maximum", maximum, method=False, operators={"maximum": _method(maximum)}, nodes=(MaximumBackward0,),
-        samples=(Sample((((3, 4), "distinct"), ((3, 4), "distinct"))),))
-declare("minimum", minimum, method=False, operators={"minimum": _method(minimum)}, nodes=(MinimumBackward0,),
-        samples=(Sample((((3, 4), "distinct"), ((3, 4), "distinct"))),))
 declare("where", where, method=False, nodes=(WhereBackward0,),
         samples=(Sample((((3, 4), "bool"), ((3, 4), "real"), ((3, 4), "real"))),))
 declare("masked_fill", masked_fill, inplace=masked_fill_,

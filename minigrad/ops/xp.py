@@ -182,6 +182,7 @@ log = _unary("log", np.log)
 sin = _unary("sin", np.sin)
 cos = _unary("cos", np.cos)
 sqrt = _unary("sqrt", np.sqrt)
+reciprocal = _unary("reciprocal", np.reciprocal)
 
 
 def sign_array(x: np.ndarray) -> np.ndarray:
@@ -263,9 +264,7 @@ def zeros(shape: tuple, like):
 def scatter_into(g, shape: tuple, key, accumulate: bool, name: str):
     """A zero tensor of `shape` with `g` placed at `key`: backward of select/slice/indexing."""
     if is_t(g):
-        from .indexing import index_backward_op  # lazy: indexing's rules call this function (xp is below them)
-
-        return index_backward_op(g, tuple(shape), key, accumulate, name)
+        return _tensor_op("index_backward")(g, tuple(shape), key, accumulate, name)
     out = np.zeros(shape, dtype=g.dtype)
     if accumulate:
         np.add.at(out, key, g)
@@ -392,7 +391,9 @@ def _scalar(name: str, kernel):
 
 # `x * s`, `x / s`, `x + s`, `x - s` for a Python number `s`, as PyTorch's C++ formulas write them: on a Tensor the
 # Scalar overloads, recorded as MulBackward1 / DivBackward1 / AddBackward1 / SubBackward1 (where `x * s` in Python is
-# MulBackward0).
+# MulBackward0). A formula may simply write `x * s`: while formulas run under create_graph, the operators take
+# these overloads for a float tensor and a Python number (ops/arithmetic.py, `_common`); these functions remain for
+# helpers that also run outside formulas, and for an integer tensor.
 mul_scalar = _scalar("mul_scalar", lambda x, s: x * s)
 div_scalar = _scalar("div_scalar", lambda x, s: x / s)
 add_scalar = _scalar("add_scalar", lambda x, s: x + s)

@@ -66,29 +66,51 @@ def test_every_public_op_is_swept_or_says_why():
     assert unswept == sorted(NOT_SWEPT), "declare samples for the op, or list it in NOT_SWEPT with a reason"
 
 
+def _own(fn):
+    """The op's own function behind its forward-AD-aware wrapper (ops/dual.py), which Tensor gets only while a
+    dual level is active."""
+    return fn.forward_of[0] if hasattr(fn, "forward_of") else fn
+
+
 def test_every_public_name_is_the_declared_function():
     """The registry is what minigrad exposes: minigrad.<name> and nn.functional.<name> (wrapped by `overridable`),
-    Tensor.<name>, Tensor.<name>_, operators."""
+    Tensor.<name>, Tensor.<name>_, operators (the op's own function; under a dual level, the declared forward-aware
+    one; a binary operator behind the wrapper that gives way to the other operand's `__torch_function__`)."""
     for op in REGISTRY.values():
         if not op.public:
             continue
         for name in (op.name, *op.aliases):
             if op.namespace == "":  # the declared function behind the override protocol's check
-                assert getattr(minigrad, name).__wrapped__ is op.function, name
+                assert getattr(minigrad, name).__wrapped__ is op.named(name), name
             if op.namespace == "nn.functional":  # behind the override protocol's check too
-                assert getattr(minigrad.nn.functional, name).__wrapped__ is op.function, name
+                assert getattr(minigrad.nn.functional, name).__wrapped__ is op.named(name), name
             if op.method or op.namespace == "Tensor":
                 method = getattr(minigrad.Tensor, name)
                 if name in PYTHON_METHODS:  # the same code, named `Tensor.<name>` as PyTorch's Python methods are
-                    assert method.__wrapped__ is op.function and method.__qualname__ == f"Tensor.{name}", name
+                    assert method.__wrapped__ is _own(op.named(name)) and method.__qualname__ == f"Tensor.{name}", name
                 else:
-                    assert method is op.function, name
+                    assert method is _own(op.named(name)), name
             if op.inplace is not None:
-                assert getattr(minigrad.Tensor, name + "_") is op.inplace, name
+                assert getattr(minigrad.Tensor, name + "_") is _own(op.inplace), name
         for name, fn in op.operators.items():  # a binary operator gives way to the other operand's override
             got = getattr(minigrad.Tensor, name)
-            assert got is fn or got.__wrapped__ is fn, name
+            assert got is _own(fn) or got.__wrapped__ is _own(fn), name
     assert "atan" in dir(minigrad) and "atan" in dir(minigrad.Tensor) and "softplus" in dir(minigrad.nn.functional)
+
+
+def test_under_a_dual_level_tensor_methods_are_the_declared_functions():
+    with minigrad.autograd.forward_ad.dual_level():
+        for op in REGISTRY.values():
+            if not op.public or not (op.method or op.namespace == "Tensor"):
+                continue
+            for name in (op.name, *op.aliases):
+                if name not in PYTHON_METHODS:
+                    assert getattr(minigrad.Tensor, name) is op.named(name), name
+                if op.inplace is not None:
+                    assert getattr(minigrad.Tensor, name + "_") is op.inplace, name
+            for name, fn in op.operators.items():
+                assert getattr(minigrad.Tensor, name) is fn, name
+    assert minigrad.Tensor.exp is _own(REGISTRY["exp"].function)  # and the ops' own again once it exits
 
 
 def test_every_declared_node_has_its_rule_text_and_input_names():

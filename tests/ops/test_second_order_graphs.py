@@ -89,6 +89,10 @@ CASES = {  # (TARGET is defined below; the lambdas read it when called)
     "mv": lambda t, x: t.mv(x.reshape(2, 3), x[:3]),  # grad.outer(vec) is reshape(n, 1) * vec (ViewBackward0)
     "maximum": lambda t, x: t.maximum(x, x.flip(0) * 0.5) * x,  # where(tie, grad / 2, grad).masked_fill_(loses, 0)
     "minimum_tie": lambda t, x: t.minimum(x, x.flip(0)) * x,
+    # one shared formula for both inputs: the reciprocal of self² + other², masked where it is inf
+    "atan2": lambda t, x: t.atan2(x, x.flip(0) * 0.5),
+    "hypot": lambda t, x: t.hypot(x, x.flip(0) * 0.5),  # grad * self / result: the result is HypotBackward0's
+    "logaddexp": lambda t, x: t.logaddexp(x, x.flip(0) * 0.5),  # grad / (1 + exp(...)): AddBackward1
     "masked_fill": lambda t, x: x.masked_fill(x > 1.0, 0.5) * x,  # grad.masked_fill(mask, 0)
     "index": lambda t, x: x[t.tensor(np.array([0, 0, 5]))] * x[:3],  # IndexPutImplBackward0: (zeros, grad)
     "remainder": lambda t, x: x % (x.flip(0).abs() + 2.0),  # its formula's floor division records DivBackward2

@@ -132,3 +132,141 @@ def test_op_without_forward_rule_raises_pytorchs_error(torch):
                 f(d)
         messages.append(str(info.value).replace("multi_margin_loss", "OP").replace("max_pool1d", "OP"))
     assert messages[0] == messages[1]
+
+
+# -- custom Functions: jvp, save_for_forward; gradcheck(check_forward_ad=True) ----------------------------------
+def _functions(lib):
+    class Scale(lib.autograd.Function):
+        """x * y * k, with a jvp reading what save_for_forward kept."""
+
+        @staticmethod
+        def forward(ctx, x, y, k):
+            ctx.save_for_forward(x, y)
+            ctx.k = k
+            ctx.forward_saw_tangent = lib.autograd.forward_ad.unpack_dual(x).tangent is not None
+            return x * y * k
+
+        @staticmethod
+        def jvp(ctx, x_t, y_t, k_t):
+            x, y = ctx.saved_tensors
+            ctx.jvp_args = (type(x_t).__name__, type(y_t).__name__, k_t)
+            return (x_t * y + x * y_t) * ctx.k
+
+        @staticmethod
+        def backward(ctx, g):
+            return None, None, None
+
+    class NoJvp(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 2
+
+    class WrongJvp(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_forward(x)
+            return x.sin()
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 0 + 1
+
+        @staticmethod
+        def jvp(ctx, t):
+            (x,) = ctx.saved_tensors
+            return t * x.cos() * 2  # twice the true derivative
+
+    return Scale, NoJvp, WrongJvp
+
+
+def test_function_jvp_and_save_for_forward_as_torch(torch):
+    def run(lib):
+        Scale, NoJvp, _ = _functions(lib)
+        fw = lib.autograd.forward_ad
+        with fw.dual_level():
+            x = fw.make_dual(lib.tensor(X), lib.tensor(V))
+            out = Scale.apply(x, lib.tensor(V * 3), 2.0)
+            ctx_facts = (out.grad_fn is None,)
+            with pytest.raises(NotImplementedError) as info:
+                NoJvp.apply(x)
+            return fw.unpack_dual(out).tangent.numpy(), ctx_facts, str(info.value)
+    ours, theirs = run(minigrad), run(torch)
+    np.testing.assert_allclose(ours[0], theirs[0], rtol=1e-9, atol=1e-12)
+    assert ours[1:] == theirs[1:]
+
+
+def _spy(lib) -> dict:
+    """What a custom Function's forward and jvp are handed: x dual, y a plain tensor, k a number."""
+    Scale, _, _ = _functions(lib)
+    fw = lib.autograd.forward_ad
+    seen = {}
+
+    class Spy(Scale):
+        @staticmethod
+        def jvp(ctx, x_t, y_t, k_t):
+            seen["args"] = (type(x_t).__name__, type(y_t).__name__, k_t, float(y_t.abs().sum()))
+            seen["forward_saw_tangent"] = ctx.forward_saw_tangent
+            return Scale.jvp(ctx, x_t, y_t, k_t)
+
+    with fw.dual_level():
+        Spy.apply(fw.make_dual(lib.tensor(X), lib.tensor(V)), lib.tensor(V), 2.0)
+    return seen
+
+
+def test_function_forward_sees_no_tangent_and_jvp_gets_zeros_for_plain_tensors(torch):
+    want = {"args": ("Tensor", "Tensor", None, 0.0), "forward_saw_tangent": False}
+    assert _spy(minigrad) == _spy(torch) == want
+
+
+def test_gradcheck_check_forward_ad_catches_a_wrong_jvp(torch):
+    messages = []
+    for lib in (minigrad, torch):
+        _, _, WrongJvp = _functions(lib)
+        x = lib.tensor(np.array([0.3, -0.7]), requires_grad=True)
+        with pytest.raises(Exception) as info:  # noqa: PT011 - its type is compared below, by name
+            lib.autograd.gradcheck(WrongJvp.apply, (x,), check_forward_ad=True, check_backward_ad=False)
+        assert type(info.value).__name__ == "GradcheckError"
+        messages.append(str(info.value).replace("torch.", "minigrad."))
+        assert lib.autograd.gradcheck(lambda t: (t.tanh() * t).softmax(0), (x,), check_forward_ad=True)
+    assert messages[0] == messages[1]
+    assert messages[0].startswith("Jacobian computed with forward mode mismatch for output 0 with respect to input 0")
+
+
+# -- autograd.functional: jacobian(strategy="forward-mode"), hessian(outer_jacobian_strategy="forward-mode") -------
+def _f(a, b):
+    return (a[:2, None] * b).tanh().sum(0), (a.exp() * a).softmax(0)
+
+
+def test_jacobian_forward_mode_as_torch(torch):
+    y = np.array([[0.5, 2.0], [1.0, -1.0]])
+    ours = minigrad.autograd.functional.jacobian(_f, (minigrad.tensor(X), minigrad.tensor(y)), vectorize=True,
+                                                 strategy="forward-mode")
+    theirs = torch.autograd.functional.jacobian(_f, (torch.tensor(X), torch.tensor(y)), vectorize=True,
+                                                strategy="forward-mode")
+    for row_o, row_t in zip(ours, theirs):
+        for o, t in zip(row_o, row_t):
+            assert tuple(o.shape) == tuple(t.shape)
+            np.testing.assert_allclose(o.numpy(), t.numpy(), rtol=1e-9, atol=1e-12)
+
+
+@pytest.mark.parametrize("kwargs", [{"strategy": "forward-mode"}, {"strategy": "fwd"}, {"strategy": "forward-mode",
+                                    "vectorize": True, "create_graph": True}, {"strategy": "forward-mode",
+                                    "vectorize": True, "strict": True}])
+def test_jacobian_strategy_errors_as_torch(torch, kwargs):
+    got = [_error(lambda lib=lib: lib.autograd.functional.jacobian(lambda a: a * 2, lib.tensor(X), **kwargs))
+           for lib in (minigrad, torch)]
+    assert got[0][0] == got[1][0] and got[0][1] == got[1][1].replace("torch.", "minigrad.")
+
+
+def test_hessian_forward_over_reverse_as_torch(torch):
+    def g(a):
+        return (a.sin() * a.exp()).sum() + (a[0] * a[1]).tanh() + (a * a).sigmoid().prod()
+    ours = minigrad.autograd.functional.hessian(g, minigrad.tensor(X), vectorize=True,
+                                                outer_jacobian_strategy="forward-mode")
+    theirs = torch.autograd.functional.hessian(g, torch.tensor(X), vectorize=True,
+                                               outer_jacobian_strategy="forward-mode")
+    np.testing.assert_allclose(ours.numpy(), theirs.detach().numpy(), rtol=1e-9, atol=1e-12)
