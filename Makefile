@@ -212,7 +212,8 @@ fuzz-known: install torch
 bench: install
 	@if [ -f bench/run.py ]; then \
 	  echo "bench: python bench/run.py"; $(PY) bench/run.py && \
-	  echo "bench: python bench/models.py (W8, W9)" && $(PY) bench/models.py; \
+	  echo "bench: python bench/models.py (W8, W9)" && $(PY) bench/models.py && \
+	  echo "bench: python bench/func_bench.py (W10, torch.func)" && $(PY) bench/func_bench.py; \
 	else \
 	  echo "bench: no bench/run.py yet, nothing to run"; \
 	fi

@@ -90,6 +90,9 @@ __version__ = "0.1.0"
 # (each gives way to `__torch_function__`, PyTorch's override protocol: ops.registry.overridable)
 globals().update({name: ops.registry.overridable(op.named(name), name) for op in ops.REGISTRY.values()
                   if op.public and op.namespace == "" for name in (op.name, *op.aliases)})
+# the `*_like` factories too (vmap's batched tensors make their like batched)
+globals().update({name: ops.registry.overridable(globals()[name], name) for name in (
+    "empty_like", "full_like", "ones_like", "rand_like", "randn_like", "zeros_like")})
 
 from .autograd import forward_ad  # noqa: E402, F401  (minigrad.autograd.forward_ad: it builds on the ops)
 
@@ -113,7 +116,9 @@ __getattr__ = missing_name(__name__, "torch")
 del _dtypes
 
 # nn, optim, data loading and saving, imported last: they build on everything above
-from . import nn, optim, utils  # noqa: E402
+# (func, the function transforms of torch.func, batches nn's functions: after nn)
+from . import func, nn, optim, utils  # noqa: E402
+from .func import vmap  # noqa: E402
 from .serialization import load, save  # noqa: E402
 
 Tensor._STUBS = install_tensor_stubs(Tensor)  # last: after every module has added its Tensor methods

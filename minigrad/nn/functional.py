@@ -16,10 +16,11 @@ import numpy as np
 from .._missing import missing_name
 from .._random import default_generator
 from .._tensor import Tensor, make
-from ..ops.registry import REGISTRY
+from ..ops.registry import REGISTRY, overridable
 
-_DECLARED = {name: op.named(name) for op in REGISTRY.values() if op.namespace == "nn.functional" and op.public
-             for name in (op.name, *op.aliases)}
+# (each gives way to `__torch_function__`, PyTorch's override protocol, as the top-level functions do)
+_DECLARED = {name: overridable(op.named(name), name) for op in REGISTRY.values()
+             if op.namespace == "nn.functional" and op.public for name in (op.name, *op.aliases)}
 globals().update(_DECLARED)
 
 

@@ -80,10 +80,34 @@ def _attach_methods() -> None:
 
 
 def _set_method(name: str, fn) -> None:
-    """Tensor.<name> = the op's own function, and the pair (own, forward-aware) for dual.install."""
+    """Tensor.<name> = the op's own function, and the pair (own, forward-aware) for dual.install. A binary operator
+    is wrapped to give way to the other operand's `__torch_function__` (`_operator`)."""
     plain = fn.forward_of[0] if hasattr(fn, "forward_of") else fn
+    if name in _BINARY:
+        plain, fn = _operator(plain), (_operator(fn) if fn is not plain else None)
+        fn = fn or plain
     setattr(Tensor, name, plain)
     dual.TENSOR_METHODS[name] = (plain, fn)
+
+
+_BINARY = {"__add__", "__radd__", "__sub__", "__rsub__", "__mul__", "__rmul__", "__truediv__", "__rtruediv__",
+           "__pow__", "__rpow__", "__matmul__", "__rmatmul__", "__eq__", "__ne__", "__lt__", "__le__", "__gt__",
+           "__ge__", "__floordiv__", "__rfloordiv__", "__mod__", "__rmod__"}
+
+
+def _operator(fn):
+    """A binary operator that gives way to the other operand's `__torch_function__` when it is not a Tensor (vmap's
+    BatchedTensor, a user's tensor-like class), as PyTorch's operators do."""
+
+    def operator(self, other):
+        kind = other.__class__
+        if kind is not Tensor and kind is not float and kind is not int and hasattr(kind, "__torch_function__"):
+            return kind.__torch_function__(fn, (kind,), (self, other), {})
+        return fn(self, other)
+
+    operator.__name__, operator.__qualname__, operator.__doc__ = fn.__name__, fn.__qualname__, fn.__doc__
+    operator.__wrapped__ = fn
+    return operator
 
 
 _attach_methods()

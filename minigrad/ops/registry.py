@@ -137,11 +137,23 @@ def overridable(function: Callable, name: str) -> Callable:
     @functools.wraps(function)
     def call(*args, **kwargs):
         overloaded = [type(a) for a in args if type(a) is not Tensor and hasattr(type(a), "__torch_function__")]
+        if kwargs or not overloaded and any(type(a) in (list, tuple) for a in args):
+            overloaded += _overloaded_in(args, kwargs)
         if not overloaded:
             return function(*args, **kwargs)
         return _dispatch(call, name, overloaded, args, kwargs)
 
     return call
+
+
+def _overloaded_in(args: tuple, kwargs: dict) -> list:
+    """The overriding types of the keyword arguments and of the tensors inside list arguments (`cat([...])`), which
+    PyTorch's protocol checks too."""
+    found = [type(a) for a in kwargs.values() if type(a) is not Tensor and hasattr(type(a), "__torch_function__")]
+    for a in args:
+        if type(a) in (list, tuple):
+            found += [type(x) for x in a if type(x) is not Tensor and hasattr(type(x), "__torch_function__")]
+    return found
 
 
 def _dispatch(public: Callable, name: str, overloaded: list, args: tuple, kwargs: dict):

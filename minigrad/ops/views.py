@@ -354,6 +354,31 @@ def permute(self, *dims):
     return _record_view(PermuteBackward0, self, res, {"dims": wrapped}, ("transpose", wrapped))
 
 
+def movedim(self, source, destination):
+    """The dims `source` moved to the places `destination` (the rest keep their order): a permute, recorded as
+    PyTorch records it (PermuteBackward0), so its gradient is the inverse permutation."""
+    nd = self._data.ndim
+    src = tuple(source) if isinstance(source, (list, tuple)) else (source,)
+    dst = tuple(destination) if isinstance(destination, (list, tuple)) else (destination,)
+    if len(src) != len(dst):
+        raise RuntimeError(f"movedim: Invalid source or destination dims: source ({list(src)} dims) should contain "
+                           f"the same number of dims as destination ({list(dst)} dims)")
+    src = tuple(_wrap_dim(d, nd) for d in src)
+    dst = tuple(_wrap_dim(d, nd) for d in dst)
+    if len(set(src)) != len(src):
+        raise RuntimeError(f"movedim: repeated dim in `source` ({list(source)})")
+    if len(set(dst)) != len(dst):
+        raise RuntimeError(f"movedim: repeated dim in `destination` ({list(destination)})")
+    if nd == 0:  # PyTorch's movedim returns an alias of a 0-d tensor
+        return _record_view(AliasBackward0, self, self._data[...], {}, ("getitem", (Ellipsis,)))
+    order = [None] * nd
+    for s, d in zip(src, dst):
+        order[d] = s
+    rest = iter(d for d in range(nd) if d not in src)
+    order = tuple(next(rest) if o is None else o for o in order)
+    return permute(self, order)
+
+
 def T(self):
     """`.T`: all dims reversed (PermuteBackward0, as PyTorch), with PyTorch's warnings (each once per process)
     when the tensor is not a matrix."""
@@ -556,6 +581,8 @@ declare("t", t, nodes=(TBackward0,), samples=_on((3, 4), ((), {})))
 declare("transpose", transpose, aliases=("swapaxes",), nodes=(TransposeBackward0,),
         samples=_on((2, 3, 4), ((0, 2), {}), ((-1, 1), {})))
 declare("permute", permute, nodes=(PermuteBackward0,), samples=_on((2, 3, 4), (((2, 0, 1),), {})))
+declare("movedim", movedim, aliases=("moveaxis",), nodes=(PermuteBackward0,),
+        samples=_on((2, 3, 4), ((0, 2), {}), (((0, 1), (2, 0)), {}), ((-1, 0), {})))
 declare("unsqueeze", unsqueeze, nodes=(UnsqueezeBackward0,), samples=_on((3, 4), ((1,), {}), ((-1,), {})))
 declare("squeeze", squeeze, nodes=(SqueezeBackward0, SqueezeBackward1, SqueezeBackward2),
         samples=_on((3, 1, 4, 1), ((), {}), ((1,), {}), (((1, 3),), {})))

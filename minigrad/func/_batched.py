@@ -1,0 +1,190 @@
+"""vmap's batched tensors: one sample's view of a tensor that holds the whole batch.
+
+A `BatchedTensor` wraps an ordinary minigrad Tensor, `_value`, whose leading dims are the batch dims of the vmap
+levels it is batched at (`_levels`, outermost first); the dims after them are what the function sees (the
+"logical" tensor). Every op the function calls on it reaches `dispatch` through PyTorch's override protocol
+(`__torch_function__`, and the Tensor methods and operators _rules.py gives the class). `dispatch` runs the
+op ONCE on the whole batch through the op's batching rule (`_rules.py`), and the result is batched again. Since
+`_value` is an ordinary tensor, autograd records the batched computation as usual: `grad` inside `vmap`
+differentiates every sample at once. An op with no rule runs once per sample, with PyTorch's performance warning.
+"""
+
+from __future__ import annotations
+
+import itertools
+import warnings
+
+from .._tensor import Size, Tensor
+from ..ops.joining import stack
+
+# The running vmap levels, outermost first: [level id, batch size, randomness]
+LEVELS: list = []
+_ids = itertools.count(1)
+
+ITEM_ERROR = ("vmap: It looks like you're calling .item() on a Tensor. We don't support vmap over calling .item() on "
+              "a Tensor, please try to rewrite what you're doing with other operations. If error is occurring "
+              "somewhere inside PyTorch internals, please file a bug report.")
+CONTROL_FLOW_ERROR = (
+    "vmap: It looks like you're attempting to use a Tensor in some data-dependent control flow. We don't support "
+    "that yet, please shout over at https://github.com/pytorch/functorch/issues/257 .")
+
+
+class BatchedTensor:
+    """One sample's view (what the vmapped function sees) of `_value`, a tensor holding the batch in its leading
+    dims, one per level of `_levels`."""
+
+    __slots__ = ("_value", "_levels")
+
+    def __init__(self, value: Tensor, levels: tuple):
+        self._value = value
+        self._levels = levels
+
+    # -- what the function sees: the logical tensor -----------------------------------------------------------
+    @property
+    def shape(self) -> Size:
+        return Size(self._value.shape[len(self._levels):])
+
+    def size(self, dim: int | None = None):
+        return self.shape if dim is None else self.shape[_wrap(dim, self.dim())]
+
+    def dim(self) -> int:
+        return self._value.dim() - len(self._levels)
+
+    ndim = property(dim)
+
+    def numel(self) -> int:
+        n = 1
+        for s in self.shape:
+            n *= s
+        return n
+
+    def __len__(self) -> int:
+        if self.dim() == 0:
+            raise TypeError("len() of a 0-d tensor")
+        return self.shape[0]
+
+    dtype = property(lambda self: self._value.dtype)
+    device = property(lambda self: self._value.device)
+    requires_grad = property(lambda self: self._value.requires_grad)
+    is_leaf = property(lambda self: self._value.is_leaf)
+    grad_fn = property(lambda self: self._value.grad_fn)
+
+    def is_floating_point(self) -> bool:
+        return self._value.is_floating_point()
+
+    def item(self):
+        raise RuntimeError(ITEM_ERROR)
+
+    tolist = numpy = item
+
+    def __bool__(self):
+        raise RuntimeError(CONTROL_FLOW_ERROR)
+
+    __float__ = __int__ = __index__ = __bool__
+
+    def detach(self) -> BatchedTensor:
+        return BatchedTensor(self._value.detach(), self._levels)
+
+    def requires_grad_(self, requires_grad: bool = True) -> BatchedTensor:
+        self._value.requires_grad_(requires_grad)
+        return self
+
+    def __iter__(self):
+        return iter(self.unbind(0))
+
+    def __repr__(self) -> str:
+        return f"BatchedTensor(lvl={self._levels[-1]}, bdim=0, value=\n    {self._value!r})"
+
+
+
+def _wrap(dim: int, n: int) -> int:
+    if not -max(n, 1) <= dim < max(n, 1):
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-max(n, 1)}, {max(n, 1) - 1}], but "
+                         f"got {dim})")
+    return dim % max(n, 1)
+
+
+def levels_of(args) -> tuple:
+    """The sorted union of the levels of the batched tensors among `args` (one level deep in lists)."""
+    found: set = set()
+    for a in args:
+        if a.__class__ is BatchedTensor:
+            found.update(a._levels)
+        elif a.__class__ in (list, tuple):
+            for b in a:
+                if b.__class__ is BatchedTensor:
+                    found.update(b._levels)
+    return tuple(sorted(found))
+
+
+def physical(x, levels: tuple, rank: int | None = None):
+    """`x`'s batch tensor with a dim for each of `levels` (size 1 where `x` is not batched at one), and its
+    logical dims padded with size-1 dims in front to `rank`: ready to broadcast against the others'. A plain
+    tensor is returned as it is (it broadcasts on the right) unless `rank` asks for its batch dims."""
+    if x.__class__ is not BatchedTensor:
+        if rank is None or not isinstance(x, Tensor):
+            return x
+        v, have = x, ()
+    else:
+        v, have = x._value, x._levels
+    logical = v.dim() - len(have)
+    shape = list(v.shape)
+    out = []
+    i = 0
+    for lv in levels:
+        if i < len(have) and have[i] == lv:
+            out.append(shape[i])
+            i += 1
+        else:
+            out.append(1)
+    pad = 0 if rank is None else max(rank - logical, 0)
+    new = tuple(out) + (1,) * pad + tuple(shape[len(have):])
+    return v if new == tuple(shape) else v.reshape(new)
+
+
+def in_level_order(value: Tensor, levels: tuple):
+    """A tensor whose leading dims are batched at `levels` (in any order), as a BatchedTensor (levels sorted)."""
+    order = sorted(range(len(levels)), key=lambda k: levels[k])
+    if order != list(range(len(levels))):
+        value = value.permute(tuple(order) + tuple(range(len(levels), value.dim())))
+    return BatchedTensor(value, tuple(levels[k] for k in order)) if levels else value
+
+
+def wrap(value, levels: tuple):
+    """The result of an op on batch tensors, batched at `levels` (tensors inside tuples and lists too)."""
+    if isinstance(value, Tensor):
+        return BatchedTensor(value, levels) if levels else value
+    if isinstance(value, (tuple, list)):
+        items = [wrap(v, levels) for v in value]
+        return type(value)(items) if type(value) in (tuple, list) else type(value)(*items)
+    return value
+
+
+def fallback(name: str, func, args: tuple, kwargs: dict):
+    """An op with no batching rule: run it once per sample and stack the results, with PyTorch's warning."""
+    warnings.warn(f"There is a performance drop because we have not yet implemented the batching rule for "
+                  f"aten::{name}. Please file us an issue on GitHub so that we can prioritize its implementation.",
+                  UserWarning, stacklevel=4)
+    levels = levels_of(tuple(args) + tuple(kwargs.values()))
+    sizes = [size for lv, size, _ in LEVELS if lv in levels]
+    rows = []
+    for index in itertools.product(*(range(s) for s in sizes)):
+        a = [_sample(x, levels, index) for x in args]
+        k = {key: _sample(x, levels, index) for key, x in kwargs.items()}
+        rows.append(func(*a, **k))
+    if isinstance(rows[0], Tensor):
+        out = stack(rows).reshape(tuple(sizes) + tuple(rows[0].shape))
+        return BatchedTensor(out, levels)
+    if isinstance(rows[0], (tuple, list)):
+        parts = [stack(list(p)).reshape(tuple(sizes) + tuple(p[0].shape)) for p in zip(*rows)]
+        return wrap(type(rows[0])(parts) if type(rows[0]) in (tuple, list) else type(rows[0])(*parts), levels)
+    raise RuntimeError(f"vmap: the fallback for {name} returned {type(rows[0])}, not tensors")
+
+
+def _sample(x, levels: tuple, index: tuple):
+    if x.__class__ in (list, tuple):
+        return type(x)(_sample(y, levels, index) for y in x)
+    if x.__class__ is not BatchedTensor:
+        return x
+    v = physical(x, levels)
+    return v[tuple(i if v.shape[k] != 1 else 0 for k, i in enumerate(index))]

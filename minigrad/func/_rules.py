@@ -1,0 +1,474 @@
+"""Batching rules: how each op runs once on a whole batch (see _batched.py).
+
+A rule takes the op's function and its arguments (some of them BatchedTensors) and returns the batched result.
+Most ops need no rule of their own, only their family's:
+
+- elementwise ops (the families of ops/elementwise.py, arithmetic.py, comparison.py, selection.py): every batched
+  argument gets a dim for each level and its logical dims padded to the widest, then the op broadcasts;
+- ops with a `dim` argument (reductions, softmax, cat, unbind, ...): the logical dim is checked, then shifted past
+  the batch dims; `dim=None` becomes every logical dim;
+- views and matmul-like ops: their shape arguments are given the batch dims in front.
+
+`RULES` names the ops with a rule of their own; an op in no family and without a rule falls back to a loop.
+"""
+
+from __future__ import annotations
+
+import inspect
+
+from .. import ops
+from .._tensor import Tensor
+from ..ops.registry import REGISTRY
+from ._batched import LEVELS, BatchedTensor, _wrap, fallback, levels_of, physical, wrap
+
+# -- which op a function is ------------------------------------------------------------------------------------
+NAMES: dict = {}
+for _op in REGISTRY.values():
+    for _fn in (_op.function, *_op.operators.values(), *(_op.named(a) for a in _op.aliases)):
+        NAMES.setdefault(_fn, _op.name)
+        if hasattr(_fn, "forward_of"):  # the op's own function, behind its forward-AD wrapper (ops/dual.py)
+            NAMES.setdefault(_fn.forward_of[0], _op.name)
+    if _op.inplace is not None:
+        NAMES[_op.inplace] = _op.name + "_"
+
+ELEMENTWISE = {op.name for op in REGISTRY.values() if op.function.__module__ in (
+    "minigrad.ops.elementwise", "minigrad.ops.arithmetic", "minigrad.ops.selection")} | {
+    "eq", "ne", "lt", "le", "gt", "ge", "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "logical_not",
+    "logical_and", "logical_or", "isclose", "isnan", "isinf", "isfinite", "clone", "contiguous", "to", "type_as",
+    "float", "double", "half", "long", "int", "bool", "relu", "sigmoid", "tanh", "silu", "zero_", "fill_", "copy_"}
+ELEMENTWISE |= {name + "_" for name in ELEMENTWISE}
+
+# ops whose `dim` argument is shifted past the batch dims; the value is what `dim=None` means
+DIM_OPS = {"sum": "all", "mean": "all", "amax": "all", "amin": "all", "logsumexp": None, "softmax": None,
+           "log_softmax": None, "cumsum": None, "cumprod": None, "unbind": None, "var": "all", "std": "all",
+           "all": "all", "any": "all", "prod": "flat", "argmax": "flat", "argmin": "flat", "max": "flat",
+           "min": "flat", "norm": "all", "split": None, "chunk": None, "narrow": None, "roll": None,
+           "flip": None, "sort": None, "argsort": None, "topk": None, "unflatten": None, "index_select": None,
+           "_safe_softmax": None, "squeeze": None, "count_nonzero": "all", "diff": None}
+
+_SIGNATURES: dict = {}
+
+
+def dispatch(func, args: tuple, kwargs: dict):
+    """The override protocol's entry (`minigrad.<op>(batched, ...)`, `F.<op>(...)`, an operator on a Tensor)."""
+    while func not in NAMES and hasattr(func, "__wrapped__"):  # the public wrapper of a declared op's function
+        func = func.__wrapped__
+    return run(NAMES.get(func, getattr(func, "__name__", "op")), func, args, kwargs)
+
+
+def run(name: str, func, args: tuple, kwargs: dict):
+    """Run the op `name` (function `func`) once on the batch: its rule, its family's, else the loop."""
+    rule = RULES.get(name)
+    if rule is not None:
+        out = rule(func, args, kwargs)
+        if out is not NotImplemented:
+            return out
+    elif name in ELEMENTWISE:
+        return elementwise(func, args, kwargs)
+    elif name in DIM_OPS:
+        return dim_op(name, func, args, kwargs)
+    return fallback(name, func, args, kwargs)
+
+
+def _logical_dim(x) -> int:
+    if x.__class__ is BatchedTensor:
+        return x.dim()
+    return x.dim() if isinstance(x, Tensor) else 0
+
+
+def elementwise(func, args: tuple, kwargs: dict):
+    """Broadcasting ops: line up the batch dims, pad every batched argument's logical dims to the widest."""
+    every = tuple(args) + tuple(kwargs.values())
+    levels = levels_of(every)
+    rank = max(_logical_dim(a) for a in every)
+    a = [physical(x, levels, rank) for x in args]
+    k = {key: physical(x, levels, rank) for key, x in kwargs.items()}
+    return wrap(func(*a, **k), levels)
+
+
+def _bind(func, args: tuple, kwargs: dict) -> inspect.BoundArguments:
+    sig = _SIGNATURES.get(func)
+    if sig is None:
+        sig = _SIGNATURES[func] = inspect.signature(func)
+    return sig.bind(*args, **kwargs)
+
+
+def _shift(dim, n: int, nb: int):
+    if isinstance(dim, (tuple, list)):
+        return tuple(_wrap(d, n) + nb for d in dim)
+    return _wrap(dim, n) + nb
+
+
+def dim_op(name: str, func, args: tuple, kwargs: dict):
+    """An op of one tensor with a `dim` argument: the dim shifted past the batch dims."""
+    x = args[0]
+    if x.__class__ is not BatchedTensor or levels_of(args[1:]) or levels_of(tuple(kwargs.values())):
+        return fallback(name, func, args, kwargs)
+    bound = _bind(func, args, kwargs)
+    params = bound.signature.parameters
+    key = "dim" if "dim" in params else "dims" if "dims" in params else None
+    nb, n, v = len(x._levels), x.dim(), x._value
+    if key is None:
+        return fallback(name, func, args, kwargs)
+    dim = bound.arguments.get(key, params[key].default)
+    if dim is None or dim is inspect.Parameter.empty:
+        if name == "squeeze":
+            dims = tuple(i + nb for i, s in enumerate(x.shape) if s == 1)
+            return BatchedTensor(v.reshape(v.shape[:nb] + tuple(s for s in x.shape if s != 1)), x._levels) \
+                if dims else BatchedTensor(v.view_as(v), x._levels)
+        how = DIM_OPS[name]
+        if how == "all":
+            bound.arguments[key] = tuple(range(nb, nb + n))
+            if not n:  # a 0-d sample: its reduction is itself
+                bound.arguments[key] = ()
+        elif how == "flat":  # reduce the flattened sample
+            bound.arguments["input" if "input" in params else "self"] = v.reshape(v.shape[:nb] + (-1,))
+            bound.arguments[key] = nb
+            return wrap(_values(name, func(*bound.args, **bound.kwargs)), x._levels)
+        else:
+            return fallback(name, func, args, kwargs)
+    else:
+        bound.arguments[key] = _shift(dim, n, nb)
+    first = next(iter(params))
+    bound.arguments[first] = v
+    return wrap(func(*bound.args, **bound.kwargs), x._levels)
+
+
+def _values(name: str, out):
+    return out[0] if name in ("max", "min") else out
+
+
+# -- views -------------------------------------------------------------------------------------------------------
+def _one(rule):
+    """A rule for an op of one batched tensor (else the loop): rule(value, batch shape, logical rank, *args)."""
+    def run_rule(func, args, kwargs):
+        x = args[0]
+        if x.__class__ is not BatchedTensor or levels_of(args[1:]) or levels_of(tuple(kwargs.values())):
+            return NotImplemented
+        nb = len(x._levels)
+        return wrap(rule(x._value, tuple(x._value.shape[:nb]), x.dim(), *args[1:], **kwargs), x._levels)
+    return run_rule
+
+
+def _shape_arg(shape: tuple) -> tuple:
+    return tuple(shape[0]) if len(shape) == 1 and isinstance(shape[0], (tuple, list)) else tuple(shape)
+
+
+def _reshape(v, b, n, *shape):
+    return v.reshape(b + _shape_arg(shape))
+
+
+def _view(v, b, n, *shape):
+    return v.view(b + _shape_arg(shape))
+
+
+def _flatten(v, b, n, start_dim=0, end_dim=-1):
+    if n == 0:
+        return v.reshape(b + (1,))
+    return v.flatten(_shift(start_dim, n, len(b)), _shift(end_dim, n, len(b)))
+
+
+def _unsqueeze(v, b, n, dim):
+    return v.unsqueeze(_wrap(dim, n + 1) + len(b))
+
+
+def _transpose(v, b, n, dim0, dim1):
+    return v.transpose(_shift(dim0, n, len(b)), _shift(dim1, n, len(b))) if n else v.view_as(v)
+
+
+def _permute(v, b, n, *dims):
+    return v.permute(tuple(range(len(b))) + _shift(_shape_arg(dims), n, len(b)))
+
+
+def _movedim(v, b, n, source, destination):
+    return v.movedim(_shift(source, n, len(b)), _shift(destination, n, len(b)))
+
+
+def _t(v, b, n):
+    if n > 2:
+        raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {n}D")
+    return v.transpose(-1, -2) if n == 2 else v.view_as(v)
+
+
+def _T(v, b, n):
+    return v.permute(tuple(range(len(b))) + tuple(range(len(b) + n - 1, len(b) - 1, -1)))
+
+
+def _expand(v, b, n, *sizes):
+    sizes = _shape_arg(sizes)
+    if len(sizes) > n:
+        v = v.reshape(b + (1,) * (len(sizes) - n) + tuple(v.shape[len(b):]))
+    return v.expand(b + sizes)
+
+
+def _size_of(other) -> tuple:
+    return tuple(other.shape)
+
+
+def _getitem(func, args, kwargs):
+    x, key = args
+    if x.__class__ is not BatchedTensor or levels_of(key if isinstance(key, tuple) else (key,)):
+        return NotImplemented
+    key = key if isinstance(key, tuple) else (key,)
+    advanced = [i for i, k in enumerate(key) if isinstance(k, (Tensor, list)) or k is Ellipsis]
+    if sum(1 for k in key if isinstance(k, (Tensor, list))) > 1 and advanced != list(
+            range(advanced[0], advanced[-1] + 1)):
+        return NotImplemented  # separated advanced indices move their dims to the front: the loop keeps it right
+    nb = len(x._levels)
+    return BatchedTensor(x._value[(slice(None),) * nb + key], x._levels)
+
+
+def _list_dim(func, args, kwargs):
+    """cat/stack: every tensor of the list lined up at the same levels, the dim shifted."""
+    bound = _bind(func, args, kwargs)
+    tensors = list(bound.arguments["tensors"])
+    levels = levels_of(tensors)
+    rank = max(_logical_dim(t) for t in tensors)
+    sizes = {lv: size for lv, size, _ in LEVELS}
+    phys = []
+    for t in tensors:
+        p = physical(t if t.__class__ is BatchedTensor else BatchedTensor(t, ()), levels, 0)
+        phys.append(p.expand(tuple(sizes[lv] for lv in levels) + tuple(p.shape[len(levels):])))
+    n = rank + (1 if func.__name__ == "stack" else 0)
+    bound.arguments["tensors"] = phys
+    bound.arguments["dim"] = _wrap(bound.arguments.get("dim", 0), n) + len(levels)
+    return wrap(func(*bound.args, **bound.kwargs), levels)
+
+
+# -- matmul-like -------------------------------------------------------------------------------------------------
+def _matmul(func, args, kwargs):
+    """a @ b: a batched vector gets a matrix dim (taken away after), the batch dims are lined up in front."""
+    a, b = args[0], args[1]
+    levels = levels_of((a, b))
+    ra, rb = _logical_dim(a), _logical_dim(b)
+    if ra == 0 or rb == 0:
+        return NotImplemented
+    if b.__class__ is not BatchedTensor and rb == 2:  # (batch and rows folded) @ matrix: one 2-d product
+        pa = a._value
+        out = ops.linalg.matmul(pa.reshape((-1, pa.shape[-1])), b)
+        return BatchedTensor(out.reshape(tuple(pa.shape[:-1]) + (b.shape[-1],)), a._levels)
+    if a.__class__ is not BatchedTensor and ra == 2 and rb == 1:  # matrix @ batch of vectors = vectors @ matrix.T
+        return BatchedTensor(ops.linalg.matmul(b._value, a.transpose(0, 1)), b._levels)
+    pa = physical(a, levels, 0) if a.__class__ is BatchedTensor else a
+    pb = physical(b, levels, 0) if b.__class__ is BatchedTensor else b
+    if ra == 1 and a.__class__ is BatchedTensor:
+        pa = pa.unsqueeze(-2)
+    if rb == 1 and b.__class__ is BatchedTensor:
+        pb = pb.unsqueeze(-1)
+    rank = max(ra, 2) if a.__class__ is BatchedTensor else 0
+    rank = max(rank, max(rb, 2) if b.__class__ is BatchedTensor else 0)
+    pa = _pad(pa, levels, rank) if a.__class__ is BatchedTensor else pa
+    pb = _pad(pb, levels, rank) if b.__class__ is BatchedTensor else pb
+    out = ops.linalg.matmul(pa, pb)
+    if rb == 1 and b.__class__ is BatchedTensor:
+        out = out.squeeze(-1)
+    if ra == 1 and a.__class__ is BatchedTensor:
+        out = out.squeeze(-2 if rb != 1 or b.__class__ is not BatchedTensor else -1)
+    return BatchedTensor(out, levels)
+
+
+def _pad(p, levels, rank):
+    logical = p.dim() - len(levels)
+    if logical >= rank:
+        return p
+    return p.reshape(tuple(p.shape[:len(levels)]) + (1,) * (rank - logical) + tuple(p.shape[len(levels):]))
+
+
+def _linear(func, args, kwargs):
+    bound = _bind(func, args, kwargs)
+    x, w, b = bound.arguments["input"], bound.arguments["weight"], bound.arguments.get("bias")
+    if w.__class__ is not BatchedTensor and b.__class__ is not BatchedTensor:
+        return BatchedTensor(func(x._value, w, b), x._levels)
+    out = _matmul(None, (x, w.mT if w.__class__ is BatchedTensor else w.t()), {})
+    return out if b is None else out + b
+
+
+# -- losses ------------------------------------------------------------------------------------------------------
+def _loss(func, args, kwargs):
+    """A loss with `reduction`: the loss per element (reduction='none', elementwise), then the sample's mean/sum."""
+    bound = _bind(func, args, kwargs)
+    name = func.__name__
+    reduction = bound.arguments.get("reduction", "mean")
+    if name in ("nll_loss", "cross_entropy"):
+        return _class_loss(func, bound, reduction)
+    if any(bound.arguments.get(k) is not None for k in ("weight", "pos_weight", "size_average", "reduce")):
+        return NotImplemented
+    bound.arguments["reduction"] = "none"
+    out = elementwise(func, bound.args, bound.kwargs)
+    return _reduce(out, reduction)
+
+
+def _reduce(out, reduction: str):
+    if reduction == "none":
+        return out
+    return out.mean() if reduction == "mean" else out.sum()
+
+
+def _class_loss(func, bound, reduction: str):
+    """nll_loss / cross_entropy: the batch folded into the loss's own batch dim N (input (N, C, ...) or (C))."""
+    x, target = bound.arguments["input"], bound.arguments["target"]
+    if any(bound.arguments.get(k) not in (None, 0.0) for k in ("weight", "size_average", "reduce",
+                                                               "label_smoothing")) or reduction == "mean" and \
+            bound.arguments.get("ignore_index", -100) != -100:
+        return NotImplemented
+    levels = levels_of((x, target))
+    sizes = {lv: size for lv, size, _ in LEVELS}
+    b = tuple(sizes[lv] for lv in levels)
+    px = physical(x if x.__class__ is BatchedTensor else BatchedTensor(x, ()), levels, 0)
+    pt = physical(target if target.__class__ is BatchedTensor else BatchedTensor(target, ()), levels, 0)
+    px, pt = px.expand(b + tuple(px.shape[len(b):])), pt.expand(b + tuple(pt.shape[len(b):]))
+    logical = x.dim() if x.__class__ is BatchedTensor else x.dim()
+    if logical == 1:  # one sample of C classes: the batch is N
+        fx, ft = px.reshape((-1, px.shape[-1])), pt.reshape(-1)
+    else:
+        fx, ft = px.reshape((-1,) + tuple(px.shape[len(b) + 1:])), pt.reshape((-1,) + tuple(pt.shape[len(b) + 1:]))
+    bound.arguments["input"], bound.arguments["target"], bound.arguments["reduction"] = fx, ft, "none"
+    out = BatchedTensor(func(*bound.args, **bound.kwargs).reshape(b + tuple(pt.shape[len(b):])), levels)
+    if reduction == "mean" and bound.arguments.get("ignore_index", -100) == -100:
+        return out.mean()
+    return _reduce(out, reduction)
+
+
+# -- convolutions and pooling: the batch folded into the op's own batch dim N ------------------------------------
+def _folded(func, args, kwargs):
+    """conv/pool of a batched input with unbatched weights: (levels..., N, C, ...) runs as (levels*N, C, ...)."""
+    x = args[0]
+    if x.__class__ is not BatchedTensor or levels_of(args[1:]) or levels_of(tuple(kwargs.values())):
+        return NotImplemented
+    v, nb = x._value, len(x._levels)
+    b = tuple(v.shape[:nb])
+    spatial = {"conv2d": 2, "max_pool2d": 2, "avg_pool2d": 2, "adaptive_avg_pool2d": 2, "conv1d": 1,
+               "max_pool1d": 1, "avg_pool1d": 1, "adaptive_avg_pool1d": 1}[func.__name__]
+    unbatched = x.dim() == spatial + 1  # (C, ...): the batch is N
+    folded = v.reshape((-1,) + tuple(v.shape[nb + (0 if unbatched else 1):]))
+    out = func(folded, *args[1:], **kwargs)
+    if isinstance(out, tuple):
+        return NotImplemented
+    return BatchedTensor(out.reshape(b + (() if unbatched else (v.shape[nb],)) + tuple(out.shape[1:])), x._levels)
+
+
+def _conv(func, args, kwargs):
+    """conv1d/conv2d: unbatched weights fold the batch into N (`_folded`); batched weights (a model ensemble, per-
+    sample gradients) run as ONE grouped convolution, the batch folded into the channels: groups * batch."""
+    bound = _bind(func, args, kwargs)
+    x, w, b = bound.arguments["input"], bound.arguments["weight"], bound.arguments.get("bias")
+    if w.__class__ is not BatchedTensor and b.__class__ is not BatchedTensor:
+        return _folded(func, args, kwargs)
+    levels = levels_of((x, w, b))
+    sizes = {lv: size for lv, size, _ in LEVELS}
+    lead = tuple(sizes[lv] for lv in levels)
+    k = _numel(lead)
+    spatial = w.dim() - 2
+    px = physical(x if x.__class__ is BatchedTensor else BatchedTensor(x, ()), levels, spatial + 2)
+    px = px.expand(lead + tuple(px.shape[len(lead):]))  # (lead..., N, C, *spatial)
+    n = px.shape[len(lead)]
+    px = px.reshape((k, n) + tuple(px.shape[len(lead) + 1:])).movedim(0, 1)  # (N, k, C, ...)
+    px = px.reshape((n, -1) + tuple(px.shape[3:]))
+    pw = physical(w if w.__class__ is BatchedTensor else BatchedTensor(w, ()), levels, 0)
+    pw = pw.expand(lead + tuple(pw.shape[len(lead):])).reshape((-1,) + tuple(w.shape[1:]))
+    pb = None
+    if b is not None:
+        pb = physical(b if b.__class__ is BatchedTensor else BatchedTensor(b, ()), levels, 0)
+        pb = pb.expand(lead + tuple(pb.shape[len(lead):])).reshape(-1)
+    bound.arguments.update(input=px, weight=pw, bias=pb, groups=bound.arguments.get("groups", 1) * k)
+    out = func(*bound.args, **bound.kwargs)  # (N, k * O, ...)
+    out = out.reshape((n, k, w.shape[0]) + tuple(out.shape[2:])).movedim(1, 0)
+    out = out.reshape(lead + tuple(out.shape[1:]))
+    if x.dim() == spatial + 1:  # an unbatched sample (C, ...): N was 1
+        out = out.squeeze(len(lead))
+    return BatchedTensor(out, levels)
+
+
+def _numel(shape) -> int:
+    n = 1
+    for s in shape:
+        n *= s
+    return n
+
+
+def _dropout(func, args, kwargs):
+    x = args[0]
+    level = [lv for lv in LEVELS if lv[0] in x._levels] if x.__class__ is BatchedTensor else LEVELS
+    training = kwargs.get("training", args[2] if len(args) > 2 else True)
+    if training and any(lv[2] == "error" for lv in level):
+        raise RuntimeError("vmap: called random operation while in randomness error mode. Please either use the "
+                           "'same' or 'different' randomness flags on vmap or perform the randomness operation out "
+                           "of vmap")
+    return elementwise(func, args, kwargs)
+
+
+def _like(func, args, kwargs):
+    """zeros_like(x) and its kin: the factory on the batch tensor (a random one draws per sample: PyTorch's
+    randomness="different"; "error" refuses it)."""
+    x = args[0]
+    if func.__name__ in ("rand_like", "randn_like"):
+        _check_randomness(x)
+    return BatchedTensor(func(x._value, *args[1:], **kwargs), x._levels)
+
+
+def _check_randomness(x) -> None:
+    if any(lv[2] == "error" for lv in LEVELS if lv[0] in x._levels):
+        raise RuntimeError("vmap: called random operation while in randomness error mode. Please either use the "
+                           "'same' or 'different' randomness flags on vmap or perform the randomness operation out "
+                           "of vmap")
+
+
+def _dot(func, args, kwargs):
+    """dot / outer of batched vectors: their products, elementwise."""
+    a, b = args[0], args[1]
+    if func.__name__ == "dot":
+        return (a * b).sum(-1)
+    return a.unsqueeze(-1) * b.unsqueeze(-2)
+
+
+RULES = {
+    "reshape": _one(_reshape), "view": _one(_view), "flatten": _one(_flatten), "unsqueeze": _one(_unsqueeze),
+    "transpose": _one(_transpose), "swapaxes": _one(_transpose), "permute": _one(_permute),
+    "movedim": _one(_movedim), "t": _one(_t), "T": _one(_T), "mT": _one(lambda v, b, n: v.transpose(-1, -2)),
+    "expand": _one(_expand), "expand_as": _one(lambda v, b, n, other: _expand(v, b, n, _size_of(other))),
+    "view_as": _one(lambda v, b, n, other: v.view(b + _size_of(other))),
+    "reshape_as": _one(lambda v, b, n, other: v.reshape(b + _size_of(other))),
+    "__getitem__": _getitem, "cat": _list_dim, "stack": _list_dim,
+    "matmul": _matmul, "mm": _matmul, "mv": _matmul, "linear": _linear,
+    "mse_loss": _loss, "l1_loss": _loss, "binary_cross_entropy": _loss, "binary_cross_entropy_with_logits": _loss,
+    "nll_loss": _loss, "cross_entropy": _loss,
+    "conv2d": _conv, "conv1d": _conv, "max_pool2d": _folded, "max_pool1d": _folded, "avg_pool2d": _folded,
+    "avg_pool1d": _folded, "adaptive_avg_pool2d": _folded, "adaptive_avg_pool1d": _folded,
+    "dropout": _dropout, "dot": _dot, "outer": _dot, "empty_like": _like, "full_like": _like, "ones_like": _like,
+    "zeros_like": _like, "rand_like": _like, "randn_like": _like, "like": _like,  # (ones/zeros/empty_like's name)
+}
+
+
+# -- BatchedTensor's methods: every op reaches its rule -------------------------------------------------------
+def _method(function, name: str):
+    def method(self, *args, **kwargs):
+        return run(name, function, (self, *args), kwargs)
+
+    method.__name__ = method.__qualname__ = name
+    return method
+
+
+def _attach_methods() -> None:
+    """BatchedTensor.<name> for every Tensor method and operator of a declared op, each dispatching to the rule."""
+    for op in REGISTRY.values():
+        if not op.public:
+            continue
+        if op.method or op.namespace == "Tensor":
+            for name in (op.name, *op.aliases):
+                setattr(BatchedTensor, name, _method(op.function, op.name))
+        if op.inplace is not None:
+            for name in (op.name, *op.aliases):
+                setattr(BatchedTensor, name + "_", _method(op.inplace, op.name + "_"))
+        for name, fn in op.operators.items():
+            setattr(BatchedTensor, name, _method(fn, op.name if not name.startswith("__i") else op.name + "_"))
+    BatchedTensor.__pos__ = lambda self: self
+    BatchedTensor.__abs__ = _method(Tensor.abs, "abs")
+    BatchedTensor.where = lambda self, condition, other: run(
+        "where", Tensor.where, (self, condition, other), {})
+
+
+_attach_methods()
+BatchedTensor.__torch_function__ = classmethod(lambda cls, func, types, args=(), kwargs=None: dispatch(
+    func, args, kwargs or {}))
+BatchedTensor.T = property(lambda self: run("T", None, (self,), {}))
+BatchedTensor.mT = property(lambda self: run("mT", None, (self,), {}))
