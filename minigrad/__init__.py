@@ -39,7 +39,7 @@ from ._creation import (
     zeros,
     zeros_like,
 )
-from ._device import cuda, device
+from ._device import accelerator, backends, cuda, device
 from ._dtypes import (
     bool,
     double,
@@ -102,6 +102,20 @@ def detach(input: Tensor) -> Tensor:
 
 def get_default_device() -> device:
     return device("cpu")
+
+
+def compile(model=None, *, fullgraph: _builtins.bool = False, dynamic=None, backend=None, mode=None, options=None,
+            disable: _builtins.bool = False, **kwargs):
+    """`torch.compile` without a compiler: the model or function itself, which runs as written (minigrad has no
+    graph compiler; PyTorch's compiled model computes the same values). Without a model, a decorator."""
+    if model is None:
+        return lambda m: m
+    return model
+
+
+from . import functional  # noqa: E402
+
+functional.attach(globals())
 
 
 from ._missing import install_tensor_stubs, missing_name  # noqa: E402

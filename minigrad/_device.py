@@ -68,3 +68,55 @@ class _Cuda:
 
 
 cuda = _Cuda()
+
+
+class _Accelerator:
+    """`minigrad.accelerator`: PyTorch's device-agnostic questions, answered as on a CPU-only machine."""
+
+    @staticmethod
+    def is_available() -> bool:
+        return False
+
+    @staticmethod
+    def current_accelerator(check_available: bool = False) -> None:
+        return None
+
+    @staticmethod
+    def device_count() -> int:
+        return 0
+
+
+accelerator = _Accelerator()
+
+
+class _Flags:
+    """A backend's switches: settable attributes (`cudnn.deterministic = True` is accepted and read back, as
+    PyTorch accepts it on a CPU-only machine) and `is_available()`, which is False."""
+
+    def __init__(self, name: str, **flags) -> None:
+        self.__dict__.update(flags)
+        self._name = name
+
+    @staticmethod
+    def is_available() -> bool:
+        return False
+
+    @staticmethod
+    def is_built() -> bool:
+        return False
+
+    def __repr__(self) -> str:
+        return f"<minigrad.backends.{self._name} (CPU only)>"
+
+
+class _Backends:
+    """`minigrad.backends`: cudnn's and the CUDA matmul's flags, mps's questions (nothing there but the CPU)."""
+
+    def __init__(self) -> None:
+        self.cudnn = _Flags("cudnn", enabled=True, benchmark=False, deterministic=False, allow_tf32=True)
+        self.mps = _Flags("mps")
+        self.cuda = _Flags("cuda", matmul=_Flags("cuda.matmul", allow_tf32=False,
+                                                 allow_fp16_reduced_precision_reduction=True))
+
+
+backends = _Backends()

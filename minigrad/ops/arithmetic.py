@@ -569,6 +569,36 @@ remainder_ = inplace_of(remainder, "remainder_")
 floor_divide_ = inplace_of(floor_divide, "floor_divide_")
 
 
+# -- xlogy: x * log(y), 0 where x is 0 (KL divergence and entropies need 0 log 0 = 0) -----------------------------
+def _xlogy_arrays(x, y):
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out = np.multiply(x, np.log(y))
+    return np.where((x == 0) & ~np.isnan(y), np.zeros((), out.dtype), out)
+
+
+XlogyBackward0 = rule("XlogyBackward0", "self other", saves="self other", elementwise=True,
+                      text="grad_self = grad * xlogy(self != 0, other), grad_other = grad * self / other",
+                      self=lambda grad, self, other: grad * _xlogy(self != 0, other),
+                      other=lambda grad, self, other: grad * self / other)
+XlogyBackward2 = rule("XlogyBackward2", "self", saves="self other", elementwise=True,
+                      text="grad_self = grad * xlogy(self != 0, other)  (other is a number)",
+                      self=lambda grad, self, other: grad * _xlogy(self != 0, other))
+
+
+def xlogy(self, other) -> Tensor:
+    """self * log(other), and 0 where self is 0 (unless other is nan): the `0 log 0 = 0` of entropies."""
+    if isinstance(other, Tensor) or not isinstance(self, Tensor):
+        return _binary(as_operand(self), other, _xlogy_arrays, XlogyBackward0, to_float=True)
+    ad, _ = promoted(self, as_operand(other), True)
+    res = GRAD.quiet.run(_xlogy_arrays, ad, np.asarray(other, ad.dtype))
+    if self._requires_grad and GRAD.mode > 0:
+        return record(XlogyBackward2, res, (self,), other=other)
+    return make(res)
+
+
+_xlogy = xp.either(_xlogy_arrays, xlogy)
+
+
 # -- declarations -------------------------------------------------------------------------------------------------
 def _pairs(a: str = "real", b: str = "real") -> tuple:
     """Samples of a binary op: equal shapes, broadcasting, a 0-d operand, a Python number."""
@@ -601,3 +631,6 @@ declare("floor_divide", floor_divide, operators={"__floordiv__": floor_divide, "
 declare("remainder", remainder, operators={"__mod__": remainder, "__rmod__": rremainder, "__imod__": remainder_},
         inplace=remainder_, nodes=(RemainderBackward0, RemainderBackward1),
         samples=(Sample((((5,), "real"),), (0.7,), second_order=False),))
+declare("xlogy", xlogy, inplace=inplace_of(xlogy, "xlogy_"), nodes=(XlogyBackward0, XlogyBackward2),
+        samples=(Sample((((3, 4), "real"), ((3, 4), "positive"))), Sample((((3, 1), "real"), ((1, 4), "positive"))),
+                 Sample((((2, 3), "real"),), (1.5,))))
