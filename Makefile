@@ -39,7 +39,7 @@ ROOT_ARGS := $(if $(filter 0,$(shell id -u)),--allow-root,)
 NBVAL_COMMON := --nbval-current-env --nbval-sanitize-with .ci/nbval-sanitize.cfg
 FIND_NOTEBOOKS := find notebooks -name '*.ipynb' -not -path '*/.ipynb_checkpoints/*'
 
-.PHONY: help venv install install-lab lab test pytest nbval lint format bench torch browser-deps clean fuzz fuzz-known \
+.PHONY: help venv install install-lab lab test pytest nbval lint format bench torch browser-deps clean fuzz fuzz-known census \
         install-grade grade autograder handouts
 
 # The browser test (tests/browser) drives Debian's chromium through Playwright's Python package.
@@ -60,6 +60,7 @@ help:
 	@echo "make handouts  static HTML and PDF of every lesson into build/handouts/ (Debian's chromium prints)"
 	@echo "make fuzz    the differential fuzzer, N programs per seed: make fuzz N=2000 SEED=0-4 (needs torch)"
 	@echo "make fuzz-known  rewrite tests/fuzz/parityfuzz/known_failures.md from today's results (review the diff)"
+	@echo "make census  tests/teaching_code/CENSUS.md from the census's name lists; prints the coverage figure"
 	@echo "make browser-deps  apt-get install chromium when $(CHROMIUM) is missing (the browser test needs it)"
 	@echo "make clean   remove .venv, caches and build artefacts"
 
@@ -175,6 +176,11 @@ fuzz: install torch
 
 fuzz-known: install torch
 	@PYTHONPATH=tests/fuzz $(PY) -m parityfuzz known --update
+
+# The census of what public teaching code calls: tests/teaching_code/CENSUS.md from the committed name lists
+# (offline; tests/teaching_code/census/extract.py makes the lists from the sources' snapshots)
+census: install
+	@$(PY) tests/teaching_code/census/census.py
 
 bench: install
 	@if [ -f bench/run.py ]; then \
