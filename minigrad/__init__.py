@@ -39,7 +39,7 @@ from ._creation import (
     zeros,
     zeros_like,
 )
-from ._device import accelerator, backends, cuda, device
+from ._device import accelerator, backends, cuda, device, version
 from ._dtypes import (
     bool,
     double,

@@ -94,11 +94,14 @@ def _test_files() -> list[Path]:
 
 
 def _named_in_strings(tree: ast.AST, count: Counter) -> set[str]:
-    """Census names a test names in a string (`getattr(lib.optim, name)` over parametrized names): a word
-    `X` of a string counts as `nn.X`, `optim.X`, `F.X` or `torch.X` when that is a census name."""
+    """Census names a test names in a string (`getattr(lib.optim, name)` over parametrized names): a census
+    name itself, or a word `X` of a string, which counts as `nn.X`, `optim.X`, `F.X` or `torch.X` when that
+    is a census name."""
     out = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Constant) and isinstance(node.value, str) and len(node.value) < 400:
+            if node.value in count:  # a census name itself ("torch.cuda.empty_cache")
+                out.add(node.value)
             for word in node.value.replace(",", " ").split():
                 out.update(n for n in (f"nn.{word}", f"optim.{word}", f"F.{word}", f"torch.{word}",
                                        f"optim.lr_scheduler.{word}", f"nn.init.{word}") if n in count)
