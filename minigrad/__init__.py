@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import builtins as _builtins
+import math as _math
 import warnings as _warnings
 
 from . import (
@@ -85,6 +86,9 @@ from .autograd.grad_mode import (
 )
 
 __version__ = "0.1.0"
+
+# PyTorch's constants (Python floats, as torch.pi is)
+pi, e, inf, nan = _math.pi, _math.e, _math.inf, _math.nan
 
 # every public op declared for the top-level namespace (ops/registry.py): minigrad.exp, minigrad.cat, ...
 # (each gives way to `__torch_function__`, PyTorch's override protocol: ops.registry.overridable)

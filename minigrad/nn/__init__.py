@@ -13,6 +13,7 @@ from .attention import MultiheadAttention
 from .container import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential
 from .convolution import Conv1d, Conv2d, ConvTranspose1d, ConvTranspose2d, LazyConv1d, LazyConv2d
 from .layers import (
+    ELU,
     GELU,
     Dropout,
     Dropout2d,
@@ -23,6 +24,7 @@ from .layers import (
     LogSoftmax,
     ReLU,
     Sigmoid,
+    SiLU,
     Softmax,
     Tanh,
 )
@@ -46,11 +48,11 @@ __all__ = [
     "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AvgPool1d", "AvgPool2d", "BCELoss", "BCEWithLogitsLoss",
     "BatchNorm1d", "BatchNorm2d", "Conv1d", "Conv2d", "ConvTranspose1d", "ConvTranspose2d", "CrossEntropyLoss",
     "GRU", "GRUCell", "LSTM", "LSTMCell", "RNN", "RNNBase", "RNNCell", "RNNCellBase",
-    "Dropout", "Dropout2d", "Embedding", "Flatten", "GELU", "Identity", "KLDivLoss", "L1Loss", "LayerNorm",
+    "Dropout", "Dropout2d", "ELU", "Embedding", "Flatten", "GELU", "Identity", "KLDivLoss", "L1Loss", "LayerNorm",
     "LazyConv1d",
     "LazyConv2d", "LazyLinear", "LeakyReLU", "Linear", "LogSoftmax", "MSELoss", "MaxPool1d", "MaxPool2d", "Module",
     "ModuleDict", "ModuleList", "MultiheadAttention", "NLLLoss", "Parameter", "ParameterDict", "ParameterList",
-    "ReLU", "Sequential", "Sigmoid", "Softmax", "Tanh", "Transformer", "TransformerDecoder",
+    "ReLU", "SiLU", "Sequential", "Sigmoid", "Softmax", "Tanh", "Transformer", "TransformerDecoder",
     "TransformerDecoderLayer", "TransformerEncoder", "TransformerEncoderLayer",
     "UninitializedParameter", "functional", "init", "utils"
 ]

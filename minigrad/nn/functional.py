@@ -116,3 +116,12 @@ __all__ = sorted([*_DECLARED, "relu", "sigmoid", "tanh", "softmax", "log_softmax
                   "multi_head_attention_forward"])
 
 __getattr__ = missing_name(__name__, "torch.nn.functional")
+
+
+def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12, out: Tensor | None = None) -> Tensor:
+    """input / max(‖input‖_p along dim, eps): unit vectors, composed as PyTorch composes it (norm, clamp_min,
+    expand_as, div)."""
+    if out is not None:
+        raise NotImplementedError("minigrad does not implement normalize(out=...)")
+    denom = input.norm(p, dim, keepdim=True).clamp_min(eps).expand_as(input)
+    return input / denom

@@ -564,3 +564,12 @@ def apply_recipe(a: np.ndarray, r: tuple):
     if kind == "broadcast_to":
         return np.broadcast_to(a, r[1])
     raise ValueError(f"unknown view recipe {r!r}")
+
+
+def ravel(self: Tensor) -> Tensor:
+    """The elements as one dim, in order: a view when the tensor is contiguous, else a contiguous copy's view
+    (PyTorch's contiguous().view(-1))."""
+    return self.contiguous().view(-1)
+
+
+declare("ravel", ravel, samples=_on((3, 4), ((), {})))

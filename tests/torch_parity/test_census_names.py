@@ -175,3 +175,65 @@ def test_kl_div_loss_module(torch, reduction, log_target):
     for a, b in zip(m[:3], t[:3]):
         np.testing.assert_allclose(a, b, rtol=1e-9, atol=1e-12)
     assert m[3:] == t[3:]
+
+
+# -- the census's most-used names (the registry sweeps cover silu, elu, addcmul(_), addcdiv(_), ravel, unique) -------
+def test_new_tensor_methods_take_this_tensors_dtype(torch):
+    res = {}
+    for lib in _both(torch):
+        x = lib.tensor([1.0, 2.0], dtype=lib.float64)
+        made = [x.new_zeros(2, 3), x.new_zeros((2,)), x.new_ones(2), x.new_ones(2, dtype=lib.int64),
+                x.new_full((2,), 3), x.new_empty(0), x.new_tensor([1, 2]), x.new_tensor(3.5, requires_grad=True)]
+        res[lib.__name__] = [(m.tolist(), str(m.dtype).split(".")[-1], tuple(m.shape), m.requires_grad) for m in made]
+    assert res["minigrad"] == res["torch"]
+
+
+def test_normalize_values_gradients_and_graph(torch):
+    x = RNG.standard_normal((3, 4))
+    x[1] = 0.0  # a zero row: eps keeps it 0
+    res = {}
+    for lib in _both(torch):
+        t = lib.tensor(x, requires_grad=True)
+        outs = [lib.nn.functional.normalize(t), lib.nn.functional.normalize(t, p=1.0, dim=0, eps=1e-3)]
+        sum((o * lib.tensor(np.arange(12.0).reshape(3, 4))).sum() for o in outs).backward()
+        g = outs[0].grad_fn
+        res[lib.__name__] = ([o.detach().numpy() for o in outs], t.grad.numpy(),
+                             (type(g).__name__, [type(n).__name__ for n, _ in g.next_functions]))
+    t, m = res["torch"], res["minigrad"]
+    for a, b in zip(m[0] + [m[1]], t[0] + [t[1]]):
+        np.testing.assert_allclose(a, b, rtol=1e-9, atol=1e-12)
+    assert m[2] == t[2]
+
+
+def test_silu_elu_modules_and_in_place(torch):
+    x = RNG.standard_normal((2, 3))
+    res = {}
+    for lib in _both(torch):
+        nn = lib.nn
+        mods = [nn.SiLU(), nn.ELU(), nn.ELU(alpha=0.5, inplace=True), nn.SiLU(inplace=True)]
+        outs = [m(lib.tensor(x) * 1) for m in mods]
+        res[lib.__name__] = ([repr(m) for m in mods], [o.numpy() for o in outs])
+    assert res["minigrad"][0] == res["torch"][0]
+    for a, b in zip(res["minigrad"][1], res["torch"][1]):
+        np.testing.assert_allclose(a, b, rtol=1e-12)
+
+
+def test_unique_has_no_derivative(torch):
+    for lib in _both(torch):
+        x = lib.tensor([3.0, 1.0, 3.0], requires_grad=True)
+        with pytest.raises(NotImplementedError, match="the derivative for '_unique2' is not implemented"):
+            x.unique().sum().backward()
+
+
+def test_multistep_lr_and_pi(torch):
+    lrs = {}
+    for lib in _both(torch):
+        opt = lib.optim.SGD([lib.nn.Parameter(lib.zeros(1))], lr=0.5)
+        sched = lib.optim.lr_scheduler.MultiStepLR(opt, milestones=[2, 4, 4], gamma=0.5)
+        seen = []
+        for _ in range(6):
+            opt.step()
+            sched.step()
+            seen.append(sched.get_last_lr()[0])
+        lrs[lib.__name__] = (seen, sched.state_dict()["milestones"], lib.pi, lib.e, lib.inf)
+    assert lrs["minigrad"] == lrs["torch"]
