@@ -31,7 +31,7 @@ from .layers import (
 from .lazy import LazyLinear
 from .loss import BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, KLDivLoss, L1Loss, MSELoss, NLLLoss
 from .module import Module
-from .normalization import BatchNorm1d, BatchNorm2d, LayerNorm
+from .normalization import BatchNorm1d, BatchNorm2d, InstanceNorm1d, InstanceNorm2d, LayerNorm
 from .parameter import Parameter, UninitializedParameter
 from .pooling import AdaptiveAvgPool1d, AdaptiveAvgPool2d, AvgPool1d, AvgPool2d, MaxPool1d, MaxPool2d
 from .rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBase
@@ -48,7 +48,8 @@ __all__ = [
     "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AvgPool1d", "AvgPool2d", "BCELoss", "BCEWithLogitsLoss",
     "BatchNorm1d", "BatchNorm2d", "Conv1d", "Conv2d", "ConvTranspose1d", "ConvTranspose2d", "CrossEntropyLoss",
     "GRU", "GRUCell", "LSTM", "LSTMCell", "RNN", "RNNBase", "RNNCell", "RNNCellBase",
-    "Dropout", "Dropout2d", "ELU", "Embedding", "Flatten", "GELU", "Identity", "KLDivLoss", "L1Loss", "LayerNorm",
+    "Dropout", "Dropout2d", "ELU", "Embedding", "Flatten", "GELU", "Identity",
+    "InstanceNorm1d", "InstanceNorm2d", "KLDivLoss", "L1Loss", "LayerNorm",
     "LazyConv1d",
     "LazyConv2d", "LazyLinear", "LeakyReLU", "Linear", "LogSoftmax", "MSELoss", "MaxPool1d", "MaxPool2d", "Module",
     "ModuleDict", "ModuleList", "MultiheadAttention", "NLLLoss", "Parameter", "ParameterDict", "ParameterList",

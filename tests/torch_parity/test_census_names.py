@@ -30,6 +30,15 @@ def _same_error(torch, fn, phrase):
     assert m[0] is t[0] and phrase in t[1] and phrase in m[1], (t, m)
 
 
+def _names(node, leaves):
+    """A graph as nested (node name, inputs), a leaf as its index in `leaves`."""
+    if node is None:
+        return None
+    if type(node).__name__ == "AccumulateGrad":
+        return next(i for i, leaf in enumerate(leaves) if leaf is node.variable)
+    return type(node).__name__, tuple(_names(n, leaves) for n, _ in node.next_functions)
+
+
 # -- what a CPU-only PyTorch answers -------------------------------------------------------------------------------
 def test_cpu_only_questions_get_torchs_answers(torch):
     for lib in _both(torch):
@@ -237,3 +246,44 @@ def test_multistep_lr_and_pi(torch):
             seen.append(sched.get_last_lr()[0])
         lrs[lib.__name__] = (seen, sched.state_dict()["milestones"], lib.pi, lib.e, lib.inf)
     assert lrs["minigrad"] == lrs["torch"]
+
+
+@pytest.mark.parametrize("kwargs", [{}, {"affine": True}, {"affine": True, "track_running_stats": True}],
+                         ids=["plain", "affine", "running"])
+@pytest.mark.parametrize("shape", [(2, 3, 4, 5), (3, 4, 5)], ids=["batched", "unbatched"])
+def test_instance_norm_2d(torch, kwargs, shape):
+    x = RNG.standard_normal(shape)
+    res = {}
+    for lib in _both(torch):
+        m = lib.nn.InstanceNorm2d(3, **kwargs).double()
+        if kwargs.get("affine"):
+            with lib.no_grad():
+                m.weight.copy_(lib.tensor([0.5, 1.5, -1.0]))
+                m.bias.copy_(lib.tensor([0.1, 0.0, -0.2]))
+        t = lib.tensor(x, requires_grad=True)
+        y = m(t)
+        (y * lib.tensor(np.arange(float(np.prod(shape))).reshape(shape))).sum().backward()
+        leaves = [t] + list(m.parameters())
+        res[lib.__name__] = ([y.detach().numpy(), t.grad.numpy()] + [p.grad.numpy() for p in m.parameters()] +
+                             [b.numpy() for b in m.buffers() if b.dtype != lib.int64],
+                             repr(m), _names(y.grad_fn, leaves))
+    t, mg = res["torch"], res["minigrad"]
+    assert len(mg[0]) == len(t[0])
+    for a, b in zip(mg[0], t[0]):
+        np.testing.assert_allclose(a, b, rtol=1e-9, atol=1e-12)
+    assert mg[1:] == t[1:]
+
+
+@pytest.mark.parametrize(("dtype", "args", "kwargs", "low", "high"),
+                         [("float32", (10,), {}, 0, 10), ("int64", (3, 7), {}, 3, 7),
+                          ("float64", (), {"to": 4}, 0, 4), ("uint8", (), {}, 0, 256)])
+def test_random_draws_integers_in_torchs_range(torch, dtype, args, kwargs, low, high):
+    """The draws differ (minigrad's own stream); their dtype, range and spread are PyTorch's."""
+    for lib in _both(torch):
+        x = lib.zeros(4000, dtype=getattr(lib, dtype))
+        assert x.random_(*args, **kwargs) is x
+        v = x.double().numpy()
+        assert str(x.dtype).endswith(dtype) and (v == np.round(v)).all()
+        assert v.min() >= low and v.max() < high
+        assert len(np.unique(v)) == high - low  # every value drawn (4000 draws of at most 256 values)
+    _same_error(torch, lambda lib: lib.zeros(3).random_(5, 2), "expects 'from' to be less than 'to'")
