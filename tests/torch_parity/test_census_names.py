@@ -287,3 +287,32 @@ def test_random_draws_integers_in_torchs_range(torch, dtype, args, kwargs, low, 
         assert v.min() >= low and v.max() < high
         assert len(np.unique(v)) == high - low  # every value drawn (4000 draws of at most 256 values)
     _same_error(torch, lambda lib: lib.zeros(3).random_(5, 2), "expects 'from' to be less than 'to'")
+
+
+EINSUMS = [("ij,jk->ik", [(2, 3), (3, 4)]), ("bij,bjk->bik", [(2, 2, 3), (2, 3, 4)]), ("ij->", [(2, 3)]),
+           ("ij->j", [(2, 3)]), ("i,i->", [(3,), (3,)]), ("i,j->ij", [(3,), (2,)]),
+           ("...ij,...jk", [(2, 2, 3), (3, 4)]),
+           ("bhqd,bhkd->bhqk", [(2, 2, 3, 4), (2, 2, 5, 4)]), ("ij,kj", [(2, 3), (4, 3)]), ("ij->ji", [(2, 3)])]
+
+
+@pytest.mark.parametrize(("equation", "shapes"), EINSUMS, ids=[e for e, _ in EINSUMS])
+def test_einsum_values_and_gradients(torch, equation, shapes):
+    xs = [RNG.standard_normal(s) for s in shapes]
+    res = {}
+    for lib in _both(torch):
+        ts = [lib.tensor(x, requires_grad=True) for x in xs]
+        y = lib.einsum(equation, *ts)
+        (y * y).sum().backward()
+        res[lib.__name__] = [y.detach().numpy()] + [t.grad.numpy() for t in ts]
+    for a, b in zip(res["minigrad"], res["torch"]):
+        assert a.shape == b.shape
+        np.testing.assert_allclose(a, b, rtol=1e-9, atol=1e-12)
+    ts = [minigrad.tensor(x, requires_grad=True) for x in xs]
+    assert minigrad.autograd.gradcheck(lambda *a: minigrad.einsum(equation, *a), ts)
+    assert minigrad.autograd.gradgradcheck(lambda *a: minigrad.einsum(equation, *a), ts)
+
+
+def test_einsum_errors(torch):
+    _same_error(torch, lambda lib: lib.einsum("ij,jk->ik", lib.zeros(2, 3)), "fewer operands")
+    with pytest.raises(NotImplementedError, match="minigrad does not implement einsum with an index repeated"):
+        minigrad.einsum("ii->i", minigrad.zeros(2, 2))
