@@ -129,7 +129,7 @@ __getattr__ = missing_name(__name__, "torch")
 del _dtypes
 
 # nn, optim, data loading and saving, imported last: they build on everything above
-from . import nn, optim, utils  # noqa: E402
+from . import nn, optim, testing, utils  # noqa: E402
 from .serialization import load, save  # noqa: E402
 
 Tensor._STUBS = install_tensor_stubs(Tensor)  # last: after every module has added its Tensor methods

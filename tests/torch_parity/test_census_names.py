@@ -316,3 +316,22 @@ def test_einsum_errors(torch):
     _same_error(torch, lambda lib: lib.einsum("ij,jk->ik", lib.zeros(2, 3)), "fewer operands")
     with pytest.raises(NotImplementedError, match="minigrad does not implement einsum with an index repeated"):
         minigrad.einsum("ii->i", minigrad.zeros(2, 2))
+
+
+ASSERT_CLOSE = [([1.0, 2.0, 3.0], [1.0, 2.5, 3.0], {}), ([1, 2], [1, 3], {}), ([[1.0, 2.0], [3.0, 4.0]],
+                [[1.0, 2.0], [3.0, 4.1]], {"rtol": 0.0, "atol": 0.01}), (1.0, 2.0, {}), ([1.0, 2.0], [1.0, 2.0], {}),
+                ([1.0], [1.0 + 1e-7], {}), ([float("nan")], [float("nan")], {"equal_nan": True}),
+                ([float("nan")], [float("nan")], {}), ([1.0], [1.0, 2.0], {}), ([1.0], [1.0], {"rtol": 1e-3})]
+
+
+@pytest.mark.parametrize(("a", "b", "kwargs"), ASSERT_CLOSE, ids=[str(i) for i in range(len(ASSERT_CLOSE))])
+def test_testing_assert_close(torch, a, b, kwargs):
+    outcomes = []
+    for lib in _both(torch):
+        try:
+            outcomes.append(lib.testing.assert_close(lib.tensor(a), lib.tensor(b), **kwargs))
+        except (AssertionError, ValueError) as e:
+            outcomes.append((type(e).__name__, str(e).replace("torch.", "minigrad.")))
+    assert outcomes[1] == outcomes[0]
+    with pytest.raises(AssertionError, match="float32 != minigrad.float64"):
+        minigrad.testing.assert_close(minigrad.tensor([1.0]), minigrad.tensor([1.0], dtype=minigrad.float64))
