@@ -580,6 +580,20 @@ def apply_recipe(a: np.ndarray, r: tuple):
     raise ValueError(f"unknown view recipe {r!r}")
 
 
+def resize_(self: Tensor, *sizes, memory_format=None) -> Tensor:
+    """Give this tensor a new shape in place, keeping its first elements (new ones are zeros here; PyTorch leaves
+    them uninitialised). A tensor that requires grad refuses, as PyTorch's."""
+    if self._requires_grad:
+        raise RuntimeError("cannot resize variables that require grad")
+    shape = _shape_arg(sizes)
+    flat = self._data.reshape(-1)
+    n = builtins.int(np.prod(shape, dtype=np.int64))
+    kept = flat[:n] if n <= flat.size else np.concatenate([flat, np.zeros(n - flat.size, flat.dtype)])
+    self._data = np.ascontiguousarray(kept).reshape(shape)
+    self._bump_version()
+    return self
+
+
 def ravel(self: Tensor) -> Tensor:
     """The elements as one dim, in order: a view when the tensor is contiguous, else a contiguous copy's view
     (PyTorch's contiguous().view(-1))."""
@@ -587,3 +601,4 @@ def ravel(self: Tensor) -> Tensor:
 
 
 declare("ravel", ravel, samples=_on((3, 4), ((), {})))
+Tensor.resize_ = resize_  # (not an op: no node, no derivative; it refuses a tensor that requires grad)

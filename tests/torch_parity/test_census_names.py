@@ -335,3 +335,13 @@ def test_testing_assert_close(torch, a, b, kwargs):
     assert outcomes[1] == outcomes[0]
     with pytest.raises(AssertionError, match="float32 != minigrad.float64"):
         minigrad.testing.assert_close(minigrad.tensor([1.0]), minigrad.tensor([1.0], dtype=minigrad.float64))
+
+
+def test_resize_in_place(torch):
+    """Shrinking keeps the first elements; the shape, strides and version are PyTorch's (growing adds elements PyTorch
+    leaves uninitialised, zeros here); a tensor that requires grad refuses."""
+    _same_error(torch, lambda lib: lib.arange(3.0, requires_grad=True).resize_(3), "cannot resize variables")
+    for lib in _both(torch):
+        x = lib.arange(6.0)
+        assert x.resize_((3, 2)) is x and x.shape == (3, 2) and x._version == 1 and x.stride() == (2, 1)
+        assert x.resize_(2, 2).tolist() == [[0.0, 1.0], [2.0, 3.0]] and x.resize_(5).shape == (5,)
