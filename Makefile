@@ -41,7 +41,7 @@ NBVAL_COMMON := --nbval-current-env --nbval-sanitize-with .ci/nbval-sanitize.cfg
 FIND_NOTEBOOKS := find notebooks -name '*.ipynb' -not -path '*/.ipynb_checkpoints/*'
 
 .PHONY: help venv install install-lab lab test test-pythons pytest nbval lint format bench torch browser-deps clean \
-        fuzz fuzz-known sweep-extremes install-grade grade autograder student handouts site install-site
+        fuzz fuzz-known census sweep-extremes install-grade grade autograder student handouts site install-site
 
 # The browser test (tests/browser) drives Debian's chromium through Playwright's Python package.
 CHROMIUM := /usr/bin/chromium
@@ -65,6 +65,7 @@ help:
 	@echo "make fuzz    the differential fuzzer, N programs per seed: make fuzz N=2000 SEED=0-4 (needs torch)"
 	@echo "make sweep-extremes  every op at inf, nan, -0., subnormal and huge inputs against torch (the full sweep)"
 	@echo "make fuzz-known  rewrite tests/fuzz/parityfuzz/known_failures.md from today's results (review the diff)"
+	@echo "make census  tests/teaching_code/CENSUS.md from the census's name lists; prints the coverage figure"
 	@echo "make browser-deps  apt-get install chromium when $(CHROMIUM) is missing (the browser test needs it)"
 	@echo "make clean   remove .venv, caches and build artefacts"
 
@@ -208,6 +209,11 @@ sweep-extremes: install torch
 
 fuzz-known: install torch
 	@PYTHONPATH=tests/fuzz $(PY) -m parityfuzz known --update
+
+# The census of what public teaching code calls: tests/teaching_code/CENSUS.md from the committed name lists
+# (offline; tests/teaching_code/census/extract.py makes the lists from the sources' snapshots)
+census: install
+	@$(PY) tests/teaching_code/census/census.py
 
 bench: install
 	@if [ -f bench/run.py ]; then \

@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import builtins as _builtins
+import math as _math
 import warnings as _warnings
 
 from . import (
@@ -39,7 +40,7 @@ from ._creation import (
     zeros,
     zeros_like,
 )
-from ._device import cuda, device
+from ._device import accelerator, backends, cuda, device, version
 from ._dtypes import (
     bool,
     double,
@@ -86,6 +87,9 @@ from .autograd.grad_mode import (
 
 __version__ = "0.1.0"
 
+# PyTorch's constants (Python floats, as torch.pi is)
+pi, e, inf, nan = _math.pi, _math.e, _math.inf, _math.nan
+
 # every public op declared for the top-level namespace (ops/registry.py): minigrad.exp, minigrad.cat, ...
 # (each gives way to `__torch_function__`, PyTorch's override protocol: ops.registry.overridable)
 globals().update({name: ops.registry.overridable(op.named(name), name) for op in ops.REGISTRY.values()
@@ -109,6 +113,20 @@ def get_default_device() -> device:
     return device("cpu")
 
 
+def compile(model=None, *, fullgraph: _builtins.bool = False, dynamic=None, backend=None, mode=None, options=None,
+            disable: _builtins.bool = False, **kwargs):
+    """`torch.compile` without a compiler: the model or function itself, which runs as written (minigrad has no
+    graph compiler; PyTorch's compiled model computes the same values). Without a model, a decorator."""
+    if model is None:
+        return lambda m: m
+    return model
+
+
+from . import functional  # noqa: E402
+
+functional.attach(globals())
+
+
 from ._missing import install_tensor_stubs, missing_name  # noqa: E402
 
 __getattr__ = missing_name(__name__, "torch")
@@ -117,7 +135,7 @@ del _dtypes
 
 # nn, optim, data loading and saving, imported last: they build on everything above
 # (func, the function transforms of torch.func, batches nn's functions: after nn)
-from . import func, nn, optim, utils  # noqa: E402
+from . import func, nn, optim, testing, utils  # noqa: E402
 from .func import vmap  # noqa: E402
 from .serialization import load, save  # noqa: E402
 

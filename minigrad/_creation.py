@@ -569,3 +569,38 @@ def normal(mean, std=1.0, size=None, *, generator=None, out=None, dtype=None, la
 
 
 Tensor.multinomial = multinomial  # `probs.multinomial(1)`, as PyTorch's method
+
+
+# -- Tensor.new_*: a new tensor with this tensor's dtype (and device) unless told otherwise ----------------------
+def _own_dtype(self: Tensor, dtype):
+    return self.dtype if dtype is None else dtype
+
+
+def new_zeros(self: Tensor, *size, dtype=None, device=None, requires_grad: bool = False, **kwargs) -> Tensor:
+    return zeros(*size, dtype=_own_dtype(self, dtype), device=device, requires_grad=requires_grad, **kwargs)
+
+
+def new_ones(self: Tensor, *size, dtype=None, device=None, requires_grad: bool = False, **kwargs) -> Tensor:
+    return ones(*size, dtype=_own_dtype(self, dtype), device=device, requires_grad=requires_grad, **kwargs)
+
+
+def new_empty(self: Tensor, *size, dtype=None, device=None, requires_grad: bool = False, **kwargs) -> Tensor:
+    return empty(*size, dtype=_own_dtype(self, dtype), device=device, requires_grad=requires_grad, **kwargs)
+
+
+def new_full(self: Tensor, size, fill_value, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    return full(size, fill_value, dtype=_own_dtype(self, dtype), device=device, requires_grad=requires_grad)
+
+
+def new_tensor(self: Tensor, data, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    """tensor(data) in this tensor's dtype (data that is a tensor is copied, with PyTorch's warning)."""
+    if isinstance(data, Tensor):
+        warnings.warn("To copy construct from a tensor, it is recommended to use sourceTensor.detach().clone() or "
+                      "sourceTensor.detach().clone().requires_grad_(True), rather than "
+                      "tensor.new_tensor(sourceTensor).", UserWarning, stacklevel=2)
+        data = data.detach().numpy()
+    return tensor(data, dtype=_own_dtype(self, dtype), device=device, requires_grad=requires_grad)
+
+
+Tensor.new_zeros, Tensor.new_ones, Tensor.new_empty = new_zeros, new_ones, new_empty
+Tensor.new_full, Tensor.new_tensor = new_full, new_tensor

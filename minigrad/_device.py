@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from ._missing import MISSING_HINT
+
 
 class device:
     __slots__ = ("type", "index")
@@ -45,8 +47,26 @@ def check(dev) -> None:
         device(dev)
 
 
-class _Cuda:
-    """`minigrad.cuda`: answers the questions tutorials ask, and says no."""
+NO_CUDA = ("Torch not compiled with CUDA enabled\n"
+           "hint: minigrad runs on the CPU only; check minigrad.cuda.is_available() (False) first.")
+
+
+class _Missing:
+    """A namespace object whose missing names raise minigrad's "does not implement" error (as modules' do)."""
+
+    _torch_name = "torch"
+
+    def __getattr__(self, name: str):
+        if name.startswith("_"):
+            raise AttributeError(name)
+        raise AttributeError(f"minigrad does not implement {self._torch_name}.{name}. {MISSING_HINT}")
+
+
+class _Cuda(_Missing):
+    """`minigrad.cuda`: answers the questions tutorials ask as a CPU-only PyTorch does: no device, no memory
+    used; asking for a device's name or number fails with PyTorch's message."""
+
+    _torch_name = "torch.cuda"
 
     @staticmethod
     def is_available() -> bool:
@@ -63,8 +83,96 @@ class _Cuda:
     manual_seed_all = manual_seed
 
     @staticmethod
-    def synchronize(device=None) -> None:
+    def empty_cache() -> None:
         pass
+
+    @staticmethod
+    def memory_allocated(device=None) -> int:
+        return 0
+
+    memory_reserved = max_memory_allocated = memory_allocated
+
+    @staticmethod
+    def is_bf16_supported(including_emulation: bool = True) -> bool:
+        return False
+
+    @staticmethod
+    def current_device() -> int:
+        raise AssertionError(NO_CUDA)
+
+    @staticmethod
+    def get_device_name(device=None) -> str:
+        raise AssertionError(NO_CUDA)
+
+    get_device_capability = set_device = synchronize = get_device_name
 
 
 cuda = _Cuda()
+
+
+class _Accelerator(_Missing):
+    """`minigrad.accelerator`: PyTorch's device-agnostic questions, answered as on a CPU-only machine."""
+
+    @staticmethod
+    def is_available() -> bool:
+        return False
+
+    _torch_name = "torch.accelerator"
+
+    @staticmethod
+    def current_accelerator(check_available: bool = False) -> None:
+        return None
+
+    @staticmethod
+    def device_count() -> int:
+        return 0
+
+
+accelerator = _Accelerator()
+
+
+class _Flags(_Missing):
+    """A backend's switches: settable attributes (`cudnn.deterministic = True` is accepted and read back, as
+    PyTorch accepts it on a CPU-only machine) and `is_available()`, which is False."""
+
+    def __init__(self, name: str, **flags) -> None:
+        self.__dict__.update(flags)
+        self._name = name
+        self._torch_name = f"torch.backends.{name}"
+
+    @staticmethod
+    def is_available() -> bool:
+        return False
+
+    @staticmethod
+    def is_built() -> bool:
+        return False
+
+    def __repr__(self) -> str:
+        return f"<minigrad.backends.{self._name} (CPU only)>"
+
+
+class _Backends(_Missing):
+    """`minigrad.backends`: cudnn's and the CUDA matmul's flags, mps's questions (nothing there but the CPU)."""
+
+    _torch_name = "torch.backends"
+
+    def __init__(self) -> None:
+        self.cudnn = _Flags("cudnn", enabled=True, benchmark=False, deterministic=False, allow_tf32=True)
+        self.mps = _Flags("mps")
+        self.cuda = _Flags("cuda", matmul=_Flags("cuda.matmul", allow_tf32=False,
+                                                 allow_fp16_reduced_precision_reduction=True))
+
+
+backends = _Backends()
+
+
+class _Version(_Missing):
+    """`minigrad.version`: as a CPU-only PyTorch's `torch.version`, no CUDA (`cuda` is None)."""
+
+    _torch_name = "torch.version"
+    cuda = None
+    hip = None
+
+
+version = _Version()

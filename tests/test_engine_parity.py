@@ -95,6 +95,28 @@ def test_grad_accumulates_in_place_under_create_graph_as_pytorch(torch):
     assert got == want
 
 
+def _create_graph_twice_on_linear(m):
+    """The issue's example: a .grad that needs no grad, taken after one create_graph backward, keeps its values
+    after a second one (PyTorch sums out of place whenever grad mode is on), and .grad is a new tensor."""
+    m.manual_seed(0)
+    lin = m.nn.Linear(2, 1).double()
+    x = m.ones(1, 2, dtype=m.float64)
+    lin(x).sum().backward(create_graph=True)
+    first_w, first_b = lin.weight.grad, lin.bias.grad
+    lin(x).sum().backward(create_graph=True)
+    return (first_w.tolist(), first_b.tolist(), lin.weight.grad.tolist(), lin.weight.grad is first_w,
+            lin.bias.grad is first_b, lin.weight.grad.requires_grad, first_w._version)
+
+
+def test_grad_accumulates_out_of_place_under_create_graph_even_without_grad(torch):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the reference-cycle warning
+        got = _create_graph_twice_on_linear(mg)
+        want = _create_graph_twice_on_linear(torch)
+    assert got == want
+    assert got[:3] == ([[1.0, 1.0]], [1.0], [[2.0, 2.0]])
+
+
 _WARN_TWICE = """
 import warnings, {lib} as m
 warnings.simplefilter("always")

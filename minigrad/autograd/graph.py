@@ -318,10 +318,10 @@ def accumulate_grad(var, g, create_graph: bool, owned: bool = False) -> None:
     """The one place `.grad` of a leaf is written: `.grad = g` the first time, then `.grad += g`.
 
     As in PyTorch: without create_graph the sum happens in place in the existing `.grad` (a saved
-    `g = x.grad` sees it change, even one an earlier create_graph backward made); with create_graph a new,
-    differentiable tensor is made. A new `.grad` never shares memory with anything else: it is a copy (the
-    engine may hand one array to two leaves), unless the engine owns `g` (`owned`) and it already has the
-    leaf's dtype and layout.
+    `g = x.grad` sees it change, even one an earlier create_graph backward made); with create_graph a new
+    tensor is always made (differentiable when either term is), so a `.grad` taken earlier keeps its values.
+    A new `.grad` never shares memory with anything else: it is a copy (the engine may hand one array to two
+    leaves), unless the engine owns `g` (`owned`) and it already has the leaf's dtype and layout.
     """
     if g is None:
         return
@@ -331,10 +331,8 @@ def accumulate_grad(var, g, create_graph: bool, owned: bool = False) -> None:
         if old is None:  # PyTorch copies into a new tensor in the leaf's layout, which records CopyBackwards
             new = make(empty_like_leaf(var._data, g._data.dtype))
             var._grad = new.copy_(g) if g._requires_grad else new.copy_(g.detach())
-        elif old._requires_grad or g._requires_grad:
+        else:  # out of place even when neither requires grad (PyTorch sums in place only with grad mode off)
             var._grad = old + g
-        else:
-            old.add_(g)
         return
     if old is None:  # a copy in the leaf's layout (PyTorch's gradient layout contract)
         data = var._data

@@ -16,6 +16,7 @@ import numpy as np
 from .._missing import missing_name
 from .._random import default_generator
 from .._tensor import Tensor, make
+from ..autograd.grad_mode import no_grad
 from ..ops.registry import REGISTRY, overridable
 
 # (each gives way to `__torch_function__`, PyTorch's override protocol, as the top-level functions do)
@@ -118,3 +119,32 @@ __all__ = sorted([*_DECLARED, "relu", "sigmoid", "tanh", "softmax", "log_softmax
                   "multi_head_attention_forward"])
 
 __getattr__ = missing_name(__name__, "torch.nn.functional")
+
+
+def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12, out: Tensor | None = None) -> Tensor:
+    """input / max(‖input‖_p along dim, eps): unit vectors, composed as PyTorch composes it (norm, clamp_min,
+    expand_as, div)."""
+    if out is not None:
+        raise NotImplementedError("minigrad does not implement normalize(out=...)")
+    denom = input.norm(p, dim, keepdim=True).clamp_min(eps).expand_as(input)
+    return input / denom
+
+
+def instance_norm(input: Tensor, running_mean: Tensor | None = None, running_var: Tensor | None = None,
+                  weight: Tensor | None = None, bias: Tensor | None = None, use_input_stats: bool = True,
+                  momentum: float = 0.1, eps: float = 1e-5) -> Tensor:
+    """Standardise each (sample, channel) over its spatial dims: batch_norm on the input viewed as one sample of
+    N * C channels, as PyTorch computes it (its graph: view, batch_norm with the affine parameters repeated N
+    times, view back); running statistics, when given, move towards the batch's mean over the samples."""
+    n, c = input.shape[0], input.shape[1]
+    x = input.reshape(1, n * c, *input.shape[2:])
+    rm = None if running_mean is None else running_mean.repeat(n)
+    rv = None if running_var is None else running_var.repeat(n)
+    w = None if weight is None else weight.repeat(n)
+    b = None if bias is None else bias.repeat(n)
+    out = _DECLARED["batch_norm"](x, rm, rv, w, b, use_input_stats, momentum, eps)
+    if running_mean is not None:  # the per-sample running statistics, averaged back into the module's
+        with no_grad():
+            running_mean.copy_(rm.view(n, c).mean(0))
+            running_var.copy_(rv.view(n, c).mean(0))
+    return out.view(input.shape)

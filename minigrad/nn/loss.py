@@ -51,6 +51,19 @@ class L1Loss(_Loss):
         return F.l1_loss(input, target, reduction=self.reduction)
 
 
+class KLDivLoss(_Loss):
+    """Kullback-Leibler divergence of the target distribution from the input's (log-probabilities)."""
+
+    __module__ = "minigrad.nn"
+
+    def __init__(self, size_average=None, reduce=None, reduction: str = "mean", log_target: bool = False) -> None:
+        super().__init__(size_average, reduce, reduction)
+        self.log_target = log_target
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:
+        return F.kl_div(input, target, reduction=self.reduction, log_target=self.log_target)
+
+
 class NLLLoss(_WeightedLoss):
     """Negative log likelihood of class indices; the input holds log-probabilities (e.g. LogSoftmax output)."""
 

@@ -144,3 +144,35 @@ class BatchNorm2d(_BatchNorm):
 
     __module__ = "minigrad.nn"
     _ranks = (4,)
+
+
+class _InstanceNorm(_BatchNorm):
+    """Instance normalization: each sample's channels standardised over their own spatial dims (no running
+    statistics and no affine parameters unless asked, unlike batch norm)."""
+
+    def __init__(self, num_features: int, eps: float = 1e-5, momentum: float | None = 0.1, affine: bool = False,
+                 track_running_stats: bool = False, device=None, dtype=None) -> None:
+        super().__init__(num_features, eps, momentum, affine, track_running_stats, device, dtype)
+
+    def forward(self, input: Tensor) -> Tensor:
+        if input.dim() not in self._ranks:
+            raise ValueError(f"expected {self._ranks[0]}D or {self._ranks[1]}D input (got {input.dim()}D input)")
+        unbatched = input.dim() == self._ranks[0]
+        x = input.unsqueeze(0) if unbatched else input
+        out = F.instance_norm(x, self.running_mean, self.running_var, self.weight, self.bias,
+                              self.training or not self.track_running_stats, self.momentum or 0.0, self.eps)
+        return out.squeeze(0) if unbatched else out
+
+
+class InstanceNorm1d(_InstanceNorm):
+    """Instance normalization of (N, C, L) inputs (or unbatched (C, L))."""
+
+    __module__ = "minigrad.nn"
+    _ranks = (2, 3)
+
+
+class InstanceNorm2d(_InstanceNorm):
+    """Instance normalization of (N, C, H, W) inputs (or unbatched (C, H, W))."""
+
+    __module__ = "minigrad.nn"
+    _ranks = (3, 4)

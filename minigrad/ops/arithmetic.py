@@ -567,6 +567,36 @@ remainder_ = inplace_of(remainder, "remainder_")
 floor_divide_ = inplace_of(floor_divide, "floor_divide_")
 
 
+# -- xlogy: x * log(y), 0 where x is 0 (KL divergence and entropies need 0 log 0 = 0) -----------------------------
+def _xlogy_arrays(x, y):
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out = np.multiply(x, np.log(y))
+    return np.where((x == 0) & ~np.isnan(y), np.zeros((), out.dtype), out)
+
+
+XlogyBackward0 = rule("XlogyBackward0", "self other", saves="self other", elementwise=True,
+                      text="grad_self = grad * xlogy(self != 0, other), grad_other = grad * self / other",
+                      self=lambda grad, self, other: grad * _xlogy(self != 0, other),
+                      other=lambda grad, self, other: grad * self / other)
+XlogyBackward2 = rule("XlogyBackward2", "self", saves="self other", elementwise=True,
+                      text="grad_self = grad * xlogy(self != 0, other)  (other is a number)",
+                      self=lambda grad, self, other: grad * _xlogy(self != 0, other))
+
+
+def xlogy(self, other) -> Tensor:
+    """self * log(other), and 0 where self is 0 (unless other is nan): the `0 log 0 = 0` of entropies."""
+    if isinstance(other, Tensor) or not isinstance(self, Tensor):
+        return _binary(as_operand(self), other, _xlogy_arrays, XlogyBackward0, to_float=True)
+    ad, _ = promoted(self, as_operand(other), True)
+    res = GRAD.quiet.run(_xlogy_arrays, ad, np.asarray(other, ad.dtype))
+    if self._requires_grad and GRAD.mode > 0:
+        return record(XlogyBackward2, res, (self,), other=other)
+    return make(res)
+
+
+_xlogy = xp.either(_xlogy_arrays, xlogy)
+
+
 # -- declarations -------------------------------------------------------------------------------------------------
 def _pairs(a: str = "real", b: str = "real") -> tuple:
     """Samples of a binary op: equal shapes, broadcasting, a 0-d operand, a Python number."""
@@ -599,3 +629,51 @@ declare("floor_divide", floor_divide, operators={"__floordiv__": floor_divide, "
 declare("remainder", remainder, operators={"__mod__": remainder, "__rmod__": rremainder, "__imod__": remainder_},
         inplace=remainder_, nodes=(RemainderBackward0, RemainderBackward1),
         samples=(Sample((((5,), "real"),), (0.7,), second_order=False),))
+declare("xlogy", xlogy, inplace=inplace_of(xlogy, "xlogy_"), nodes=(XlogyBackward0, XlogyBackward2),
+        samples=(Sample((((3, 4), "real"), ((3, 4), "positive"))), Sample((((3, 1), "real"), ((1, 4), "positive"))),
+                 Sample((((2, 3), "real"),), (1.5,))))
+
+
+# -- addcmul, addcdiv: self + value * t1 * t2 (or / t2), the fused steps optimizers write ---------------------------
+AddcmulBackward0 = rule("AddcmulBackward0", "self tensor1 tensor2", saves="tensor1 tensor2 value",
+                        text="grad_self = grad, grad_tensor1 = grad * tensor2 * value, "
+                             "grad_tensor2 = grad * tensor1 * value",
+                        self=lambda grad: grad,
+                        tensor1=lambda grad, tensor2, value: grad * tensor2 * value,
+                        tensor2=lambda grad, tensor1, value: grad * tensor1 * value)
+AddcdivBackward0 = rule("AddcdivBackward0", "self tensor1 tensor2", saves="tensor1 tensor2 value",
+                        text="grad_self = grad, grad_tensor1 = grad * value / tensor2, "
+                             "grad_tensor2 = -grad * value * tensor1 / tensor2²",
+                        self=lambda grad: grad,
+                        tensor1=lambda grad, tensor2, value: grad * value / tensor2,
+                        tensor2=lambda grad, tensor1, tensor2, value: -grad * value * tensor1 / (tensor2 * tensor2))
+
+
+def _addc(self, tensor1, tensor2, value, combine, node_cls) -> Tensor:
+    ts = (self, as_operand(tensor1), as_operand(tensor2))
+    dt = np.result_type(*(t._data.dtype for t in ts))
+    a, b, c = (t._data.astype(dt, copy=False) for t in ts)
+    try:
+        res = GRAD.quiet.run(lambda: a + value * combine(b, c))
+    except ValueError:
+        raise broadcast_error(ts[0], ts[1]) from None
+    res = np.asarray(res, dt)
+    if GRAD.mode > 0 and any(t._requires_grad for t in ts):
+        return record(node_cls, res, ts, value=value)
+    return make(res)
+
+
+def addcmul(self: Tensor, tensor1: Tensor, tensor2: Tensor, *, value=1) -> Tensor:
+    """self + value * tensor1 * tensor2."""
+    return _addc(self, tensor1, tensor2, value, np.multiply, AddcmulBackward0)
+
+
+def addcdiv(self: Tensor, tensor1: Tensor, tensor2: Tensor, *, value=1) -> Tensor:
+    """self + value * tensor1 / tensor2."""
+    return _addc(self, tensor1, tensor2, value, np.true_divide, AddcdivBackward0)
+
+
+_ADDC = (Sample((((3, 4), "real"), ((3, 4), "real"), ((3, 4), "positive"))),
+         Sample((((3, 4), "real"), ((3, 1), "real"), ((4,), "positive")), kwargs={"value": 0.5}))
+declare("addcmul", addcmul, inplace=inplace_of(addcmul, "addcmul_"), nodes=(AddcmulBackward0,), samples=_ADDC)
+declare("addcdiv", addcdiv, inplace=inplace_of(addcdiv, "addcdiv_"), nodes=(AddcdivBackward0,), samples=_ADDC)

@@ -16,6 +16,7 @@ from . import xp
 from .inplace import inplace_of
 from .recording import SavedArg, record, rule
 from .registry import Sample, declare
+from .views import named_varargs
 
 
 def _on(kernel, op_name: str):
@@ -104,8 +105,9 @@ def roll(self: Tensor, shifts, dims=None) -> Tensor:
     return make(res)
 
 
-def flip(self: Tensor, *dims) -> Tensor:
+def flip(self: Tensor, *dims, **named) -> Tensor:
     """Reverse the order of elements along `dims` (a copy, as PyTorch's)."""
+    dims = named_varargs(dims, named, "dims", "flip")
     dims = _as_tuple(dims[0]) if len(dims) == 1 and not isinstance(dims[0], (int, np.integer)) else _as_tuple(dims)
     d = self._data
     dims = tuple(_wrap_dim(k, d.ndim) for k in dims)

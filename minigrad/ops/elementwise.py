@@ -446,3 +446,45 @@ def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tenso
 
 declare("softplus", softplus, namespace="nn.functional", method=False, nodes=(SoftplusBackward0,),
         samples=unary_samples() + (Sample((((3,), "real"),), kwargs={"beta": 2.0, "threshold": 1.0}),))
+
+
+# -- silu, elu ---------------------------------------------------------------------------------------------------
+SiluBackward0 = rule("SiluBackward0", "self", saves="self",
+                     text="grad_self = grad * sigmoid(self) * (1 + self * (1 - sigmoid(self)))",
+                     self=lambda grad, self: grad * xp.sigmoid(self) * (1 + self * (1 - xp.sigmoid(self))))
+
+
+def silu(input: Tensor, inplace: bool = False) -> Tensor:
+    """x * sigmoid(x) (the swish): smooth, and like ReLU for large |x|."""
+    if inplace:
+        return _silu_(input)
+    x = float_data(input)
+    res = (x * _sigmoid(x)).astype(x.dtype)
+    if input._requires_grad and GRAD.mode > 0:
+        return record(SiluBackward0, res, (input,))
+    return make(res)
+
+
+_silu_ = inplace_of(lambda self: silu(self), "silu_")
+declare("silu", silu, namespace="nn.functional", method=False, nodes=(SiluBackward0,), samples=unary_samples())
+
+EluBackward0 = rule("EluBackward0", "self", saves="self alpha scale input_scale",
+                    defaults={"scale": 1, "input_scale": 1},
+                    text="grad_self = grad * (1 if self > 0 else alpha * exp(self))",
+                    self=lambda grad, self, alpha: grad * xp.where(xp.data(self) > 0, 1.0, alpha * xp.exp(self)))
+
+
+def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
+    """x where x > 0, else alpha * (exp(x) - 1): negative outputs saturate at -alpha."""
+    if inplace:
+        return _elu_(input, alpha)
+    x = float_data(input)
+    res = np.where(x > 0, x, alpha * np.expm1(np.minimum(x, 0))).astype(x.dtype)
+    if input._requires_grad and GRAD.mode > 0:
+        return record(EluBackward0, res, (input,), alpha=alpha)
+    return make(res)
+
+
+_elu_ = inplace_of(lambda self, alpha=1.0: elu(self, alpha), "elu_")
+declare("elu", elu, namespace="nn.functional", method=False, nodes=(EluBackward0,),
+        samples=unary_samples("away") + (Sample((((3,), "away"),), (0.5,)),))

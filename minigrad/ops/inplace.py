@@ -648,6 +648,21 @@ def normal_(self, mean: float = 0.0, std: float = 1.0, *, generator=None):
     return _random_fill(self, gen._np.normal(mean, std, self._data.shape))
 
 
+def random_(self, *args, generator=None, **kwargs):
+    """Integers drawn uniformly from [from, to) (`random_(to)`, `random_(from, to)`; `from=` and `to=` by
+    keyword); with no bounds, from [0, 2^24] for float32 (2^53 float64, 2^11 float16), the integers the dtype
+    holds exactly, or the integer dtype's range."""
+    bounds = dict(zip(("from", "to"), (0, args[0]) if len(args) == 1 else args)) | kwargs
+    low, high = bounds.get("from", 0), bounds.get("to")
+    if high is None:
+        d = self._data.dtype
+        high = 2 ** (np.finfo(d).nmant + 1) + 1 if d.kind == "f" else 2 if d.kind == "b" else int(np.iinfo(d).max) + 1
+    if low >= high:
+        raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}")
+    gen = generator or default_generator
+    return _random_fill(self, gen._np.integers(low, high, self._data.shape))
+
+
 def _random_fill(self: Tensor, values: np.ndarray) -> Tensor:
     check_inplace(self, _tracked(self, ()))
     _write(self, Ellipsis, values.astype(self._data.dtype))
@@ -663,3 +678,4 @@ declare("copy_", copy_, namespace="Tensor", nodes=(CopyBackwards,), samples=(Sam
                                                                                    ((4,), "real"))),))
 declare("uniform_", uniform_, namespace="Tensor", differentiable=False)
 declare("normal_", normal_, namespace="Tensor", differentiable=False)
+declare("random_", random_, namespace="Tensor", differentiable=False)

@@ -6,9 +6,13 @@ the gradients of them all.
 
 from __future__ import annotations
 
+import builtins
+import warnings
+
 import numpy as np
 
 from .. import _dtypes
+from .._stacklevel import user_stacklevel
 from .._state import GRAD
 from .._tensor import Tensor, _wrap_dim, make
 from . import xp
@@ -304,3 +308,41 @@ declare("scatter_add", scatter_add, nodes=(ScatterAddBackward0,))
 declare("scatter", scatter, inplace=scatter_, nodes=(ScatterBackward0, ScatterBackward1))
 declare("repeat", repeat, namespace="Tensor", nodes=(RepeatBackward0,),
         samples=(Sample((((2, 3), "real"),), (2, 1)), Sample((((3,), "real"),), (2, 2))))
+
+
+# -- meshgrid ----------------------------------------------------------------------------------------------------
+MESHGRID_WARNING = "torch.meshgrid: in an upcoming release, it will be required to pass the indexing argument."
+
+
+def meshgrid(*tensors, indexing: str | None = None) -> tuple:
+    """Coordinate grids from 0-D or 1-D tensors: each one viewed with size-1 dims and expanded to the grid's
+    shape, as PyTorch builds them (ViewBackward0 then ExpandBackward0; the grids share their inputs' memory).
+    `indexing="ij"` (the default, with PyTorch's warning) puts input i along dim i; "xy" swaps the first two."""
+    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+        tensors = tuple(tensors[0])
+    if indexing is None:
+        warnings.warn(MESHGRID_WARNING, UserWarning, stacklevel=user_stacklevel())
+        indexing = "ij"
+    if not tensors:
+        raise RuntimeError("meshgrid expects a non-empty TensorList")
+    for t in tensors:
+        if t._data.ndim > 1:
+            raise RuntimeError("torch.meshgrid: Expected 0D or 1D tensor in the tensor list but got a "
+                               f"{t._data.ndim}-D tensor")
+    if builtins.any(t._data.dtype != tensors[0]._data.dtype for t in tensors):
+        raise RuntimeError("meshgrid expects all tensors to have the same dtype")
+    if indexing not in ("ij", "xy"):
+        raise RuntimeError(f'torch.meshgrid: indexing must be one of "xy" or "ij", but received: {indexing}')
+    axes = list(range(len(tensors)))
+    if indexing == "xy" and len(tensors) > 1:
+        axes[0], axes[1] = 1, 0
+    shape = [0] * len(tensors)
+    for t, a in zip(tensors, axes):
+        shape[a] = t._data.size
+    return tuple(t.view(*[-1 if i == a else 1 for i in range(len(shape))]).expand(*shape)
+                 for t, a in zip(tensors, axes))
+
+
+declare("meshgrid", meshgrid, method=False, nodes=(),
+        samples=(Sample((((3,), "real"), ((4,), "real")), kwargs={"indexing": "ij"}, as_list=True),
+                 Sample((((3,), "real"), ((4,), "real"), ((2,), "real")), kwargs={"indexing": "xy"}, as_list=True)))

@@ -411,3 +411,122 @@ declare("linear", linear, namespace="nn.functional", method=False, nodes=(AddmmB
         samples=(Sample((((5, 3), "real"), ((4, 3), "real"), ((4,), "real"))),
                  Sample((((2, 5, 3), "real"), ((4, 3), "real"), ((4,), "real"))),
                  Sample((((3,), "real"), ((4, 3), "real"))), Sample((((5, 3), "real"), ((4, 3), "real")))))
+
+
+# -- einsum ------------------------------------------------------------------------------------------------------
+def _einsum_parse(equation: str, ndims: list) -> tuple[list, str]:
+    """The operands' subscripts and the output's, with `...` spelled out as letters and an implicit output
+    (`"ij,jk"`) made explicit (its letters that appear once, in order), as NumPy and PyTorch read it."""
+    eq = equation.replace(" ", "")
+    lhs, arrow, out = eq.partition("->")
+    subs = lhs.split(",")
+    if len(subs) != len(ndims):
+        raise RuntimeError("einsum(): more operands were provided than specified in the equation"
+                           if len(ndims) > len(subs) else "einsum(): fewer operands were provided than specified "
+                           "in the equation")
+    spare = [c for c in "ABCDEFGHIJKLMNOPQRSTUVWXYZ" if c not in eq]
+    width = max((n - len(s.replace("...", "")) for s, n in zip(subs, ndims) if "..." in s), default=0)
+    ell = "".join(spare[:width])
+    subs = [s.replace("...", ell[width - (n - len(s.replace("...", ""))):]) for s, n in zip(subs, ndims)]
+    if arrow:
+        out = out.replace("...", ell)
+    else:
+        out = ell + "".join(sorted(c for c in set("".join(subs)) if c not in ell and "".join(subs).count(c) == 1))
+    for s in subs:
+        if len(set(s)) != len(s):
+            raise NotImplementedError(f"minigrad does not implement einsum with an index repeated in one operand "
+                                      f"({equation!r}, a diagonal)")
+    return subs, out
+
+
+def _einsum_grad(grad, tensors, subs: list, out: str, i: int):
+    """d/d operand i: grad contracted with the other operands onto operand i's letters; a letter only operand i
+    has (summed away) comes back by broadcasting."""
+    others = [j for j in range(len(subs)) if j != i]
+    keep = "".join(c for c in subs[i] if c in out or any(c in subs[j] for j in others))
+    eq = ",".join([out] + [subs[j] for j in others]) + "->" + keep
+    r = einsum(eq, grad, *(tensors[j] for j in others)) if xp.is_t(grad) else \
+        np.einsum(eq, grad, *(xp.data(tensors[j]) for j in others))
+    shape = tuple(xp.data(tensors[i]).shape)
+    if keep == subs[i]:
+        return r
+    folded = tuple(shape[k] if c in keep else 1 for k, c in enumerate(subs[i]))
+    return r.reshape(folded).expand(*shape) if xp.is_t(r) else np.broadcast_to(r.reshape(folded), shape).copy()
+
+
+EinsumBackward = rule("EinsumBackward", "tensors[]", saves="tensors _subs _out",
+                      text="grad_tensors[i] = einsum(grad with the other operands -> operand i's indices)",
+                      tensors=lambda grad, tensors, _subs, _out:
+                      [_einsum_grad(grad, tensors, _subs, _out, i) for i in range(len(tensors))])
+
+
+def einsum(equation: str, *operands) -> Tensor:
+    """Sums of products named by index letters: `einsum("ij,jk->ik", a, b)` is a @ b. minigrad computes it in one
+    step (one EinsumBackward node) where PyTorch records the permutes, views and bmm it is made of."""
+    if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
+        operands = tuple(operands[0])
+    ts = [as_operand(t) for t in operands]
+    subs, out = _einsum_parse(equation, [t._data.ndim for t in ts])
+    eq = ",".join(subs) + "->" + out
+    dt = np.result_type(*(t._data.dtype for t in ts))
+    res = np.asarray(np.einsum(eq, *(t._data.astype(dt, copy=False) for t in ts)), dt)
+    if GRAD.mode > 0 and any(t._requires_grad for t in ts):
+        return record(EinsumBackward, res, tuple(ts), _subs=subs, _out=out)
+    return make(res)
+
+
+declare("einsum", einsum, method=False, nodes=(EinsumBackward,))
+
+
+# -- cdist -------------------------------------------------------------------------------------------------------
+def _unsq(x, dim: int):
+    return x.unsqueeze(dim) if xp.is_t(x) else np.expand_dims(x, dim)
+
+
+def _cdist_grads(grad, x1, x2, p: float, result):
+    """(d/dx1, d/dx2) of ‖x1_i - x2_j‖_p: each difference's sign(d)·|d|^(p-1) / dist^(p-1), weighted by grad and
+    summed over the other set's rows (0 where a distance is 0)."""
+    diff = _unsq(x1, -2) - _unsq(x2, -3)  # (..., P, R, M)
+    dist = _unsq(result, -1)
+    safe = xp.where(xp.data(dist) == 0, 1.0, dist)
+    if p == 1:
+        ratio = xp.sign(diff)
+    elif p == 2:
+        ratio = diff / safe
+    else:
+        ratio = xp.sign(diff) * xp.abs(diff) ** (p - 1) / safe ** (p - 1)
+    weighted = xp.where(xp.data(dist) == 0, 0.0, ratio) * _unsq(grad, -1)
+    return weighted.sum(-2), -weighted.sum(-3)
+
+
+CdistBackward0 = rule("CdistBackward0", "x1 x2", saves="x1 x2 p result",
+                      text="grad_x1[i] = Σ_j grad[i,j] · sign(d)|d|^(p-1) / dist[i,j]^(p-1), d = x1[i] - x2[j]; "
+                           "grad_x2 the opposite, summed over i",
+                      x1=lambda grad, x1, x2, p, result: _cdist_grads(grad, x1, x2, p, result)[0],
+                      x2=lambda grad, x1, x2, p, result: _cdist_grads(grad, x1, x2, p, result)[1])
+
+
+def cdist(x1: Tensor, x2: Tensor, p: float = 2.0, compute_mode: str = "use_mm_for_euclid_dist_if_necessary"):
+    """The p-norm distance between each row of x1 (..., P, M) and each row of x2 (..., R, M): (..., P, R).
+    (minigrad always takes the direct path, PyTorch's for small inputs; PyTorch's matmul path for p = 2 and more
+    than 25 rows records other nodes.)"""
+    a, b = x1._data, x2._data
+    if a.shape[-1] != b.shape[-1]:
+        raise RuntimeError(f"X1 and X2 must have the same number of columns. X1: {a.shape[-1]} X2: {b.shape[-1]}")
+    diff = np.abs(a[..., :, None, :] - b[..., None, :, :])
+    if p == 0:
+        res = (diff != 0).sum(-1).astype(a.dtype)
+    elif p == np.inf:
+        res = diff.max(-1, initial=0)
+    else:
+        res = (diff ** p).sum(-1) ** (1 / p)
+    res = np.asarray(res, np.result_type(a, b))
+    if GRAD.mode > 0 and (x1._requires_grad or x2._requires_grad):
+        return record(CdistBackward0, res, (x1, x2), p=p)
+    return make(res)
+
+
+declare("cdist", cdist, method=False, nodes=(CdistBackward0,),
+        samples=(Sample((((3, 4), "real"), ((5, 4), "real")), second_order=False),
+                 Sample((((2, 3, 4), "real"), ((2, 5, 4), "real")), (1.0,), second_order=False),
+                 Sample((((3, 2), "real"), ((4, 2), "real")), (3.0,), second_order=False)))

@@ -388,6 +388,30 @@ def l1_loss(input: Tensor, target: Tensor, size_average=None, reduce=None, reduc
     return diff.mean() if red == MEAN else diff.sum() if red == SUM else diff
 
 
+KL_DIV_MEAN_WARNING = ("reduction: 'mean' divides the total loss by both the batch size and the support size."
+                       "'batchmean' divides only by the batch size, and aligns with the KL div math definition."
+                       "'mean' will be changed to behave the same as 'batchmean' in the next major release.")
+
+
+def kl_div(input: Tensor, target: Tensor, size_average=None, reduce=None, reduction: str = "mean",
+           log_target: bool = False) -> Tensor:
+    """KL(target || exp(input)) per element, for log-probabilities `input`: target * (log target - input), as
+    PyTorch composes it (xlogy, mul, sub; with `log_target`, exp(target) * (target - input)). 'batchmean'
+    divides the sum by the batch size, the KL divergence's definition; 'mean' divides by every element."""
+    if reduction == "batchmean":
+        red = SUM if input.dim() != 0 else MEAN
+    else:
+        red = _reduction(reduction, size_average, reduce)
+        if red == MEAN:
+            warnings.warn(KL_DIV_MEAN_WARNING, UserWarning, stacklevel=user_stacklevel())
+    if log_target:
+        out = target.exp() * (target - input)
+    else:
+        out = target.xlogy(target) - target * input
+    out = out.mean() if red == MEAN else out.sum() if red == SUM else out
+    return out / input.size()[0] if reduction == "batchmean" and input.dim() != 0 else out
+
+
 def _check_target(input: Tensor, target: Tensor) -> None:
     if target._data.dtype.name not in ("int64", "uint8"):
         raise RuntimeError(f"expected target dtype to be Long or Byte, but got {kind_name(target._data.dtype)}")
@@ -617,3 +641,8 @@ declare("binary_cross_entropy", binary_cross_entropy, namespace=_F, method=False
 declare("binary_cross_entropy_with_logits", binary_cross_entropy_with_logits, namespace=_F, method=False,
         nodes=(BinaryCrossEntropyWithLogitsBackward0,),
         samples=(Sample((((3, 4), "real"), ((3, 4), "probability"))),))
+declare("kl_div", kl_div, namespace=_F, method=False,  # ('mean', which warns, in test_census_names.py)
+        samples=(Sample((((3, 4), "real"), ((3, 4), "positive")), kwargs={"reduction": "sum"}),
+                 Sample((((3, 4), "real"), ((3, 4), "positive")), kwargs={"reduction": "batchmean"}),
+                 Sample((((3, 4), "real"), ((3, 4), "real")), kwargs={"reduction": "sum", "log_target": True}),
+                 Sample((((3, 4), "real"), ((3, 4), "positive")), kwargs={"reduction": "none"})))

@@ -376,3 +376,78 @@ declare("adaptive_avg_pool2d", adaptive_avg_pool2d, namespace=_F, method=False, 
                  Sample((((2, 3, 7, 5), "real"),), ((3, None),)), Sample((((3, 5, 5), "real"),), (4,))))
 declare("adaptive_avg_pool1d", adaptive_avg_pool1d, namespace=_F, method=False,
         samples=(Sample((((2, 3, 7), "real"),), (3,)), Sample((((2, 3, 7), "real"),), (1,))))
+
+
+# -- interpolate (mode="nearest"): each output element copies the input element it falls on ---------------------
+def _nearest_index(n_in: int, n_out: int, scale) -> np.ndarray:
+    """PyTorch's nearest source index: floor(dst * s) in float32, s = 1 / scale_factor when one was given, else
+    n_in / n_out; at most n_in - 1."""
+    s = np.float32(1.0 / scale if scale is not None else n_in / n_out)
+    return np.minimum(np.floor(np.arange(n_out, dtype=np.float32) * s).astype(np.int64), n_in - 1)
+
+
+def _pick_matrix(idx: np.ndarray, n_in: int, dtype) -> np.ndarray:
+    """A (n_in, n_out) 0/1 matrix: column j has its 1 at row idx[j] (so grad @ A.T sums the copies back)."""
+    a = np.zeros((n_in, idx.size), dtype)
+    a[idx, np.arange(idx.size)] = 1
+    return a
+
+
+def _nearest_grad(grad, self_sym_sizes: tuple, output_size: tuple, scales: tuple):
+    """The copies' gradients summed back onto the input elements they came from: grad @ A.T along each
+    spatial dim (matmuls, so a create_graph backward records ordinary nodes)."""
+    for k, (n_in, n_out, s) in enumerate(zip(self_sym_sizes[2:], output_size, scales)):
+        a = _pick_matrix(_nearest_index(n_in, n_out, s), n_in, xp.data(grad).dtype)
+        dim = 2 + k
+        moved = xp.transpose(grad, dim, -1) if dim != len(self_sym_sizes) - 1 else grad
+        moved = moved @ (make(a.T.copy()) if xp.is_t(moved) else a.T)
+        grad = xp.transpose(moved, dim, -1) if dim != len(self_sym_sizes) - 1 else moved
+    return grad
+
+
+UpsampleNearest1DBackward0 = rule(
+    "UpsampleNearest1DBackward0", "self", saves="output_size scales self_sym_sizes",
+    text="grad_self[i] = Σ grad over the outputs that copied input i",
+    self=lambda grad, output_size, scales, self_sym_sizes: _nearest_grad(grad, self_sym_sizes, output_size, (scales,)))
+UpsampleNearest2DBackward0 = rule(
+    "UpsampleNearest2DBackward0", "self", saves="output_size scales_h scales_w self_sym_sizes",
+    text="grad_self[i, j] = Σ grad over the outputs that copied input (i, j)",
+    self=lambda grad, output_size, scales_h, scales_w, self_sym_sizes:
+    _nearest_grad(grad, self_sym_sizes, output_size, (scales_h, scales_w)))
+
+
+def interpolate(input: Tensor, size=None, scale_factor=None, mode: str = "nearest", align_corners=None,
+                recompute_scale_factor=None, antialias: bool = False) -> Tensor:
+    """Resize the spatial dims of (N, C, L) or (N, C, H, W) inputs; minigrad has mode="nearest"."""
+    x = input._data
+    spatial = x.ndim - 2
+    if mode != "nearest" or spatial not in (1, 2):
+        raise NotImplementedError(f"minigrad does not implement interpolate(mode={mode!r}) for {x.ndim}-D input "
+                                  "(it has mode='nearest' for 3-D and 4-D inputs)")
+    if (size is None) == (scale_factor is None):
+        raise ValueError("only one of size or scale_factor should be defined")
+    if size is not None:
+        out = tuple(size) if isinstance(size, (tuple, list)) else (size,) * spatial
+        scales = (None,) * spatial
+    else:
+        scales = tuple(scale_factor) if isinstance(scale_factor, (tuple, list)) else (scale_factor,) * spatial
+        out = tuple(int(np.floor(n * s)) for n, s in zip(x.shape[2:], scales))
+        scales = tuple(float(s) for s in scales) if not recompute_scale_factor else (None,) * spatial
+    res = x
+    for k, (n_in, n_out, s) in enumerate(zip(x.shape[2:], out, scales)):
+        res = np.take(res, _nearest_index(n_in, n_out, s), axis=2 + k)
+    res = np.ascontiguousarray(res)
+    if not (input._requires_grad and GRAD.mode > 0):
+        return make(res)
+    if spatial == 1:
+        return record(UpsampleNearest1DBackward0, res, (input,), output_size=out, scales=scales[0],
+                      self_sym_sizes=x.shape)
+    return record(UpsampleNearest2DBackward0, res, (input,), output_size=out, scales_h=scales[0], scales_w=scales[1],
+                  self_sym_sizes=x.shape)
+
+
+declare("interpolate", interpolate, namespace=_F, method=False,
+        nodes=(UpsampleNearest1DBackward0, UpsampleNearest2DBackward0),
+        samples=(Sample((((1, 2, 3, 4), "real"),), kwargs={"scale_factor": 2}),
+                 Sample((((2, 1, 3, 4), "real"),), kwargs={"size": (5, 7)}),
+                 Sample((((1, 2, 5), "real"),), kwargs={"scale_factor": 1.5})))

@@ -21,7 +21,7 @@ from .operands import kind_name
 from .recording import SavedArg, record, rule
 from .registry import Sample, declare
 from .selection import maximum, minimum
-from .views import view
+from .views import named_varargs, view
 from .xp import expandable, summed_dims
 
 # == derivative rows, and the helpers their formulas use ======================================================
@@ -449,8 +449,9 @@ def _mean_all(d: np.ndarray):
     return np.add.reduce(d, axis=None) / d.size
 
 
-def sum_to_size(self, *size):
+def sum_to_size(self, *size, **named):
     """Sum this tensor down to `size` (the reverse of broadcasting), as PyTorch's sum_to_size."""
+    size = named_varargs(size, named, "size", "sum_to_size")
     size = tuple(size[0]) if len(size) == 1 and isinstance(size[0], (tuple, list)) else tuple(size)
 
     shape = self._data.shape

@@ -132,10 +132,15 @@ def overridable(function: Callable, name: str) -> Callable:
     """The top-level function `minigrad.<name>`, which gives way to PyTorch's override protocol: when an
     argument's type defines `__torch_function__` (a class that is not a Tensor, as in the "Extending PyTorch"
     note), that method is called with this function, the types and the arguments, and its result returned.
-    Tensor methods and operators skip the check (plain Tensors have no override), so they cost nothing more."""
+    Tensor methods and operators skip the check (plain Tensors have no override), so they cost nothing more.
+    The tensor an op's function calls `self` (as its method does) is PyTorch's `input=` here."""
+
+    renamed = _first_parameter(function) == "self"  # PyTorch calls a function's tensor `input`
 
     @functools.wraps(function)
     def call(*args, **kwargs):
+        if kwargs and renamed and "input" in kwargs:  # torch.exp(input=x)
+            args = (kwargs.pop("input"), *args)
         overloaded = [type(a) for a in args if type(a) is not Tensor and hasattr(type(a), "__torch_function__")]
         if kwargs or not overloaded and any(type(a) in (list, tuple) for a in args):
             overloaded += _overloaded_in(args, kwargs)
@@ -154,6 +159,14 @@ def _overloaded_in(args: tuple, kwargs: dict) -> list:
         if type(a) in (list, tuple):
             found += [type(x) for x in a if type(x) is not Tensor and hasattr(type(x), "__torch_function__")]
     return found
+
+
+def _first_parameter(function: Callable) -> str | None:
+    try:
+        params = list(inspect.signature(function).parameters.values())
+    except (TypeError, ValueError):
+        return None
+    return params[0].name if params and params[0].kind == params[0].POSITIONAL_OR_KEYWORD else None
 
 
 def _dispatch(public: Callable, name: str, overloaded: list, args: tuple, kwargs: dict):

@@ -11,7 +11,7 @@ from .. import _dtypes
 from .._layout import laid_out
 from .._stacklevel import user_stacklevel
 from .._state import GRAD
-from .._tensor import Tensor, make
+from .._tensor import Tensor, _wrap_dim, make
 from . import inplace, xp
 from .elementwise import binary
 from .inplace import inplace_of
@@ -339,3 +339,85 @@ declare("where", where, method=False, nodes=(WhereBackward0,),
 declare("masked_fill", masked_fill, inplace=masked_fill_,
         nodes=(MaskedFillBackward0, MaskedFillBackward1), samples=(Sample((((3, 4), "real"), ((3, 4), "bool")),
                                                                           (0.5,)),))
+
+
+# -- nonzero, argwhere, index_fill -----------------------------------------------------------------------------
+def nonzero(self: Tensor, *, as_tuple: bool = False):
+    """The indices of the non-zero elements: an (n, ndim) int64 tensor, or with `as_tuple` one 1-D tensor per
+    dim (a 0-d input counts as one element, as PyTorch's)."""
+    d = self._data
+    if d.ndim == 0:
+        n = int(d != 0)
+        return (make(np.zeros(n, np.int64)),) if as_tuple else make(np.zeros((n, 0), np.int64))
+    idx = tuple(i.astype(np.int64) for i in np.nonzero(d))
+    return tuple(make(i) for i in idx) if as_tuple else make(np.stack(idx, axis=1))
+
+
+def argwhere(self: Tensor) -> Tensor:
+    """nonzero(self): the (n, ndim) indices of the non-zero elements."""
+    return nonzero(self)
+
+
+IndexFillBackward0 = rule("IndexFillBackward0", "self", saves="dim index", tensor_args="index",
+                          text="grad_self = grad with the filled slices set to 0",
+                          self=lambda grad, dim, index: _fill_slices(grad, dim, index, 0))
+IndexFillBackward1 = rule("IndexFillBackward1", "self value", saves="dim index", tensor_args="index",
+                          text="grad_self = grad with the filled slices set to 0, grad_value = sum of those slices",
+                          self=lambda grad, dim, index: _fill_slices(grad, dim, index, 0),
+                          value=lambda grad, dim, index: _filled_sum(grad, dim, index))
+
+
+def _fill_slices(x, dim: int, index: np.ndarray, value):
+    """x (an array or a Tensor) with its slices at `index` along `dim` set to `value`."""
+    if xp.is_t(x):
+        return index_fill(x, dim, make(index), value)
+    out = np.array(x, copy=True)
+    out[(slice(None),) * dim + (index,)] = value
+    return out
+
+
+def _filled_sum(grad, dim: int, index: np.ndarray):
+    """The sum of grad's slices at the (distinct) positions `index` along `dim`: what the fill value received."""
+    index = np.unique(index)
+    if xp.is_t(grad):
+        return (grad if grad.ndim else grad.reshape(1)).index_select(dim, make(index)).sum()
+    return np.take(grad.reshape(grad.shape or (1,)), index, axis=dim).sum()
+
+
+def index_fill(self: Tensor, dim: int, index: Tensor, value) -> Tensor:
+    """A copy of `self` whose slices along `dim` at the positions `index` are all `value` (a number or a 0-d
+    tensor, which then gets the sum of those slices' gradients)."""
+    idx = index._data
+    if idx.dtype != np.int64:
+        raise IndexError("index_fill_(): Expected dtype int64 for index.")
+    d = _wrap_dim(dim, max(self._data.ndim, 1))
+    if idx.ndim > 1:
+        raise RuntimeError("Index has to be a vector/scalar")
+    value = as_operand(value)
+    if isinstance(value, Tensor) and value._data.ndim:
+        raise RuntimeError(f"index_fill_ only supports a 0-dimensional value tensor, but got tensor with "
+                           f"{value._data.ndim} dimension(s).")
+    n = self._data.shape[d] if self._data.ndim else 1
+    flat = idx.reshape(-1)
+    bad = flat[(flat < -n) | (flat >= n)]
+    if bad.size:
+        raise IndexError(f"index {bad[0]} is out of bounds for dimension {d} with size {n}")
+    flat = flat % max(n, 1)
+    v = value._data if isinstance(value, Tensor) else _dtypes.checked(value, self._data.dtype)
+    data = self._data if self._data.ndim else self._data.reshape(1)
+    res = _fill_slices(data, d, flat, np.asarray(v).astype(self._data.dtype)).reshape(self._data.shape)
+    saved = {"dim": d, "index": SavedArg(flat, (index,))}
+    if isinstance(value, Tensor) and _recording(self, value):
+        return record(IndexFillBackward1, res, (self, value), **saved)
+    if self._requires_grad and GRAD.mode > 0:
+        return record(IndexFillBackward0, res, (self,), **saved)
+    return make(res)
+
+
+_FILL = Sample((((3, 4), "real"), ((2,), "index")), kwargs={"dim": 1, "value": 0.5}, keywords=("index",))
+declare("nonzero", nonzero, samples=(Sample((((3, 4), "bool"),)), Sample((((3, 4), "bool"),),
+                                                                       kwargs={"as_tuple": True})),
+        differentiable=False)
+declare("argwhere", argwhere, samples=(Sample((((3, 4), "bool"),)),), differentiable=False)
+declare("index_fill", index_fill, inplace=inplace_of(index_fill, "index_fill_"),
+        nodes=(IndexFillBackward0, IndexFillBackward1), samples=(_FILL,))

@@ -196,3 +196,42 @@ declare("histogram", histogram, differentiable=False, nodes=(HistogramNotImpleme
         samples=(Sample((((20,), "real"),), (4,)), Sample((((3, 5), "real"),), (3,), {"range": (-1.0, 1.0)})))
 declare("histc", histc, differentiable=False,
         samples=(Sample((((20,), "real"),), (4,)), Sample((((3, 5), "real"),), (5, -1.0, 1.5))))
+
+
+# -- unique ------------------------------------------------------------------------------------------------------
+def _no_unique_derivative(op: str):
+    def formula(grad):
+        raise NotImplementedError(f"the derivative for '{op}' is not implemented.")
+    return formula
+
+
+Unique2Backward0 = rule("Unique2Backward0", "self", text="no derivative: backward through unique raises",
+                        self=_no_unique_derivative("_unique2"))
+UniqueDimBackward0 = rule("UniqueDimBackward0", "self", text="no derivative: backward through unique raises",
+                          self=_no_unique_derivative("unique_dim"))
+
+
+def unique(input: Tensor, sorted: bool = True, return_inverse: bool = False, return_counts: bool = False,
+           dim: int | None = None):
+    """The distinct values (sorted), or the distinct slices along `dim`; with `return_inverse` where each
+    element (slice) went, with `return_counts` how often each occurs. Its node has no derivative, as PyTorch's."""
+    x = input._data
+    if dim is None:
+        vals, inv, counts = np.unique(x.reshape(-1), return_inverse=True, return_counts=True)
+        inv = inv.reshape(x.shape)
+        node = Unique2Backward0
+    else:
+        d = _wrap_dim(dim, x.ndim)
+        vals, inv, counts = np.unique(x, return_inverse=True, return_counts=True, axis=d)
+        inv = inv.reshape(-1)
+        node = UniqueDimBackward0
+    out = record(node, vals, (input,)) if input._requires_grad and GRAD.mode > 0 else make(vals)
+    extra = ((make(inv.astype(np.int64)),) if return_inverse else ()) + \
+        ((make(counts.astype(np.int64)),) if return_counts else ())
+    return (out, *extra) if extra else out
+
+
+declare("unique", unique, differentiable=False, numpy_names=False, nodes=(Unique2Backward0, UniqueDimBackward0),
+        samples=(Sample((((3, 4), "int"),)), Sample((((3, 4), "int"),), kwargs={"return_inverse": True,
+                                                                               "return_counts": True}),
+                 Sample((((3, 2), "int"),), kwargs={"dim": 0, "return_inverse": True})))

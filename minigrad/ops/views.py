@@ -236,6 +236,16 @@ def invalidate(v: Tensor, meta: str) -> None:
     v._grad_fn = None
 
 
+def named_varargs(values: tuple, named: dict, name: str, op: str) -> tuple:
+    """An op's sizes or dims as given: `x.view(2, 3)`, `x.view((2, 3))` or, as PyTorch's parser also accepts,
+    by keyword under PyTorch's name (`x.view(size=(2, 3))`, `x.permute(dims=(1, 0))`)."""
+    if not named:
+        return values
+    if values or set(named) != {name}:
+        raise TypeError(f"{op}() got an unexpected keyword argument '{next(iter(set(named) - {name}), name)}'")
+    return (named[name],)
+
+
 def _shape_arg(size) -> tuple:
     if len(size) == 1 and isinstance(size[0], (tuple, list)):
         size = tuple(size[0])
@@ -272,7 +282,8 @@ def _record_view(cls, self: Tensor, res: np.ndarray, args: dict, recipe) -> Tens
     return as_view(out, self, recipe)
 
 
-def view(self, *size):
+def view(self, *size, **named):
+    size = named_varargs(size, named, "size", "view")
     if len(size) == 1 and isinstance(size[0], _dtypes.dtype):
         raise RuntimeError("minigrad does not support view(dtype); use .to(dtype) instead")
     shape = infer_shape(_shape_arg(size), self._data.size)
@@ -284,7 +295,8 @@ def view(self, *size):
     return _record_view(ViewBackward0, self, res, {"self_sym_sizes": self._data.shape}, ("reshape", shape))
 
 
-def reshape(self, *shape):
+def reshape(self, *shape, **named):
+    shape = named_varargs(shape, named, "shape", "reshape")
     shape = infer_shape(_shape_arg(shape), self._data.size)
     try:
         res = np.reshape(self._data, shape, copy=False)
@@ -338,7 +350,8 @@ def transpose(self, dim0: int, dim1: int):
     return _record_view(TransposeBackward0, self, res, {"dim0": dim0, "dim1": dim1}, ("swapaxes", d0, d1))
 
 
-def permute(self, *dims):
+def permute(self, *dims, **named):
+    dims = named_varargs(dims, named, "dims", "permute")
     if not dims:
         raise TypeError('permute() missing 1 required positional arguments: "dims"')
     dims = _shape_arg(dims)
@@ -427,7 +440,8 @@ def squeeze(self, dim=None):
     return _record_view(SqueezeBackward1, self, res, {"dim": dim, "self_sym_sizes": shape}, ("reshape", keep))
 
 
-def expand(self, *sizes):
+def expand(self, *sizes, **named):
+    sizes = named_varargs(sizes, named, "size", "expand")
     sizes = _shape_arg(sizes)
     shape = self._data.shape
     if len(sizes) < len(shape):
@@ -617,3 +631,27 @@ def apply_recipe(a: np.ndarray, r: tuple):
     if kind == "broadcast_to":
         return np.broadcast_to(a, r[1])
     raise ValueError(f"unknown view recipe {r!r}")
+
+
+def resize_(self: Tensor, *sizes, memory_format=None) -> Tensor:
+    """Give this tensor a new shape in place, keeping its first elements (new ones are zeros here; PyTorch leaves
+    them uninitialised). A tensor that requires grad refuses, as PyTorch's."""
+    if self._requires_grad:
+        raise RuntimeError("cannot resize variables that require grad")
+    shape = _shape_arg(sizes)
+    flat = self._data.reshape(-1)
+    n = builtins.int(np.prod(shape, dtype=np.int64))
+    kept = flat[:n] if n <= flat.size else np.concatenate([flat, np.zeros(n - flat.size, flat.dtype)])
+    self._data = np.ascontiguousarray(kept).reshape(shape)
+    self._bump_version()
+    return self
+
+
+def ravel(self: Tensor) -> Tensor:
+    """The elements as one dim, in order: a view when the tensor is contiguous, else a contiguous copy's view
+    (PyTorch's contiguous().view(-1))."""
+    return self.contiguous().view(-1)
+
+
+declare("ravel", ravel, samples=_on((3, 4), ((), {})))
+Tensor.resize_ = resize_  # (not an op: no node, no derivative; it refuses a tensor that requires grad)

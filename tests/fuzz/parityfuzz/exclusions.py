@@ -91,6 +91,21 @@ EXCLUSIONS = (
         "Exceptions are compared by type and first line (PyTorch's message starts there; a `hint:` line after "
         "it is allowed).",
     ),
+    Exclusion(
+        "`einsum`",
+        "as one `EinsumBackward` node",
+        "`einsum` is not drawn (tests/torch_parity/test_census_names.py compares its values and gradients).",
+    ),
+    Exclusion(
+        "`cdist`",
+        "always takes the direct path",
+        "`cdist` is not drawn (the registry sweeps compare it on small inputs, where PyTorch takes that path too).",
+    ),
+    Exclusion(
+        "`compile`.",
+        "returns the model (or function) itself",
+        "`compile` is not drawn (no compiler runs in either library's fuzz programs).",
+    ),
 )
 
 # Warnings about PyTorch's strides, which the Memory layout bullet says minigrad does not give.
