@@ -62,6 +62,7 @@ _get_ipython().display_formatter.formatters["text/html"].for_type(_Player, _site
 LESSON_LINK = re.compile(r"\]\((?P<path>\d\d_\w+)\.ipynb(?P<anchor>#[^)]*)?\)")
 SOLUTION_LINK = re.compile(r"\[(?P<text>[^\]]*)\]\((?:\.\./)?solutions/(?P<path>\d\d_\w+)\.ipynb\)")
 DOC_LINK = re.compile(r"\]\((?:\.\./)*docs/(?P<path>[\w-]+)\.md(?P<anchor>#[^)]*)?\)")
+IMAGE = re.compile(r"(?P<alt>!\[[^\]]*\])\((?!https?:)(?P<path>[^)\s]+)\)")  # a picture a Markdown page shows
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 EXTERNAL_SCRIPT = re.compile(r"<script[^>]*\bsrc=\"https?://[^\"]*\"[^>]*>\s*</script>\s*", re.IGNORECASE)
 MERMAID = re.compile(r"<script type=\"module\">(?:(?!</script>).)*mermaid(?:(?!</script>).)*</script>\s*", re.DOTALL)
@@ -223,15 +224,19 @@ def lesson_page(nb: nbformat.NotebookNode, path: Path, order: list[Path], repo: 
     return decorate(to_html(prepare(nb, repo, branch, built)), bar(links, "../index.html"), note)
 
 
-def doc_page(path: Path, repo: str, branch: str) -> str:
-    """A Markdown page of docs/ as HTML (nbconvert's Markdown renderer, the one the lessons use)."""
+def doc_page(path: Path, repo: str, branch: str, assets: Path | None = None) -> str:
+    """A Markdown page of docs/ as HTML (nbconvert's Markdown renderer, the one the lessons use). Its pictures are
+    copied into ``assets`` (nothing is fetched); its other links into the repository point at the repository."""
     from nbconvert.filters.markdown import markdown2html
 
     text = path.read_text(encoding="utf-8")
+    if assets is not None:
+        text = IMAGE.sub(lambda m: m.group("alt") + f"(assets/{_copy_asset(path.parent / m.group('path'), assets)})",
+                         text)
     text = re.sub(r"\]\((?P<name>[\w-]+)\.md(?P<anchor>#[^)]*)?\)",
                   lambda m: f"]({m.group('name')}.html{m.group('anchor') or ''})", text)
     text = re.sub(r"\]\((?:\.\./)?notebooks/(?P<path>\d\d_\w+)\.ipynb\)", r"](../lessons/\g<path>.html)", text)
-    text = re.sub(r"\]\((?!https?:|#|\.\./lessons/|[\w-]+\.html)(?P<path>[^)\s]+)\)",
+    text = re.sub(r"\]\((?!https?:|#|\.\./lessons/|assets/|[\w-]+\.html)(?P<path>[^)\s]+)\)",
                   lambda m: f"]({repo}/blob/{quote(branch, safe='')}/{m.group('path').removeprefix('../')})", text)
     title = next((line[2:].strip() for line in text.splitlines() if line.startswith("# ")), path.stem)
     body = markdown2html(text)
@@ -239,6 +244,13 @@ def doc_page(path: Path, repo: str, branch: str) -> str:
                     f'<meta name="viewport" content="width=device-width, initial-scale=1">'
                     f"<title>{html.escape(title)}</title></head><body class=\"mg-site-doc\"><main>{body}</main>"
                     "</body></html>", bar([], "../index.html"))
+
+
+def _copy_asset(source: Path, assets: Path) -> str:
+    """Copy a picture a page shows into the site's assets; its name there."""
+    assets.mkdir(parents=True, exist_ok=True)
+    shutil.copy2(source, assets / source.name)
+    return source.name
 
 
 def index_page(titles: list[tuple[str, str]], docs: list[tuple[str, str]], repo: str) -> str:
@@ -334,7 +346,8 @@ def build_site(out: Path, selected: list[str] | None = None, repo: str = DEFAULT
     docs = []
     for path in docs_pages():
         (tmp / "docs").mkdir(exist_ok=True)
-        (tmp / "docs" / f"{path.stem}.html").write_text(doc_page(path, repo, branch), encoding="utf-8")
+        (tmp / "docs" / f"{path.stem}.html").write_text(doc_page(path, repo, branch, tmp / "docs" / "assets"),
+                                                        encoding="utf-8")
         docs.append((path.stem, next((line[2:].strip() for line in path.read_text(encoding="utf-8").splitlines()
                                       if line.startswith("# ")), path.stem)))
     (tmp / "index.html").write_text(index_page(titles, docs, repo), encoding="utf-8")

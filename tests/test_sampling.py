@@ -1,6 +1,6 @@
 """`multinomial` and `normal`: shapes, dtypes and errors against torch 2.13; the distributions by statistics.
 
-minigrad's random stream is not PyTorch's (README: Differences from PyTorch), so drawn values are
+minigrad's random stream is not PyTorch's (docs/differences.md), so drawn values are
 never compared with torch's. With fixed seeds, chi-square and Kolmogorov-Smirnov tests check that
 the draws follow the distribution asked for (thresholds at p = 0.001, so a correct sampler fails
 one of them about once in a thousand seeds, and these seeds are fixed); a wrong sampler (e.g.

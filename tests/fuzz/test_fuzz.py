@@ -21,7 +21,7 @@ from parityfuzz.broken import broken_library
 from parityfuzz.observe import TensorObs
 from parityfuzz.program import PREAMBLE, array_literal, program_from_text
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+DIFFERENCES = Path(__file__).resolve().parents[2] / "docs" / "differences.md"  # the README's guide page
 FIXED_FAILURES = Path(known.__file__).with_name("fixed_failures.md")  # the corpus mismatches before their fixes
 
 
@@ -136,7 +136,7 @@ def test_every_op_name_has_a_draw_function():
 
 def test_op_names_exist_in_both_libraries(torch):
     """Every drawn name is a torch/Tensor/nn.functional name in both libraries (a missing contract name in
-    minigrad would show as a crash, which the README's "Missing names" excludes only outside the contract)."""
+    minigrad would show as a crash, which docs/differences.md's "Missing names" excludes only outside the contract)."""
     import minigrad
 
     for lib in (torch, minigrad):
@@ -151,12 +151,13 @@ def test_generation_is_deterministic():
     assert fuzz.programs(5, 3) != fuzz.programs(6, 3)
 
 
-# -- exclusions: exactly the README's "Differences from PyTorch" -----------------------------------------
+# -- exclusions: exactly docs/differences.md, "Differences from PyTorch" ---------------------------------------
 
 
 def _differences_section() -> str:
-    text = README.read_text(encoding="utf-8")
-    return text.split("## Differences from PyTorch", 1)[1].split("\n## ", 1)[0]
+    """The list of docs/differences.md (its bullets, up to the page's first subheading if any)."""
+    text = DIFFERENCES.read_text(encoding="utf-8")
+    return text.split("# Differences from PyTorch", 1)[1].split("\n## ", 1)[0]
 
 
 def test_exclusions_are_exactly_the_readme_differences():
@@ -165,7 +166,7 @@ def test_exclusions_are_exactly_the_readme_differences():
     assert [e.heading for e in exclusions.EXCLUSIONS] == headings
     flat = " ".join(section.split())
     for e in exclusions.EXCLUSIONS:
-        assert " ".join(e.quote.split()) in flat, f"README no longer says: {e.quote!r}"
+        assert " ".join(e.quote.split()) in flat, f"docs/differences.md no longer says: {e.quote!r}"
     assert set(exclusions.NOT_DRAWN.values()) <= set(headings)
     drawn = {op.name for op in catalogue.OPS}
     assert not drawn & set(exclusions.NOT_DRAWN)

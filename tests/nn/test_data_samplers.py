@@ -1,6 +1,6 @@
 """utils.data samplers, random_split and the lazy DataLoader, against torch.utils.data where values are comparable.
 
-Random indices cannot equal torch's (a different stream, README "Differences from PyTorch"): for those
+Random indices cannot equal torch's (a different stream, docs/differences.md): for those
 the tests check the structure (a permutation per pass, the range, the count), reproducibility with a
 seed and, with fixed seeds, the distribution. Orders that involve no randomness, lengths, batch shapes,
 errors and warnings are compared with torch directly.

@@ -1,7 +1,7 @@
-"""What the fuzzer does not count as a mismatch: exactly the README's "Differences from PyTorch".
+"""What the fuzzer does not count as a mismatch: exactly "Differences from PyTorch" (docs/differences.md).
 
-Each entry quotes the README bullet it comes from (a test checks that every quote is still in the
-README and that every bullet of that section has an entry, so the two lists cannot drift apart) and
+Each entry quotes the bullet of docs/differences.md it comes from (a test checks that every quote is still in the
+page and that every bullet of that section has an entry, so the two lists cannot drift apart) and
 says how the fuzzer honours it: by normalising what it compares, by not comparing something, or by
 not drawing something. Nothing else is excluded; everything else that differs is a mismatch.
 """
@@ -14,7 +14,7 @@ import re
 
 @dataclasses.dataclass(frozen=True)
 class Exclusion:
-    heading: str  # the bold heading of the README bullet
+    heading: str  # the bold heading of the bullet of docs/differences.md
     quote: str  # a sentence of that bullet, verbatim
     how: str  # what the fuzzer does about it
 
@@ -82,7 +82,7 @@ EXCLUSIONS = (
     ),
     Exclusion(
         "`__torch_function__`.",
-        "Tensor methods, operators and `nn.functional` do not dispatch to it",
+        "Tensor methods called on a plain Tensor (`tensor.matmul(obj)`) do not dispatch to them",
         "Programs use plain tensors only (tests/torch_parity/test_torch_function.py compares the protocol).",
     ),
     Exclusion(
@@ -121,7 +121,7 @@ VIEW_NODES = frozenset({
 
 
 def node_names_match(torch_name: str | None, minigrad_name: str | None) -> bool:
-    """Node names after normalisation, with the README's "Views written in place" difference."""
+    """Node names after normalisation, with docs/differences.md's "Views written in place" difference."""
     if torch_name == minigrad_name:
         return True
     return torch_name == "AsStridedBackward0" and minigrad_name in VIEW_NODES
@@ -132,7 +132,7 @@ _VIEW_OUTPUT = re.compile(r"which is output (\d+) of (\w+),")
 
 
 def error_texts_match(torch_text: str, minigrad_text: str) -> bool:
-    """Error first lines, with the README's "Views written in place": where PyTorch's saved-tensor error
+    """Error first lines, with docs/differences.md's "Views written in place": where PyTorch's saved-tensor error
     says ``output 0 of AsStrided`` (its name for a view written in place), minigrad's may name the view op."""
     if torch_text == minigrad_text:
         return True
@@ -144,11 +144,11 @@ def error_texts_match(torch_text: str, minigrad_text: str) -> bool:
 
 
 def stops_graph_walk(torch_name: str, minigrad_name: str) -> bool:
-    """True where the graph comparison must not descend (README: "Views written in place")."""
+    """True where the graph comparison must not descend (docs/differences.md: "Views written in place")."""
     return torch_name == "AsStridedBackward0" and minigrad_name in VIEW_NODES and minigrad_name != torch_name
 
 
-# Names of the API contract the generator never draws, each for the README bullet above that says why.
+# Names of the API contract the generator never draws, each for the bullet of docs/differences.md above that says why.
 NOT_DRAWN = {
     "rand": "Random numbers.", "randn": "Random numbers.", "randint": "Random numbers.",
     "randperm": "Random numbers.", "rand_like": "Random numbers.", "randn_like": "Random numbers.",

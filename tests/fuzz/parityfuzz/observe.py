@@ -21,7 +21,7 @@ _TRIGGERED = re.compile(r"\s*\(Triggered internally at [^\n]*?\.\)")
 def normalise(text: str, prefix: str) -> str:
     """A message as the comparer sees it: PyTorch's ``torch.``/``torch::`` read ``minigrad.``/``minigrad::``.
 
-    README, Differences from PyTorch, "Names": printed dtypes, type names and C++ node names say
+    docs/differences.md, "Names": printed dtypes, type names and C++ node names say
     ``minigrad.``; messages that name a PyTorch function name minigrad's.
     """
     text = _TRIGGERED.sub("", text)
