@@ -434,7 +434,7 @@ class Player {
 
   ask(message, event, ready) {
     // one request to the kernel, answered by a trait change or a custom message (with a buffer)
-    if (this.lone()) return Promise.reject(new Error("no kernel to ask"));
+    if (this.model.get("standalone")) return Promise.reject(new Error("no kernel to ask"));
     return new Promise((resolve, reject) => {
       const done = (msg, buffers) => {
         if (event === "msg:custom") {
