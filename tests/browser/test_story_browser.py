@@ -191,9 +191,9 @@ def test_source_map_survives_opening_a_folded_module(chromium, pgv):
     errors: list[str] = []
     page = _open(chromium(**PROJECTOR), html, errors)
     root = page.locator(".mg-player")
-    # a page with a kernel behind it: requests go to the test
+    # a page with a kernel behind it: requests go to the test (and the kernel has answered the player's ping)
     root.evaluate("root => { const m = root.mgPlayer.model; window.sent = []; m.send = (msg) => window.sent.push(msg);"
-                  " m.set('standalone', false); }")
+                  " m.set('standalone', false); root.mgPlayer.alive = true; }")
     root.locator("g.node.mg-box[data-scope='1']").click()
     (request,) = root.evaluate("() => window.sent")
     assert request == {"type": "expand", "scope": "1"}
