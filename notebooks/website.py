@@ -298,7 +298,7 @@ def _parse(page: Path, cache: dict) -> _Links:
     return cache[page]
 
 
-def check_links(site: Path) -> list[str]:
+def dead_links(site: Path) -> list[str]:
     """Every problem of the site's links: a link or a resource to a file that is not there, an anchor no element
     has, a resource from the network (nothing is fetched). Links out (Binder, the repository) must be https; they
     are not followed (the site is checked offline)."""
@@ -365,7 +365,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--branch", default="main")
     args = parser.parse_args(argv)
     pages = build_site(args.out, args.names, args.repo, args.branch)
-    problems = check_links(args.out)
+    problems = dead_links(args.out)
     for problem in problems:
         print(f"website: dead link: {problem}", file=sys.stderr)
     print(f"website: {len(pages)} pages in {args.out}, {len(problems)} dead links (open {args.out / 'index.html'})")

@@ -40,7 +40,7 @@ def test_the_website_plays_and_scores_offline(tmp_path, chromium):
                            cwd=REPO, capture_output=True, text=True, timeout=600)
     assert built.returncode == 0, built.stdout[-2000:] + built.stderr[-3000:]
     assert "0 dead links" in built.stdout
-    assert _website().check_links(site) == []
+    assert _website().dead_links(site) == []
     assert not (site.parent / "site.partial").exists()  # written beside, then moved in whole
 
     context = chromium(viewport={"width": 1280, "height": 900})

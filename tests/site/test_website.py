@@ -59,7 +59,7 @@ def test_the_link_checker_finds_dead_links_missing_anchors_and_fetches(website, 
         '<a href="#top">top</a><h1 id="top">t</h1>')
     (tmp_path / "lessons" / "a.html").write_text('<h2 id="there">x</h2><iframe src="players/p.html"></iframe>'
                                                  '<a href="../index.html">home</a>')
-    problems = website.check_links(tmp_path)
+    problems = website.dead_links(tmp_path)
     assert len(problems) == 5, problems
     joined = "\n".join(problems)
     assert "lessons/a.html#nowhere: no element has the id 'nowhere'" in joined
@@ -69,7 +69,7 @@ def test_the_link_checker_finds_dead_links_missing_anchors_and_fetches(website, 
     assert "players/p.html leads to no file of the site" in joined
     (tmp_path / "lessons" / "players").mkdir()
     (tmp_path / "lessons" / "players" / "p.html").write_text("<p>player</p>")
-    assert len(website.check_links(tmp_path)) == 4
+    assert len(website.dead_links(tmp_path)) == 4
 
 
 def test_the_pages_workflow_builds_with_make_site():
