@@ -646,3 +646,41 @@ declare("kl_div", kl_div, namespace=_F, method=False,  # ('mean', which warns, i
                  Sample((((3, 4), "real"), ((3, 4), "positive")), kwargs={"reduction": "batchmean"}),
                  Sample((((3, 4), "real"), ((3, 4), "real")), kwargs={"reduction": "sum", "log_target": True}),
                  Sample((((3, 4), "real"), ((3, 4), "positive")), kwargs={"reduction": "none"})))
+
+
+# -- smooth_l1_loss: squared near 0, absolute beyond beta ----------------------------------------------------------
+def _smooth_l1_grad(grad, self, target, reduction, beta):
+    d = self - target
+    slope = xp.where(xp.abs(xp.data(d)) < beta, d / beta, xp.sign(d)) if beta > 0 else xp.sign(d)
+    return scaled(slope * grad, None, reduction, numel(self))
+
+
+SmoothL1LossBackward0 = rule("SmoothL1LossBackward0", "self target", saves="self target reduction beta",
+                             text="grad_self = grad * ((self - target) / beta if |self - target| < beta else "
+                                  "sign(self - target)) / N,  grad_target = -grad_self",
+                             self=lambda grad, self, target, reduction, beta:
+                             _smooth_l1_grad(grad, self, target, reduction, beta),
+                             target=lambda grad, self, target, reduction, beta:
+                             -_smooth_l1_grad(grad, self, target, reduction, beta))
+
+
+def smooth_l1_loss(input: Tensor, target: Tensor, size_average=None, reduce=None, reduction: str = "mean",
+                   beta: float = 1.0) -> Tensor:
+    """0.5 d² / beta where |d| < beta, else |d| - 0.5 beta (d = input - target): the Huber loss scaled by 1/beta."""
+    red = _reduction(reduction, size_average, reduce)
+    if beta < 0:
+        raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
+    input, target = _pointwise_loss_args("smooth_l1_loss", input, target, None)
+    d = np.abs(input._data - target._data)
+    per = np.where(d < beta, 0.5 * d * d / beta if beta > 0 else d, d - 0.5 * beta).astype(d.dtype)
+    res = _reduce(per, red)
+    if GRAD.mode > 0 and (input._requires_grad or target._requires_grad):
+        return record(SmoothL1LossBackward0, res, (input, target), reduction=red, beta=beta)
+    return make(res)
+
+
+declare("smooth_l1_loss", smooth_l1_loss, namespace=_F, method=False, nodes=(SmoothL1LossBackward0,),
+        samples=(Sample((((3, 4), "real"), ((3, 4), "real")), second_order=False),
+                 Sample((((3, 4), "real"), ((3, 4), "const")), kwargs={"reduction": "sum", "beta": 0.5},
+                        second_order=False),
+                 Sample((((3, 4), "real"), ((3, 4), "real")), kwargs={"reduction": "none"}, second_order=False)))
