@@ -635,13 +635,13 @@ declare("xlogy", xlogy, inplace=inplace_of(xlogy, "xlogy_"), nodes=(XlogyBackwar
 
 
 # -- addcmul, addcdiv: self + value * t1 * t2 (or / t2), the fused steps optimizers write ---------------------------
-AddcmulBackward0 = rule("AddcmulBackward0", "self tensor1 tensor2", saves="tensor1 tensor2 value",
+AddcmulBackward0 = rule("AddcmulBackward0", "self tensor1 tensor2", saves="tensor1 tensor2 value", forward="derived",
                         text="grad_self = grad, grad_tensor1 = grad * tensor2 * value, "
                              "grad_tensor2 = grad * tensor1 * value",
                         self=lambda grad: grad,
                         tensor1=lambda grad, tensor2, value: grad * tensor2 * value,
                         tensor2=lambda grad, tensor1, value: grad * tensor1 * value)
-AddcdivBackward0 = rule("AddcdivBackward0", "self tensor1 tensor2", saves="tensor1 tensor2 value",
+AddcdivBackward0 = rule("AddcdivBackward0", "self tensor1 tensor2", saves="tensor1 tensor2 value", forward="derived",
                         text="grad_self = grad, grad_tensor1 = grad * value / tensor2, "
                              "grad_tensor2 = -grad * value * tensor1 / tensor2²",
                         self=lambda grad: grad,

@@ -449,7 +449,7 @@ declare("softplus", softplus, namespace="nn.functional", method=False, nodes=(So
 
 
 # -- silu, elu ---------------------------------------------------------------------------------------------------
-SiluBackward0 = rule("SiluBackward0", "self", saves="self",
+SiluBackward0 = rule("SiluBackward0", "self", saves="self", forward="derived",
                      text="grad_self = grad * sigmoid(self) * (1 + self * (1 - sigmoid(self)))",
                      self=lambda grad, self: grad * xp.sigmoid(self) * (1 + self * (1 - xp.sigmoid(self))))
 
@@ -458,8 +458,9 @@ def silu(input: Tensor, inplace: bool = False) -> Tensor:
     """x * sigmoid(x) (the swish): smooth, and like ReLU for large |x|."""
     if inplace:
         return _silu_(input)
+    _float_kernel(input._data, "silu_cpu")
     x = float_data(input)
-    res = (x * _sigmoid(x)).astype(x.dtype)
+    res = GRAD.quiet.run(lambda v: (v * _sigmoid(v)).astype(v.dtype), x)  # (-inf * 0 is nan, as PyTorch's)
     if input._requires_grad and GRAD.mode > 0:
         return record(SiluBackward0, res, (input,))
     return make(res)
@@ -469,17 +470,18 @@ _silu_ = inplace_of(lambda self: silu(self), "silu_")
 declare("silu", silu, namespace="nn.functional", method=False, nodes=(SiluBackward0,), samples=unary_samples())
 
 EluBackward0 = rule("EluBackward0", "self", saves="self alpha scale input_scale",
-                    defaults={"scale": 1, "input_scale": 1},
+                    defaults={"scale": 1, "input_scale": 1}, forward="derived",
                     text="grad_self = grad * (1 if self > 0 else alpha * exp(self))",
-                    self=lambda grad, self, alpha: grad * xp.where(xp.data(self) > 0, 1.0, alpha * xp.exp(self)))
+                    self=lambda grad, self, alpha: grad * xp.where(xp.data(self) <= 0, alpha * xp.exp(self), 1.0))
 
 
 def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     """x where x > 0, else alpha * (exp(x) - 1): negative outputs saturate at -alpha."""
     if inplace:
         return _elu_(input, alpha)
+    _float_kernel(input._data, "elu_cpu")
     x = float_data(input)
-    res = np.where(x > 0, x, alpha * np.expm1(np.minimum(x, 0))).astype(x.dtype)
+    res = np.where(x > 0, x, alpha * np.expm1(np.where(x > 0, 0, x))).astype(x.dtype)  # (expm1(-0.) is -0.)
     if input._requires_grad and GRAD.mode > 0:
         return record(EluBackward0, res, (input,), alpha=alpha)
     return make(res)

@@ -506,6 +506,15 @@ CdistBackward0 = rule("CdistBackward0", "x1 x2", saves="x1 x2 p result",
                       x2=lambda grad, x1, x2, p, result: _cdist_grads(grad, x1, x2, p, result)[1])
 
 
+def _cdist(a: np.ndarray, b: np.ndarray, p: float) -> np.ndarray:
+    diff = np.abs(a[..., :, None, :] - b[..., None, :, :])
+    if p == 0:
+        return (diff != 0).sum(-1).astype(a.dtype)
+    if p == np.inf:
+        return diff.max(-1, initial=0)
+    return (diff ** p).sum(-1) ** (1 / p)
+
+
 def cdist(x1: Tensor, x2: Tensor, p: float = 2.0, compute_mode: str = "use_mm_for_euclid_dist_if_necessary"):
     """The p-norm distance between each row of x1 (..., P, M) and each row of x2 (..., R, M): (..., P, R).
     (minigrad always takes the direct path, PyTorch's for small inputs; PyTorch's matmul path for p = 2 and more
@@ -513,14 +522,7 @@ def cdist(x1: Tensor, x2: Tensor, p: float = 2.0, compute_mode: str = "use_mm_fo
     a, b = x1._data, x2._data
     if a.shape[-1] != b.shape[-1]:
         raise RuntimeError(f"X1 and X2 must have the same number of columns. X1: {a.shape[-1]} X2: {b.shape[-1]}")
-    diff = np.abs(a[..., :, None, :] - b[..., None, :, :])
-    if p == 0:
-        res = (diff != 0).sum(-1).astype(a.dtype)
-    elif p == np.inf:
-        res = diff.max(-1, initial=0)
-    else:
-        res = (diff ** p).sum(-1) ** (1 / p)
-    res = np.asarray(res, np.result_type(a, b))
+    res = np.asarray(GRAD.quiet.run(_cdist, a, b, p), np.result_type(a, b))  # (inf - inf is nan, as PyTorch's)
     if GRAD.mode > 0 and (x1._requires_grad or x2._requires_grad):
         return record(CdistBackward0, res, (x1, x2), p=p)
     return make(res)

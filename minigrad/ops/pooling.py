@@ -406,11 +406,11 @@ def _nearest_grad(grad, self_sym_sizes: tuple, output_size: tuple, scales: tuple
 
 
 UpsampleNearest1DBackward0 = rule(
-    "UpsampleNearest1DBackward0", "self", saves="output_size scales self_sym_sizes",
+    "UpsampleNearest1DBackward0", "self", saves="output_size scales self_sym_sizes", forward="linear",
     text="grad_self[i] = Σ grad over the outputs that copied input i",
     self=lambda grad, output_size, scales, self_sym_sizes: _nearest_grad(grad, self_sym_sizes, output_size, (scales,)))
 UpsampleNearest2DBackward0 = rule(
-    "UpsampleNearest2DBackward0", "self", saves="output_size scales_h scales_w self_sym_sizes",
+    "UpsampleNearest2DBackward0", "self", saves="output_size scales_h scales_w self_sym_sizes", forward="linear",
     text="grad_self[i, j] = Σ grad over the outputs that copied input (i, j)",
     self=lambda grad, output_size, scales_h, scales_w, self_sym_sizes:
     _nearest_grad(grad, self_sym_sizes, output_size, (scales_h, scales_w)))
