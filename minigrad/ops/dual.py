@@ -126,7 +126,7 @@ def _run(name: str, function, kind, out_of_place, args: tuple, kwargs: dict):
     DUAL[0] = None  # the op, and the rule computing its tangent, run as with no forward AD
     try:
         if out_of_place is not None:
-            return _run_inplace(name, kind, function, out_of_place, args, kwargs, tangents, level)
+            return _run_inplace((name, kind, function, out_of_place), args, kwargs, tangents, level)
         if kind in ("linear", "bilinear"):
             out = function(*args, **kwargs)
             _attach(out, _by_function(kind, function, args, kwargs, tangents), level)
@@ -277,8 +277,10 @@ def _node_tangent(name: str, shadow: Tensor, out: Tensor, edges: dict, originals
     return _formula(node, cls, inputs, in_tangents, out, as_tensors)
 
 
-def _value(node, cls, source, key, inputs: list, out: Tensor, as_tensors: bool):
-    """A formula's parameter: an input's primal, the result, or a saved argument."""
+def _value(node, cls, read: tuple, primals: tuple):
+    """A formula's parameter (`read`: where it comes from, and its key): an input's primal, the result, or a saved
+    argument. `primals`: (the inputs, the result, whether formulas get Tensors)."""
+    (source, key), (inputs, out, as_tensors) = read, primals
     if source == recording._INPUT:
         v = inputs[key]
         return v if as_tensors or not isinstance(v, Tensor) else v._data
@@ -295,7 +297,7 @@ def _derived(node, cls, inputs: list, in_tangents: list, out: Tensor, as_tensors
         if tan is None:
             continue
         g = tan if as_tensors else tan._data
-        term = formula(g, *(_value(node, cls, s, k, inputs, out, as_tensors) for s, k in reads))
+        term = formula(g, *(_value(node, cls, read, (inputs, out, as_tensors)) for read in reads))
         if part is not None:  # a formula several inputs share: this input's part
             term = term[part]
         total = term if total is None else total + term
@@ -315,7 +317,7 @@ def _reduction(node, cls, inputs: list, in_tangents: list, out: Tensor, as_tenso
     for (formula, reads, part), tan in zip(cls._formulas, in_tangents):
         if tan is None:
             continue
-        slope = formula(grad, *(_value(node, cls, s, k, inputs, out, as_tensors) for s, k in reads))
+        slope = formula(grad, *(_value(node, cls, read, (inputs, out, as_tensors)) for read in reads))
         slope = slope if part is None else slope[part]
         term = slope * (tan if as_tensors else tan._data)
         total = term if total is None else total + term
@@ -339,14 +341,16 @@ def _formula(node, cls, inputs: list, in_tangents: list, out: Tensor, as_tensors
                 tan = make(np.zeros_like(primal._data)) if isinstance(primal, Tensor) else make(np.zeros(()))
             values.append(tan if as_tensors else tan._data)
         else:
-            values.append(_value(node, cls, source, key, inputs, out, as_tensors))
+            values.append(_value(node, cls, (source, key), (inputs, out, as_tensors)))
     return formula(*values)
 
 
 # -- in-place ops ------------------------------------------------------------------------------------------------
-def _run_inplace(name: str, kind, function, out_of_place, args: tuple, kwargs: dict, tangents: dict, level):
+def _run_inplace(op: tuple, args: tuple, kwargs: dict, tangents: dict, level):
     """The tangent of the out-of-place twin, computed before the write, becomes the tangent of the tensor written
-    (written into its tangent's memory, so a view's tangent writes through to its base's)."""
+    (written into its tangent's memory, so a view's tangent writes through to its base's). `op`: (name, kind, the
+    in-place function, its out-of-place twin)."""
+    name, kind, function, out_of_place = op
     if kind in ("linear", "bilinear"):
         new = _by_function(kind, out_of_place, args, kwargs, tangents)
     else:
