@@ -58,9 +58,16 @@ bitwise_xor = _bitwise(np.bitwise_xor, "bitwise_xor", "^", "xor")
 
 
 def bitwise_not(self):
-    if self._data.dtype.kind == "f":
-        raise TypeError("~ (bitwise_not) is only supported for integer and bool tensors")
+    if self._data.dtype.kind == "f":  # PyTorch's kernel has no float version
+        raise NotImplementedError(f"\"bitwise_not_cpu\" not implemented for '{kind_name(self._data.dtype)}'")
     return make(np.invert(self._data))
+
+
+def _invert(self):
+    """`~t`: Python's operator refuses a float tensor before the kernel is reached, with its own TypeError."""
+    if self._data.dtype.kind == "f":
+        raise TypeError("~ (operator.invert) is only implemented on integer and Boolean-type tensors")
+    return bitwise_not(self)
 
 
 def logical_not(self):
@@ -126,7 +133,7 @@ def any(self, dim=None, keepdim: bool = False):
 
 
 _ONE = (Sample((((3, 4), "real"),)),)
-declare("bitwise_not", bitwise_not, operators={"__invert__": bitwise_not}, samples=(Sample((((4,), "bool"),)),),
+declare("bitwise_not", bitwise_not, operators={"__invert__": _invert}, samples=(Sample((((4,), "bool"),)),),
         differentiable=False)
 declare("logical_not", logical_not, samples=(Sample((((4,), "bool"),)),), differentiable=False)
 declare("logical_and", logical_and, samples=(Sample((((4,), "bool"), ((4,), "bool"))),), differentiable=False)
