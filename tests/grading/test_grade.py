@@ -198,7 +198,7 @@ def test_every_student_gets_feedback_with_the_failed_checks_and_their_hints(grad
     cheater = (root / "cheater" / "feedback.md").read_text(encoding="utf-8")
     for exercise_id, points in (("1", 1), ("6b", 2), ("9", 1), ("10", 2)):
         assert f"**Exercise {exercise_id}**: 0 of {points}, flagged: the answer " in cheater, (exercise_id, cheater)
-    assert "**Exercise 6a**: 1 of 1 ✓" in cheater and "**1 of 23 points.**" in cheater
+    assert "**Exercise 6a**: 1 of 1 ✓" in cheater and "**1 of 26 points.**" in cheater
 
 
 def test_nothing_is_left_running(graded):
