@@ -650,8 +650,12 @@ declare("kl_div", kl_div, namespace=_F, method=False,  # ('mean', which warns, i
 
 # -- smooth_l1_loss: squared near 0, absolute beyond beta ----------------------------------------------------------
 def _smooth_l1_grad(grad, self, target, reduction, beta):
-    d = self - target
-    slope = xp.where(xp.abs(xp.data(d)) < beta, d / beta, xp.sign(d)) if beta > 0 else xp.sign(d)
+    d = self - target  # PyTorch's order of cases: beyond -beta, beyond beta, else d / beta (so nan stays nan)
+    if beta > 0:
+        dd = xp.data(d)
+        slope = xp.where(dd < -beta, -1.0, xp.where(dd > beta, 1.0, d / beta))
+    else:
+        slope = xp.sign(d)
     return scaled(slope * grad, None, reduction, numel(self))
 
 
@@ -661,7 +665,12 @@ SmoothL1LossBackward0 = rule("SmoothL1LossBackward0", "self target", saves="self
                              self=lambda grad, self, target, reduction, beta:
                              _smooth_l1_grad(grad, self, target, reduction, beta),
                              target=lambda grad, self, target, reduction, beta:
-                             -_smooth_l1_grad(grad, self, target, reduction, beta))
+                             _smooth_l1_grad(grad, target, self, reduction, beta))  # as PyTorch: the roles swapped
+
+
+def _smooth_l1(x: np.ndarray, y: np.ndarray, beta: float) -> np.ndarray:
+    d = np.abs(x - y)
+    return np.where(d < beta, 0.5 * d * d / beta if beta > 0 else d, d - 0.5 * beta).astype(d.dtype)
 
 
 def smooth_l1_loss(input: Tensor, target: Tensor, size_average=None, reduce=None, reduction: str = "mean",
@@ -671,8 +680,7 @@ def smooth_l1_loss(input: Tensor, target: Tensor, size_average=None, reduce=None
     if beta < 0:
         raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
     input, target = _pointwise_loss_args("smooth_l1_loss", input, target, None)
-    d = np.abs(input._data - target._data)
-    per = np.where(d < beta, 0.5 * d * d / beta if beta > 0 else d, d - 0.5 * beta).astype(d.dtype)
+    per = GRAD.quiet.run(_smooth_l1, input._data, target._data, beta)  # (inf - inf is nan, as PyTorch's)
     res = _reduce(per, red)
     if GRAD.mode > 0 and (input._requires_grad or target._requires_grad):
         return record(SmoothL1LossBackward0, res, (input, target), reduction=red, beta=beta)
