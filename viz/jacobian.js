@@ -114,7 +114,7 @@ class Side {
     const current = new Set(step.ids), visited = new Set();
     for (let j = k - 1; j >= 0 && this.steps[j].pass === step.pass; j--) this.steps[j].ids.forEach((i) => visited.add(i));
     for (const [id, g] of Object.entries(this.nodes)) {
-      g.classList.toggle("mgj-now", current.has(id) && !finished);
+      g.classList.toggle("mgj-lit", current.has(id) && !finished);
       g.classList.toggle("mgj-visited", (visited.has(id) && !current.has(id)) || (finished && current.has(id)));
     }
     // the matrix: filled columns (forward) or rows (reverse) so far; the one in progress marked
@@ -244,22 +244,25 @@ class Race {
     else if (this.root.requestFullscreen) this.root.requestFullscreen().catch(() => {});
   }
 
-  // each side's picture: as large as its stage allows (at most 1.6x inline); in full screen never smaller than
-  // PROJECTOR_PX for its smallest node text (the stage then scrolls)
+  // both pictures at one scale: as large as a side's width allows (at most 1.6x inline), in full screen never
+  // smaller than PROJECTOR_PX for the smallest node text; the matrix goes beside the picture where it fits, else under it
   fit() {
-    for (const side of this.sides) {
-      const svg = side.svg;
-      if (!svg) continue;
-      const box = svg.viewBox && svg.viewBox.baseVal;
-      if (!box || !box.width) continue;
-      let smallest = 99;
-      for (const t of svg.querySelectorAll("g.node text")) smallest = Math.min(smallest, parseFloat(t.getAttribute("font-size")) || 14);
-      const room = side.stage.clientWidth - 8;
-      const tall = this.full ? window.innerHeight * 0.62 : 360;
-      let scale = Math.min(this.full ? 3 : 1.6, room / box.width, tall / box.height);
-      if (this.full) scale = Math.max(scale, PROJECTOR_PX / smallest);
-      svg.setAttribute("width", (box.width * scale).toFixed(1));
-      svg.setAttribute("height", (box.height * scale).toFixed(1));
+    const shown = this.sides.filter((s) => s.svg && s.svg.viewBox && s.svg.viewBox.baseVal && s.svg.viewBox.baseVal.width);
+    if (!shown.length) return;
+    let scale = this.full ? 3 : 1.6, floor = 0;
+    for (const side of shown) {
+      const box = side.svg.viewBox.baseVal, room = side.el.clientWidth - 24;
+      scale = Math.min(scale, room / box.width, (this.full ? window.innerHeight * 0.6 : 360) / box.height);
+      for (const t of side.svg.querySelectorAll("g.node text")) {
+        floor = Math.max(floor, (PROJECTOR_PX / (parseFloat(t.getAttribute("font-size")) || 14)) * 1.02); // a margin over rounding
+      }
+    }
+    if (this.full) scale = Math.max(scale, floor);
+    for (const side of shown) {
+      const box = side.svg.viewBox.baseVal, width = box.width * scale;
+      side.svg.setAttribute("width", width.toFixed(1));
+      side.svg.setAttribute("height", (box.height * scale).toFixed(1));
+      side.stage.style.flexBasis = Math.ceil(width + 4) + "px";
     }
   }
 

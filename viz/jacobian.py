@@ -134,7 +134,7 @@ class _Drawn:
     def __init__(self, y: Any, x_leaf: Any, rankdir: str) -> None:
         from . import draw
 
-        self.graph = draw(y, rankdir=rankdir)
+        self.graph = draw(y, params={"x": x_leaf}, rankdir=rankdir)
         ids: dict[str, list[str]] = {}
         for node in self.graph.model.nodes:
             ids.setdefault(node.key.split("#", 1)[0], []).append(node.id)

@@ -132,9 +132,9 @@ def test_steps_walk_the_graph_in_the_right_directions(mg):
     model = race.graph.model
     title = {n.id: n.title for n in model.nodes}
     first_pass = [title[s.ids[0]] for s in race.forward if s.pass_no == 1]
-    assert first_pass == ["leaf", "TanhBackward0", "MulBackward0", "SumBackward0", "output"]
+    assert first_pass == ["x", "TanhBackward0", "MulBackward0", "SumBackward0", "output"]
     backward = [title[s.ids[0]] for s in race.reverse if s.pass_no == 1]
-    assert backward == ["output", "SumBackward0", "MulBackward0", "TanhBackward0", "leaf"]
+    assert backward == ["output", "SumBackward0", "MulBackward0", "TanhBackward0", "x"]
     values = [title[s.ids[0]] for s in race.reverse if s.pass_no == 0]
     assert values == ["TanhBackward0", "MulBackward0", "SumBackward0"]
     # columns fill forward, rows fill reverse, each at the end of its pass, with the numbers of that line
