@@ -8,6 +8,7 @@ player changed)."""
 from __future__ import annotations
 
 import importlib.util
+import json
 from pathlib import Path
 
 import numpy as np
@@ -166,3 +167,64 @@ def test_labels_made_of_html_stay_text(chromium, pgv, mg, tmp_path):
     seen = root.evaluate("r => [...r.querySelectorAll('.mgj-now, svg text')].map(e => e.textContent).join('|')")
     assert evil in seen, seen
     assert dialogs == []
+
+
+LAB_CELL = """\
+import numpy as np
+import minigrad as torch
+import viz
+
+W = torch.tensor(np.arange(16.0).reshape(8, 2) / 8 - 0.5)
+race = viz.forward_vs_reverse(lambda x: (W @ x).tanh(), torch.tensor([0.5, -1.0], dtype=torch.float64))
+race"""
+
+
+def test_live_in_jupyterlab(chromium, lab_server, pgv, tmp_path):
+    """The widget in JupyterLab: it plays in the page, and the step shown reaches the kernel (race.frame)."""
+    root_dir = tmp_path / "root"
+    root_dir.mkdir()
+    nb = {"cells": [{"cell_type": "code", "execution_count": None, "id": "c0", "metadata": {}, "outputs": [],
+                     "source": LAB_CELL.splitlines(keepends=True)}],
+          "metadata": {"kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"}},
+          "nbformat": 4, "nbformat_minor": 5}
+    (root_dir / "race.ipynb").write_text(json.dumps(nb), encoding="utf-8")
+    base, token = lab_server(root_dir)
+    helpers.lab_api(base, token, "/api/sessions", {"path": "race.ipynb", "type": "notebook", "name": "race.ipynb",
+                                                   "kernel": {"name": "python3"}})
+    page = chromium(viewport={"width": 1400, "height": 1000}).new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    page.goto(f"{base}/lab/tree/race.ipynb?token={token}", timeout=UI_TIMEOUT)
+    helpers.wait_for("an idle kernel", 60, lambda: all(
+        s["kernel"]["execution_state"] == "idle" for s in helpers.lab_api(base, token, "/api/sessions")))
+    page.wait_for_function("() => { const w = window.jupyterapp && window.jupyterapp.shell.currentWidget;"
+                           " const k = w && w.sessionContext && w.sessionContext.session"
+                           " && w.sessionContext.session.kernel;"
+                           " return k && k.status === 'idle' && w.content && w.content.widgets.length > 0; }",
+                           timeout=UI_TIMEOUT)
+    page.evaluate("() => window.jupyterapp.commands.execute('notebook:run-all-cells')")
+    page.wait_for_function("() => !!document.querySelector('.jp-OutputArea .mgj .mgj-stage svg g.node')",
+                           timeout=UI_TIMEOUT)
+    root = page.locator(".jp-OutputArea .mgj")
+    for _ in range(3):
+        root.locator("button.mgj-next").click()
+    shown = root.evaluate(STATE_JS)
+    assert shown["step"] == "step 3 / 33" and shown["forward"]["filled"] == 8, shown
+
+    def kernel_says(code: str) -> str:
+        return page.evaluate("""async code => {
+          const kernel = window.jupyterapp.shell.currentWidget.sessionContext.session.kernel;
+          const future = kernel.requestExecute({code, silent: false});
+          let out = '';
+          future.onIOPub = msg => { if (msg.header.msg_type === 'stream') out += msg.content.text; };
+          await future.done;
+          return out;
+        }""", code)
+
+    assert helpers.wait_for("the step in the kernel", 15, lambda: kernel_says("print(race.frame)").strip() == "3")
+    kernel_says("race.widget.frame = 33")  # and back: the kernel moves the page
+    page.wait_for_function("() => document.querySelector('.jp-OutputArea .mgj-count').textContent === 'step 33 / 33'",
+                           timeout=UI_TIMEOUT)
+    assert root.locator(".mgj-verdict").text_content().startswith("Forward mode wins for this tall Jacobian (8×2)")
+    root.screenshot(path=str(ARTIFACTS / "jacobian_lab.png"))
+    assert errors == [], errors
