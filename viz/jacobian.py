@@ -422,12 +422,32 @@ class ForwardVsReverse:
             view, view_meta = widget_view(widget)
             data.update(view)
             meta.update(view_meta)
-        png = self.graph.png()
+        png = self.png()
         if png is not None:
             png_data, png_meta = png.mimebundle()
             data.update(png_data)
             meta.update(png_meta)
         return data, meta
+
+    def still_dot(self) -> str:
+        """DOT of the still picture: above the graph, the race's end as text (the verdict, the counts, the
+        Jacobian), which is what shows where the widget cannot run."""
+        source = self.graph.source.rstrip().rstrip("}")
+        out = next((n.id for n in self.graph.model.nodes if n.key == "out:0"), None)
+        card, matrix = _card(self)
+        chain = "  mgj_card -> mgj_matrix [style=invis];\n" + (f"  mgj_matrix -> {out} [style=invis];\n" if out else "")
+        return (f"{source}  mgj_card [shape=plain label=<{card}>];\n  mgj_matrix [shape=plain label=<{matrix}>];\n"
+                f"{chain}}}\n")
+
+    def png(self) -> Any:
+        """The still picture as a PNG at 2x (cached), or None without a renderer that makes PNGs."""
+        if not hasattr(self, "_png"):
+            from . import render
+
+            dot = self.still_dot()
+            svg = render.render(dot, "svg")
+            self._png = render.render_png(dot, render.svg_css_size(svg.decode("utf-8")) if svg else None)
+        return self._png
 
     def save_html(self, path: Any, title: str | None = None) -> Path:
         """One self-contained HTML file that plays both sides without a kernel or network."""
@@ -435,6 +455,43 @@ class ForwardVsReverse:
         if target.suffix.lower() not in (".html", ".htm"):
             raise ValueError(f"viz: save_html() needs a .html path, got {str(path)!r}")
         return write_atomic(target, page(self, title))
+
+
+MAX_CARD_CELLS = 12  # rows or columns of the Jacobian the still picture shows
+
+
+def _card(race: ForwardVsReverse) -> tuple[str, str]:
+    """The still picture's two HTML-like Graphviz labels, the counts and the Jacobian (every text escaped by
+    html_text; two nodes, as Graphviz would stretch a table nested in a wider one)."""
+    from . import style
+    from .dot import html_text
+
+    c = race.counts
+    head = race.verdict().split(": ", 1)
+    rows = [f'<TR><TD COLSPAN="2"><B>{html_text(head[0] + ":")}</B></TD></TR>',
+            f'<TR><TD COLSPAN="2">{html_text(head[-1])}</TD></TR>']
+    sides = [("Forward mode · jacfwd", "#0072B2", f"{_passes(c['forward']['passes'])}, one per input"),
+             ("Reverse mode · jacrev", "#B34E00",
+              f"1 forward + {_passes(c['reverse']['passes'], 'backward ')}, one per output")]
+    rows.append("<TR>" + "".join(f'<TD><FONT COLOR="{color}"><B>{html_text(name)}</B></FONT></TD>'
+                                 for name, color, _ in sides) + "</TR>")
+    rows.append("<TR>" + "".join(f"<TD>{html_text(text)}</TD>" for _, _, text in sides) + "</TR>")
+    rows.append("<TR>" + "".join(f"<TD><B>{c[side]['evaluations']} op evaluations</B></TD>"
+                                 for side in ("forward", "reverse")) + "</TR>")
+    more = " (its first 12 rows and columns)" if max(race.m, race.n) > MAX_CARD_CELLS else ""
+    rows.append(f'<TR><TD COLSPAN="2"><FONT POINT-SIZE="10" COLOR="{style.MUTED_TEXT}">'
+                f"{html_text(PLAY_NOTE + '. The Jacobian, both ways' + more + ':')}</FONT></TD></TR>")
+    card = (f'<TABLE BORDER="1" CELLBORDER="0" CELLSPACING="0" CELLPADDING="3" COLOR="{style.BORDER}" '
+            f'BGCOLOR="#FFFFFF">{"".join(rows)}</TABLE>')
+    cell = '<TD ALIGN="RIGHT">{}</TD>'
+    grid = ["<TR><TD><B>J</B></TD>" + "".join(cell.format(html_text(n)) for n in race.inputs[:MAX_CARD_CELLS])
+            + "</TR>"]
+    for name, values in zip(race.outputs[:MAX_CARD_CELLS], race.jacobian_forward):
+        grid.append(f"<TR><TD>{html_text(name)}</TD>"
+                    + "".join(cell.format(probe.format_number(float(v))) for v in values[:MAX_CARD_CELLS]) + "</TR>")
+    matrix = (f'<TABLE BORDER="0" CELLBORDER="1" CELLSPACING="0" CELLPADDING="3" COLOR="{style.BORDER}" '
+              f'BGCOLOR="#FFFFFF">{"".join(grid)}</TABLE>')
+    return card, matrix
 
 
 def page(race: ForwardVsReverse, title: str | None = None) -> str:

@@ -202,8 +202,14 @@ def test_page_and_bundle(mg, tmp_path):
     assert text.count("export default") == 0 and "__mgModule" in text
     with pytest.raises(ValueError, match="needs a .html path"):
         race.save_html(tmp_path / "race.txt")
+    # the still picture (where widgets cannot run): the verdict, the counts and the Jacobian above the graph
+    dot = race.still_dot()
+    assert "Forward mode wins for this tall Jacobian (8×2):" in dot and "18 op evaluations" in dot
+    assert dot.count("<TD>y[") == 8 and "-0.4923" in dot
+    again = viz.forward_vs_reverse(*_tall(mg), title="<script>alert(1)</script> & co")
+    assert again.png().data == race.png().data  # deterministic bytes
     data, meta = race._repr_mimebundle_()
     assert data["text/plain"] == race.summary()
-    assert "image/png" in data and data["image/png"]
+    assert data["image/png"] and meta["image/png"]["width"] == race.png().width
     assert "application/vnd.jupyter.widget-view+json" in data
     race.close()
