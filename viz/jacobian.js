@@ -64,10 +64,12 @@ class Side {
     else this.stage.appendChild(h("div", "mgj-hint", "The graph is not drawn here (no Graphviz in Python)."));
     this.svg = this.stage.querySelector("svg");
     this.nodes = {};
+    this.edges = []; // [g, the node the edge leaves]: a node's edges lead to its inputs
     if (this.svg) {
-      for (const g of this.svg.querySelectorAll("g.node")) {
-        const t = g.querySelector("title");
-        if (t) this.nodes[t.textContent.trim()] = g;
+      for (const g of this.svg.querySelectorAll("g.node, g.edge")) {
+        const t = g.querySelector("title"), name = t ? t.textContent.trim() : "";
+        if (g.classList.contains("node")) this.nodes[name] = g;
+        else this.edges.push([g, name.split("->")[0]]);
       }
     }
     this.table = this.matrix();
@@ -117,6 +119,8 @@ class Side {
       g.classList.toggle("mgj-lit", current.has(id) && !finished);
       g.classList.toggle("mgj-visited", (visited.has(id) && !current.has(id)) || (finished && current.has(id)));
     }
+    // the edges of the node running now: the tangents it reads (forward), the gradients it sends (reverse)
+    for (const [g, src] of this.edges) g.classList.toggle("mgj-flow", current.has(src) && !finished);
     // the matrix: filled columns (forward) or rows (reverse) so far; the one in progress marked
     const filled = {};
     for (let j = 0; j <= k; j++) if (this.steps[j].fill !== null && this.steps[j].fill !== undefined) filled[this.steps[j].fill] = this.steps[j].numbers;

@@ -10,10 +10,10 @@ inputs), reverse mode does. The player shows both at once with the running count
 Everything shown is what the passes did when they ran, never a formula:
 
 - forward pass k runs ``f`` on ``make_dual(x, e_k)`` (the library's ``autograd.forward_ad``) with
-  ``x`` requiring grad, so the pass also records its ops as nodes: the ops on ``x``'s path that ran
-  are the nodes of that graph (one value each); a tangent rule ran where the node's output carries a
-  tangent (read through minigrad's ``node.output_tensor``; PyTorch keeps no handle on a node's output,
-  so there every recorded op counts as one, and the tangents between input and output are not shown);
+  ``x`` requiring grad, so the pass also records its ops as nodes: the nodes of that graph are the ops
+  that ran (one value each); a tangent rule ran where the node's output carries a tangent (read through
+  minigrad's ``node.output_tensor`` while the output is alive; PyTorch keeps no handle on a node's
+  output, so there, and for outputs already freed, where an input did: the node is on a path from x);
 - reverse mode runs ``f`` once (its nodes are the values it computed), then for each output
   ``autograd.grad(y, x, grad_outputs=e_i, retain_graph=True)`` with a hook on every node (public
   ``register_hook``): each hook that fires is one backward rule that ran, in the engine's order.
@@ -121,6 +121,18 @@ def _forward_order(walk: Walk) -> list[int]:
     return [i for i in order if not walk.nodes[i].is_accumulate]
 
 
+def _reaching(walk: Walk, targets: list[int]) -> set[int]:
+    """The nodes with a path to one of ``targets`` (following next_functions): those whose inputs depend on x."""
+    parents = walk.parents()
+    seen, todo = set(targets), list(targets)
+    while todo:
+        for p in parents[todo.pop()]:
+            if p not in seen:
+                seen.add(p)
+                todo.append(p)
+    return seen
+
+
 def _seq(fn: Any) -> int:
     try:
         return int(fn._sequence_nr())
@@ -143,8 +155,9 @@ class _Drawn:
         self.walk = _walk((y,))
         self.names = [probe.short_name(n.name) for n in self.walk.nodes]
         self.order = _forward_order(self.walk)
-        self.input = [i for n in self.walk.nodes if n.is_accumulate and probe.same_tensor(n.leaf, x_leaf)
-                      for i in ids.get(f"fn:{n.index}", [])]
+        leaves = [n.index for n in self.walk.nodes if n.is_accumulate and probe.same_tensor(n.leaf, x_leaf)]
+        self.input = [i for k in leaves for i in ids.get(f"fn:{k}", [])]
+        self.on_path = _reaching(self.walk, leaves)
 
     def of(self, index: int) -> list[str]:
         return self.ids.get(f"fn:{index}", [])
@@ -225,9 +238,12 @@ def _forward_passes(lib: Any, f: Any, x0: Any, drawn: _Drawn, n: int) -> tuple[l
                     out = probe.output_tensor(walked.nodes[i].fn)
                     tangent = fwad.unpack_dual(out).tangent if out is not None else None
                     count["values"] += 1
-                    count["rules"] += 1 if out is None or tangent is not None else 0
+                    # a tangent rule ran where the output carries a tangent (seen where the library keeps the
+                    # output, minigrad's output_tensor), else where an input did: the node is on a path from x
+                    ran = tangent is not None if out is not None else i in drawn.on_path
+                    count["rules"] += 1 if ran else 0
                     what = (f"its value and its tangent {_numbers(_array(tangent))}" if tangent is not None
-                            else "its value and its tangent" if out is None else "its value (no tangent)")
+                            else "its value and its tangent" if ran else "its value (no tangent: not on x's path)")
                     add("op", drawn.of(i), f"{drawn.names[i]} computes {what}")
                 tangent = fwad.unpack_dual(yk).tangent
             finally:

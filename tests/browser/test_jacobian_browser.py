@@ -58,6 +58,7 @@ STATE_JS = """root => {
     return {passes: s.querySelector('.mgj-passes').textContent, evals: s.querySelector('.mgj-evals').textContent,
             filled: [...s.querySelectorAll('td.mgj-filled')].length, now: s.querySelector('.mgj-now').textContent,
             lit: [...s.querySelectorAll('g.node.mgj-lit title')].map(t => t.textContent).sort(),
+            flow: [...s.querySelectorAll('g.edge.mgj-flow title')].map(t => t.textContent).sort(),
             winner: s.classList.contains('mgj-winner')}; };
   return {forward: side('forward'), reverse: side('reverse'), verdict: root.querySelector('.mgj-verdict').textContent,
           step: root.querySelector('.mgj-count').textContent};
@@ -71,6 +72,12 @@ def _races(mg):
 
     return {"tall": viz.forward_vs_reverse(lambda x: (W @ x).tanh(), t([0.5, -1.0])),
             "wide": viz.forward_vs_reverse(lambda x: (x.tanh() * w).sum(), t(np.linspace(-0.9, 1.1, 8)))}
+
+
+def _edges_from(race, ids) -> list[str]:
+    """The drawn edges leaving the nodes ``ids`` ('n1->n2'), as the SVG titles them."""
+    drawn = {n.key: n.id for n in race.graph.model.nodes}
+    return sorted(f"{drawn[e.src]}->{drawn[e.dst]}" for e in race.graph.model.edges if drawn[e.src] in ids)
 
 
 def _expected(steps, k: int) -> dict:
@@ -91,6 +98,7 @@ def _check_tick(root, race, k: int) -> None:
         assert got["evals"].split()[0] == str(want["evals"]) and got["now"] == want["text"], (side, k, got, want)
         assert f"passes done {want['passes']} / " in got["passes"], (side, k, got, want)
         assert got["lit"] == want["lit"], (side, k, got, want)
+        assert got["flow"] == _edges_from(race, want["lit"]), (side, k, got, want)
 
 
 def test_forward_and_reverse_race_in_the_page(chromium, pgv, mg):

@@ -213,3 +213,33 @@ def test_page_and_bundle(mg, tmp_path):
     assert data["image/png"] and meta["image/png"]["width"] == race.png().width
     assert "application/vnd.jupyter.widget-view+json" in data
     race.close()
+
+
+def _mlp(lib):
+    """A 3-4-2 tanh MLP of nn.Linear layers: its weights' transposes run in every pass but carry no tangent."""
+    l1, l2 = lib.nn.Linear(3, 4).double(), lib.nn.Linear(4, 2).double()
+    with lib.no_grad():
+        l1.weight.copy_(_t(lib, np.linspace(-1, 1, 12).reshape(4, 3)))
+        l1.bias.copy_(_t(lib, [0.1, -0.2, 0.3, 0.0]))
+        l2.weight.copy_(_t(lib, np.linspace(-1, 1, 8).reshape(2, 4)))
+        l2.bias.zero_()
+    return (lambda x: l2(l1(x).tanh())), _t(lib, [0.1, 0.2, 0.3]), (l1, l2)
+
+
+def test_a_model_counts_alike_in_both_libraries(mg, torch):
+    races, weights = {}, {}
+    for lib in (mg, torch):
+        f, x, layers = _mlp(lib)
+        races[lib.__name__] = viz.forward_vs_reverse(f, x)
+        weights[lib.__name__] = [p.grad for layer in layers for p in layer.parameters()]
+    a, b = races["minigrad"], races["torch"]
+    assert a.counts == b.counts and a.summary() == b.summary()
+    f, x, _ = _mlp(torch)
+    np.testing.assert_allclose(a.jacobian_forward, torch.func.jacfwd(f)(x).detach().numpy(), rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(b.jacobian_reverse, torch.func.jacrev(f)(x).detach().numpy(), rtol=1e-9, atol=1e-12)
+    c = a.counts["forward"]
+    # every op ran in each of the 3 passes; the two weight transposes (on no path from x) ran no tangent rule
+    assert c["values"] - c["rules"] == 3 * 2, c
+    no_tangent = {s.text for s in a.forward if "no tangent" in s.text}
+    assert no_tangent == {"TBackward0 computes its value (no tangent: not on x's path)"}, no_tangent
+    assert all(g is None for grads in weights.values() for g in grads)  # the model's .grad untouched
