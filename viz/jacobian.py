@@ -527,24 +527,13 @@ _WIDGET: list[Any] = []
 
 
 def widget_class() -> type | None:
-    """The anywidget class of this player (made on first use), or None without anywidget."""
+    """The players' anywidget class (viz.player) with this player's front end instead of player.js (made on
+    first use), or None without anywidget. It syncs ``svg``, ``data`` and ``frame``; the rest goes unused."""
     if not _WIDGET:
-        try:
-            import anywidget
-            import traitlets
-        except Exception:
-            _WIDGET.append(None)
-        else:
+        from .player import widget_class as player_widget
 
-            class JacobianWidget(anywidget.AnyWidget):
-                """Forward mode beside reverse mode in the browser: the graph's SVG, both sides' steps."""
-
-                _esm = ESM
-                _css = CSS
-                svg = traitlets.Unicode("").tag(sync=True)
-                data = traitlets.Dict().tag(sync=True)
-                frame = traitlets.Int(0).tag(sync=True)
-
-            JacobianWidget.__module__ = __name__
-            _WIDGET.append(JacobianWidget)
+        base = player_widget()
+        _WIDGET.append(None if base is None else type("JacobianWidget", (base,), {
+            "_esm": ESM, "_css": CSS, "__module__": __name__,
+            "__doc__": "Forward mode beside reverse mode in the browser: the graph's SVG, both sides' steps."}))
     return _WIDGET[0]
