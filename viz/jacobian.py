@@ -336,6 +336,7 @@ class ForwardVsReverse:
         self.outputs = [clean(s) for s in outputs]
         self.title = clean(title) if title else None
         self._widget: Any = None
+        self._frame = 0
 
     @property
     def n(self) -> int:
@@ -408,7 +409,7 @@ class ForwardVsReverse:
                 "counts": self.counts, "title": self.title or ""}
 
     def _state(self) -> dict:
-        return {"svg": self.graph.svg() or "", "data": self.payload(), "frame": 0}
+        return {"svg": self.graph.svg() or "", "data": self.payload(), "frame": self._frame}
 
     @property
     def widget(self) -> Any:
@@ -421,7 +422,14 @@ class ForwardVsReverse:
 
     @property
     def frame(self) -> int:
-        return int(self._widget.frame) if self._widget is not None else 0
+        """The clock tick shown (synced with the page once the widget exists): both sides' step at that tick."""
+        return int(self._widget.frame) if self._widget is not None else self._frame
+
+    @frame.setter
+    def frame(self, value: int) -> None:
+        self._frame = max(0, min(int(value), self.num_steps - 1))
+        if self._widget is not None:
+            self._widget.frame = self._frame
 
     def close(self) -> None:
         if self._widget is not None:

@@ -212,7 +212,12 @@ def test_page_and_bundle(mg, tmp_path):
     assert data["text/plain"] == race.summary()
     assert data["image/png"] and meta["image/png"]["width"] == race.png().width
     assert "application/vnd.jupyter.widget-view+json" in data
+    race.frame = 5
+    assert race.widget.frame == race.frame == 5 and race.widget.data == race.payload()
+    race.frame = 10_000  # past the end: the last step
+    assert race.frame == race.num_steps - 1 == len(race.reverse) - 1
     race.close()
+    assert race.frame == race.num_steps - 1 and '"frame":33' in race.save_html(tmp_path / "end.html").read_text()
 
 
 def _mlp(lib):
