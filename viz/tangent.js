@@ -17,3 +17,22 @@ Object.assign(Player.prototype, {
     TANGENT_LEGEND.call(this);
   },
 });
+
+// A tangent is written on its node when its step runs: where the browser's bold font is wider than the metrics
+// Graphviz laid the box out with, it is fitted into its box (as fitTexts fits the texts known at load).
+const TANGENT_GO = Player.prototype.go;
+Player.prototype.go = function (k) {
+  TANGENT_GO.call(this, k);
+  if (this.data.legend !== "tangent") return;
+  for (const [, node] of this.nodes) {
+    const t = node.noteEl;
+    const border = t && t.textContent && node.g.querySelector(".mg-border");
+    if (!border) continue;
+    t.removeAttribute("textLength");
+    const room = border.getBBox().width - 14; // inside the thick border of the node that runs now
+    if (t.getComputedTextLength() > room) {
+      t.setAttribute("textLength", String(room));
+      t.setAttribute("lengthAdjust", "spacingAndGlyphs");
+    }
+  }
+};

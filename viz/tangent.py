@@ -31,6 +31,8 @@ from typing import Any
 import numpy as np
 
 from . import probe
+from .dot import to_dot
+from .graph import Graph
 from .trace import SMALL, BackwardRecording, Frame, Send, clean_texts, map_graph, to_numpy
 from .walk import paused_gc
 from .walk import walk as _walk
@@ -257,6 +259,9 @@ def _recording(run: _Run, params: Any, rankdir: str, show_saved: bool) -> Backwa
         walk = _walk(roots)
         graph = draw(*roots, params=names, show_saved=show_saved, rankdir=rankdir,
                      max_nodes=max(len(walk.nodes) + 8, 250))
+    for node in graph.model.nodes:  # the steps reveal the tangents one by one: the picture starts without them
+        node.tangent = None
+    graph = Graph(graph.model, to_dot(graph.model, rankdir=rankdir))
     gmap = map_graph(walk, graph.model)
     frames = _frames(walk, gmap, run)
     return BackwardRecording(clean_texts(frames), graph, gmap, [gmap.names[0] if gmap.names else "output"])
@@ -292,6 +297,8 @@ def _frames(walk: Any, gmap: Any, run: _Run) -> list[Frame]:
     start.lines.append(("note", "Each step runs one op: its value as usual, and its tangent from its forward rule "
                                 "and its inputs' tangents, at once (no backward pass). The tangent of the output is "
                                 "J·v, the Jacobian times the inputs' tangents."))
+    start.lines.append(("note", "The arrows are autograd's, from each node to its inputs (the way backward goes); "
+                                "the tangent flows against them, from the inputs up to the output."))
     frames = [start]
     consumers = _consumers(walk, gmap)
     order = sorted((raw for raw in walk.nodes if raw.leaf is None), key=lambda raw: (_seq(raw.fn), -raw.index))
@@ -333,7 +340,7 @@ def _node_frame(step: int, raw: Any, walk: Any, gmap: Any, run: _Run, consumers:
     else:
         f.title = f"{short} computes its value and its tangent"
         _rule_lines(f, raw, (walk, gmap, run), (short, value, tan))
-    f.note = "tangent " + _text(tan) if tan is not None else ""
+    f.note = f"tangent {_text(tan)}" if tan is not None else ""
     label = _text(tan) if tan is not None else ("0" if out is not None else "not kept")
     sent = []
     for consumer, slot, edge in consumers.get((i, 0), []):

@@ -64,7 +64,7 @@ def test_the_steps_follow_the_program_and_carry_torchs_tangents(lib, torch, pgv)
         for got in sent:  # along every edge out of the node: its tangent
             np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-12)
         text = viz.tangent._text(want)
-        assert f.note == f"tangent {text}"
+        assert f.note.strip() == f"tangent {text}"
         assert [t for k, t in f.lines if k == "out"] == [f"result_t = {text} → " + ", ".join(
             dict.fromkeys(s.to_name for s in f.grads_out))]
     assert frames[-1].lines[0] == ("out", f"unpack_dual(output).tangent = {viz.tangent._text(expected[-1])}")
