@@ -25,7 +25,7 @@ from ..autograd.graph import check_usable
 from .dual import forward_aware, inplace_only
 from .forward_text import forward_text
 
-__all__ = ["Op", "Sample", "declare", "renamed", "REGISTRY", "NODES", "node_rule", "ops"]
+__all__ = ["Op", "Sample", "declare", "renamed", "REGISTRY", "NODES", "node_rule", "node_forward_rule", "ops"]
 
 # Domains the test sweeps draw tensor values from (the sweeps keep away from kinks and ties).
 DOMAINS = ("real", "positive", "unit", "away", "distinct", "int", "nonneg_int", "bool", "index", "const",
