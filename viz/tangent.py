@@ -220,7 +220,8 @@ def substituted(rule: str, numbers: dict[str, str]) -> str | None:
     rhs = _NOTE.sub("", rule.split(" = ", 1)[1]) if " = " in rule else ""
     if not rhs or "Σ" in rhs:
         return None
-    pattern = re.compile(r"\b(" + "|".join(sorted(map(re.escape, numbers), key=len, reverse=True)) + r")\b")
+    names = "|".join(sorted(map(re.escape, numbers), key=len, reverse=True))
+    pattern = re.compile(r"(?<![A-Za-z0-9_])(" + names + r")(?![A-Za-z0-9_])")  # "result²" names result
     out = pattern.sub(lambda m: numbers[m.group(1)], rhs)
     return out if out != rhs else None
 
@@ -302,8 +303,15 @@ def _frames(walk: Any, gmap: Any, run: _Run) -> list[Frame]:
     frames = [start]
     consumers = _consumers(walk, gmap)
     order = sorted((raw for raw in walk.nodes if raw.leaf is None), key=lambda raw: (_seq(raw.fn), -raw.index))
+    touched: set[int] = set()  # nodes a tangent reaches (a dual input below them)
     for raw in order:
-        frames.append(_node_frame(len(frames), raw, walk, gmap, run, consumers, dual_of.get(id(raw.fn))))
+        if id(raw.fn) in dual_of or any(c in touched for c, _ in raw.edges if c is not None):
+            touched.add(raw.index)
+    for raw in order:
+        if raw.index in touched:
+            frames.append(_node_frame(len(frames), raw, walk, gmap, run, consumers, dual_of.get(id(raw.fn))))
+        else:
+            frames.append(_constant_frame(len(frames), raw, gmap, consumers))
     done = Frame(len(frames), "done", name="done", title="Forward mode done: the output's tangent is J·v")
     for k, root in enumerate(walk.roots):
         _, tan = run.values.get(id(root.tensor), (None, to_numpy(tangent_of(root.tensor))))
@@ -315,6 +323,20 @@ def _frames(walk: Any, gmap: Any, run: _Run) -> list[Frame]:
                                "its tangent beside its value. Reverse mode would now run backward from the output."))
     frames.append(done)
     return frames
+
+
+def _constant_frame(step: int, raw: Any, gmap: Any, consumers: dict) -> Frame:
+    """A node no tangent reaches (``w.t()`` of a weight without one): its tangent is zero."""
+    name, short = gmap.names[raw.index], probe.short_name(raw.name)
+    f = Frame(step, "tangent", name=name, node=gmap.first_id(raw.index), nodes=list(gmap.node_ids[raw.index]),
+              index=raw.index, title=f"{short} computes its value; its tangent is 0")
+    f.lines.append(("note", f"No input of {short} carries a tangent, so neither does its output: forward mode "
+                            "treats it as a constant (tangent 0)."))
+    for consumer, slot, edge in consumers.get((raw.index, 0), []):
+        to = gmap.first_id(consumer) if consumer >= 0 else None
+        f.grads_out.append(Send(0, to, gmap.names[consumer] if consumer >= 0 else "the output", slot, edge, None,
+                                "0", "0"))
+    return f
 
 
 def _leaf_name(name: str) -> str:

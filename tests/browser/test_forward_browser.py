@@ -76,7 +76,11 @@ def test_forward_mode_plays_in_the_browser(chromium, pgv):
     want = float(np.sum(np.cos([0.75, 0.9375, 0.5]) * np.array([1.5, -0.375, -0.5])))
     assert f"unpack_dual(output).tangent = {viz.probe.format_number(want)}" in last["lines"], last["lines"]
 
-    root.evaluate("root => root.mgPlayer.go(2)")
-    projector._full(page, root, True)
-    projector._projected(page, root, "forward_TB", player.scene.num_nodes)  # writes projector_forward_TB.png
+    for scheme in ("light", "dark"):
+        page.emulate_media(color_scheme=scheme)
+        root.evaluate("root => root.mgPlayer.go(2)")
+        projector._full(page, root, True)
+        assert root.evaluate("r => r.classList.contains('mg-dark')") == (scheme == "dark")
+        projector._projected(page, root, f"forward_{scheme}_TB", player.scene.num_nodes)  # projector_forward_*.png
+        projector._full(page, root, False)
     assert not errors, errors

@@ -187,3 +187,31 @@ def test_forward_rule_texts_come_from_the_declarations(mg):
     assert node_forward_rule("NoSuchBackward0") is None
     assert substituted("result_t = self_t * other", {"self_t": "[1]", "other": "[2]"}) == "[1] * [2]"
     assert substituted("result_t = Σ ∂result/∂self · self_t", {"self_t": "[1]"}) is None
+
+
+def test_a_layer_without_tangents_in_its_weights(lib, torch, pgv):
+    """nn.Linear then tanh and softmax: the weight's transpose is reached by no tangent (a 0 step, in PyTorch
+    too, where F.linear's inner t() is not a function call viz sees); addmm's, tanh's (`result²` with its
+    numbers) and softmax's rules; the output's tangent is PyTorch's."""
+    rng = np.random.default_rng(3)
+    weight, bias, xs, v = rng.normal(size=(2, 3)), rng.normal(size=2), rng.normal(size=(1, 3)), rng.normal(size=(1, 3))
+    fw = lib.autograd.forward_ad
+    layer = lib.nn.Linear(3, 2).double()
+    with lib.no_grad():
+        layer.weight.copy_(lib.tensor(weight))
+        layer.bias.copy_(lib.tensor(bias))
+    with fw.dual_level():
+        player = viz.animate(lambda x: lib.softmax(layer(x).tanh(), dim=-1), fw.make_dual(lib.tensor(xs),
+                                                                                       lib.tensor(v)))
+    tf = torch.autograd.forward_ad
+    with tf.dual_level():
+        out = torch.softmax(torch.nn.functional.linear(tf.make_dual(torch.tensor(xs), torch.tensor(v)),
+                                                       torch.tensor(weight), torch.tensor(bias)).tanh(), dim=-1)
+        want = tf.unpack_dual(out).tangent.numpy()
+    by_name = {probe.short_name(f.name): f for f in player.frames[1:-1]}
+    assert by_name["TBackward0"].title == "TBackward0 computes its value; its tangent is 0"
+    assert [s.label for s in by_name["TBackward0"].grads_out] == ["0"]
+    tanh = [t for k, t in by_name["TanhBackward0"].lines if k == "rule"]
+    assert tanh[0] == "TanhBackward0: result_t = self_t * (1 - result²)" and "(1 - [[" in tanh[1], tanh
+    assert "sum_keep(" in by_name["SoftmaxBackward0"].rule
+    np.testing.assert_allclose(by_name["SoftmaxBackward0"].grads_out[0].grad, want, rtol=1e-9, atol=1e-12)
