@@ -50,7 +50,7 @@ GONE = ("Its tangent was not kept: the tensor is gone and no node saved it (viz.
         "shows every tangent).")
 
 
-# -- the library's forward AD, read from a tensor -------------------------------------------------------------------
+# -- the forward rule's text ----------------------------------------------------------------------------------------
 
 
 def forward_rule_text(fn: Any) -> str | None:
