@@ -69,19 +69,24 @@ def forward_rule_text(fn: Any) -> str | None:
 
 
 class _Kept:
-    """The tensors made while ``f`` runs, in the order they were made (held, so their ids stay theirs)."""
+    """Each tensor an op returned while ``f`` ran, by the node that made it ((id(node), output_nr) -> (tensor,
+    value, tangent)): its value and tangent as they were then (an in-place op later gives the tensor another
+    node; the tensor is held, so the node's id stays its own)."""
 
     def __init__(self, kind: type) -> None:
         self.kind = kind
-        self.tensors: list[Any] = []
-        self._ids: set[int] = set()
+        self.by_node: dict[tuple[int, int], tuple[Any, np.ndarray | None, np.ndarray | None]] = {}
 
     def keep(self, value: Any) -> None:
         items = value if isinstance(value, (tuple, list)) else (value,)
         for t in items:
-            if isinstance(t, self.kind) and id(t) not in self._ids:
-                self._ids.add(id(t))
-                self.tensors.append(t)
+            node = getattr(t, "grad_fn", None) if isinstance(t, self.kind) else None
+            if node is None:
+                continue
+            key = (id(node), int(getattr(t, "output_nr", 0) or 0))
+            tan = tangent_of(t)
+            if key not in self.by_node or tan is not None:  # (an op's own code returns it before its tangent)
+                self.by_node[key] = (t, to_numpy(t), to_numpy(tan) if tan is not None else None)
 
 
 @contextlib.contextmanager
@@ -118,13 +123,18 @@ def _keeping(library: Any, kept: _Kept) -> Iterator[None]:
 
 @dataclass
 class _Run:
-    """``f`` run once more: its output, the dual inputs (name -> tensor) and every tensor by its node."""
+    """``f`` run once more: its output, the dual inputs (name -> tensor) and every tensor by its node, with its
+    value and tangent ((id(node), output_nr) -> (tensor, value, tangent), as ``_Kept``)."""
 
     out: Any
     inputs: dict[str, Any]
     leaves: dict[str, Any]
-    by_node: dict[tuple[int, int], Any]
-    values: dict[int, tuple[np.ndarray | None, np.ndarray | None]]  # id(tensor) -> (value, tangent)
+    by_node: dict[tuple[int, int], tuple[Any, np.ndarray | None, np.ndarray | None]]
+
+    def seen(self, node: Any, nr: int = 0) -> tuple[np.ndarray | None, np.ndarray | None] | None:
+        """(value, tangent) of the tensor ``node`` made at ``nr``, or None when viz never saw it."""
+        found = self.by_node.get((id(node), nr))
+        return found[1:] if found is not None else None
 
 
 def _names(fn: Any, count: int) -> list[str]:
@@ -182,19 +192,10 @@ def _run(fn: Any, inputs: tuple, tangents: tuple | None) -> _Run:
         if not duals:
             raise ValueError(NO_DUAL)
         kept = _Kept(type(first))
+        kept.keep(tuple(duals.values()))
         with _keeping(library, kept):
             out = fn(*new)
-    tensors = list(duals.values()) + kept.tensors
-    by_node: dict[tuple[int, int], Any] = {}
-    values = {}
-    for t in tensors:
-        node = getattr(t, "grad_fn", None)
-        if node is None:
-            continue
-        by_node.setdefault((id(node), int(getattr(t, "output_nr", 0) or 0)), t)
-        tan = tangent_of(t)
-        values[id(t)] = (to_numpy(t), to_numpy(tan) if tan is not None else None)
-    return _Run(out, duals, leaves, by_node, values)
+    return _Run(out, duals, leaves, kept.by_node)
 
 
 def _text(arr: np.ndarray | None) -> str:
@@ -284,13 +285,13 @@ def _consumers(walk: Any, gmap: Any) -> dict[tuple[int, int], list[tuple[int, in
 def _frames(walk: Any, gmap: Any, run: _Run) -> list[Frame]:
     dual_of = {id(t.grad_fn): name for name, t in run.inputs.items()}
     for raw in walk.nodes:  # viz.animate(out): where a tangent enters (make_dual: a view of leaves, with a tangent)
-        t = run.by_node.get((id(raw.fn), 0))
-        if raw.leaf is None and raw.edges and t is not None and run.values[id(t)][1] is not None \
+        seen = run.seen(raw.fn)
+        if raw.leaf is None and raw.edges and seen is not None and seen[1] is not None \
                 and all(c is not None and walk.nodes[c].leaf is not None for c, _ in raw.edges):
             dual_of.setdefault(id(raw.fn), _leaf_name(gmap.names[raw.edges[0][0]]))
     start = Frame(0, "start", name="forward", title="Forward mode: each tensor carries a tangent")
     for name, t in run.inputs.items():
-        value, tan = run.values[id(t)]
+        _, value, tan = run.by_node[(id(t.grad_fn), 0)]
         start.lines.append(("in", f"{name} = make_dual({_text(value)}, tangent {_text(tan)})"))
     if not run.inputs:
         start.lines.append(("in", "The tangents come from the graph: the output's, and those of the tensors its "
@@ -314,7 +315,7 @@ def _frames(walk: Any, gmap: Any, run: _Run) -> list[Frame]:
             frames.append(_constant_frame(len(frames), raw, gmap, consumers))
     done = Frame(len(frames), "done", name="done", title="Forward mode done: the output's tangent is J·v")
     for k, root in enumerate(walk.roots):
-        _, tan = run.values.get(id(root.tensor), (None, to_numpy(tangent_of(root.tensor))))
+        tan = to_numpy(tangent_of(root.tensor))
         label = "output" if len(walk.roots) == 1 else f"output {k}"
         done.lines.append(("out", f"unpack_dual({label}).tangent = {_text(tan)}"))
         if gmap.root_ids[k]:
@@ -351,9 +352,9 @@ def _node_frame(step: int, raw: Any, walk: Any, gmap: Any, run: _Run, consumers:
     short = probe.short_name(raw.name)
     node = gmap.first_id(i)
     f = Frame(step, "tangent", name=name, node=node, nodes=list(gmap.node_ids[i]), index=i)
-    out = run.by_node.get((id(fn), 0))
-    value, tan = run.values.get(id(out), (None, None)) if out is not None else (None, None)
-    if out is None:
+    seen = run.seen(fn)
+    value, tan = seen if seen is not None else (None, None)
+    if seen is None:
         f.lines.append(("note", GONE))
     if dual is not None and tan is not None:
         f.title = f"{dual} = make_dual(...): {short} carries the tangent"
@@ -363,7 +364,7 @@ def _node_frame(step: int, raw: Any, walk: Any, gmap: Any, run: _Run, consumers:
         f.title = f"{short} computes its value and its tangent"
         _rule_lines(f, raw, (walk, gmap, run), (short, value, tan))
     f.note = f"tangent {_text(tan)}" if tan is not None else ""
-    label = _text(tan) if tan is not None else ("0" if out is not None else "not kept")
+    label = _text(tan) if tan is not None else ("0" if seen is not None else "not kept")
     sent = []
     for consumer, slot, edge in consumers.get((i, 0), []):
         to_name = gmap.names[consumer] if consumer >= 0 else "the output"
@@ -389,14 +390,16 @@ def _rule_lines(f: Frame, raw: Any, seen: tuple, result: tuple) -> None:
     for j, (child, nr) in enumerate(raw.edges):
         label = names[j] if names is not None and j < len(names) else f"input {j}"
         child_raw = walk.nodes[child] if child is not None else None
+        seen = None
         if child_raw is None:
             tensor, source = saved.get(label), "a constant: saved by the node"
         else:
-            tensor = child_raw.leaf if child_raw.leaf is not None else run.by_node.get((id(child_raw.fn), nr))
-            tensor, source = (tensor if tensor is not None else saved.get(label)), f"from {gmap.names[child]}"
-        if tensor is None:
+            seen = run.seen(child_raw.fn, nr) if child_raw.leaf is None else None
+            tensor = child_raw.leaf if child_raw.leaf is not None else saved.get(label)
+            source = f"from {gmap.names[child]}"
+        if seen is None and tensor is None:
             continue
-        v, t = run.values.get(id(tensor)) or (to_numpy(tensor), to_numpy(tangent_of(tensor)))
+        v, t = seen if seen is not None else (to_numpy(tensor), to_numpy(tangent_of(tensor)))
         numbers[label] = _text(v)
         numbers[f"{label}_t"] = _text(t) if t is not None else "0"
         shown.append(f"{label} = {_text(v)}, {label}_t = {numbers[f'{label}_t']} ({source})")
@@ -435,11 +438,11 @@ def trace_dual_output(out: Any, params: Any = None, rankdir: str = "TB", show_sa
         for j, (child, nr) in enumerate(raw.edges):
             if child is not None and j < len(names) and names[j] in saved:
                 by_node.setdefault((id(walk.nodes[child].fn), nr), saved[names[j]])
-    values = {}
-    for t in by_node.values():
+    seen = {}
+    for key, t in by_node.items():
         tan = tangent_of(t)
-        values[id(t)] = (to_numpy(t), to_numpy(tan) if tan is not None else None)
-    return _recording(_Run(out, {}, {}, by_node, values), params, rankdir, show_saved)
+        seen[key] = (t, to_numpy(t), to_numpy(tan) if tan is not None else None)
+    return _recording(_Run(out, {}, {}, seen), params, rankdir, show_saved)
 
 
 def animate_tangents(fn: Any, *inputs: Any, tangents: Any = None, params: Any = None, rankdir: str = "TB",

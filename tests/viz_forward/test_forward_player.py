@@ -215,3 +215,27 @@ def test_a_layer_without_tangents_in_its_weights(lib, torch, pgv):
     assert tanh[0] == "TanhBackward0: result_t = self_t * (1 - result²)" and "(1 - [[" in tanh[1], tanh
     assert "sum_keep(" in by_name["SoftmaxBackward0"].rule
     np.testing.assert_allclose(by_name["SoftmaxBackward0"].grads_out[0].grad, want, rtol=1e-9, atol=1e-12)
+
+
+def test_an_in_place_op_shows_the_tangent_before_and_after(lib, torch, pgv):
+    """y = x * 2 then y.mul_(x): the tensor's node changes with the write; the first mul step shows the tangent
+    as it was then, the in-place one the tangent after (each against PyTorch's)."""
+    def f(x):
+        y = x * 2
+        y.mul_(x)
+        return y.sum()
+
+    fw = lib.autograd.forward_ad
+    with fw.dual_level():
+        player = viz.animate(f, fw.make_dual(lib.tensor(X), lib.tensor(V)))
+    tf = torch.autograd.forward_ad
+    with tf.dual_level():
+        y = tf.make_dual(torch.tensor(X), torch.tensor(V)) * 2
+        before = tf.unpack_dual(y).tangent.numpy().copy()
+        y.mul_(tf.make_dual(torch.tensor(X), torch.tensor(V)))
+        after = tf.unpack_dual(y).tangent.numpy().copy()
+    steps = player.frames[1:-1]
+    assert [probe.short_name(f.name) for f in steps] == ["ViewBackward0", "MulBackward0", "MulBackward0",
+                                                         "SumBackward0"]
+    np.testing.assert_allclose(steps[1].grads_out[0].grad, before, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(steps[2].grads_out[0].grad, after, rtol=1e-9, atol=1e-12)
