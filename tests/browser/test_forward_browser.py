@@ -82,5 +82,10 @@ def test_forward_mode_plays_in_the_browser(chromium, pgv):
         projector._full(page, root, True)
         assert root.evaluate("r => r.classList.contains('mg-dark')") == (scheme == "dark")
         projector._projected(page, root, f"forward_{scheme}_TB", player.scene.num_nodes)  # projector_forward_*.png
+        if scheme == "light":  # left to right (laid out again by Python: the page asks no kernel here)
+            projector._flip(page, root, "LR")
+            projector._projected(page, root, "forward_light_LR", player.scene.num_nodes)
+            assert root.evaluate(STEP_JS, 2)["spill"] == []
+            projector._flip(page, root, "TB")
         projector._full(page, root, False)
     assert not errors, errors
