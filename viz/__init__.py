@@ -9,7 +9,8 @@ when present), so it never imports torch or minigrad. The layers: ``walk`` (root
 nodes, iteratively), ``model`` (views, summarising, ghosts), ``dot`` (model -> DOT text),
 ``render`` (DOT -> SVG/PNG/PDF), ``summary`` (model -> text table); ``style`` documents
 the visual language. The story of a program: ``source`` (the line behind each node),
-``session`` (several calls as steps), ``layers`` (the graph of the backward pass).
+``session`` (several calls as steps), ``layers`` (the graph of the backward pass). Forward mode:
+``tangent`` (``viz.animate(f, dual_x)``: the tangent moving forward with the values).
 """
 
 from __future__ import annotations
