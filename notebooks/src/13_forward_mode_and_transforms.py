@@ -146,15 +146,22 @@ print(viz.summary(y_drawn, params={"x": x_drawn}))
 # two different products with it, without ever building it:
 #
 # $$
-# \underbrace{J\,v}_{\texttt{jvp}:\ \text{forward mode}}
-# = \begin{bmatrix} \partial_1 f_1 & \color{red}{\partial_2 f_1} & \partial_3 f_1 \\
-#                   \partial_1 f_2 & \color{red}{\partial_2 f_2} & \partial_3 f_2 \end{bmatrix}
-#   \begin{bmatrix} 0 \\ \color{red}{1} \\ 0 \end{bmatrix}
-# \qquad\qquad
-# \underbrace{u^\top J}_{\texttt{vjp}:\ \text{reverse mode}}
-# = \begin{bmatrix} \color{blue}{1} & 0 \end{bmatrix}
-#   \begin{bmatrix} \color{blue}{\partial_1 f_1} & \color{blue}{\partial_2 f_1} & \color{blue}{\partial_3 f_1} \\
+# \underbrace{J\,v}_{\texttt{jvp}:\ \text{forward}}
+# = \begin{bmatrix} \partial_1 f_1 & {\color{red} \partial_2 f_1} & \partial_3 f_1 \\
+#                   \partial_1 f_2 & {\color{red} \partial_2 f_2} & \partial_3 f_2 \end{bmatrix}
+#   \begin{bmatrix} 0 \\ {\color{red} 1} \\ 0 \end{bmatrix}
+# = \begin{bmatrix} {\color{red} \partial_2 f_1} \\ {\color{red} \partial_2 f_2} \end{bmatrix}
+# \quad \text{a column}
+# $$
+#
+# $$
+# \underbrace{u^\top J}_{\texttt{vjp}:\ \text{reverse}}
+# = \begin{bmatrix} {\color{blue} 1} & 0 \end{bmatrix}
+#   \begin{bmatrix} {\color{blue} \partial_1 f_1} & {\color{blue} \partial_2 f_1} & {\color{blue} \partial_3 f_1} \\
 #                   \partial_1 f_2 & \partial_2 f_2 & \partial_3 f_2 \end{bmatrix}
+# = \begin{bmatrix} {\color{blue} \partial_1 f_1} & {\color{blue} \partial_2 f_1} & {\color{blue} \partial_3 f_1}
+#   \end{bmatrix}
+# \quad \text{a row}
 # $$
 #
 # - **`jvp(f, (x,), (v,))`**, the *Jacobian-vector product*: push a tangent $v$ (a direction in the
@@ -289,8 +296,9 @@ check_jacobian_forward(jacobian_forward)
 # gradient (one backward pass: $f$ is as wide as can be), and `jacfwd` of that function gives its
 # $n \times n$ Jacobian in $n$ forward passes. **Forward over reverse**, `jacfwd(jacrev(f))`, is
 # what `hessian(f)` is. The gradient function is square ($n$ in, $n$ out), so either mode would
-# take $n$ passes; forward mode wins because its passes record no graph of the backward pass
-# (lesson 8's `create_graph=True` kept one for each of its $n$ rows).
+# take $n$ passes; forward mode wins because it records nothing: reverse over reverse
+# (`jacrev(jacrev(f))`, or lesson 8's `create_graph=True`) must record the backward pass as a graph
+# and keep it for $n$ more backward passes.
 #
 # Here with the Rosenbrock function, checked against `torch.autograd.functional.hessian` (the
 # older API, built on lesson 8's double backward). Often a whole Hessian is too big, and what an
@@ -347,7 +355,8 @@ xs, ys = torch.linspace(-1.0, 1.0, 24).reshape(8, 3), torch.linspace(0.0, 2.0, 8
 
 seen = []
 loop = [grad(counted_loss, argnums=(0, 1))(w, b, xs[i], ys[i]) for i in range(8)]
-print(f"the loop: loss ran {len(seen)} times;  the gradients for b:", torch.stack([gb for _, gb in loop]))
+print(f"the loop: loss ran {len(seen)} times")
+print("the gradients for b:", torch.stack([gb for _, gb in loop]))
 
 seen = []
 per_w, per_b = vmap(grad(counted_loss, argnums=(0, 1)), in_dims=(None, None, 0, 0))(w, b, xs, ys)
@@ -381,10 +390,11 @@ print("mean of the per-sample:", per_w.mean(dim=0))
 #
 # Write `per_sample_grad_norms(loss_fn, params, xs, ys)`: for each sample `i`, the norm of the
 # gradient of `loss_fn(params, xs[i], ys[i])` with respect to *all* parameters together, as if
-# they were one long vector: $\sqrt{\sum_{\text{params}} \sum g^2}$. Return a tensor of shape
-# `(batch,)`. `params` is a dict and `loss_fn` has `model_loss`'s signature. Use
-# `vmap(grad(loss_fn), ...)`, so that `loss_fn` runs once for the whole batch. (This is the first
-# step of differentially private SGD, which clips each sample's gradient to a maximum norm.)
+# they were one long vector: the square root of the sum of $g^2$ over every element of every
+# parameter's gradient. Return a tensor of shape `(batch,)`. `params` is a dict and `loss_fn` has
+# `model_loss`'s signature. Use `vmap(grad(loss_fn), ...)`, so that `loss_fn` runs once for the
+# whole batch. (This is the first step of differentially private SGD, which clips each sample's
+# gradient to a maximum norm.)
 
 # %% answer=13c
 def per_sample_grad_norms(loss_fn, params, xs, ys):
