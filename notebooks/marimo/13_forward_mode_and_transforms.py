@@ -168,11 +168,32 @@ def _(mo):
     minigrad (like PyTorch) has the same thing for tensors in `minigrad.autograd.forward_ad`:
     inside a `dual_level()`, `make_dual(value, tangent)` makes a *dual tensor*, every operation
     carries its tangent along (each op has a forward rule beside its backward formula), and
-    `unpack_dual` takes the value and the tangent apart again. The same `f`, unchanged, first on a
-    number, then on a vector whose tangent is 1 in one place and 0 elsewhere: the output's tangent
-    is then the derivative of every output with respect to that one input. Reverse mode, for
-    comparison, gives the same derivative:
+    `unpack_dual` takes the value and the tangent apart again.
+
+    First, for comparison, the graph reverse mode records for the same `f`. Its arrows point the way
+    reverse mode walks, from the output down to `x`. Forward mode goes through the same operations
+    the other way, with the forward pass: the tangent of `x` enters at the bottom of this picture
+    and rises with the values, each operation turning the tangents of its inputs into the tangent
+    of its output, and nothing is kept. The cell after the picture runs the same `f`, unchanged, in
+    forward mode: first on a number, then on a vector whose tangent is 1 in one place and 0
+    elsewhere (the output's tangent is then the derivative of every output with respect to that one
+    input); and it asks reverse mode for the same derivative.
     """)
+    return
+
+
+@app.cell
+def _(f, torch, viz):
+    x_drawn = torch.tensor(2.0, requires_grad=True)
+    y_drawn = f(x_drawn)
+    viz.draw(y_drawn, params={"x": x_drawn})
+    return x_drawn, y_drawn
+
+
+@app.cell
+def _(mo, viz, x_drawn, y_drawn):
+    with mo.redirect_stdout():
+        print(viz.summary(y_drawn, params={"x": x_drawn}))
     return
 
 
@@ -199,33 +220,7 @@ def _(mo):
     mo.md(r"""
     The same numbers, and **no graph**: `grad_fn` is `None`. Reverse mode must keep a graph (and
     every tensor it saved) until the backward pass; forward mode is done when the forward pass is.
-    Here is the graph reverse mode records for the same `f`. Its arrows point the way reverse mode
-    walks, from the output down to `x`. Forward mode goes through the same operations the other
-    way, with the forward pass: the tangent of `x` enters at the bottom of this picture and rises
-    with the values, each operation turning the tangents of its inputs into the tangent of its
-    output, and nothing is kept.
-    """)
-    return
 
-
-@app.cell
-def _(f, torch, viz):
-    x_drawn = torch.tensor(2.0, requires_grad=True)
-    y_drawn = f(x_drawn)
-    viz.draw(y_drawn, params={"x": x_drawn})
-    return x_drawn, y_drawn
-
-
-@app.cell
-def _(mo, viz, x_drawn, y_drawn):
-    with mo.redirect_stdout():
-        print(viz.summary(y_drawn, params={"x": x_drawn}))
-    return
-
-
-@app.cell(hide_code=True)
-def _(mo):
-    mo.md(r"""
     ## 3. `jvp` and `vjp`: a column or a row of the Jacobian
 
     For a function $f: \mathbb{R}^n \to \mathbb{R}^m$, all its first derivatives form the
