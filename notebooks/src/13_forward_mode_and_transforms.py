@@ -103,23 +103,20 @@ check_dual_divide(divide, Dual)
 # carries its tangent along (each op has a forward rule beside its backward formula), and
 # `unpack_dual` takes the value and the tangent apart again.
 #
-# First, for comparison, the graph reverse mode records for the same `f`. Its arrows point the way
-# reverse mode walks, from the output down to `x`. Forward mode goes through the same operations
-# the other way, with the forward pass: the tangent of `x` enters at the bottom of this picture
-# and rises with the values, each operation turning the tangents of its inputs into the tangent
-# of its output, and nothing is kept. The cell after the picture runs the same `f`, unchanged, in
-# forward mode: first on a number, then on a vector whose tangent is 1 in one place and 0
-# elsewhere (the output's tangent is then the derivative of every output with respect to that one
-# input); and it asks reverse mode for the same derivative.
+# The player below runs `f` at `x = 2` in forward mode, with the tangent 1 on `x`, one operation
+# per step. It draws the graph reverse mode would record for the same `f`, so its arrows point the
+# way reverse mode walks, from the output down to `x`; forward mode goes through the same
+# operations the other way, with the forward pass: the tangent of `x` enters at the bottom and
+# rises with the values, each operation turning the tangents of its inputs into the tangent of its
+# output (the panel shows each forward rule with this step's numbers), and nothing is kept. The
+# cell after the player runs the same `f`, unchanged, in forward mode: first on a number, then on
+# a vector whose tangent is 1 in one place and 0 elsewhere (the output's tangent is then the
+# derivative of every output with respect to that one input); and it asks reverse mode for the
+# same derivative.
 
 # %%
 # NBVAL_IGNORE_OUTPUT
-x_drawn = torch.tensor(2.0, requires_grad=True)
-y_drawn = f(x_drawn)
-viz.draw(y_drawn, params={"x": x_drawn})
-
-# %%
-print(viz.summary(y_drawn, params={"x": x_drawn}))
+viz.animate(f, torch.tensor(2.0), tangents=(torch.tensor(1.0),))
 
 # %%
 with fwAD.dual_level():
@@ -133,7 +130,6 @@ with fwAD.dual_level():
 
 x_leaf = torch.tensor(2.0, requires_grad=True)
 print("reverse mode:  ", torch.autograd.grad(f(x_leaf), x_leaf)[0])
-# PLAYER: forward tangents
 
 # %% [markdown]
 # The same numbers, and **no graph**: `grad_fn` is `None`. Reverse mode must keep a graph (and
@@ -213,6 +209,17 @@ print("(uᵀ J) · v =", (vjp_fn(u2)[0] * v3).sum())
 # at once, as a batch (with `vmap`, section 6), so `f` is called once and the Python overhead is
 # paid once. The arithmetic is still $n$ (or $m$) passes' worth, and the rule of thumb stays:
 # **`jacfwd` for tall, `jacrev` for wide.** The last lines check that they agree with the loops.
+#
+# First, watch both ways build one Jacobian, side by side, on one clock: the player below takes a
+# tall function ($\mathbb{R}^2 \to \mathbb{R}^6$) and counts, on each side, the passes and the
+# operations evaluated (values and derivative rules) as they run; the columns fill on the left,
+# the rows on the right. Then try a wide one, for instance
+# `viz.forward_vs_reverse(lambda x: (x.sin() * x).sum(), torch.linspace(-1.0, 1.0, 6))`.
+
+# %%
+# NBVAL_IGNORE_OUTPUT
+B = torch.linspace(-1.0, 1.0, 12).reshape(6, 2)
+viz.forward_vs_reverse(lambda x: (B @ x).tanh(), torch.tensor([0.3, -0.7]))
 
 # %%
 def jacobian_by_columns(f, x, passes):
@@ -259,7 +266,6 @@ for name, fn, point in (("tall, R^2 -> R^30", tall, torch.tensor([0.3, -0.7])),
           f"backward passes   J {tuple(J_fwd.shape)}, same: {torch.allclose(J_fwd, J_rev)}")
     print(f"{'':20s} jacfwd gives the same: {torch.allclose(jacfwd(fn)(point), J_fwd)}, "
           f"jacrev too: {torch.allclose(jacrev(fn)(point), J_rev)}")
-# PLAYER: forward vs reverse
 
 # %% [markdown]
 # ## Exercise 13b: a Jacobian, column by column
