@@ -62,6 +62,7 @@ _get_ipython().display_formatter.formatters["text/html"].for_type(_Player, _site
 LESSON_LINK = re.compile(r"\]\((?P<path>\d\d_\w+)\.ipynb(?P<anchor>#[^)]*)?\)")
 SOLUTION_LINK = re.compile(r"\[(?P<text>[^\]]*)\]\((?:\.\./)?solutions/(?P<path>\d\d_\w+)\.ipynb\)")
 DOC_LINK = re.compile(r"\]\((?:\.\./)*docs/(?P<path>[\w-]+)\.md(?P<anchor>#[^)]*)?\)")
+SOURCE_LINK = re.compile(r"\]\(\.\./(?P<path>(?:minigrad|viz|bench|tests)/[^)\s]+)\)")  # the code a lesson opens
 IMAGE = re.compile(r"(?P<alt>!\[[^\]]*\])\((?!https?:)(?P<path>[^)\s]+)\)")  # a picture a Markdown page shows
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 EXTERNAL_SCRIPT = re.compile(r"<script[^>]*\bsrc=\"https?://[^\"]*\"[^>]*>\s*</script>\s*", re.IGNORECASE)
@@ -154,7 +155,7 @@ def prepare(nb: nbformat.NotebookNode, repo: str, branch: str, built: set[str]) 
 
 def relink(markdown: str, repo: str, branch: str, built: set[str] | None = None) -> str:
     """Lesson links to lesson pages, docs links to docs pages; the solutions stay in the repository, and so do
-    lessons a partial build (``built``: the lessons it has) leaves out."""
+    lessons a partial build (``built``: the lessons it has) leaves out, and the source files a lesson opens."""
     blob = f"{repo}/blob/{quote(branch, safe='')}/notebooks"
     markdown = SOLUTION_LINK.sub(lambda m: f"[{m.group('text')}]({blob}/solutions/{m.group('path')}.ipynb)", markdown)
 
@@ -164,6 +165,7 @@ def relink(markdown: str, repo: str, branch: str, built: set[str] | None = None)
         return f"]({m.group('path')}.html{m.group('anchor') or ''})"
 
     markdown = LESSON_LINK.sub(lesson, markdown)
+    markdown = SOURCE_LINK.sub(lambda m: f"]({repo}/blob/{quote(branch, safe='')}/{m.group('path')})", markdown)
     return DOC_LINK.sub(lambda m: f"](../docs/{m.group('path')}.html{m.group('anchor') or ''})", markdown)
 
 

@@ -29,12 +29,15 @@ def website():
 
 def test_links_between_lessons_and_docs_become_links_between_pages(website):
     md = ("Next: [lesson 4](04_accumulation_and_retain_graph.ipynb), [the ops](03_backward.ipynb#the-chain-rule); "
-          "stuck? [the solution](solutions/03_backward.ipynb); see [the guide](../docs/viz.md#players).")
+          "stuck? [the solution](solutions/03_backward.ipynb); see [the guide](../docs/viz.md#players); "
+          "read [the engine](../minigrad/autograd/engine.py).")
     out = website.relink(md, "https://github.com/o/r", "main")
     assert "](04_accumulation_and_retain_graph.html)" in out and "](03_backward.html#the-chain-rule)" in out
     # the site is built from the learners' lessons: a solution stays in the repository
     assert "[the solution](https://github.com/o/r/blob/main/notebooks/solutions/03_backward.ipynb)" in out
     assert "](../docs/viz.html#players)" in out
+    # a source file a lesson opens is read in the repository (the site has no page for it)
+    assert "[the engine](https://github.com/o/r/blob/main/minigrad/autograd/engine.py)" in out
     # a partial build links the lessons it leaves out to the repository
     partial = website.relink(md, "https://github.com/o/r", "main", built={"03_backward"})
     assert "](https://github.com/o/r/blob/main/notebooks/04_accumulation_and_retain_graph.ipynb)" in partial
