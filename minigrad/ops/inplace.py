@@ -505,7 +505,7 @@ def views_follow(base: Tensor) -> None:
     they were written since they were made: PyTorch then rebuilds their node on access, or refuses them (views
     made in no_grad mode or by a multi-output op)."""
     for v in live_views(base):
-        if v._grad_fn is None:
+        if v._grad_fn is None and not v._extras.invalid_had_node:  # (a refused view keeps its node to PyTorch)
             v._requires_grad = base._requires_grad or v._extras.own_requires_grad
         if not base._requires_grad or v._version_counter.value == v._extras.attr_version:
             continue

@@ -1076,6 +1076,31 @@ def test_multi_output_view_whose_base_was_written(torch, use):
     assert_same(torch, fn)
 
 
+@pytest.mark.parametrize("use", [
+    pytest.param(lambda t, w: w.add_(1.0), id="in-place"),
+    pytest.param(lambda t, w: w.__setitem__(0, 5.0), id="setitem"),
+    pytest.param(lambda t, w: w.requires_grad, id="requires_grad"),
+    pytest.param(lambda t, w: w.grad_fn, id="grad_fn"),
+    pytest.param(lambda t, w: (t.no_grad().__enter__(), w.add_(1.0), w.requires_grad)[2], id="no_grad-in-place"),
+])
+def test_split_output_after_its_base_was_written_and_detached_in_place(torch, use):
+    # issue 34, fuzzer seed 45 program 473: the split piece was refused once its base was written, but the base's
+    # detach_() made it a plain tensor that no longer required grad, so a write into it was allowed; PyTorch keeps
+    # the piece's node (it requires grad, and is refused)
+    def fn(t):
+        x = t.tensor(np.array([1.9, 1.9, 0.4]), requires_grad=True)
+        v = x * 1
+        w = v.split(1)[0]
+        v.fill_(2.0)
+        v.detach_()
+        try:
+            return use(t, w)
+        finally:
+            t.set_grad_enabled(True)
+
+    assert_same(torch, fn)
+
+
 def _no_grad_view_written(t, write_through_view):
     x = t.tensor([1.0, 2.0], requires_grad=True)
     with t.no_grad():
