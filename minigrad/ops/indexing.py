@@ -296,6 +296,18 @@ def _basic_chain(t: Tensor, key: tuple) -> Tensor:
     return out
 
 
+def _replay_key(t: Tensor, key: tuple) -> Tensor:
+    """`t[key]` for the basic, already checked key a view recorded (`as_view`'s "getitem" recipe), without
+    parsing it again: what a view's node is rebuilt from after an in-place write (inplace.rebuild_view_node)."""
+    if not (t._requires_grad and GRAD.mode > 0):
+        return getitem(t, key)
+    sliced = _basic_chain(t, key)
+    return alias(t) if sliced is t else sliced
+
+
+inplace.REPLAY_KEY[0] = _replay_key
+
+
 def _index_backward_op(g: Tensor, shape: tuple, key, accumulate: bool, name: str) -> Tensor:
     """Differentiable `zeros(shape)[key] (+)= g`: the backward of indexing, for create_graph."""
     out = np.zeros(shape, dtype=g._data.dtype)

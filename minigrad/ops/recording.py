@@ -494,7 +494,7 @@ def record(cls, result, inputs: tuple, **args) -> Tensor:
     # 1. The output tensor (the same slots as `make` sets; tests/test_engine.py checks they agree).
     out = _new(Tensor)
     out._data = result = result if result.__class__ is _ndarray else np.asarray(result)
-    out._grad_fn = None
+    out._node = None
     out._requires_grad = True
     out._grad = out._version_counter = out._base = out._extras = None
     out._output_nr = 0
@@ -520,7 +520,7 @@ def record(cls, result, inputs: tuple, **args) -> Tensor:
         node._result_version = 0
     if anomaly_mode.ENABLED[0]:
         anomaly_mode.remember_forward(node)
-    out._grad_fn = node
+    out._node = node
     return out
 
 
