@@ -75,7 +75,7 @@ MASKED_FILL_EXPANDED = ("Use of masked_fill_ on expanded tensors is deprecated. 
 def internal_overlap(arr: np.ndarray) -> bool:
     """PyTorch's has_internal_overlap(...) == Yes: a dim of size > 1 with stride 0 (an expanded tensor). An empty
     tensor is never checked."""
-    return arr.size > 0 and any(n > 1 and st == 0 for n, st in zip(arr.shape, arr.strides))
+    return 0 in arr.strides and arr.size > 0 and any(n > 1 and st == 0 for n, st in zip(arr.shape, arr.strides))
 
 
 def writable(t: Tensor, arr: np.ndarray) -> None:
@@ -242,7 +242,7 @@ def run_inplace(self: Tensor, compute, others=(), overlap_ok: bool = False, inpu
             res = compute(self)._data
         finally:
             GRAD.mode = prev
-        _store(self, res, overlap_ok)
+        _store(self, res, True)  # (its memory was checked above)
         self._bump_version()
         renew_view_nodes(self)
         return self
@@ -253,7 +253,7 @@ def run_inplace(self: Tensor, compute, others=(), overlap_ok: bool = False, inpu
     old._output_nr = self._output_nr
     out = compute(old)
     _save_a_clone(out._grad_fn, old)
-    _store(self, out._data, overlap_ok)
+    _store(self, out._data, True)
     if out._data.dtype != self._data.dtype:  # promoted (float32 /= float64): the output, and so its gradient, has
         out._grad_fn._input_metadata = metadata_of(self._data)  # self's dtype, as in PyTorch
     if base is None:
@@ -431,13 +431,20 @@ REPLAY_KEY = [lambda t, key: REGISTRY["__getitem__"].function(t, key)]
 
 
 def refresh_views(root: Tensor, also: Tensor | None = None) -> None:
-    """After a recorded write: every live view of `root` gets a new node from root's (when next read)."""
-    views = live_views(root)
-    if also is not None and not any(v is also for v in views):
-        views.append(also)
+    """After a recorded write: every live view of `root` gets a new node from root's (when next read); so do the
+    views of the other roots of its memory (renew_other_roots), found in the same pass over its views."""
+    counter = root._version_counter
+    views = counter.views.alive() if counter is not None and counter.views is not None else []
+    others: dict = {}
     for v in views:
-        _regenerate(v, root)
-    renew_other_roots(root)
+        if v._base is root:
+            _regenerate(v, root)
+        else:
+            others.setdefault(id(v._base), (v._base, []))[1].append(v)
+    if also is not None and also._extras.stale is False:  # (not among them: made while no view was remembered)
+        _regenerate(also, root)
+    for other, its_views in others.values():
+        _regenerate_all(_needing_a_node(its_views, other), other)
 
 
 def renew_view_nodes(t: Tensor) -> None:

@@ -108,6 +108,9 @@ def as_view(t: Tensor, base: Tensor, recipe, multi: bool = False) -> Tensor:
     in no_grad mode, and the outputs of ops returning several views (split, chunk, unbind).
     Views that require grad are remembered (weakly) so an in-place write into their base marks them stale.
     """
+    if REGENERATING[0]:  # a step of rebuilding a view's node (inplace.rebuild_view_node): only its node is kept
+        t._base = base._base if base._base is not None else base
+        return t
     root = base._base
     if root is None:
         root = base
@@ -129,8 +132,8 @@ def as_view(t: Tensor, base: Tensor, recipe, multi: bool = False) -> Tensor:
         if mode == 0 and base._requires_grad:  # PyTorch: a view made in no_grad mode still requires grad (a leaf)
             t._requires_grad = True
     extras.view_fn = ViewChain(prev, recipe, meta)
-    if not REGENERATING[0] and ((mode > 0 and t._requires_grad) or (mode == 0 and root._requires_grad)
-                                or (not root._requires_grad and root._data.dtype.kind == "f")):
+    if ((mode > 0 and t._requires_grad) or (mode == 0 and root._requires_grad)
+            or (not root._requires_grad and root._data.dtype.kind == "f")):
         register_view(root, t)  # (a view of a float leaf follows it if it comes to require grad: views_follow)
     return t
 
