@@ -168,9 +168,11 @@ class RuleNode(Node):
         return values
 
     def _unpack_input(self, v, version: int, create_graph: bool):
-        if v.__class__ is Tensor and v._grad_fn is None and v._extras is not None and \
-                v._extras.detached_at > self._sequence_number:
-            raise RuntimeError(DETACHED_SAVED)
+        if v.__class__ is Tensor and v._grad_fn is None and v._extras is not None:
+            if v._extras.invalid:  # PyTorch reads a saved input's grad_fn before its version: a refused view raises
+                raise RuntimeError(v._extras.invalid)
+            if v._extras.detached_at > self._sequence_number:
+                raise RuntimeError(DETACHED_SAVED)
         return _unpack(v, version, create_graph)
 
     def _check_saved(self) -> None:

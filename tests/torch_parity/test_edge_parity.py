@@ -1101,6 +1101,35 @@ def test_split_output_after_its_base_was_written_and_detached_in_place(torch, us
     assert_same(torch, fn)
 
 
+def test_saved_chunk_piece_refused_after_its_base_was_written_under_no_grad(torch):
+    # issue 34, fuzzer seed 203 program 494: backward unpacks amin's saved input, a chunk piece whose base was written
+    # since; PyTorch reads the saved input's grad_fn first (the refused view's error), minigrad checked its version
+    def fn(t):
+        x = t.tensor([0.0, 2.0], requires_grad=True)
+        y = t.chunk(x, 1, dim=0)[0].amin(dim=0)
+        with t.no_grad():
+            x.mul_(2.0)
+        y.backward()
+
+    assert_same(torch, fn)
+
+
+@pytest.mark.parametrize("key", [slice(None, 1), slice(None), 0, -1, 2, (Ellipsis, slice(None)), (slice(None),),
+                                 (None, 0)], ids=repr)
+@pytest.mark.parametrize("how", ["get", "get-requiring-grad", "set"])
+def test_a_zero_dim_tensor_indexed_like_a_sequence(torch, key, how):
+    # issue 34, fuzzer seed 203 program 711: a lone slice or int into a 0-d tensor has PyTorch's own messages, and
+    # `x[..., :]` leaked Python's "tuple index out of range"
+    def fn(t):
+        x = t.tensor(1.5, requires_grad=how == "get-requiring-grad")
+        if how == "set":
+            x[key] = 2.0
+            return x
+        return x[key]
+
+    assert_same(torch, fn)
+
+
 def _no_grad_view_written(t, write_through_view):
     x = t.tensor([1.0, 2.0], requires_grad=True)
     with t.no_grad():
