@@ -220,7 +220,9 @@ def _var_grad(grad, self, correction, dim, keepdim):
     else:
         centered = self - _quiet_mean(s, dims, True)
     scale = 2.0 / (n - correction) if n != correction else math.inf  # 2 / 0 is inf in PyTorch's formula
-    return xp.mul_scalar(_keep(grad, None if whole else dims, keepdim, s), scale) * centered  # (a user's number)
+    # PyTorch puts the reduced dims back only for a self of 2 dims or more (a 1-d self's 0-d grad broadcasts)
+    back = None if whole or s.ndim <= 1 else dims
+    return xp.mul_scalar(_keep(grad, back, keepdim, s), scale) * centered  # (a user's number)
 
 
 def _quiet_mean(s, axis, keepdims: bool):
