@@ -137,16 +137,24 @@ def write_into(t: Tensor, key, vdata, then=None) -> None:
         if not arr.flags.writeable:  # the detach() of an expanded tensor: a writable alias of the same memory
             arr = arr.view()
             arr.flags.writeable = True
-        if then is None:
-            arr[key] = vdata
+        if arr.dtype.kind != "f" and getattr(vdata, "dtype", arr.dtype).kind == "f":
+            with np.errstate(invalid="ignore"):  # nan or inf into integers: PyTorch casts silently
+                _assign(arr, key, vdata, then)
         else:
-            arr[key][then] = vdata
+            _assign(arr, key, vdata, then)
         return
     root = t._base
     own_array(root)
     idx = index_map(root._data.shape, view_recipes(t))[key]
     idx = idx if then is None else idx[then]
     root._data.flat[idx.ravel()] = np.broadcast_to(vdata, idx.shape).ravel()
+
+
+def _assign(arr: np.ndarray, key, vdata, then) -> None:
+    if then is None:
+        arr[key] = vdata
+    else:
+        arr[key][then] = vdata
 
 
 def fill_where(t: Tensor, mask: np.ndarray, value) -> Tensor:

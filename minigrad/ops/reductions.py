@@ -164,10 +164,10 @@ def _evenly(grad, self, result):
 
     s, r = xp.data(self), xp.data(result)
     mask = np.isnan(s) if np.isnan(r) else (s == r)
-    share = grad / int(mask.sum())
-    if xp.is_t(grad):  # as PyTorch: zeros.masked_fill_(mask, grad / count), so MaskedFillBackward1 when differentiated
-
+    if xp.is_t(grad):  # as PyTorch: zeros.masked_fill_(mask, grad / mask.sum()), the count an int64 tensor (so
+        share = grad / make(np.asarray(mask.sum()))  # DivBackward0 with no edge to it, then MaskedFillBackward1)
         return make(np.zeros(s.shape, s.dtype)).masked_fill_(make(mask), share)
+    share = grad / int(mask.sum())
     return np.where(mask, share, np.zeros((), s.dtype))
 
 

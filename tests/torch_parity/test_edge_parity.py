@@ -1130,6 +1130,51 @@ def test_a_zero_dim_tensor_indexed_like_a_sequence(torch, key, how):
     assert_same(torch, fn)
 
 
+def test_isclose_of_a_refused_view_raises(torch):
+    # issue 34, fuzzer seed 220 program 614: PyTorch's isclose is made of differentiable ops, which read the grad_fn
+    # of a chunk piece whose base was written since (allclose, a kernel of its own, does not)
+    def fn(t):
+        x = t.zeros(1, 3, 1, dtype=t.float64, requires_grad=True)
+        piece = t.chunk(x, 2, dim=-2)[1]
+        with t.no_grad():
+            x.mul_(2.0)
+        out = [t.allclose(piece, piece)]
+        with t.no_grad():
+            out.append(piece.isclose(t.zeros(1, dtype=t.float64)))
+        out.append(t.zeros(1, dtype=t.float64).isclose(piece))
+        return out
+
+    assert_same(torch, fn)
+
+
+def test_non_finite_floats_written_into_an_integer_tensor_warn_nothing(torch):
+    # issue 34, fuzzer seed 220 program 34: NumPy's "invalid value encountered in cast" reached the learner
+    def fn(t):
+        w = t.zeros(2, 3, 2, dtype=t.int64)[None]
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            w[0] = t.tensor(-np.inf, dtype=t.float64)
+            w[0, 1] = t.tensor(np.nan, dtype=t.float64)
+        return w
+
+    assert_same(torch, fn)
+
+
+@pytest.mark.parametrize("shape", [(2, 0), (3, 2, 0)], ids=["2-d", "3-d"])
+def test_linear_over_an_empty_inner_dim_is_its_bias(torch, shape):
+    # issue 34, fuzzer seed 231 program 398: PyTorch's addmm copies the bias in when the product is empty, so a -0.
+    # bias stays -0. (minigrad added +0.)
+    def fn(t):
+        x = t.tensor(np.zeros(shape), requires_grad=True)
+        w = t.tensor(np.zeros((2, 0)), requires_grad=True)
+        b = t.tensor([-0.0, 1.5], requires_grad=True)
+        y = t.nn.functional.linear(x, w, b)
+        y.sum().backward()
+        return y, np.signbit(y.detach().numpy()).tolist(), b.grad
+
+    assert_same(torch, fn)
+
+
 def _no_grad_view_written(t, write_through_view):
     x = t.tensor([1.0, 2.0], requires_grad=True)
     with t.no_grad():
