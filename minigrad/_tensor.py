@@ -82,7 +82,9 @@ class TensorExtras:
     invalid = None  # why this view may no longer be used (a view its base's in-place write invalidated): the error
     invalid_inplace = None  # ... and the error an in-place write into it gives (naming its node from before)
     invalid_had_node = False  # ... and whether it had a node then (PyTorch keeps it: not a leaf for `.grad`)
-    attr_version = 0  # a view PyTorch forbids writing into with grad: the version it was made at
+    attr_version = 0  # a view: the version its node was built at (or, one PyTorch forbids writing into, made at)
+    watched = False  # a view its base's writes can reach (ops/views.py's register_view)
+    stale = False  # a view whose base was written since its node was built: the node is rebuilt when next read
     own_requires_grad = False  # a view's requires_grad_(): its own flag (else a view requires grad as its base does)
     detached_at = -1  # when a non-leaf was detach_()-ed (a graph-node number): nodes that saved it before refuse it
     tangent = None  # forward AD: the tangent (a Tensor) at the level `tangent_level` (autograd/forward_ad.py)
@@ -103,7 +105,7 @@ class _LegacyTypeMeta(type):
 
 
 class Tensor:
-    __slots__ = ("_data", "_grad_fn", "_requires_grad", "_grad", "_version_counter", "_base", "_output_nr",
+    __slots__ = ("_data", "_node", "_requires_grad", "_grad", "_version_counter", "_base", "_output_nr",
                  "_extras", "__weakref__")
     __array_ufunc__ = None  # NumPy hands `ndarray * tensor` to our reflected operators
     __array_priority__ = 1000
@@ -132,6 +134,23 @@ class Tensor:
         return make(np.zeros(shape, dtype=np_dtype))
 
     # -- autograd attributes -------------------------------------------------------------------
+    @property
+    def _grad_fn(self):
+        """The node that made this tensor (`_node`). A view whose memory was written since its node was built
+        gets a new node first, from its base's current one (PyTorch rebuilds a view's grad_fn lazily, when read
+        after its base's version changed: a write costs O(1), however many views the base has)."""
+        extras = self._extras
+        if extras is not None and extras.stale:
+            self._rebuild_view_node()
+        return self._node
+
+    @_grad_fn.setter
+    def _grad_fn(self, node) -> None:
+        self._node = node
+
+    def _rebuild_view_node(self) -> None:
+        """Rebuild a stale view's node (set by ops/inplace.py, which knows how)."""
+
     @property
     def requires_grad(self) -> bool:
         return self._requires_grad
@@ -554,7 +573,7 @@ def make(data: np.ndarray, grad_fn=None, requires_grad: bool = False, cls: type 
     ndarray (so `.numpy()` is one, and in-place writes work)."""
     t = _new(cls)
     t._data = data if data.__class__ is np.ndarray else np.asarray(data)
-    t._grad_fn = grad_fn
+    t._node = grad_fn
     t._requires_grad = requires_grad
     t._grad = None
     t._version_counter = None

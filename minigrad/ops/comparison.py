@@ -7,7 +7,9 @@ import builtins
 import numpy as np
 
 from .._layout import laid_out
+from .._state import GRAD
 from .._tensor import Tensor, make
+from ..autograd.graph import check_usable
 from .operands import as_operand, broadcast_error, kind_name, promoted
 from .registry import Sample, declare
 
@@ -92,6 +94,10 @@ def _same_dtype(self: Tensor, other) -> None:
 
 def isclose(self, other, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False):
     _same_dtype(self, other)
+    if GRAD.mode > 0:  # PyTorch's isclose is made of differentiable ops (self - other): they read each grad_fn
+        for t in (self, other):
+            if isinstance(t, Tensor) and t._requires_grad:
+                check_usable(t)
     other = as_operand(other)
     ad, bd = promoted(self, other)
     out = make(laid_out(np.asarray(np.isclose(ad, bd, rtol=rtol, atol=atol, equal_nan=equal_nan)), self, other))

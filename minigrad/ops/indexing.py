@@ -157,7 +157,7 @@ def _check_bounds(key: tuple, shape: tuple) -> None:
     n_real = builtins.sum(1 for k in key if k is not None and k is not Ellipsis)
     for k in key:
         if k is Ellipsis:
-            dim += len(shape) - n_real
+            dim += builtins.max(len(shape) - n_real, 0)
             continue
         if k is None:
             continue
@@ -198,6 +198,16 @@ def _advanced(arr: np.ndarray, akey: tuple) -> np.ndarray:
         raise _index_error(e) from None
 
 
+def _zero_dim_error(key) -> IndexError:
+    """A lone int or slice into a 0-d tensor: PyTorch's own messages (a tuple key says "too many indices")."""
+    if key.__class__ is slice:
+        return IndexError("slice() cannot be applied to a 0-dim tensor.")
+    if key != 0:
+        return IndexError(f"index {key} is out of bounds for dimension 0 with size 0")
+    return IndexError("invalid index of a 0-dim tensor. Use `tensor.item()` in Python or `tensor.item<T>()` in C++ "
+                      "to convert a 0-dim tensor to a number")
+
+
 def getitem(self, key):
     kc = key.__class__
     if kc is builtins.int or kc is slice:  # the common single int / slice, without the general machinery
@@ -214,6 +224,8 @@ def getitem(self, key):
                 if self._requires_grad and GRAD.mode > 0:
                     return slice_view(self, 0, key)
                 return as_view(make(d[key]), self, ("getitem", (key,)))
+        else:
+            raise _zero_dim_error(key)
     elif kc is list or kc is Tensor or kc is np.ndarray or kc is range:  # a lone advanced index
         k = _np_key(key)
         if k.__class__ is np.ndarray and k.ndim and self._data.ndim:
@@ -294,6 +306,18 @@ def _basic_chain(t: Tensor, key: tuple) -> Tensor:
                               self_sym_sizes=out._data.shape)
             out = as_view(node_out, out, ("getitem", sub))
     return out
+
+
+def _replay_key(t: Tensor, key: tuple) -> Tensor:
+    """`t[key]` for the basic, already checked key a view recorded (`as_view`'s "getitem" recipe), without
+    parsing it again: what a view's node is rebuilt from after an in-place write (inplace.rebuild_view_node)."""
+    if not (t._requires_grad and GRAD.mode > 0):
+        return getitem(t, key)
+    sliced = _basic_chain(t, key)
+    return alias(t) if sliced is t else sliced
+
+
+inplace.REPLAY_KEY[0] = _replay_key
 
 
 def _index_backward_op(g: Tensor, shape: tuple, key, accumulate: bool, name: str) -> Tensor:
@@ -391,6 +415,8 @@ def setitem(self, key, value):
         kind = type(value)
         raise TypeError(f"can't assign a {kind.__module__}.{kind.__name__} to a "
                         f"minigrad.{_dtypes.FROM_NP[self._data.dtype]._legacy}")
+    if (key.__class__ is builtins.int or key.__class__ is slice) and self._data.ndim == 0:
+        raise _zero_dim_error(key)
     nkey = normalize_key(key)
     basic, akey = split_key(nkey, self._data.ndim)
     _check_bounds(basic, self._data.shape)

@@ -7,10 +7,10 @@ takes the new node ("rebasing its history").
 Through a view (`b[0].mul_(2)`, `v = b[0]; v.add_(1)`), the write changes the view's base too, so the
 base's node becomes CopySlices: its backward takes the gradient of the whole base, runs the in-place
 op's own backward on the view's region of it, writes the result back into that region, and passes
-the op's other gradients on. Every live view of the base then gets a node rebuilt from the base's
-new one (PyTorch rebuilds them lazily as AsStridedBackward0; minigrad rebuilds them at once, with
-their own view names, as learners expect to see them), so a view taken before the write sees the new
-history.
+the op's other gradients on. Every live view of the base is then marked stale, and gets a node
+rebuilt from the base's node when its node is next read (`Tensor._grad_fn`), so a view taken before
+the write sees the new history; as in PyTorch, lazily (a write costs the same however many views
+the base has), but with the views' own names (PyTorch's AsStridedBackward0), as learners expect.
 """
 
 from __future__ import annotations
@@ -75,7 +75,7 @@ MASKED_FILL_EXPANDED = ("Use of masked_fill_ on expanded tensors is deprecated. 
 def internal_overlap(arr: np.ndarray) -> bool:
     """PyTorch's has_internal_overlap(...) == Yes: a dim of size > 1 with stride 0 (an expanded tensor). An empty
     tensor is never checked."""
-    return arr.size > 0 and any(n > 1 and st == 0 for n, st in zip(arr.shape, arr.strides))
+    return 0 in arr.strides and arr.size > 0 and any(n > 1 and st == 0 for n, st in zip(arr.shape, arr.strides))
 
 
 def writable(t: Tensor, arr: np.ndarray) -> None:
@@ -137,16 +137,24 @@ def write_into(t: Tensor, key, vdata, then=None) -> None:
         if not arr.flags.writeable:  # the detach() of an expanded tensor: a writable alias of the same memory
             arr = arr.view()
             arr.flags.writeable = True
-        if then is None:
-            arr[key] = vdata
+        if arr.dtype.kind != "f" and getattr(vdata, "dtype", arr.dtype).kind == "f":
+            with np.errstate(invalid="ignore"):  # nan or inf into integers: PyTorch casts silently
+                _assign(arr, key, vdata, then)
         else:
-            arr[key][then] = vdata
+            _assign(arr, key, vdata, then)
         return
     root = t._base
     own_array(root)
     idx = index_map(root._data.shape, view_recipes(t))[key]
     idx = idx if then is None else idx[then]
     root._data.flat[idx.ravel()] = np.broadcast_to(vdata, idx.shape).ravel()
+
+
+def _assign(arr: np.ndarray, key, vdata, then) -> None:
+    if then is None:
+        arr[key] = vdata
+    else:
+        arr[key][then] = vdata
 
 
 def fill_where(t: Tensor, mask: np.ndarray, value) -> Tensor:
@@ -242,7 +250,7 @@ def run_inplace(self: Tensor, compute, others=(), overlap_ok: bool = False, inpu
             res = compute(self)._data
         finally:
             GRAD.mode = prev
-        _store(self, res, overlap_ok)
+        _store(self, res, True)  # (its memory was checked above)
         self._bump_version()
         renew_view_nodes(self)
         return self
@@ -253,7 +261,7 @@ def run_inplace(self: Tensor, compute, others=(), overlap_ok: bool = False, inpu
     old._output_nr = self._output_nr
     out = compute(old)
     _save_a_clone(out._grad_fn, old)
-    _store(self, out._data, overlap_ok)
+    _store(self, out._data, True)
     if out._data.dtype != self._data.dtype:  # promoted (float32 /= float64): the output, and so its gradient, has
         out._grad_fn._input_metadata = metadata_of(self._data)  # self's dtype, as in PyTorch
     if base is None:
@@ -300,7 +308,7 @@ class CopySlices(Node):
     node (`fn`) computes from that region; the op's other inputs get `fn`'s other gradients.
     """
 
-    __slots__ = ("_fn", "_idx", "_recipes")
+    __slots__ = ("_fn", "_idx", "_repeats", "_recipes")
 
     def name(self) -> str:
         return "minigrad::autograd::CopySlices"
@@ -326,7 +334,7 @@ class CopySlices(Node):
         if g is None:
             return [None] * n
         idx = self._idx
-        if self._next_nodes[0] is not None and np.unique(idx).size != idx.size:
+        if self._next_nodes[0] is not None and self._repeats:
             raise RuntimeError(INTERNAL_OVERLAP)  # PyTorch writes the base's gradient back through the expanded view
         if create_graph:
             return self._apply_recorded(g if isinstance(g, Tensor) else make(np.asarray(g)))
@@ -372,7 +380,7 @@ def _rebase_view(view: Tensor, out: Tensor) -> None:
                     ((root._data.shape, root._data.dtype),), root)
     node._fn = fn
     node._recipes = view_recipes(view)
-    node._idx = index_map(root._data.shape, node._recipes)
+    node._idx, node._repeats = view_index_map(view, root._data.shape)
     old, old_nr = root._grad_fn, root._output_nr
     root._grad_fn = node
     root._requires_grad = True
@@ -381,10 +389,21 @@ def _rebase_view(view: Tensor, out: Tensor) -> None:
     view._bump_version()  # the version counter is the base's
     save_result(fn, view)  # the op's saved result is the view itself, as modified
     refresh_views(root, view)
-    if fn._saves_result and view._grad_fn is not None:
+    if view._grad_fn is not None and fn._saves_result:  # (reading it rebuilds it now, as PyTorch's rebase does)
         # PyTorch's saved result remembers (weakly) the view's node after the write, its AsStridedBackward0, and
         # names it in the modified-tensor error while that node lives (else the op's own node)
         fn._extra("view_node", lambda: weakref.ref(view._grad_fn))
+
+
+def view_index_map(view: Tensor, shape: tuple) -> tuple:
+    """`index_map` of `view` in its root of `shape`, and whether a position repeats (an expanded view), computed
+    once per view chain (a loop writing through the same view does not build it at every step)."""
+    chain = view._extras.view_fn
+    if chain.index is None or chain.index[0] != shape:
+        idx = index_map(shape, chain.recipes())
+        idx.flags.writeable = False  # (shared by the CopySlices nodes of every write through this view)
+        chain.index = (shape, idx, np.unique(idx).size != idx.size)
+    return chain.index[1:]
 
 
 def index_map(shape: tuple, recipes) -> np.ndarray:
@@ -397,8 +416,8 @@ def index_map(shape: tuple, recipes) -> np.ndarray:
 
 def _t_apply(t: Tensor, r: tuple) -> Tensor:
     kind = r[0]
-    if kind == "getitem":  # (indexing is built on this module's in-place writes: its ops are found by name)
-        return REGISTRY["__getitem__"].function(t, r[1])
+    if kind == "getitem":  # (indexing is built on this module's in-place writes: it adds its replay here)
+        return REPLAY_KEY[0](t, r[1])
     if kind == "reshape":
         return S.view(t, r[1])
     if kind == "T":
@@ -414,14 +433,26 @@ def _t_apply(t: Tensor, r: tuple) -> Tensor:
     raise ValueError(f"unknown view recipe {r!r}")
 
 
+# how a view's recorded index key is applied again: ops/indexing.py puts its shortcut for the basic keys views
+# record here (the general `x[key]` until then)
+REPLAY_KEY = [lambda t, key: REGISTRY["__getitem__"].function(t, key)]
+
+
 def refresh_views(root: Tensor, also: Tensor | None = None) -> None:
-    """Rebuild the node of every live view of `root` from root's current node (after a recorded write)."""
-    views = live_views(root)
-    if also is not None and not any(v is also for v in views):
-        views.append(also)
+    """After a recorded write: every live view of `root` gets a new node from root's (when next read); so do the
+    views of the other roots of its memory (renew_other_roots), found in the same pass over its views."""
+    counter = root._version_counter
+    views = counter.views.alive() if counter is not None and counter.views is not None else []
+    others: dict = {}
     for v in views:
-        _regenerate(v, root)
-    renew_other_roots(root)
+        if v._base is root:
+            _regenerate(v, root)
+        else:
+            others.setdefault(id(v._base), (v._base, []))[1].append(v)
+    if also is not None and also._extras.stale is False:  # (not among them: made while no view was remembered)
+        _regenerate(also, root)
+    for other, its_views in others.values():
+        _regenerate_all(_needing_a_node(its_views, other), other)
 
 
 def renew_view_nodes(t: Tensor) -> None:
@@ -467,6 +498,9 @@ def _regenerate_all(views: list, root: Tensor) -> None:
 
 
 def _regenerate(v: Tensor, root: Tensor) -> None:
+    """A write changed the memory of view `v` of `root`: PyTorch refuses such a view from now on if it was made in
+    no_grad mode or by a multi-output op; any other view requires grad and gets a new node when its node is next
+    read (marked stale here; `rebuild_view_node` builds it), as PyTorch rebuilds a view's grad_fn lazily."""
     if GRAD.mode <= 0:
         return
     meta = creation_meta(v)
@@ -475,6 +509,16 @@ def _regenerate(v: Tensor, root: Tensor) -> None:
             v._requires_grad = True  # (a view requires grad when its base does)
             invalidate(v, meta)
         return
+    v._requires_grad = True
+    v._extras.stale = True
+
+
+def rebuild_view_node(v: Tensor) -> None:
+    """The node of a stale view, rebuilt from its base's current node by replaying the view's recipes (in grad
+    mode, as PyTorch does: the read may come under no_grad, or from the engine)."""
+    v._extras.stale = False
+    root = v._base
+    prev, GRAD.mode = GRAD.mode, 1
     REGENERATING[0] = True
     try:
         start = root if root._requires_grad else _leading_nowhere(root)
@@ -485,9 +529,13 @@ def _regenerate(v: Tensor, root: Tensor) -> None:
             t = REGISTRY["alias"].function(start)
     finally:
         REGENERATING[0] = False
+        GRAD.mode = prev
     _take_node(v, t)
+    if not v._extras.watched:
+        register_view(root, v)
 
-    register_view(root, v)
+
+Tensor._rebuild_view_node = rebuild_view_node
 
 
 def _leading_nowhere(root: Tensor) -> Tensor:
@@ -505,7 +553,7 @@ def views_follow(base: Tensor) -> None:
     they were written since they were made: PyTorch then rebuilds their node on access, or refuses them (views
     made in no_grad mode or by a multi-output op)."""
     for v in live_views(base):
-        if v._grad_fn is None:
+        if v._grad_fn is None and not v._extras.invalid_had_node:  # (a refused view keeps its node to PyTorch)
             v._requires_grad = base._requires_grad or v._extras.own_requires_grad
         if not base._requires_grad or v._version_counter.value == v._extras.attr_version:
             continue

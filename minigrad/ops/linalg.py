@@ -119,7 +119,10 @@ def _addmm_op(bias: Tensor, mat1: Tensor, mat2: Tensor) -> Tensor:
     try:
         with np.errstate(all="ignore"):  # inf * 0 is nan, silently (as in PyTorch)
             res = a @ b
-            np.add(res, bias._data, out=res)
+            if a.shape[1]:
+                np.add(res, bias._data, out=res)
+            else:  # an empty product: PyTorch's gemm only copies the bias in (so a -0. stays -0.)
+                res[...] = bias._data
     except ValueError:
         raise RuntimeError(f"The expanded size of the tensor ({res.shape[-1]}) must match the existing size "
                            f"({bias._data.shape[-1]}) at non-singleton dimension {bias._data.ndim - 1}.  Target "

@@ -168,9 +168,11 @@ class RuleNode(Node):
         return values
 
     def _unpack_input(self, v, version: int, create_graph: bool):
-        if v.__class__ is Tensor and v._grad_fn is None and v._extras is not None and \
-                v._extras.detached_at > self._sequence_number:
-            raise RuntimeError(DETACHED_SAVED)
+        if v.__class__ is Tensor and v._grad_fn is None and v._extras is not None:
+            if v._extras.invalid:  # PyTorch reads a saved input's grad_fn before its version: a refused view raises
+                raise RuntimeError(v._extras.invalid)
+            if v._extras.detached_at > self._sequence_number:
+                raise RuntimeError(DETACHED_SAVED)
         return _unpack(v, version, create_graph)
 
     def _check_saved(self) -> None:
@@ -494,7 +496,7 @@ def record(cls, result, inputs: tuple, **args) -> Tensor:
     # 1. The output tensor (the same slots as `make` sets; tests/test_engine.py checks they agree).
     out = _new(Tensor)
     out._data = result = result if result.__class__ is _ndarray else np.asarray(result)
-    out._grad_fn = None
+    out._node = None
     out._requires_grad = True
     out._grad = out._version_counter = out._base = out._extras = None
     out._output_nr = 0
@@ -520,7 +522,7 @@ def record(cls, result, inputs: tuple, **args) -> Tensor:
         node._result_version = 0
     if anomaly_mode.ENABLED[0]:
         anomaly_mode.remember_forward(node)
-    out._grad_fn = node
+    out._node = node
     return out
 
 

@@ -164,10 +164,10 @@ def _evenly(grad, self, result):
 
     s, r = xp.data(self), xp.data(result)
     mask = np.isnan(s) if np.isnan(r) else (s == r)
-    share = grad / int(mask.sum())
-    if xp.is_t(grad):  # as PyTorch: zeros.masked_fill_(mask, grad / count), so MaskedFillBackward1 when differentiated
-
+    if xp.is_t(grad):  # as PyTorch: zeros.masked_fill_(mask, grad / mask.sum()), the count an int64 tensor (so
+        share = grad / make(np.asarray(mask.sum()))  # DivBackward0 with no edge to it, then MaskedFillBackward1)
         return make(np.zeros(s.shape, s.dtype)).masked_fill_(make(mask), share)
+    share = grad / int(mask.sum())
     return np.where(mask, share, np.zeros((), s.dtype))
 
 
@@ -220,7 +220,9 @@ def _var_grad(grad, self, correction, dim, keepdim):
     else:
         centered = self - _quiet_mean(s, dims, True)
     scale = 2.0 / (n - correction) if n != correction else math.inf  # 2 / 0 is inf in PyTorch's formula
-    return xp.mul_scalar(_keep(grad, None if whole else dims, keepdim, s), scale) * centered  # (a user's number)
+    # PyTorch puts the reduced dims back only for a self of 2 dims or more (a 1-d self's 0-d grad broadcasts)
+    back = None if whole or s.ndim <= 1 else dims
+    return xp.mul_scalar(_keep(grad, back, keepdim, s), scale) * centered  # (a user's number)
 
 
 def _quiet_mean(s, axis, keepdims: bool):

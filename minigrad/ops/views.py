@@ -80,12 +80,13 @@ class ViewChain:
     instead of copying it, so a chain of n views costs O(n), not O(n²) (`y = y.view(1)[0]` in a loop).
     `meta` is the latest creation meta along the chain ("no_grad" / "multi", or None)."""
 
-    __slots__ = ("prev", "recipe", "meta", "_recipes")
+    __slots__ = ("prev", "recipe", "meta", "_recipes", "index")
 
     def __init__(self, prev: ViewChain | None, recipe, meta=None):
         self.prev, self.recipe = prev, recipe
         self.meta = meta if meta is not None else (prev.meta if prev is not None else None)
         self._recipes = None
+        self.index = None  # (root shape, flat positions in the root, repeats?): inplace.view_index_map
 
     def recipes(self) -> tuple:
         """The recipes, root first (walked once, then kept)."""
@@ -105,8 +106,11 @@ def as_view(t: Tensor, base: Tensor, recipe, multi: bool = False) -> Tensor:
     The recipes from the root base to the view are kept in `view_fn` (a ViewChain), with the creation meta
     for views PyTorch will not let you write into with autograd on (PyTorch's CreationMeta): views made
     in no_grad mode, and the outputs of ops returning several views (split, chunk, unbind).
-    Views that require grad are remembered (weakly) so an in-place write into their base rebuilds them.
+    Views that require grad are remembered (weakly) so an in-place write into their base marks them stale.
     """
+    if REGENERATING[0]:  # a step of rebuilding a view's node (inplace.rebuild_view_node): only its node is kept
+        t._base = base._base if base._base is not None else base
+        return t
     root = base._base
     if root is None:
         root = base
@@ -128,8 +132,8 @@ def as_view(t: Tensor, base: Tensor, recipe, multi: bool = False) -> Tensor:
         if mode == 0 and base._requires_grad:  # PyTorch: a view made in no_grad mode still requires grad (a leaf)
             t._requires_grad = True
     extras.view_fn = ViewChain(prev, recipe, meta)
-    if not REGENERATING[0] and ((mode > 0 and t._requires_grad) or (mode == 0 and root._requires_grad)
-                                or (not root._requires_grad and root._data.dtype.kind == "f")):
+    if ((mode > 0 and t._requires_grad) or (mode == 0 and root._requires_grad)
+            or (not root._requires_grad and root._data.dtype.kind == "f")):
         register_view(root, t)  # (a view of a float leaf follows it if it comes to require grad: views_follow)
     return t
 
@@ -154,18 +158,15 @@ class ViewRefs:
             self.prune_at = builtins.max(16, 2 * len(self.refs))
 
     def alive(self) -> list:
-        """The live views, each once (a view rebuilt by a write is registered again)."""
-        out, seen = [], set()
-        for r in self.refs:
-            v = r()
-            if v is not None and id(v) not in seen:
-                seen.add(id(v))
-                out.append(v)
-        self.refs[:] = [weakref.ref(v) for v in out]
+        """The live views (the references to dead ones are dropped)."""
+        out = [v for v in (r() for r in self.refs) if v is not None]
+        if len(out) != len(self.refs):
+            self.refs[:] = [weakref.ref(v) for v in out]
         return out
 
 
 def register_view(root: Tensor, view: Tensor) -> None:
+    view._extras.watched = True
     counter = root._shared_counter()
     if counter.views is None:
         counter.views = ViewRefs()

@@ -36,6 +36,14 @@ CASES = {  # (TARGET is defined below; the lambdas read it when called)
     "mean_dim": lambda t, x: x.reshape(3, 2).mean(1) * x[:3],
     "var": lambda t, x: x.var() * x,
     "std": lambda t, x: x.std() * x,
+    # a 1-d self reduced over its dim: PyTorch's var_backward adds no unsqueeze (fuzzer seeds 201 and 203, issue 34)
+    "var_dim_1d": lambda t, x: x.var(0) * x,
+    # a full max / min shares its gradient by `grad / mask.sum()` (an int64 tensor): DivBackward0 with two edges
+    # (fuzzer seeds 220 and 221, issue 34)
+    "max_full": lambda t, x: x.max() * x,
+    "min_full": lambda t, x: (x * x).min() * x,
+    "std_dim_1d": lambda t, x: x.std(-1) * x,
+    "var_dim_2d": lambda t, x: x.reshape(2, 3).var(1).sum() * x,
     "norm": lambda t, x: x.norm() * x,
     "norm1_dim": lambda t, x: x.reshape(2, 3).norm(p=1, dim=1).tan().sum() * x,
     "norm.5_dim": lambda t, x: x.reshape(2, 3).norm(p=0.5, dim=1).tan().sum() * x,

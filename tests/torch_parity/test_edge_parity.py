@@ -1076,6 +1076,105 @@ def test_multi_output_view_whose_base_was_written(torch, use):
     assert_same(torch, fn)
 
 
+@pytest.mark.parametrize("use", [
+    pytest.param(lambda t, w: w.add_(1.0), id="in-place"),
+    pytest.param(lambda t, w: w.__setitem__(0, 5.0), id="setitem"),
+    pytest.param(lambda t, w: w.requires_grad, id="requires_grad"),
+    pytest.param(lambda t, w: w.grad_fn, id="grad_fn"),
+    pytest.param(lambda t, w: (t.no_grad().__enter__(), w.add_(1.0), w.requires_grad)[2], id="no_grad-in-place"),
+])
+def test_split_output_after_its_base_was_written_and_detached_in_place(torch, use):
+    # issue 34, fuzzer seed 45 program 473: the split piece was refused once its base was written, but the base's
+    # detach_() made it a plain tensor that no longer required grad, so a write into it was allowed; PyTorch keeps
+    # the piece's node (it requires grad, and is refused)
+    def fn(t):
+        x = t.tensor(np.array([1.9, 1.9, 0.4]), requires_grad=True)
+        v = x * 1
+        w = v.split(1)[0]
+        v.fill_(2.0)
+        v.detach_()
+        try:
+            return use(t, w)
+        finally:
+            t.set_grad_enabled(True)
+
+    assert_same(torch, fn)
+
+
+def test_saved_chunk_piece_refused_after_its_base_was_written_under_no_grad(torch):
+    # issue 34, fuzzer seed 203 program 494: backward unpacks amin's saved input, a chunk piece whose base was written
+    # since; PyTorch reads the saved input's grad_fn first (the refused view's error), minigrad checked its version
+    def fn(t):
+        x = t.tensor([0.0, 2.0], requires_grad=True)
+        y = t.chunk(x, 1, dim=0)[0].amin(dim=0)
+        with t.no_grad():
+            x.mul_(2.0)
+        y.backward()
+
+    assert_same(torch, fn)
+
+
+@pytest.mark.parametrize("key", [slice(None, 1), slice(None), 0, -1, 2, (Ellipsis, slice(None)), (slice(None),),
+                                 (None, 0)], ids=repr)
+@pytest.mark.parametrize("how", ["get", "get-requiring-grad", "set"])
+def test_a_zero_dim_tensor_indexed_like_a_sequence(torch, key, how):
+    # issue 34, fuzzer seed 203 program 711: a lone slice or int into a 0-d tensor has PyTorch's own messages, and
+    # `x[..., :]` leaked Python's "tuple index out of range"
+    def fn(t):
+        x = t.tensor(1.5, requires_grad=how == "get-requiring-grad")
+        if how == "set":
+            x[key] = 2.0
+            return x
+        return x[key]
+
+    assert_same(torch, fn)
+
+
+def test_isclose_of_a_refused_view_raises(torch):
+    # issue 34, fuzzer seed 220 program 614: PyTorch's isclose is made of differentiable ops, which read the grad_fn
+    # of a chunk piece whose base was written since (allclose, a kernel of its own, does not)
+    def fn(t):
+        x = t.zeros(1, 3, 1, dtype=t.float64, requires_grad=True)
+        piece = t.chunk(x, 2, dim=-2)[1]
+        with t.no_grad():
+            x.mul_(2.0)
+        out = [t.allclose(piece, piece)]
+        with t.no_grad():
+            out.append(piece.isclose(t.zeros(1, dtype=t.float64)))
+        out.append(t.zeros(1, dtype=t.float64).isclose(piece))
+        return out
+
+    assert_same(torch, fn)
+
+
+def test_non_finite_floats_written_into_an_integer_tensor_warn_nothing(torch):
+    # issue 34, fuzzer seed 220 program 34: NumPy's "invalid value encountered in cast" reached the learner
+    def fn(t):
+        w = t.zeros(2, 3, 2, dtype=t.int64)[None]
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            w[0] = t.tensor(-np.inf, dtype=t.float64)
+            w[0, 1] = t.tensor(np.nan, dtype=t.float64)
+        return w
+
+    assert_same(torch, fn)
+
+
+@pytest.mark.parametrize("shape", [(2, 0), (3, 2, 0)], ids=["2-d", "3-d"])
+def test_linear_over_an_empty_inner_dim_is_its_bias(torch, shape):
+    # issue 34, fuzzer seed 231 program 398: PyTorch's addmm copies the bias in when the product is empty, so a -0.
+    # bias stays -0. (minigrad added +0.)
+    def fn(t):
+        x = t.tensor(np.zeros(shape), requires_grad=True)
+        w = t.tensor(np.zeros((2, 0)), requires_grad=True)
+        b = t.tensor([-0.0, 1.5], requires_grad=True)
+        y = t.nn.functional.linear(x, w, b)
+        y.sum().backward()
+        return y, np.signbit(y.detach().numpy()).tolist(), b.grad
+
+    assert_same(torch, fn)
+
+
 def _no_grad_view_written(t, write_through_view):
     x = t.tensor([1.0, 2.0], requires_grad=True)
     with t.no_grad():
