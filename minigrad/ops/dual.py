@@ -312,6 +312,7 @@ def _reduction(node, cls, inputs: list, in_tangents: list, out: Tensor, as_tenso
     grad = make(ones) if as_tensors else ones
     args = node._args or {}
     dims = args.get("dim") if out._data.ndim else None
+    elementwise = out._data.ndim and "dim" not in args  # a loss with reduction='none': each group is one element
     keepdim = bool(args.get("keepdim", False)) and out._data.ndim > 0
     total = None
     for (formula, reads, part), tan in zip(cls._formulas, in_tangents):
@@ -321,8 +322,8 @@ def _reduction(node, cls, inputs: list, in_tangents: list, out: Tensor, as_tenso
         slope = slope if part is None else slope[part]
         term = slope * (tan if as_tensors else tan._data)
         total = term if total is None else total + term
-    if total is None:
-        return None
+    if total is None or elementwise:
+        return total
     if dims is not None and not isinstance(dims, (tuple, list)):
         dims = (dims,)
     if as_tensors:

@@ -14,9 +14,10 @@ import numpy as np
 
 from .._layout import laid_out
 from .._stacklevel import user_stacklevel
-from .._state import GRAD
+from .._state import DUAL, GRAD
 from .._tensor import Tensor, make
 from . import xp
+from .dual import forward_aware
 from .operands import kind_name
 from .recording import SavedArg, record, rule
 from .registry import Sample, check_recordable, declare
@@ -110,7 +111,7 @@ def mse_loss_backward(grad_output, self, target, reduction):
 
 MseLossBackward0 = rule(
     "MseLossBackward0", "self target", saves="self target reduction",
-    text="grad_self = grad * 2 * (self - target) / N, grad_target = -grad_self",
+    text="grad_self = grad * 2 * (self - target) / N, grad_target = -grad_self", forward="reduction",
     self=lambda grad, self, target, reduction: mse_loss_backward(grad, self, target, reduction),
     target=lambda grad, self, target, reduction: mse_loss_backward(grad, target, self, reduction))
 
@@ -183,6 +184,8 @@ def _nll_rules(name: str):
     backward = _nll_backward_op(name.replace("Backward0", "_backward").lower().replace("nllloss", "nll_loss"), double)
     return rule(name, "self", saves="self weight reduction ignore_index total_weight target",
                 text="grad_self = -grad * weight[target] / total_weight at each target class, 0 elsewhere",
+                forward=lambda self_t, target, weight, reduction, ignore_index:  # (the loss is linear in self)
+                _nll_of(self_t, target, weight, reduction, ignore_index),
                 self=lambda grad, self, target, weight, reduction, ignore_index, total_weight:
                 backward(grad, self, target, weight, reduction, ignore_index, total_weight))
 
@@ -340,7 +343,10 @@ def _size_warning(input: Tensor, target: Tensor) -> None:
 
 
 def _scalar_node(cls, t: Tensor, value, res: np.ndarray) -> Tensor:
-    """`t * 0.5` / `t / n` as PyTorch's C++ losses write them (MulBackward1 / DivBackward1)."""
+    """`t * 0.5` / `t / n` as PyTorch's C++ losses write them (MulBackward1 / DivBackward1). Under forward AD
+    the declared Scalar op, which carries the tangent."""
+    if DUAL[0] is not None:
+        return xp.mul_scalar(t, value) if cls is MulBackward1 else xp.div_scalar(t, value)
     if _tracked(t):
         return record(cls, np.asarray(res), (t,), other=value)
     return make(np.asarray(res))
@@ -483,6 +489,10 @@ def _nll_nd(input: Tensor, target: Tensor, weight, red: int, ignore_index: int) 
     return out if red != NONE else out.view((n,) + shape[2:])
 
 
+# cross_entropy's nll_loss, carrying the tangent of log p under forward AD (as the declared nll_loss does)
+_nll_nd_dual = forward_aware(_nll_nd, (NllLossBackward0, NllLoss2DBackward0), "nll_loss")
+
+
 def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None, size_average=None,
              ignore_index: int = -100, reduce=None, reduction: str = "mean") -> Tensor:
     """Negative log likelihood of the target classes (input holds log-probabilities)."""
@@ -510,7 +520,7 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None, s
         return _cross_entropy_probs(logp, target, weight, red, label_smoothing, class_dim)
     if label_smoothing > 0:
         return _cross_entropy_smoothed(logp, target, weight, red, ignore_index, label_smoothing)
-    return _nll_nd(logp, target, weight, red, ignore_index)
+    return _nll_nd_dual(logp, target, weight, red, ignore_index)
 
 
 def _class_view(weight: Tensor, ndim: int, class_dim: int) -> Tensor:
@@ -541,7 +551,7 @@ def _cross_entropy_smoothed(logp: Tensor, target: Tensor, weight, red: int, igno
     """Label smoothing, composed as PyTorch's C++ does: (1-ε)·nll + ε/C · (-Σ log p)."""
     class_dim = 0 if logp._data.ndim == 1 else 1
     n_classes = logp._data.shape[class_dim]
-    nll = _nll_nd(logp, target, weight, red, ignore_index)
+    nll = _nll_nd_dual(logp, target, weight, red, ignore_index)
     ignore_mask = target == ignore_index
     if weight is not None:
         smooth = -(logp * _class_view(weight, logp._data.ndim, class_dim)).sum(class_dim)
@@ -632,6 +642,7 @@ declare("nll_loss", nll_loss, namespace=_F, method=False, nodes=(NllLossBackward
         samples=(Sample((((3, 4), "real"), ((3,), "index"))), Sample((((3, 4), "real"), ((3,), "index")),
                                                                      kwargs={"reduction": "sum"})))
 declare("cross_entropy", cross_entropy, namespace=_F, method=False, nodes=(MulBackward1, DivBackward1),
+        forward_nodes=(),
         samples=(Sample((((3, 4), "real"), ((3,), "index"))), Sample((((3, 4), "real"), ((3,), "index")),
                                                                      kwargs={"label_smoothing": 0.1})))
 declare("binary_cross_entropy_backward", binary_cross_entropy_backward, method=False, public=False,
@@ -661,7 +672,7 @@ def _smooth_l1_grad(grad, self, target, reduction, beta):
 
 SmoothL1LossBackward0 = rule("SmoothL1LossBackward0", "self target", saves="self target reduction beta",
                              text="grad_self = grad * ((self - target) / beta if |self - target| < beta else "
-                                  "sign(self - target)) / N,  grad_target = -grad_self",
+                                  "sign(self - target)) / N,  grad_target = -grad_self", forward="reduction",
                              self=lambda grad, self, target, reduction, beta:
                              _smooth_l1_grad(grad, self, target, reduction, beta),
                              target=lambda grad, self, target, reduction, beta:

@@ -142,7 +142,24 @@ CumsumBackward0 = rule("CumsumBackward0", "self", saves="dim",
 CumprodBackward0 = rule("CumprodBackward0", "self", saves="self dim result",
                         text="grad_self = reversed cumsum(grad * result, dim) / self  (with a zero: products of "
                              "the other elements, no division)",
+                        forward=lambda self_t, self, dim, result: _cumprod_tangent(self_t, self, dim, result),
                         self=lambda grad, self, dim, result: _cumprod_grad(grad, self, dim, result))
+
+
+def _cumprod_tangent(self_t, self, dim, result):
+    """PyTorch's cumprod_jvp: result * cumsum(self_t / self) where no zero came before; from a line's first zero
+    on, the product rule leaves only the term of that zero: the cumprod of self with the zero replaced by its
+    tangent."""
+    s = xp.data(self)
+    if s.ndim == 0:
+        return self_t
+    with np.errstate(divide="ignore", invalid="ignore"):
+        tangent = xp.cumsum(self_t / self, dim) * result
+    zeros = s == 0
+    if not zeros.any():
+        return tangent
+    first = zeros & (np.cumsum(zeros, dim) == 1)
+    return xp.where(np.cumsum(first, dim) > 0, xp.cumprod(xp.where(first, self_t, self), dim), tangent)
 
 
 def _keep(g, dim, keepdim, like):

@@ -120,18 +120,20 @@ def test_dual_level_returns_and_forward_over_requires_grad(torch):
 
 
 def test_op_without_forward_rule_raises_pytorchs_error(torch):
-    """PyTorch's text, first line and second, for an op with no forward rule (multi_margin_loss in torch, which
-    minigrad lacks; max_pool1d in minigrad, which has no forward rule yet)."""
+    """PyTorch's text, first line and second, naming the kernel, for an op with no forward rule in either library:
+    scaled_dot_product_attention on 4-D heads runs the fused CPU kernel, which has none."""
     messages = []
-    for lib, f in ((torch, lambda d: torch.nn.functional.multi_margin_loss(d, torch.tensor([0, 1]))),
-                   (minigrad, lambda d: minigrad.nn.functional.max_pool1d(d[None], 2))):
+    rng = np.random.default_rng(0)
+    q, k, v = (rng.standard_normal((1, 2, 3, 4)) for _ in range(3))
+    for lib in (torch, minigrad):
         fw = lib.autograd.forward_ad
         with fw.dual_level():
-            d = fw.make_dual(lib.tensor(np.ones((2, 4))), lib.tensor(np.ones((2, 4))))
+            d = fw.make_dual(lib.tensor(q), lib.tensor(np.ones_like(q)))
             with pytest.raises(NotImplementedError) as info:
-                f(d)
-        messages.append(str(info.value).replace("multi_margin_loss", "OP").replace("max_pool1d", "OP"))
+                lib.nn.functional.scaled_dot_product_attention(d, lib.tensor(k), lib.tensor(v))
+        messages.append(str(info.value))
     assert messages[0] == messages[1]
+    assert "_scaled_dot_product_flash_attention_for_cpu" in messages[1]
 
 
 # -- custom Functions: jvp, save_for_forward; gradcheck(check_forward_ad=True) ----------------------------------
