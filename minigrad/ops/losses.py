@@ -88,6 +88,9 @@ def _mse_grad_output(grad, grad_output, self, target, reduction):
 # records MseLossBackwardBackward0 as PyTorch does
 MseLossBackwardBackward0 = rule(
     "MseLossBackwardBackward0", "grad_output self target", saves="grad_output self target reduction",
+    forward=lambda grad_output_t, self_t, target_t, grad_output, self, target, reduction:  # linear in grad_output
+    mse_loss_backward(grad_output_t, self, target, reduction)  # and in self - target
+    + mse_loss_backward(grad_output, self_t, target_t, reduction),
     text="grad_grad_output = mse_loss_backward(grad), grad_self = 2 * grad * grad_output / N, "
          "grad_target = -grad_self",
     grad_output=lambda grad, grad_output, self, target, reduction:
@@ -239,6 +242,7 @@ def _bce_double_target(grad, grad_output, self, weight, reduction):
 # BinaryCrossEntropyBackwardBackward0, with edges to grad_output, self and target
 BinaryCrossEntropyBackwardBackward0 = rule(
     "BinaryCrossEntropyBackwardBackward0", "grad_output self target", saves="grad_output self target weight reduction",
+    forward="derived",  # (each output element: its own self and target, and grad_output, which is unsummed here)
     text="grad_grad_output = grad * (self - target) / (self * (1 - self)) / N, "
          "grad_self = grad * grad_output * (self² - 2 self target + target) / (self² (1 - self)²) / N, "
          "grad_target = -grad * grad_output / (self * (1 - self)) / N",

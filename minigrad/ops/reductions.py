@@ -117,6 +117,10 @@ softmax_backward_data = fused_op("softmax_backward_data", _softmax_backward_data
     "SoftmaxBackwardDataBackward0", "grad_output output", saves="grad_output output dim",
     text="grad_grad_output = softmax_backward(grad), grad_output = grad * grad_output - sum(output * grad_output) * "
          "grad - grad_output * sum(output * grad)",
+    forward=lambda grad_output_t, output_t, grad_output, output, dim:  # d[y (g - Σ g y)], the product rule
+    softmax_backward_data(grad_output_t, output, dim)
+    + output_t * (grad_output - xp.sum_keep(grad_output * output, dim))
+    - output * xp.sum_keep(grad_output * output_t, dim),
     grad_output=lambda grad, output, dim: softmax_backward_data(grad, output, dim),
     output=lambda grad, grad_output, output, dim:
     grad_output * grad - xp.sum_keep(output * grad_output, dim) * grad - grad_output * xp.sum_keep(output * grad, dim)),
@@ -124,6 +128,8 @@ softmax_backward_data = fused_op("softmax_backward_data", _softmax_backward_data
 log_softmax_backward_data = fused_op("log_softmax_backward_data", _log_softmax_backward_data, rule(
     "LogSoftmaxBackwardDataBackward0", "grad_output output", saves="grad_output output dim",
     text="grad_grad_output = grad - sum(grad * exp(output)), grad_output = -grad * exp(output) * sum(grad_output)",
+    forward=lambda grad_output_t, output_t, grad_output, output, dim:  # d[g - exp(y) Σ g]
+    log_softmax_backward_data(grad_output_t, output, dim) - xp.exp(output) * output_t * xp.sum_keep(grad_output, dim),
     grad_output=lambda grad, output, dim: grad - xp.sum_keep(grad * xp.exp(output), dim),
     output=lambda grad, grad_output, output, dim: -xp.sum_keep(grad_output, dim) * xp.exp(output) * grad),
     ("dim",))
