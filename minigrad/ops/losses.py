@@ -475,6 +475,10 @@ def _nll(input: Tensor, target: Tensor, weight: Tensor | None, red: int, ignore_
     return make(res)
 
 
+# One NllLoss node, carrying the tangent under forward AD (nll_loss over more dims and cross_entropy run it)
+_nll = forward_aware(_nll, (NllLossBackward0, NllLoss2DBackward0), "nll_loss")
+
+
 def _nll_nd(input: Tensor, target: Tensor, weight, red: int, ignore_index: int) -> Tensor:
     """nll_loss over (C,), (N, C) or (N, C, d1, ...) inputs, dispatched as at::nll_loss_nd."""
     _check_target(input, target)
@@ -491,10 +495,6 @@ def _nll_nd(input: Tensor, target: Tensor, weight, red: int, ignore_index: int) 
     flat_t = target.contiguous().view(n, 1, -1)
     out = _nll(flat_in, flat_t, weight, red, ignore_index, NllLoss2DBackward0)
     return out if red != NONE else out.view((n,) + shape[2:])
-
-
-# cross_entropy's nll_loss, carrying the tangent of log p under forward AD (as the declared nll_loss does)
-_nll_nd_dual = forward_aware(_nll_nd, (NllLossBackward0, NllLoss2DBackward0), "nll_loss")
 
 
 def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None, size_average=None,
@@ -524,7 +524,7 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None, s
         return _cross_entropy_probs(logp, target, weight, red, label_smoothing, class_dim)
     if label_smoothing > 0:
         return _cross_entropy_smoothed(logp, target, weight, red, ignore_index, label_smoothing)
-    return _nll_nd_dual(logp, target, weight, red, ignore_index)
+    return _nll_nd(logp, target, weight, red, ignore_index)
 
 
 def _class_view(weight: Tensor, ndim: int, class_dim: int) -> Tensor:
@@ -555,7 +555,7 @@ def _cross_entropy_smoothed(logp: Tensor, target: Tensor, weight, red: int, igno
     """Label smoothing, composed as PyTorch's C++ does: (1-ε)·nll + ε/C · (-Σ log p)."""
     class_dim = 0 if logp._data.ndim == 1 else 1
     n_classes = logp._data.shape[class_dim]
-    nll = _nll_nd_dual(logp, target, weight, red, ignore_index)
+    nll = _nll_nd(logp, target, weight, red, ignore_index)
     ignore_mask = target == ignore_index
     if weight is not None:
         smooth = -(logp * _class_view(weight, logp._data.ndim, class_dim)).sum(class_dim)
