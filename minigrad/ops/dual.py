@@ -27,6 +27,7 @@ reverse sees the backward formulas' ops, which are ops like any other).
 from __future__ import annotations
 
 import functools
+import warnings
 
 import numpy as np
 
@@ -231,7 +232,9 @@ def _by_node(op: tuple, function, args: tuple, kwargs: dict, tangents: dict):
     SAVED_HOOKS.clear()  # the stand-ins are nobody's saved tensors
     mode, GRAD.mode = GRAD.mode, 1
     try:
-        shadow = function(*a, **k)
+        with warnings.catch_warnings():  # the op warns once, when it runs for real
+            warnings.simplefilter("ignore")
+            shadow = function(*a, **k)
     finally:
         GRAD.mode = mode
         SAVED_HOOKS[:] = hooks
@@ -292,11 +295,9 @@ def _node_tangent(name: str, shadow: Tensor, out: Tensor, edges: dict, originals
     in_tangents = [tangents.get(id(t)) if isinstance(t, Tensor) else None for t in inputs]
     as_tensors = GRAD.mode > 0 and (any(isinstance(t, Tensor) and t._requires_grad for t in inputs + [out])
                                     or any(t is not None and t._requires_grad for t in in_tangents))
-    if kind == "derived":
-        return _derived(node, cls, inputs, in_tangents, out, as_tensors)
-    if kind == "reduction":
-        return _reduction(node, cls, inputs, in_tangents, out, as_tensors)
-    return _formula(node, cls, inputs, in_tangents, out, as_tensors)
+    rule = _derived if kind == "derived" else _reduction if kind == "reduction" else _formula
+    with np.errstate(all="ignore"):  # (inf * 0 is nan, silently, as in PyTorch)
+        return rule(node, cls, inputs, in_tangents, out, as_tensors)
 
 
 def _value(node, cls, read: tuple, primals: tuple):

@@ -377,7 +377,11 @@ def mse_loss(input: Tensor, target: Tensor, size_average=None, reduce=None, redu
              weight=None) -> Tensor:
     """Mean squared error (MseLossBackward0)."""
     red = _reduction(reduction, size_average, reduce)
-    input, target = _pointwise_loss_args("mse_loss", input, target, weight)
+    return _mse(*_pointwise_loss_args("mse_loss", input, target, weight), red)
+
+
+def _mse(input: Tensor, target: Tensor, red: int) -> Tensor:
+    """mse_loss of operands of one shape: one MseLossBackward0 node."""
     kind = np.result_type(input._data, target._data)
     if kind.kind != "f":
         raise NotImplementedError(f"\"mse_cpu\" not implemented for '{kind_name(kind)}'")
@@ -694,7 +698,11 @@ def smooth_l1_loss(input: Tensor, target: Tensor, size_average=None, reduce=None
     red = _reduction(reduction, size_average, reduce)
     if beta < 0:
         raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
-    input, target = _pointwise_loss_args("smooth_l1_loss", input, target, None)
+    return _smooth_l1_loss(*_pointwise_loss_args("smooth_l1_loss", input, target, None), red, beta)
+
+
+def _smooth_l1_loss(input: Tensor, target: Tensor, red: int, beta: float) -> Tensor:
+    """smooth_l1_loss of operands of one shape: one SmoothL1LossBackward0 node."""
     per = GRAD.quiet.run(_smooth_l1, input._data, target._data, beta)  # (inf - inf is nan, as PyTorch's)
     res = _reduce(per, red)
     if GRAD.mode > 0 and (input._requires_grad or target._requires_grad):
@@ -702,6 +710,9 @@ def smooth_l1_loss(input: Tensor, target: Tensor, size_average=None, reduce=None
     return make(res)
 
 
+# the one-node cores carry tangents under forward AD, also behind a broadcast target (then the ops run as composites)
+_mse = forward_aware(_mse, (MseLossBackward0,), "mse_loss")
+_smooth_l1_loss = forward_aware(_smooth_l1_loss, (SmoothL1LossBackward0,), "smooth_l1_loss")
 declare("smooth_l1_loss", smooth_l1_loss, namespace=_F, method=False, nodes=(SmoothL1LossBackward0,),
         samples=(Sample((((3, 4), "real"), ((3, 4), "real")), second_order=False),
                  Sample((((3, 4), "real"), ((3, 4), "const")), kwargs={"reduction": "sum", "beta": 0.5},

@@ -4,6 +4,8 @@ grad. Inputs are built with NumPy and handed to both libraries."""
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 
@@ -314,6 +316,10 @@ SPECIAL = {
         [(3, 4), (3, 4), (3, 2)]),
     "matmul of a vector and a batch": (lambda lib, a, b: a @ b, [(3,), (2, 3, 4)]),
     "layer_norm without affine": (lambda lib, x: lib.nn.functional.layer_norm(x, (3, 4)), [(2, 3, 4)]),
+    "mse_loss reduction='none', the target broadcast": (
+        lambda lib, x, y: lib.nn.functional.mse_loss(x, y, reduction="none"), [(3, 4), (1, 4)]),
+    "smooth_l1_loss, the target broadcast": (
+        lambda lib, x, y: lib.nn.functional.smooth_l1_loss(x, y, beta=0.5), [(3, 4), (4,)]),
 }
 
 
@@ -322,8 +328,27 @@ def test_forward_rules_on_special_arguments(torch, case):
     fn, specs = SPECIAL[case]
     arrays = [s if isinstance(s, np.ndarray) else _RNG.standard_normal(s) for s in specs]
     tangents = [_RNG.uniform(-1, 1, a.shape) for a in arrays]
-    theirs = _dual_run(torch, fn, arrays, tangents)
-    ours = _dual_run(minigrad, fn, arrays, tangents)
+    with warnings.catch_warnings():  # (a broadcast target, an even kernel's 'same' padding: both warn, as tested
+        warnings.simplefilter("ignore", UserWarning)  # in tests/nn; under a level, below)
+        theirs = _dual_run(torch, fn, arrays, tangents)
+        ours = _dual_run(minigrad, fn, arrays, tangents)
     for mine, want in zip(ours, theirs):
         assert mine.shape == want.shape and mine.dtype == want.dtype
         np.testing.assert_allclose(mine, want, rtol=1e-9, atol=1e-12)
+
+
+@pytest.mark.parametrize("case", ["var", "mse_loss"])
+def test_an_op_under_a_dual_level_warns_as_pytorchs_once(torch, case):
+    """The op's own warning, once (the run on stand-ins that reads its rule is silent), and no NumPy warning from
+    its forward rule (nan tangents, silently)."""
+    texts = []
+    for lib in (torch, minigrad):
+        fw = lib.autograd.forward_ad
+        with warnings.catch_warnings(record=True) as caught, fw.dual_level():
+            warnings.simplefilter("always")
+            x = fw.make_dual(lib.tensor(np.ones((3, 4))), lib.tensor(np.ones((3, 4))))
+            out = x[:1].var(0) if case == "var" else lib.nn.functional.mse_loss(x, lib.tensor(np.ones(4)))
+            assert fw.unpack_dual(out).tangent is not None
+        texts.append([str(w.message).split(" (Triggered")[0].replace("torch.", "minigrad.") for w in caught
+                      if "jit" not in str(w.message)])
+    assert texts[1] == texts[0] and len(texts[1]) == 1
