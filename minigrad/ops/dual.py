@@ -27,7 +27,6 @@ reverse sees the backward formulas' ops, which are ops like any other).
 from __future__ import annotations
 
 import functools
-import warnings
 
 import numpy as np
 
@@ -232,9 +231,7 @@ def _by_node(op: tuple, function, args: tuple, kwargs: dict, tangents: dict):
     SAVED_HOOKS.clear()  # the stand-ins are nobody's saved tensors
     mode, GRAD.mode = GRAD.mode, 1
     try:
-        with warnings.catch_warnings():  # the op warns once, when it runs for real
-            warnings.simplefilter("ignore")
-            shadow = function(*a, **k)
+        shadow = function(*a, **k)
     finally:
         GRAD.mode = mode
         SAVED_HOOKS[:] = hooks
@@ -295,9 +292,12 @@ def _node_tangent(name: str, shadow: Tensor, out: Tensor, edges: dict, originals
     in_tangents = [tangents.get(id(t)) if isinstance(t, Tensor) else None for t in inputs]
     as_tensors = GRAD.mode > 0 and (any(isinstance(t, Tensor) and t._requires_grad for t in inputs + [out])
                                     or any(t is not None and t._requires_grad for t in in_tangents))
-    rule = _derived if kind == "derived" else _reduction if kind == "reduction" else _formula
-    with np.errstate(all="ignore"):  # (inf * 0 is nan, silently, as in PyTorch)
-        return rule(node, cls, inputs, in_tangents, out, as_tensors)
+    if kind == "derived":  # (the elementwise ops' own formulas: the path every elementwise op takes)
+        return _derived(node, cls, inputs, in_tangents, out, as_tensors)
+    with np.errstate(all="ignore"):  # inf * 0 is nan, silently, as in PyTorch (a slope of var over one element)
+        if kind == "reduction":
+            return _reduction(node, cls, inputs, in_tangents, out, as_tensors)
+        return _formula(node, cls, inputs, in_tangents, out, as_tensors)
 
 
 def _value(node, cls, read: tuple, primals: tuple):
