@@ -254,9 +254,11 @@ def _own_nodes(shadow, edges: dict, nodes: tuple) -> bool:
         node = s._grad_fn if isinstance(s, Tensor) else None
         if node is None:
             continue
-        if any(n is not None and id(n) not in edges for n in node._next_nodes) or (
-                type(node) not in nodes and getattr(type(node), "_forward_kind", None) in ("linear", "bilinear")):
+        if type(node) not in nodes and getattr(type(node), "_forward_kind", None) in ("linear", "bilinear"):
             return False
+        for n in node._next_nodes:  # (a loop, not any(): this runs for every op under a level)
+            if n is not None and id(n) not in edges:
+                return False
     return True
 
 
