@@ -594,7 +594,8 @@ def xlogy(self, other) -> Tensor:
     return make(res)
 
 
-_xlogy = xp.either(_xlogy_arrays, xlogy)
+# (the declared xlogy, looked up when called: under forward AD it carries tangents)
+_xlogy = xp.either(_xlogy_arrays, lambda a, b: xlogy(a, b))
 
 
 # -- declarations -------------------------------------------------------------------------------------------------

@@ -120,16 +120,22 @@ def flip(self: Tensor, *dims, **named) -> Tensor:
 
 
 # -- constant padding (F.pad) ------------------------------------------------------------------------------
-def _crop(g, pad: tuple):
-    """The inverse of padding by `pad` (PyTorch's order: last dim first, (left, right) pairs): a slice, or a
-    negative pad's zero border. Under create_graph this is a `constant_pad_nd` with the negated pad."""
+def _zero_pad(g, pad: tuple):
+    """`g` padded with zeros by `pad` (PyTorch's order: last dim first, (left, right) pairs; a negative pad crops):
+    the tangent of a padding, whatever its value (the border is constant). On Tensors a `constant_pad_nd`."""
     if xp.is_t(g):
-        return constant_pad_nd(g, tuple(-p for p in pad))
-    return _pad_array(g, tuple(-p for p in pad), 0.0)
+        return constant_pad_nd(g, pad)
+    return _pad_array(g, pad, 0.0)
+
+
+def _crop(g, pad: tuple):
+    """The inverse of padding by `pad`: a slice, or a negative pad's zero border."""
+    return _zero_pad(g, tuple(-p for p in pad))
 
 
 ConstantPadNdBackward0 = rule("ConstantPadNdBackward0", "self", saves="pad",
                               text="grad_self = grad with the padded border cut off",
+                              forward=lambda self_t, pad: _zero_pad(self_t, pad),
                               self=lambda grad, pad: _crop(grad, pad))
 
 
@@ -278,7 +284,7 @@ declare("roll", roll, nodes=(RollBackward0,),
 declare("flip", flip, nodes=(FlipBackward0,), samples=(Sample(_M, ((0,),)), Sample(_B, ((0, 2),))))
 declare("constant_pad_nd", constant_pad_nd, method=False, nodes=(ConstantPadNdBackward0,),
         samples=(Sample(_M, ((1, 2),)), Sample(_B, ((1, 0, 2, 1),)), Sample(_M, ((-1, 1, 1, -1),))))
-declare("pad", pad, namespace="nn.functional", method=False, nodes=(ConstantPadNdBackward0,),
+declare("pad", pad, namespace="nn.functional", method=False, nodes=(ConstantPadNdBackward0,), forward_nodes=(),
         samples=(Sample(_M, ((1, 2),)), Sample(_B, ((0, 1, 1, 1),), {"value": 2.0})))
 declare("unflatten", unflatten, numpy_names=False,
         samples=(Sample(_M, (1, (2, 2))), Sample((((2, 12), "real"),), (-1, (-1, 3))), Sample(_B, (0, (1, 2)))))

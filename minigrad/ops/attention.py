@@ -36,7 +36,6 @@ from . import xp
 from .losses import MulBackward1, _scalar_node
 from .recording import record, rule
 from .registry import Sample, declare
-from .views import transpose
 
 SafeSoftmaxBackward0 = rule(
     "SafeSoftmaxBackward0", "self", saves="result dim",
@@ -228,7 +227,7 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn
     mask = _additive_mask(attn_mask, is_causal, query, key)
     factor = math.sqrt(1.0 / math.sqrt(query.shape[-1]) if scale is None else scale)
     q = _scalar_node(MulBackward1, query, factor, query._data * factor)
-    kt = transpose(key, -2, -1)
+    kt = key.transpose(-2, -1)  # (Tensor's methods and operators: under forward AD they carry tangents)
     k = _scalar_node(MulBackward1, kt, factor, kt._data * factor)
     scores = q @ k
     if mask is not None:
@@ -237,7 +236,7 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn
             raise RuntimeError(f"output with shape [{', '.join(map(str, scores.shape))}] doesn't match the "
                                f"broadcast shape [{', '.join(map(str, shape))}]")
         scores = scores + mask
-    weights = _safe_softmax(scores, -1)
+    weights = xp._tensor_op("_safe_softmax")(scores, -1)
     if dropout_p > 0.0:
         weights = dropout_weights(weights, dropout_p)
     return weights @ value
@@ -248,8 +247,11 @@ _QKV = (((2, 3, 4), "real"), ((2, 5, 4), "real"), ((2, 5, 3), "real"))
 declare("_safe_softmax", _safe_softmax, method=False, nodes=(SafeSoftmaxBackward0,),
         samples=(Sample((((3, 4), "real"),), (-1,)), Sample((((2, 3, 4), "real"),), (1,))))
 _HEADS = (((2, 2, 3, 4), "real"), ((2, 2, 5, 4), "real"), ((2, 2, 5, 4), "real"))
+# PyTorch's fused kernel has no forward rule: under forward AD it raises PyTorch's error, naming the kernel
+declare("_scaled_dot_product_flash_attention_for_cpu", _fused, method=False, public=False, register=False,
+        nodes=(ScaledDotProductFlashAttentionForCpuBackward0,))
 declare("scaled_dot_product_attention", scaled_dot_product_attention, namespace="nn.functional", method=False,
-        nodes=(ScaledDotProductFlashAttentionForCpuBackward0,),
+        nodes=(ScaledDotProductFlashAttentionForCpuBackward0,), forward_nodes=(),
         samples=(Sample(_QKV), Sample(_QKV, kwargs={"is_causal": True}), Sample(_QKV, kwargs={"scale": 0.3}),
                  Sample(_HEADS), Sample(_HEADS, kwargs={"is_causal": True, "scale": 0.7}),
                  Sample(_HEADS + (((3, 5), "bool"),), keywords=("attn_mask",)),

@@ -33,9 +33,9 @@ from .. import _dtypes
 from .._state import GRAD
 from .._tensor import Tensor, make
 from . import xp
+from .dual import forward_aware
 from .recording import record, rule
 from .registry import Sample, declare
-from .views import squeeze, unsqueeze
 
 
 class Geometry(NamedTuple):
@@ -213,6 +213,11 @@ def col2im(input: Tensor, geo: Geometry) -> Tensor:
     return make(res)
 
 
+# The convolution's formulas call these on Tensors: under forward AD (forward over reverse) they carry tangents
+im2col = forward_aware(im2col, (Im2ColBackward0,), "im2col")
+col2im = forward_aware(col2im, (Col2ImBackward0,), "col2im")
+
+
 def _geo_args(geo: Geometry) -> dict:
     return {"dilation": geo.dilation, "kernel_size": geo.kernel, "padding": geo.padding, "stride": geo.stride}
 
@@ -304,6 +309,16 @@ def _weight_grad_of(grad, input, _geo, transposed, weight_shape):
     return _weight_grad(input, grad, _geo, weight_shape)
 
 
+def _conv_tangent(tangents: tuple, input, weight, _geo, transposed):
+    """The convolution is bilinear in (input, weight) and adds the bias per channel: its tangent is
+    conv(input_t, weight) + conv(input, weight_t) + bias_t (a zero number for an absent bias)."""
+    input_t, weight_t, bias_t = tangents
+    conv = _adjoint if transposed else _forward
+    with np.errstate(all="ignore"):
+        total = conv(input_t, weight, _geo) + conv(input, weight_t, _geo)
+    return total + xp.reshape(bias_t, (1, -1) + (1,) * (len(total.shape) - 2))
+
+
 def _bias_grad(grad):
     dims = (0,) + tuple(range(2, len(grad.shape)))
     return grad.sum(dims) if xp.is_t(grad) else grad.sum(axis=dims)
@@ -314,6 +329,8 @@ ConvolutionBackward0 = rule(
     saves="input weight bias_sym_sizes_opt stride padding dilation transposed output_padding groups _geo _wshape",
     text="grad_input = transposed convolution of grad with weight;  grad_weight = correlation of input with grad;  "
          "grad_bias = Σ grad over batch and positions",
+    forward=lambda input_t, weight_t, bias_t, input, weight, _geo, transposed:
+    _conv_tangent((input_t, weight_t, bias_t), input, weight, _geo, transposed),
     input=lambda grad, weight, _geo, transposed: _input_grad(grad, weight, _geo, transposed),
     weight=lambda grad, input, _geo, transposed, _wshape: _weight_grad_of(grad, input, _geo, transposed, _wshape),
     bias=lambda grad: _bias_grad(grad))
@@ -432,7 +449,7 @@ def _on_batch(input: Tensor, s: int, name: str, run) -> Tensor:
     squeezed after, as PyTorch does (SqueezeBackward1 in the graph)."""
     if _batched(input, s, name):
         return run(input)
-    return squeeze(run(unsqueeze(input, 0)), 0)
+    return run(input.unsqueeze(0)).squeeze(0)  # (Tensor's methods: under forward AD they carry tangents)
 
 
 def _conv(input: Tensor, weight: Tensor, bias, settings: tuple, groups: int) -> Tensor:
@@ -519,21 +536,25 @@ declare("convolution", convolution, method=False, nodes=(ConvolutionBackward0,),
                  Sample((((2, 4, 3, 3), "real"), ((4, 2, 2, 2), "real"), ((4,), "real")),
                         ((2, 1), (1, 0), (1, 1), True, (1, 0), 2))))
 declare("conv2d", conv2d, namespace=_F, method=False, nodes=(ConvolutionBackward0,),
+        forward_nodes=(),
         samples=(Sample((_X2, _W2, _B)), Sample((_X2, _W2)), Sample((_X2, _W2, _B), (2, 1)),
                  Sample((_X2, _W2), kwargs={"padding": (1, 2), "dilation": (2, 1)}),
                  Sample((((2, 4, 5, 5), "real"), ((6, 2, 3, 3), "real"), ((6,), "real")), kwargs={"groups": 2}),
                  Sample((_X2, ((4, 3, 3, 1), "real")), kwargs={"padding": "same"}), Sample((((3, 6, 5), "real"), _W2)),
                  Sample((((1, 2, 5, 4), "real"), ((2, 2, 2, 3), "real")), kwargs={"padding": "same"})))
 declare("conv1d", conv1d, namespace=_F, method=False, nodes=(ConvolutionBackward0,),
+        forward_nodes=(),
         samples=(Sample((_X1, _W1, ((4,), "real"))), Sample((_X1, _W1), kwargs={"stride": 3, "padding": 2}),
                  Sample((_X1, _W1), kwargs={"padding": "same", "dilation": 2}),
                  Sample((((2, 4, 6), "real"), ((4, 1, 3), "real")), kwargs={"groups": 4}),
                  Sample((((3, 7), "real"), _W1), kwargs={"padding": "valid"})))
 declare("conv_transpose2d", conv_transpose2d, namespace=_F, method=False, nodes=(ConvolutionBackward0,),
+        forward_nodes=(),
         samples=(Sample((((2, 4, 3, 3), "real"), ((4, 3, 2, 3), "real"), ((3,), "real"))),
                  Sample((((2, 4, 3, 3), "real"), ((4, 3, 3, 3), "real")), (None, 2, 1, 1)),
                  Sample((((2, 4, 3, 2), "real"), ((4, 1, 2, 2), "real")), kwargs={"groups": 2, "dilation": 2})))
 declare("conv_transpose1d", conv_transpose1d, namespace=_F, method=False, nodes=(ConvolutionBackward0,),
+        forward_nodes=(),
         samples=(Sample((((2, 4, 5), "real"), ((4, 3, 3), "real"), ((3,), "real")), kwargs={"stride": 2}),))
 declare("unfold", unfold, namespace=_F, method=False, nodes=(Im2ColBackward0,),
         samples=(Sample((((2, 3, 5, 4), "real"),), ((2, 3),)),

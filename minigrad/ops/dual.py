@@ -97,7 +97,7 @@ def forward_aware(function, nodes: tuple, name: str, out_of_place=None):
     def call(*args, **kwargs):
         if DUAL[0] is None:
             return function(*args, **kwargs)
-        return _run(name, function, kind, out_of_place, args, kwargs)
+        return _run((name, kind, nodes), function, out_of_place, args, kwargs)
 
     call.forward_of = (function, functools.partial(forward_aware, nodes=nodes, name=name, out_of_place=out_of_place))
     return call
@@ -118,7 +118,9 @@ def _composite(function, name: str):
     return call
 
 
-def _run(name: str, function, kind, out_of_place, args: tuple, kwargs: dict):
+def _run(op: tuple, function, out_of_place, args: tuple, kwargs: dict):
+    """`op`: (its name, its forward kind if one for all its nodes, its node classes)."""
+    name, kind, nodes = op
     level = DUAL[0]
     tangents = _tangents_in(args, kwargs, level)
     if not tangents:
@@ -126,12 +128,15 @@ def _run(name: str, function, kind, out_of_place, args: tuple, kwargs: dict):
     DUAL[0] = None  # the op, and the rule computing its tangent, run as with no forward AD
     try:
         if out_of_place is not None:
-            return _run_inplace((name, kind, function, out_of_place), args, kwargs, tangents, level)
+            return _run_inplace((name, kind, nodes, function, out_of_place), args, kwargs, tangents, level)
         if kind in ("linear", "bilinear"):
             out = function(*args, **kwargs)
             _attach(out, _by_function(kind, function, args, kwargs, tangents), level)
             return out
-        new = _by_node(name, function, args, kwargs, tangents)
+        new = _by_node((name, nodes), function, args, kwargs, tangents)
+        if new is None:  # on these arguments the op is made of other ops (a view first, a special case)
+            DUAL[0] = level
+            return _composite(function, name)(*args, **kwargs)
         out = function(*args, **kwargs)
         _attach(out, new(out), level)
         return out
@@ -207,9 +212,11 @@ def _only(key: int, tangent: Tensor, t: Tensor) -> Tensor:
 
 
 # -- rules read from the node the op records ------------------------------------------------------------------
-def _by_node(name: str, function, args: tuple, kwargs: dict, tangents: dict):
+def _by_node(op: tuple, function, args: tuple, kwargs: dict, tangents: dict):
     """Run the op on stand-ins that require grad, so that it records its node; return `f(out)`, which computes the
-    tangent(s) of the real output `out` from that node's forward rule."""
+    tangent(s) of the real output `out` from that node's forward rule, or None when on these arguments the op
+    records other ops' nodes instead (`op`: its name and node classes)."""
+    name, nodes = op
     originals = {}
 
     def stand_in(t):
@@ -229,6 +236,8 @@ def _by_node(name: str, function, args: tuple, kwargs: dict, tangents: dict):
         GRAD.mode = mode
         SAVED_HOOKS[:] = hooks
     edges = {id(accumulator(s)): t for s, t in ((s, originals[id(s)]) for s in _stand_ins(a, k, originals))}
+    if not _own_nodes(shadow, edges, nodes):
+        return None
 
     def tangent(out):
         if isinstance(shadow, Tensor):
@@ -236,6 +245,21 @@ def _by_node(name: str, function, args: tuple, kwargs: dict, tangents: dict):
         return tuple(_node_tangent(name, s, o, edges, originals, tangents) if isinstance(s, Tensor) else None
                      for s, o in zip(shadow, out))
     return tangent
+
+
+def _own_nodes(shadow, edges: dict, nodes: tuple) -> bool:
+    """Did the op record a node whose rule gives its tangent, over its inputs: not over what other ops it ran made
+    of them, nor a view or copy of another op (batch_norm of an empty batch is a clone)?"""
+    for s in shadow if isinstance(shadow, (tuple, list)) else (shadow,):
+        node = s._grad_fn if isinstance(s, Tensor) else None
+        if node is None:
+            continue
+        if type(node) not in nodes and getattr(type(node), "_forward_kind", None) in ("linear", "bilinear"):
+            return False
+        for n in node._next_nodes:  # (a loop, not any(): this runs for every op under a level)
+            if n is not None and id(n) not in edges:
+                return False
+    return True
 
 
 def _stand_ins(args: tuple, kwargs: dict, originals: dict) -> list:
@@ -270,11 +294,12 @@ def _node_tangent(name: str, shadow: Tensor, out: Tensor, edges: dict, originals
     in_tangents = [tangents.get(id(t)) if isinstance(t, Tensor) else None for t in inputs]
     as_tensors = GRAD.mode > 0 and (any(isinstance(t, Tensor) and t._requires_grad for t in inputs + [out])
                                     or any(t is not None and t._requires_grad for t in in_tangents))
-    if kind == "derived":
+    if kind == "derived":  # (the elementwise ops' own formulas: the path every elementwise op takes)
         return _derived(node, cls, inputs, in_tangents, out, as_tensors)
-    if kind == "reduction":
-        return _reduction(node, cls, inputs, in_tangents, out, as_tensors)
-    return _formula(node, cls, inputs, in_tangents, out, as_tensors)
+    with np.errstate(all="ignore"):  # inf * 0 is nan, silently, as in PyTorch (a slope of var over one element)
+        if kind == "reduction":
+            return _reduction(node, cls, inputs, in_tangents, out, as_tensors)
+        return _formula(node, cls, inputs, in_tangents, out, as_tensors)
 
 
 def _value(node, cls, read: tuple, primals: tuple):
@@ -312,6 +337,7 @@ def _reduction(node, cls, inputs: list, in_tangents: list, out: Tensor, as_tenso
     grad = make(ones) if as_tensors else ones
     args = node._args or {}
     dims = args.get("dim") if out._data.ndim else None
+    elementwise = out._data.ndim and "dim" not in args  # a loss with reduction='none': each group is one element
     keepdim = bool(args.get("keepdim", False)) and out._data.ndim > 0
     total = None
     for (formula, reads, part), tan in zip(cls._formulas, in_tangents):
@@ -321,8 +347,8 @@ def _reduction(node, cls, inputs: list, in_tangents: list, out: Tensor, as_tenso
         slope = slope if part is None else slope[part]
         term = slope * (tan if as_tensors else tan._data)
         total = term if total is None else total + term
-    if total is None:
-        return None
+    if total is None or elementwise:
+        return total
     if dims is not None and not isinstance(dims, (tuple, list)):
         dims = (dims,)
     if as_tensors:
@@ -348,13 +374,19 @@ def _formula(node, cls, inputs: list, in_tangents: list, out: Tensor, as_tensors
 # -- in-place ops ------------------------------------------------------------------------------------------------
 def _run_inplace(op: tuple, args: tuple, kwargs: dict, tangents: dict, level):
     """The tangent of the out-of-place twin, computed before the write, becomes the tangent of the tensor written
-    (written into its tangent's memory, so a view's tangent writes through to its base's). `op`: (name, kind, the
-    in-place function, its out-of-place twin)."""
-    name, kind, function, out_of_place = op
+    (written into its tangent's memory, so a view's tangent writes through to its base's). `op`: (name, kind, node
+    classes, the in-place function, its out-of-place twin)."""
+    name, kind, nodes, function, out_of_place = op
     if kind in ("linear", "bilinear"):
         new = _by_function(kind, out_of_place, args, kwargs, tangents)
-    else:
-        new = _by_node(name, out_of_place, args, kwargs, tangents)(out_of_place(*args, **kwargs))
+    elif (by_node := _by_node((name, nodes), out_of_place, args, kwargs, tangents)) is not None:
+        new = by_node(out_of_place(*args, **kwargs))
+    else:  # made of other ops on these arguments: the twin, run with the level active, gives the tangent
+        DUAL[0] = level
+        try:
+            new = tangent_of(_composite(out_of_place, name)(*args, **kwargs), level)
+        finally:
+            DUAL[0] = None
     out = function(*args, **kwargs)
     write_tangent(args[0], new, level)
     return out

@@ -334,7 +334,7 @@ def _leaky_relu_backward(g, x, negative_slope):
 # PyTorch's fused backward op: under create_graph the gradient depends on `self` (LeakyReluBackwardBackward0,
 # whose gradient for self is zeros), so a second backward through it gives zeros rather than an error
 leaky_relu_backward = fused_op("leaky_relu_backward", _leaky_relu_backward, rule(
-    "LeakyReluBackwardBackward0", "grad_output self", saves="self negative_slope",
+    "LeakyReluBackwardBackward0", "grad_output self", saves="self negative_slope", forward="derived",
     text="grad_grad_output = grad * (1 if self > 0 else negative_slope), grad_self = 0",
     grad_output=lambda grad, self, negative_slope: leaky_relu_backward(grad, self, negative_slope),
     self=lambda grad: xp.zeros_like(grad)), ("negative_slope",))

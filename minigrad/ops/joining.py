@@ -16,7 +16,8 @@ from .._stacklevel import user_stacklevel
 from .._state import GRAD
 from .._tensor import Tensor, _wrap_dim, make
 from . import xp
-from .indexing import getitem, slice_view
+from .dual import forward_aware
+from .indexing import SliceBackward0, getitem, slice_view
 from .inplace import inplace_of
 from .operands import result_dtype
 from .recording import SavedArg, record, record_multi, rule
@@ -191,6 +192,9 @@ def chunk(self, chunks: int, dim: int = 0):
     return split(self, -(-n // chunks), dim)
 
 
+_slice_view = forward_aware(slice_view, (SliceBackward0,), "narrow")  # (its tangent: the same slice of the tangent)
+
+
 def narrow(self, dim: int, start: int, length: int):
     if self._data.ndim == 0:
         raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
@@ -201,7 +205,7 @@ def narrow(self, dim: int, start: int, length: int):
     if not (0 <= start and start + length <= n):
         raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size ({n}).")
     if self._requires_grad and GRAD.mode > 0:  # always a SliceBackward0, even over the whole dim
-        return slice_view(self, d, slice(start, start + length))
+        return _slice_view(self, d, slice(start, start + length))
     return getitem(self, (slice(None),) * d + (slice(start, start + length),))
 
 

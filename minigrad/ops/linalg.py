@@ -14,7 +14,7 @@ from .dual import forward_aware
 from .operands import as_operand, broadcast_error, kind_name
 from .recording import record, rule
 from .registry import Sample, declare
-from .views import _unsafe_view, contiguous, expand, reshape, squeeze, t, transpose, unsqueeze
+from .views import _unsafe_view, contiguous, expand, reshape, t, transpose
 from .xp import expandable
 
 
@@ -74,6 +74,8 @@ BaddbmmBackward0 = rule(
     "BaddbmmBackward0", "self batch1 batch2", saves="alpha batch1 batch2 beta",
     text="grad_self = grad * beta (summed to self's shape), grad_batch1 = grad @ batch2ᵀ * alpha (per batch), "
          "grad_batch2 = batch1ᵀ @ grad * alpha (per batch)",
+    forward=lambda self_t, batch1_t, batch2_t, batch1, batch2, alpha, beta:
+    _times(self_t, beta) + _times(xp.bmm(batch1_t, batch2) + xp.bmm(batch1, batch2_t), alpha),
     self=lambda grad, beta: _times(grad, beta),
     batch1=lambda grad, batch2, alpha: _times(xp.bmm(grad, xp.transpose(batch2, 1, 2)), alpha),
     batch2=lambda grad, batch1, alpha: _times(xp.bmm(xp.transpose(batch1, 1, 2), grad), alpha))
@@ -333,10 +335,15 @@ def _squeeze0_(t: Tensor) -> Tensor:
     return out
 
 
+_squeeze0_ = forward_aware(_squeeze0_, (SqueezeBackward4,), "squeeze_")
+
+
 def matmul(self, other):
     """Rank dispatch exactly as at::matmul, so the graph has the same nodes as PyTorch's:
     1-D @ 1-D is dot, 2-D @ 1-D mv, 1-D @ 2-D an unsqueezed mm, 2-D @ 2-D mm; a batch against a
-    matrix or vector folds into mm/mv when PyTorch folds; everything else broadcasts and runs bmm."""
+    matrix or vector folds into mm/mv when PyTorch folds; everything else broadcasts and runs bmm.
+    Under forward AD the ops it runs carry the tangents (Tensor's methods for the ones with a `dim`), so a
+    reshaped operand that a node saves has its tangent too (forward over reverse reads it)."""
     if other.__class__ is not Tensor:
         other = as_operand(other)
         if not isinstance(other, Tensor):
@@ -351,7 +358,7 @@ def matmul(self, other):
     if d1 == 2 and d2 == 1:
         return mv(self, other)
     if d1 == 1 and d2 == 2:
-        return _squeeze0_(mm(unsqueeze(self, 0), other))
+        return _squeeze0_(mm(self.unsqueeze(0), other))
     if d1 == 2 and d2 == 2:
         return mm(self, other)
     if _should_fold(self, other):
@@ -381,12 +388,12 @@ def matmul(self, other):
     bsz = int(np.prod(batch))
     a3 = reshape(expand(self, batch + (n, m1)), (bsz, n, m1))
     if d2 == 1:
-        b3 = unsqueeze(reshape(expand(other, batch + (m2,)), (bsz, m2)), 2)
+        b3 = reshape(expand(other, batch + (m2,)), (bsz, m2)).unsqueeze(2)
     else:
         b3 = reshape(expand(other, batch + (m2, p)), (bsz, m2, p))
     out_shape = batch + ((n,) if d1 > 1 else ()) + ((p,) if d2 > 1 else ())
     out = bmm(a3, b3)
-    return _unsafe_view(squeeze(out, -1) if d2 == 1 else out, out_shape)
+    return _unsafe_view(out.squeeze(-1) if d2 == 1 else out, out_shape)
 
 
 def rmatmul(self, other):
@@ -396,7 +403,7 @@ def rmatmul(self, other):
 
 # == declarations ===============================================================================================
 declare("matmul", matmul, operators={"__matmul__": matmul, "__rmatmul__": rmatmul},
-        nodes=(MmBackward0, MvBackward0, DotBackward0, BmmBackward0, SqueezeBackward4),
+        nodes=(MmBackward0, MvBackward0, DotBackward0, BmmBackward0, SqueezeBackward4), forward_nodes=(),
         samples=(Sample((((3, 4), "real"), ((4, 2), "real"))), Sample((((3, 4), "real"), ((4,), "real"))),
                  Sample((((4,), "real"), ((4,), "real"))), Sample((((4,), "real"), ((4, 2), "real"))),
                  Sample((((2, 3, 4), "real"), ((4, 2), "real"))), Sample((((2, 3, 4), "real"), ((2, 4, 5), "real")))))

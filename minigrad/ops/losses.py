@@ -14,9 +14,10 @@ import numpy as np
 
 from .._layout import laid_out
 from .._stacklevel import user_stacklevel
-from .._state import GRAD
+from .._state import DUAL, GRAD
 from .._tensor import Tensor, make
 from . import xp
+from .dual import forward_aware
 from .operands import kind_name
 from .recording import SavedArg, record, rule
 from .registry import Sample, check_recordable, declare
@@ -87,6 +88,9 @@ def _mse_grad_output(grad, grad_output, self, target, reduction):
 # records MseLossBackwardBackward0 as PyTorch does
 MseLossBackwardBackward0 = rule(
     "MseLossBackwardBackward0", "grad_output self target", saves="grad_output self target reduction",
+    forward=lambda grad_output_t, self_t, target_t, grad_output, self, target, reduction:  # linear in grad_output
+    mse_loss_backward(grad_output_t, self, target, reduction)  # and in self - target
+    + mse_loss_backward(grad_output, self_t, target_t, reduction),
     text="grad_grad_output = mse_loss_backward(grad), grad_self = 2 * grad * grad_output / N, "
          "grad_target = -grad_self",
     grad_output=lambda grad, grad_output, self, target, reduction:
@@ -110,7 +114,7 @@ def mse_loss_backward(grad_output, self, target, reduction):
 
 MseLossBackward0 = rule(
     "MseLossBackward0", "self target", saves="self target reduction",
-    text="grad_self = grad * 2 * (self - target) / N, grad_target = -grad_self",
+    text="grad_self = grad * 2 * (self - target) / N, grad_target = -grad_self", forward="reduction",
     self=lambda grad, self, target, reduction: mse_loss_backward(grad, self, target, reduction),
     target=lambda grad, self, target, reduction: mse_loss_backward(grad, target, self, reduction))
 
@@ -183,6 +187,8 @@ def _nll_rules(name: str):
     backward = _nll_backward_op(name.replace("Backward0", "_backward").lower().replace("nllloss", "nll_loss"), double)
     return rule(name, "self", saves="self weight reduction ignore_index total_weight target",
                 text="grad_self = -grad * weight[target] / total_weight at each target class, 0 elsewhere",
+                forward=lambda self_t, target, weight, reduction, ignore_index:  # (the loss is linear in self)
+                _nll_of(self_t, target, weight, reduction, ignore_index),
                 self=lambda grad, self, target, weight, reduction, ignore_index, total_weight:
                 backward(grad, self, target, weight, reduction, ignore_index, total_weight))
 
@@ -236,6 +242,7 @@ def _bce_double_target(grad, grad_output, self, weight, reduction):
 # BinaryCrossEntropyBackwardBackward0, with edges to grad_output, self and target
 BinaryCrossEntropyBackwardBackward0 = rule(
     "BinaryCrossEntropyBackwardBackward0", "grad_output self target", saves="grad_output self target weight reduction",
+    forward="derived",  # (each output element: its own self and target, and grad_output, which is unsummed here)
     text="grad_grad_output = grad * (self - target) / (self * (1 - self)) / N, "
          "grad_self = grad * grad_output * (self² - 2 self target + target) / (self² (1 - self)²) / N, "
          "grad_target = -grad * grad_output / (self * (1 - self)) / N",
@@ -340,7 +347,10 @@ def _size_warning(input: Tensor, target: Tensor) -> None:
 
 
 def _scalar_node(cls, t: Tensor, value, res: np.ndarray) -> Tensor:
-    """`t * 0.5` / `t / n` as PyTorch's C++ losses write them (MulBackward1 / DivBackward1)."""
+    """`t * 0.5` / `t / n` as PyTorch's C++ losses write them (MulBackward1 / DivBackward1). Under forward AD
+    the declared Scalar op, which carries the tangent."""
+    if DUAL[0] is not None:
+        return xp.mul_scalar(t, value) if cls is MulBackward1 else xp.div_scalar(t, value)
     if _tracked(t):
         return record(cls, np.asarray(res), (t,), other=value)
     return make(np.asarray(res))
@@ -367,7 +377,11 @@ def mse_loss(input: Tensor, target: Tensor, size_average=None, reduce=None, redu
              weight=None) -> Tensor:
     """Mean squared error (MseLossBackward0)."""
     red = _reduction(reduction, size_average, reduce)
-    input, target = _pointwise_loss_args("mse_loss", input, target, weight)
+    return _mse(*_pointwise_loss_args("mse_loss", input, target, weight), red)
+
+
+def _mse(input: Tensor, target: Tensor, red: int) -> Tensor:
+    """mse_loss of operands of one shape: one MseLossBackward0 node."""
     kind = np.result_type(input._data, target._data)
     if kind.kind != "f":
         raise NotImplementedError(f"\"mse_cpu\" not implemented for '{kind_name(kind)}'")
@@ -463,6 +477,10 @@ def _nll(input: Tensor, target: Tensor, weight: Tensor | None, red: int, ignore_
                       reduction=red, ignore_index=ignore_index,
                       total_weight=make(total), target=_saved(target))
     return make(res)
+
+
+# One NllLoss node, carrying the tangent under forward AD (nll_loss over more dims and cross_entropy run it)
+_nll = forward_aware(_nll, (NllLossBackward0, NllLoss2DBackward0), "nll_loss")
 
 
 def _nll_nd(input: Tensor, target: Tensor, weight, red: int, ignore_index: int) -> Tensor:
@@ -632,6 +650,7 @@ declare("nll_loss", nll_loss, namespace=_F, method=False, nodes=(NllLossBackward
         samples=(Sample((((3, 4), "real"), ((3,), "index"))), Sample((((3, 4), "real"), ((3,), "index")),
                                                                      kwargs={"reduction": "sum"})))
 declare("cross_entropy", cross_entropy, namespace=_F, method=False, nodes=(MulBackward1, DivBackward1),
+        forward_nodes=(),
         samples=(Sample((((3, 4), "real"), ((3,), "index"))), Sample((((3, 4), "real"), ((3,), "index")),
                                                                      kwargs={"label_smoothing": 0.1})))
 declare("binary_cross_entropy_backward", binary_cross_entropy_backward, method=False, public=False,
@@ -661,7 +680,7 @@ def _smooth_l1_grad(grad, self, target, reduction, beta):
 
 SmoothL1LossBackward0 = rule("SmoothL1LossBackward0", "self target", saves="self target reduction beta",
                              text="grad_self = grad * ((self - target) / beta if |self - target| < beta else "
-                                  "sign(self - target)) / N,  grad_target = -grad_self",
+                                  "sign(self - target)) / N,  grad_target = -grad_self", forward="reduction",
                              self=lambda grad, self, target, reduction, beta:
                              _smooth_l1_grad(grad, self, target, reduction, beta),
                              target=lambda grad, self, target, reduction, beta:
@@ -679,7 +698,11 @@ def smooth_l1_loss(input: Tensor, target: Tensor, size_average=None, reduce=None
     red = _reduction(reduction, size_average, reduce)
     if beta < 0:
         raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
-    input, target = _pointwise_loss_args("smooth_l1_loss", input, target, None)
+    return _smooth_l1_loss(*_pointwise_loss_args("smooth_l1_loss", input, target, None), red, beta)
+
+
+def _smooth_l1_loss(input: Tensor, target: Tensor, red: int, beta: float) -> Tensor:
+    """smooth_l1_loss of operands of one shape: one SmoothL1LossBackward0 node."""
     per = GRAD.quiet.run(_smooth_l1, input._data, target._data, beta)  # (inf - inf is nan, as PyTorch's)
     res = _reduce(per, red)
     if GRAD.mode > 0 and (input._requires_grad or target._requires_grad):
@@ -687,6 +710,9 @@ def smooth_l1_loss(input: Tensor, target: Tensor, size_average=None, reduce=None
     return make(res)
 
 
+# the one-node cores carry tangents under forward AD, also behind a broadcast target (then the ops run as composites)
+_mse = forward_aware(_mse, (MseLossBackward0,), "mse_loss")
+_smooth_l1_loss = forward_aware(_smooth_l1_loss, (SmoothL1LossBackward0,), "smooth_l1_loss")
 declare("smooth_l1_loss", smooth_l1_loss, namespace=_F, method=False, nodes=(SmoothL1LossBackward0,),
         samples=(Sample((((3, 4), "real"), ((3, 4), "real")), second_order=False),
                  Sample((((3, 4), "real"), ((3, 4), "const")), kwargs={"reduction": "sum", "beta": 0.5},

@@ -68,6 +68,18 @@ def _weight_grad(grad, input, over: _Over, keep: tuple):
     return _sum(grad * ((input - mu) * r), keep)
 
 
+def _tangent(input_t, input, over: _Over, affine: tuple):
+    """The tangent of `x̂ * weight + bias`: x̂'s Jacobian is symmetric, so x̂_t is the input gradient's formula
+    applied to input_t (no weight); then the product rule. `affine`: (weight, weight_t, bias_t), weight None or
+    shaped to broadcast (an absent weight or bias has a zero tangent)."""
+    weight, weight_t, bias_t = affine
+    xhat_t = _input_grad(input_t, input, None, over)
+    if weight is None:
+        return xhat_t + bias_t
+    mu, r = _stats(input, over)
+    return xhat_t * weight + (input - mu) * r * weight_t + bias_t
+
+
 # -- layer_norm ------------------------------------------------------------------------------------------------
 def _ln_dims(input, normalized_shape) -> tuple:
     return tuple(range(len(input.shape) - len(normalized_shape), len(input.shape)))
@@ -82,6 +94,8 @@ NativeLayerNormBackward0 = rule(
     text="grad_input = rstd * (g - mean(g) - x̂ * mean(g * x̂)), g = grad * weight;  grad_weight = Σ grad * x̂;  "
          "grad_bias = Σ grad",
     shown={"result1": lambda node, v: make(v), "result2": lambda node, v: make(v)},
+    forward=lambda input_t, weight_t, bias_t, input, weight, normalized_shape, result1, result2, _eps: _tangent(
+        input_t, input, _Over(_ln_dims(input, normalized_shape), _eps, result1, result2), (weight, weight_t, bias_t)),
     input=lambda grad, input, weight, normalized_shape, result1, result2, _eps: _input_grad(
         grad, input, weight, _Over(_ln_dims(input, normalized_shape), _eps, result1, result2)),
     weight=lambda grad, input, normalized_shape, result1, result2, _eps: _weight_grad(
@@ -141,6 +155,20 @@ def _bn_input_grad(grad, input, weight, training, eps, _stats):
     return _input_grad(grad, input, w, _Over(_channel_dims(input), eps, mean, invstd))
 
 
+def _bn_tangent(tangents: tuple, input, weight, training, eps, _stats):
+    """batch_norm's tangent: with the batch's statistics as layer_norm's (per channel); in eval, with the running
+    ones, a per-channel affine map of the input."""
+    input_t, weight_t, bias_t = tangents
+    nd = len(input.shape)
+    affine = (_per_channel(weight, nd), _per_channel(weight_t, nd), _per_channel(bias_t, nd))
+    mean, invstd = _stats
+    if training:
+        return _tangent(input_t, input, _Over(_channel_dims(input), eps, mean, invstd), affine)
+    w, w_t, b_t = affine
+    scale = invstd if w is None else w * invstd
+    return input_t * scale + (input - mean) * invstd * w_t + b_t
+
+
 def _bn_weight_grad(grad, input, training, eps, _stats):
     mean, invstd = _stats
     dims = _channel_dims(input)
@@ -155,6 +183,8 @@ NativeBatchNormBackward0 = rule(
     text="training: grad_input = rstd * (g - mean(g) - x̂ * mean(g * x̂)), g = grad * weight (means per channel); "
          "eval: grad_input = grad * weight * rstd;  grad_weight = Σ grad * x̂;  grad_bias = Σ grad",
     shown={"result1": lambda node, v: make(v), "result2": lambda node, v: make(v)},
+    forward=lambda input_t, weight_t, bias_t, input, weight, training, eps, _stats:
+    _bn_tangent((input_t, weight_t, bias_t), input, weight, training, eps, _stats),
     input=_bn_input_grad,
     weight=_bn_weight_grad,
     bias=lambda grad: _sum(grad, _channel_dims(grad)))

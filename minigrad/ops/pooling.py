@@ -24,7 +24,6 @@ from .convolution import Geometry, scatter, windows
 from .recording import SavedArg, record, rule
 from .reductions import mean
 from .registry import Sample, declare
-from .views import squeeze, unsqueeze
 
 
 class Pool(NamedTuple):
@@ -102,6 +101,13 @@ def _max_pool_grad(grad, self, result1, disjoint: bool):
     return out.reshape(shape)
 
 
+def _max_pool_tangent(self_t, result1: np.ndarray):
+    """Each window's tangent is its max element's: self_t gathered at the indices (into each plane's H * W)."""
+    lead = result1.shape[:-2]
+    picked = xp.gather(xp.reshape(self_t, lead + (-1,)), len(lead), result1.reshape(lead + (-1,)))
+    return xp.reshape(picked, result1.shape)
+
+
 def _disjoint(kernel_size: tuple, stride: tuple, dilation: tuple) -> bool:
     """Do the windows never overlap (each step at least as long as a dilated window)?"""
     return all(st >= d * (k - 1) + 1 for k, st, d in zip(kernel_size, stride or kernel_size, dilation))
@@ -112,6 +118,7 @@ MaxPool2DWithIndicesBackward0 = rule(
     tensor_args="result1",
     text="grad_self = zeros, with each window's grad added at its max element (indices)",
     shown={"result1": lambda node, v: make(v)},
+    forward=lambda self_t, result1: _max_pool_tangent(self_t, result1),
     self=lambda grad, self, result1, kernel_size, stride, dilation:
     _max_pool_grad(grad, self, result1, _disjoint(kernel_size, stride, dilation)))
 
@@ -188,11 +195,11 @@ def max_pool1d(input: Tensor, kernel_size, stride=None, padding=0, dilation=1, c
     def one(v):
         return (1, int(v if isinstance(v, (int, np.integer)) else v[0]))
 
-    out = max_pool2d(unsqueeze(input, -2), one(kernel_size), None if stride is None else one(stride),
+    out = max_pool2d(input.unsqueeze(-2), one(kernel_size), None if stride is None else one(stride),
                      (0, one(padding)[1]), one(dilation), ceil_mode, return_indices)
     if return_indices:
-        return squeeze(out[0], -2), squeeze(out[1], -2)
-    return squeeze(out, -2)
+        return out[0].squeeze(-2), out[1].squeeze(-2)
+    return out.squeeze(-2)
 
 
 # -- average pooling ---------------------------------------------------------------------------------------------
@@ -283,9 +290,9 @@ def avg_pool1d(input: Tensor, kernel_size, stride=None, padding=0, ceil_mode: bo
     def one(v):
         return (1, int(v if isinstance(v, (int, np.integer)) else v[0]))
 
-    out = avg_pool2d(unsqueeze(input, -2), one(kernel_size), None if stride is None else one(stride),
+    out = avg_pool2d(input.unsqueeze(-2), one(kernel_size), None if stride is None else one(stride),
                      (0, one(padding)[1]), ceil_mode, count_include_pad)
-    return squeeze(out, -2)
+    return out.squeeze(-2)
 
 
 # -- adaptive average pooling -------------------------------------------------------------------------------------
@@ -351,7 +358,7 @@ def adaptive_avg_pool2d(input: Tensor, output_size) -> Tensor:
 def adaptive_avg_pool1d(input: Tensor, output_size) -> Tensor:
     """adaptive_avg_pool2d over a (N, C, 1, L) view, as PyTorch computes it."""
     size = int(output_size if isinstance(output_size, (int, np.integer)) else output_size[0])
-    return squeeze(adaptive_avg_pool2d(unsqueeze(input, -2), (1, size)), -2)
+    return adaptive_avg_pool2d(input.unsqueeze(-2), (1, size)).squeeze(-2)
 
 
 # == declarations ===============================================================================================

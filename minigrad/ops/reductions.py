@@ -117,6 +117,10 @@ softmax_backward_data = fused_op("softmax_backward_data", _softmax_backward_data
     "SoftmaxBackwardDataBackward0", "grad_output output", saves="grad_output output dim",
     text="grad_grad_output = softmax_backward(grad), grad_output = grad * grad_output - sum(output * grad_output) * "
          "grad - grad_output * sum(output * grad)",
+    forward=lambda grad_output_t, output_t, grad_output, output, dim:  # d[y (g - Σ g y)], the product rule
+    softmax_backward_data(grad_output_t, output, dim)
+    + output_t * (grad_output - xp.sum_keep(grad_output * output, dim))
+    - output * xp.sum_keep(grad_output * output_t, dim),
     grad_output=lambda grad, output, dim: softmax_backward_data(grad, output, dim),
     output=lambda grad, grad_output, output, dim:
     grad_output * grad - xp.sum_keep(output * grad_output, dim) * grad - grad_output * xp.sum_keep(output * grad, dim)),
@@ -124,6 +128,8 @@ softmax_backward_data = fused_op("softmax_backward_data", _softmax_backward_data
 log_softmax_backward_data = fused_op("log_softmax_backward_data", _log_softmax_backward_data, rule(
     "LogSoftmaxBackwardDataBackward0", "grad_output output", saves="grad_output output dim",
     text="grad_grad_output = grad - sum(grad * exp(output)), grad_output = -grad * exp(output) * sum(grad_output)",
+    forward=lambda grad_output_t, output_t, grad_output, output, dim:  # d[g - exp(y) Σ g]
+    log_softmax_backward_data(grad_output_t, output, dim) - xp.exp(output) * output_t * xp.sum_keep(grad_output, dim),
     grad_output=lambda grad, output, dim: grad - xp.sum_keep(grad * xp.exp(output), dim),
     output=lambda grad, grad_output, output, dim: -xp.sum_keep(grad_output, dim) * xp.exp(output) * grad),
     ("dim",))
@@ -142,7 +148,24 @@ CumsumBackward0 = rule("CumsumBackward0", "self", saves="dim",
 CumprodBackward0 = rule("CumprodBackward0", "self", saves="self dim result",
                         text="grad_self = reversed cumsum(grad * result, dim) / self  (with a zero: products of "
                              "the other elements, no division)",
+                        forward=lambda self_t, self, dim, result: _cumprod_tangent(self_t, self, dim, result),
                         self=lambda grad, self, dim, result: _cumprod_grad(grad, self, dim, result))
+
+
+def _cumprod_tangent(self_t, self, dim, result):
+    """PyTorch's cumprod_jvp: result * cumsum(self_t / self) where no zero came before; from a line's first zero
+    on, the product rule leaves only the term of that zero: the cumprod of self with the zero replaced by its
+    tangent."""
+    s = xp.data(self)
+    if s.ndim == 0:
+        return self_t
+    with np.errstate(divide="ignore", invalid="ignore"):
+        tangent = xp.cumsum(self_t / self, dim) * result
+    zeros = s == 0
+    if not zeros.any():
+        return tangent
+    first = zeros & (np.cumsum(zeros, dim) == 1)
+    return xp.where(np.cumsum(first, dim) > 0, xp.cumprod(xp.where(first, self_t, self), dim), tangent)
 
 
 def _keep(g, dim, keepdim, like):

@@ -360,9 +360,11 @@ def argwhere(self: Tensor) -> Tensor:
 
 IndexFillBackward0 = rule("IndexFillBackward0", "self", saves="dim index", tensor_args="index",
                           text="grad_self = grad with the filled slices set to 0",
+                          forward=lambda self_t, dim, index: _fill_slices(self_t, dim, index, 0),
                           self=lambda grad, dim, index: _fill_slices(grad, dim, index, 0))
 IndexFillBackward1 = rule("IndexFillBackward1", "self value", saves="dim index", tensor_args="index",
                           text="grad_self = grad with the filled slices set to 0, grad_value = sum of those slices",
+                          forward=lambda self_t, value_t, dim, index: _fill_slices(self_t, dim, index, value_t),
                           self=lambda grad, dim, index: _fill_slices(grad, dim, index, 0),
                           value=lambda grad, dim, index: _filled_sum(grad, dim, index))
 

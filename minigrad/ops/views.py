@@ -16,6 +16,7 @@ from .._state import GRAD
 from .._tensor import Tensor, _wrap_dim, make
 from ..autograd.graph import forward_op_name
 from . import xp
+from .dual import forward_aware
 from .recording import record, record_multi, rule
 from .registry import Sample, declare
 from .xp import broadcast_view
@@ -315,6 +316,9 @@ def _unsafe_view(self, shape):
     if self._requires_grad and GRAD.mode > 0:
         return record(UnsafeViewBackward0, res, (self,), self_sym_sizes=self._data.shape)
     return make(res)
+
+
+_unsafe_view = forward_aware(_unsafe_view, (UnsafeViewBackward0,), "_unsafe_view")  # (matmul's last step)
 
 
 def flatten(self, start_dim: int = 0, end_dim: int = -1):

@@ -12,14 +12,9 @@ import minigrad
 from minigrad.ops.registry import REGISTRY
 
 # Ops minigrad does not yet give a forward rule (PyTorch has one): under forward AD they raise PyTorch's
-# NotImplementedError text. Each is a gap to close by adding `forward=` to its rule.
-NO_FORWARD_RULE_YET = {
-    "pad", "addmm", "baddbmm", "conv1d", "conv2d", "conv_transpose1d", "conv_transpose2d", "layer_norm",
-    "batch_norm", "mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "nll_loss", "cross_entropy",
-    "binary_cross_entropy", "binary_cross_entropy_with_logits", "kl_div", "max_pool2d", "max_pool1d",
-    "scaled_dot_product_attention", "cumprod", "embedding", "unfold", "fold", "constant_pad_nd", "convolution",
-    "avg_pool1d", "adaptive_avg_pool1d", "topk", "index_fill",
-}
+# NotImplementedError text. Each is a gap to close by adding `forward=` to its rule. (None left: an op PyTorch has no
+# forward rule for either raises the same error, which the torch sweep checks.)
+NO_FORWARD_RULE_YET: set = set()
 
 
 def _cases() -> list:
@@ -111,11 +106,10 @@ def test_tangent_is_reverse_jacobian_times_v(key, op, sample):
     np.testing.assert_allclose(ours[0][1], _reverse_jvp(op, sample, arrays, dual, tangents), rtol=1e-9, atol=1e-12)
 
 
-# matmul of a vector or a batch reshapes its operands inside the op (its forward runs with forward AD off), so the
-# reshaped operand mm saves for backward carries no tangent: forward-over-reverse misses that term (F.linear of a
-# vector goes that way too).
-FORWARD_OVER_REVERSE_GAPS = {"matmul-3", "matmul-4", "matmul-5", "nn.functional.linear-2",
-                             "xlogy-0", "xlogy-1"}  # xlogy's backward masks where self == 0 with no forward rule yet
+# Forward-over-reverse cases that miss a term of H v or whose backward calls an op without a forward rule (strict
+# xfails; none left: the formulas call ops that carry tangents, the fused backward ops, matmul's reshapes and
+# convolution's unfold included).
+FORWARD_OVER_REVERSE_GAPS: set = set()
 
 
 def _second_order_cases() -> list:
@@ -159,11 +153,33 @@ def test_forward_over_reverse_is_hessian_times_v(key, op, sample):
     if isinstance(first, NotImplementedError) or not first or first[0][1] is None:
         return  # no tangent at first order (as PyTorch: the torch sweep checks it), so no second order either
     w = np.random.default_rng(7).uniform(-1, 1, first[0][0].shape)
-    try:
-        ours = _gradient_tangents(op, sample, arrays, dual, tangents, w)
-    except NotImplementedError as e:
-        pytest.xfail(f"a backward op of {key} has no forward rule yet: {str(e).splitlines()[0]}")
+    ours = _gradient_tangents(op, sample, arrays, dual, tangents, w)  # (a backward op without a forward rule raises:
+    # list the case in FORWARD_OVER_REVERSE_GAPS until it has one)
     want = _hessian_times_v(op, sample, arrays, dual, tangents, w)
     for t, h in zip(ours, want):
         got = np.zeros_like(h) if t is None else t.detach().numpy()
         np.testing.assert_allclose(got, h, rtol=1e-9, atol=1e-12)
+
+
+@pytest.mark.parametrize(("key", "op", "sample"), _with_rules(_cases()))
+def test_gradcheck_check_forward_ad(key, op, sample):
+    """gradcheck(check_forward_ad=True): the Jacobian built column by column in forward mode against finite
+    differences (float64; the backward Jacobian is gradchecked in test_registry_sweeps.py)."""
+    tensors, wrt = sweeps._inputs(sample)
+    positions = [i for i, t in enumerate(tensors) if t.requires_grad]
+
+    def fn(*xs):  # the op's floating outputs (in forward mode the dual inputs need not require grad)
+        args = list(tensors)
+        for i, x in zip(positions, xs):
+            args[i] = x
+        out = sweeps._call(op, minigrad, sample, args)
+        return tuple(o for o in (out if isinstance(out, (tuple, list)) else (out,))
+                     if isinstance(o, minigrad.Tensor) and o.is_floating_point())
+
+    arrays, dual, tangents = _draw(sample)
+    first = _run(minigrad, op, sample, arrays, dual, tangents)
+    if isinstance(first, NotImplementedError):  # as PyTorch (the torch sweep checks it): gradcheck says so too
+        with pytest.raises(NotImplementedError, match="Trying to use forward AD with"):
+            minigrad.autograd.gradcheck(fn, tuple(wrt), check_forward_ad=True, check_backward_ad=False)
+        return
+    assert minigrad.autograd.gradcheck(fn, tuple(wrt), check_forward_ad=True, check_backward_ad=False)
