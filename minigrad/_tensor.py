@@ -16,7 +16,7 @@ import weakref
 import numpy as np
 
 from . import _dtypes
-from ._device import CPU
+from ._device import CPU, NO_CUDA
 from ._device import device as _device_cls
 from ._hooks import HookDict, RemovableHandle
 from ._printing import format_tensor
@@ -507,8 +507,7 @@ class Tensor:
         return self
 
     def cuda(self, *args, **kwargs):
-        raise RuntimeError("minigrad runs on the CPU only: Tensor.cuda() is not available.\n"
-                           "hint: minigrad.cuda.is_available() is False; keep tensors on the CPU.")
+        raise AssertionError(NO_CUDA)  # a CPU-only PyTorch's error
 
     # -- printing ----------------------------------------------------------------------------------------
     def __repr__(self, *, tensor_contents=None) -> str:

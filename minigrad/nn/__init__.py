@@ -8,7 +8,7 @@
     loss = nn.CrossEntropyLoss()(model(x), y)
 """
 
-from . import functional, init, utils
+from . import functional, init, modules, utils
 from .attention import MultiheadAttention
 from .container import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential
 from .convolution import Conv1d, Conv2d, ConvTranspose1d, ConvTranspose2d, LazyConv1d, LazyConv2d

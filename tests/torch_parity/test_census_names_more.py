@@ -1,0 +1,152 @@
+"""More names the teaching-code census lists (tests/teaching_code/CENSUS.md), each against PyTorch 2.13: values,
+gradients, node names, warnings and errors, as lecture code meets them."""
+
+from __future__ import annotations
+
+import re
+import warnings
+
+import numpy as np
+import pytest
+
+import minigrad
+
+RNG = np.random.default_rng(2028)
+
+
+def _both(torch):
+    return (torch, minigrad)
+
+
+def _error(fn, lib):
+    with pytest.raises(Exception) as e:
+        fn(lib)
+    return type(e.value), str(e.value).split("\n")[0]
+
+
+def _same_error(torch, fn, phrase):
+    t, m = _error(fn, torch), _error(fn, minigrad)
+    assert m[0] is t[0] and phrase in t[1] and phrase in m[1], (t, m)
+
+
+def _close(got, want):
+    assert len(got) == len(want)
+    for a, b in zip(got, want):
+        np.testing.assert_allclose(a, b, rtol=1e-9, atol=1e-12)
+
+
+# -- Tensor.normal_ (weights drawn in place: d2l's init, minGPT's, a VAE's noise) ------------------------------------
+def test_normal_in_place_draws_torchs_distribution_and_records_its_node(torch):
+    """The draws differ (minigrad's own stream); their spread, the node and the zero gradient are PyTorch's."""
+    res = {}
+    for lib in _both(torch):
+        x = lib.zeros(20000, dtype=lib.float64)
+        assert x.normal_(mean=1.5, std=0.25) is x and x._version == 1
+        v = x.numpy()
+        assert abs(v.mean() - 1.5) < 0.01 and abs(v.std() - 0.25) < 0.01
+        a = lib.zeros(3, requires_grad=True)
+        b = a * 1
+        b.normal_()
+        (b * 2).sum().backward()
+        with lib.autograd.forward_ad.dual_level():  # the draw's tangent is zero
+            dual = lib.autograd.forward_ad.make_dual(lib.zeros(3), lib.ones(3)) * 1
+            dual.normal_()
+            tangent = lib.autograd.forward_ad.unpack_dual(dual).tangent.tolist()
+        res[lib.__name__] = (type(b.grad_fn).__name__, a.grad.tolist(), str(lib.ones(2).normal_().dtype).split(".")[1],
+                             tangent)
+    assert res["minigrad"] == res["torch"]
+
+
+def test_normal_in_place_errors(torch):
+    _same_error(torch, lambda lib: lib.zeros(3, dtype=lib.int64).normal_(), "not implemented for 'Long'")
+    _same_error(torch, lambda lib: lib.zeros(3).normal_(0.0, -1.0), "normal expects std >= 0.0")
+    _same_error(torch, lambda lib: lib.zeros(3, requires_grad=True).normal_(),
+                "a leaf Variable that requires grad is being used in an in-place operation")
+
+
+# -- .cuda() on a CPU-only machine -----------------------------------------------------------------------------------
+def test_cuda_methods_give_a_cpu_only_torchs_error(torch):
+    _same_error(torch, lambda lib: lib.ones(2).cuda(), "Torch not compiled with CUDA enabled")
+    _same_error(torch, lambda lib: lib.nn.Linear(2, 1).cuda(), "Torch not compiled with CUDA enabled")
+
+
+# -- Tensor.resize (deprecated, out of place) -----------------------------------------------------------------------
+def test_resize_out_of_place_values_gradient_node_and_warning(torch):
+    x = RNG.standard_normal(6)
+    res = {}
+    for lib in _both(torch):
+        a = lib.tensor(x, requires_grad=True)
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            y = a.resize(2, 3)
+        (y * lib.tensor(np.arange(6.0).reshape(2, 3))).sum().backward()
+        res[lib.__name__] = ([y.detach().numpy(), a.grad.numpy()], tuple(y.shape), type(y.grad_fn).__name__,
+                             [type(n).__name__ for n, _ in y.grad_fn.next_functions], [str(m.message) for m in w])
+    _close(res["minigrad"][0], res["torch"][0])
+    assert res["minigrad"][1:] == res["torch"][1:]
+
+
+def test_resize_out_of_place_keeps_the_number_of_elements(torch):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        _same_error(torch, lambda lib: lib.zeros(6).resize(4), "requested resize to 4 (4 elements in total), but "
+                    "the given tensor has a size of 6 (6 elements). autograd's resize can only change the shape")
+
+
+# -- torch.__version__ ---------------------------------------------------------------------------------------------
+def test_version_is_a_printable_release_string(torch):
+    """minigrad's own version (it is not PyTorch): a str as PyTorch's, so printing it and string comparisons work."""
+    for lib in _both(torch):
+        assert isinstance(lib.__version__, str) and re.match(r"\d+\.\d+\.\d+", lib.__version__)
+        assert f"{lib.__version__}".count(".") >= 2
+
+
+# -- addcmul_, addcdiv_ (hand-written Adam steps) --------------------------------------------------------------------
+def test_addcmul_addcdiv_in_place_values_gradients_and_nodes(torch):
+    p, m, v = RNG.standard_normal((2, 3)), RNG.standard_normal((2, 3)), RNG.uniform(0.5, 2.0, (2, 3))
+    res = {}
+    for lib in _both(torch):
+        leaves = [lib.tensor(a, requires_grad=True) for a in (p, m, v)]
+        y = leaves[0] * 1
+        y.addcmul_(leaves[1], leaves[1], value=0.1)
+        z = y.addcdiv_(leaves[1], leaves[2].sqrt() + 1e-8, value=-0.01)
+        (z * lib.tensor(np.arange(6.0).reshape(2, 3))).sum().backward()
+        with lib.no_grad():
+            plain = lib.tensor(p).addcdiv_(lib.tensor(m), lib.tensor(v)).addcmul_(lib.tensor(m), lib.tensor(v), value=2)
+        res[lib.__name__] = ([z.detach().numpy(), plain.numpy()] + [t.grad.numpy() for t in leaves],
+                             z is y, y._version, type(z.grad_fn).__name__,
+                             type(z.grad_fn.next_functions[0][0]).__name__)
+    _close(res["minigrad"][0], res["torch"][0])
+    assert res["minigrad"][1:] == res["torch"][1:]
+
+
+# -- nn.modules.<file>.<Class>: the full paths code names ----------------------------------------------------------
+MODULE_PATHS = ["nn.modules.activation.MultiheadAttention", "nn.modules.activation.ReLU",
+                "nn.modules.container.ModuleList", "nn.modules.conv.Conv2d", "nn.modules.dropout.Dropout",
+                "nn.modules.linear.Linear", "nn.modules.linear.NonDynamicallyQuantizableLinear",
+                "nn.modules.normalization.LayerNorm", "nn.modules.rnn.GRU", "nn.modules.rnn.LSTM",
+                "nn.modules.rnn.RNN", "nn.modules.sparse.Embedding", "nn.modules.transformer.TransformerEncoder",
+                "nn.modules.transformer.TransformerEncoderLayer", "nn.modules.loss.MSELoss",
+                "nn.modules.module.Module", "nn.modules.batchnorm.BatchNorm2d", "nn.modules.pooling.MaxPool2d"]
+
+
+def _path(lib, name):
+    where = lib
+    for part in name.split("."):
+        where = getattr(where, part)
+    return where
+
+
+@pytest.mark.parametrize("name", MODULE_PATHS)
+def test_layers_by_their_full_module_path(torch, name):
+    for lib in _both(torch):
+        cls = _path(lib, name)
+        short = name.rsplit(".", 1)[1]
+        assert cls is getattr(lib.nn, short, cls) and issubclass(cls, lib.nn.Module)
+    mha = {lib.__name__: lib.nn.MultiheadAttention(4, 2) for lib in _both(torch)}
+    for lib in _both(torch):
+        assert isinstance(mha[lib.__name__].out_proj, lib.nn.modules.linear.NonDynamicallyQuantizableLinear)
+        assert isinstance(mha[lib.__name__].out_proj, lib.nn.modules.linear.Linear)
+    assert repr(mha["minigrad"]) == repr(mha["torch"])
+    with pytest.raises(AttributeError, match="does not implement torch.nn.modules.linear.Bilinear"):
+        minigrad.nn.modules.linear.Bilinear  # noqa: B018
