@@ -17,6 +17,7 @@ from . import (
 from ._creation import (
     arange,
     as_tensor,
+    bernoulli,
     empty,
     empty_like,
     eye,
@@ -45,12 +46,14 @@ from ._dtypes import (
     bool,
     double,
     dtype,
+    finfo,
     float,
     float16,
     float32,
     float64,
     get_default_dtype,
     half,
+    iinfo,
     int,
     int8,
     int16,
@@ -135,7 +138,7 @@ del _dtypes
 
 # nn, optim, data loading and saving, imported last: they build on everything above
 # (func, the function transforms of torch.func, batches nn's functions: after nn)
-from . import func, nn, optim, testing, utils  # noqa: E402
+from . import distributions, func, nn, optim, testing, utils  # noqa: E402
 from .func import vmap  # noqa: E402
 from .serialization import load, save  # noqa: E402
 

@@ -571,6 +571,21 @@ def normal(mean, std=1.0, size=None, *, generator=None, out=None, dtype=None, la
 Tensor.multinomial = multinomial  # `probs.multinomial(1)`, as PyTorch's method
 
 
+def bernoulli(input: Tensor, p: float | None = None, *, generator=None) -> Tensor:
+    """1 with probability `input` (or `p`), else 0, elementwise, in `input`'s dtype (Bernoulli's sample)."""
+    if input._data.dtype.kind != "f":
+        kind = _scalar_type(input._data.dtype)
+        raise NotImplementedError(f'"bernoulli_tensor_cpu_p_" not implemented for \'{kind}\'')
+    probs = np.full(input._data.shape, p) if p is not None else input._data
+    if not np.all((probs >= 0) & (probs <= 1)):
+        raise RuntimeError("Expected p_in >= 0 && p_in <= 1 to be true, but got false.")
+    draws = _gen(generator).random(probs.shape) < probs
+    return make(draws.astype(input._data.dtype))
+
+
+Tensor.bernoulli = bernoulli
+
+
 # -- Tensor.new_*: a new tensor with this tensor's dtype (and device) unless told otherwise ----------------------
 def _own_dtype(self: Tensor, dtype):
     return self.dtype if dtype is None else dtype
