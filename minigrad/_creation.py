@@ -14,7 +14,7 @@ from ._device import check as _check_device
 from ._layout import torch_layout
 from ._random import default_generator
 from ._state import GRAD
-from ._tensor import Tensor, _as_array_data, make
+from ._tensor import Size, Tensor, _as_array_data, make
 
 REQUIRES_GRAD_DTYPE = "Only Tensors of floating point and complex dtype can require gradients"
 
@@ -617,5 +617,17 @@ def new_tensor(self: Tensor, data, *, dtype=None, device=None, requires_grad: bo
     return tensor(data, dtype=_own_dtype(self, dtype), device=device, requires_grad=requires_grad)
 
 
+def new(self: Tensor, *args) -> Tensor:
+    """The legacy constructor `x.new(...)`: sizes give a new tensor of x's dtype (zeros here, uninitialised in
+    PyTorch), a list gives its values, a tensor gives a tensor sharing its memory, nothing gives an empty one."""
+    if len(args) == 1 and isinstance(args[0], Tensor):
+        return make(args[0]._data)
+    if len(args) == 1 and isinstance(args[0], (list, tuple)) and not isinstance(args[0], Size):
+        return tensor(args[0], dtype=self.dtype)
+    sizes = tuple(args[0]) if len(args) == 1 and isinstance(args[0], Size) else args
+    return zeros(sizes or (0,), dtype=self.dtype)
+
+
+Tensor.new = new
 Tensor.new_zeros, Tensor.new_ones, Tensor.new_empty = new_zeros, new_ones, new_empty
 Tensor.new_full, Tensor.new_tensor = new_full, new_tensor

@@ -411,6 +411,12 @@ class Tensor:
     def data_ptr(self) -> int:
         return self._data.__array_interface__["data"][0]
 
+    def storage_offset(self) -> int:
+        """Where this tensor's first element sits in its base's memory, in elements (0 for a tensor that is not
+        a view)."""
+        base = self._base
+        return 0 if base is None else (self.data_ptr() - base.data_ptr()) // self._data.itemsize
+
     def __len__(self) -> int:
         if self._data.ndim == 0:
             raise TypeError("len() of a 0-d tensor")

@@ -150,3 +150,81 @@ def test_layers_by_their_full_module_path(torch, name):
     assert repr(mha["minigrad"]) == repr(mha["torch"])
     with pytest.raises(AttributeError, match="does not implement torch.nn.modules.linear.Bilinear"):
         minigrad.nn.modules.linear.Bilinear  # noqa: B018
+
+
+# -- small names lecture code calls once or twice ------------------------------------------------------------------
+def test_select_and_tile_values_gradients_nodes_and_errors(torch):
+    x = RNG.standard_normal((3, 4))
+    res = {}
+    for lib in _both(torch):
+        a = lib.tensor(x, requires_grad=True)
+        outs = [a.select(1, 2), lib.select(a, 0, -1), lib.tile(a, (2,)), a.tile((2, 1, 2))]
+        sum((o * o).sum() for o in outs).backward()
+        res[lib.__name__] = ([o.detach().numpy() for o in outs] + [a.grad.numpy()],
+                             [type(o.grad_fn).__name__ for o in outs], [o.storage_offset() for o in outs[:2]])
+    _close(res["minigrad"][0], res["torch"][0])
+    assert res["minigrad"][1:] == res["torch"][1:]
+    _same_error(torch, lambda lib: lib.zeros(2, 3).select(0, 5), "select(): index 5 out of range for tensor of size")
+    _same_error(torch, lambda lib: lib.zeros(2, 3).select(2, 0), "Dimension out of range")
+    _same_error(torch, lambda lib: lib.tile(lib.zeros(2), 2), "tile(): argument 'dims' (position 2) must be tuple")
+
+
+def test_casts_legacy_new_and_storage_offset(torch):
+    res = {}
+    for lib in _both(torch):
+        x = lib.arange(6.0).view(2, 3)
+        made = [x.byte(), x.short(), x.new(2, 3), x.new([1, 2]), x.new(), x.new(lib.Size([1, 2])),
+                x.new(lib.tensor([1.5]))]
+        res[lib.__name__] = ([(str(m.dtype).split(".")[1], tuple(m.shape)) for m in made], made[3].tolist(),
+                             [x[1].storage_offset(), x[:, 2].storage_offset(), x.storage_offset(),
+                              x.t()[1:].storage_offset()], lib.numel(x), str(lib.preserve_format),
+                             x.clone(memory_format=lib.preserve_format).t().stride(),
+                             x.t().clone(memory_format=lib.contiguous_format).stride())
+    assert res["minigrad"] == res["torch"]
+
+
+def test_settings_lecture_code_makes(torch):
+    for lib in _both(torch):
+        assert lib.get_float32_matmul_precision() == "highest"
+        lib.set_float32_matmul_precision("high")
+        assert lib.get_float32_matmul_precision() == "high"
+        lib.set_float32_matmul_precision("highest")
+        with pytest.warns(UserWarning, match="is not one of 'highest', 'high', or 'medium'"):
+            lib.set_float32_matmul_precision("bogus")
+        lib.random.manual_seed(7)
+        a = lib.rand(3)
+        lib.manual_seed(7)
+        assert lib.rand(3).tolist() == a.tolist() and lib.random.initial_seed() == 7
+        with lib.serialization.safe_globals([dict]):
+            assert dict in lib.serialization.get_safe_globals()
+        assert dict not in lib.serialization.get_safe_globals()
+
+
+@pytest.mark.parametrize(("a", "b", "kwargs"), [([1.0, 2.0], [1.0, 2.00001], {}), ([1.0, 2.0], [1.0, 2.1], {}),
+                                                ([float("nan")], [float("nan")], {}), ([1, 2], [1.0, 2.0], {}),
+                                                ([1.0], [1.5], {"rtol": 0.5, "atol": 0.0})])
+def test_deprecated_assert_allclose(torch, a, b, kwargs):
+    outcomes = []
+    for lib in _both(torch):
+        with pytest.warns(FutureWarning, match="assert_allclose\\(\\)` is deprecated since 1.12"):
+            try:
+                outcomes.append(lib.testing.assert_allclose(lib.tensor(a), b, **kwargs))
+            except AssertionError as e:
+                outcomes.append(str(e).split("\n")[0])
+    assert outcomes[1] == outcomes[0]
+
+
+def test_subset_and_iterable_dataset(torch):
+    res = {}
+    for lib in _both(torch):
+        data = lib.utils.data.TensorDataset(lib.arange(10.0), lib.arange(10))
+        sub = lib.utils.data.Subset(data, [7, 2, 5])
+
+        class Count(lib.utils.data.IterableDataset):
+            def __iter__(self):
+                return iter(range(5))
+
+        loader = lib.utils.data.DataLoader(Count(), batch_size=2)
+        res[lib.__name__] = (len(sub), [(float(x), int(y)) for x, y in sub], [b.tolist() for b in loader],
+                             [[t.tolist() for t in b] for b in lib.utils.data.DataLoader(sub, batch_size=2)])
+    assert res["minigrad"] == res["torch"]
