@@ -512,6 +512,18 @@ class Tensor:
     def cpu(self) -> Tensor:
         return self
 
+    def eig(self, eigenvectors: bool = False):
+        """Removed from PyTorch in 1.9 (old lectures still call it): PyTorch's error."""
+        raise RuntimeError("This function was deprecated since version 1.9 and is now removed. `torch.linalg.eig` "
+                           "returns complex tensors of dtype `cfloat` or `cdouble` rather than real tensors mimicking "
+                           "complex tensors.\nhint: minigrad has no complex tensors and no torch.linalg.eig.")
+
+    def lstsq(self, A):
+        """Removed from PyTorch in 1.9: PyTorch's error."""
+        raise RuntimeError("This function was deprecated since version 1.9 and is now removed. `torch.lstsq` is "
+                           "deprecated in favor of `torch.linalg.lstsq`.\nhint: minigrad has no torch.linalg.lstsq; "
+                           "solve the normal equations with matmul and a closed form, or fit by gradient descent.")
+
     def cuda(self, *args, **kwargs):
         raise AssertionError(NO_CUDA)  # a CPU-only PyTorch's error
 

@@ -26,10 +26,13 @@ from .layers import (
     Sigmoid,
     SiLU,
     Softmax,
+    Softplus,
     Tanh,
+    Upsample,
+    ZeroPad2d,
 )
 from .lazy import LazyLinear
-from .loss import BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, KLDivLoss, L1Loss, MSELoss, NLLLoss
+from .loss import BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, KLDivLoss, L1Loss, MSELoss, NLLLoss, SmoothL1Loss
 from .module import Module
 from .normalization import BatchNorm1d, BatchNorm2d, InstanceNorm1d, InstanceNorm2d, LayerNorm
 from .parameter import Parameter, UninitializedParameter
@@ -53,9 +56,10 @@ __all__ = [
     "LazyConv1d",
     "LazyConv2d", "LazyLinear", "LeakyReLU", "Linear", "LogSoftmax", "MSELoss", "MaxPool1d", "MaxPool2d", "Module",
     "ModuleDict", "ModuleList", "MultiheadAttention", "NLLLoss", "Parameter", "ParameterDict", "ParameterList",
-    "ReLU", "SiLU", "Sequential", "Sigmoid", "Softmax", "Tanh", "Transformer", "TransformerDecoder",
+    "ReLU", "SiLU", "Sequential", "Sigmoid", "SmoothL1Loss", "Softmax", "Softplus", "Tanh", "Transformer",
+    "TransformerDecoder",
     "TransformerDecoderLayer", "TransformerEncoder", "TransformerEncoderLayer",
-    "UninitializedParameter", "functional", "init", "utils"
+    "UninitializedParameter", "Upsample", "ZeroPad2d", "functional", "init", "utils"
 ]
 
 

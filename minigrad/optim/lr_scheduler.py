@@ -250,3 +250,7 @@ class CosineAnnealingLR(LRScheduler):
 
 
 __getattr__ = missing_name(__name__, "torch.optim.lr_scheduler")
+
+
+class _LRScheduler(LRScheduler):
+    """The old base class name, which custom schedulers in older lectures subclass (PyTorch keeps it so)."""

@@ -228,3 +228,62 @@ def test_subset_and_iterable_dataset(torch):
         res[lib.__name__] = (len(sub), [(float(x), int(y)) for x, y in sub], [b.tolist() for b in loader],
                              [[t.tolist() for t in b] for b in lib.utils.data.DataLoader(sub, batch_size=2)])
     assert res["minigrad"] == res["torch"]
+
+
+def test_layers_over_existing_functions(torch):
+    x = RNG.standard_normal((2, 1, 3, 3))
+    t = RNG.standard_normal((2, 1, 3, 3))
+    res = {}
+    for lib in _both(torch):
+        nn = lib.nn
+        mods = [nn.Softplus(), nn.Softplus(beta=2, threshold=1.0), nn.ZeroPad2d((1, 0, 2, 1)), nn.ZeroPad2d(1),
+                nn.Upsample(scale_factor=2), nn.Upsample(size=(4, 5), mode="nearest")]
+        losses = [nn.SmoothL1Loss(), nn.SmoothL1Loss(beta=0.5, reduction="sum")]
+        a = lib.tensor(x, requires_grad=True)
+        outs = [m(a) for m in mods] + [loss(a, lib.tensor(t)) for loss in losses]
+        sum((o * o).sum() for o in outs).backward()
+        res[lib.__name__] = ([o.detach().numpy() for o in outs] + [a.grad.numpy()],
+                             [repr(m) for m in mods + losses], [type(o.grad_fn).__name__ for o in outs],
+                             issubclass(lib.optim.lr_scheduler.StepLR, lib.optim.lr_scheduler._LRScheduler),
+                             issubclass(lib.optim.lr_scheduler._LRScheduler, lib.optim.lr_scheduler.LRScheduler))
+    _close(res["minigrad"][0], res["torch"][0])
+    assert res["minigrad"][1:] == res["torch"][1:]
+
+
+@pytest.mark.parametrize("batch_first", [False, True])
+@pytest.mark.parametrize("padding_side", ["right", "left"])
+def test_pad_sequence(torch, batch_first, padding_side):
+    seqs = [RNG.standard_normal((n, 2)) for n in (2, 4, 3)]
+    res = {}
+    for lib in _both(torch):
+        ts = [lib.tensor(s, requires_grad=True) for s in seqs]
+        out = lib.nn.utils.rnn.pad_sequence(ts, batch_first=batch_first, padding_value=-1.0,
+                                            padding_side=padding_side)
+        (out * lib.tensor(np.arange(out.numel(), dtype=float).reshape(out.shape))).sum().backward()
+        res[lib.__name__] = ([out.detach().numpy()] + [t.grad.numpy() for t in ts], type(out.grad_fn).__name__,
+                             [type(n).__name__ for n, _ in out.grad_fn.next_functions])
+    _close(res["minigrad"][0], res["torch"][0])
+    assert res["minigrad"][1:] == res["torch"][1:]
+    with pytest.raises(AttributeError, match="does not implement torch.nn.utils.rnn.pack_padded_sequence"):
+        minigrad.nn.utils.rnn.pack_padded_sequence  # noqa: B018
+
+
+def test_init_trunc_normal_and_orthogonal(torch):
+    for lib in _both(torch):
+        w = lib.empty(20000)
+        assert lib.nn.init.trunc_normal_(w, mean=0.1, std=0.02, a=0.07, b=0.13) is w
+        v = w.numpy()
+        assert v.min() >= 0.07 and v.max() <= 0.13 and abs(v.mean() - 0.1) < 1e-3
+        assert abs(v.std() - 0.01485) < 1e-3  # N(0.1, 0.02²) cut at ±1.5 std: std 0.02 * 0.7427
+        for shape, gain in (((3, 5), 1.0), ((5, 3), 2.0), ((4, 2, 3), 1.0)):
+            q = lib.nn.init.orthogonal_(lib.empty(*shape, dtype=lib.float64), gain=gain).reshape(shape[0], -1)
+            small = q @ q.T if shape[0] <= q.shape[1] else q.T @ q
+            np.testing.assert_allclose(small.numpy(), gain**2 * np.eye(min(q.shape)), atol=1e-12)
+    _same_error(torch, lambda lib: lib.nn.init.orthogonal_(lib.empty(3)), "Only tensors with 2 or more dimensions")
+
+
+def test_methods_removed_in_pytorch_1_9(torch):
+    _same_error(torch, lambda lib: lib.eye(2).eig(), "This function was deprecated since version 1.9 and is now "
+                "removed. `torch.linalg.eig` returns complex tensors")
+    _same_error(torch, lambda lib: lib.eye(2).lstsq(lib.eye(2)), "`torch.lstsq` is deprecated in favor of "
+                "`torch.linalg.lstsq`.")
