@@ -287,3 +287,13 @@ def test_methods_removed_in_pytorch_1_9(torch):
                 "removed. `torch.linalg.eig` returns complex tensors")
     _same_error(torch, lambda lib: lib.eye(2).lstsq(lib.eye(2)), "`torch.lstsq` is deprecated in favor of "
                 "`torch.linalg.lstsq`.")
+
+
+def test_data_classes_by_their_module_path(torch):
+    for lib in _both(torch):
+        assert lib.utils.data.dataloader.DataLoader is lib.utils.data.DataLoader
+        assert lib.utils.data.dataset.Dataset is lib.utils.data.Dataset
+        assert lib.utils.data.sampler.Sampler is lib.utils.data.Sampler
+        assert issubclass(lib.utils.data.sampler.RandomSampler, lib.utils.data.sampler.Sampler)
+    with pytest.raises(AttributeError, match="does not implement torch.utils.data.sampler.DistributedSampler"):
+        minigrad.utils.data.sampler.DistributedSampler  # noqa: B018
