@@ -31,7 +31,7 @@ from .layers import (
     Upsample,
     ZeroPad2d,
 )
-from .lazy import LazyLinear
+from .lazy import LazyBatchNorm1d, LazyBatchNorm2d, LazyLinear
 from .loss import BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, KLDivLoss, L1Loss, MSELoss, NLLLoss, SmoothL1Loss
 from .module import Module
 from .normalization import BatchNorm1d, BatchNorm2d, InstanceNorm1d, InstanceNorm2d, LayerNorm
@@ -53,7 +53,7 @@ __all__ = [
     "GRU", "GRUCell", "LSTM", "LSTMCell", "RNN", "RNNBase", "RNNCell", "RNNCellBase",
     "Dropout", "Dropout2d", "ELU", "Embedding", "Flatten", "GELU", "Identity",
     "InstanceNorm1d", "InstanceNorm2d", "KLDivLoss", "L1Loss", "LayerNorm",
-    "LazyConv1d",
+    "LazyBatchNorm1d", "LazyBatchNorm2d", "LazyConv1d",
     "LazyConv2d", "LazyLinear", "LeakyReLU", "Linear", "LogSoftmax", "MSELoss", "MaxPool1d", "MaxPool2d", "Module",
     "ModuleDict", "ModuleList", "MultiheadAttention", "NLLLoss", "Parameter", "ParameterDict", "ParameterList",
     "ReLU", "SiLU", "Sequential", "Sigmoid", "SmoothL1Loss", "Softmax", "Softplus", "Tanh", "Transformer",

@@ -859,3 +859,26 @@ declare("log_softmax", log_softmax, functional=True, nodes=(LogSoftmaxBackward0,
         samples=_over("real", _DIM, ((0,), {})))
 declare("cumsum", cumsum, nodes=(CumsumBackward0,), samples=_over("real", _DIM, ((0,), {})))
 declare("cumprod", cumprod, nodes=(CumprodBackward0,), samples=_over("real", _DIM, ((0,), {})))
+
+
+# -- trace ---------------------------------------------------------------------------------------------------------
+TraceBackward0 = rule("TraceBackward0", "self", saves="self_sym_sizes", forward="linear",
+                      text="grad_self = grad on the main diagonal, 0 elsewhere",
+                      self=lambda grad, self_sym_sizes: xp.keep_where(np.eye(*self_sym_sizes, dtype=builtins.bool),
+                                                                      xp.expand(grad, self_sym_sizes)))
+
+
+def trace(self: Tensor) -> Tensor:
+    """The sum of a matrix's main diagonal (integers sum to int64, as PyTorch's)."""
+    if self._data.ndim != 2:
+        raise RuntimeError(f"trace: expected a matrix, but got tensor with dim {self._data.ndim}")
+    d = self._data
+    if d.dtype.kind == "b":
+        raise NotImplementedError("\"trace\" not implemented for 'Bool'")
+    res = np.asarray(np.trace(d), dtype=np.int64 if d.dtype.kind in "iu" else d.dtype)
+    if self._requires_grad and GRAD.mode > 0:
+        return record(TraceBackward0, res, (self,), self_sym_sizes=d.shape)
+    return make(res)
+
+
+declare("trace", trace, nodes=(TraceBackward0,), samples=(Sample((((3, 4), "real"),)), Sample((((3, 3), "real"),))))

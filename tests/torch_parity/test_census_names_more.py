@@ -297,3 +297,21 @@ def test_data_classes_by_their_module_path(torch):
         assert issubclass(lib.utils.data.sampler.RandomSampler, lib.utils.data.sampler.Sampler)
     with pytest.raises(AttributeError, match="does not implement torch.utils.data.sampler.DistributedSampler"):
         minigrad.utils.data.sampler.DistributedSampler  # noqa: B018
+
+
+@pytest.mark.parametrize(("name", "shape"), [("LazyBatchNorm1d", (4, 3)), ("LazyBatchNorm1d", (4, 3, 5)),
+                                             ("LazyBatchNorm2d", (2, 3, 4, 4))])
+def test_lazy_batch_norm(torch, name, shape):
+    x = RNG.standard_normal(shape)
+    res = {}
+    for lib in _both(torch):
+        m = getattr(lib.nn, name)().double()
+        before = repr(m)
+        a = lib.tensor(x, requires_grad=True)
+        y = m(a)
+        (y * lib.tensor(np.arange(float(np.prod(shape))).reshape(shape))).sum().backward()
+        res[lib.__name__] = ([y.detach().numpy(), a.grad.numpy(), m.weight.grad.numpy(), m.running_mean.numpy(),
+                              m.running_var.numpy()], before, repr(m), type(m).__name__, sorted(m.state_dict()),
+                             type(y.grad_fn).__name__)
+    _close(res["minigrad"][0], res["torch"][0])
+    assert res["minigrad"][1:] == res["torch"][1:]
