@@ -204,6 +204,22 @@ class ZeroPad2d(Module):
         return f"{self.padding}"
 
 
+class PixelShuffle(Module):
+    """(*, C*r², H, W) -> (*, C, H*r, W*r) (F.pixel_shuffle): super-resolution's sub-pixel upsampling."""
+
+    __module__ = "minigrad.nn"
+
+    def __init__(self, upscale_factor: int) -> None:
+        super().__init__()
+        self.upscale_factor = upscale_factor
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.pixel_shuffle(input, self.upscale_factor)
+
+    def extra_repr(self) -> str:
+        return f"upscale_factor={self.upscale_factor}"
+
+
 class Upsample(Module):
     """F.interpolate as a layer (minigrad has mode='nearest')."""
 

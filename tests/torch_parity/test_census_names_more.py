@@ -315,3 +315,21 @@ def test_lazy_batch_norm(torch, name, shape):
                              type(y.grad_fn).__name__)
     _close(res["minigrad"][0], res["torch"][0])
     assert res["minigrad"][1:] == res["torch"][1:]
+
+
+def test_pixel_shuffle_layer(torch):
+    x = RNG.standard_normal((2, 8, 2, 3))
+    res = {}
+    for lib in _both(torch):
+        m = lib.nn.PixelShuffle(2)
+        a = lib.tensor(x, requires_grad=True)
+        y = m(a)
+        (y * y).sum().backward()
+        res[lib.__name__] = ([y.detach().numpy(), a.grad.numpy()], repr(m), type(y.grad_fn).__name__,
+                             lib.nn.modules.pixelshuffle.PixelShuffle is lib.nn.PixelShuffle)
+    _close(res["minigrad"][0], res["torch"][0])
+    assert res["minigrad"][1:] == res["torch"][1:]
+    _same_error(torch, lambda lib: lib.nn.functional.pixel_shuffle(lib.zeros(1, 3, 2, 2), 2),
+                "channel' dimension to be divisible by the square of upscale_factor")
+    _same_error(torch, lambda lib: lib.nn.functional.pixel_shuffle(lib.zeros(3, 2), 2),
+                "pixel_shuffle expects input to have at least 3 dimensions")

@@ -17,6 +17,7 @@ from . import (
     loss,
     module,
     normalization,
+    pixelshuffle,
     pooling,
     rnn,
     sparse,
@@ -25,7 +26,7 @@ from . import (
 
 __all__ = [
     "activation", "batchnorm", "container", "conv", "dropout", "flatten", "instancenorm", "linear", "loss", "module",
-    "normalization", "pooling", "rnn", "sparse", "transformer",
+    "normalization", "pixelshuffle", "pooling", "rnn", "sparse", "transformer",
 ]
 
 __getattr__ = missing_name(__name__, "torch.nn.modules")
