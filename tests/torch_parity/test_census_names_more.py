@@ -333,3 +333,21 @@ def test_pixel_shuffle_layer(torch):
                 "channel' dimension to be divisible by the square of upscale_factor")
     _same_error(torch, lambda lib: lib.nn.functional.pixel_shuffle(lib.zeros(3, 2), 2),
                 "pixel_shuffle expects input to have at least 3 dimensions")
+
+
+def test_bincount(torch):
+    res = {}
+    for lib in _both(torch):
+        x = lib.tensor([1, 3, 3, 0])
+        outs = [lib.bincount(x), lib.bincount(x, minlength=6), x.bincount(),
+                lib.bincount(x, weights=lib.tensor([0.5, 1.0, 2.0, 3.0])),
+                lib.bincount(x, weights=lib.tensor([0.5, 1.0, 2.0, 3.0], dtype=lib.float64)),
+                lib.bincount(x, weights=lib.tensor([1, 2, 3, 4])), lib.bincount(lib.tensor([], dtype=lib.int64))]
+        res[lib.__name__] = [(o.tolist(), str(o.dtype).split(".")[1]) for o in outs]
+    assert res["minigrad"] == res["torch"]
+    _same_error(torch, lambda lib: lib.bincount(lib.tensor([-1, 2])), "bincount only supports 1-d non-negative")
+    _same_error(torch, lambda lib: lib.bincount(lib.tensor([[1, 2]])), "bincount only supports 1-d non-negative")
+    _same_error(torch, lambda lib: lib.bincount(lib.tensor([1.0, 2.0])), "\"bincount_cpu\" not implemented for")
+    _same_error(torch, lambda lib: lib.bincount(lib.tensor([1, 2]), weights=lib.ones(3)),
+                "weights should be 1-d and have the same length as input")
+    _same_error(torch, lambda lib: lib.bincount(lib.tensor([1, 2]), minlength=-1), "minlength should be >= 0")
