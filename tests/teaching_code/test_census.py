@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-COVERAGE_FLOOR = 98.0  # the figure committed with CENSUS.md; raise it as names get tests, never lower it
+COVERAGE_FLOOR = 98.1  # the figure committed with CENSUS.md; raise it as names get tests, never lower it
 
 
 def _census():

@@ -351,3 +351,22 @@ def test_bincount(torch):
     _same_error(torch, lambda lib: lib.bincount(lib.tensor([1, 2]), weights=lib.ones(3)),
                 "weights should be 1-d and have the same length as input")
     _same_error(torch, lambda lib: lib.bincount(lib.tensor([1, 2]), minlength=-1), "minlength should be >= 0")
+
+
+@pytest.mark.parametrize("kwargs", [{}, {"mode": "max", "factor": 0.5, "patience": 1, "cooldown": 1},
+                                    {"threshold_mode": "abs", "threshold": 0.1, "patience": 0, "min_lr": 0.02}])
+def test_reduce_lr_on_plateau(torch, kwargs):
+    metrics = [1.0, 0.9, 0.95, 0.95, 0.95, 0.89, 0.9, 0.9, 0.9, 0.9, 0.9, 0.9, 0.9, 0.9, 0.9, 0.9, 0.9, 0.9, 0.9]
+    res = {}
+    for lib in _both(torch):
+        opt = lib.optim.SGD([lib.nn.Parameter(lib.zeros(1))], lr=0.4)
+        sched = lib.optim.lr_scheduler.ReduceLROnPlateau(opt, **kwargs)
+        seen = []
+        for m in metrics:
+            opt.step()
+            sched.step(m)
+            seen.append((sched.get_last_lr()[0], sched.num_bad_epochs, sched.best))
+        res[lib.__name__] = seen
+    assert res["minigrad"] == res["torch"]
+    _same_error(torch, lambda lib: lib.optim.lr_scheduler.ReduceLROnPlateau(
+        lib.optim.SGD([lib.nn.Parameter(lib.zeros(1))], lr=0.1), factor=1.0), "Factor should be < 1.0.")
