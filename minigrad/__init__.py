@@ -17,6 +17,7 @@ from . import (
 from ._creation import (
     arange,
     as_tensor,
+    bernoulli,
     empty,
     empty_like,
     eye,
@@ -45,12 +46,14 @@ from ._dtypes import (
     bool,
     double,
     dtype,
+    finfo,
     float,
     float16,
     float32,
     float64,
     get_default_dtype,
     half,
+    iinfo,
     int,
     int8,
     int16,
@@ -61,6 +64,7 @@ from ._dtypes import (
     short,
     uint8,
 )
+from ._layout import contiguous_format, memory_format, preserve_format
 from ._printing import get_printoptions, set_printoptions
 from ._random import Generator, default_generator, get_rng_state, initial_seed, manual_seed, seed, set_rng_state
 from ._stacklevel import is_warn_always_enabled, set_warn_always
@@ -113,6 +117,23 @@ def get_default_device() -> device:
     return device("cpu")
 
 
+_MATMUL_PRECISION = ["highest"]
+
+
+def set_float32_matmul_precision(precision: str) -> None:
+    """Accepted as PyTorch's (its "high"/"medium" allow TF32 or bfloat16 on GPUs); NumPy's float32 matmul is the
+    same whatever is asked."""
+    if precision not in ("highest", "high", "medium"):
+        _warnings.warn(f"{precision} is not one of 'highest', 'high', or 'medium'; the current"
+                      "setFloat32MatmulPrecision call has no effect.", UserWarning, stacklevel=2)
+        return
+    _MATMUL_PRECISION[0] = precision
+
+
+def get_float32_matmul_precision() -> str:
+    return _MATMUL_PRECISION[0]
+
+
 def compile(model=None, *, fullgraph: _builtins.bool = False, dynamic=None, backend=None, mode=None, options=None,
             disable: _builtins.bool = False, **kwargs):
     """`torch.compile` without a compiler: the model or function itself, which runs as written (minigrad has no
@@ -135,7 +156,7 @@ del _dtypes
 
 # nn, optim, data loading and saving, imported last: they build on everything above
 # (func, the function transforms of torch.func, batches nn's functions: after nn)
-from . import func, nn, optim, testing, utils  # noqa: E402
+from . import distributions, func, nn, optim, random, testing, utils  # noqa: E402
 from .func import vmap  # noqa: E402
 from .serialization import load, save  # noqa: E402
 

@@ -14,7 +14,7 @@ from ._device import check as _check_device
 from ._layout import torch_layout
 from ._random import default_generator
 from ._state import GRAD
-from ._tensor import Tensor, _as_array_data, make
+from ._tensor import Size, Tensor, _as_array_data, make
 
 REQUIRES_GRAD_DTYPE = "Only Tensors of floating point and complex dtype can require gradients"
 
@@ -571,6 +571,21 @@ def normal(mean, std=1.0, size=None, *, generator=None, out=None, dtype=None, la
 Tensor.multinomial = multinomial  # `probs.multinomial(1)`, as PyTorch's method
 
 
+def bernoulli(input: Tensor, p: float | None = None, *, generator=None) -> Tensor:
+    """1 with probability `input` (or `p`), else 0, elementwise, in `input`'s dtype (Bernoulli's sample)."""
+    if input._data.dtype.kind != "f":
+        kind = _scalar_type(input._data.dtype)
+        raise NotImplementedError(f'"bernoulli_tensor_cpu_p_" not implemented for \'{kind}\'')
+    probs = np.full(input._data.shape, p) if p is not None else input._data
+    if not np.all((probs >= 0) & (probs <= 1)):
+        raise RuntimeError("Expected p_in >= 0 && p_in <= 1 to be true, but got false.")
+    draws = _gen(generator).random(probs.shape) < probs
+    return make(draws.astype(input._data.dtype))
+
+
+Tensor.bernoulli = bernoulli
+
+
 # -- Tensor.new_*: a new tensor with this tensor's dtype (and device) unless told otherwise ----------------------
 def _own_dtype(self: Tensor, dtype):
     return self.dtype if dtype is None else dtype
@@ -602,5 +617,17 @@ def new_tensor(self: Tensor, data, *, dtype=None, device=None, requires_grad: bo
     return tensor(data, dtype=_own_dtype(self, dtype), device=device, requires_grad=requires_grad)
 
 
+def new(self: Tensor, *args) -> Tensor:
+    """The legacy constructor `x.new(...)`: sizes give a new tensor of x's dtype (zeros here, uninitialised in
+    PyTorch), a list gives its values, a tensor gives a tensor sharing its memory, nothing gives an empty one."""
+    if len(args) == 1 and isinstance(args[0], Tensor):
+        return make(args[0]._data)
+    if len(args) == 1 and isinstance(args[0], (list, tuple)) and not isinstance(args[0], Size):
+        return tensor(args[0], dtype=self.dtype)
+    sizes = tuple(args[0]) if len(args) == 1 and isinstance(args[0], Size) else args
+    return zeros(sizes or (0,), dtype=self.dtype)
+
+
+Tensor.new = new
 Tensor.new_zeros, Tensor.new_ones, Tensor.new_empty = new_zeros, new_ones, new_empty
 Tensor.new_full, Tensor.new_tensor = new_full, new_tensor

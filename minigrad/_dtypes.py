@@ -171,3 +171,38 @@ def checked(value, dt: np.dtype):
     if not ok:
         raise RuntimeError(f"value cannot be converted to type {_C_TYPES[dt.name]} without overflow")
     return value
+
+
+class finfo:
+    """A floating dtype's limits (`finfo(x.dtype).min`, `.eps`), as PyTorch's `torch.finfo`."""
+
+    def __init__(self, type: dtype | None = None):  # noqa: A002 - PyTorch's name
+        type = get_default_dtype() if type is None else type
+        if not (isinstance(type, dtype) and type.is_floating_point):
+            raise TypeError("torch.finfo() requires a floating point input type. Use torch.iinfo to handle "
+                            "'torch.finfo'")
+        info = np.finfo(type.np)
+        self.bits, self.dtype = info.bits, type.name
+        self.eps, self.max, self.min = builtins.float(info.eps), builtins.float(info.max), builtins.float(info.min)
+        self.tiny = self.smallest_normal = builtins.float(info.smallest_normal)
+        self.resolution = 10.0 ** -info.precision
+
+    def __repr__(self) -> str:
+        shown = ", ".join(f"{k}={getattr(self, k):g}" for k in ("resolution", "min", "max", "eps", "smallest_normal",
+                                                                "tiny"))
+        return f"finfo({shown}, dtype={self.dtype})"
+
+
+class iinfo:
+    """An integer dtype's limits, as PyTorch's `torch.iinfo`."""
+
+    def __init__(self, type: dtype):  # noqa: A002 - PyTorch's name
+        if not isinstance(type, dtype) or type.is_floating_point:
+            raise TypeError("torch.iinfo() requires an integer input type. Use torch.finfo to handle "
+                            "'torch.iinfo'")
+        info = np.iinfo(type.np) if type.np.kind != "b" else None
+        self.bits, self.dtype = type.itemsize * 8, type.name
+        self.min, self.max = (0, 1) if info is None else (builtins.int(info.min), builtins.int(info.max))
+
+    def __repr__(self) -> str:
+        return f"iinfo(min={self.min:g}, max={self.max:g}, dtype={self.dtype})"

@@ -178,3 +178,17 @@ def c_order(a: np.ndarray) -> np.ndarray:
     """`a` in C order (a copy only when it is not). PyTorch's reductions, scans and softmax give contiguous
     results whatever their input's layout; NumPy's follow the input's."""
     return a if a.flags.c_contiguous else np.ascontiguousarray(a)
+
+
+class memory_format:
+    """How a copy lays out its elements (`x.clone(memory_format=torch.preserve_format)`): PyTorch's names;
+    minigrad's tensors have no channels-last layouts."""
+
+    def __init__(self, name: str):
+        self.name = name
+
+    def __repr__(self) -> str:
+        return f"torch.{self.name}"  # as PyTorch prints it
+
+
+preserve_format, contiguous_format = memory_format("preserve_format"), memory_format("contiguous_format")

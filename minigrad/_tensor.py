@@ -16,7 +16,7 @@ import weakref
 import numpy as np
 
 from . import _dtypes
-from ._device import CPU
+from ._device import CPU, NO_CUDA
 from ._device import device as _device_cls
 from ._hooks import HookDict, RemovableHandle
 from ._printing import format_tensor
@@ -430,6 +430,12 @@ class Tensor:
     def data_ptr(self) -> int:
         return self._data.__array_interface__["data"][0]
 
+    def storage_offset(self) -> int:
+        """Where this tensor's first element sits in its base's memory, in elements (0 for a tensor that is not
+        a view)."""
+        base = self._base
+        return 0 if base is None else (self.data_ptr() - base.data_ptr()) // self._data.itemsize
+
     def __len__(self) -> int:
         if self._data.ndim == 0:
             raise TypeError("len() of a 0-d tensor")
@@ -525,9 +531,20 @@ class Tensor:
     def cpu(self) -> Tensor:
         return self
 
+    def eig(self, eigenvectors: bool = False):
+        """Removed from PyTorch in 1.9 (old lectures still call it): PyTorch's error."""
+        raise RuntimeError("This function was deprecated since version 1.9 and is now removed. `torch.linalg.eig` "
+                           "returns complex tensors of dtype `cfloat` or `cdouble` rather than real tensors mimicking "
+                           "complex tensors.\nhint: minigrad has no complex tensors and no torch.linalg.eig.")
+
+    def lstsq(self, A):
+        """Removed from PyTorch in 1.9: PyTorch's error."""
+        raise RuntimeError("This function was deprecated since version 1.9 and is now removed. `torch.lstsq` is "
+                           "deprecated in favor of `torch.linalg.lstsq`.\nhint: minigrad has no torch.linalg.lstsq; "
+                           "solve the normal equations with matmul and a closed form, or fit by gradient descent.")
+
     def cuda(self, *args, **kwargs):
-        raise RuntimeError("minigrad runs on the CPU only: Tensor.cuda() is not available.\n"
-                           "hint: minigrad.cuda.is_available() is False; keep tensors on the CPU.")
+        raise AssertionError(NO_CUDA)  # a CPU-only PyTorch's error
 
     # -- printing ----------------------------------------------------------------------------------------
     def __repr__(self, *, tensor_contents=None) -> str:

@@ -495,3 +495,34 @@ class _Reader:
 def _short(value: Any) -> str:
     text = repr(value)
     return text if len(text) <= 80 else text[:77] + "..."
+
+
+_SAFE_GLOBALS: list = []
+
+
+def add_safe_globals(safe_globals: list) -> None:
+    """Classes and functions `load(..., weights_only=True)` may rebuild (PyTorch's allowlist). minigrad's checkpoints
+    hold tensors and Python containers only, so the list is kept for code that reads it back."""
+    _SAFE_GLOBALS.extend(safe_globals)
+
+
+def get_safe_globals() -> list:
+    return list(_SAFE_GLOBALS)
+
+
+def clear_safe_globals() -> None:
+    _SAFE_GLOBALS.clear()
+
+
+class safe_globals:
+    """`with serialization.safe_globals([...]):` the allowlist grows for the block only."""
+
+    def __init__(self, safe_globals: list):
+        self.safe_globals = list(safe_globals)
+
+    def __enter__(self):
+        self._before = get_safe_globals()
+        add_safe_globals(self.safe_globals)
+
+    def __exit__(self, *exc) -> None:
+        _SAFE_GLOBALS[:] = self._before

@@ -3,9 +3,12 @@ tolerances per dtype and its report of the greatest differences."""
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 from . import _dtypes
+from ._creation import tensor
 from ._missing import missing_name
 from ._tensor import Tensor, make
 
@@ -70,3 +73,22 @@ def _report(ad: np.ndarray, ed: np.ndarray, ok: np.ndarray, rtol: float, atol: f
 
 
 __getattr__ = missing_name(__name__, "torch.testing")
+
+
+_ALLCLOSE_TOLERANCES = {"float16": (1e-3, 1e-3), "float32": (1e-4, 1e-5), "float64": (1e-5, 1e-8)}
+
+
+def assert_allclose(actual, expected, rtol: float | None = None, atol: float | None = None, equal_nan: bool = True,
+                    msg: str = "") -> None:
+    """The deprecated form of `assert_close` that old lectures call: it warns, ignores dtypes, and compares NaNs
+    as equal, as PyTorch's does."""
+    warnings.warn("`minigrad.testing.assert_allclose()` is deprecated since 1.12 and will be removed in a future "
+                  "release. Please use `minigrad.testing.assert_close()` instead. You can find detailed upgrade "
+                  "instructions in https://github.com/pytorch/pytorch/issues/61844.", FutureWarning, stacklevel=2)
+    actual = actual if isinstance(actual, Tensor) else tensor(actual)
+    expected = expected if isinstance(expected, Tensor) else tensor(expected, dtype=actual.dtype)
+    if rtol is None and atol is None:
+        pairs = [_ALLCLOSE_TOLERANCES.get(t.dtype.name, (0.0, 0.0)) for t in (actual, expected)]
+        rtol, atol = max(p[0] for p in pairs), max(p[1] for p in pairs)
+    assert_close(actual, expected, rtol=rtol, atol=atol, equal_nan=equal_nan, check_device=True, check_dtype=False,
+                 check_stride=False, msg=msg or None)

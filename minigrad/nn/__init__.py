@@ -8,7 +8,7 @@
     loss = nn.CrossEntropyLoss()(model(x), y)
 """
 
-from . import functional, init, utils
+from . import functional, init, modules, utils
 from .attention import MultiheadAttention
 from .container import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential
 from .convolution import Conv1d, Conv2d, ConvTranspose1d, ConvTranspose2d, LazyConv1d, LazyConv2d
@@ -22,14 +22,18 @@ from .layers import (
     LeakyReLU,
     Linear,
     LogSoftmax,
+    PixelShuffle,
     ReLU,
     Sigmoid,
     SiLU,
     Softmax,
+    Softplus,
     Tanh,
+    Upsample,
+    ZeroPad2d,
 )
-from .lazy import LazyLinear
-from .loss import BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, KLDivLoss, L1Loss, MSELoss, NLLLoss
+from .lazy import LazyBatchNorm1d, LazyBatchNorm2d, LazyLinear
+from .loss import BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, KLDivLoss, L1Loss, MSELoss, NLLLoss, SmoothL1Loss
 from .module import Module
 from .normalization import BatchNorm1d, BatchNorm2d, InstanceNorm1d, InstanceNorm2d, LayerNorm
 from .parameter import Parameter, UninitializedParameter
@@ -50,12 +54,14 @@ __all__ = [
     "GRU", "GRUCell", "LSTM", "LSTMCell", "RNN", "RNNBase", "RNNCell", "RNNCellBase",
     "Dropout", "Dropout2d", "ELU", "Embedding", "Flatten", "GELU", "Identity",
     "InstanceNorm1d", "InstanceNorm2d", "KLDivLoss", "L1Loss", "LayerNorm",
-    "LazyConv1d",
+    "LazyBatchNorm1d", "LazyBatchNorm2d", "LazyConv1d",
     "LazyConv2d", "LazyLinear", "LeakyReLU", "Linear", "LogSoftmax", "MSELoss", "MaxPool1d", "MaxPool2d", "Module",
-    "ModuleDict", "ModuleList", "MultiheadAttention", "NLLLoss", "Parameter", "ParameterDict", "ParameterList",
-    "ReLU", "SiLU", "Sequential", "Sigmoid", "Softmax", "Tanh", "Transformer", "TransformerDecoder",
+    "ModuleDict", "ModuleList", "MultiheadAttention", "NLLLoss", "Parameter", "PixelShuffle", "ParameterDict",
+    "ParameterList",
+    "ReLU", "SiLU", "Sequential", "Sigmoid", "SmoothL1Loss", "Softmax", "Softplus", "Tanh", "Transformer",
+    "TransformerDecoder",
     "TransformerDecoderLayer", "TransformerEncoder", "TransformerEncoderLayer",
-    "UninitializedParameter", "functional", "init", "utils"
+    "UninitializedParameter", "Upsample", "ZeroPad2d", "functional", "init", "utils"
 ]
 
 

@@ -23,6 +23,7 @@ from ..ops.registry import REGISTRY, overridable
 _DECLARED = {name: overridable(op.named(name), name) for op in REGISTRY.values()
              if op.namespace == "nn.functional" and op.public for name in (op.name, *op.aliases)}
 globals().update(_DECLARED)
+pixel_shuffle = overridable(REGISTRY["pixel_shuffle"].named("pixel_shuffle"), "pixel_shuffle")  # also torch.'s
 
 
 def relu(input: Tensor, inplace: bool = False) -> Tensor:

@@ -10,11 +10,14 @@ from __future__ import annotations
 import math
 import warnings
 
-from .._tensor import Tensor
+import numpy as np
+
+from .._random import default_generator
+from .._tensor import Tensor, make
 from ..autograd.grad_mode import no_grad
 
-__all__ = ["calculate_gain", "constant_", "kaiming_normal_", "kaiming_uniform_", "normal_", "ones_", "uniform_",
-           "xavier_normal_", "xavier_uniform_", "zeros_"]
+__all__ = ["calculate_gain", "constant_", "kaiming_normal_", "kaiming_uniform_", "normal_", "ones_", "orthogonal_",
+           "trunc_normal_", "uniform_", "xavier_normal_", "xavier_uniform_", "zeros_"]
 
 _LINEAR_FNS = ("linear", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d")
 
@@ -67,6 +70,32 @@ def normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, generator=None)
     """Fill with N(mean, std^2)."""
     with no_grad():
         return tensor.normal_(mean, std, generator=generator)
+
+
+def trunc_normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, a: float = -2.0, b: float = 2.0,
+                  generator=None) -> Tensor:
+    """Fill with N(mean, std^2) restricted to [a, b] (draws outside are drawn again)."""
+    rng = (generator or default_generator)._np
+    values = rng.normal(mean, std, tuple(tensor.shape))
+    while (out := (values < a) | (values > b)).any():
+        values[out] = rng.normal(mean, std, int(out.sum()))
+    with no_grad():
+        return tensor.copy_(make(values))
+
+
+def orthogonal_(tensor: Tensor, gain: float = 1.0, generator=None) -> Tensor:
+    """Fill with a (semi-)orthogonal matrix, the Q of a Gaussian matrix's QR decomposition, times `gain` (the
+    dims after the first are flattened)."""
+    if tensor.dim() < 2:
+        raise ValueError("Only tensors with 2 or more dimensions are supported")
+    if tensor.numel() == 0:
+        return tensor
+    rows = tensor.shape[0]
+    flat = (generator or default_generator)._np.standard_normal((rows, tensor.numel() // rows))
+    q, r = np.linalg.qr(flat.T if rows < flat.shape[1] else flat)
+    q = q * np.sign(np.diag(r))
+    with no_grad():
+        return tensor.copy_(make(gain * (q.T if rows < flat.shape[1] else q)).view(tuple(tensor.shape)))
 
 
 def constant_(tensor: Tensor, val: float) -> Tensor:

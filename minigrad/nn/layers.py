@@ -172,6 +172,75 @@ class ELU(Module):
         return f"alpha={self.alpha}" + (", inplace=True" if self.inplace else "")
 
 
+class Softplus(Module):
+    """log(1 + exp(beta * x)) / beta, linear above `threshold` (F.softplus)."""
+
+    __module__ = "minigrad.nn"
+
+    def __init__(self, beta: float = 1.0, threshold: float = 20.0) -> None:
+        super().__init__()
+        self.beta, self.threshold = beta, threshold
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.softplus(input, self.beta, self.threshold)
+
+    def extra_repr(self) -> str:
+        return f"beta={self.beta}, threshold={self.threshold}"
+
+
+class ZeroPad2d(Module):
+    """Zeros around the last two dims: (left, right, top, bottom), or one number for all four (F.pad)."""
+
+    __module__ = "minigrad.nn"
+
+    def __init__(self, padding) -> None:
+        super().__init__()
+        self.padding = (padding,) * 4 if isinstance(padding, int) else tuple(padding)
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.pad(input, self.padding, "constant", 0.0)
+
+    def extra_repr(self) -> str:
+        return f"{self.padding}"
+
+
+class PixelShuffle(Module):
+    """(*, C*r², H, W) -> (*, C, H*r, W*r) (F.pixel_shuffle): super-resolution's sub-pixel upsampling."""
+
+    __module__ = "minigrad.nn"
+
+    def __init__(self, upscale_factor: int) -> None:
+        super().__init__()
+        self.upscale_factor = upscale_factor
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.pixel_shuffle(input, self.upscale_factor)
+
+    def extra_repr(self) -> str:
+        return f"upscale_factor={self.upscale_factor}"
+
+
+class Upsample(Module):
+    """F.interpolate as a layer (minigrad has mode='nearest')."""
+
+    __module__ = "minigrad.nn"
+
+    def __init__(self, size=None, scale_factor=None, mode: str = "nearest", align_corners=None,
+                 recompute_scale_factor=None) -> None:
+        super().__init__()
+        self.size, self.mode, self.align_corners = size, mode, align_corners
+        self.scale_factor = float(scale_factor) if isinstance(scale_factor, (int, float)) else scale_factor
+        self.recompute_scale_factor = recompute_scale_factor
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.interpolate(input, self.size, self.scale_factor, self.mode, self.align_corners,
+                             recompute_scale_factor=self.recompute_scale_factor)
+
+    def extra_repr(self) -> str:
+        shown = f"scale_factor={self.scale_factor!r}" if self.scale_factor is not None else f"size={self.size!r}"
+        return f"{shown}, mode={self.mode!r}"
+
+
 class Tanh(Module):
     __module__ = "minigrad.nn"
 

@@ -5,9 +5,11 @@ their shapes, initialises them as the eager layer would, and turns the module in
 
 from __future__ import annotations
 
+from .. import _creation
 from .._tensor import Tensor
 from .layers import Linear
 from .module import Module
+from .normalization import BatchNorm1d, BatchNorm2d
 from .parameter import UninitializedParameter, is_lazy
 
 
@@ -59,4 +61,45 @@ class LazyLinear(LazyModuleMixin, Linear):
         self.reset_parameters()
 
 
-__all__ = ["LazyLinear", "LazyModuleMixin"]
+
+class _LazyNormBase(LazyModuleMixin):
+    """A batch norm whose num_features is the channel count (dim 1) of its first input."""
+
+    def __init__(self, eps: float = 1e-5, momentum: float | None = 0.1, affine: bool = True,
+                 track_running_stats: bool = True, device=None, dtype=None) -> None:
+        super().__init__(0, eps, momentum, affine, track_running_stats, device, dtype)
+        if affine:
+            self.weight = UninitializedParameter(dtype=dtype)
+            self.bias = UninitializedParameter(dtype=dtype)
+
+    def reset_parameters(self) -> None:
+        if not self.has_uninitialized_params() and self.num_features != 0:
+            super().reset_parameters()
+
+    def initialize_parameters(self, input: Tensor) -> None:
+        self.num_features = n = int(input.shape[1])
+        if self.affine:
+            self.weight.materialize((n,))
+            self.bias.materialize((n,))
+        if self.track_running_stats:
+            like = self.running_mean.dtype
+            self.register_buffer("running_mean", _creation.zeros(n, dtype=like))
+            self.register_buffer("running_var", _creation.ones(n, dtype=like))
+        self.reset_parameters()
+
+
+class LazyBatchNorm1d(_LazyNormBase, BatchNorm1d):
+    """A BatchNorm1d whose num_features is read from the first input."""
+
+    __module__ = "minigrad.nn"
+    cls_to_become = BatchNorm1d
+
+
+class LazyBatchNorm2d(_LazyNormBase, BatchNorm2d):
+    """A BatchNorm2d whose num_features is read from the first input."""
+
+    __module__ = "minigrad.nn"
+    cls_to_become = BatchNorm2d
+
+
+__all__ = ["LazyBatchNorm1d", "LazyBatchNorm2d", "LazyLinear", "LazyModuleMixin"]

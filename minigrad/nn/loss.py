@@ -51,6 +51,19 @@ class L1Loss(_Loss):
         return F.l1_loss(input, target, reduction=self.reduction)
 
 
+class SmoothL1Loss(_Loss):
+    """Squared error below `beta`, absolute error above it (F.smooth_l1_loss)."""
+
+    __module__ = "minigrad.nn"
+
+    def __init__(self, size_average=None, reduce=None, reduction: str = "mean", beta: float = 1.0) -> None:
+        super().__init__(size_average, reduce, reduction)
+        self.beta = beta
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:
+        return F.smooth_l1_loss(input, target, reduction=self.reduction, beta=self.beta)
+
+
 class KLDivLoss(_Loss):
     """Kullback-Leibler divergence of the target distribution from the input's (log-probabilities)."""
 

@@ -15,6 +15,7 @@ from collections import OrderedDict, namedtuple
 from collections.abc import Callable, Iterator, Mapping
 
 from .. import _dtypes
+from .._device import NO_CUDA
 from .._hooks import HookDict, RemovableHandle
 from .._state import GRAD
 from .._tensor import Size, Tensor
@@ -508,8 +509,7 @@ class Module:
         return self
 
     def cuda(self, device=None) -> Module:
-        raise RuntimeError("minigrad runs on the CPU only: Module.cuda() is not available.\n"
-                           "hint: minigrad.cuda.is_available() is False; keep the model on the CPU.")
+        raise AssertionError(NO_CUDA)  # a CPU-only PyTorch's error
 
     # -- state_dict -------------------------------------------------------------------------------------------
     def _save_to_state_dict(self, destination: dict, prefix: str, keep_vars: bool) -> None:

@@ -426,10 +426,13 @@ def _view_tangent(t: Tensor, level) -> Tensor:
 
 
 # -- ops that exist only in place ----------------------------------------------------------------------------
+INPLACE_ONLY = ("zero_", "fill_", "copy_", "__setitem__", "uniform_", "normal_", "random_")
+
+
 def inplace_only(function, name: str):
-    """zero_, fill_, copy_, x[key] = value: the written elements take the value's tangent (zero for a number or a
-    tensor with none), as PyTorch's forward rules for these ops (`self_t.zero_()`, `self_t.copy_(src_t)`...)."""
-    if name not in ("zero_", "fill_", "copy_", "__setitem__"):
+    """zero_, fill_, copy_, x[key] = value, random draws: the written elements take the value's tangent (zero for a
+    number or a tensor with none), as PyTorch's forward rules for these ops (`self_t.zero_()`, `self_t.copy_(...)`)."""
+    if name not in INPLACE_ONLY:
         return function
 
     @functools.wraps(function)

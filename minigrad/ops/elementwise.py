@@ -221,6 +221,16 @@ sigmoid = unary("sigmoid", _sigmoid, "SigmoidBackward0", saves="result",
 erf = unary("erf", _erf, "ErfBackward0", saves="self",
             grad=lambda grad, self: _TWO_OVER_SQRT_PI * xp.exp(-(self ** 2)) * grad,
             text="grad_self = grad * 2/√π * exp(-self²)")
+asin = unary("asin", np.arcsin, "AsinBackward0", saves="self",
+             grad=lambda grad, self: grad * xp.rsqrt(-self * self + 1),
+             text="grad_self = grad / √(1 - self²)", domain="unit", aliases=("arcsin",))
+acos = unary("acos", np.arccos, "AcosBackward0", saves="self",
+             grad=lambda grad, self: grad * -xp.rsqrt(-self * self + 1),
+             text="grad_self = -grad / √(1 - self²)", domain="unit", aliases=("arccos",))
+sinh = unary("sinh", np.sinh, "SinhBackward0", saves="self", grad=lambda grad, self: grad * xp.cosh(self),
+             text="grad_self = grad * cosh(self)")
+cosh = unary("cosh", np.cosh, "CoshBackward0", saves="self", grad=lambda grad, self: grad * xp.sinh(self),
+             text="grad_self = grad * sinh(self)")
 
 
 def _atan2_grads(grad, self, other):
@@ -266,7 +276,7 @@ relu = unary("relu", _relu, "ReluBackward0", saves="result",
              text="grad_self = grad where result > 0, else 0", domain="away", keeps_dtype=True,
              check=_not_bool_for_relu)
 abs = unary("abs", _abs, "AbsBackward0", saves="self", grad=lambda grad, self: grad * xp.sgn(self),
-            text="grad_self = grad * sign(self)", domain="away", keeps_dtype=True)
+            text="grad_self = grad * sign(self)", domain="away", keeps_dtype=True, aliases=("absolute",))
 
 
 # for real numbers PyTorch's sgn derivative is zeros with no graph (NaN and inf included), as sign's

@@ -684,16 +684,35 @@ def same_data(a: np.ndarray, b: np.ndarray) -> bool:
     return all(sa == sb for sa, sb, n in zip(a.strides, b.strides, a.shape) if n != 1)
 
 
-def uniform_(self, a: float = 0.0, b: float = 1.0, *, generator=None):
+def _drawn(name: str):
+    """The node of an in-place random draw: every element was overwritten, so no gradient flows back (and the
+    tangent is zero: `dual.inplace_only`)."""
+    return rule(name, "self", text="grad_self = 0  (every element was drawn anew)",
+                self=lambda grad: xp.zeros_like(grad))
 
+
+UniformBackward0, NormalBackward0 = _drawn("UniformBackward0"), _drawn("NormalBackward0")
+RandomBackward = tuple(_drawn(f"RandomBackward{i}") for i in range(3))  # random_(from, to), (to), ()
+
+
+def uniform_(self, a: float = 0.0, b: float = 1.0, *, generator=None):
+    """Values drawn uniformly from [a, b), in place."""
+    if self._data.dtype.kind != "f":
+        raise NotImplementedError(f"\"check_uniform_bounds\" not implemented for '{kind_name(self._data.dtype)}'")
+    if a > b:
+        raise RuntimeError(f"uniform_ expects to return a [from, to) range, but found from={a:g} > to={b:g}")
     gen = generator or default_generator
-    return _random_fill(self, gen._np.uniform(a, b, self._data.shape))
+    return _random_fill(self, gen._np.uniform(a, b, self._data.shape), UniformBackward0)
 
 
 def normal_(self, mean: float = 0.0, std: float = 1.0, *, generator=None):
-
+    """Values drawn from N(mean, std²), in place."""
+    if self._data.dtype.kind != "f":
+        raise NotImplementedError(f"\"normal_kernel_cpu\" not implemented for '{kind_name(self._data.dtype)}'")
+    if not std >= 0:
+        raise RuntimeError(f"normal expects std >= 0.0, but found std {std:g}")
     gen = generator or default_generator
-    return _random_fill(self, gen._np.normal(mean, std, self._data.shape))
+    return _random_fill(self, gen._np.normal(mean, std, self._data.shape), NormalBackward0)
 
 
 def random_(self, *args, generator=None, **kwargs):
@@ -702,20 +721,25 @@ def random_(self, *args, generator=None, **kwargs):
     holds exactly, or the integer dtype's range."""
     bounds = dict(zip(("from", "to"), (0, args[0]) if len(args) == 1 else args)) | kwargs
     low, high = bounds.get("from", 0), bounds.get("to")
+    node = RandomBackward[2 if high is None else 0 if "from" in bounds and len(args) != 1 else 1]
     if high is None:
         d = self._data.dtype
         high = 2 ** (np.finfo(d).nmant + 1) + 1 if d.kind == "f" else 2 if d.kind == "b" else int(np.iinfo(d).max) + 1
     if low >= high:
         raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}")
     gen = generator or default_generator
-    return _random_fill(self, gen._np.integers(low, high, self._data.shape))
+    return _random_fill(self, gen._np.integers(low, high, self._data.shape), node)
 
 
-def _random_fill(self: Tensor, values: np.ndarray) -> Tensor:
-    check_inplace(self, _tracked(self, ()))
-    _write(self, Ellipsis, values.astype(self._data.dtype))
-    self._bump_version()
-    return self
+def _random_fill(self: Tensor, values: np.ndarray, node) -> Tensor:
+    """Write the draws as an in-place op: a tensor in a graph gets the draw's node (gradient 0), a leaf that
+    requires grad refuses, views and versions follow."""
+
+    def compute(src):
+        res = values.astype(src._data.dtype)
+        return record(node, res, (src,)) if _tracking(src) else make(res)
+
+    return run_inplace(self, compute, overlap_ok=True)
 
 
 _ONE = (Sample((((3, 4), "real"),)),)
@@ -724,6 +748,6 @@ declare("fill_", fill_, namespace="Tensor", nodes=(FillBackward2, FillBackward3)
         samples=(Sample((((3, 4), "real"),), (0.5,)),), differentiable=False)
 declare("copy_", copy_, namespace="Tensor", nodes=(CopyBackwards,), samples=(Sample((((3, 4), "real"),
                                                                                    ((4,), "real"))),))
-declare("uniform_", uniform_, namespace="Tensor", differentiable=False)
-declare("normal_", normal_, namespace="Tensor", differentiable=False)
-declare("random_", random_, namespace="Tensor", differentiable=False)
+declare("uniform_", uniform_, namespace="Tensor", nodes=(UniformBackward0,), differentiable=False)
+declare("normal_", normal_, namespace="Tensor", nodes=(NormalBackward0,), differentiable=False)
+declare("random_", random_, namespace="Tensor", nodes=RandomBackward, differentiable=False)

@@ -350,3 +350,27 @@ def meshgrid(*tensors, indexing: str | None = None) -> tuple:
 declare("meshgrid", meshgrid, method=False, nodes=(),
         samples=(Sample((((3,), "real"), ((4,), "real")), kwargs={"indexing": "ij"}, as_list=True),
                  Sample((((3,), "real"), ((4,), "real"), ((2,), "real")), kwargs={"indexing": "xy"}, as_list=True)))
+
+
+# -- select, tile: written with indexing and repeat, whose nodes PyTorch records too -------------------------------
+def select(self: Tensor, dim: int, index: int) -> Tensor:
+    """`x.select(dim, i)`: the slice at position `i` along `dim` (`x.select(1, i)` is `x[:, i]`), a view
+    recorded as SelectBackward0."""
+    d = _wrap_dim(dim, self._data.ndim)
+    size = self._data.shape[d] if self._data.ndim else 1
+    if not -size <= index < size:
+        raise IndexError(f"select(): index {index} out of range for tensor of size {list(self._data.shape)} at "
+                         f"dimension {d}")
+    return getitem(self, (slice(None),) * d + (index,))
+
+
+def tile(self: Tensor, dims) -> Tensor:
+    """`x.tile(dims)`: `x` repeated `dims[i]` times along each dim; a `dims` shorter than `x.dim()` is padded with
+    ones in front (PyTorch's tile calls repeat, so the node is RepeatBackward0)."""
+    if not isinstance(dims, (tuple, list)) or not all(isinstance(n, builtins.int) for n in dims):
+        raise TypeError(f"tile(): argument 'dims' (position 2) must be tuple of ints, not {type(dims).__name__}")
+    return repeat(self, (1,) * (self._data.ndim - len(dims)) + tuple(dims))
+
+
+declare("select", select, samples=(Sample((((3, 4), "real"),), (1, 2)), Sample((((3, 4), "real"),), (0, -1))))
+declare("tile", tile, samples=(Sample((((3, 4), "real"),), ((2, 1),)), Sample((((3,), "real"),), ((2, 2),))))

@@ -458,3 +458,42 @@ declare("interpolate", interpolate, namespace=_F, method=False,
         samples=(Sample((((1, 2, 3, 4), "real"),), kwargs={"scale_factor": 2}),
                  Sample((((2, 1, 3, 4), "real"),), kwargs={"size": (5, 7)}),
                  Sample((((1, 2, 5), "real"),), kwargs={"scale_factor": 1.5})))
+
+
+# -- pixel_shuffle: channels into space (super-resolution's upsampling) --------------------------------------------
+def _shuffle(x, r: int, unshuffle: bool):
+    """(*, C*r*r, H, W) -> (*, C, H*r, W*r), or back with `unshuffle`: reshapes and one permute, on arrays or
+    Tensors (the backward of one is the other)."""
+    *lead, c, h, w = x.shape
+    n = len(lead)
+    if unshuffle:
+        y = xp.reshape(x, (*lead, c, h // r, r, w // r, r))
+        y = xp.permute(y, (*range(n), n, n + 2, n + 4, n + 1, n + 3))
+        return xp.reshape(y, (*lead, c * r * r, h // r, w // r))
+    y = xp.reshape(x, (*lead, c // (r * r), r, r, h, w))
+    y = xp.permute(y, (*range(n), n, n + 3, n + 1, n + 4, n + 2))
+    return xp.reshape(y, (*lead, c // (r * r), h * r, w * r))
+
+
+PixelShuffleBackward0 = rule("PixelShuffleBackward0", "self", saves="upscale_factor", forward="linear",
+                             text="grad_self = pixel_unshuffle(grad): the gradient's pixels back into channels",
+                             self=lambda grad, upscale_factor: _shuffle(grad, upscale_factor, True))
+
+
+def pixel_shuffle(input: Tensor, upscale_factor: int) -> Tensor:
+    """Rearrange (*, C*r², H, W) into (*, C, H*r, W*r): each group of r² channels becomes an r x r block."""
+    x, r = input._data, upscale_factor
+    if x.ndim < 3:
+        raise RuntimeError(f"pixel_shuffle expects input to have at least 3 dimensions, but got input with {x.ndim} "
+                           "dimension(s)")
+    if x.shape[-3] % (r * r):
+        raise RuntimeError(f"pixel_shuffle expects its input's 'channel' dimension to be divisible by the square of "
+                           f"upscale_factor, but input.size(-3)={x.shape[-3]} is not divisible by {r * r}")
+    res = np.ascontiguousarray(_shuffle(x, r, False))
+    if input._requires_grad and GRAD.mode > 0:
+        return record(PixelShuffleBackward0, res, (input,), upscale_factor=r)
+    return make(res)
+
+
+declare("pixel_shuffle", pixel_shuffle, method=False, nodes=(PixelShuffleBackward0,),
+        samples=(Sample((((1, 8, 2, 3), "real"),), (2,)), Sample((((9, 2, 2), "real"),), (3,))))

@@ -884,3 +884,49 @@ declare("log_softmax", log_softmax, functional=True, nodes=(LogSoftmaxBackward0,
         samples=_over("real", _DIM, ((0,), {})))
 declare("cumsum", cumsum, nodes=(CumsumBackward0,), samples=_over("real", _DIM, ((0,), {})))
 declare("cumprod", cumprod, nodes=(CumprodBackward0,), samples=_over("real", _DIM, ((0,), {})))
+
+
+# -- trace ---------------------------------------------------------------------------------------------------------
+TraceBackward0 = rule("TraceBackward0", "self", saves="self_sym_sizes", forward="linear",
+                      text="grad_self = grad on the main diagonal, 0 elsewhere",
+                      self=lambda grad, self_sym_sizes: xp.keep_where(np.eye(*self_sym_sizes, dtype=builtins.bool),
+                                                                      xp.expand(grad, self_sym_sizes)))
+
+
+def trace(self: Tensor) -> Tensor:
+    """The sum of a matrix's main diagonal (integers sum to int64, as PyTorch's)."""
+    if self._data.ndim != 2:
+        raise RuntimeError(f"trace: expected a matrix, but got tensor with dim {self._data.ndim}")
+    d = self._data
+    if d.dtype.kind == "b":
+        raise NotImplementedError("\"trace\" not implemented for 'Bool'")
+    res = np.asarray(np.trace(d), dtype=np.int64 if d.dtype.kind in "iu" else d.dtype)
+    if self._requires_grad and GRAD.mode > 0:
+        return record(TraceBackward0, res, (self,), self_sym_sizes=d.shape)
+    return make(res)
+
+
+declare("trace", trace, nodes=(TraceBackward0,), samples=(Sample((((3, 4), "real"),)), Sample((((3, 3), "real"),))))
+
+
+# -- bincount ------------------------------------------------------------------------------------------------------
+def bincount(self: Tensor, weights: Tensor | None = None, minlength: int = 0) -> Tensor:
+    """How often each value 0..max occurs in a 1-d tensor of non-negative integers (or the sum of its `weights`);
+    at least `minlength` bins. Counts are int64; weights sum in float32 if they are float32, else float64."""
+    x = self._data
+    if x.dtype.kind == "f":
+        raise NotImplementedError(f"\"bincount_cpu\" not implemented for '{kind_name(x.dtype)}'")
+    if x.ndim != 1 or (x.size and x.min() < 0):
+        raise RuntimeError("bincount only supports 1-d non-negative integral inputs.")
+    if minlength < 0:
+        raise RuntimeError("minlength should be >= 0")
+    if weights is None:
+        return make(np.bincount(x.astype(np.int64), minlength=minlength).astype(np.int64))
+    w = weights._data
+    if w.ndim != 1 or w.shape != x.shape:
+        raise RuntimeError("weights should be 1-d and have the same length as input")
+    out = np.float32 if w.dtype == np.float32 else np.float64
+    return make(np.bincount(x.astype(np.int64), w.astype(np.float64), minlength).astype(out))
+
+
+declare("bincount", bincount, differentiable=False)

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from .._state import GRAD
 from .._tensor import Tensor
 from ..autograd.graph import check_usable
-from .dual import forward_aware, inplace_only
+from .dual import INPLACE_ONLY, forward_aware, inplace_only
 from .forward_text import forward_text
 
 __all__ = ["Op", "Sample", "declare", "renamed", "REGISTRY", "NODES", "node_rule", "node_forward_rule", "ops"]
@@ -234,7 +234,7 @@ def declare(name: str, function: Callable, *, namespace: str = "", aliases: tupl
 
 def _forward_aware(name: str, function: Callable, inplace, operators: dict, nodes: tuple) -> tuple:
     """The op's function, in-place variant and operators, each carrying tangents under forward AD (ops/dual.py)."""
-    if name in ("zero_", "fill_", "copy_", "__setitem__"):  # ops that exist only in place
+    if name in INPLACE_ONLY:  # ops that exist only in place
         return inplace_only(function, name), inplace, operators
     fw = forward_aware(function, nodes, name)
     home = getattr(function, "__globals__", {})

@@ -491,8 +491,9 @@ def expand_as(self, other):
 
 
 def clone(self, *, memory_format=None):
-    """A copy laid out as the original is (PyTorch's default, preserve_format: its dims in the same order)."""
-    return _copy(self, "K")
+    """A copy laid out as the original is (PyTorch's default, preserve_format: its dims in the same order), or
+    row-major with `memory_format=contiguous_format`."""
+    return _copy(self, "C" if str(memory_format) == "torch.contiguous_format" else "K")
 
 
 def contiguous(self, memory_format=None):
@@ -563,6 +564,8 @@ half = _caster("float16")
 long = _caster("int64")
 int = _caster("int32")
 bool = _caster("bool")
+byte = _caster("uint8")
+short = _caster("int16")
 
 
 def type_as(self, other):
@@ -614,7 +617,7 @@ declare("to", to, namespace="Tensor", nodes=(ToCopyBackward0,))
 declare("type_as", type_as, namespace="Tensor")
 declare("unbind", unbind, nodes=(UnbindBackward0,), samples=_on((3, 4), ((), {}), ((1,), {})))
 for _name, _cast_fn in (("float", float), ("double", double), ("half", half), ("long", long), ("int", int),
-                        ("bool", bool)):
+                        ("bool", bool), ("byte", byte), ("short", short)):
     declare(_name, _cast_fn, namespace="Tensor", nodes=(ToCopyBackward0,))
 
 

@@ -183,6 +183,9 @@ sin = _unary("sin", np.sin)
 cos = _unary("cos", np.cos)
 sqrt = _unary("sqrt", np.sqrt)
 reciprocal = _unary("reciprocal", np.reciprocal)
+rsqrt = _unary("rsqrt", lambda x: 1 / np.sqrt(x))
+sinh = _unary("sinh", np.sinh)
+cosh = _unary("cosh", np.cosh)
 
 
 def sign_array(x: np.ndarray) -> np.ndarray:

@@ -250,3 +250,58 @@ class CosineAnnealingLR(LRScheduler):
 
 
 __getattr__ = missing_name(__name__, "torch.optim.lr_scheduler")
+
+
+class _LRScheduler(LRScheduler):
+    """The old base class name, which custom schedulers in older lectures subclass (PyTorch keeps it so)."""
+
+
+class ReduceLROnPlateau(LRScheduler):
+    """Multiply the learning rate by `factor` once the metric passed to `step(metric)` has not improved for
+    `patience` steps (then wait `cooldown` steps before counting again); never below `min_lr`."""
+
+    def __init__(self, optimizer: Optimizer, mode: str = "min", factor: float = 0.1, patience: int = 10,
+                 threshold: float = 1e-4, threshold_mode: str = "rel", cooldown: int = 0, min_lr=0,
+                 eps: float = 1e-8) -> None:
+        if factor >= 1.0:
+            raise ValueError("Factor should be < 1.0.")
+        if mode not in ("min", "max"):
+            raise ValueError(f"mode {mode} is unknown!")
+        if threshold_mode not in ("rel", "abs"):
+            raise ValueError(f"threshold mode {threshold_mode} is unknown!")
+        groups = optimizer.param_groups
+        if isinstance(min_lr, (list, tuple)) and len(min_lr) != len(groups):
+            raise ValueError(f"expected {len(groups)} min_lrs, got {len(min_lr)}")
+        self.optimizer, self.mode, self.factor, self.patience = optimizer, mode, factor, patience
+        self.threshold, self.threshold_mode, self.cooldown, self.eps = threshold, threshold_mode, cooldown, eps
+        self.min_lrs = list(min_lr) if isinstance(min_lr, (list, tuple)) else [min_lr] * len(groups)
+        self.best = math.inf if mode == "min" else -math.inf
+        self.num_bad_epochs, self.cooldown_counter, self.last_epoch = 0, 0, 0
+        self._last_lr = _lrs(optimizer)
+
+    def is_better(self, a: float, best: float) -> bool:
+        if self.threshold_mode == "rel":
+            return a < best * (1 - self.threshold) if self.mode == "min" else a > best * (1 + self.threshold)
+        return a < best - self.threshold if self.mode == "min" else a > best + self.threshold
+
+    def step(self, metrics, epoch=None) -> None:
+        current = float(metrics)
+        self.last_epoch = self.last_epoch + 1 if epoch is None else epoch
+        if self.is_better(current, self.best):
+            self.best, self.num_bad_epochs = current, 0
+        else:
+            self.num_bad_epochs += 1
+        if self.cooldown_counter > 0:
+            self.cooldown_counter -= 1
+            self.num_bad_epochs = 0
+        if self.num_bad_epochs > self.patience:
+            for group, min_lr in zip(self.optimizer.param_groups, self.min_lrs):
+                old = float(group["lr"])
+                new = max(old * self.factor, min_lr)
+                if old - new > self.eps:
+                    group["lr"] = new
+            self.cooldown_counter, self.num_bad_epochs = self.cooldown, 0
+        self._last_lr = _lrs(self.optimizer)
+
+    def state_dict(self) -> dict:
+        return {k: v for k, v in self.__dict__.items() if k != "optimizer"}

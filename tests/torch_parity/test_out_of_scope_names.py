@@ -1,7 +1,7 @@
 """Census names that cannot apply to a CPU NumPy library (CUDA, GPU backends, distributed, AMP, compilation,
-quantization, profiling): each one either gets what a CPU-only PyTorch 2.13 gives (a value, or its error) or
-raises minigrad's clear "does not implement" error. The names are the census's out-of-scope rows
-(tests/teaching_code/CENSUS.md), listed here literally."""
+quantization, profiling, graph capture, C++ extensions, RPC futures): each one either gets what a CPU-only PyTorch
+2.13 gives (a value, or its error) or raises minigrad's clear "does not implement" error. The names are the census's
+out-of-scope rows (tests/teaching_code/CENSUS.md), listed here literally."""
 
 from __future__ import annotations
 
@@ -43,7 +43,14 @@ NOT_IMPLEMENTED = (
     "torch.multiprocessing.Process", "torch.multiprocessing.set_start_method", "torch.multiprocessing.spawn",
     "torch.onnx.export", "torch.profiler.ProfilerActivity.CPU", "torch.profiler.ProfilerActivity.CUDA",
     "torch.profiler.profile", "torch.profiler.record_function", "torch.profiler.schedule",
-    "torch.profiler.tensorboard_trace_handler", "utils.data.distributed.DistributedSampler",)
+    "torch.profiler.tensorboard_trace_handler", "utils.data.distributed.DistributedSampler",
+    "torch.autograd.profiler.profile", "torch.autograd.profiler.record_function.__enter__",
+    "torch.autograd.profiler.record_function.__exit__", "torch.ops.profiler._record_function_enter",
+    "torch.ops.profiler._record_function_exit", "torch._amp_foreach_non_finite_check_and_unscale_",
+    "torch.classes.load_library", "torch.futures.Future", "torch.futures.wait_all", "torch.fx.Graph",
+    "torch.fx.GraphModule", "torch.fx.Node", "torch.fx.Proxy", "torch.fx.Tracer", "torch.fx.node.Target",
+    "torch.fx.node.map_arg", "torch.fx.proxy.GraphAppendingTracer", "torch.fx.replace_pattern",
+    "torch.fx.symbolic_trace", "torch.fx.wrap",)
 
 
 def _resolve(lib, name: str):

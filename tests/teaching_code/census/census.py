@@ -46,7 +46,10 @@ OUT_OF_SCOPE = (
     ("torch.quantization", "quantization"), ("torch.ao.", "quantization"),
     ("torch.bfloat16", "bfloat16 (a GPU/AMP dtype)"), ("Tensor.bfloat16", "bfloat16 (a GPU/AMP dtype)"),
     ("Tensor.pin_memory", "CUDA"), ("Tensor.record_stream", "CUDA streams"),
-    ("torch.profiler", "profiling the C++ kernels"), ("torch.mps", "Apple GPUs"), ("torch.hub", "downloads"),
+    ("torch.profiler", "profiling the C++ kernels"), ("torch.autograd.profiler", "profiling the C++ kernels"),
+    ("torch.ops.profiler", "profiling the C++ kernels"), ("torch._amp_", "mixed precision (AMP) on the GPU"),
+    ("torch.fx", "graph capture for compilers (torch.fx)"), ("torch.classes", "C++ extensions"),
+    ("torch.futures", "asynchronous (RPC) execution"), ("torch.mps", "Apple GPUs"), ("torch.hub", "downloads"),
     ("torch.func", "in progress elsewhere (issues #26/#27)"),
     ("torch.autograd.forward_ad", "in progress elsewhere (issues #26/#27)"),
 )

@@ -15,11 +15,12 @@ import math
 
 import numpy as np
 
-from .._tensor import Tensor, make
-from ..autograd.grad_mode import no_grad
-from ..ops.joining import cat
+from ..._tensor import Tensor, make
+from ...autograd.grad_mode import no_grad
+from ...ops.joining import cat
+from . import rnn
 
-__all__ = ["clip_grad_norm_", "clip_grad_value_", "parameters_to_vector", "vector_to_parameters"]
+__all__ = ["clip_grad_norm_", "clip_grad_value_", "parameters_to_vector", "rnn", "vector_to_parameters"]
 
 
 def _grads(parameters) -> list[Tensor]:

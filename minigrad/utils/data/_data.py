@@ -17,12 +17,11 @@ from typing import Any
 
 import numpy as np
 
-from .. import _random
-from .._creation import as_tensor, multinomial
-from .._missing import missing_name
-from .._state import GRAD
-from .._tensor import Tensor, make
-from ..ops.joining import stack
+from ... import _random
+from ..._creation import as_tensor, multinomial
+from ..._state import GRAD
+from ..._tensor import Tensor, make
+from ...ops.joining import stack
 
 __all__ = [
     "BatchSampler", "ConcatDataset", "DataLoader", "Dataset", "IterableDataset", "RandomSampler", "Sampler",
@@ -465,4 +464,4 @@ class _InfiniteConstantSampler(Sampler):
             yield None
 
 
-__getattr__ = missing_name(__name__, "torch.utils.data")
+

@@ -1,0 +1,10 @@
+"""`torch.nn.modules.flatten`: the classes in it that minigrad has, for code naming the full path."""
+
+from __future__ import annotations
+
+from ..._missing import missing_name
+from ..layers import Flatten
+
+__all__ = ["Flatten"]
+
+__getattr__ = missing_name(__name__, "torch.nn.modules.flatten")
