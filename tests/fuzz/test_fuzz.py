@@ -118,14 +118,41 @@ l.backward()
 
 
 def test_every_op_and_feature_is_drawn_often_enough():
+    """Every op the catalogue draws (every registered op among them, see the next assertion) and every feature."""
     counts, n = fuzz.coverage(fuzz.programs(0, 10_000))
     rare = [(key, per10k) for key, _, per10k, ok in fuzz.coverage_rows(counts, n) if not ok]
     assert not rare, f"drawn fewer than {fuzz.MIN_PER_10K} times per 10,000 programs: {rare}"
+    from minigrad.ops import REGISTRY
+
+    differentiable = [key for key, op in REGISTRY.items() if op.public and op.differentiable]
+    differentiable += [f"{key}_" for key, op in REGISTRY.items() if op.public and op.differentiable and op.inplace]
+    drawn = {op.name for op in catalogue.OPS}
+    assert len(differentiable) > 100
+    assert not [k for k in differentiable if k not in drawn and k not in exclusions.NOT_DRAWN], "registered, not drawn"
+    derived = {op.name for op in catalogue.OPS if op.name not in catalogue.DRAWERS}
+    assert derived and all(counts[f"op:{name}"] for name in derived)
+
+
+def test_a_newly_declared_op_is_drawn_from_its_samples():
+    """An op declared with samples and no hand-written draw is fuzzed as declared: no edit in the catalogue."""
+    import random
+
+    from parityfuzz.generator import Builder
+
+    from minigrad.ops.registry import Sample, declare
+
+    op = declare("fuzz_probe", lambda self, k: self * k, samples=(Sample((((2, 3), "real"),), (2.0,)),), register=False)
+    entry = catalogue.derived.entry_for("fuzz_probe", {"fuzz_probe": op})
+    assert entry is not None and entry.name == "fuzz_probe" and not entry.inplace
+    b = Builder(random.Random(0), "probe")
+    catalogue.apply(b, entry)
+    line = b.stmts[-1].code
+    assert "fuzz_probe(" in line and "2.0" in line and b.pool[-1].shape == (2, 3), line
 
 
 def test_every_op_name_has_a_draw_function():
-    """The op list comes from op_names() (the registry's names, once it exists): each needs a draw function,
-    and every draw function belongs to a listed name."""
+    """The op list comes from op_names() (the contract's names and the registry's): each needs a draw function
+    (hand-written, or derived from the op's samples), and every hand-written draw function belongs to a listed name."""
     names = catalogue.op_names()
     entries, missing = catalogue.build(names)
     assert not missing, f"op names without a draw function in catalogue.py: {missing}"

@@ -1,0 +1,79 @@
+"""What the differential fuzzer found once it drew every op of the registry (issue 28, item 4), one case each.
+
+Each case is the fuzzer's shrunk program, run under PyTorch 2.13 and minigrad by the parity harness (printed
+values, warnings, the exception's type and first line). Each failed on the main it was found on.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch_parity_harness as harness
+
+
+def scatter_of_a_0d_tensor_is_a_copy(torch, Variable):
+    """A 0-d scatter's result was the source's own array: writing the result changed the source."""
+    src = torch.tensor(0.0)
+    out = torch.scatter(torch.tensor(5.0), 0, torch.tensor(0), src)
+    out -= 1.0
+    print(src, out)
+
+
+def scatter_add_of_0d_tensors(torch, Variable):
+    """scatter_add on 0-d tensors adds the source (minigrad raised NumPy's IndexError)."""
+    print(torch.scatter_add(torch.tensor(1.0), 0, torch.tensor(0), torch.tensor(2.0)))
+    print(torch.tensor(3.0).scatter_add(0, torch.tensor(0), torch.tensor(-1.0)))
+
+
+def scatter_in_place_from_its_own_memory(torch, Variable):
+    """scatter_ refuses a source that shares memory with self (PyTorch's assert_no_overlap), even all of it."""
+    x = torch.zeros(3)
+    x.scatter_(0, torch.tensor([0]), x)
+
+
+def embedding_weight_must_be_2d(torch, Variable):
+    torch.nn.functional.embedding(torch.tensor([2, 1, 0]), torch.zeros(3, 2, 2))
+
+
+def floor_divide_in_place_names_itself_in_backward(torch, Variable):
+    x = torch.tensor([1.0, 2.0], requires_grad=True) * 1
+    x.floor_divide_(torch.tensor([2.0, 2.0]))
+    x.sum().backward()
+
+
+def fold_of_inf_minus_inf_gives_no_numpy_warning(torch, Variable):
+    cols = torch.tensor(np.array([[[1.0, -np.inf], [1.0, 1.0], [np.inf, 1.0], [1.0, 1.0]]]))  # both at (1, 0)
+    print(torch.nn.functional.fold(cols, (3, 2), (2, 2), stride=1))
+
+
+def adaptive_avg_pool2d_double_backward_node(torch, Variable):
+    """Under create_graph the gradient is AdaptiveAvgPool2DBackwardBackward0 (edges to grad_output and self)."""
+    x = torch.tensor(np.arange(12.0).reshape(1, 1, 3, 4) / 8, requires_grad=True)
+    y = torch.nn.functional.adaptive_avg_pool2d(x, (2, 3))
+    (g,) = torch.autograd.grad((y * y).sum(), x, create_graph=True)
+    print(g.grad_fn.name(), [None if n is None else n.name() for n, _ in g.grad_fn.next_functions])
+    (gg,) = torch.autograd.grad((g * g).sum(), x)
+    print(g, gg)
+
+
+def avg_pool2d_gradient_under_create_graph_requires_grad(torch, Variable):
+    """PyTorch's AvgPool2DBackwardBackward0 has an edge to the input too: with a constant upstream gradient (an
+    empty selection) the input's gradient still requires grad."""
+    x = torch.zeros(1, 4, 4, requires_grad=True)
+    y = torch.nn.functional.avg_pool2d(x, 2)
+    (y[torch.tensor([], dtype=torch.int64)].sum() * 2).backward(create_graph=True)
+    print(x.grad.requires_grad, x.grad.grad_fn.name(),
+          [None if n is None else n.name() for n, _ in x.grad.grad_fn.next_functions])
+
+
+CASES = [avg_pool2d_gradient_under_create_graph_requires_grad, scatter_of_a_0d_tensor_is_a_copy,
+         scatter_add_of_0d_tensors, scatter_in_place_from_its_own_memory, embedding_weight_must_be_2d,
+         floor_divide_in_place_names_itself_in_backward, fold_of_inf_minus_inf_gives_no_numpy_warning,
+         adaptive_avg_pool2d_double_backward_node]
+
+
+@pytest.mark.parametrize("fn", [pytest.param(fn, id=fn.__name__) for fn in CASES])
+def test_fuzz_finding_behaves_as_pytorch(fn, torch, minigrad):
+    problems = harness.differences(fn, torch, minigrad)
+    if problems:
+        pytest.fail(problems, pytrace=False)
