@@ -3,8 +3,8 @@
 Each entry is one public name (``exp``, ``add_``, ``nn.functional.mse_loss``, ``__getitem__``), a draw
 function that picks or makes operands with the :class:`~.generator.Builder` and returns the
 expression (in one of the op's forms: function, method, operator, ``nn.functional``) with the shape
-and dtype it expects, and a weight. The generator only sees ``OPS``, built by ``build(op_names())``: the API contract's names
-(``CONTRACT_NAMES``) and every public op of the core's registry with its in-place variant, less what
+and dtype it expects, and a weight. The generator only sees ``OPS``, built by ``build(op_names())``: the API
+contract's names (``CONTRACT_NAMES``) and every public op of the core's registry with its in-place variant, less what
 docs/differences.md says is not drawn. A name with a hand-written draw here uses it; any other registry op is
 drawn from its declaration's samples (``derived.py``), so a new op is fuzzed without an edit here; an op with
 neither fails ``test_every_op_name_has_a_draw_function``.
