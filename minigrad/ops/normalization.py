@@ -112,10 +112,10 @@ def layer_norm(input: Tensor, normalized_shape, weight: Tensor | None = None, bi
     dims = tuple(range(x.ndim - len(shape), x.ndim))
     mean, rstd = GRAD.quiet.run(_ln_moments, x, dims, eps)
     res = GRAD.quiet.run(lambda: (x - mean) * rstd)
-    if weight is not None:
-        res *= weight._data
+    if weight is not None:  # (an inf weight times a zero: nan, with no NumPy warning)
+        GRAD.quiet.run(np.multiply, res, weight._data, res)
     if bias is not None:
-        res += bias._data
+        GRAD.quiet.run(np.add, res, bias._data, res)
     if GRAD.mode > 0 and any(t is not None and t._requires_grad for t in (input, weight, bias)):
         return record(NativeLayerNormBackward0, res, (input, weight, bias), normalized_shape=shape, result1=mean,
                       result2=rstd, _eps=eps)

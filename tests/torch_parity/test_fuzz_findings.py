@@ -31,6 +31,16 @@ def scatter_in_place_from_its_own_memory(torch, Variable):
     x.scatter_(0, torch.tensor([0]), x)
 
 
+@pytest.mark.parametrize("values", [[0.0, np.inf], [-np.inf, -1.7e308]])
+def test_histc_of_an_infinite_range_raises_pytorchs_error(torch, minigrad, values):
+    """histc over data reaching inf: PyTorch's RuntimeError (minigrad let NumPy's ValueError through)."""
+    def case(lib, Variable):
+        lib.histc(lib.tensor(np.array(values)), 4)
+
+    problems = harness.differences(case, torch, minigrad)
+    assert problems is None, problems
+
+
 def embedding_weight_must_be_2d(torch, Variable):
     torch.nn.functional.embedding(torch.tensor([2, 1, 0]), torch.zeros(3, 2, 2))
 
@@ -44,6 +54,17 @@ def floor_divide_in_place_names_itself_in_backward(torch, Variable):
 def fold_of_inf_minus_inf_gives_no_numpy_warning(torch, Variable):
     cols = torch.tensor(np.array([[[1.0, -np.inf], [1.0, 1.0], [np.inf, 1.0], [1.0, 1.0]]]))  # both at (1, 0)
     print(torch.nn.functional.fold(cols, (3, 2), (2, 2), stride=1))
+
+
+def layer_norm_with_an_inf_weight_gives_no_numpy_warning(torch, Variable):
+    x = torch.zeros(1, 3, 4)
+    w = torch.tensor(np.array([[0.0, 0.0, 0.0, 0.0], [0.0, 0.0, 0.0, 0.0], [0.0, 0.0, np.inf, 0.0]], dtype="float32"))
+    print(torch.nn.functional.layer_norm(x, (3, 4), weight=w, bias=w))
+
+
+def avg_pool2d_of_inf_and_minus_inf_gives_no_numpy_warning(torch, Variable):
+    x = torch.tensor(np.array([[[[np.inf, -np.inf], [1.0, 2.0]]]]))
+    print(torch.nn.functional.avg_pool2d(x, 2))
 
 
 def adaptive_avg_pool2d_double_backward_node(torch, Variable):
@@ -69,7 +90,8 @@ def avg_pool2d_gradient_under_create_graph_requires_grad(torch, Variable):
 CASES = [avg_pool2d_gradient_under_create_graph_requires_grad, scatter_of_a_0d_tensor_is_a_copy,
          scatter_add_of_0d_tensors, scatter_in_place_from_its_own_memory, embedding_weight_must_be_2d,
          floor_divide_in_place_names_itself_in_backward, fold_of_inf_minus_inf_gives_no_numpy_warning,
-         adaptive_avg_pool2d_double_backward_node]
+         adaptive_avg_pool2d_double_backward_node, layer_norm_with_an_inf_weight_gives_no_numpy_warning,
+         avg_pool2d_of_inf_and_minus_inf_gives_no_numpy_warning]
 
 
 @pytest.mark.parametrize("fn", [pytest.param(fn, id=fn.__name__) for fn in CASES])
