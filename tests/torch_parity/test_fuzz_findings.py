@@ -41,6 +41,21 @@ def test_histc_of_an_infinite_range_raises_pytorchs_error(torch, minigrad, value
     assert problems is None, problems
 
 
+@pytest.mark.parametrize("sizes", [(3, 3, None, None), (1, 3, None, None), (None, 3, None, None), (1, None, None, None),
+                                   (1, 1, 3, None), (1, 1, 1, 2), (None, None, 1, 1)])
+@pytest.mark.parametrize("training", [True, False])
+def test_batch_norm_checks_each_channel_tensor_size(torch, minigrad, sizes, training):
+    """batch_norm of 1 channel with a running_mean, running_var, weight or bias of another size: PyTorch's error
+    naming the first wrong one (minigrad computed on with broadcasting); in evaluation mode, both running
+    statistics are needed (minigrad used the batch's)."""
+    def case(lib, Variable):
+        mean, var, weight, bias = (None if n is None else lib.full((n,), 0.5) for n in sizes)
+        print(lib.nn.functional.batch_norm(lib.zeros(2, 1, 3), mean, var, weight, bias, training=training))
+
+    problems = harness.differences(case, torch, minigrad)
+    assert problems is None, problems
+
+
 def embedding_weight_must_be_2d(torch, Variable):
     torch.nn.functional.embedding(torch.tensor([2, 1, 0]), torch.zeros(3, 2, 2))
 
