@@ -457,13 +457,18 @@ def square(self):
 # -- // and % --------------------------------------------------------------------------------------------------
 def floor_divide(self, other):
     """`a // b`: no derivative; PyTorch records a NotImplemented node that refuses backward."""
+    return _floor_divide(self, other, "floor_divide")
+
+
+def _floor_divide(self, other, name: str):
+    """floor_divide, whose NotImplemented node names `name` (the in-place op's says `floor_divide_`, as PyTorch's)."""
     other = as_operand(other)
     res = _rounded(self, other, "floor")
     if _recording(self, other):  # an edge for each input that requires grad, as PyTorch's NotImplemented node has
         needing = [t for t in (self, other) if isinstance(t, Tensor) and t._requires_grad]
         if len(needing) == 2:
-            return _not_implemented(NotImplemented2, res, (self, other), "floor_divide")
-        return _not_implemented(NotImplemented1, res, (needing[0],), "floor_divide")
+            return _not_implemented(NotImplemented2, res, (self, other), name)
+        return _not_implemented(NotImplemented1, res, (needing[0],), name)
     return make(res)
 
 
@@ -564,7 +569,7 @@ mul_ = _inplace_arithmetic(mul, "mul_", np.multiply)
 div_ = _inplace_arithmetic(div, "div_", np.true_divide)
 pow_ = inplace_of(pow, "pow_", _check_pow)
 remainder_ = inplace_of(remainder, "remainder_")
-floor_divide_ = inplace_of(floor_divide, "floor_divide_")
+floor_divide_ = inplace_of(lambda self, other: _floor_divide(self, other, "floor_divide_"), "floor_divide_")
 
 
 # -- xlogy: x * log(y), 0 where x is 0 (KL divergence and entropies need 0 log 0 = 0) -----------------------------

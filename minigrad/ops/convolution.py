@@ -207,7 +207,8 @@ def im2col(input: Tensor, geo: Geometry) -> Tensor:
 
 def col2im(input: Tensor, geo: Geometry) -> Tensor:
     """(N, C * kernel elements, windows) -> (N, C, *big), overlaps summed: F.fold of any number of spatial dims."""
-    res = _cols_back(input._data, geo)
+    with np.errstate(invalid="ignore", over="ignore"):  # inf - inf in overlapping windows: NaN, no NumPy warning
+        res = _cols_back(input._data, geo)
     if input._requires_grad and GRAD.mode > 0:
         return record(Col2ImBackward0, res, (input,), **_geo_args(geo), _geo=geo)
     return make(res)

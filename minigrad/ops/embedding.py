@@ -56,6 +56,8 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None, max
 
     `max_norm` renormalises the rows read to at most that norm, in place (as PyTorch, outside autograd)."""
     idx = input._data
+    if weight._data.ndim != 2:
+        raise RuntimeError("'weight' must be 2-D")
     if idx.dtype.kind not in "iu":
         raise RuntimeError("Expected tensor for argument #1 'indices' to have one of the following scalar types: "
                            f"Long, Int; but got minigrad.{input.type().split('.')[-1]} instead (while checking "

@@ -18,7 +18,7 @@ from .._tensor import Tensor, _wrap_dim, make
 from . import xp
 from .dual import forward_aware
 from .indexing import SliceBackward0, getitem, slice_view
-from .inplace import inplace_of
+from .inplace import check_overlap, inplace_of
 from .operands import result_dtype
 from .recording import SavedArg, record, record_multi, rule
 from .registry import Sample, declare
@@ -281,7 +281,12 @@ def scatter(self, dim: int, index, src=None, *, value=None, reduce=None):
     return make(out)
 
 
-scatter_ = inplace_of(scatter, "scatter_")
+def _scatter_reads_other_memory(self, dim, index, src=None, **kwargs) -> None:
+    """PyTorch's assert_no_overlap for scatter_: the source may not share any memory with self, not even all of it."""
+    check_overlap(self._data, (src,), full_too=True)
+
+
+scatter_ = inplace_of(scatter, "scatter_", check=_scatter_reads_other_memory)
 
 
 def repeat(self, *sizes):

@@ -126,10 +126,10 @@ def layer_norm(input: Tensor, normalized_shape, weight: Tensor | None = None, bi
     dims = tuple(range(x.ndim - len(shape), x.ndim))
     mean, rstd = GRAD.quiet.run(_ln_moments, x, dims, eps)
     res = GRAD.quiet.run(lambda: (x - mean) * rstd)
-    if weight is not None:
-        res *= weight._data
+    if weight is not None:  # (an inf weight times a zero: nan, with no NumPy warning)
+        GRAD.quiet.run(np.multiply, res, weight._data, res)
     if bias is not None:
-        res += bias._data
+        GRAD.quiet.run(np.add, res, bias._data, res)
     if GRAD.mode > 0 and any(t is not None and t._requires_grad for t in (input, weight, bias)):
         return record(NativeLayerNormBackward0, res, (input, weight, bias), normalized_shape=shape, result1=mean,
                       result2=rstd, _eps=eps)
@@ -233,6 +233,14 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
         return _empty_batch(input, weight, bias)
     if training:
         _check_batch(x)
+    for name, t in (("running_mean", running_mean), ("running_var", running_var)):
+        if t is None and not training:
+            raise RuntimeError(f"{name} must be defined in evaluation mode")
+    for name, t in (("weight", weight), ("bias", bias), ("running_mean", running_mean), ("running_var", running_var)):
+        if t is not None and t._data.size != x.shape[1]:  # PyTorch's order of checks
+            raise RuntimeError(f"{name} should contain {x.shape[1]} elements not {t._data.size}")
+    if (running_mean is None) != (running_var is None):
+        raise ValueError("running_mean and running_var must either both be None or neither be None")
     dims = (0,) + tuple(range(2, x.ndim))
     bshape = (1, -1) + (1,) * (x.ndim - 2)
     if training or running_mean is None:

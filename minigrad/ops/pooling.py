@@ -220,7 +220,7 @@ def _divisors(geo: Geometry, pool: Pool) -> np.ndarray:
 def _avg_pool(x: np.ndarray, pool: Pool) -> np.ndarray:
     b = _batched(x, "avg_pool2d")
     geo = _geometry(b, pool, "avg_pool2d")
-    sums = windows(b, geo).sum(axis=(-2, -1))
+    sums = GRAD.quiet.run(np.sum, windows(b, geo), (-2, -1))  # (inf - inf in a window: nan, no NumPy warning)
     res = (sums / _divisors(geo, pool)).astype(x.dtype)
     return res[0] if x.ndim == 3 else res
 
@@ -238,15 +238,16 @@ def _avg_pool_adjoint(grad: np.ndarray, shape: tuple, pool: Pool) -> np.ndarray:
 
 def _avg_pool_backward(grad, self, pool: Pool):
     if xp.is_t(grad):
-        return avg_pool2d_backward(grad, tuple(self.shape), pool)
+        return avg_pool2d_backward(grad, self, pool)
     return _avg_pool_adjoint(grad, tuple(self.shape), pool)
 
 
 AvgPool2DBackwardBackward0 = rule(
-    "AvgPool2DBackwardBackward0", "grad_output", saves="_pool",
-    text="grad_grad_output = avg_pool2d(grad)  (the backward is linear: its derivative is the pooling)",
+    "AvgPool2DBackwardBackward0", "grad_output self", saves="_pool",
+    text="grad_grad_output = avg_pool2d(grad)  (the backward is linear: its derivative is the pooling); grad_self = 0",
     forward="linear",
-    grad_output=lambda grad, _pool: _avg_pool_of(grad, _pool))
+    grad_output=lambda grad, _pool: _avg_pool_of(grad, _pool),
+    self=lambda grad: xp.zeros_like(grad))
 
 
 def _avg_pool_of(grad, pool: Pool):
@@ -256,11 +257,12 @@ def _avg_pool_of(grad, pool: Pool):
     return _avg_pool(grad, pool)
 
 
-def avg_pool2d_backward(grad_output: Tensor, shape: tuple, pool: Pool) -> Tensor:
-    """PyTorch's avg_pool2d_backward as an op on Tensors (what AvgPool2DBackward0 runs under create_graph)."""
-    res = _avg_pool_adjoint(grad_output._data, shape, pool)
-    if grad_output._requires_grad and GRAD.mode > 0:
-        return record(AvgPool2DBackwardBackward0, res, (grad_output,), _pool=pool)
+def avg_pool2d_backward(grad_output: Tensor, self: Tensor, pool: Pool) -> Tensor:
+    """PyTorch's avg_pool2d_backward as an op on Tensors (what AvgPool2DBackward0 runs under create_graph): its node
+    has an edge to `self` too (whose derivative is zero), so the gradient requires grad when `self` does."""
+    res = _avg_pool_adjoint(grad_output._data, tuple(self.shape), pool)
+    if (grad_output._requires_grad or self._requires_grad) and GRAD.mode > 0:
+        return record(AvgPool2DBackwardBackward0, res, (grad_output, self), _pool=pool)
     return make(res)
 
 
@@ -324,11 +326,33 @@ def _window_means(x: np.ndarray, rows: np.ndarray, cols: np.ndarray) -> np.ndarr
 
 
 def _adaptive_grad(grad, self):
-    shape = tuple(self.shape)
-    rows, cols = _adaptive_matrices(shape, tuple(grad.shape[-2:]), xp.data(self).dtype)
     if xp.is_t(grad):
-        return make(rows.T.copy()) @ grad @ make(cols)
+        return adaptive_avg_pool2d_backward(grad, self)
+    rows, cols = _adaptive_matrices(tuple(self.shape), tuple(grad.shape[-2:]), xp.data(self).dtype)
     return np.matmul(np.matmul(rows.T, grad), cols)
+
+
+AdaptiveAvgPool2DBackwardBackward0 = rule(
+    "AdaptiveAvgPool2DBackwardBackward0", "grad_output self", saves="_size", forward="linear",
+    text="grad_grad_output = adaptive_avg_pool2d(grad)  (the backward is linear: its derivative is the pooling); "
+         "grad_self = 0",
+    grad_output=lambda grad, _size: adaptive_avg_pool2d(grad, _size) if xp.is_t(grad) else _adaptive_of(grad, _size),
+    self=lambda grad: xp.zeros_like(grad))
+
+
+def _adaptive_of(x: np.ndarray, size: tuple) -> np.ndarray:
+    rows, cols = _adaptive_matrices(x.shape, tuple(size), x.dtype)
+    return _window_means(x, rows, cols)
+
+
+def adaptive_avg_pool2d_backward(grad_output: Tensor, self: Tensor) -> Tensor:
+    """PyTorch's _adaptive_avg_pool2d_backward as an op on Tensors (what AdaptiveAvgPool2DBackward0 runs under
+    create_graph): its node has an edge to `self` too, whose derivative is zero, as PyTorch's has."""
+    rows, cols = _adaptive_matrices(tuple(self.shape), tuple(grad_output.shape[-2:]), self._data.dtype)
+    res = np.matmul(np.matmul(rows.T, grad_output._data), cols)
+    if (grad_output._requires_grad or self._requires_grad) and GRAD.mode > 0:
+        return record(AdaptiveAvgPool2DBackwardBackward0, res, (grad_output, self), _size=tuple(grad_output.shape[-2:]))
+    return make(res)
 
 
 AdaptiveAvgPool2DBackward0 = rule(
@@ -381,6 +405,8 @@ declare("avg_pool1d", avg_pool1d, namespace=_F, method=False,
 declare("adaptive_avg_pool2d", adaptive_avg_pool2d, namespace=_F, method=False, nodes=(AdaptiveAvgPool2DBackward0,),
         samples=(Sample((((2, 3, 6, 5), "real"),), ((2, 3),)), Sample((((2, 3, 6, 5), "real"),), (1,)),
                  Sample((((2, 3, 7, 5), "real"),), ((3, None),)), Sample((((3, 5, 5), "real"),), (4,))))
+declare("adaptive_avg_pool2d_backward", adaptive_avg_pool2d_backward, method=False, public=False,
+        nodes=(AdaptiveAvgPool2DBackwardBackward0,))
 declare("adaptive_avg_pool1d", adaptive_avg_pool1d, namespace=_F, method=False,
         samples=(Sample((((2, 3, 7), "real"),), (3,)), Sample((((2, 3, 7), "real"),), (1,))))
 

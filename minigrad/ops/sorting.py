@@ -184,6 +184,8 @@ def histc(self: Tensor, bins: int = 100, min: float = 0, max: float = 0) -> Tens
         lo, hi = float(d.min()), float(d.max())
     if lo == hi:
         lo, hi = lo - 1, hi + 1
+    if not (np.isfinite(lo) and np.isfinite(hi)):  # (C++'s default float text: 6 significant digits, as %g)
+        raise RuntimeError(f"minigrad.histc: range of [{lo:g}, {hi:g}] is not finite")
     flat = d.reshape(-1)
     flat = flat[(flat >= lo) & (flat <= hi)]
     hist, _ = np.histogram(flat, bins=int(bins), range=(lo, hi))

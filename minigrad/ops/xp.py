@@ -359,7 +359,7 @@ def scatter(x, dim: int, index, src):
         return x.scatter(dim, make(index), src if is_t(src) or not isinstance(src, np.ndarray) else make(src))
     out = np.array(x, copy=True)
     if out.ndim == 0:
-        return np.asarray(src, out.dtype).reshape(()) if index.size else out
+        return np.array(src, out.dtype).reshape(()) if index.size else out  # (a copy: never src's memory)
     if isinstance(src, np.ndarray):
         src = src[tuple(slice(0, n) for n in index.shape)]
     corner = tuple(slice(None) if i == dim else slice(0, n) for i, n in enumerate(index.shape))
@@ -379,6 +379,9 @@ def scatter_add_zeros(g, dim: int, index, shape):
 
 def scatter_add_into(out: np.ndarray, dim: int, idx: np.ndarray, src: np.ndarray) -> None:
     """out[..., idx[i, j], ...] += src[i, j] along `dim` (torch.scatter_add_ on arrays)."""
+    if out.ndim == 0:  # a 0-d input, index and source: one element, added when the index holds one
+        out[...] += np.asarray(src).reshape(-1)[:1].sum() if idx.size else 0
+        return
     grid = list(np.indices(idx.shape, sparse=True))
     grid[dim] = idx
     np.add.at(out, tuple(grid), src[tuple(slice(0, s) for s in idx.shape)])

@@ -118,14 +118,41 @@ l.backward()
 
 
 def test_every_op_and_feature_is_drawn_often_enough():
+    """Every op the catalogue draws (every registered op among them, see the next assertion) and every feature."""
     counts, n = fuzz.coverage(fuzz.programs(0, 10_000))
     rare = [(key, per10k) for key, _, per10k, ok in fuzz.coverage_rows(counts, n) if not ok]
     assert not rare, f"drawn fewer than {fuzz.MIN_PER_10K} times per 10,000 programs: {rare}"
+    from minigrad.ops import REGISTRY
+
+    differentiable = [key for key, op in REGISTRY.items() if op.public and op.differentiable]
+    differentiable += [f"{key}_" for key, op in REGISTRY.items() if op.public and op.differentiable and op.inplace]
+    drawn = {op.name for op in catalogue.OPS}
+    assert len(differentiable) > 100
+    assert not [k for k in differentiable if k not in drawn and k not in exclusions.NOT_DRAWN], "registered, not drawn"
+    derived = {op.name for op in catalogue.OPS if op.name not in catalogue.DRAWERS}
+    assert derived and all(counts[f"op:{name}"] for name in derived)
+
+
+def test_a_newly_declared_op_is_drawn_from_its_samples():
+    """An op declared with samples and no hand-written draw is fuzzed as declared: no edit in the catalogue."""
+    import random
+
+    from parityfuzz.generator import Builder
+
+    from minigrad.ops.registry import Sample, declare
+
+    op = declare("fuzz_probe", lambda self, k: self * k, samples=(Sample((((2, 3), "real"),), (2.0,)),), register=False)
+    entry = catalogue.derived.entry_for("fuzz_probe", {"fuzz_probe": op})
+    assert entry is not None and entry.name == "fuzz_probe" and not entry.inplace
+    b = Builder(random.Random(0), "probe")
+    catalogue.apply(b, entry)
+    line = b.stmts[-1].code
+    assert "fuzz_probe(" in line and "2.0" in line and b.pool[-1].shape == (2, 3), line
 
 
 def test_every_op_name_has_a_draw_function():
-    """The op list comes from op_names() (the registry's names, once it exists): each needs a draw function,
-    and every draw function belongs to a listed name."""
+    """The op list comes from op_names() (the contract's names and the registry's): each needs a draw function
+    (hand-written, or derived from the op's samples), and every hand-written draw function belongs to a listed name."""
     names = catalogue.op_names()
     entries, missing = catalogue.build(names)
     assert not missing, f"op names without a draw function in catalogue.py: {missing}"
@@ -335,3 +362,63 @@ def test_classifier_files_issue_examples_under_their_bullets(libraries):
 def test_fixed_failures_are_corpus_cases():
     entries = known.read(FIXED_FAILURES)
     assert entries and all(corpus.bullet_of(name) for name in entries)
+
+
+# -- forward-mode and transform programs (issues 26 and 27) ------------------------------------------------------
+
+
+def test_forward_and_transform_programs_find_nothing_against_torch_itself(torch):
+    """The forward-mode and transform programs run and compare without noise: against PyTorch itself, nothing
+    differs; they use dual tensors, tangents and every transform; a program stopped early leaves no dual level."""
+    from parityfuzz import modes
+
+    ref = runner.torch_library(torch)
+    modes.warm_up(torch)
+    progs = fuzz.programs(7, 40, mode="forward") + fuzz.programs(7, 60, mode="transform")
+    assert fuzz.run_batch(progs, ref, runner.torch_library(torch)).mismatches == []
+    tags = set().union(*(p.tags() for p in progs))
+    assert {"fw:make_dual", "fw:unpack_dual", "fw:in-place", "tr:in_dims None"} <= tags
+    assert {f"tr:{kind}" for kind in ("jvp", "vjp", "jacfwd", "jacrev", "vmap")} <= tags
+    stopped = program_from_text("stopped", "fw = torch.autograd.forward_ad\nlevel = fw.enter_dual_level()\n"
+                                           "x = torch.ones(2).view(3)")
+    list(runner.run(stopped, ref))
+    assert torch.autograd.forward_ad._current_level == -1
+
+
+def test_forward_programs_compare_tangents(torch):
+    """A wrong tangent is caught: a torch whose unpack_dual doubles tangents disagrees on some forward program."""
+    import contextlib
+
+    from parityfuzz import modes
+
+    @contextlib.contextmanager
+    def doubled():
+        fw = torch.autograd.forward_ad
+        real = fw.unpack_dual
+
+        def unpack(t, *a, **k):
+            p, tan = real(t, *a, **k)
+            return fw.UnpackedDualTensor(p, None if tan is None else tan * 2)
+
+        fw.unpack_dual = unpack
+        try:
+            yield
+        finally:
+            fw.unpack_dual = real
+
+    modes.warm_up(torch)
+    broken = runner.Library("broken", torch, "torch", doubled, first_once_only=True)
+    found = fuzz.run_batch(fuzz.programs(7, 30, mode="forward"), runner.torch_library(torch), broken)
+    categories = {m.category for m in found.mismatches}  # (a doubled tangent that requires grad: a new node too)
+    assert "gradient" in categories and categories <= {"gradient", "second-order node name", "second-order graph"}
+
+
+def test_gaps_are_counted_apart():
+    from parityfuzz.modes import gap_of
+
+    assert gap_of("crash", "minigrad raised NotImplementedError: Trying to use forward AD with cumprod that does "
+                           "not support it") == "forward gap"
+    assert gap_of("missing error", "torch raised NotImplementedError: Trying to use forward AD with x") is None
+    slow = "UserWarning: There is a performance drop because we have not yet implemented the batching rule for aten::x"
+    assert gap_of("warning", f"warnings: torch [], minigrad ['{slow}']") == "batching gap"
+    assert gap_of("warning", f"warnings: torch ['{slow}'], minigrad ['{slow}', 'x']") is None

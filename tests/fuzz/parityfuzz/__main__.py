@@ -35,6 +35,8 @@ def main(argv: list[str] | None = None) -> int:
     run.add_argument("--seed", default="0", help="a seed, a range (0-4) or a list (0,3)")
     run.add_argument("--show", type=int, default=0, help="print this many shrunk snippets per category")
     run.add_argument("--no-coverage", action="store_true")
+    run.add_argument("--mode", choices=("normal", "forward", "transform"), default="normal",
+                     help="normal programs, forward-AD programs (dual_level) or transforms (torch.func) of programs")
     run.add_argument("--grad-versions", action="store_true", help="also compare _version of gradient tensors")
     run.add_argument("--by-bullet", action="store_true",
                      help="shrink every mismatch and count them by issue-14 bullet (bullets.classify)")
@@ -62,15 +64,20 @@ def main(argv: list[str] | None = None) -> int:
         return 1 if problems else 0
 
     compare.GRAD_VERSIONS = args.grad_versions
+    if args.mode != "normal":
+        from .modes import warm_up
+
+        warm_up(ref.module)
+        warm_up(lib.module)
     total = fuzz.BatchResult([], 0, 0.0)
     counts: collections.Counter = collections.Counter()
     seeds = _seeds(args.seed)
     for seed in seeds:
-        progs = fuzz.programs(seed, args.n)
+        progs = fuzz.programs(seed, args.n, mode=args.mode)
         result = fuzz.run_batch(progs, ref, lib)
         print(f"seed {seed}: {result.summary()}", flush=True)
         total = fuzz.BatchResult(total.mismatches + result.mismatches, total.n + result.n,
-                                 total.seconds + result.seconds)
+                                 total.seconds + result.seconds, total.gaps + result.gaps)
         if args.show:
             by_cat: dict[str, list] = collections.defaultdict(list)
             for m in result.mismatches:
@@ -79,6 +86,11 @@ def main(argv: list[str] | None = None) -> int:
             for cat in compare.CATEGORIES:
                 for m in fuzz.shrink_all(by_cat.get(cat, []), ref, lib):
                     print("\n" + m.report())
+            gaps: dict[str, list] = collections.defaultdict(list)
+            for m in result.gaps:
+                gaps[m.detail.split(" that does not support")[0][-60:]].append(m)
+            for key, ms in sorted(gaps.items()):
+                print(f"\n# gap ({ms[0].category}, {len(ms)} programs): {key}")
         if not args.no_coverage:
             counts.update(fuzz.coverage(progs)[0])
     if len(seeds) > 1:

@@ -3,11 +3,11 @@
 Each entry is one public name (``exp``, ``add_``, ``nn.functional.mse_loss``, ``__getitem__``), a draw
 function that picks or makes operands with the :class:`~.generator.Builder` and returns the
 expression (in one of the op's forms: function, method, operator, ``nn.functional``) with the shape
-and dtype it expects, and a weight. The generator only sees ``OPS``; which names are in it comes from
-``op_names()``: today the API contract's list (``CONTRACT_NAMES``), later the core's op registry.
-``build(names)`` turns a list of names into entries and reports names that have no draw function, so
-switching to the registry is ``OPS = build(registry_names)`` and a new op without a draw function
-fails ``test_every_op_name_has_a_draw_function`` instead of being silently left out.
+and dtype it expects, and a weight. The generator only sees ``OPS``, built by ``build(op_names())``: the API
+contract's names (``CONTRACT_NAMES``) and every public op of the core's registry with its in-place variant, less what
+docs/differences.md says is not drawn. A name with a hand-written draw here uses it; any other registry op is
+drawn from its declaration's samples (``derived.py``), so a new op is fuzzed without an edit here; an op with
+neither fails ``test_every_op_name_has_a_draw_function``.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from . import derived
 from . import values as V
 from .generator import FLOAT, Builder, Call, Operand, Out, Var, float_of, result_dtype
 from .program import array_literal
@@ -28,6 +29,7 @@ class OpEntry:
     draw: Callable[[Builder], Call | None]
     weight: float = 1.0
     inplace: bool = False  # draw(b, target) writes ``target``
+    fits: Callable[[Var], bool] | None = None  # the targets an in-place op accepts (None: any)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -545,6 +547,37 @@ def _gather(b: Builder) -> Call:
     return Call(b.call("gather", v.name, [str(d), idx]), [Out(shape, v.dtype)], [v])
 
 
+def _scatter(name: str) -> OpEntry:
+    """``scatter``/``scatter_add`` (``scatter_`` in place): an index no larger than the input, a source or a value."""
+
+    def args(b: Builder, v: Var) -> tuple[list[str], list[Var]]:
+        rng = b.rng
+        d = rng.randint(0, v.ndim - 1) if v.ndim else 0
+        shape = tuple(rng.randint(0, s) for s in v.shape)
+        n = v.shape[d] if v.ndim else 1
+        arr = np.array([rng.randint(0, max(n - 1, 0)) for _ in range(int(np.prod(shape)))], dtype="int64")
+        idx = f"torch.tensor({array_literal(arr.reshape(shape))})"
+        if name.startswith("scatter_add") or rng.random() < 0.7:
+            src = b.pick(lambda u: u.shape == v.shape and u.dtype == v.dtype)
+            src = src or b.new_input(shape=v.shape, dtype=v.dtype)
+            return [str(d), idx, src.name], [src]
+        return [str(d), idx, f"value={rng.choice(['1.5', '0.0', '-inf'])}"], []
+
+    if name.endswith("_"):
+        def draw_inplace(b: Builder, t: Var) -> Call:
+            texts, uses = args(b, t)
+            return Call(f"{t.name}.{name}({', '.join(texts)})", [], [t, *uses], inplace=t)
+
+        return OpEntry(name, draw_inplace, inplace=True, fits=lambda u: u.is_float and u.known)
+
+    def draw(b: Builder) -> Call:
+        v = b.pick_or_new(lambda u: u.is_float)
+        texts, uses = args(b, v)
+        return Call(b.call(name, v.name, texts), [Out(v.shape, v.dtype)], [v, *uses])
+
+    return OpEntry(name, draw)
+
+
 def _cat_stack(name: str) -> OpEntry:
     def draw(b: Builder) -> Call:
         v = b.pick_or_new()
@@ -677,7 +710,8 @@ def _pairwise_bool(name: str) -> OpEntry:
 
 
 def _conversion(name: str) -> OpEntry:
-    target = {"float": "float32", "double": "float64", "long": "int64", "int": "int32", "bool": "bool"}
+    target = {"float": "float32", "double": "float64", "half": "float16", "long": "int64", "int": "int32",
+              "bool": "bool"}
 
     def draw(b: Builder) -> Call:
         v = b.pick_or_new()
@@ -850,7 +884,7 @@ def inplace(name: str, symbol: str | None = None) -> OpEntry:
         elif name == "fill_":
             val = rng.choice(["1.5", "0", "-inf", "nan"]) if rng.random() < 0.8 else "torch.tensor(2.0)"
             expr = f"{t.name}.fill_({val})"
-        elif name in ("add_", "sub_", "mul_", "div_", "pow_") or symbol:
+        elif name in ("add_", "sub_", "mul_", "div_", "pow_", "floor_divide_") or symbol:
             other = b.operand(t.shape, dtype_hint=t.dtype if t.is_float else "float64", grow=rng.random() < 0.05)
             uses += _uses(other)
             if name == "pow_" and rng.random() < 0.6:
@@ -944,7 +978,8 @@ def _entries() -> list[OpEntry]:
           OpEntry("mT", _mT), OpEntry("squeeze", _squeeze), OpEntry("unsqueeze", _unsqueeze),
           OpEntry("expand", _expand), OpEntry("repeat", _repeat), OpEntry("narrow", _narrow),
           OpEntry("__getitem__", _index, 2.0), _method0("clone"), _method0("contiguous", view=True)]
-    e += [_conversion(n) for n in ("float", "double", "long", "int", "bool", "to")]
+    e += [_conversion(n) for n in ("float", "double", "half", "long", "int", "bool", "to")]
+    e += [_scatter(n) for n in ("scatter", "scatter_add", "scatter_")]
     e += [_pairwise_bool(n) for n in ("allclose", "equal", "isclose")]
     e += [_like(n) for n in ("zeros_like", "ones_like", "full_like")]
     e += [_creation(n) for n in ("zeros", "ones", "full", "arange", "eye", "tensor", "as_tensor", "from_numpy")]
@@ -953,7 +988,8 @@ def _entries() -> list[OpEntry]:
     e += [_softmax_f("softmax"), _softmax_f("log_softmax"), OpEntry("nn.functional.linear", _linear)]
     e += [_loss(n) for n in ("mse_loss", "l1_loss", "binary_cross_entropy", "binary_cross_entropy_with_logits",
                              "cross_entropy", "nll_loss")]
-    e += [inplace(n) for n in ("zero_", "fill_", "add_", "sub_", "mul_", "div_", "pow_", "clamp_", "copy_",
+    e += [inplace(n) for n in ("zero_", "fill_", "add_", "sub_", "mul_", "div_", "pow_", "floor_divide_", "clamp_",
+                               "copy_",
                                "masked_fill_", "__setitem__", "relu_", "exp_", "sigmoid_", "tanh_")]
     e += [inplace(n, sym) for n, sym in (("__iadd__", "+="), ("__isub__", "-="), ("__imul__", "*="),
                                          ("__itruediv__", "/="))]
@@ -1000,15 +1036,23 @@ CONTRACT_NAMES = (
 
 
 def op_names() -> tuple[str, ...]:
-    """The names the fuzzer draws: the API contract's today; switch to the core's op registry when it exists."""
-    return CONTRACT_NAMES
+    """The names the fuzzer draws: the API contract's, then every public op of the core's registry and its in-place
+    variant (a new op is drawn without an edit here), less what docs/differences.md says is not drawn."""
+    from .exclusions import NOT_DRAWN
+
+    more = [n for n in derived.fuzz_names(derived.registry()) if n not in CONTRACT_NAMES and n not in NOT_DRAWN]
+    return CONTRACT_NAMES + tuple(more)
 
 
 def build(names) -> tuple[list[OpEntry], list[str]]:
-    """Entries for ``names`` and the names that have no draw function (which a test reports)."""
+    """Entries for ``names`` (a hand-written draw, else one derived from the registry's samples) and the names
+    that have neither (which a test reports)."""
     entries, missing = [], []
+    reg = derived.registry()
     for name in names:
         entry = DRAWERS.get(name)
+        if entry is None and (name in reg or name.endswith("_") and name[:-1] in reg):
+            entry = derived.entry_for(name, reg)
         if entry is None:
             missing.append(name)
         else:
@@ -1024,8 +1068,10 @@ INPLACE_OPS = [op for op in OPS if op.inplace]
 def apply(b: Builder, op: OpEntry, target: Var | None = None, *, prefix: str = "") -> None:
     """Draw ``op``'s arguments, emit its statement and record what it makes in the pool."""
     if op.inplace:
-        t = target or pick_inplace_target(b)
-        if t is None:
+        t = target or pick_inplace_target(b, op.fits)
+        if t is None and op.fits is not None and target is None:
+            t = _fresh_target(b, op.fits)
+        if t is None or target is not None and op.fits is not None and not op.fits(t):
             return
         call = op.draw(b, t)
         tags = (f"op:{op.name}", *call.tags)
@@ -1062,10 +1108,25 @@ def apply(b: Builder, op: OpEntry, target: Var | None = None, *, prefix: str = "
         b.pool.append(Var(var_name, o.shape, o.dtype, rg=rg and o.dtype in FLOAT, base=base if o.view else None))
 
 
-def pick_inplace_target(b: Builder) -> Var | None:
+def pick_inplace_target(b: Builder, fits: Callable[[Var], bool] | None = None) -> Var | None:
+    ok = fits or (lambda u: True)
     r = b.rng.random()
     if r < 0.75:
-        v = b.pick(lambda u: not u.leaf and not u.taint)
+        v = b.pick(lambda u: not u.leaf and not u.taint and ok(u))
         if v is not None:
             return v
-    return b.pick(lambda u: not u.taint)
+    return b.pick(lambda u: not u.taint and ok(u))
+
+
+def _fresh_target(b: Builder, fits: Callable[[Var], bool]) -> Var | None:
+    """A non-leaf to write in place when no variable fits: a clone of a new input (of a shape the op accepts)."""
+    for shape in ((3,), (2, 3), (3, 4), (2, 3, 4), (1, 2, 3, 4), ()):
+        probe = Var("probe", shape, "float64")
+        if fits(probe):
+            x = b.new_input(shape=shape, dtype=b.rng.choice(["float64", "float32"]))
+            name = b.fresh("v")
+            b.emit(f"{name} = {x.name}.clone()", target=name, tags=("op:clone",))
+            v = Var(name, shape, x.dtype, rg=x.rg)
+            b.pool.append(v)
+            return v
+    return None

@@ -139,14 +139,14 @@ class Builder:
 
     # -- inputs -------------------------------------------------------------------------------------
     def new_input(self, shape: tuple[int, ...] | None = None, dtype: str | None = None, rg: bool | None = None,
-                  style: str | None = None, leaf_list: bool = True) -> Var:
+                  style: str | None = None, leaf_list: bool = True, array: np.ndarray | None = None) -> Var:
         rng = self.rng
         shape = V.draw_shape(rng) if shape is None else tuple(shape)
         dtype = V.draw_dtype(rng) if dtype is None else dtype
         if rg is None:
             rg = dtype in FLOAT and rng.random() < 0.7
         rg = rg and dtype in FLOAT
-        arr = V.draw_array(rng, shape, dtype, style)
+        arr = V.draw_array(rng, shape, dtype, style) if array is None else array
         name = self.fresh("x")
         suffix = ", requires_grad=True" if rg else ""
         tags = ["input", f"dtype:{dtype}", *V.shape_tags(shape), *V.value_tags(arr)]

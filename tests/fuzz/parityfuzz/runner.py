@@ -134,7 +134,7 @@ def run(program: Program, lib: Library, *, codes: list | None = None) -> Iterato
         codes = compile_program(program)
     targets = [s.target for s in program.stmts]
     tainted = {s.target for s in program.stmts if s.taint and s.target}
-    with lib.context(), warnings.catch_warnings():
+    with lib.context(), _dual_levels_closed(lib.module), warnings.catch_warnings():
         ns: dict[str, Any] = {"torch": lib.module}
         exec(_PREAMBLE_CODE, ns)
         defined: list[str] = []
@@ -169,6 +169,18 @@ def run(program: Program, lib: Library, *, codes: list | None = None) -> Iterato
         named = _named_tensors(ns, defined, lib)
         graph = _observe_graph_safely(named, named, lib, frozenset(tainted))
         yield Step(-1, None, [], {}, [], graph)
+
+
+@contextlib.contextmanager
+def _dual_levels_closed(module):
+    """A forward-mode program enters a dual level by a statement; one the comparison stopped early (or that raised
+    before its last line) leaves it open, which the next program must not inherit."""
+    try:
+        yield
+    finally:
+        forward_ad = module.autograd.forward_ad
+        while getattr(forward_ad, "_current_level", -1) >= 0:
+            forward_ad.exit_dual_level()
 
 
 _WORD = re.compile(r"[A-Za-z_]\w*")

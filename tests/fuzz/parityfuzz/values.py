@@ -38,7 +38,7 @@ def value_tags(a: np.ndarray) -> list[str]:
         return tags
     flat = a.reshape(-1)
     if a.dtype.kind == "f":
-        fin = flat[np.isfinite(flat)]
+        fin = flat[np.isfinite(flat)].astype(np.float64)
         if np.any(np.isnan(flat)):
             tags.append("value:nan")
         if np.any(flat == np.inf):
@@ -85,7 +85,8 @@ def draw_array(rng: random.Random, shape: tuple[int, ...], dtype: str, style: st
         vals = [round(rng.uniform(0.1, 3), 2) for _ in range(n)]
     else:
         vals = [rng.choice(SPECIAL) if rng.random() < 0.5 else round(rng.uniform(-3, 3), 2) for _ in range(n)]
-    return np.array(vals, dtype=dtype).reshape(shape)
+    with np.errstate(over="ignore"):  # float16 holds no 1e30: inf, as torch.tensor(1e30, dtype=float16) gives
+        return np.array(vals, dtype=dtype).reshape(shape)
 
 
 def broadcast(*shapes: tuple[int, ...]) -> tuple[int, ...] | None:

@@ -1,0 +1,116 @@
+"""What the differential fuzzer found once it drew every op of the registry (issue 28, item 4), one case each.
+
+Each case is the fuzzer's shrunk program, run under PyTorch 2.13 and minigrad by the parity harness (printed
+values, warnings, the exception's type and first line). Each failed on the main it was found on.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch_parity_harness as harness
+
+
+def scatter_of_a_0d_tensor_is_a_copy(torch, Variable):
+    """A 0-d scatter's result was the source's own array: writing the result changed the source."""
+    src = torch.tensor(0.0)
+    out = torch.scatter(torch.tensor(5.0), 0, torch.tensor(0), src)
+    out -= 1.0
+    print(src, out)
+
+
+def scatter_add_of_0d_tensors(torch, Variable):
+    """scatter_add on 0-d tensors adds the source (minigrad raised NumPy's IndexError)."""
+    print(torch.scatter_add(torch.tensor(1.0), 0, torch.tensor(0), torch.tensor(2.0)))
+    print(torch.tensor(3.0).scatter_add(0, torch.tensor(0), torch.tensor(-1.0)))
+
+
+def scatter_in_place_from_its_own_memory(torch, Variable):
+    """scatter_ refuses a source that shares memory with self (PyTorch's assert_no_overlap), even all of it."""
+    x = torch.zeros(3)
+    x.scatter_(0, torch.tensor([0]), x)
+
+
+@pytest.mark.parametrize("values", [[0.0, np.inf], [-np.inf, -1.7e308]])
+def test_histc_of_an_infinite_range_raises_pytorchs_error(torch, minigrad, values):
+    """histc over data reaching inf: PyTorch's RuntimeError (minigrad let NumPy's ValueError through)."""
+    def case(lib, Variable):
+        lib.histc(lib.tensor(np.array(values)), 4)
+
+    problems = harness.differences(case, torch, minigrad)
+    assert problems is None, problems
+
+
+@pytest.mark.parametrize("sizes", [(3, 3, None, None), (1, 3, None, None), (None, 3, None, None), (1, None, None, None),
+                                   (1, 1, 3, None), (1, 1, 1, 2), (None, None, 1, 1)])
+@pytest.mark.parametrize("training", [True, False])
+def test_batch_norm_checks_each_channel_tensor_size(torch, minigrad, sizes, training):
+    """batch_norm of 1 channel with a running_mean, running_var, weight or bias of another size: PyTorch's error
+    naming the first wrong one (minigrad computed on with broadcasting); in evaluation mode, both running
+    statistics are needed (minigrad used the batch's)."""
+    def case(lib, Variable):
+        mean, var, weight, bias = (None if n is None else lib.full((n,), 0.5) for n in sizes)
+        print(lib.nn.functional.batch_norm(lib.zeros(2, 1, 3), mean, var, weight, bias, training=training))
+
+    problems = harness.differences(case, torch, minigrad)
+    assert problems is None, problems
+
+
+def embedding_weight_must_be_2d(torch, Variable):
+    torch.nn.functional.embedding(torch.tensor([2, 1, 0]), torch.zeros(3, 2, 2))
+
+
+def floor_divide_in_place_names_itself_in_backward(torch, Variable):
+    x = torch.tensor([1.0, 2.0], requires_grad=True) * 1
+    x.floor_divide_(torch.tensor([2.0, 2.0]))
+    x.sum().backward()
+
+
+def fold_of_inf_minus_inf_gives_no_numpy_warning(torch, Variable):
+    cols = torch.tensor(np.array([[[1.0, -np.inf], [1.0, 1.0], [np.inf, 1.0], [1.0, 1.0]]]))  # both at (1, 0)
+    print(torch.nn.functional.fold(cols, (3, 2), (2, 2), stride=1))
+
+
+def layer_norm_with_an_inf_weight_gives_no_numpy_warning(torch, Variable):
+    x = torch.zeros(1, 3, 4)
+    w = torch.tensor(np.array([[0.0, 0.0, 0.0, 0.0], [0.0, 0.0, 0.0, 0.0], [0.0, 0.0, np.inf, 0.0]], dtype="float32"))
+    print(torch.nn.functional.layer_norm(x, (3, 4), weight=w, bias=w))
+
+
+def avg_pool2d_of_inf_and_minus_inf_gives_no_numpy_warning(torch, Variable):
+    x = torch.tensor(np.array([[[[np.inf, -np.inf], [1.0, 2.0]]]]))
+    print(torch.nn.functional.avg_pool2d(x, 2))
+
+
+def adaptive_avg_pool2d_double_backward_node(torch, Variable):
+    """Under create_graph the gradient is AdaptiveAvgPool2DBackwardBackward0 (edges to grad_output and self)."""
+    x = torch.tensor(np.arange(12.0).reshape(1, 1, 3, 4) / 8, requires_grad=True)
+    y = torch.nn.functional.adaptive_avg_pool2d(x, (2, 3))
+    (g,) = torch.autograd.grad((y * y).sum(), x, create_graph=True)
+    print(g.grad_fn.name(), [None if n is None else n.name() for n, _ in g.grad_fn.next_functions])
+    (gg,) = torch.autograd.grad((g * g).sum(), x)
+    print(g, gg)
+
+
+def avg_pool2d_gradient_under_create_graph_requires_grad(torch, Variable):
+    """PyTorch's AvgPool2DBackwardBackward0 has an edge to the input too: with a constant upstream gradient (an
+    empty selection) the input's gradient still requires grad."""
+    x = torch.zeros(1, 4, 4, requires_grad=True)
+    y = torch.nn.functional.avg_pool2d(x, 2)
+    (y[torch.tensor([], dtype=torch.int64)].sum() * 2).backward(create_graph=True)
+    print(x.grad.requires_grad, x.grad.grad_fn.name(),
+          [None if n is None else n.name() for n, _ in x.grad.grad_fn.next_functions])
+
+
+CASES = [avg_pool2d_gradient_under_create_graph_requires_grad, scatter_of_a_0d_tensor_is_a_copy,
+         scatter_add_of_0d_tensors, scatter_in_place_from_its_own_memory, embedding_weight_must_be_2d,
+         floor_divide_in_place_names_itself_in_backward, fold_of_inf_minus_inf_gives_no_numpy_warning,
+         adaptive_avg_pool2d_double_backward_node, layer_norm_with_an_inf_weight_gives_no_numpy_warning,
+         avg_pool2d_of_inf_and_minus_inf_gives_no_numpy_warning]
+
+
+@pytest.mark.parametrize("fn", [pytest.param(fn, id=fn.__name__) for fn in CASES])
+def test_fuzz_finding_behaves_as_pytorch(fn, torch, minigrad):
+    problems = harness.differences(fn, torch, minigrad)
+    if problems:
+        pytest.fail(problems, pytrace=False)
