@@ -204,7 +204,7 @@ def mm(self, mat2):
                            f"and {mat2._data.shape[0]}x{mat2._data.shape[1]})")
     if a.dtype is not b.dtype or a.dtype.kind == "b":
         _dtype_check(self, mat2, "mm")
-    res = GRAD.quiet.run(_dot, a, b)  # np.dot: matmul's BLAS call with less overhead (see xp.mm)
+    res = GRAD.quiet.run(_dot, a, b)  # np.dot or np.matmul, whichever is faster for the size (xp.dot2d)
     if _needs(self, mat2):
         return record(MmBackward0, res, (self, mat2), **_mm_args(a, b, self._requires_grad, mat2._requires_grad))
     return make(res)

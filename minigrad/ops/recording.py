@@ -162,6 +162,8 @@ class RuleNode(Node):
                     values.append(WRAPPED[v.__class__](v) if create_graph else v)
                 elif v.__class__ is _ndarray:
                     values.append(v)
+                elif v.__class__ is Tensor and v._version_counter is None and v._extras is None:
+                    values.append(v if create_graph else v._data)  # never written nor detached: nothing to check
                 else:
                     values.append(self._unpack_input(v, self._kept_versions[key] if self._kept_versions else 0,
                                                      create_graph))

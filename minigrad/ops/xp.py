@@ -118,8 +118,7 @@ def t(g):
 
 
 def mm(a, b):
-    """A 2-D matrix product. On arrays `np.dot`: the same BLAS call as `a @ b` without the ufunc
-    machinery, which costs more than the product itself for the small matrices of a teaching network."""
+    """A 2-D matrix product; on arrays `dot2d` (np.dot for small matrices, np.matmul for large ones)."""
     if a.__class__ is np.ndarray and b.__class__ is np.ndarray:
         return dot2d(a, b)
     return a @ b
@@ -132,14 +131,24 @@ def bmm(a, b):
     return np.matmul(a, b)
 
 
+_MATMUL_FROM = 1 << 18  # multiply-adds (m * k * n) from which np.matmul is the faster call
+
+
 def dot2d(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """np.dot of two matrices, except when one is 1x1: np.dot then multiplies by it as by a scalar and drops the
-    nan of 0 * inf, which np.matmul and PyTorch keep. An (m, 1) @ (1, n) product (m, n > 1) is PyTorch's gemm
-    with one term, which keeps its sign (0 * -1 is -0); BLAS adds it to +0, so it is the plain product here."""
+    """A product of two matrices with the cheaper of NumPy's two calls of BLAS's gemm. For a teaching network's
+    small matrices np.dot, which skips the ufunc machinery (0.3-0.4 µs a call, more than a 32x32x32 product); from
+    about 64x64x64 on np.matmul, whose BLAS call is faster (3-8% on W3's 256x1024 @ 1024x1024 and its transposed
+    products, OpenBLAS, one thread; docs/performance.md).
+
+    Where one matrix is 1x1, np.matmul: np.dot then multiplies by it as by a scalar and drops the nan of 0 * inf,
+    which np.matmul and PyTorch keep. An (m, 1) @ (1, n) product (m, n > 1) is PyTorch's gemm with one term, which
+    keeps its sign (0 * -1 is -0); BLAS adds it to +0, so it is the plain product here."""
     if a.size == 1 or b.size == 1:
         return np.matmul(a, b)
     if a.shape[1] == 1:
         return np.multiply(a, b)
+    if a.size * b.shape[1] >= _MATMUL_FROM:
+        return np.matmul(a, b)
     return np.dot(a, b)
 
 

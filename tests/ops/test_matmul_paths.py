@@ -1,5 +1,5 @@
-"""The training loop's fast paths against PyTorch: mm through `np.dot` (forward and backward, for
-transposed and strided operands) and a bias's gradient summed by a BLAS product with ones."""
+"""The training loop's fast paths against PyTorch: mm through `np.dot` or `np.matmul` by size (forward and
+backward, for transposed and strided operands) and a bias's gradient summed by a BLAS product with ones."""
 
 from __future__ import annotations
 
@@ -32,6 +32,20 @@ def test_mm_fast_path_matches_pytorch(torch, dtype, transpose_a):
     for g, w in zip(got[:3], want[:3]):
         assert g.dtype == w.dtype
         np.testing.assert_allclose(g, w, rtol=tol, atol=tol)
+
+
+@pytest.mark.parametrize("transpose_a", [False, True])
+@pytest.mark.parametrize("k", [40, 70])  # 40x40x40 products call np.dot, 70x70x70 np.matmul (xp.dot2d)
+def test_mm_both_blas_calls_match_pytorch(torch, transpose_a, k):
+    rng = np.random.default_rng(5)
+    a_np = rng.standard_normal((k, k))
+    b_np = rng.standard_normal((k, 2 * k))
+    a_np[2, 2], b_np[2, 0] = np.inf, 0.0  # 0 * inf: nan in the product and in b's gradient, as in PyTorch
+    got = _mm_case(mg, mg.float64, a_np, b_np, transpose_a)
+    want = _mm_case(torch, torch.float64, a_np, b_np, transpose_a)
+    assert np.isnan(got[0]).any() and np.isnan(got[2]).any() == np.isnan(want[2]).any()
+    for g, w in zip(got[:3], want[:3]):
+        np.testing.assert_allclose(g, w, rtol=1e-9, atol=1e-12)
 
 
 def _bias_case(m, dtype, g_np):
