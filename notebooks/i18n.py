@@ -39,10 +39,12 @@ SIMILAR = 0.5  # difflib ratio above which a changed paragraph keeps its old tra
 
 
 def paragraphs(text: str) -> list[str]:
-    """A Markdown text split at blank lines (the messages of one cell)."""
-    out, block = [], []
+    """A Markdown text split at blank lines (the messages of one cell); a fenced code block is one paragraph."""
+    out, block, fenced = [], [], False
     for line in text.split("\n"):
-        if line.strip():
+        if line.lstrip().startswith("```"):
+            fenced = not fenced
+        if line.strip() or fenced:
             block.append(line)
         elif block:
             out.append("\n".join(block))
@@ -52,8 +54,14 @@ def paragraphs(text: str) -> list[str]:
     return out
 
 
+def copied(paragraph: str) -> bool:
+    """A paragraph that is only code (a fenced block) or only a displayed formula: copied, not translated."""
+    text = paragraph.strip()
+    return (text.startswith("```") and text.endswith("```")) or (text.startswith("$$") and text.endswith("$$"))
+
+
 def lesson_messages(path: Path) -> list[tuple[str, str]]:
-    """(paragraph, reference) for every Markdown paragraph of a source, in order, each once."""
+    """(paragraph, reference) for every Markdown paragraph of a source to translate, in order, each once."""
     name = f"src/{path.name}"
     seen: dict[str, str] = {}
     for cell in build.parse(path.read_text(encoding="utf-8"), name):
@@ -61,7 +69,8 @@ def lesson_messages(path: Path) -> list[tuple[str, str]]:
             continue
         for version in ("learner", "solution"):
             for para in paragraphs("\n".join(build.render_lines(cell, version, name))):
-                seen.setdefault(para, f"{name}:{cell.line_no}")
+                if not copied(para):
+                    seen.setdefault(para, f"{name}:{cell.line_no}")
     return list(seen.items())
 
 
@@ -222,7 +231,7 @@ class Translator:
     def __call__(self, text: str) -> str:
         out = []
         for para in paragraphs(text):
-            done = self.table.get(para)
+            done = para if copied(para) else self.table.get(para)
             if done is None:
                 self.missing.append(para)
                 done = para
