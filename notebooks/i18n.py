@@ -104,16 +104,19 @@ def checker_messages(path: Path = CHECKS) -> list[tuple[str, str]]:
             skip.add(id(node.args[0]))
         if isinstance(node, ast.JoinedStr):
             skip.update(id(n) for n in ast.walk(node) if n is not node)  # its pieces and format specs
-    found: dict[str, str] = {}
-    for node in ast.walk(tree):
-        if id(node) in skip:
-            continue
-        template = _template(node)
-        prose = _FIELDLESS.sub("", template or "")
-        spaced = " " in (prose if prose != template else prose.strip())  # "a {name}" is words; "ok" is a name
-        if re.search(r"[A-Za-z]", prose) and spaced:  # words, not a name or a reason
-            found.setdefault(template, f"minigrad_course/__init__.py:{node.lineno}")
-    return sorted(found.items(), key=lambda item: int(item[1].rsplit(":", 1)[1]))
+    found: dict[str, tuple[int, str]] = {}
+    for top in tree.body:  # the reference names the function (or constant) a message is in: stable across edits
+        where = getattr(top, "name", None) or next((t.id for t in getattr(top, "targets", []) if
+                                                    isinstance(t, ast.Name)), "module")
+        for node in ast.walk(top):
+            if id(node) in skip:
+                continue
+            template = _template(node)
+            prose = _FIELDLESS.sub("", template or "")
+            spaced = " " in (prose if prose != template else prose.strip())  # "a {name}" is words; "ok" a name
+            if re.search(r"[A-Za-z]", prose) and spaced:  # words, not a name or a reason
+                found.setdefault(template, (node.lineno, f"minigrad_course/__init__.py:{where}"))
+    return [(template, ref) for template, (_, ref) in sorted(found.items(), key=lambda item: item[1][0])]
 
 
 _FIELDLESS = re.compile(r"\{[^{}]*\}")
