@@ -6,6 +6,7 @@
     python notebooks/build.py --check         # exit 1 when a stored notebook's cells differ from its source
     python notebooks/build.py --exercises     # list the exercises: lesson, id, check, points
     python notebooks/build.py --autograder DIR  # write the autograder version (otter-grader tests) into DIR
+    python notebooks/build.py --lang zh       # the Chinese lessons (notebooks/zh/), prose from notebooks/locale/zh/
 
 ``make notebooks`` runs the first form. For each ``src/NN_name.py`` this writes
 
