@@ -1,7 +1,8 @@
 """The course's languages: which one the learner reads, and gettext ``.po`` catalogs read and written.
 
-The language is ``MINIGRAD_LANG`` (``zh``, ``zh_CN``, ``en``), else the locale's (``LANGUAGE``,
-``LC_ALL``, ``LC_MESSAGES``, ``LANG``, as gettext looks them up), else English. The Chinese lessons
+The language is ``MINIGRAD_LANG`` (``zh``, ``zh_CN``, ``en``), else the locale's (the first of ``LANGUAGE``,
+``LC_ALL``, ``LC_MESSAGES``, ``LANG`` that is set, as Python's gettext looks them up; ``C`` is English), else
+English. The Chinese lessons
 (``notebooks/zh/``) set ``MINIGRAD_LANG=zh`` in their first code cell.
 
 The catalogs are plain gettext ``.po`` files (what translators' tools open: Poedit, Weblate, Lokalize),
@@ -27,12 +28,13 @@ def language() -> str:
     chosen = _normalise(os.environ.get("MINIGRAD_LANG", ""))
     if chosen:
         return chosen
-    for name in _ENV:
-        value = os.environ.get(name, "")
-        for part in value.split(":"):  # LANGUAGE may list several, best first
-            found = _normalise(part)
-            if found:
-                return found
+    value = next((os.environ[name] for name in _ENV if os.environ.get(name)), "")  # the first one set, as gettext
+    for part in value.split(":"):  # LANGUAGE may list several, best first
+        if part.split(".")[0] in ("C", "POSIX"):
+            break
+        found = _normalise(part)
+        if found:
+            return found
     return "en"
 
 

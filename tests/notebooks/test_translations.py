@@ -246,7 +246,8 @@ VIZ_TEXTS = ("backward failed:",)
     ({"MINIGRAD_LANG": "en", "LANG": "zh_CN.UTF-8"}, "en"),
     ({"LANG": "zh_CN.UTF-8"}, "zh"),
     ({"LANGUAGE": "fr:zh_TW", "LANG": "en_US.UTF-8"}, "zh"),
-    ({"LC_ALL": "C", "LANG": "zh_CN.UTF-8"}, "zh"),
+    ({"LC_ALL": "C.UTF-8", "LANG": "zh_CN.UTF-8"}, "en"),  # the first variable set decides, as for gettext
+    ({"LC_MESSAGES": "zh_CN.UTF-8", "LANG": "en_US.UTF-8"}, "zh"),
     ({"LANG": "de_DE.UTF-8"}, "en"),
     ({"MINIGRAD_LANG": "klingon"}, "en"),
     ({}, "en"),
