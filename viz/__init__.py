@@ -9,7 +9,8 @@ when present), so it never imports torch or minigrad. The layers: ``walk`` (root
 nodes, iteratively), ``model`` (views, summarising, ghosts), ``dot`` (model -> DOT text),
 ``render`` (DOT -> SVG/PNG/PDF), ``summary`` (model -> text table); ``style`` documents
 the visual language. The story of a program: ``source`` (the line behind each node),
-``session`` (several calls as steps), ``layers`` (the graph of the backward pass).
+``session`` (several calls as steps), ``layers`` (the graph of the backward pass). Forward mode:
+``tangent`` (``viz.animate(f, dual_x)``: the tangent moving forward with the values).
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from .walk import WALK_LIMIT, paused_gc
 from .walk import walk as _walk
 
 __all__ = ["draw", "summary", "animate", "record", "trace_backward", "tag_modules", "compare", "gradcheck_graph",
-           "source_lines", "session",
+           "source_lines", "session", "forward_vs_reverse",
            "Graph", "Summary", "DEFAULT_MAX_NODES", "GHOST_THRESHOLD"]
 
 
@@ -104,5 +105,6 @@ def summary(
 from .animate import animate, record, trace_backward  # noqa: E402  (animate builds on draw)
 from .check import gradcheck_graph  # noqa: E402
 from .compare import compare  # noqa: E402
+from .jacobian import forward_vs_reverse  # noqa: E402
 from .session import session  # noqa: E402
 from .source import source_lines  # noqa: E402

@@ -34,7 +34,7 @@ def animate(
     inputs: Any = None,
     retain_graph: bool | None = None,
     create_graph: bool = False,
-    *,
+    *more_inputs: Any,
     show_saved: bool = True,
     rankdir: str = "TB",
     max_nodes: int | None = None,
@@ -48,9 +48,16 @@ def animate(
     compare: Any = None,
     source: bool = False,
     layers: bool = False,
+    tangents: Any = None,
 ) -> Any:
     """Run ``loss.backward(gradient, retain_graph, create_graph, inputs)`` and return a player
     that replays it node by node.
+
+    Forward mode: ``viz.animate(f, x, ...)`` of a function and its inputs, dual tensors made under
+    ``forward_ad.dual_level()`` (or plain tensors and ``tangents=(v, ...)``), runs ``f`` once more and
+    plays the tangent moving forward with the values, one op per step, each with its forward rule and
+    this step's numbers (viz.tangent; ``rankdir`` and ``speed`` apply). Under a dual level,
+    ``viz.animate(out)`` of a dual tensor with a graph plays it too, with the tangents the graph still reaches.
 
     The backward pass is the real one: the same ``.grad`` values, user hooks fire, saved
     values are freed unless ``retain_graph``. viz watches it through hooks it removes again.
@@ -69,6 +76,21 @@ def animate(
     nodes an earlier backward made under ``create_graph=True`` (the second backward runs through them;
     see viz.layers).
     """
+    if callable(loss) and not probe.is_tensor(loss) and not probe.is_node(loss):
+        from .tangent import animate_tangents
+
+        given = [params, gradient, inputs, retain_graph, create_graph, *more_inputs]
+        while given and given[-1] is (False if len(given) == 5 else None):  # the defaults nobody gave
+            given.pop()
+        return animate_tangents(loss, *given, tangents=tangents, rankdir=rankdir, speed=speed,
+                                show_saved=False)
+    if more_inputs or tangents is not None:
+        raise TypeError("viz.animate: more inputs and tangents= go with a function: viz.animate(f, x, ...)")
+    if _is_dual(loss):
+        from .tangent import animate_tangents
+
+        return animate_tangents(loss, params=params, rankdir=rankdir, speed=speed,
+                                show_saved=False)
     sources = _sources_before(loss) if source else None
     layered = _layers_before(loss) if layers and fold is None else None
     recording = record_backward(loss, params=params, gradient=gradient, inputs=inputs, retain_graph=retain_graph,
@@ -104,6 +126,13 @@ def animate(
 
         quiz_player(player, make_quiz(recording.frames, tuple(quiz_kinds), every=quiz_every))
     return player
+
+
+def _is_dual(loss: Any) -> bool:
+    """A tensor carrying a tangent (under forward_ad.dual_level()): viz.animate plays forward mode."""
+    from .tangent import tangent_of
+
+    return probe.is_tensor(loss) and tangent_of(loss) is not None
 
 
 def trace_backward(

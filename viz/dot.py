@@ -82,8 +82,10 @@ def node_label(node: VNode, show_values: bool, show_grads: bool) -> Html:
                          color=style.MUTED_TEXT))
     elif node.subtitle:
         rows.append(_row(html_text(node.subtitle, ROW_LIMIT), color=style.MUTED_TEXT))
-    if show_values and node.data is not None:
+    if (show_values or node.tangent is not None) and node.data is not None:
         rows.append(_row("data " + html_text(node.data, ROW_LIMIT)))
+    if node.tangent is not None:  # a dual tensor: its tangent beside its value
+        rows.append(_row("tangent " + html_text(node.tangent, ROW_LIMIT), fill=style.ROW_FILL["tangent"]))
     if show_grads and node.grad is not None:
         rows.append(_row("grad " + html_text(node.grad, ROW_LIMIT)))
     for kind, text in node.rows:

@@ -81,6 +81,7 @@ class VNode:
     badges: list[str] = field(default_factory=list)
     data: str | None = None
     grad: str | None = None
+    tangent: str | None = None  # a dual tensor's tangent (forward_ad), drawn beside its value
     module: str | None = None
     module_type: str | None = None  # what the innermost module is ('Linear(8→3)'), when known
     ghost: bool = False
@@ -283,6 +284,7 @@ class _Builder:
         node.subtitle = " ".join(x for x in (probe.format_shape(shape), dtype) if x)
         node.data = probe.describe_values(tensor)
         node.grad = probe.describe_values(probe.grad_of(tensor))
+        node.tangent = probe.describe_values(probe.tangent_of(tensor))  # a dual tensor (forward mode)
         if probe.retains_grad(tensor):
             node.badges.append("retain_grad")
         hooks = probe.tensor_hooks(tensor)

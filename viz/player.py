@@ -920,6 +920,8 @@ def front_ends(payload: dict) -> tuple[str, ...]:
         names.append("layout")  # Python has no Graphviz: the page lays the graph out (viz/layout.js)
     if any(k in payload for k in STORY_KEYS):
         names.append("story")
+    if payload.get("legend") == "tangent":
+        names.append("tangent")  # forward mode's legend and words (viz/tangent.js)
     if payload.get("quiz"):
         names.append("quiz")
     return tuple(names)
@@ -987,9 +989,15 @@ class ForwardPlayer(Player):
     kind = "ForwardPlayer"
 
 
-_CLASSES = {"BackwardPlayer": BackwardPlayer, "ForwardPlayer": ForwardPlayer}
+class TangentPlayer(Player):
+    """Forward mode, one node per step: each op's value and tangent (``viz.animate(f, dual_x)``, viz.tangent)."""
+
+    kind = "TangentPlayer"
+
+
+_CLASSES = {"BackwardPlayer": BackwardPlayer, "ForwardPlayer": ForwardPlayer, "TangentPlayer": TangentPlayer}
 
 
 def player_class(kind: str) -> type:
-    """``BackwardPlayer`` or ``ForwardPlayer``."""
+    """``BackwardPlayer``, ``ForwardPlayer`` or ``TangentPlayer``."""
     return _CLASSES[kind]

@@ -155,6 +155,31 @@ def post_accumulate_hooks(tensor: Any) -> int:
     return _count(hooks)
 
 
+def forward_ad_of(tensor: Any) -> Any:
+    """``<library>.autograd.forward_ad`` of the library ``tensor`` comes from (minigrad's or PyTorch's), or None."""
+    root = type(tensor).__module__.split(".", 1)[0]
+    if root not in ("minigrad", "torch"):
+        return None
+    try:
+        return importlib.import_module(f"{root}.autograd.forward_ad")
+    except Exception:
+        return None
+
+
+def tangent_of(tensor: Any) -> Any:
+    """``forward_ad.unpack_dual(tensor).tangent`` (public in both libraries): the tangent a dual tensor carries at
+    the active dual level, else None."""
+    if not is_tensor(tensor):
+        return None
+    fw = forward_ad_of(tensor)
+    if fw is None:
+        return None
+    try:
+        return fw.unpack_dual(tensor).tangent
+    except Exception:
+        return None
+
+
 def retains_grad(tensor: Any) -> bool:
     return bool(_try_attr(tensor, "retains_grad")) and not bool(_try_attr(tensor, "is_leaf"))
 

@@ -75,6 +75,7 @@ ROW_FILL = {
     "grad": "#FFFFFF",
     "note": None,
     "source": "#FFF8DC",  # draw(source=True): the line of code that made the node
+    "tangent": TINT["yellow"],  # a dual tensor's tangent (forward mode)
 }
 ROUNDED_ROLES = frozenset({"fn", "op", "module"})
 DASHED_ROLES = frozenset({"none", "hidden", "unwalked"})

@@ -647,7 +647,7 @@ def frame_note(f: Frame) -> str:
     """What a step writes on its node: an AccumulateGrad's new ``.grad``, the ``.grad``s a module filled."""
     if f.kind == "accumulate":
         return ".grad = " + value_text(f.grad_after, short=True)
-    return f.note if f.kind == "module" else ""
+    return f.note if f.kind in ("module", "tangent") else ""  # "tangent": viz.tangent, the node's tangent
 
 
 def clean_texts(frames: list[Any]) -> list[Any]:

@@ -40,7 +40,7 @@ from . import (
     sorting,
     views,
 )
-from .registry import REGISTRY, node_rule
+from .registry import REGISTRY, node_forward_rule, node_rule
 
 # Tensor methods PyTorch writes in Python (torch/_tensor.py): Python's own TypeErrors name them
 # `Tensor.norm()` ("Tensor.norm() got multiple values for argument 'p'"), where `minigrad.norm` says `norm()`.
@@ -118,6 +118,7 @@ Tensor.where = lambda self, condition, other: selection.where(condition, self, o
 Tensor.T = property(views.T)
 Tensor.mT = property(views.mT)
 
-__all__ = ["REGISTRY", "node_rule", "arithmetic", "arrange", "comparison", "convolution", "elementwise", "embedding",
+__all__ = ["REGISTRY", "node_rule", "node_forward_rule",
+           "arithmetic", "arrange", "comparison", "convolution", "elementwise", "embedding",
            "indexing", "inplace", "joining", "linalg", "losses", "normalization", "pooling", "reductions", "selection",
            "sorting", "views"]

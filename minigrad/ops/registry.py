@@ -23,8 +23,9 @@ from .._state import GRAD
 from .._tensor import Tensor
 from ..autograd.graph import check_usable
 from .dual import forward_aware, inplace_only
+from .forward_text import forward_text
 
-__all__ = ["Op", "Sample", "declare", "renamed", "REGISTRY", "NODES", "node_rule", "ops"]
+__all__ = ["Op", "Sample", "declare", "renamed", "REGISTRY", "NODES", "node_rule", "node_forward_rule", "ops"]
 
 # Domains the test sweeps draw tensor values from (the sweeps keep away from kinks and ties).
 DOMAINS = ("real", "positive", "unit", "away", "distinct", "int", "nonneg_int", "bool", "index", "const",
@@ -265,3 +266,13 @@ def node_rule(node_name: str):
     if cls is None or not hasattr(cls, "_text"):
         return None
     return cls._inputs, cls._text
+
+
+def node_forward_rule(node_name: str):
+    """(input names, forward rule text) of the node class called `node_name` (as `node_rule`), or None: the
+    tangent's one-line rule (forward-mode AD) that `viz.animate` shows, derived from the op's declaration
+    (ops/forward_text.py); the text is "" for a node without a forward rule."""
+    cls = NODES.get(node_name.rsplit("::", 1)[-1])
+    if cls is None or not hasattr(cls, "_text"):
+        return None
+    return cls._inputs, forward_text(node_name, cls)

@@ -60,6 +60,9 @@ __all__ = [
     "check_swish",
     "check_sigmoid_op",
     "check_topological_order",
+    "check_dual_divide",
+    "check_jacobian_forward",
+    "check_grad_norms",
 ]
 
 OK, FAIL = "✓", "✗"
@@ -1184,6 +1187,222 @@ def _source_of(func: Any) -> str:
 
 
 # -- 14. a reference engine ------------------------------------------------------------------------------
+
+
+# -- 13. forward mode and function transforms -----------------------------------------------------------
+
+_DIVIDE_CASES = (  # (a.value, a.tangent, b.value, b.tangent, what the case shows)
+    (1.5, -2.0, -0.5, 3.0, "a = Dual(1.5, -2), b = Dual(-0.5, 3)"),  # first: each mistake gives its own tangent
+    (1.2, 1.0, float(np.sin(1.2)), float(np.cos(1.2)), "x / sin(x) at x = 1.2"),
+    (3.0, 1.0, 2.0, 0.0, "b = Dual(2, 0), a constant"),
+    (3.0, 0.0, 2.0, 1.0, "a = Dual(3, 0), a constant"),
+)
+
+
+def _divide_mistake(a: tuple, got: float) -> tuple[str, str, str] | None:
+    """The quotient-rule mistake that gives ``got``, if one does: (reason, what it is, hint)."""
+    av, at, bv, bt = a
+    for reason, value, what, hint in (
+        ("sign", (av * bt - at * bv) / bv**2, "the two terms are swapped (the sign is wrong)",
+         "a' b comes first: (a.tangent * b.value - a.value * b.tangent) / b.value**2"),
+        ("not-squared", (at * bv - av * bt) / bv, "the tangent is divided by b once, not by b squared",
+         "the quotient rule divides by b²: ... / b.value**2"),
+        ("ignores-b", at / bv, "the tangent is a' / b: b's tangent is left out",
+         "b moves too: (a' b - a b') / b², with b' = b.tangent"),
+        ("divided-tangents", at / bt if bt else float("nan"), "the tangent is a' / b'",
+         "tangents do not divide: (a' b - a b') / b², the quotient rule"),
+        ("plus", (at * bv + av * bt) / bv**2, "the tangent is (a' b + a b') / b²: that is the product rule's sign",
+         "for a quotient the second term is subtracted: (a' b - a b') / b²"),
+    ):
+        if np.isfinite(value) and math.isclose(got, value, rel_tol=1e-9, abs_tol=1e-12):
+            return reason, what, hint
+    return None
+
+
+def _dual_part(part: Any, what: str) -> float:
+    arr = _to_numpy(part)
+    if arr is None or arr.size != 1:
+        raise fail("not-a-number", f"the Dual's {what} is {_fmt(part)}, not a number",
+                   "for two Duals holding numbers, the value and the tangent are numbers: no tuple, no list")
+    return float(arr.reshape(()))
+
+
+@checker("13a", hint="return Dual(a.value / b.value, (a.tangent * b.value - a.value * b.tangent) / b.value**2)")
+def check_dual_divide(divide: Any, Dual: Any) -> str:
+    _require_callable(divide, "`divide`", "define `def divide(a, b): ...` in the cell above")
+    _require_callable(Dual, "`Dual`", "run the cell that defines the Dual class first")
+    for case in _DIVIDE_CASES:
+        av, at, bv, bt, label = case
+        got = _call(divide, Dual(av, at), Dual(bv, bt), what=f"for {label}, divide", errors=(
+            (r"ZeroDivisionError", "zero-division", "b.tangent is 0 when b is a constant: the quotient rule "
+                                                    "(a' b - a b') / b² divides by b.value only"),
+        ))
+        if not_answered(got):
+            raise fail("placeholder", "divide still returns the placeholder `...`", "return Dual(value, tangent)")
+        if not (hasattr(got, "value") and hasattr(got, "tangent")):
+            raise fail("not-dual", f"divide returned {_kind(got)}, not a Dual",
+                       "return Dual(value, tangent): a new dual number, not a tuple or a plain number")
+        if not_answered(got.value) or not_answered(got.tangent):
+            raise fail("placeholder", "the Dual divide returns still holds the placeholder `...`",
+                       "value a.value / b.value; tangent (a' b - a b') / b²")
+        value, tangent = _dual_part(got.value, "value"), _dual_part(got.tangent, "tangent")
+        if not math.isclose(value, av / bv, rel_tol=1e-9, abs_tol=1e-12):
+            raise fail("value", f"for {label}: the value is {value:.4g}, expected a.value / b.value = {av / bv:.4g}",
+                       "the value part is the plain quotient a.value / b.value")
+        want = (at * bv - av * bt) / bv**2
+        if not math.isclose(tangent, want, rel_tol=1e-9, abs_tol=1e-12):
+            mistake = _divide_mistake(case[:4], tangent)
+            if mistake:
+                reason, what, hint = mistake
+                raise fail(reason, f"for {label}: the tangent is {tangent:.4g}, expected {want:.4g}: {what}", hint)
+            raise fail("tangent", f"for {label}: the tangent is {tangent:.4g}, expected {want:.4g}",
+                       "the quotient rule: (a.tangent * b.value - a.value * b.tangent) / b.value**2")
+    return "divide follows the quotient rule: (a' b - a b') / b², and x / sin(x) differentiates"
+
+
+def _jacobian_forward_cases() -> list:
+    """(label, f, x, J): a tall, a wide and a square function, float64."""
+    torch = _mg()
+    A = np.array([[1.0, -0.5], [0.3, 2.0], [-1.2, 0.7], [0.4, 0.1]])
+    B = A.T.copy()
+    C = np.array([[1.0, 2.0, 0.0], [-1.0, 0.5, 3.0], [0.0, -2.0, 1.0]])
+    At, Bt, Ct = (torch.tensor(m, dtype=torch.float64) for m in (A, B, C))
+    x2, x4, x3 = np.array([0.3, -0.7]), np.array([0.5, -1.0, 1.5, 0.2]), np.array([0.8, -0.4, 1.1])
+    return [
+        ("tall f(x) = tanh(A @ x), R^2 -> R^4", lambda t: (At @ t).tanh(), x2,
+         (1 - np.tanh(A @ x2) ** 2)[:, None] * A),
+        ("wide f(x) = B @ sin(x), R^4 -> R^2", lambda t: Bt @ t.sin(), x4, B * np.cos(x4)[None, :]),
+        ("square f(x) = C @ x**2, R^3 -> R^3", lambda t: Ct @ t**2, x3, C * (2 * x3)[None, :]),
+    ]
+
+
+@checker("13b", hint="one jvp per input: column j = jvp(f, (x,), (e_j,))[1] with e_j one-hot; "
+                     "then torch.stack(columns, dim=1)")
+def check_jacobian_forward(jacobian_forward: Any) -> str:
+    torch = _mg()
+    _require_callable(jacobian_forward, "`jacobian_forward`", "define `def jacobian_forward(f, x): ...` above")
+    for label, f, x, J in _jacobian_forward_cases():
+        calls: list = []
+
+        def counted(t: Any, f: Callable = f, calls: list = calls) -> Any:
+            calls.append(1)
+            return f(t)
+
+        got = _call(jacobian_forward, counted, torch.tensor(x, dtype=torch.float64), what="jacobian_forward")
+        if not_answered(got):
+            raise fail("placeholder", "jacobian_forward still returns the placeholder `...`",
+                       "return torch.stack(columns, dim=1)")
+        if isinstance(got, (list, tuple)):
+            raise fail("not-a-tensor", f"jacobian_forward returned a {type(got).__name__} of columns, not a tensor",
+                       "stack the columns into one (m, n) tensor: torch.stack(columns, dim=1)")
+        arr = _to_numpy(got)
+        m, n = J.shape
+        if arr is None:
+            raise fail("not-a-tensor", f"jacobian_forward returned {_kind(got)}, not a tensor",
+                       "return the Jacobian as one (m, n) tensor")
+        if arr.shape == (n, m) and np.allclose(arr, J.T, rtol=1e-9, atol=1e-12) and m != n or \
+                m == n and np.allclose(arr, J.T, rtol=1e-9, atol=1e-12) and not np.allclose(arr, J):
+            raise fail("transposed", f"for {label}: the result is the Jacobian transposed, shape {arr.shape}",
+                       "each jvp gives a column (one per input): stack them along dim 1, "
+                       "torch.stack(columns, dim=1), to get shape (m, n)")
+        if arr.shape != (m, n):
+            raise fail("shape", f"for {label}: the result has shape {arr.shape}, expected ({m}, {n}) "
+                                "(m outputs, n inputs)", "one column per input, stacked along dim 1")
+        if not np.allclose(arr, J, rtol=1e-9, atol=1e-12):
+            col = int(np.argmax(np.abs(arr - J).max(axis=0)))
+            raise fail("wrong-values", f"for {label}: column {col} of the Jacobian is {_fmt(arr[:, col])}, "
+                                       f"expected {_fmt(J[:, col])}",
+                       "the tangent of input j is one-hot: 1 at j, 0 elsewhere; jvp returns (f(x), J @ tangent)")
+        if len(calls) == 1:
+            raise fail("one-pass", f"for {label}: f ran once for {n} inputs (jacfwd, jacrev or one vjp do that)",
+                       f"build it yourself, one jvp per input ({n} here), to see the {n} forward passes")
+        if len(calls) in (m, m + 1) and m != n:
+            raise fail("reverse", f"for {label}: f ran {len(calls)} times for {m} outputs and {n} inputs: one pass "
+                                  "per output is reverse mode's count", f"forward mode makes one pass per input ({n} "
+                                                                        "here): jvp with a one-hot tangent per input")
+        if len(calls) != n:
+            raise fail("passes", f"for {label}: f ran {len(calls)} times for {n} inputs",
+                       f"one jvp per input: {n} forward passes, each giving one column")
+    return "jacobian_forward builds the Jacobian from n jvps, one column per forward pass"
+
+
+def _norms_case(batch: int = 6) -> tuple:
+    """A small tanh network, its params (float64), a batch, its loss_fn and the per-sample gradient norms."""
+    torch = _mg()
+    from minigrad.func import functional_call
+
+    model = torch.nn.Sequential(torch.nn.Linear(3, 2), torch.nn.Tanh(), torch.nn.Linear(2, 1))
+    model = model.double()
+    params = {name: torch.tensor(np.linspace(-0.8, 0.9, p.numel()).reshape(tuple(p.shape)), dtype=torch.float64)
+              for name, p in model.named_parameters()}
+    xs = torch.tensor(np.linspace(-1.0, 1.5, 3 * batch).reshape(batch, 3), dtype=torch.float64)
+    ys = torch.tensor(np.linspace(1.0, -0.5, batch), dtype=torch.float64)
+
+    def loss_fn(params: dict, x: Any, y: Any) -> Any:
+        return (functional_call(model, params, (x.unsqueeze(0),)).squeeze() - y) ** 2
+
+    per_param = {name: [] for name in params}
+    for i in range(batch):
+        leaves = {k: v.clone().requires_grad_() for k, v in params.items()}
+        grads = torch.autograd.grad(loss_fn(leaves, xs[i], ys[i]), list(leaves.values()))
+        for name, g in zip(leaves, grads):
+            per_param[name].append(g.numpy().ravel())
+    squares = {name: (np.stack(rows) ** 2).sum(axis=1) for name, rows in per_param.items()}
+    return loss_fn, params, xs, ys, squares
+
+
+@checker("13c", hint="grads = vmap(grad(loss_fn), in_dims=(None, 0, 0))(params, xs, ys); then the square root of the "
+                     "sum, over every parameter, of g.reshape(len(xs), -1) ** 2 summed over dim 1")
+def check_grad_norms(per_sample_grad_norms: Any) -> str:
+    _require_callable(per_sample_grad_norms, "`per_sample_grad_norms`",
+                      "define `def per_sample_grad_norms(loss_fn, params, xs, ys): ...` above")
+    loss_fn, params, xs, ys, squares = _norms_case()
+    calls: list = []
+
+    def counted(p: dict, x: Any, y: Any) -> Any:
+        calls.append(1)
+        return loss_fn(p, x, y)
+
+    got = _call(per_sample_grad_norms, counted, params, xs, ys, what="per_sample_grad_norms", errors=(
+        (r"same size in the mapped dimension|in_dims", "in-dims",
+         "params are the same for every sample: in_dims=(None, 0, 0) (None for params, 0 for xs and ys)"),
+    ))
+    want = np.sqrt(sum(squares.values()))
+    if not_answered(got):
+        raise fail("placeholder", "per_sample_grad_norms still returns the placeholder `...`",
+                   "return a tensor of one norm per sample")
+    if isinstance(got, dict):
+        raise fail("dict", "per_sample_grad_norms returned a dict (a gradient per parameter), not one norm per sample",
+                   "combine every parameter: the square root of the sum of all their squared elements")
+    arr = _to_numpy(got)
+    if arr is None:
+        raise fail("not-a-tensor", f"per_sample_grad_norms returned {_kind(got)}, not a tensor",
+                   "return a tensor of shape (batch,): torch.stack or a computation on the vmapped gradients")
+    if arr.size == 1 and len(want) > 1:
+        raise fail("batch-gradient", f"per_sample_grad_norms returned one number, {_fmt(arr)}, for a batch of "
+                                     f"{len(want)}", "one norm per sample: vmap(grad(loss_fn), in_dims=(None, 0, 0)) "
+                                                     "gives each sample's gradient, with the batch in dim 0")
+    if arr.shape != want.shape:
+        raise fail("shape", f"per_sample_grad_norms returned shape {arr.shape}, expected {want.shape} "
+                            f"(one norm per sample)", "sum over everything but the batch dimension (dim 0)")
+    if not np.allclose(arr, want, rtol=1e-6, atol=1e-9):
+        norms = {name: np.sqrt(sq) for name, sq in squares.items()}
+        for reason, alt, what, hint in (
+            ("no-sqrt", want**2, "the squared norms", "take the square root at the end: .sqrt()"),
+            ("sum-of-norms", sum(norms.values()), "the sum of each parameter's norm",
+             "square everything first, add, then one square root: sqrt(sum of g**2 over all parameters)"),
+            ("one-parameter", None, "the norm of one parameter's gradient only",
+             "add the squares of every parameter's gradient (loop over grads.values())"),
+        ):
+            alts = list(norms.values()) if alt is None else [alt]
+            if any(np.allclose(arr, a, rtol=1e-6, atol=1e-9) for a in alts):
+                raise fail(reason, f"the norms are {_fmt(arr)}, expected {_fmt(want)}: {what}", hint)
+        raise fail("wrong-values", f"the norms are {_fmt(arr)}, expected {_fmt(want)}",
+                   "grad(loss_fn) differentiates with respect to params, its first argument; vmap over xs and ys")
+    if len(calls) != 1:
+        raise fail("loop", f"loss_fn ran {len(calls)} times for a batch of {len(want)}: a loop over the samples",
+                   "vmap(grad(loss_fn), in_dims=(None, 0, 0)) runs loss_fn once, on the whole batch")
+    return "per_sample_grad_norms: one gradient norm per sample, loss_fn run once on the whole batch"
 
 
 def _ref():

@@ -59,18 +59,24 @@ print("minigrad and viz are ready.")
 #    batch-norm backward.
 # 12. [Debugging a custom Function](12_debugging_a_custom_function.ipynb): finding the node with
 #    a wrong `backward` (`viz.animate(..., check=True)`, `viz.gradcheck_graph`). Exercise: fix it.
+# 13. [Forward mode and function transforms](13_forward_mode_and_transforms.ipynb): dual numbers
+#    by hand, `forward_ad`, `jvp` and `vjp`, what a Jacobian costs both ways (`jacfwd` for tall,
+#    `jacrev` for wide), a Hessian as `jacfwd(jacrev(f))`, per-sample gradients with
+#    `vmap(grad(loss))`. Exercises: dividing dual numbers, a Jacobian column by column, and
+#    per-sample gradient norms.
 # 14. [An engine you can read](14_a_reference_engine.ipynb): the whole of reverse mode in 120
 #    lines (`minigrad/reference/engine.py`), built step by step, drawn and animated with `viz`,
 #    then minigrad's real engine read beside it. Exercises: a new operation, and a topological
 #    order.
 #
 # Lessons 1 to 4 build on each other; take them in order. After that, 5 to 9 can be read in
-# any order, 10 uses everything, and 11 and 12 practise what 3 and 7 taught. Lesson 14 opens the
-# engine itself; take it after lesson 5. (Lesson 13 is still being written.)
+# any order, 10 uses everything, and 11 and 12 practise what 3 and 7 taught. Lesson 13 adds forward
+# mode and `torch.func`; take it after lesson 8. Lesson 14 opens the engine itself; take it after
+# lesson 5.
 #
 # ## How the exercises work
 #
-# Each lesson ends with an exercise (lessons 6 and 14 have two). In the lessons of this folder the
+# Each lesson ends with an exercise (lessons 6 and 14 have two, lesson 13 three). In the lessons of this folder the
 # exercise cells hold `...` placeholders, and every cell runs as it is. Replace a placeholder
 # with your code and run the `check_...()` cell below it: it prints **✓** with a summary when
 # you are right, or **✗** with a hint pointing at what to look at. The checks never crash, so

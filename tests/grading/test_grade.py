@@ -26,14 +26,14 @@ NOTEBOOKS = ROOT / "notebooks"
 TIMEOUT = 45  # seconds per notebook in this test; the slowest lesson grades in about 10 s
 
 EXPECTED_CSV = """\
-student,1,2,3,4,5,6a,6b,7,8,9,10,11,12,14a,14b,total,flagged
-all_right,1,2,2,2,1,1,2,2,2,1,2,3,2,1,2,26,
-all_wrong,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,
-cheater,0,0,0,0,0,1,0,0,0,0,0,0,0,0,0,1,{cheats}
-crashing,0,0,0,0,0,0,0,0,0,1,0,0,0,0,0,1,
-endless,1,0,0,0,0,0,0,0,0,0,0,0,0,0,0,1,
-sneaky,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,
-untouched,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,
+student,1,2,3,4,5,6a,6b,7,8,9,10,11,12,13a,13b,13c,14a,14b,total,flagged
+all_right,1,2,2,2,1,1,2,2,2,1,2,3,2,1,2,2,1,2,31,
+all_wrong,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,
+cheater,0,0,0,0,0,1,0,0,0,0,0,0,0,0,0,0,0,0,1,{cheats}
+crashing,0,0,0,0,0,0,0,0,0,1,0,0,0,0,0,0,0,0,1,
+endless,1,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,1,
+sneaky,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,
+untouched,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,
 """.format(cheats='"1: changes the exercise\'s check cell; 6b: imports sys (sys.modules: every loaded module), '
                   'reaches .modules; 9: uses exec, uses open; 10: imports otter-grader (the grader), '
                   'imports the checks (minigrad_course)"')
@@ -179,7 +179,7 @@ def test_grades_csv_is_exactly_right(graded):
 def test_every_student_gets_feedback_with_the_failed_checks_and_their_hints(graded, answers):
     root, _, _ = graded
     right = (root / "all_right" / "feedback.md").read_text(encoding="utf-8")
-    assert "**26 of 26 points.**" in right and "✗" not in right and "Not handed in" not in right
+    assert "**31 of 31 points.**" in right and "✗" not in right and "Not handed in" not in right
     wrong = (root / "all_wrong" / "feedback.md").read_text(encoding="utf-8")
     for exercise_id, exercise in answers.EXERCISES.items():
         assert f"**Exercise {exercise_id}**: 0 of" in wrong
@@ -198,7 +198,7 @@ def test_every_student_gets_feedback_with_the_failed_checks_and_their_hints(grad
     cheater = (root / "cheater" / "feedback.md").read_text(encoding="utf-8")
     for exercise_id, points in (("1", 1), ("6b", 2), ("9", 1), ("10", 2)):
         assert f"**Exercise {exercise_id}**: 0 of {points}, flagged: the answer " in cheater, (exercise_id, cheater)
-    assert "**Exercise 6a**: 1 of 1 ✓" in cheater and "**1 of 26 points.**" in cheater
+    assert "**Exercise 6a**: 1 of 1 ✓" in cheater and "**1 of 31 points.**" in cheater
 
 
 def test_nothing_is_left_running(graded):

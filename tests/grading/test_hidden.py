@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 SOURCES = sorted((Path(__file__).resolve().parents[2] / "notebooks" / "src").glob("[0-9][0-9]_*.py"))
-IDS = ["1", "2", "3", "4", "5", "6a", "6b", "7", "8", "9", "10", "11", "12", "14a", "14b"]
+IDS = ["1", "2", "3", "4", "5", "6a", "6b", "7", "8", "9", "10", "11", "12", "13a", "13b", "13c", "14a", "14b"]
 
 
 @pytest.fixture(scope="module")

@@ -810,6 +810,188 @@ EX12 = Exercise("check_swish", ("MySwish",), wrap=_swish, right=[
     """), "test_by_hand_not_by_autograd"),
 ])
 
+# -- 13 ---------------------------------------------------------------------------------------------------
+
+_DUAL_SETUP = _c("""
+import numpy as np
+
+
+class Dual:
+    def __init__(self, value, tangent=0.0):
+        self.value, self.tangent = value, tangent
+
+    def __add__(self, other):
+        other = other if isinstance(other, Dual) else Dual(other)
+        return Dual(self.value + other.value, self.tangent + other.tangent)
+
+    def __mul__(self, other):
+        other = other if isinstance(other, Dual) else Dual(other)
+        return Dual(self.value * other.value, self.tangent * other.value + self.value * other.tangent)
+
+    __radd__, __rmul__ = __add__, __mul__
+
+    def sin(self):
+        return Dual(np.sin(self.value), np.cos(self.value) * self.tangent)
+""")
+
+
+def _divide(body: str) -> str:
+    return _c("def divide(a, b):\n" + textwrap.indent(textwrap.dedent(body).strip("\n"), "    "))
+
+
+EX13A = Exercise("check_dual_divide", ("divide", "Dual"), setup=_DUAL_SETUP, wrap=_divide, right=[
+    _divide("return Dual(a.value / b.value, (a.tangent * b.value - a.value * b.tangent) / b.value**2)"),
+    _divide("return Dual(a.value / b.value, a.tangent / b.value - a.value * b.tangent / (b.value * b.value))"),
+    _divide("""
+        inverse = Dual(1 / b.value, -b.tangent / b.value**2)  # the tangent of 1/b is -b'/b²
+        return a * inverse
+    """),
+], wrong=[
+    Wrong("the two terms swapped", "return Dual(a.value / b.value, (a.value * b.tangent - a.tangent * b.value) / "
+          "b.value**2)", "sign", "a' b comes first"),
+    Wrong("b not squared", "return Dual(a.value / b.value, (a.tangent * b.value - a.value * b.tangent) / b.value)",
+          "not-squared", "divides by b²"),
+    Wrong("b's tangent left out", "return Dual(a.value / b.value, a.tangent / b.value)", "ignores-b", "b moves too"),
+    Wrong("the tangents divided", "return Dual(a.value / b.value, a.tangent / b.tangent)", "divided-tangents",
+          "tangents do not divide"),
+    Wrong("the product rule's plus sign", "return Dual(a.value / b.value, (a.tangent * b.value + a.value * "
+          "b.tangent) / b.value**2)", "plus", "the second term is subtracted"),
+    Wrong("a tuple, not a Dual", "return a.value / b.value, (a.tangent * b.value - a.value * b.tangent) / b.value**2",
+          "not-dual", "return Dual(value, tangent)"),
+    Wrong("the values multiplied", "return Dual(a.value * b.value, (a.tangent * b.value - a.value * b.tangent) / "
+          "b.value**2)", "value", "a.value / b.value"),
+], sneaky=[
+    Sneaky("the quotient written into a, which is returned", _divide("""
+        a.tangent = (a.tangent * b.value - a.value * b.tangent) / b.value**2
+        a.value = a.value / b.value
+        return a
+    """), "test_the_inputs_stay_unchanged"),
+    Sneaky("math.pow, for numbers only", _divide("""
+        import math
+
+        return Dual(a.value / b.value, (a.tangent * b.value - a.value * b.tangent) / math.pow(b.value, 2))
+    """), "test_arrays_of_values"),
+])
+
+_FUNC_SETUP = _c("""
+from minigrad.func import grad, jacfwd, jacrev, jvp, vjp, vmap
+""")
+
+
+def _jac_fwd(body: str) -> str:
+    return _c("def jacobian_forward(f, x):\n" + textwrap.indent(textwrap.dedent(body).strip("\n"), "    "))
+
+
+_COLUMNS = """
+columns = []
+for j in range(x.numel()):
+    e = torch.zeros_like(x)
+    e[j] = 1.0
+    columns.append(jvp(f, (x,), (e,))[1])
+"""
+
+EX13B = Exercise("check_jacobian_forward", ("jacobian_forward",), setup=_FUNC_SETUP, wrap=_jac_fwd, right=[
+    _jac_fwd(_COLUMNS + "return torch.stack(columns, dim=1)"),
+    _jac_fwd("""
+        basis = torch.eye(x.numel(), dtype=x.dtype)
+        return torch.stack([jvp(f, (x,), (basis[j],))[1] for j in range(x.numel())]).T
+    """),
+    _jac_fwd("""
+        import minigrad.autograd.forward_ad as fwAD
+
+        columns = []
+        for j in range(len(x)):
+            e = torch.zeros_like(x)
+            e[j] = 1
+            with fwAD.dual_level():
+                columns.append(fwAD.unpack_dual(f(fwAD.make_dual(x, e))).tangent)
+        return torch.stack(columns, dim=1)
+    """),
+], wrong=[
+    Wrong("the columns stacked as rows", _COLUMNS + "return torch.stack(columns)", "transposed",
+          "stack them along dim 1"),
+    Wrong("a list of columns", _COLUMNS + "return columns", "not-a-tensor", "torch.stack(columns, dim=1)"),
+    Wrong("jacfwd itself", "return jacfwd(f)(x)", "one-pass", "one jvp per input"),
+    Wrong("one vjp, then a row per output", """
+        out, vjp_fn = vjp(f, x)
+        return torch.stack([vjp_fn(e)[0] for e in torch.eye(out.numel(), dtype=x.dtype)])
+    """, "one-pass", "one jvp per input"),
+    Wrong("a vjp per output: reverse mode's count", """
+        m = f(x).numel()
+        rows = []
+        for i in range(m):
+            e = torch.zeros(m, dtype=x.dtype)
+            e[i] = 1.0
+            rows.append(vjp(f, x)[1](e)[0])
+        return torch.stack(rows)
+    """, "reverse", "one pass per input"),
+    Wrong("a tangent of ones for every column", """
+        columns = [jvp(f, (x,), (torch.ones_like(x),))[1] for _ in range(x.numel())]
+        return torch.stack(columns, dim=1)
+    """, "wrong-values", "one-hot"),
+    Wrong("the columns concatenated", _COLUMNS + "return torch.cat(columns)", "shape", "stacked along dim 1"),
+], sneaky=[
+    Sneaky("a squeezed result, (n,) for one output",
+           _jac_fwd(_COLUMNS + "return torch.stack(columns, dim=1).squeeze()"),
+           "test_a_wide_function_with_one_output"),
+])
+
+
+def _norms(body: str) -> str:
+    return _c("def per_sample_grad_norms(loss_fn, params, xs, ys):\n"
+              + textwrap.indent(textwrap.dedent(body).strip("\n"), "    "))
+
+
+_VMAPPED = "grads = vmap(grad(loss_fn), in_dims=(None, 0, 0))(params, xs, ys)\n"  # no indent: a body's first line
+
+EX13C = Exercise("check_grad_norms", ("per_sample_grad_norms",), setup=_FUNC_SETUP, wrap=_norms, right=[
+    _norms(_VMAPPED + _c("""
+        squares = sum((g.reshape(len(xs), -1) ** 2).sum(dim=1) for g in grads.values())
+        return squares.sqrt()
+    """)),
+    _norms(_VMAPPED + "return torch.cat([g.flatten(1) for g in grads.values()], dim=1).norm(dim=1)"),
+    _norms("""
+        def norm_of(x, y):
+            g = grad(loss_fn)(params, x, y)
+            return sum((t**2).sum() for t in g.values()).sqrt()
+
+        return vmap(norm_of)(xs, ys)
+    """),
+], wrong=[
+    Wrong("the batch's gradient, not each sample's", """
+        def batch_loss(p):
+            return vmap(loss_fn, in_dims=(None, 0, 0))(p, xs, ys).mean()
+
+        grads = grad(batch_loss)(params)
+        return sum((g**2).sum() for g in grads.values()).sqrt()
+    """, "batch-gradient", "one norm per sample"),
+    Wrong("vmap over the params too", """
+        grads = vmap(grad(loss_fn))(params, xs, ys)
+        return sum((g.reshape(len(xs), -1) ** 2).sum(dim=1) for g in grads.values()).sqrt()
+    """, "in-dims", "in_dims=(None, 0, 0)"),
+    Wrong("the squared norms",
+          _VMAPPED + "return sum((g.reshape(len(xs), -1) ** 2).sum(dim=1) for g in grads.values())",
+          "no-sqrt", "square root"),
+    Wrong("each parameter's norm, added", _VMAPPED + "return sum(g.reshape(len(xs), -1).norm(dim=1) for g in "
+          "grads.values())", "sum-of-norms", "square everything first"),
+    Wrong("one norm per parameter", _VMAPPED + "return {k: g.reshape(len(xs), -1).norm(dim=1) for k, g in "
+          "grads.items()}", "dict", "combine every parameter"),
+    Wrong("the first parameter only", _VMAPPED + "return next(iter(grads.values())).reshape(len(xs), -1).norm(dim=1)",
+          "one-parameter", "every parameter's gradient"),
+    Wrong("a loop over the samples", """
+        norms = []
+        for i in range(len(xs)):
+            g = grad(loss_fn)(params, xs[i], ys[i])
+            norms.append(sum((t**2).sum() for t in g.values()).sqrt())
+        return torch.stack(norms)
+    """, "loop", "runs loss_fn once"),
+], sneaky=[
+    Sneaky("the norms squeezed, a number for a batch of one", _norms(_VMAPPED + _c("""
+        squares = sum((g.reshape(len(xs), -1) ** 2).sum(dim=1) for g in grads.values())
+        return squares.sqrt().squeeze()
+    """)), "test_a_batch_of_one_and_a_batch_of_33"),
+])
+
 # -- 14 ---------------------------------------------------------------------------------------------------
 
 _REF_SETUP = _c("""
@@ -989,7 +1171,7 @@ EX14B = Exercise("check_topological_order", ("topological_order",), setup=_REF_S
 
 EXERCISES: dict[str, Exercise] = {
     "1": EX1, "2": EX2, "3": EX3, "4": EX4, "5": EX5, "6a": EX6A, "6b": EX6B, "7": EX7, "8": EX8, "9": EX9,
-    "10": EX10, "11": EX11, "12": EX12, "14a": EX14A, "14b": EX14B,
+    "10": EX10, "11": EX11, "12": EX12, "13a": EX13A, "13b": EX13B, "13c": EX13C, "14a": EX14A, "14b": EX14B,
 }
 
 # What a learner cell has at hand besides its own answer: the lesson's imports.

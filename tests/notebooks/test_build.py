@@ -16,8 +16,8 @@ SOURCES = sorted((Path(__file__).resolve().parents[2] / "notebooks" / "src").glo
 
 
 def test_the_sources_are_the_lessons_numbered_so_far():
-    """00 to 12, then 14 (the reference engine); 13 is kept for forward mode, and lessons are never renumbered."""
-    assert [p.name[:2] for p in SOURCES] == [f"{i:02d}" for i in range(13)] + ["14"]
+    """00 to 14 (13, forward mode, came after 14, the reference engine: lessons are never renumbered)."""
+    assert [p.name[:2] for p in SOURCES] == [f"{i:02d}" for i in range(15)]
 
 
 @pytest.mark.parametrize("source", SOURCES, ids=lambda p: p.stem)
@@ -73,8 +73,8 @@ def test_makefile_has_the_notebooks_target(notebooks_dir):
 
 def test_every_exercise_declares_points_and_its_registered_check(build, course):
     declared = [e for source in SOURCES for e in build.exercises(source)]
-    assert [e.id for e in declared] == ["1", "2", "3", "4", "5", "6a", "6b", "7", "8", "9", "10", "11", "12", "14a",
-                                        "14b"]
+    assert [e.id for e in declared] == ["1", "2", "3", "4", "5", "6a", "6b", "7", "8", "9", "10", "11", "12", "13a",
+                                        "13b", "13c", "14a", "14b"]
     assert [e.id for e in declared] == list(course.EXERCISES)
     for e in declared:
         assert e.points >= 1
@@ -110,7 +110,7 @@ def test_exercise_metadata_in_both_versions(build):
 def test_exercises_listing(build, capsys):
     assert build.main(["--exercises"]) == 0
     out = capsys.readouterr().out.splitlines()
-    assert len(out) == 15
+    assert len(out) == 18
     assert out[6].split()[:3] == ["06_turning_autograd_off", "6b", "check_evaluate"]
 
 

@@ -10,7 +10,7 @@ import warnings
 
 import pytest
 
-IDS = ["1", "2", "3", "4", "5", "6a", "6b", "7", "8", "9", "10", "11", "12", "14a", "14b"]
+IDS = ["1", "2", "3", "4", "5", "6a", "6b", "7", "8", "9", "10", "11", "12", "13a", "13b", "13c", "14a", "14b"]
 
 
 def run_answer(course, answers, exercise_id, code):

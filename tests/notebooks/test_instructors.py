@@ -24,7 +24,7 @@ def guide() -> str:
 
 def test_every_lesson_has_a_section_with_its_time(guide):
     headings = re.findall(r"^### (\d+)\. .+ \((\d+) minutes\)$", guide, re.MULTILINE)
-    assert [int(n) for n, _ in headings] == [int(source.name[:2]) for source in SOURCES]  # 13 is not written yet
+    assert [int(n) for n, _ in headings] == [int(source.name[:2]) for source in SOURCES]
     assert all(int(minutes) > 0 for _, minutes in headings)
     for topic in ("## How learners check themselves", "## `viz` on the projector", 'view="values"', "legend=True",
                   'rankdir="LR"', "save_html", "filmstrip", '.save("graph.png")'):

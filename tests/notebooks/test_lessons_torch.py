@@ -70,3 +70,42 @@ def test_sgd_momentum_as_lesson_10_says(torch):
         assert lib.allclose(values[1], values[0] - 0.1 * grads[0])
         assert not lib.allclose(values[2], values[1] - 0.1 * grads[1])
         assert lib.allclose(values[2], values[1] - 0.1 * (grads[1] + 0.9 * grads[0]))
+
+
+_LESSON_13_IMPORTS = {
+    "import minigrad as torch": "import torch",
+    "import minigrad.autograd.forward_ad as fwAD": "import torch.autograd.forward_ad as fwAD",
+    "from minigrad.func import": "from torch.func import",
+}
+
+
+def _lesson_13_printed(build, use_torch: bool) -> list[str]:
+    """What the solution of lesson 13 prints, cell by cell, run with minigrad or with the same code under
+    `import torch` (viz's pictures and tables run but are not compared, viz's own tests do that; checks are left
+    out)."""
+    nb = build.generate(SRC / "13_forward_mode_and_transforms.py", "solution")
+    namespace: dict = {"__name__": "__main__"}
+    printed = []
+    for cell in nb.cells:
+        if cell.cell_type != "code" or "check_" in cell.source:
+            continue
+        source = cell.source
+        if use_torch:
+            for ours, theirs in _LESSON_13_IMPORTS.items():
+                source = source.replace(ours, theirs)
+        out = io.StringIO()
+        with warnings.catch_warnings(), contextlib.redirect_stdout(out):
+            warnings.simplefilter("ignore")
+            exec(source, namespace)  # noqa: S102
+        if "viz." not in cell.source:  # a picture or viz's table: run (it defines names), not compared
+            printed.append(out.getvalue() if use_torch else out.getvalue().replace("minigrad", "torch"))
+    return printed
+
+
+def test_lesson_13_prints_what_pytorch_prints(build, torch):
+    """Every number lesson 13 prints (dual numbers, forward_ad, jvp/vjp, the Jacobians both ways, the Hessian,
+    per-sample gradients with vmap) is what torch.autograd.forward_ad and torch.func print."""
+    ours, theirs = _lesson_13_printed(build, use_torch=False), _lesson_13_printed(build, use_torch=True)
+    assert len(ours) == len(theirs) and sum(1 for printed in ours if printed) >= 6
+    for mine, pytorch in zip(ours, theirs):
+        assert mine.splitlines() == pytorch.splitlines()

@@ -64,8 +64,8 @@ def _executed_code() -> str:
 
 
 def test_the_course_is_all_there():
-    assert [p.name[:2] for p in LEARNERS] == [f"{i:02d}" for i in range(13)] + ["14"]  # 13: forward mode, later
-    assert [p.name[:2] for p in SOLUTIONS] == [f"{i:02d}" for i in range(1, 13)] + ["14"]
+    assert [p.name[:2] for p in LEARNERS] == [f"{i:02d}" for i in range(15)]
+    assert [p.name[:2] for p in SOLUTIONS] == [f"{i:02d}" for i in range(1, 15)]
     assert [p.name for p in SOLUTIONS] == [p.name for p in LEARNERS[1:]]
 
 
