@@ -38,7 +38,14 @@ ROOT_ARGS := $(if $(filter 0,$(shell id -u)),--allow-root,)
 # placeholders) in full except their exercise cells, which carry the nbval-ignore-output tag, and
 # the solutions (notebooks/solutions/) in full.
 NBVAL_COMMON := --nbval-current-env --nbval-sanitize-with .ci/nbval-sanitize.cfg
-FIND_NOTEBOOKS := find notebooks -name '*.ipynb' -not -path '*/.ipynb_checkpoints/*'
+# The stored lessons print the checks' verdicts in their own language: English in notebooks/, Chinese in
+# notebooks/zh/ (whose first code cell sets MINIGRAD_LANG=zh). Whatever the machine's locale, the English ones
+# run in English when built and compared.
+COURSE_ENV := MINIGRAD_LANG=en
+# The Chinese course (notebooks/zh/): its solutions run here in full (every output, the Chinese verdicts
+# included); its lessons hold the English lessons' code cells and outputs, which the English run checks, so
+# tests/notebooks/test_translations.py compares them with those instead of running them again (CI time).
+FIND_NOTEBOOKS := find notebooks -name '*.ipynb' -not -path '*/.ipynb_checkpoints/*' -not -path 'notebooks/zh/[0-9]*'
 
 .PHONY: help venv install install-lab lab test test-pythons pytest nbval lint format bench torch browser-deps clean \
         fuzz fuzz-known census sweep-extremes install-grade grade autograder student handouts site install-site
@@ -56,7 +63,7 @@ help:
 	@echo "make format  ruff format + ruff check --fix on minigrad viz tests bench"
 	@echo "make bench   run bench/run.py"
 	@echo "make torch   install torch==2.13.0 into .venv when missing (make test and make pytest do it)"
-	@echo "make notebooks  regenerate the lessons, their solutions and the marimo lessons from notebooks/src/"
+	@echo "make notebooks  regenerate the lessons (English and notebooks/zh/), solutions and marimo lessons from notebooks/src/"
 	@echo "make grade SUBMISSIONS=DIR  grade every student's notebooks (one folder each) -> DIR/grades.csv, feedback.md"
 	@echo "make autograder  write the autograder version (otter-grader tests, zips) into build/autograder/"
 	@echo "make student  write the student release (no solutions, no hidden tests) into build/student/ and its zip"
@@ -134,14 +141,20 @@ nbval: install
 	  echo "nbval: no notebooks in notebooks/ yet, skipped"; exit 0; \
 	fi; \
 	echo "nbval: $${#nbs[@]} notebook(s), outputs compared (--nbval; exercise cells of the lessons run unchecked)"; \
-	$(PY) -m pytest --nbval $(NBVAL_COMMON) "$${nbs[@]}"
+	$(COURSE_ENV) $(PY) -m pytest --nbval $(NBVAL_COMMON) "$${nbs[@]}"
 
 # Regenerate the course from notebooks/src/: NN_name.ipynb (the lessons with blanks) and solutions/NN_name.ipynb,
 # both executed; then the marimo lessons (notebooks/marimo/NN_name.py) from the lessons (notebooks/marimo_build.py).
+# The Chinese course: notebooks/i18n.py first merges the lessons' prose into notebooks/locale/zh/*.po (a changed
+# English paragraph keeps its old translation, flagged fuzzy), then build.py --lang zh writes notebooks/zh/ and
+# notebooks/zh/solutions/ from the same code cells, executed. LESSONS="03 05" builds only those lessons.
+LESSONS ?=
 .PHONY: notebooks
 notebooks: install
-	$(PY) notebooks/build.py
-	$(PY) notebooks/marimo_build.py
+	$(PY) notebooks/i18n.py
+	$(COURSE_ENV) $(PY) notebooks/build.py $(LESSONS)
+	$(PY) notebooks/build.py --lang zh $(LESSONS)
+	$(PY) notebooks/marimo_build.py $(LESSONS)
 
 # Grading (notebooks/grade.py, otter-grader without containers, offline): SUBMISSIONS holds one folder per
 # student with that student's learner notebooks. TIMEOUT is the limit per notebook in seconds; JOBS how many
@@ -252,7 +265,7 @@ test-pythons:
 	  fi; \
 	  echo "test-pythons: $$($$venv/bin/python --version): the tests that need no torch, and $(PYTHONS_LESSON)"; \
 	  $$venv/bin/python -m pytest -q -p no:cacheprovider --without-torch $(PYTHONS_TESTS); \
-	  $$venv/bin/python -m pytest -q -p no:cacheprovider --nbval $(NBVAL_COMMON) $(PYTHONS_LESSON); \
+	  $(COURSE_ENV) $$venv/bin/python -m pytest -q -p no:cacheprovider --nbval $(NBVAL_COMMON) $(PYTHONS_LESSON); \
 	done
 
 # The torch-parity tests compare minigrad with torch 2.13.0: without it they would be skipped (most

@@ -6,6 +6,7 @@
     python notebooks/build.py --check         # exit 1 when a stored notebook's cells differ from its source
     python notebooks/build.py --exercises     # list the exercises: lesson, id, check, points
     python notebooks/build.py --autograder DIR  # write the autograder version (otter-grader tests) into DIR
+    python notebooks/build.py --lang zh       # the Chinese lessons (notebooks/zh/), prose from notebooks/locale/zh/
 
 ``make notebooks`` runs the first form. For each ``src/NN_name.py`` this writes
 
@@ -354,24 +355,42 @@ def solution_path(stem: str) -> str:
     return f"{SOLUTIONS}/{stem}.ipynb"
 
 
-def banner(stem: str, version: str) -> str:
+# The build's own text, translated with the lessons (notebooks/locale/<lang>/course.po; ``{fields}`` are filled in).
+LEARNER_BANNER = (
+    "> **Exercises included.** The exercise cells hold placeholders (`...`): replace them with your answer\n"
+    "> and run the `check_...()` cell under them, which prints ✓ or ✗ with a hint. Every cell runs as it\n"
+    "> is, so *Run All* works before you start. Stuck? The same lesson with the solutions is\n"
+    "> [`{solution}`]({solution}). (Generated from `{source}`.)"
+)
+SOLUTION_BANNER = (
+    "> **Solutions.** This is the lesson with every exercise solved. Try the exercises first in\n"
+    "> [`../{stem}.ipynb`](../{stem}.ipynb), where they are placeholders.\n"
+    "> (Generated from `{source}`: edit the source, then run `make notebooks`.)"
+)
+LANGUAGE_COMMENT = 'the exercise checks answer in this language ("en": English)'
+BUILD_TEXTS = (LEARNER_BANNER, SOLUTION_BANNER, LANGUAGE_COMMENT)
+LANGUAGES = ("en", "zh")  # the course's languages: notebooks/ and notebooks/zh/ (catalogs in notebooks/locale/)
+UP_LINK = re.compile(r"\]\(\.\./")  # a link out of notebooks/: one more level from notebooks/<lang>/
+
+
+def banner(stem: str, version: str, translate=lambda text: text) -> str:
     source = f"notebooks/src/{stem}.py"
     if version == "learner":
-        return (
-            "> **Exercises included.** The exercise cells hold placeholders (`...`): replace them with your answer\n"
-            "> and run the `check_...()` cell under them, which prints ✓ or ✗ with a hint. Every cell runs as it\n"
-            "> is, so *Run All* works before you start. Stuck? The same lesson with the solutions is\n"
-            f"> [`{solution_path(stem)}`]({solution_path(stem)}). (Generated from `{source}`.)"
-        )
-    return (
-        "> **Solutions.** This is the lesson with every exercise solved. Try the exercises first in\n"
-        f"> [`../{stem}.ipynb`](../{stem}.ipynb), where they are placeholders.\n"
-        f"> (Generated from `{source}`: edit the source, then run `make notebooks`.)"
-    )
+        return translate(LEARNER_BANNER).format(solution=solution_path(stem), source=source)
+    return translate(SOLUTION_BANNER).format(stem=stem, source=source)
 
 
-def generate(path: Path, version: str) -> nbformat.NotebookNode:
-    """The notebook of one version, unexecuted, with deterministic ids and metadata."""
+def language_cell(lang: str, translate) -> nbformat.NotebookNode:
+    """The first code cell of a translated lesson: the checks' feedback in its language."""
+    return nbformat.v4.new_code_cell(f'import os\n\nos.environ["MINIGRAD_LANG"] = "{lang}"  # '
+                                     f"{translate(LANGUAGE_COMMENT)}")
+
+
+def generate(path: Path, version: str, lang: str = "en") -> nbformat.NotebookNode:
+    """The notebook of one version, unexecuted, with deterministic ids and metadata. In another language
+    (``lang="zh"``) its Markdown comes from the catalogs (``i18n.py``) and a first code cell sets the
+    checks' language; the code cells are the same."""
+    translate = _translator(lang, path.stem)
     text = path.read_text(encoding="utf-8")
     name = f"src/{path.name}"
     cells = parse(text, name)
@@ -379,6 +398,8 @@ def generate(path: Path, version: str) -> nbformat.NotebookNode:
     nb = nbformat.v4.new_notebook()
     nb.metadata = copy.deepcopy(NOTEBOOK_METADATA)
     nb.metadata[META] = {"source": name, "version": version}
+    if lang != "en":
+        nb.metadata[META]["lang"] = lang
     declared = exercises_of(cells, path.stem)
     if declared:
         nb.metadata[META]["exercises"] = [e.as_dict() for e in declared]
@@ -395,9 +416,13 @@ def generate(path: Path, version: str) -> nbformat.NotebookNode:
         lines = render_lines(cell, version, name)
         if cell.kind == "markdown":
             text = "\n".join(lines)
+            if lang != "en":
+                text = UP_LINK.sub("](../../", translate(text))
             out.append(nbformat.v4.new_markdown_cell(solution_links(text) if version == "solution" else text))
             if not title_done and with_exercises:
-                out.append(nbformat.v4.new_markdown_cell(banner(path.stem, version)))
+                out.append(nbformat.v4.new_markdown_cell(banner(path.stem, version, translate)))
+            if not title_done and lang != "en":
+                out.append(language_cell(lang, translate))
             title_done = True
             continue
         new = nbformat.v4.new_code_cell("\n".join(lines))
@@ -418,6 +443,21 @@ def generate(path: Path, version: str) -> nbformat.NotebookNode:
         cell.id = f"{path.stem[:2]}-{i:02d}-{hashlib.sha1(cell.source.encode()).hexdigest()[:8]}"
     nb.cells = out
     return nb
+
+
+def _translator(lang: str, stem: str):
+    if lang == "en":
+        return lambda text: text
+    if str(HERE) not in sys.path:
+        sys.path.insert(0, str(HERE))
+    import i18n  # the catalogs (i18n.py imports this module, so not at the top)
+
+    return i18n.Translator(lang, stem)
+
+
+def lang_dir(lang: str) -> Path:
+    """Where the lessons of a language are stored: notebooks/ for English, notebooks/<lang>/ otherwise."""
+    return HERE if lang == "en" else HERE / lang
 
 
 def is_exercise_cell(cell: nbformat.NotebookNode) -> bool:
@@ -537,11 +577,12 @@ def targets(path: Path) -> dict[str, Path]:
     return out
 
 
-def build(path: Path, out_dir: Path = HERE, run: bool = True) -> dict[str, Path]:
-    """Generate (and execute) both versions of one source into ``out_dir``."""
+def build(path: Path, out_dir: Path | None = None, run: bool = True, lang: str = "en") -> dict[str, Path]:
+    """Generate (and execute) both versions of one source into ``out_dir`` (the language's folder)."""
+    out_dir = lang_dir(lang) if out_dir is None else out_dir
     written = {}
     for version, rel in targets(path).items():
-        nb = generate(path, version)
+        nb = generate(path, version, lang)
         target = out_dir / rel
         if run:
             target.parent.mkdir(parents=True, exist_ok=True)
@@ -560,8 +601,9 @@ def cell_signature(nb: nbformat.NotebookNode) -> list[tuple[str, str, str]]:
             for cell in nb.cells]
 
 
-def drift(path: Path, root: Path = HERE) -> list[str]:
+def drift(path: Path, root: Path | None = None, lang: str = "en") -> list[str]:
     """What differs between the stored notebooks of a source and a fresh generation."""
+    root = lang_dir(lang) if root is None else root
     problems = []
     for version, rel in targets(path).items():
         stored_path = root / rel
@@ -569,7 +611,7 @@ def drift(path: Path, root: Path = HERE) -> list[str]:
             problems.append(f"{rel}: missing (run `make notebooks`)")
             continue
         stored = nbformat.read(stored_path, as_version=4)
-        fresh = generate(path, version)
+        fresh = generate(path, version, lang)
         if cell_signature(stored) != cell_signature(fresh) or stored.metadata.get(META) != fresh.metadata.get(META):
             problems.append(f"{rel}: cells differ from src/{path.name} (run `make notebooks`)")
     return problems
@@ -684,6 +726,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("names", nargs="*", help="build only sources whose file name starts with one of these")
     parser.add_argument("--no-execute", action="store_true", help="store the notebooks without outputs")
+    parser.add_argument("--lang", default="en", help="the lessons' language: en (notebooks/) or zh (notebooks/zh/)")
     parser.add_argument("--check", action="store_true", help="report stored notebooks that differ from their source")
     parser.add_argument("--exercises", action="store_true", help="list the exercises: lesson, id, check, points")
     parser.add_argument("--autograder", metavar="DIR", type=Path,
@@ -704,14 +747,14 @@ def main(argv: list[str] | None = None) -> int:
             print(f"autograder: {zip_path} ({', '.join(tests)})")
         return 0
     if args.check:
-        problems = sorted({p for path in paths for p in drift(path)})
+        problems = sorted({p for path in paths for p in drift(path, lang=args.lang)})
         for problem in problems:
             print(problem)
         print(f"build --check: {len(paths)} source(s), {'drift found' if problems else 'all in sync'}")
         return 1 if problems else 0
     for path in paths:
         print(f"build: {path.name}", flush=True)
-        for version, target in build(path, run=not args.no_execute).items():
+        for version, target in build(path, run=not args.no_execute, lang=args.lang).items():
             print(f"  {version:8s} -> {target.relative_to(HERE)}", flush=True)
     return 0
 

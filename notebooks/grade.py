@@ -16,7 +16,9 @@ recognised by the lesson its metadata names). For every notebook this
    kills its kernel or never ends scores 0 for its exercises and the run goes on.
 
 What is graded is not the submitted file as it is: the notebook otter runs is the lesson as generated
-from ``notebooks/src/`` with only the submission's answer cells put in (found by their metadata), so a
+from ``notebooks/src/`` (in the submission's language: a lesson of ``notebooks/zh/`` is graded by the same
+exercise ids, with the checks' feedback in Chinese) with only the submission's answer cells put in (found by
+their metadata), so a
 check cell, a lesson cell or a test a student changed counts for nothing. Before that, each answer cell is
 read (not run): one that reaches otter-grader, ``minigrad_course`` (the checks), ``sys.modules``,
 builtins, files, a shell or other modules' internals (``reach``) is left out of the graded notebook, and
@@ -145,7 +147,8 @@ def graded_notebook(submitted: nbformat.NotebookNode, source: Path,
         elif cell.get("cell_type") == "code" and meta.get("role") == "check" and "exercise" in meta:
             checks[str(meta["exercise"])] = cell.get("source", "")
     flagged = {i: found for i, cells in answers.items() if (found := reach("\n\n".join(cells)))}
-    nb = build.generate(source, "learner")
+    lang = submitted.metadata.get(build.META, {}).get("lang", "en")  # a Chinese lesson is graded in Chinese
+    nb = build.generate(source, "learner", lang if lang in build.LANGUAGES else "en")
     for cell in nb.cells:  # a check cell changed (a verdict printed by hand, the check replaced) is flagged too
         meta = cell.metadata.get(build.META, {})
         exercise = meta.get("exercise")

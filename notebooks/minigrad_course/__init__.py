@@ -20,6 +20,11 @@ This package (``notebooks/minigrad_course/``) is installed with the project (pyp
 declares it beside minigrad and viz), so the lessons in ``notebooks/``, their solutions in
 ``notebooks/solutions/`` and a grader import the same file. The checks build their examples with
 minigrad (PyTorch's API) and silence warnings while they run, so that only the verdict prints.
+
+The verdict speaks the learner's language: ``MINIGRAD_LANG`` (``zh`` or ``en``), else the locale, else
+English (``minigrad_course.i18n``; the Chinese lessons in ``notebooks/zh/`` set ``MINIGRAD_LANG=zh``). The
+messages below are the English originals; their translations are in ``locale/zh.po``, extracted from this
+file by ``notebooks/i18n.py``. PyTorch's error texts and node names inside a message stay as PyTorch prints them.
 """
 
 from __future__ import annotations
@@ -34,6 +39,8 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
+
+from minigrad_course.i18n import HINT_LABEL, language, translate
 
 __all__ = [
     "CheckResult",
@@ -79,7 +86,7 @@ class CheckResult:
     def __str__(self) -> str:
         if self.passed:
             return f"{OK} {self.message}"
-        return f"{FAIL} {self.message}\n  hint: {self.hint}"
+        return f"{FAIL} {self.message}\n  {HINT_LABEL.get(language(), 'hint: ')}{self.hint}"
 
     def to_dict(self) -> dict[str, Any]:
         """Plain data (for JSON, a grader's feedback file, a test report)."""
@@ -151,10 +158,11 @@ def _evaluate(func: Callable[..., str], exercise: str, hint: str, args: tuple, k
                 with np.errstate(all="ignore"):
                     message = func(*args, **kwargs)
         except Verdict as v:
-            return CheckResult(name, exercise, False, v.problem, v.hint, v.reason)
+            return CheckResult(name, exercise, False, translate(v.problem), translate(v.hint), v.reason)
         except Exception as exc:  # noqa: BLE001 - a check never raises
-            return CheckResult(name, exercise, False, f"running your answer raised {_exc_text(exc)}", hint, "raised")
-    return CheckResult(name, exercise, True, message)
+            return CheckResult(name, exercise, False, translate(f"running your answer raised {_exc_text(exc)}"),
+                               translate(hint), "raised")
+    return CheckResult(name, exercise, True, translate(message))
 
 
 @contextlib.contextmanager
@@ -502,7 +510,7 @@ def check_train(train: Any) -> str:
             continue
         where = f"{call} returned w = {got:.6g}, expected {want:.6g}"
         if math.isclose(got, 1.0):
-            raise fail("no-update", where + " (w never changed)",
+            raise fail("no-update", f"{where} (w never changed)",
                        "in a loop: compute the loss, call backward(), then update w under no_grad()")
         if math.isclose(got, _simulate_train(steps, lr, True, False), rel_tol=1e-4):
             raise fail("accumulating", where, "gradients pile up: clear w.grad (w.grad = None) after each update")
@@ -601,7 +609,8 @@ def check_grad_quiz(answers: Any) -> str:
             wrong.append((key, why))
     if wrong:
         keys = ", ".join(k for k, _ in wrong)
-        raise fail(f"wrong-{wrong[0][0]}", f"{len(wrong)} of 6 wrong ({keys})", f"({wrong[0][0]}) {wrong[0][1]}")
+        raise fail(f"wrong-{wrong[0][0]}", f"{len(wrong)} of 6 wrong ({keys})",
+                   f"({wrong[0][0]}) {translate(wrong[0][1])}")  # the explanation alone is a message
     return "6 of 6: no_grad, detach and inference_mode stop recording; r = x and requires_grad_() do not; " \
            "volatile is ignored"
 
@@ -680,7 +689,7 @@ def check_evaluate(evaluate: Any) -> str:
     if re.search(r"\.data\b", _source_of(evaluate)) and "no_grad" not in _source_of(evaluate):
         note = (" (note: reading w.data records nothing too, so this is accepted; but torch.no_grad() is the "
                 "tool: it covers every operation at once, and .data hides in-place changes from autograd)")
-    return "evaluate() computes loss and accuracy without recording anything, and leaves grad mode on" + note
+    return f"evaluate() computes loss and accuracy without recording anything, and leaves grad mode on{note}"
 
 
 # -- 7. custom autograd.Function ------------------------------------------------------------------------
@@ -1146,7 +1155,7 @@ def check_swish(MySwish: Any) -> str:
     beta2 = torch.tensor(1.3, dtype=torch.float64, requires_grad=True)
     if not torch.autograd.gradcheck(MySwish.apply, (x2, beta2), raise_exception=False):
         raise fail("gradcheck", "gradcheck fails", "compare your backward with the product rule, input by input")
-    return "MySwish: forward, both gradients (viz.gradcheck_graph) and gradcheck agree" + _unsummed_note(MySwish)
+    return f"MySwish: forward, both gradients (viz.gradcheck_graph) and gradcheck agree{_unsummed_note(MySwish)}"
 
 
 def _unsummed_note(MySwish: Any) -> str:

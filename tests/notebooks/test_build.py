@@ -63,7 +63,9 @@ def test_check_mode_reports_no_drift(build, capsys):
 
 def test_makefile_has_the_notebooks_target(notebooks_dir):
     makefile = (notebooks_dir.parent / "Makefile").read_text(encoding="utf-8")
-    assert "\nnotebooks: install\n\t$(PY) notebooks/build.py\n" in makefile
+    # the catalogs first (a changed English paragraph is marked fuzzy), then both languages (issue 32)
+    assert ("\nnotebooks: install\n\t$(PY) notebooks/i18n.py\n\t$(COURSE_ENV) $(PY) notebooks/build.py $(LESSONS)\n"
+            "\t$(PY) notebooks/build.py --lang zh $(LESSONS)\n") in makefile
 
 
 # -- exercises and points --------------------------------------------------------------------------------
