@@ -28,9 +28,8 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from minigrad_course.i18n import Entry, read_po, translations, write_po  # noqa: E402
-
 import build  # noqa: E402
+from minigrad_course.i18n import Entry, read_po, translations, write_po  # noqa: E402
 
 LOCALE = HERE / "locale"
 TRANSLATED = ("zh",)  # the languages the course is built in besides English

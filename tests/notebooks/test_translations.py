@@ -18,6 +18,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
+
 from minigrad_course.i18n import Entry, read_po, write_po
 
 NOTEBOOKS = Path(__file__).resolve().parents[2] / "notebooks"
