@@ -41,6 +41,16 @@ def test_histc_of_an_infinite_range_raises_pytorchs_error(torch, minigrad, value
     assert problems is None, problems
 
 
+@pytest.mark.parametrize("values", [[0.0, np.inf], [-np.inf, 0.0]])
+def test_histogram_of_an_infinite_range_raises_pytorchs_error(torch, minigrad, values):
+    """histogram over data reaching inf: PyTorch's RuntimeError (minigrad let NumPy's ValueError through)."""
+    def case(lib, Variable):
+        lib.histogram(lib.tensor(np.array(values)), 4)
+
+    problems = harness.differences(case, torch, minigrad)
+    assert problems is None, problems
+
+
 @pytest.mark.parametrize("sizes", [(3, 3, None, None), (1, 3, None, None), (None, 3, None, None), (1, None, None, None),
                                    (1, 1, 3, None), (1, 1, 1, 2), (None, None, 1, 1)])
 @pytest.mark.parametrize("training", [True, False])
