@@ -167,6 +167,10 @@ def histogram(self: Tensor, bins=100, *, range=None, weight=None, density: bool 
     d = _float_input(self, "histogramdd")
     w = None if weight is None else weight._data
     edges = bins._data if isinstance(bins, Tensor) else int(bins)
+    if range is None and not isinstance(bins, Tensor) and d.size:  # the data's range: PyTorch's error when not finite
+        lo, hi = float(d.min()), float(d.max())
+        if not (np.isfinite(lo) and np.isfinite(hi)):
+            raise RuntimeError(f"minigrad.histogramdd: dimension 0's range [{lo:g}, {hi:g}] is not finite")
     hist, bin_edges = np.histogram(d.reshape(-1), bins=edges, range=range,
                                    weights=None if w is None else w.reshape(-1), density=density)
     outs = [hist.astype(d.dtype), np.asarray(bin_edges, d.dtype)]

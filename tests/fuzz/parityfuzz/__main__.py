@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import collections
+import re
 import sys
 
 from . import bullets, compare, fuzz, known
@@ -88,9 +89,10 @@ def main(argv: list[str] | None = None) -> int:
                     print("\n" + m.report())
             gaps: dict[str, list] = collections.defaultdict(list)
             for m in result.gaps:
-                gaps[m.detail.split(" that does not support")[0][-60:]].append(m)
-            for key, ms in sorted(gaps.items()):
-                print(f"\n# gap ({ms[0].category}, {len(ms)} programs): {key}")
+                op = re.search(r"(?:forward AD with|batching rule for) (\S+?)\.? ", m.detail)
+                gaps[(m.category, op.group(1) if op else "?")].append(m)
+            for (category, op), ms in sorted(gaps.items()):
+                print(f"\n# {category}: {op} (first in {len(ms)} programs, e.g. {ms[0].program.name})")
         if not args.no_coverage:
             counts.update(fuzz.coverage(progs)[0])
     if len(seeds) > 1:
