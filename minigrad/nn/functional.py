@@ -97,6 +97,20 @@ def dropout2d(input: Tensor, p: float = 0.5, training: bool = True, inplace: boo
     return input.mul_(noise_t) if inplace else input * noise_t
 
 
+def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -> Tensor:
+    """cos of the angle between x1 and x2 along `dim`: (x1 / |x1|) . (x2 / |x2|), each norm at least `eps`.
+    Written as PyTorch's composite is (norms, clones clamped without recording, divisions, product, sum), so the
+    graph has its nodes."""
+    if x1.shape != x2.shape:
+        shape = tuple(np.broadcast_shapes(tuple(x1.shape), tuple(x2.shape)))
+        x1, x2 = x1.expand(shape), x2.expand(shape)  # (PyTorch expands both when the shapes differ)
+    n1, n2 = x1.norm(2, dim=dim, keepdim=True).clone(), x2.norm(2, dim=dim, keepdim=True).clone()
+    with no_grad():
+        n1.clamp_min_(eps)
+        n2.clamp_min_(eps)
+    return ((x1 / n1) * (x2 / n2)).sum(dim)
+
+
 def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
     t = tensor._data
     if t.dtype != np.int64:

@@ -264,8 +264,8 @@ def test_pad_sequence(torch, batch_first, padding_side):
                              [type(n).__name__ for n, _ in out.grad_fn.next_functions])
     _close(res["minigrad"][0], res["torch"][0])
     assert res["minigrad"][1:] == res["torch"][1:]
-    with pytest.raises(AttributeError, match="does not implement torch.nn.utils.rnn.pack_padded_sequence"):
-        minigrad.nn.utils.rnn.pack_padded_sequence  # noqa: B018
+    with pytest.raises(AttributeError, match="does not implement torch.nn.utils.rnn.PackedSequence"):
+        minigrad.nn.utils.rnn.PackedSequence  # noqa: B018
 
 
 def test_init_trunc_normal_and_orthogonal(torch):
@@ -370,3 +370,24 @@ def test_reduce_lr_on_plateau(torch, kwargs):
     assert res["minigrad"] == res["torch"]
     _same_error(torch, lambda lib: lib.optim.lr_scheduler.ReduceLROnPlateau(
         lib.optim.SGD([lib.nn.Parameter(lib.zeros(1))], lr=0.1), factor=1.0), "Factor should be < 1.0.")
+
+
+def _graph(node, depth=6):
+    if node is None or depth == 0:
+        return None
+    return type(node).__name__, tuple(_graph(n, depth - 1) for n, _ in node.next_functions)
+
+
+@pytest.mark.parametrize(("s1", "s2", "kwargs"), [((3, 4), (3, 4), {}), ((3, 4), (1, 4), {"dim": 1}),
+                                                  ((2, 3, 4), (2, 3, 4), {"dim": -1, "eps": 0.5})])
+def test_cosine_similarity(torch, s1, s2, kwargs):
+    a, b = RNG.standard_normal(s1), RNG.standard_normal(s2)
+    b.flat[0] = 0.0
+    res = {}
+    for lib in _both(torch):
+        x1, x2 = lib.tensor(a, requires_grad=True), lib.tensor(b, requires_grad=True)
+        y = lib.nn.functional.cosine_similarity(x1, x2, **kwargs)
+        (y * lib.tensor(np.arange(float(y.numel())).reshape(y.shape))).sum().backward()
+        res[lib.__name__] = ([y.detach().numpy(), x1.grad.numpy(), x2.grad.numpy()], _graph(y.grad_fn))
+    _close(res["minigrad"][0], res["torch"][0])
+    assert res["minigrad"][1] == res["torch"][1]
