@@ -16,6 +16,7 @@ from . import (
 )
 from ._creation import (
     arange,
+    real,
     as_tensor,
     bernoulli,
     empty,
@@ -41,6 +42,7 @@ from ._creation import (
     zeros,
     zeros_like,
 )
+from ._creation import range_ as range  # torch.range: the module's `range` is PyTorch's, as in torch/__init__
 from ._device import accelerator, backends, cuda, device, version
 from ._dtypes import (
     bool,

@@ -345,6 +345,30 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=Fa
     return _finish(arr.astype(_dtypes.to_np(dtype)), requires_grad, device)
 
 
+def range_(start, end, step=1, *, dtype=None, device=None, requires_grad=False) -> Tensor:
+    """`torch.range` (exported under that name; here it would hide Python's `range`): deprecated, as in PyTorch,
+    because its end is included; always floating point unless `dtype` says otherwise."""
+    warnings.warn("torch.range is deprecated and will be removed in a future release because its behavior is "
+                  "inconsistent with Python's range builtin. Instead, use torch.arange, which produces values in "
+                  "[start, end).", UserWarning, stacklevel=2)
+    start, end, step = (v.item() if isinstance(v, Tensor) else v for v in (start, end, step))
+    if step == 0:
+        raise RuntimeError("step must be nonzero")
+    if (end - start) / step < 0:
+        raise RuntimeError("upper bound and lower bound inconsistent with step sign")
+    n = math.floor((end - start) / step) + 1
+    d = _dtypes.to_np(dtype) if dtype is not None else _dtypes.default_np()
+    arr = _memory(lambda: start + step * np.arange(n, dtype=np.float64), n * 8)
+    return _finish(arr.astype(d), requires_grad, device)
+
+
+def real(input: Tensor) -> Tensor:
+    """The real part: minigrad has no complex dtypes, so it is the tensor itself (PyTorch returns `input` too)."""
+    if not isinstance(input, Tensor):
+        raise TypeError(f"real(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}")
+    return input
+
+
 def linspace(start, end, steps: int, *, dtype=None, device=None, requires_grad=False) -> Tensor:
     if isinstance(steps, (builtins.bool, builtins.float, np.bool_, np.floating)) or (
             isinstance(steps, Tensor) and steps.dtype.is_floating_point):
