@@ -16,7 +16,6 @@ from . import (
 )
 from ._creation import (
     arange,
-    real,
     as_tensor,
     bernoulli,
     empty,
@@ -38,6 +37,7 @@ from ._creation import (
     randn,
     randn_like,
     randperm,
+    real,
     tensor,
     zeros,
     zeros_like,
