@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import functools
 import inspect
-import sys
 import warnings
 
 import numpy as np
@@ -19,15 +18,9 @@ from .._tensor import Tensor, make
 from .grad_mode import no_grad
 from .graph import FREED, Node, accumulator, freed_error, modified_message, new_node
 
-SETUP_CONTEXT = ("In order to use an autograd.Function with functorch transforms (vmap, grad, jvp, jacrev, ...), it "
-                 "must override the setup_context staticmethod. For more details, please see "
-                 "https://pytorch.org/docs/main/notes/extending.func.html")
-NO_VMAP = ("You tried to vmap over {}, but it does not have vmap support. Please override and implement the vmap "
-           "staticmethod or set generate_vmap_rule=True. For more details, please see "
-           "https://pytorch.org/docs/main/notes/extending.func.html")
-NOT_UNDER_VMAP = ("minigrad cannot yet differentiate through the custom autograd.Function {} under vmap (jacrev, "
-                  "jacfwd, hessian and vmap(grad) run it batched)\nhint: grad, vjp and jvp of it work; or write it "
-                  "with minigrad's ops, which every transform differentiates")
+# minigrad.func's check of a Function called under a function transform (it refuses what PyTorch refuses), set when
+# minigrad.func is imported: autograd sits below func and does not import it.
+TRANSFORM_CHECK: list = [None]
 
 LEGACY = ("Legacy autograd function with non-static forward method is deprecated. Please use new-style autograd "
           "function with static forward method. (Example: https://pytorch.org/docs/stable/autograd.html"
@@ -251,7 +244,8 @@ class Function(FunctionCtx, metaclass=FunctionMeta):
 def _apply(cls, args: tuple, kwargs: dict):
     """`Function.apply`: run forward with grad mode off (the node is `ctx`), then, when an input requires grad,
     give the node its edges, its outputs and what `ctx.save_for_backward` named."""
-    _check_transforms(cls, args)
+    if TRANSFORM_CHECK[0] is not None:
+        TRANSFORM_CHECK[0](cls, args)
     node = new_node(cls._backward_cls, (), None, ())  # made before forward (ctx is the node); edges come after
     needs = tuple(isinstance(a, Tensor) and a._requires_grad for a in args)
     node.needs_input_grad = needs
@@ -282,26 +276,6 @@ def _apply(cls, args: tuple, kwargs: dict):
     if dual:
         _forward_mode(cls, node, args, result, level)
     return result
-
-
-def _check_transforms(cls, args: tuple) -> None:
-    """Under a function transform (minigrad.func), refuse what PyTorch refuses (a Function without setup_context;
-    vmap of one with no vmap rule) and what minigrad cannot do yet (differentiate a batched call, whose output
-    would otherwise be cut from the graph: a silent zero Jacobian)."""
-    batched_mod, transforms = sys.modules.get("minigrad.func._batched"), sys.modules.get("minigrad.func._transforms")
-    if batched_mod is None or transforms is None or not (batched_mod.LEVELS or transforms._DEPTH[0] > 0):
-        return
-    if cls.setup_context is Function.setup_context:
-        raise RuntimeError(SETUP_CONTEXT)
-    values = [a._value for a in args if a.__class__ is batched_mod.BatchedTensor]
-    if not values:
-        return
-    level = DUAL[0]
-    if (GRAD.mode > 0 and any(v._requires_grad for v in values)) or \
-            (level is not None and any(_tangent(v, level) is not None for v in values)):
-        raise NotImplementedError(NOT_UNDER_VMAP.format(cls.__name__))
-    if cls.vmap is Function.vmap and not cls.generate_vmap_rule:
-        raise RuntimeError(NO_VMAP.format(cls.__name__))
 
 
 def _link_inputs(node, args: tuple) -> None:
