@@ -18,9 +18,9 @@ from .._tensor import Tensor, make
 from .grad_mode import no_grad
 from .graph import FREED, Node, accumulator, freed_error, modified_message, new_node
 
-# minigrad.func's check of a Function called under a function transform (it refuses what PyTorch refuses), set when
-# minigrad.func is imported: autograd sits below func and does not import it.
-TRANSFORM_CHECK: list = [None]
+# minigrad.func's hook for a Function called under a function transform (it refuses what PyTorch refuses, or runs
+# the call its own way), set when minigrad.func is imported: autograd sits below func and does not import it.
+TRANSFORM_HOOK: list = [None]
 
 LEGACY = ("Legacy autograd function with non-static forward method is deprecated. Please use new-style autograd "
           "function with static forward method. (Example: https://pytorch.org/docs/stable/autograd.html"
@@ -244,8 +244,10 @@ class Function(FunctionCtx, metaclass=FunctionMeta):
 def _apply(cls, args: tuple, kwargs: dict):
     """`Function.apply`: run forward with grad mode off (the node is `ctx`), then, when an input requires grad,
     give the node its edges, its outputs and what `ctx.save_for_backward` named."""
-    if TRANSFORM_CHECK[0] is not None:
-        TRANSFORM_CHECK[0](cls, args)
+    if TRANSFORM_HOOK[0] is not None:
+        result = TRANSFORM_HOOK[0](cls, args, kwargs)
+        if result is not NotImplemented:
+            return result
     node = new_node(cls._backward_cls, (), None, ())  # made before forward (ctx is the node); edges come after
     needs = tuple(isinstance(a, Tensor) and a._requires_grad for a in args)
     node.needs_input_grad = needs

@@ -27,9 +27,8 @@ from .._state import GRAD
 from .._tensor import Tensor
 from ..autograd import function as _function
 from ..autograd.grad_mode import enable_grad
-from ..ops.joining import stack
 from . import _pytree
-from ._batched import LEVELS, BatchedTensor, _ids, in_level_order, physical
+from ._batched import LEVELS, BatchedTensor, _ids, fallback, in_level_order, physical, stack
 from ._vmap import vmap
 
 try:  # forward mode (jvp, jacfwd) comes with minigrad.autograd.forward_ad
@@ -193,37 +192,32 @@ SETUP_CONTEXT = ("In order to use an autograd.Function with functorch transforms
 NO_VMAP = ("You tried to vmap over {}, but it does not have vmap support. Please override and implement the vmap "
            "staticmethod or set generate_vmap_rule=True. For more details, please see "
            "https://pytorch.org/docs/main/notes/extending.func.html")
-NOT_UNDER_VMAP = ("minigrad cannot yet differentiate through the custom autograd.Function {} under vmap (jacfwd, "
-                  "hessian and vmap(grad) run it batched)\nhint: grad, vjp, jvp and jacrev of it work; or write it "
-                  "with minigrad's ops, which every transform differentiates")
 
 
-def _check_function(cls, args: tuple) -> None:
+def _function_hook(cls, args: tuple, kwargs: dict):
     """`cls.apply(*args)` under a transform: refuse what PyTorch refuses (a Function without setup_context; vmap of
-    one with no vmap rule) and what minigrad cannot do yet (differentiate a batched call, whose output would
-    otherwise be cut from the graph: a silent zero Jacobian)."""
+    one with no vmap rule). A batched call to differentiate runs once per sample (the samples are differentiable
+    slices of the batch, so the graph and the tangents go through), as torch.func's generated rule would give;
+    NotImplemented: run the call as usual."""
     if not (LEVELS or _DEPTH[0] > 0):
-        return
+        return NotImplemented
     if cls.setup_context is _function.Function.setup_context:
         raise RuntimeError(SETUP_CONTEXT)
     values = [a._value for a in args if a.__class__ is BatchedTensor]
     if not values:
-        return
+        return NotImplemented
     if cls.vmap is _function.Function.vmap and not cls.generate_vmap_rule:
-        raise _batched_call(RuntimeError(NO_VMAP.format(cls.__name__)))
+        error = RuntimeError(NO_VMAP.format(cls.__name__))
+        error.batched_function = True  # jacrev then takes one backward pass per row instead
+        raise error
     dual = forward_ad is not None and _FORWARD[0] > 0
     if (GRAD.mode > 0 and any(v.requires_grad for v in values)) or \
             (dual and any(forward_ad.unpack_dual(v).tangent is not None for v in values)):
-        raise _batched_call(NotImplementedError(NOT_UNDER_VMAP.format(cls.__name__)))
+        return fallback(cls.__name__, cls.apply, args, kwargs, warn=False)
+    return NotImplemented
 
 
-def _batched_call(error: Exception) -> Exception:
-    """Mark the error as a batched Function call refused: jacrev then takes one backward pass per row instead."""
-    error.batched_function = True
-    return error
-
-
-_function.TRANSFORM_CHECK[0] = _check_function
+_function.TRANSFORM_HOOK[0] = _function_hook
 
 
 # -- grad ---------------------------------------------------------------------------------------------------------
