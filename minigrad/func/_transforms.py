@@ -473,13 +473,10 @@ def _jvp_by_vjps(func: Callable, primals: tuple, tangents: tuple, has_aux: bool)
 
 @contextlib.contextmanager
 def _forward(fwd):
-    """A dual level for jvp/jacfwd (the outermost enters it; an inner one computes by reverse mode: `_nested`)."""
+    """The dual level of the outermost jvp/jacfwd (an inner one computes by reverse mode: `_nested`)."""
     _FORWARD[0] += 1
     try:
-        if _FORWARD[0] == 1:
-            with fwd.dual_level():
-                yield
-        else:
+        with fwd.dual_level():
             yield
     finally:
         _FORWARD[0] -= 1
