@@ -16,6 +16,11 @@ from ._random import default_generator
 from ._state import GRAD
 from ._tensor import Size, Tensor, _as_array_data, make
 
+# minigrad.func's hook for a random factory called inside vmap (its `randomness`: refuse, draw per sample or once),
+# set when minigrad.func is imported: called as hook(draw, shape), draw(shape) making the tensor; NotImplemented:
+# draw as usual.
+RANDOM_HOOK: list = [None]
+
 REQUIRES_GRAD_DTYPE = "Only Tensors of floating point and complex dtype can require gradients"
 
 
@@ -402,10 +407,21 @@ def _gen(generator):
     return (generator or default_generator)._np
 
 
+def _in_vmap(factory, shape: tuple, **options):
+    """`factory(*shape, **options)` as vmap's randomness says, when a vmap is running; else NotImplemented."""
+    hook = RANDOM_HOOK[0]
+    if hook is None:
+        return NotImplemented
+    return hook(lambda s: factory(*s, **options), shape)
+
+
 def rand(*size, generator=None, dtype=None, device=None, requires_grad=False, **kwargs) -> Tensor:
     d = _dt(dtype)
     shape = _size(_size_arg("rand", size, kwargs), "rand")
     _check_negative(shape, "rand")
+    out = _in_vmap(rand, shape, generator=generator, dtype=dtype, device=device, requires_grad=requires_grad)
+    if out is not NotImplemented:
+        return out
     return _finish(_memory(lambda: _gen(generator).random(shape).astype(d), math.prod(shape) * d.itemsize),
                    requires_grad, device)
 
@@ -414,6 +430,9 @@ def randn(*size, generator=None, dtype=None, device=None, requires_grad=False, *
     d = _dt(dtype)
     shape = _size(_size_arg("randn", size, kwargs), "randn")
     _check_negative(shape, "randn")
+    out = _in_vmap(randn, shape, generator=generator, dtype=dtype, device=device, requires_grad=requires_grad)
+    if out is not NotImplemented:
+        return out
     return _finish(_memory(lambda: _gen(generator).standard_normal(shape).astype(d), math.prod(shape) * d.itemsize),
                    requires_grad, device)
 

@@ -18,6 +18,10 @@ from .._tensor import Tensor, make
 from .grad_mode import no_grad
 from .graph import FREED, Node, accumulator, freed_error, modified_message, new_node
 
+# minigrad.func's hook for a Function called under a function transform (it refuses what PyTorch refuses, or runs
+# the call its own way), set when minigrad.func is imported: autograd sits below func and does not import it.
+TRANSFORM_HOOK: list = [None]
+
 LEGACY = ("Legacy autograd function with non-static forward method is deprecated. Please use new-style autograd "
           "function with static forward method. (Example: https://pytorch.org/docs/stable/autograd.html"
           "#torch.autograd.Function)")
@@ -216,6 +220,13 @@ class Function(FunctionCtx, metaclass=FunctionMeta):
 
     vjp = backward
 
+    generate_vmap_rule = False  # vmap runs forward batched instead of calling `vmap` (a rule torch.func derives)
+
+    @staticmethod
+    def vmap(info, in_dims, *args):
+        raise NotImplementedError("To use autograd.Function with vmap, you must either override the vmap staticmethod "
+                                  "or set generate_vmap_rule=True.")
+
     @staticmethod
     def setup_context(ctx, inputs, output):
         raise NotImplementedError("setup_context is not implemented.")
@@ -233,6 +244,10 @@ class Function(FunctionCtx, metaclass=FunctionMeta):
 def _apply(cls, args: tuple, kwargs: dict):
     """`Function.apply`: run forward with grad mode off (the node is `ctx`), then, when an input requires grad,
     give the node its edges, its outputs and what `ctx.save_for_backward` named."""
+    if TRANSFORM_HOOK[0] is not None:
+        result = TRANSFORM_HOOK[0](cls, args, kwargs)
+        if result is not NotImplemented:
+            return result
     node = new_node(cls._backward_cls, (), None, ())  # made before forward (ctx is the node); edges come after
     needs = tuple(isinstance(a, Tensor) and a._requires_grad for a in args)
     node.needs_input_grad = needs

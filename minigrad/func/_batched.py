@@ -15,7 +15,7 @@ import itertools
 import warnings
 
 from .._tensor import Size, Tensor
-from ..ops.joining import stack
+from ..ops.registry import REGISTRY
 
 # The running vmap levels, outermost first: [level id, batch size, randomness]
 LEVELS: list = []
@@ -160,11 +160,18 @@ def wrap(value, levels: tuple):
     return value
 
 
-def fallback(name: str, func, args: tuple, kwargs: dict):
+def stack(tensors: list) -> Tensor:
+    """torch.stack as the library's users call it: forward-aware, so the rows' tangents are stacked too (the raw
+    ops.joining.stack drops them: jacfwd through the per-sample loop gave a zero Jacobian)."""
+    return REGISTRY["stack"].function(tensors)
+
+
+def fallback(name: str, func, args: tuple, kwargs: dict, warn: bool = True):
     """An op with no batching rule: run it once per sample and stack the results, with PyTorch's warning."""
-    warnings.warn(f"There is a performance drop because we have not yet implemented the batching rule for "
-                  f"aten::{name}. Please file us an issue on GitHub so that we can prioritize its implementation.",
-                  UserWarning, stacklevel=4)
+    if warn:
+        warnings.warn(f"There is a performance drop because we have not yet implemented the batching rule for "
+                      f"aten::{name}. Please file us an issue on GitHub so that we can prioritize its "
+                      "implementation.", UserWarning, stacklevel=4)
     levels = levels_of(tuple(args) + tuple(kwargs.values()))
     sizes = [size for lv, size, _ in LEVELS if lv in levels]
     rows = []

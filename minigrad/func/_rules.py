@@ -17,6 +17,7 @@ from __future__ import annotations
 import inspect
 
 from .. import ops
+from .._creation import RANDOM_HOOK, ones, rand, randn
 from .._tensor import Tensor
 from ..ops.registry import REGISTRY
 from ._batched import LEVELS, BatchedTensor, _wrap, fallback, levels_of, physical, wrap
@@ -386,31 +387,50 @@ def _numel(shape) -> int:
     return n
 
 
+RANDOM_ERROR = ("vmap: called random operation while in randomness error mode. Please either use the 'same' or "
+                "'different' randomness flags on vmap or perform the randomness operation out of vmap")
+_DRAWING = [False]
+
+
+def draw_in_vmap(draw, shape: tuple):
+    """A random value drawn inside vmap, as the running levels' `randomness` says: "error" (at any level) refuses
+    it, "different" draws one per sample (the draw is batched at those levels), "same" draws once. `draw(shape)`
+    makes the tensor; NotImplemented outside vmap (or while drawing)."""
+    if not LEVELS or _DRAWING[0]:
+        return NotImplemented
+    if any(randomness == "error" for _, _, randomness in LEVELS):
+        raise RuntimeError(RANDOM_ERROR)
+    levels = tuple(lv for lv, _, randomness in LEVELS if randomness == "different")
+    sizes = tuple(size for _, size, randomness in LEVELS if randomness == "different")
+    _DRAWING[0] = True
+    try:
+        value = draw(sizes + tuple(shape))
+    finally:
+        _DRAWING[0] = False
+    return BatchedTensor(value, levels) if levels else value
+
+
 def _dropout(func, args, kwargs):
-    x = args[0]
-    level = [lv for lv in LEVELS if lv[0] in x._levels] if x.__class__ is BatchedTensor else LEVELS
-    training = kwargs.get("training", args[2] if len(args) > 2 else True)
-    if training and any(lv[2] == "error" for lv in level):
-        raise RuntimeError("vmap: called random operation while in randomness error mode. Please either use the "
-                           "'same' or 'different' randomness flags on vmap or perform the randomness operation out "
-                           "of vmap")
-    return elementwise(func, args, kwargs)
+    """dropout: the input times a mask drawn as vmap's randomness says (one per sample, or one for all)."""
+    names = ("input", "p", "training", "inplace")
+    bound = dict(zip(names, args), **kwargs)
+    x, p = bound["input"], bound.get("p", 0.5)
+    if not bound.get("training", True) or p == 0:
+        return func(*args, **kwargs) if x.__class__ is not BatchedTensor else x
+    mask = draw_in_vmap(lambda s: func(ones(s, dtype=x.dtype), p, True), tuple(x.shape))
+    if mask is NotImplemented:
+        return elementwise(func, args, kwargs)
+    return x.mul_(mask) if bound.get("inplace", False) else x * mask
 
 
 def _like(func, args, kwargs):
-    """zeros_like(x) and its kin: the factory on the batch tensor (a random one draws per sample: PyTorch's
-    randomness="different"; "error" refuses it)."""
+    """zeros_like(x) and its kin: the factory on the batch tensor; a random one draws as vmap's randomness says."""
     x = args[0]
     if func.__name__ in ("rand_like", "randn_like"):
-        _check_randomness(x)
+        factory = rand if func.__name__ == "rand_like" else randn
+        dtype = kwargs.get("dtype") or x.dtype
+        return draw_in_vmap(lambda s: factory(*s, dtype=dtype), tuple(x.shape))
     return BatchedTensor(func(x._value, *args[1:], **kwargs), x._levels)
-
-
-def _check_randomness(x) -> None:
-    if any(lv[2] == "error" for lv in LEVELS if lv[0] in x._levels):
-        raise RuntimeError("vmap: called random operation while in randomness error mode. Please either use the "
-                           "'same' or 'different' randomness flags on vmap or perform the randomness operation out "
-                           "of vmap")
 
 
 def _dot(func, args, kwargs):
@@ -472,3 +492,5 @@ BatchedTensor.__torch_function__ = classmethod(lambda cls, func, types, args=(),
     func, args, kwargs or {}))
 BatchedTensor.T = property(lambda self: run("T", None, (self,), {}))
 BatchedTensor.mT = property(lambda self: run("mT", None, (self,), {}))
+
+RANDOM_HOOK[0] = draw_in_vmap

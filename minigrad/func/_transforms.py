@@ -7,6 +7,9 @@ transform the gradients are taken with `create_graph=True`, so transforms nest. 
 is only a constant to the inner transform (autograd.grad differentiates with respect to the inner inputs only)
 and stays differentiable at the outer one.
 
+jvp and jacfwd carry tangents on minigrad.autograd.forward_ad's one level; inside one of them, a jvp or jacfwd is
+computed by reverse mode, which the outer tangents go through (see `_nested`).
+
 Under `vmap`, a differentiated input is first batched at every running vmap level (copied along the levels it
 is not batched at), so that autograd's one backward pass gives every sample its own gradient.
 """
@@ -22,10 +25,11 @@ from .. import autograd
 from .._creation import eye, ones, zeros, zeros_like
 from .._state import GRAD
 from .._tensor import Tensor
+from ..autograd import function as _function
 from ..autograd.grad_mode import enable_grad
-from ..ops.joining import stack
 from . import _pytree
-from ._batched import LEVELS, BatchedTensor, _ids, in_level_order, physical
+from ._batched import LEVELS, BatchedTensor, _ids, fallback, in_level_order, physical, stack
+from ._vmap import vmap
 
 try:  # forward mode (jvp, jacfwd) comes with minigrad.autograd.forward_ad
     from ..autograd import forward_ad
@@ -181,6 +185,41 @@ def _detach(tree, keep: bool):
     return _pytree.unflatten([x.detach() if isinstance(x, (Tensor, BatchedTensor)) else x for x in leaves], spec)
 
 
+# -- custom autograd.Functions ------------------------------------------------------------------------------------
+SETUP_CONTEXT = ("In order to use an autograd.Function with functorch transforms (vmap, grad, jvp, jacrev, ...), it "
+                 "must override the setup_context staticmethod. For more details, please see "
+                 "https://pytorch.org/docs/main/notes/extending.func.html")
+NO_VMAP = ("You tried to vmap over {}, but it does not have vmap support. Please override and implement the vmap "
+           "staticmethod or set generate_vmap_rule=True. For more details, please see "
+           "https://pytorch.org/docs/main/notes/extending.func.html")
+
+
+def _function_hook(cls, args: tuple, kwargs: dict):
+    """`cls.apply(*args)` under a transform: refuse what PyTorch refuses (a Function without setup_context; vmap of
+    one with no vmap rule). A batched call to differentiate runs once per sample (the samples are differentiable
+    slices of the batch, so the graph and the tangents go through), as torch.func's generated rule would give;
+    NotImplemented: run the call as usual."""
+    if not (LEVELS or _DEPTH[0] > 0):
+        return NotImplemented
+    if cls.setup_context is _function.Function.setup_context:
+        raise RuntimeError(SETUP_CONTEXT)
+    values = [a._value for a in args if a.__class__ is BatchedTensor]
+    if not values:
+        return NotImplemented
+    if cls.vmap is _function.Function.vmap and not cls.generate_vmap_rule:
+        error = RuntimeError(NO_VMAP.format(cls.__name__))
+        error.batched_function = True  # jacrev then takes one backward pass per row instead
+        raise error
+    dual = forward_ad is not None and _FORWARD[0] > 0
+    if (GRAD.mode > 0 and any(v.requires_grad for v in values)) or \
+            (dual and any(forward_ad.unpack_dual(v).tangent is not None for v in values)):
+        return fallback(cls.__name__, cls.apply, args, kwargs, warn=False)
+    return NotImplemented
+
+
+_function.TRANSFORM_HOOK[0] = _function_hook
+
+
 # -- grad ---------------------------------------------------------------------------------------------------------
 def grad_and_value(func: Callable, argnums: int | tuple = 0, has_aux: bool = False) -> Callable:
     """`func`'s gradient with respect to the arguments `argnums`, and its value (with `aux`, if `has_aux`)."""
@@ -289,7 +328,12 @@ def jacrev(func: Callable, argnums: int | tuple = 0, *, has_aux: bool = False, c
             if not isinstance(o, (Tensor, BatchedTensor)):
                 raise RuntimeError(f"vjp(f, *primals): expected f(*primals) to return only tensors, got unsupported "
                                    f"type {type(o)}")
-        jac = _jacobian_rows(func, args, nums, (outs, out_spec), has_aux, isinstance(argnums, int))
+        try:
+            jac = _jacobian_rows(func, args, nums, (outs, out_spec), has_aux, isinstance(argnums, int))
+        except (RuntimeError, NotImplementedError) as error:
+            if not getattr(error, "batched_function", False):
+                raise
+            jac = _jacobian_by_vjps(func, args, nums, (outs, out_spec), has_aux, isinstance(argnums, int))
         return (jac, aux) if has_aux else jac
 
     return wrapper
@@ -307,7 +351,7 @@ def _jacobian_rows(func, args, nums, out_tree, has_aux: bool, single: bool):
     m = sum(_numel(o.shape) for o in outs)
     create_graph = _create_graph(args)
     level = next(_ids)
-    LEVELS.append([level, m, "error"])
+    LEVELS.append([level, m, "same"])  # its copies are one input: a random op draws once for all
     try:
         with _transform():
             levels = _running_levels()
@@ -332,6 +376,35 @@ def _jacobian_rows(func, args, nums, out_tree, has_aux: bool, single: bool):
     finally:
         LEVELS.pop()
     return _arrange(grads, flat, out_tree, level, single)
+
+
+def _jacobian_by_vjps(func, args, nums, out_tree, has_aux: bool, single: bool):
+    """The rows as torch.func computes them: one forward pass, then `vmap(vjp_fn)` over the rows (here one backward
+    pass per row). For a function whose forward cannot run batched: a custom autograd.Function in it."""
+    outs, out_spec = out_tree
+
+    def of_nums(*picked):
+        full = list(args)
+        for a, v in zip(nums, picked):
+            full[a] = v
+        return _split_aux("jacrev(f)(*args)", func(*full), has_aux)[0]
+
+    _, vjp_fn = vjp(of_nums, *(args[a] for a in nums))
+    m = sum(_numel(o.shape) for o in outs)
+    basis, cots, start = eye(m, dtype=outs[0].dtype), [], 0
+    for o in outs:
+        k = _numel(o.shape)
+        cots.append(basis[:, start:start + k].reshape((m,) + tuple(o.shape)))
+        start += k
+    rows = vmap(vjp_fn)(_pytree.unflatten(cots, out_spec))  # per argnum, (m, *its shape)
+    per_out, start = [], 0
+    for o in outs:
+        k = _numel(o.shape)
+        per_arg = [_pytree.unflatten([g[start:start + k].reshape(tuple(o.shape) + tuple(g.shape[1:]))
+                                      for g in _pytree.flatten(r)[0]], _pytree.flatten(r)[1]) for r in rows]
+        per_out.append(per_arg[0] if single else tuple(per_arg))
+        start += k
+    return _pytree.unflatten(per_out, out_spec)
 
 
 def _arrange(grads, flat, out_tree, level, single: bool):
@@ -368,22 +441,42 @@ def _forward_ad():
     if forward_ad is None:
         raise NotImplementedError("jvp and jacfwd need forward-mode AD (minigrad.autograd.forward_ad), which this "
                                   "minigrad does not have yet; jacrev computes the same Jacobian")
-    if _FORWARD[0]:
-        raise NotImplementedError("jvp/jacfwd inside jvp/jacfwd: minigrad's forward-mode AD has one level (as "
-                                  "torch.autograd.forward_ad); nest forward and reverse mode instead: "
-                                  "jacfwd(jacrev(f)), jacrev(jacfwd(f))")
     return forward_ad
+
+
+def _nested() -> bool:
+    """Is an outer jvp/jacfwd carrying tangents now? minigrad's forward AD has one level (as
+    torch.autograd.forward_ad), so an inner jvp/jacfwd computes its numbers by reverse mode (create_graph), whose
+    every op, the backward formulas' included, carries the outer level's tangents (forward over reverse, as
+    hessian = jacfwd(jacrev)). torch.func nests forward levels instead; the numbers are the same."""
+    return _FORWARD[0] > 0
+
+
+def _jvp_by_vjps(func: Callable, primals: tuple, tangents: tuple, has_aux: bool):
+    """J v by reverse mode twice: u -> vjp_fn(u) = Jᵀu is linear, and its own vjp at v is J v."""
+    got = vjp(func, *primals, has_aux=has_aux)
+    value, vjp_fn = got[0], got[1]
+    leaves, spec = _pytree.flatten(value)
+    for o in leaves:
+        if not isinstance(o, (Tensor, BatchedTensor)):
+            raise RuntimeError(f"jvp(f, primals, tangents): Expected f(*primals) to return only tensors, got "
+                               f"unsupported type {type(o)}")
+    us = [zeros_like(o) if o.__class__ is not BatchedTensor else o * 0 for o in leaves]
+
+    def transposed(*u):
+        return vjp_fn(_pytree.unflatten(list(u), spec))
+
+    _, back = vjp(transposed, *us)
+    tangent_out = _pytree.unflatten(list(back(tangents)), spec)  # one per output, as the outputs are arranged
+    return (value, tangent_out, got[2]) if has_aux else (value, tangent_out)
 
 
 @contextlib.contextmanager
 def _forward(fwd):
-    """A dual level for jvp/jacfwd (one level: minigrad's forward mode, like PyTorch's, has one)."""
+    """The dual level of the outermost jvp/jacfwd (an inner one computes by reverse mode: `_nested`)."""
     _FORWARD[0] += 1
     try:
-        if _FORWARD[0] == 1:
-            with fwd.dual_level():
-                yield
-        else:
+        with fwd.dual_level():
             yield
     finally:
         _FORWARD[0] -= 1
@@ -431,6 +524,8 @@ def jvp(func: Callable, primals: tuple, tangents: tuple, *, strict: bool = False
         if tuple(p.shape) != tuple(t.shape):
             raise RuntimeError("jvp(f, primals, tangents): Expected primals and tangents to have the same shape, "
                                f"got {p.shape} and {t.shape}")
+    if _nested():
+        return _jvp_by_vjps(func, primals, tangents, has_aux)
     with _transform(), _forward(fwd):
         duals = [_dual(fwd, p, t) for p, t in zip(leaves, _pytree.flatten(tangents)[0])]
         out = func(*_pytree.unflatten(duals, spec))
@@ -452,6 +547,8 @@ def jacfwd(func: Callable, argnums: int | tuple = 0, has_aux: bool = False, *, r
 
     @functools.wraps(func)
     def wrapper(*args):
+        if _nested():  # the same Jacobian by reverse mode, which the outer level's tangents go through
+            return jacrev(func, argnums, has_aux=has_aux)(*args)
         nums = _check_argnums(argnums, len(args))
         fwd = _forward_ad()
         create_graph = _create_graph(args)

@@ -7,6 +7,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .._tensor import Tensor
+from ..ops.registry import REGISTRY, overridable
 from . import _pytree
 from ._batched import LEVELS, BatchedTensor, _ids
 
@@ -25,16 +26,40 @@ def vmap(func: Callable, in_dims: Any = 0, out_dims: Any = 0, randomness: str = 
     def vmapped(*args, **kwargs):
         where = f"vmap({name}, in_dims={in_dims}, ...)(<inputs>)"
         leaves, spec, dims, size = _batch_inputs(name, where, in_dims, args)
-        level = next(_ids)
-        LEVELS.append([level, size, randomness])
-        try:
-            inputs = [_enter(x, d, level) for x, d in zip(leaves, dims)]
-            out = func(*_pytree.unflatten(inputs, spec), **kwargs)
-        finally:
-            LEVELS.pop()
-        return _unbatch_outputs(name, out_dims, out, level, size)
+        if chunk_size is None or chunk_size >= size:
+            return _run(func, (leaves, spec, dims, size), kwargs, (name, out_dims, randomness))
+        chunks = []
+        for start in range(0, size, chunk_size):  # the batch in pieces of chunk_size samples, one run each
+            k = min(chunk_size, size - start)
+            part = [x if d is None else x.narrow(d, start, k) for x, d in zip(leaves, dims)]
+            chunks.append(_run(func, (part, spec, dims, k), kwargs, (name, out_dims, randomness)))
+        return _join(chunks, out_dims)
 
     return vmapped
+
+
+def _run(func: Callable, batch: tuple, kwargs: dict, how: tuple):
+    """One vmap level over `batch` (the input leaves, their structure, in_dims and the batch size); `how`: (the
+    function's name, out_dims, randomness)."""
+    (leaves, spec, dims, size), (name, out_dims, randomness) = batch, how
+    level = next(_ids)
+    LEVELS.append([level, size, randomness])
+    try:
+        inputs = [_enter(x, d, level) for x, d in zip(leaves, dims)]
+        out = func(*_pytree.unflatten(inputs, spec), **kwargs)
+    finally:
+        LEVELS.pop()
+    return _unbatch_outputs(name, out_dims, out, level, size)
+
+
+def _join(chunks: list, out_dims):
+    """The chunks' outputs as one: each output concatenated along its out_dim (one that has none: the first's)."""
+    leaves, spec = _pytree.flatten(chunks[0])
+    dims = _pytree.broadcast_prefix(out_dims, chunks[0], lambda p: not isinstance(p, (tuple, list)))
+    cat = overridable(REGISTRY["cat"].named("cat"), "cat")
+    parts = [_pytree.flatten(c)[0] for c in chunks]
+    joined = [leaf if d is None else cat([p[i] for p in parts], d) for i, (leaf, d) in enumerate(zip(leaves, dims))]
+    return _pytree.unflatten(joined, spec)
 
 
 def _batch_inputs(name: str, where: str, in_dims, args: tuple):

@@ -65,6 +65,9 @@ def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool 
     return input.mul_(noise_t) if inplace else input * noise_t
 
 
+dropout = overridable(dropout, "dropout")  # vmap's batched tensors draw its mask as their randomness says
+
+
 def dropout2d(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
     """Zero whole channels (the 2-D maps of (N, C, H, W)) with probability p, scaling the rest by 1/(1-p):
     `input * mask/(1-p)` with one mask value per (sample, channel) (MulBackward0). A 3-D input is read as

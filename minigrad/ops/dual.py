@@ -57,18 +57,23 @@ def set_tangent(t: Tensor, tangent: Tensor | None, level) -> None:
     e.tangent_level = level if tangent is not None else None
 
 
-def _as_tangent(value, like: Tensor) -> Tensor:
-    """A tangent for `like`: a Tensor of its shape (broadcast values are copied) and floating dtype."""
+def _as_tangent(value, like: Tensor, linear: bool = False) -> Tensor:
+    """A tangent for `like`: a Tensor of its shape (broadcast values are copied). Its dtype is PyTorch's: a linear
+    op's tangent keeps the tangents' dtype (the op ran on them); another's formula meets the primal's values, so
+    its dtype is promoted with the output's (a float64 tangent of a float32 primal stays float64)."""
+    data = value._data if isinstance(value, Tensor) else np.asarray(value)
+    dtype = like._data.dtype
+    if data.dtype.kind in "fc":
+        dtype = data.dtype if linear else np.promote_types(data.dtype, dtype)
     if isinstance(value, Tensor):
         if value._data.shape != like._data.shape:
             value = value.expand(like._data.shape).contiguous()
-        if value._data.dtype != like._data.dtype:
-            value = value.to(like._data.dtype)
+        if value._data.dtype != dtype:
+            value = value.to(dtype)
         return value
-    a = np.asarray(value)
-    if a.shape != like._data.shape:
-        a = np.broadcast_to(a, like._data.shape)
-    return make(np.array(a, dtype=like._data.dtype))
+    if data.shape != like._data.shape:
+        data = np.broadcast_to(data, like._data.shape)
+    return make(np.array(data, dtype=dtype))
 
 
 # -- Tensor's methods while a level is active ----------------------------------------------------------------
@@ -131,7 +136,7 @@ def _run(op: tuple, function, out_of_place, args: tuple, kwargs: dict):
             return _run_inplace((name, kind, nodes, function, out_of_place), args, kwargs, tangents, level)
         if kind in ("linear", "bilinear"):
             out = function(*args, **kwargs)
-            _attach(out, _by_function(kind, function, args, kwargs, tangents), level)
+            _attach(out, _by_function(kind, function, args, kwargs, tangents), level, kind == "linear")
             return out
         new = _by_node((name, nodes), function, args, kwargs, tangents)
         if new is None:  # on these arguments the op is made of other ops (a view first, a special case)
@@ -173,11 +178,11 @@ def _floating(t: Tensor) -> bool:
     return t._data.dtype.kind in "fc"
 
 
-def _attach(out, tangent, level) -> None:
+def _attach(out, tangent, level, linear: bool = False) -> None:
     """Give each floating output its tangent (a tuple of outputs takes a tuple of tangents)."""
     if isinstance(out, Tensor):
         if tangent is not None and _floating(out):
-            tangent = _as_tangent(tangent, out)
+            tangent = _as_tangent(tangent, out, linear)
             set_tangent(out, tangent, level)
             node = out._grad_fn
             if getattr(node, "_saves_result", False):  # backward unpacks the saved result with it (forward-over-
@@ -186,7 +191,7 @@ def _attach(out, tangent, level) -> None:
     if isinstance(out, (tuple, list)):
         tangents = tangent if isinstance(tangent, (tuple, list)) else (tangent,) + (None,) * (len(out) - 1)
         for o, t in zip(out, tangents):
-            _attach(o, t, level)
+            _attach(o, t, level, linear)
 
 
 # -- "linear" and "bilinear": the op itself, on the tangents --------------------------------------------------

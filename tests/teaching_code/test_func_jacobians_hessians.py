@@ -23,7 +23,6 @@ from __future__ import annotations
 from functools import partial
 
 import numpy as np
-import pytest
 
 import minigrad
 
@@ -181,7 +180,6 @@ def test_jacobians_by_reverse_mode_equal_pytorchs(torch):
         np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
 
 
-@pytest.mark.needs("autograd.forward_ad", "nested forward-mode levels: jacfwd(jacfwd)")
 def test_the_whole_tutorial(lib, capsys):
     whole(lib, np.random.default_rng(1))
     assert capsys.readouterr().out.replace("minigrad", "torch") == (
