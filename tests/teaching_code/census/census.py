@@ -98,8 +98,8 @@ def _test_files() -> list[Path]:
 
 def _named_in_strings(tree: ast.AST, count: Counter) -> set[str]:
     """Census names a test names in a string (`getattr(lib.optim, name)` over parametrized names): a census
-    name itself, or a string of identifiers `X` (or `X, Y`), each of which counts as `nn.X`, `optim.X`, `F.X` or `torch.X` when that
-    is a census name."""
+    name itself, or a string of identifiers `X` (or `X, Y`), each of which counts as `nn.X`, `optim.X`, `F.X`
+    or `torch.X` when that is a census name."""
     out = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Constant) and isinstance(node.value, str) and len(node.value) < 400:
