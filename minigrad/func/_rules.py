@@ -95,6 +95,8 @@ def _bind(func, args: tuple, kwargs: dict) -> inspect.BoundArguments:
 
 
 def _shift(dim, n: int, nb: int):
+    if isinstance(dim, (tuple, list)) and len(dim) == 1 and isinstance(dim[0], (tuple, list)):
+        dim = dim[0]  # `*dims` given one sequence: flip(x, (0, 2))
     if isinstance(dim, (tuple, list)):
         return tuple(_wrap(d, n) + nb for d in dim)
     return _wrap(dim, n) + nb

@@ -1,0 +1,64 @@
+"""Crashes of minigrad.func that the fuzzer's transform mode found (issue 27), each compared with torch.func:
+
+- jacrev of a function whose output does not depend on the differentiated input (seed 100 programs 62, 208): the
+  Jacobian is zeros of shape (out shape, in shape); minigrad took the unbatched output's rows for a batch of
+  cotangents and crashed reshaping them ("shape '[3, 4]' is invalid for input of size 144").
+- vmap of `flip` with its dims in one sequence (`x.flip((0, 2))`): the batching rule shifted the tuple as one dim.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import minigrad
+
+RNG = np.random.default_rng(27)
+A = RNG.standard_normal((3, 4))
+B = RNG.standard_normal((2, 3))
+C = RNG.standard_normal((3, 2, 4, 5))
+
+
+def _close(got, want):
+    assert tuple(got.shape) == tuple(want.shape)
+    assert str(got.dtype).split(".")[-1] == str(want.dtype).split(".")[-1]
+    np.testing.assert_allclose(got.detach().numpy(), want.detach().numpy(), rtol=1e-9, atol=1e-12)
+
+
+def _independent(lib, argnums):
+    def f(x, y):
+        x.exp()  # computed, but not part of the output
+        return y.cumprod(0)
+
+    return lib.func.jacrev(f, argnums=argnums)(lib.tensor(0.5, dtype=lib.float64), lib.tensor(A))
+
+
+def _mixed(lib):
+    def f(x, y):
+        return y.sum(0), x * y[0, 0]
+
+    return lib.func.jacrev(f, argnums=(0, 1))(lib.tensor(B[0]), lib.tensor(A))
+
+
+@pytest.mark.parametrize("argnums", [0, (0, 1)])
+def test_jacrev_of_an_output_independent_of_the_input(torch, argnums):
+    got, want = _independent(minigrad, argnums), _independent(torch, argnums)
+    for g, w in zip(*(t if isinstance(t, tuple) else (t,) for t in (got, want))):
+        _close(g, w)
+
+
+def test_jacrev_of_outputs_one_independent_of_an_input(torch):
+    got, want = _mixed(minigrad), _mixed(torch)
+    for g_out, w_out in zip(got, want):
+        for g, w in zip(g_out, w_out):
+            _close(g, w)
+
+
+def _flipped(lib, dims):
+    return lib.func.vmap(lambda x: x.flip(dims) * 2, in_dims=1)(lib.tensor(C))
+
+
+@pytest.mark.parametrize("dims", [(0,), (0, 2), [1], (-1, 0)])
+def test_vmap_of_flip_with_dims_in_one_sequence(torch, dims):
+    """flip(x, (0, 2)) gives `*dims` one tuple (seed 100 programs 68, 333): '<=' not supported ... 'tuple'."""
+    _close(_flipped(minigrad, dims), _flipped(torch, dims))
