@@ -132,9 +132,22 @@ def dim_op(name: str, func, args: tuple, kwargs: dict):
             return fallback(name, func, args, kwargs)
     else:
         bound.arguments[key] = _shift(dim, n, nb)
+        if not n:  # a 0-d sample (its dim 0 or -1): the op runs along a size-1 dim of its own, then the dim goes
+            bound.arguments[next(iter(params))] = v.unsqueeze(-1)
+            return wrap(_squeezed(func(*bound.args, **bound.kwargs), tuple(v.shape)), x._levels)
     first = next(iter(params))
     bound.arguments[first] = v
     return wrap(func(*bound.args, **bound.kwargs), x._levels)
+
+
+def _squeezed(out, batch: tuple):
+    """The results of an op on 0-d samples made 1-d: each back to one value per sample."""
+    if isinstance(out, Tensor):
+        return out.reshape(batch) if out.numel() == _numel(batch) else out
+    if isinstance(out, (tuple, list)):
+        items = [_squeezed(o, batch) for o in out]
+        return type(out)(items) if type(out) in (tuple, list) else type(out)(*items)
+    return out
 
 
 def _values(name: str, out):

@@ -3,7 +3,8 @@
 - jacrev of a function whose output does not depend on the differentiated input (seed 100 programs 62, 208): the
   Jacobian is zeros of shape (out shape, in shape); minigrad took the unbatched output's rows for a batch of
   cotangents and crashed reshaping them ("shape '[3, 4]' is invalid for input of size 144").
-- vmap of `flip` with its dims in one sequence (`x.flip((0, 2))`): the batching rule shifted the tuple as one dim.
+- vmap of `flip` with its dims in one sequence (`x.flip((0, 2))`): the batching rule shifted the tuple as one dim;
+- an op along dim 0 or -1 of a 0-d sample (vmap, jacrev): the dim was shifted past the batch dims, out of range.
 """
 
 from __future__ import annotations
@@ -62,3 +63,19 @@ def _flipped(lib, dims):
 def test_vmap_of_flip_with_dims_in_one_sequence(torch, dims):
     """flip(x, (0, 2)) gives `*dims` one tuple (seed 100 programs 68, 333): '<=' not supported ... 'tuple'."""
     _close(_flipped(minigrad, dims), _flipped(torch, dims))
+
+
+def _of_a_scalar(lib, name, how):
+    def f(x):
+        return getattr(lib, name)((x * x).sum(), -1)  # along dim -1 of a 0-d tensor
+
+    x = lib.tensor(C[0, 0])
+    return lib.func.vmap(f)(x) if how == "vmap" else lib.func.jacrev(f)(x[0])
+
+
+@pytest.mark.parametrize("how", ["vmap", "jacrev"])
+@pytest.mark.parametrize("name", ["sum", "prod", "softmax", "log_softmax", "cumsum", "mean"])
+def test_an_op_along_dim_minus_one_of_a_0d_sample(torch, name, how):
+    """A reduction or softmax along dim -1 of a 0-d sample (seed 100 programs 114, 127, 164): the rule shifted the
+    dim past the batch dims, one too far ("Dimension out of range")."""
+    _close(_of_a_scalar(minigrad, name, how), _of_a_scalar(torch, name, how))
