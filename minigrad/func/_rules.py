@@ -456,6 +456,16 @@ def _dot(func, args, kwargs):
     return a.unsqueeze(-1) * b.unsqueeze(-2)
 
 
+def _index_fill(func, args, kwargs):
+    """index_fill(x, dim, index, value) of a batched `x`: its dim shifted past the batch dims (the index and value
+    are not the elementwise family's operands); a batched index or value, or a 0-d sample, takes the loop."""
+    x, rest = args[0], [*args[1:], *(kwargs[k] for k in ("dim", "index", "value")[len(args) - 1:] if k in kwargs)]
+    if x.__class__ is not BatchedTensor or not x.dim() or len(rest) != 3 or levels_of(rest):
+        return NotImplemented
+    out = func(x._value, _shift(rest[0], x.dim(), len(x._levels)), rest[1], rest[2])
+    return x if out is x._value else BatchedTensor(out, x._levels)
+
+
 RULES = {
     "reshape": _one(_reshape), "view": _one(_view), "flatten": _one(_flatten), "unsqueeze": _one(_unsqueeze),
     "transpose": _one(_transpose), "swapaxes": _one(_transpose), "permute": _one(_permute),
@@ -469,6 +479,7 @@ RULES = {
     "nll_loss": _loss, "cross_entropy": _loss,
     "conv2d": _conv, "conv1d": _conv, "max_pool2d": _folded, "max_pool1d": _folded, "avg_pool2d": _folded,
     "avg_pool1d": _folded, "adaptive_avg_pool2d": _folded, "adaptive_avg_pool1d": _folded,
+    "index_fill": _index_fill, "index_fill_": _index_fill,
     "dropout": _dropout, "dot": _dot, "outer": _dot, "empty_like": _like, "full_like": _like, "ones_like": _like,
     "zeros_like": _like, "rand_like": _like, "randn_like": _like, "like": _like,  # (ones/zeros/empty_like's name)
 }

@@ -4,7 +4,8 @@
   Jacobian is zeros of shape (out shape, in shape); minigrad took the unbatched output's rows for a batch of
   cotangents and crashed reshaping them ("shape '[3, 4]' is invalid for input of size 144").
 - vmap of `flip` with its dims in one sequence (`x.flip((0, 2))`): the batching rule shifted the tuple as one dim;
-- an op along dim 0 or -1 of a 0-d sample (vmap, jacrev): the dim was shifted past the batch dims, out of range.
+- an op along dim 0 or -1 of a 0-d sample (vmap, jacrev): the dim was shifted past the batch dims, out of range;
+- index_fill under vmap: it ran as an elementwise op ("Index has to be a vector/scalar"); its dim is now shifted.
 """
 
 from __future__ import annotations
@@ -79,3 +80,23 @@ def test_an_op_along_dim_minus_one_of_a_0d_sample(torch, name, how):
     """A reduction or softmax along dim -1 of a 0-d sample (seed 100 programs 114, 127, 164): the rule shifted the
     dim past the batch dims, one too far ("Dimension out of range")."""
     _close(_of_a_scalar(minigrad, name, how), _of_a_scalar(torch, name, how))
+
+
+def _index_filled(lib, dim, inplace, value):
+    index = lib.tensor(np.array([0, 2]))
+
+    def f(x):
+        y = x * 1
+        v = value if isinstance(value, float) else lib.tensor(value)
+        return y.index_fill_(dim, index, v) if inplace else y.index_fill(dim, index, v)
+
+    return lib.func.vmap(f, in_dims=1)(lib.tensor(C))
+
+
+@pytest.mark.parametrize("dim", [0, 1, -1])
+@pytest.mark.parametrize("inplace", [False, True])
+@pytest.mark.parametrize("value", [-1.5, np.array(2.5)])
+def test_vmap_of_index_fill(torch, dim, inplace, value):
+    """index_fill under vmap (seed 100 programs with 'Index has to be a vector/scalar'): it ran as an elementwise op,
+    its index given the batch dims."""
+    _close(_index_filled(minigrad, dim, inplace, value), _index_filled(torch, dim, inplace, value))
