@@ -14,7 +14,9 @@ from __future__ import annotations
 import itertools
 import warnings
 
+from .._state import DUAL
 from .._tensor import Size, Tensor
+from ..ops import dual
 from ..ops.registry import REGISTRY
 
 # The running vmap levels, outermost first: [level id, batch size, randomness]
@@ -95,6 +97,44 @@ class BatchedTensor:
     def __repr__(self) -> str:
         return f"BatchedTensor(lvl={self._levels[-1]}, bdim=0, value=\n    {self._value!r})"
 
+
+
+def push_level(entry: list) -> None:
+    """Start a vmap level (`[id, batch size, randomness]`); the first makes Tensor's methods give way (`_give_way`)."""
+    LEVELS.append(entry)
+    if len(LEVELS) == 1:
+        _give_way(DUAL[0] is not None)
+
+
+def pop_level() -> None:
+    LEVELS.pop()
+    if not LEVELS:
+        dual.install(DUAL[0] is not None)  # the methods without the check again
+
+
+def _give_way(active: bool) -> None:
+    """While a vmap level runs, a plain tensor's method called with a BatchedTensor argument (`x.mv(batched)`)
+    dispatches to the batching rules, as PyTorch's methods check every argument for `__torch_function__`; outside
+    vmap they skip the check, so they cost nothing more. (Also after a dual level's install, which replaces them.)"""
+    if not LEVELS:
+        return
+    for name, (plain, aware) in dual.TENSOR_METHODS.items():
+        if not name.startswith("__"):  # (the binary operators give way already)
+            setattr(Tensor, name, _giving_way(aware if active else plain))
+
+
+def _giving_way(fn):
+    def method(self, *args, **kwargs):
+        for a in (*args, *kwargs.values()):
+            if a.__class__ is BatchedTensor:
+                return BatchedTensor.__torch_function__(fn, (BatchedTensor,), (self, *args), kwargs)
+        return fn(self, *args, **kwargs)
+
+    method.__name__, method.__qualname__, method.__wrapped__ = fn.__name__, fn.__qualname__, fn
+    return method
+
+
+dual.INSTALL_HOOKS.append(_give_way)
 
 
 def _wrap(dim: int, n: int) -> int:
