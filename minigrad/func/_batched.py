@@ -108,8 +108,10 @@ def push_level(entry: list) -> None:
 
 def pop_level() -> None:
     LEVELS.pop()
-    if not LEVELS:
-        dual.install(DUAL[0] is not None)  # the methods without the check again
+    if not LEVELS:  # the methods without the check again
+        k = 1 if DUAL[0] is not None else 0
+        for name in _GIVING_WAY.get(k == 1, ()):
+            setattr(Tensor, name, dual.TENSOR_METHODS[name][k])
 
 
 def _give_way(active: bool) -> None:
@@ -118,9 +120,15 @@ def _give_way(active: bool) -> None:
     vmap they skip the check, so they cost nothing more. (Also after a dual level's install, which replaces them.)"""
     if not LEVELS:
         return
-    for name, (plain, aware) in dual.TENSOR_METHODS.items():
-        if not name.startswith("__"):  # (the binary operators give way already)
-            setattr(Tensor, name, _giving_way(aware if active else plain))
+    methods = _GIVING_WAY.get(active)
+    if methods is None:  # made once (the binary operators give way already)
+        methods = _GIVING_WAY[active] = {name: _giving_way(pair[1] if active else pair[0])
+                                         for name, pair in dual.TENSOR_METHODS.items() if not name.startswith("__")}
+    for name, method in methods.items():
+        setattr(Tensor, name, method)
+
+
+_GIVING_WAY: dict = {}  # active dual level? -> {method name: its giving-way version}
 
 
 def _giving_way(fn):

@@ -28,7 +28,7 @@ from .._tensor import Tensor
 from ..autograd import function as _function
 from ..autograd.grad_mode import enable_grad
 from . import _pytree
-from ._batched import LEVELS, BatchedTensor, _ids, fallback, in_level_order, physical, pop_level, push_level, stack
+from ._batched import LEVELS, BatchedTensor, _ids, fallback, in_level_order, physical, stack
 from ._vmap import vmap
 
 try:  # forward mode (jvp, jacfwd) comes with minigrad.autograd.forward_ad
@@ -351,7 +351,7 @@ def _jacobian_rows(func, args, nums, out_tree, has_aux: bool, single: bool):
     m = sum(_numel(o.shape) for o in outs)
     create_graph = _create_graph(args)
     level = next(_ids)
-    push_level([level, m, "same"])  # its copies are one input: a random op draws once for all
+    LEVELS.append([level, m, "same"])  # its copies are one input: a random op draws once for all
     try:
         with _transform():
             levels = _running_levels()
@@ -376,7 +376,7 @@ def _jacobian_rows(func, args, nums, out_tree, has_aux: bool, single: bool):
             live = [(o, c) for o, c in zip(batched_outs, cots) if o.__class__ is BatchedTensor and level in o._levels]
             grads = _grads([o for o, _ in live], inputs, [c for _, c in live], create_graph)
     finally:
-        pop_level()
+        LEVELS.pop()
     return _arrange(grads, flat, out_tree, level, single)
 
 
@@ -561,7 +561,7 @@ def jacfwd(func: Callable, argnums: int | tuple = 0, has_aux: bool = False, *, r
                 raise ValueError(f"Thing passed to transform API must be Tensor, got {type(x)}")
         n = sum(_numel(x.shape) for x in leaves)
         level = next(_ids)
-        push_level([level, n, randomness])
+        LEVELS.append([level, n, randomness])
         try:
             with _transform(), _forward(fwd):
                 basis, start, duals = eye(n, dtype=leaves[0].dtype), 0, []
@@ -577,7 +577,7 @@ def jacfwd(func: Callable, argnums: int | tuple = 0, has_aux: bool = False, *, r
                 outs, out_spec = _pytree.flatten(out)
                 pairs = [_unpack(fwd, o) for o in outs]
         finally:
-            pop_level()
+            LEVELS.pop()
         jac = _detach(_columns(pairs, flat, level, out_spec, isinstance(argnums, int)), create_graph)
         return (jac, _detach(_unbatch(aux, level), create_graph)) if has_aux else jac
 
