@@ -14,7 +14,9 @@ from __future__ import annotations
 import itertools
 import warnings
 
+from .._state import DUAL
 from .._tensor import Size, Tensor
+from ..ops import dual
 from ..ops.registry import REGISTRY
 
 # The running vmap levels, outermost first: [level id, batch size, randomness]
@@ -95,6 +97,52 @@ class BatchedTensor:
     def __repr__(self) -> str:
         return f"BatchedTensor(lvl={self._levels[-1]}, bdim=0, value=\n    {self._value!r})"
 
+
+
+def push_level(entry: list) -> None:
+    """Start a vmap level (`[id, batch size, randomness]`); the first makes Tensor's methods give way (`_give_way`)."""
+    LEVELS.append(entry)
+    if len(LEVELS) == 1:
+        _give_way(DUAL[0] is not None)
+
+
+def pop_level() -> None:
+    LEVELS.pop()
+    if not LEVELS:  # the methods without the check again
+        k = 1 if DUAL[0] is not None else 0
+        for name in _GIVING_WAY.get(k == 1, ()):
+            setattr(Tensor, name, dual.TENSOR_METHODS[name][k])
+
+
+def _give_way(active: bool) -> None:
+    """While a vmap level runs, a plain tensor's method called with a BatchedTensor argument (`x.mv(batched)`)
+    dispatches to the batching rules, as PyTorch's methods check every argument for `__torch_function__`; outside
+    vmap they skip the check, so they cost nothing more. (Also after a dual level's install, which replaces them.)"""
+    if not LEVELS:
+        return
+    methods = _GIVING_WAY.get(active)
+    if methods is None:  # made once (the binary operators give way already)
+        methods = _GIVING_WAY[active] = {name: _giving_way(pair[1] if active else pair[0])
+                                         for name, pair in dual.TENSOR_METHODS.items() if not name.startswith("__")}
+    for name, method in methods.items():
+        setattr(Tensor, name, method)
+
+
+_GIVING_WAY: dict = {}  # active dual level? -> {method name: its giving-way version}
+
+
+def _giving_way(fn):
+    def method(self, *args, **kwargs):
+        for a in (*args, *kwargs.values()):
+            if a.__class__ is BatchedTensor:
+                return BatchedTensor.__torch_function__(fn, (BatchedTensor,), (self, *args), kwargs)
+        return fn(self, *args, **kwargs)
+
+    method.__name__, method.__qualname__, method.__wrapped__ = fn.__name__, fn.__qualname__, fn
+    return method
+
+
+dual.INSTALL_HOOKS.append(_give_way)
 
 
 def _wrap(dim: int, n: int) -> int:

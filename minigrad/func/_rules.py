@@ -95,6 +95,8 @@ def _bind(func, args: tuple, kwargs: dict) -> inspect.BoundArguments:
 
 
 def _shift(dim, n: int, nb: int):
+    if isinstance(dim, (tuple, list)) and len(dim) == 1 and isinstance(dim[0], (tuple, list)):
+        dim = dim[0]  # `*dims` given one sequence: flip(x, (0, 2))
     if isinstance(dim, (tuple, list)):
         return tuple(_wrap(d, n) + nb for d in dim)
     return _wrap(dim, n) + nb
@@ -130,9 +132,22 @@ def dim_op(name: str, func, args: tuple, kwargs: dict):
             return fallback(name, func, args, kwargs)
     else:
         bound.arguments[key] = _shift(dim, n, nb)
+        if not n:  # a 0-d sample (its dim 0 or -1): the op runs along a size-1 dim of its own, then the dim goes
+            bound.arguments[next(iter(params))] = v.unsqueeze(-1)
+            return wrap(_squeezed(func(*bound.args, **bound.kwargs), tuple(v.shape)), x._levels)
     first = next(iter(params))
     bound.arguments[first] = v
     return wrap(func(*bound.args, **bound.kwargs), x._levels)
+
+
+def _squeezed(out, batch: tuple):
+    """The results of an op on 0-d samples made 1-d: each back to one value per sample."""
+    if isinstance(out, Tensor):
+        return out.reshape(batch) if out.numel() == _numel(batch) else out
+    if isinstance(out, (tuple, list)):
+        items = [_squeezed(o, batch) for o in out]
+        return type(out)(items) if type(out) in (tuple, list) else type(out)(*items)
+    return out
 
 
 def _values(name: str, out):
@@ -441,6 +456,16 @@ def _dot(func, args, kwargs):
     return a.unsqueeze(-1) * b.unsqueeze(-2)
 
 
+def _index_fill(func, args, kwargs):
+    """index_fill(x, dim, index, value) of a batched `x`: its dim shifted past the batch dims (the index and value
+    are not the elementwise family's operands); a batched index or value, or a 0-d sample, takes the loop."""
+    x, rest = args[0], [*args[1:], *(kwargs[k] for k in ("dim", "index", "value")[len(args) - 1:] if k in kwargs)]
+    if x.__class__ is not BatchedTensor or not x.dim() or len(rest) != 3 or levels_of(rest):
+        return NotImplemented
+    out = func(x._value, _shift(rest[0], x.dim(), len(x._levels)), rest[1], rest[2])
+    return x if out is x._value else BatchedTensor(out, x._levels)
+
+
 RULES = {
     "reshape": _one(_reshape), "view": _one(_view), "flatten": _one(_flatten), "unsqueeze": _one(_unsqueeze),
     "transpose": _one(_transpose), "swapaxes": _one(_transpose), "permute": _one(_permute),
@@ -454,6 +479,7 @@ RULES = {
     "nll_loss": _loss, "cross_entropy": _loss,
     "conv2d": _conv, "conv1d": _conv, "max_pool2d": _folded, "max_pool1d": _folded, "avg_pool2d": _folded,
     "avg_pool1d": _folded, "adaptive_avg_pool2d": _folded, "adaptive_avg_pool1d": _folded,
+    "index_fill": _index_fill, "index_fill_": _index_fill,
     "dropout": _dropout, "dot": _dot, "outer": _dot, "empty_like": _like, "full_like": _like, "ones_like": _like,
     "zeros_like": _like, "rand_like": _like, "randn_like": _like, "like": _like,  # (ones/zeros/empty_like's name)
 }

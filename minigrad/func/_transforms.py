@@ -372,7 +372,9 @@ def _jacobian_rows(func, args, nums, out_tree, has_aux: bool, single: bool):
                 cots.append(BatchedTensor(basis[:, start:start + k].reshape((m,) + tuple(o.shape)), (level,)))
                 start += k
             inputs = [x for lifted, _ in flat for x in lifted]
-            grads = _grads(batched_outs, inputs, cots, create_graph)
+            # an output that is not batched at `level` does not depend on the inputs: its rows are zeros
+            live = [(o, c) for o, c in zip(batched_outs, cots) if o.__class__ is BatchedTensor and level in o._levels]
+            grads = _grads([o for o, _ in live], inputs, [c for _, c in live], create_graph)
     finally:
         LEVELS.pop()
     return _arrange(grads, flat, out_tree, level, single)

@@ -9,7 +9,7 @@ from typing import Any
 from .._tensor import Tensor
 from ..ops.registry import REGISTRY, overridable
 from . import _pytree
-from ._batched import LEVELS, BatchedTensor, _ids
+from ._batched import BatchedTensor, _ids, pop_level, push_level
 
 
 def vmap(func: Callable, in_dims: Any = 0, out_dims: Any = 0, randomness: str = "error", *,
@@ -43,12 +43,12 @@ def _run(func: Callable, batch: tuple, kwargs: dict, how: tuple):
     function's name, out_dims, randomness)."""
     (leaves, spec, dims, size), (name, out_dims, randomness) = batch, how
     level = next(_ids)
-    LEVELS.append([level, size, randomness])
+    push_level([level, size, randomness])
     try:
         inputs = [_enter(x, d, level) for x, d in zip(leaves, dims)]
         out = func(*_pytree.unflatten(inputs, spec), **kwargs)
     finally:
-        LEVELS.pop()
+        pop_level()
     return _unbatch_outputs(name, out_dims, out, level, size)
 
 

@@ -80,10 +80,15 @@ def _as_tangent(value, like: Tensor, linear: bool = False) -> Tensor:
 TENSOR_METHODS: dict = {}  # name -> (the op's own function, its forward-aware one), filled by ops/__init__.py
 
 
+INSTALL_HOOKS: list = []  # called after install (vmap: its methods give way to a batched argument, func/_batched.py)
+
+
 def install(active: bool) -> None:
     """Give Tensor the forward-aware methods and operators (entering a dual level) or the ops' own (exiting)."""
     for name, (plain, aware) in TENSOR_METHODS.items():
         setattr(Tensor, name, aware if active else plain)
+    for hook in INSTALL_HOOKS:
+        hook(active)
 
 
 # -- the wrapper every declared op gets -------------------------------------------------------------------------
