@@ -1,4 +1,4 @@
-"""`torch.fmod` (C's remainder: the sign of the dividend) and `Tensor.take` (a flat read, negative positions from the
+"""`torch.fmod` (C's remainder: the sign of the dividend), `Tensor.take` (a flat read, negative positions from the
 end), as PyTorch 2.13: names of the census's lecture code (tests/teaching_code/CENSUS.md) minigrad lacked. Values,
 gradients and node names in float64; errors with PyTorch's type and message."""
 
@@ -84,4 +84,33 @@ def test_take_errors_as_pytorchs(torch, index, kind):
         torch.arange(12.0).take(index if kind is TypeError else torch.tensor(index))
     with pytest.raises(kind) as mine:
         minigrad.arange(12.0).take(index if kind is TypeError else minigrad.tensor(index))
+    assert str(mine.value) == str(theirs.value)
+
+
+MASKS = [RNG.random((3, 4)) > 0.5, RNG.random(4) > 0.5, np.zeros((3, 4), bool)]
+
+
+@pytest.mark.parametrize("mask", MASKS, ids=["full", "broadcast", "none"])
+def test_masked_select_as_pytorchs(torch, mask):
+    """Values, node name, gradient, and the gradient of the gradient (create_graph)."""
+    outs = []
+    for lib in (minigrad, torch):
+        x = lib.tensor(A, dtype=lib.float64, requires_grad=True)
+        y = x.masked_select(lib.tensor(mask))
+        (g,) = lib.autograd.grad((y ** 3).sum(), x, create_graph=True)
+        (gg,) = lib.autograd.grad(g.sum(), x)
+        outs.append((type(y.grad_fn).__name__, y.detach().numpy(), g.detach().numpy(), gg.numpy()))
+    assert outs[0][0] == outs[1][0] == "MaskedSelectBackward0"
+    for m, t in zip(outs[0][1:], outs[1][1:]):
+        assert m.shape == t.shape
+        np.testing.assert_allclose(m, t, rtol=1e-9, atol=1e-12)
+
+
+@pytest.mark.parametrize(("mask", "kind"), [
+    ([1, 0, 1], RuntimeError), ([True, False], RuntimeError), (True, TypeError)], ids=str)
+def test_masked_select_errors_as_pytorchs(torch, mask, kind):
+    with pytest.raises(kind) as theirs:
+        torch.ones(2, 3).masked_select(mask if kind is TypeError else torch.tensor(mask))
+    with pytest.raises(kind) as mine:
+        minigrad.ones(2, 3).masked_select(mask if kind is TypeError else minigrad.tensor(mask))
     assert str(mine.value) == str(theirs.value)
