@@ -87,6 +87,12 @@ RemainderBackward1 = rule("RemainderBackward1", "self other", saves="self other"
                           forward="derived", text="grad_self = grad, grad_other = -grad * floor(self / other)",
                           self=lambda grad: grad,
                           other=lambda grad, self, other: -grad * _floor_div(self, other))
+FmodBackward0 = rule("FmodBackward0", "self", forward="derived", text="grad_self = grad  (other is a number)",
+                     self=lambda grad: grad)
+FmodBackward1 = rule("FmodBackward1", "self other", saves="self other",
+                     forward="derived", text="grad_self = grad, grad_other = -grad * trunc(self / other)",
+                     self=lambda grad: grad,
+                     other=lambda grad, self, other: -grad * _trunc_div(self, other))
 
 
 # -- a Tensor and a Python number, as PyTorch's C++ derivative formulas combine them ------------------------------
@@ -156,6 +162,15 @@ def _floor_div_arrays(a, b):
 # PyTorch's remainder formula calls `self.div(other, rounding_mode="floor")`: on Tensors (create_graph) that records
 # DivBackward2, so the gradient requires grad as PyTorch's does, though its derivative is 0
 _floor_div = xp.either(_floor_div_arrays, lambda a, b: div(a, b, rounding_mode="floor"))
+
+
+def _trunc_div_arrays(a, b):
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.trunc(np.true_divide(a, b))
+
+
+# fmod's, likewise: `self.div(other, rounding_mode="trunc")`
+_trunc_div = xp.either(_trunc_div_arrays, lambda a, b: div(a, b, rounding_mode="trunc"))
 
 
 def _pow_exponent_grad(base: float, exponent, result):
@@ -508,6 +523,33 @@ def remainder(self, other):
     return make(res)
 
 
+def _fmod(ad, bd) -> np.ndarray:
+    """C's fmod (the sign of the dividend), with PyTorch's integer errors."""
+    _integer_checks(ad, bd, "fmod")
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.asarray(np.fmod(ad, bd))
+
+
+def fmod(self, other):
+    """C's fmod, the remainder of truncating division (the sign of the dividend): FmodBackward0 (a number
+    divisor) / FmodBackward1."""
+    if not isinstance(self, Tensor):  # unlike remainder, PyTorch's fmod has no overload for a number dividend
+        raise TypeError(f"fmod() received an invalid combination of arguments - got ({type(self).__name__}, "
+                        f"{type(other).__name__}), but expected one of:\n * (Tensor input, Tensor other)\n"
+                        " * (Tensor input, Number other)")
+    other = as_operand(other)
+    ad, bd = promoted(self, other)
+    try:
+        res = laid_out(_fmod(ad, bd), self, other)
+    except ValueError:
+        raise broadcast_error(self, other) from None
+    if _recording(self, other):
+        if isinstance(other, Tensor):
+            return record(FmodBackward1, res, (self, other))
+        return record(FmodBackward0, res, (self,))
+    return make(res)
+
+
 def rremainder(self, other):
     other = as_operand(other)
     if isinstance(other, Tensor):
@@ -569,6 +611,7 @@ mul_ = _inplace_arithmetic(mul, "mul_", np.multiply)
 div_ = _inplace_arithmetic(div, "div_", np.true_divide)
 pow_ = inplace_of(pow, "pow_", _check_pow)
 remainder_ = inplace_of(remainder, "remainder_")
+fmod_ = inplace_of(fmod, "fmod_")
 floor_divide_ = inplace_of(lambda self, other: _floor_divide(self, other, "floor_divide_"), "floor_divide_")
 
 
@@ -635,6 +678,10 @@ declare("floor_divide", floor_divide, operators={"__floordiv__": floor_divide, "
 declare("remainder", remainder, operators={"__mod__": remainder, "__rmod__": rremainder, "__imod__": remainder_},
         inplace=remainder_, nodes=(RemainderBackward0, RemainderBackward1),
         samples=(Sample((((5,), "real"),), (0.7,), second_order=False),))
+declare("fmod", fmod, inplace=fmod_, nodes=(FmodBackward0, FmodBackward1),
+        samples=(Sample((((5,), "real"),), (0.7,), second_order=False),
+                 Sample((((3, 4), "real"), ((3, 4), "positive")), second_order=False),
+                 Sample((((3, 1), "real"), ((1, 4), "positive")), second_order=False)))
 declare("xlogy", xlogy, inplace=inplace_of(xlogy, "xlogy_"), nodes=(XlogyBackward0, XlogyBackward2),
         samples=(Sample((((3, 4), "real"), ((3, 4), "positive"))), Sample((((3, 1), "real"), ((1, 4), "positive"))),
                  Sample((((2, 3), "real"),), (1.5,))))

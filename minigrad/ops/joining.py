@@ -19,7 +19,7 @@ from . import xp
 from .dual import forward_aware
 from .indexing import SliceBackward0, getitem, slice_view
 from .inplace import check_overlap, inplace_of
-from .operands import result_dtype
+from .operands import broadcast_error, check_tensor, result_dtype
 from .recording import SavedArg, record, record_multi, rule
 from .registry import Sample, declare
 from .views import as_view
@@ -37,6 +37,30 @@ GatherBackward0 = rule("GatherBackward0", "self", saves="self dim index sparse_g
                        text="grad_self = zeros(self's shape) with grad scatter-added at index along dim",
                        forward="linear",
                        self=lambda grad, self, dim, index: xp.scatter_add_zeros(grad, dim, index, tuple(self.shape)))
+TakeBackward0 = rule("TakeBackward0", "self", saves="self index", tensor_args="index", forward="linear",
+                     text="grad_self = zeros(self's shape) with grad added at the flat positions index",
+                     self=lambda grad, self, index: xp.reshape(
+                         xp.scatter_add_zeros(xp.reshape(grad, (-1,)), 0, index, (int(np.prod(self.shape)),)),
+                         tuple(self.shape)))
+
+
+def _masked_select_grad(grad, self, mask):
+    """PyTorch's masked_select_backward: grad placed where the (broadcast) mask is true, 0 elsewhere, summed back
+    to self's shape."""
+    full = np.broadcast_to(mask, np.broadcast_shapes(tuple(self.shape), mask.shape))
+    if not xp.is_t(grad):
+        out = np.zeros(full.shape, grad.dtype)
+        out[full] = grad
+        return xp.sum_to(out, tuple(self.shape))
+    if not full.any():  # nothing selected: zeros, still on grad's graph (as PyTorch's masked_scatter)
+        return xp.sum_to(xp.where(full, grad.sum(), 0.0), tuple(self.shape))
+    positions = np.maximum(np.cumsum(full.reshape(-1)) - 1, 0).reshape(full.shape)
+    return xp.sum_to(xp.where(full, take(grad, make(positions)), 0.0), tuple(self.shape))
+
+
+MaskedSelectBackward0 = rule("MaskedSelectBackward0", "self", saves="self mask", tensor_args="mask",
+                             forward="linear", text="grad_self = zeros with grad where mask, summed to self's shape",
+                             self=_masked_select_grad)
 ScatterAddBackward0 = rule("ScatterAddBackward0", "self src", saves="dim index", tensor_args="index",
                            forward="linear", text="grad_self = grad, grad_src = grad.gather(dim, index)",
                            self=lambda grad: grad,
@@ -238,6 +262,40 @@ def gather(self, dim: int, index, *, sparse_grad: bool = False):
     return make(res)
 
 
+def take(self, index):
+    """self as if flattened, read at `index` (negative positions count from the end): TakeBackward0."""
+    check_tensor(index, "take", 1 if isinstance(self, Tensor) else 2, "index")
+    if index._data.dtype != np.int64:
+        names = {"f": "Float", "d": "Double", "e": "Half", "i": "Int", "h": "Short", "b": "Char", "B": "Byte",
+                 "?": "Bool"}
+        raise RuntimeError(f"take(): Expected a long tensor for index, but got {names.get(index._data.dtype.char)}")
+    n = self._data.size
+    idx = index._data
+    bad = (idx < -n) | (idx >= n)
+    if bad.any():
+        raise IndexError(f"out of range: tried to access index {int(idx[bad].flat[0])} on a tensor of {n} elements.")
+    flat = np.where(idx < 0, idx + n, idx).reshape(-1)
+    res = self._data.reshape(-1)[flat].reshape(idx.shape)
+    if self._requires_grad and GRAD.mode > 0:
+        return record(TakeBackward0, res, (self,), index=SavedArg(flat, (index,)))
+    return make(res)
+
+
+def masked_select(self, mask):
+    """The elements of self where the (broadcast) boolean mask is true, as a 1-D tensor: MaskedSelectBackward0."""
+    check_tensor(mask, "masked_select", 1 if isinstance(self, Tensor) else 2, "mask")
+    if mask._data.dtype != np.bool_:
+        raise RuntimeError("masked_select: expected BoolTensor for mask")
+    try:
+        shape = np.broadcast_shapes(mask._data.shape, self._data.shape)
+    except ValueError:
+        raise broadcast_error(mask, self) from None
+    res = np.broadcast_to(self._data, shape)[np.broadcast_to(mask._data, shape)]
+    if self._requires_grad and GRAD.mode > 0:
+        return record(MaskedSelectBackward0, res, (self,), mask=SavedArg(mask._data, (mask,)))
+    return make(res)
+
+
 def scatter_add(self, dim: int, index, src):
     d = _wrap_dim(dim, self._data.ndim)
     out = self._data.copy()
@@ -313,6 +371,11 @@ declare("split", split, nodes=(SplitBackward0, SplitWithSizesBackward0), numpy_n
 declare("chunk", chunk, nodes=(SplitBackward0,), samples=(Sample((((5, 2), "real"),), (2,)),))
 declare("narrow", narrow, samples=(Sample((((5, 2), "real"),), (0, 1, 3)),))
 declare("gather", gather, nodes=(GatherBackward0,))
+declare("masked_select", masked_select, nodes=(MaskedSelectBackward0,),
+        samples=(Sample((((3, 4), "real"), ((3, 4), "bool")), second_order=False),
+                 Sample((((3, 4), "real"), ((4,), "bool")), second_order=False)))
+declare("take", take, nodes=(TakeBackward0,),
+        samples=(Sample((((3, 4), "real"), ((2, 3), "index")), second_order=False),))
 declare("scatter_add", scatter_add, nodes=(ScatterAddBackward0,))
 declare("scatter", scatter, inplace=scatter_, nodes=(ScatterBackward0, ScatterBackward1))
 declare("repeat", repeat, namespace="Tensor", nodes=(RepeatBackward0,),

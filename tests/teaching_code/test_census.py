@@ -9,7 +9,7 @@ import json
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-COVERAGE_FLOOR = 97.9  # the figure committed with CENSUS.md; raise it as names get tests, never lower it
+COVERAGE_FLOOR = 98.1  # the figure committed with CENSUS.md; raise it as names get tests, never lower it
 # (97.9, not the 98.1 first committed: a name minigrad lacks no longer counts as covered by a test that mentions it)
 
 
