@@ -122,7 +122,21 @@ def avg_pool2d_gradient_under_create_graph_requires_grad(torch, Variable):
           [None if n is None else n.name() for n, _ in x.grad.grad_fn.next_functions])
 
 
-CASES = [avg_pool2d_gradient_under_create_graph_requires_grad, scatter_of_a_0d_tensor_is_a_copy,
+def sort_and_topk_free_their_saved_indices(torch, Variable):
+    """SortBackward0/1 and TopkBackward0 free their saved indices after a backward: a second one raises
+    (minigrad kept them, and a second backward through sort or topk ran)."""
+    x = torch.tensor([0.0, 2.0, 1.0], requires_grad=True)
+    for pick in (lambda: torch.sort(x)[0], lambda: torch.sort(x, stable=True)[0], lambda: torch.topk(x, 2)[0]):
+        loss = pick().sum()
+        loss.backward()
+        try:
+            loss.backward()
+        except RuntimeError as e:
+            print(str(e).split(" (")[0])
+
+
+CASES = [avg_pool2d_gradient_under_create_graph_requires_grad, sort_and_topk_free_their_saved_indices,
+         scatter_of_a_0d_tensor_is_a_copy,
          scatter_add_of_0d_tensors, scatter_in_place_from_its_own_memory, embedding_weight_must_be_2d,
          floor_divide_in_place_names_itself_in_backward, fold_of_inf_minus_inf_gives_no_numpy_warning,
          adaptive_avg_pool2d_double_backward_node, layer_norm_with_an_inf_weight_gives_no_numpy_warning,
