@@ -12,13 +12,15 @@ import torch_parity_harness as harness
 
 
 @pytest.fixture(autouse=True)
-def warn_always(torch):
-    """PyTorch gives some warnings once per process (create_graph's reference cycle); warn-always makes what
-    these cases compare independent of the tests that ran before."""
-    before = torch.is_warn_always_enabled()
-    torch.set_warn_always(True)
+def warn_always(torch, minigrad):
+    """PyTorch (and minigrad, as it) gives some warnings once per process (create_graph's reference cycle);
+    warn-always in both makes what these cases compare independent of the tests that ran before."""
+    before = [lib.is_warn_always_enabled() for lib in (torch, minigrad)]
+    for lib in (torch, minigrad):
+        lib.set_warn_always(True)
     yield
-    torch.set_warn_always(before)
+    for lib, b in zip((torch, minigrad), before):
+        lib.set_warn_always(b)
 
 
 def scatter_of_a_0d_tensor_is_a_copy(torch, Variable):
