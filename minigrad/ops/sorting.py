@@ -37,16 +37,16 @@ def _picked(self_t, dim: int, indices: np.ndarray):
     return xp.gather(self_t, dim % len(self_t.shape), indices)
 
 
-SortBackward0 = rule("SortBackward0", "self", saves="dim indices self_sym_sizes",
+SortBackward0 = rule("SortBackward0", "self", saves="dim indices self_sym_sizes", tensor_args="indices",
                      text="grad_self = grad put back at the sorted elements' places (indices) along dim",
                      forward=lambda self_t, dim, indices: _picked(self_t, dim, indices),
                      self=lambda grad, dim, indices, self_sym_sizes: _scatter_back(grad, dim, indices, self_sym_sizes))
 # `sort(..., stable=...)` is PyTorch's other overload (sort.stable), recorded as SortBackward1.
-SortBackward1 = rule("SortBackward1", "self", saves="dim indices self_sym_sizes",
+SortBackward1 = rule("SortBackward1", "self", saves="dim indices self_sym_sizes", tensor_args="indices",
                      text="grad_self = grad put back at the sorted elements' places (indices) along dim",
                      forward=lambda self_t, dim, indices: _picked(self_t, dim, indices),
                      self=lambda grad, dim, indices, self_sym_sizes: _scatter_back(grad, dim, indices, self_sym_sizes))
-TopkBackward0 = rule("TopkBackward0", "self", saves="dim indices self_sym_sizes",
+TopkBackward0 = rule("TopkBackward0", "self", saves="dim indices self_sym_sizes", tensor_args="indices",
                      text="grad_self = grad at the k picked elements' places (indices), 0 elsewhere",
                      forward=lambda self_t, dim, indices: _picked(self_t, dim, indices),
                      self=lambda grad, dim, indices, self_sym_sizes: _scatter_back(grad, dim, indices, self_sym_sizes))

@@ -12,13 +12,15 @@ import torch_parity_harness as harness
 
 
 @pytest.fixture(autouse=True)
-def warn_always(torch):
-    """PyTorch gives some warnings once per process (create_graph's reference cycle); warn-always makes what
-    these cases compare independent of the tests that ran before."""
-    before = torch.is_warn_always_enabled()
-    torch.set_warn_always(True)
+def warn_always(torch, minigrad):
+    """PyTorch (and minigrad, as it) gives some warnings once per process (create_graph's reference cycle);
+    warn-always in both makes what these cases compare independent of the tests that ran before."""
+    before = [lib.is_warn_always_enabled() for lib in (torch, minigrad)]
+    for lib in (torch, minigrad):
+        lib.set_warn_always(True)
     yield
-    torch.set_warn_always(before)
+    for lib, b in zip((torch, minigrad), before):
+        lib.set_warn_always(b)
 
 
 def scatter_of_a_0d_tensor_is_a_copy(torch, Variable):
@@ -123,7 +125,21 @@ def avg_pool2d_gradient_under_create_graph_requires_grad(torch, Variable):
     print(g.requires_grad, g.grad_fn.name(), [None if n is None else n.name() for n, _ in g.grad_fn.next_functions])
 
 
-CASES = [avg_pool2d_gradient_under_create_graph_requires_grad, scatter_of_a_0d_tensor_is_a_copy,
+def sort_and_topk_free_their_saved_indices(torch, Variable):
+    """SortBackward0/1 and TopkBackward0 free their saved indices after a backward: a second one raises
+    (minigrad kept them, and a second backward through sort or topk ran)."""
+    x = torch.tensor([0.0, 2.0, 1.0], requires_grad=True)
+    for pick in (lambda: torch.sort(x)[0], lambda: torch.sort(x, stable=True)[0], lambda: torch.topk(x, 2)[0]):
+        loss = pick().sum()
+        loss.backward()
+        try:
+            loss.backward()
+        except RuntimeError as e:
+            print(str(e).split(" (")[0])
+
+
+CASES = [avg_pool2d_gradient_under_create_graph_requires_grad, sort_and_topk_free_their_saved_indices,
+         scatter_of_a_0d_tensor_is_a_copy,
          scatter_add_of_0d_tensors, scatter_in_place_from_its_own_memory, embedding_weight_must_be_2d,
          floor_divide_in_place_names_itself_in_backward, fold_of_inf_minus_inf_gives_no_numpy_warning,
          adaptive_avg_pool2d_double_backward_node, layer_norm_with_an_inf_weight_gives_no_numpy_warning,

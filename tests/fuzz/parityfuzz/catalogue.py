@@ -711,7 +711,7 @@ def _pairwise_bool(name: str) -> OpEntry:
 
 def _conversion(name: str) -> OpEntry:
     target = {"float": "float32", "double": "float64", "half": "float16", "long": "int64", "int": "int32",
-              "bool": "bool"}
+              "bool": "bool", "byte": "uint8", "short": "int16"}
 
     def draw(b: Builder) -> Call:
         v = b.pick_or_new()
@@ -724,6 +724,24 @@ def _conversion(name: str) -> OpEntry:
         return Call(expr, [Out(v.shape, dt)], [v], rg=v.rg and dt in FLOAT)
 
     return OpEntry(name, draw)
+
+
+def _bincount(b: Builder) -> Call:
+    """``bincount`` counts a 1-d literal of non-negative ints (optionally weighted); never differentiable."""
+    rng = b.rng
+    vals = [rng.randint(0, 4) for _ in range(rng.randint(0, 5))]
+    minlength = rng.choice([0, 0, 3, 6])
+    size = max(max(vals, default=-1) + 1, minlength)
+    args = [f"torch.tensor({vals!r}, dtype=torch.int64)"]
+    dtype, uses = "int64", []
+    if vals and rng.random() < 0.4:
+        w = b.new_input((len(vals),), dtype=rng.choice(["float32", "float64"]), rg=False)
+        args.append(f"weights={w.name}")
+        dtype, uses = w.dtype, [w]
+    if minlength:
+        args.append(f"minlength={minlength}")
+    b.tags.add("bincount:weights" if len(uses) else "bincount:counts")
+    return Call(f"torch.bincount({', '.join(args)})", [Out((size,), dtype)], uses, rg=False)
 
 
 def _method0(name: str, view: bool = False) -> OpEntry:
@@ -978,7 +996,9 @@ def _entries() -> list[OpEntry]:
           OpEntry("mT", _mT), OpEntry("squeeze", _squeeze), OpEntry("unsqueeze", _unsqueeze),
           OpEntry("expand", _expand), OpEntry("repeat", _repeat), OpEntry("narrow", _narrow),
           OpEntry("__getitem__", _index, 2.0), _method0("clone"), _method0("contiguous", view=True)]
-    e += [_conversion(n) for n in ("float", "double", "half", "long", "int", "bool", "to")]
+    e += [_conversion(n) for n in ("float", "double", "half", "long", "int", "bool", "to",
+                                            "byte", "short")]
+    e += [OpEntry("bincount", _bincount)]
     e += [_scatter(n) for n in ("scatter", "scatter_add", "scatter_")]
     e += [_pairwise_bool(n) for n in ("allclose", "equal", "isclose")]
     e += [_like(n) for n in ("zeros_like", "ones_like", "full_like")]

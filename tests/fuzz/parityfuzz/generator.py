@@ -21,9 +21,9 @@ from . import values as V
 from .program import Program, Stmt, array_literal, propagate_taint
 
 FLOAT = ("float32", "float64", "float16")
-INTS = ("int64", "int32", "uint8")
-_RANK = {"bool": 0, "uint8": 1, "int32": 2, "int64": 3, "float16": 4, "float32": 5, "float64": 6}
-_CATEGORY = {"bool": 0, "uint8": 1, "int32": 1, "int64": 1, "float16": 2, "float32": 2, "float64": 2}
+INTS = ("int64", "int32", "int16", "uint8")
+_RANK = {"bool": 0, "uint8": 1, "int16": 2, "int32": 3, "int64": 4, "float16": 5, "float32": 6, "float64": 7}
+_CATEGORY = {"bool": 0, "uint8": 1, "int16": 1, "int32": 1, "int64": 1, "float16": 2, "float32": 2, "float64": 2}
 
 
 @dataclasses.dataclass

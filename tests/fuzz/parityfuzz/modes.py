@@ -98,7 +98,7 @@ class _Dual(Builder):
     """The builder of a forward-mode program: most float inputs it makes are dual (make_dual with a tangent)."""
 
     def new_input(self, shape=None, dtype=None, rg=None, style=None, leaf_list=True, array=None) -> Var:
-        if dtype is None or dtype in ("int64", "bool", "int32", "uint8") and self.rng.random() < 0.7:
+        if dtype is None or dtype in ("int64", "bool", "int32", "int16", "uint8") and self.rng.random() < 0.7:
             dtype = self.rng.choice(["float64", "float64", "float32"])
         rg = self.rng.random() < 0.15 if rg is None else rg
         x = super().new_input(shape, dtype, rg, style, leaf_list, array)

@@ -71,7 +71,7 @@ def draw_array(rng: random.Random, shape: tuple[int, ...], dtype: str, style: st
     n = int(np.prod(shape)) if shape else 1
     if dtype == "bool":
         return np.array([rng.random() < 0.5 for _ in range(n)], dtype=bool).reshape(shape)
-    if dtype in ("int64", "int32"):
+    if dtype in ("int64", "int32", "int16"):
         return np.array([rng.randint(-3, 3) for _ in range(n)], dtype=dtype).reshape(shape)
     if dtype == "uint8":
         return np.array([rng.choice([0, 1, 2, 5, 255]) for _ in range(n)], dtype=dtype).reshape(shape)
