@@ -225,6 +225,7 @@ def test_top_level_stays_as_the_design_asks():
     top = {line.split("/")[0] for line in listed.stdout.splitlines()}
     allowed = {"pyproject.toml", "minigrad", "notebooks", "viz", "tests", "README.md", "Makefile", ".ci", "bench",
                "binder", "CONTRIBUTING.md", "LICENSE", ".gitignore",
+               "README.zh-CN.md",  # the Chinese front door (issue 32)
                "docs",      # the guides (API, viz, differences from PyTorch, ...), pages of the course's website
                ".github"}   # the workflow that publishes the website on GitHub Pages
     assert top <= allowed, sorted(top - allowed)

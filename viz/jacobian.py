@@ -527,7 +527,7 @@ def page(race: ForwardVsReverse, title: str | None = None) -> str:
     state = dict(race._state(), standalone=True)
     note = ("Play, or step with ← and → (click the player first). Made with viz.forward_vs_reverse; "
             "this page needs no kernel and no network.")
-    return _PAGE.format(title=html.escape(title), font=style.FONT.replace(",", ", "), muted=style.MUTED_TEXT,
+    return _PAGE.format(title=html.escape(title), font=style.FONT.replace(",", ", "), muted=style.MUTED_TEXT, lang="en",
                         css=CSS, note=html.escape(note), state=_json_for_html(state), js=standalone_js(ESM), engine="")
 
 
