@@ -147,6 +147,20 @@ def test_each_glossary_term_is_used_as_fixed(stem):
     assert wrong == []
 
 
+def test_viz_uses_the_glossarys_terms():
+    """The player's words (viz/locale/zh.po) use the glossary's terms as the lessons do: the same 梯度, 节点,
+    叶子节点, 钩子 in the panel as in the prose beside it. Code (`...`) and values ({name}) are not prose."""
+    from viz import i18n as viz_i18n
+
+    terms = _glossary()
+    wrong = []
+    for msgid, msgstr, _ in viz_i18n.read_po(viz_i18n.LOCALE / "zh.po"):
+        for zh in _english_hits(re.sub(r"\{[^{}]*\}|\w*_\w*|\.grad\b", " ", msgid), terms):
+            if zh not in msgstr:
+                wrong.append(f"{zh!r} missing from the translation of {msgid[:70]!r}")
+    assert wrong == []
+
+
 LESSON_TITLE = re.compile(r"\[[^\]]*\]\(\d\d_\w+\.ipynb\)")  # a link to a lesson shows that lesson's title
 
 
