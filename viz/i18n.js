@@ -19,7 +19,7 @@ function mgI18n(root, cat) {
     }
     return out === undefined ? text : text.replace(key, out);
   };
-  const attrs = ["title", "aria-label", "placeholder"];
+  const attrs = ["title", "aria-label", "placeholder", "data-mg-text"]; // data-mg-text: a text CSS shows
   const one = (n) => {
     if (n.nodeType === 3) {
       const t = tr(n.data);

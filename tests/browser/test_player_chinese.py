@@ -147,3 +147,75 @@ def test_a_chinese_player_fits_its_words_light_and_dark_inline_and_projected(chr
     assert "反向传播开始" in seen_titles and "反向传播结束" in seen_titles, seen_titles
     assert any(t.endswith(" 运行") for t in seen_titles), seen_titles
     assert not errors, errors
+
+
+# forward_vs_reverse's page: its buttons, counts, verdict and both sides' panels, measured the same way
+JACOBIAN_JS = """root => {
+  const out = [], english = [];
+  const shown = e => e.getClientRects().length > 0;
+  for (const b of root.querySelectorAll('button, .mgj-count')) {
+    if (shown(b) && (b.scrollWidth > b.clientWidth + 1 || b.scrollHeight > b.clientHeight + 1))
+      out.push(['button', b.className, b.textContent, b.scrollWidth, b.clientWidth]);
+  }
+  for (const box of root.querySelectorAll('.mgj-bar, .mgj-verdict, .mgj-side, .mgj-counts, .mgj-now, .mgj-sub')) {
+    if (!shown(box)) continue;
+    if (box.scrollWidth > box.clientWidth + 1) out.push(['box', box.className, box.scrollWidth, box.clientWidth]);
+    const r = box.getBoundingClientRect();
+    const walker = document.createTreeWalker(box, NodeFilter.SHOW_TEXT);
+    for (let t = walker.nextNode(); t; t = walker.nextNode()) {
+      if (!t.data.trim() || t.parentElement.closest('svg')) continue;
+      const range = document.createRange(); range.selectNodeContents(t);
+      for (const line of range.getClientRects())
+        if (line.width && (line.left < r.left - 1 || line.right > r.right + 1))
+          out.push(['text out of its box', box.className, t.data.slice(0, 40)]);
+    }
+  }
+  for (const e of root.querySelectorAll('[title], [aria-label], [data-mg-text]'))
+    for (const a of ['title', 'aria-label', 'data-mg-text']) {
+      const v = e.getAttribute(a);
+      if (v && /[a-z]{3}/.test(v) && !/[\\u4e00-\\u9fff]/.test(v)) english.push([a, v]);
+    }
+  const words = '.mgj-verdict, .mgj-title, .mgj-sub, .mgj-passes, .mgj-evals, .mgj-now, button';
+  for (const e of root.querySelectorAll(words))
+    if (/[a-z]{3}/.test(e.textContent) && !/[\\u4e00-\\u9fff]/.test(e.textContent))
+      english.push(['text', e.textContent]);
+  return {overflow: out.slice(0, 10), english: english.slice(0, 10),
+          now: [...root.querySelectorAll('.mgj-now')].map(e => e.textContent)};
+}"""
+
+
+def test_forward_vs_reverse_in_chinese_fits_light_and_dark(chromium, mg, pgv):
+    import viz
+
+    ARTIFACTS.mkdir(exist_ok=True)
+    viz.set_language("zh")
+    try:
+        race = viz.forward_vs_reverse(lambda t: (t * t).sin().sum(), mg.tensor([1.0, 2.0, 3.0]))
+    finally:
+        viz.set_language(None)
+    page_file = race.save_html(ARTIFACTS / "zh_jacobian.html")
+    errors: list[str] = []
+    for scheme in ("light", "dark"):
+        for size, full in (((1280, 800), False), ((1920, 1080), True)):
+            context = chromium(viewport={"width": size[0], "height": size[1]}, device_scale_factor=1)
+            page = context.new_page()
+            page.on("pageerror", lambda exc: errors.append(str(exc)))
+            page.emulate_media(color_scheme=scheme)
+            page.goto(page_file.resolve().as_uri(), timeout=UI_TIMEOUT)
+            root = page.locator(".mgj")
+            page.wait_for_function("r => r.querySelector('.mgj-count').textContent", arg=root.element_handle(),
+                                   timeout=UI_TIMEOUT)
+            if full:
+                root.locator("button.mgj-full").click()
+                page.wait_for_function("() => !!document.fullscreenElement", timeout=UI_TIMEOUT)
+            label = f"{scheme}_{'projector' if full else '1280'}"
+            for k in range(race.num_steps):
+                found = root.evaluate(JACOBIAN_JS)
+                assert found["overflow"] == [] and found["english"] == [], (label, k, found)
+                if k in (1, race.num_steps - 1):
+                    page.screenshot(path=str(ARTIFACTS / f"zh_jacobian_{label}_step{k}.png"))
+                root.locator("button.mgj-next").click()
+                page.wait_for_timeout(40)
+            assert any(CJK.search(t) for t in found["now"]), found["now"]
+            context.close()
+    assert not errors, errors
