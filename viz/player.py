@@ -25,6 +25,7 @@ import copy
 import html
 import re
 import sys
+import unicodedata
 import xml.etree.ElementTree as ET
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -73,12 +74,13 @@ _WIDTHS = {False: [int(w) for w in _HELV.split(",")], True: [int(w) for w in _HE
 
 
 def text_width(text: str, size: float, bold: bool = False) -> float:
-    """Width of ``text`` in points, by Helvetica's metrics (unknown characters: a digit's)."""
+    """Width of ``text`` in points, by Helvetica's metrics (unknown characters: a digit's; a CJK character, which
+    is square, a whole em: a Chinese name must not overflow the room reserved for it)."""
     table = _WIDTHS[bold]
     total = 0
     for ch in text:
         code = ord(ch)
-        total += table[code - 32] if 32 <= code < 127 else 556
+        total += table[code - 32] if 32 <= code < 127 else 1000 if unicodedata.east_asian_width(ch) in "WF" else 556
     return total * size / 1000.0
 
 

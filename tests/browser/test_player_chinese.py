@@ -90,6 +90,39 @@ def _check(root, label: str) -> dict:
     return found
 
 
+def test_chinese_names_fit_their_nodes(chromium, mg, pgv):
+    """A learner's own names in Chinese (params={"权重": w}): each node and edge text inside its box, every step,
+    inline and projected (viz reserves a CJK character's width as a whole em)."""
+    import viz
+
+    x = mg.tensor([0.5, -1.0, 2.0], requires_grad=True)
+    w = mg.tensor([3.0, 1.0, -2.0], requires_grad=True)
+    viz.set_language("zh")
+    try:
+        player = viz.animate(((x * w).exp() * x).sum(), params={"输入向量": x, "权重参数": w})
+        page_file = player.save_html(ARTIFACTS / "zh_names.html")
+    finally:
+        viz.set_language(None)
+    for size, full in (((1280, 800), False), ((1920, 1080), True)):
+        context = chromium(viewport={"width": size[0], "height": size[1]}, device_scale_factor=1)
+        page = context.new_page()
+        page.goto(page_file.resolve().as_uri(), timeout=UI_TIMEOUT)
+        root = page.locator(".mg-player")
+        _settle(page, root)
+        if full:
+            root.locator("button.mg-full").click()
+            page.wait_for_function("() => !!document.fullscreenElement", timeout=UI_TIMEOUT)
+            _settle(page, root)
+        for k in range(player.num_steps):
+            found = _check(root, f"names {size} step {k}")
+            assert any("权重参数" in t for t in found["nodes"]), found["nodes"]
+            if k == player.num_steps - 1:
+                page.screenshot(path=str(ARTIFACTS / f"zh_names_{'projector' if full else '1280'}.png"))
+            root.locator("button.mg-next").click()
+            page.wait_for_timeout(40)
+        context.close()
+
+
 def test_a_chinese_player_fits_its_words_light_and_dark_inline_and_projected(chromium, mg, pgv):
     import viz
 
