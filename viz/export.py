@@ -98,7 +98,8 @@ def page(scene: Scene, title: str | None = None, frame: int = 0) -> str:
     """The standalone HTML text of a player: both layout directions when Python has Graphviz (up to
     ``ALT_LAYOUT_NODES`` nodes), else the WebAssembly Graphviz inline, so that it lays the graph out
     itself. Nothing is fetched."""
-    title = title or ("viz: backward pass, step by step" if scene.mode == "backward"
+    title = title or ("viz: forward mode, step by step" if scene.payload.get("legend") == "tangent"
+                      else "viz: backward pass, step by step" if scene.mode == "backward"
                       else "viz: the graph, built op by op")
     state = {"svg": scene.svg(html=True), "svg_alt": other_layout(scene), "data": scene.payload, "frame": int(frame),
              "speed": 1.0, "standalone": True}

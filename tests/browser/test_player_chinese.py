@@ -252,3 +252,37 @@ def test_forward_vs_reverse_in_chinese_fits_light_and_dark(chromium, mg, pgv):
             assert any(CJK.search(t) for t in found["now"]), found["now"]
             context.close()
     assert not errors, errors
+
+
+def test_forward_mode_player_in_chinese_fits(chromium, mg, pgv):
+    """viz.animate(f, dual_x) in Chinese: the tangent's legend, steps and notes, light and dark, nothing overflowing."""
+    import viz
+
+    fw = mg.autograd.forward_ad
+    viz.set_language("zh")
+    try:
+        with fw.dual_level():
+            x = fw.make_dual(mg.tensor([0.5, -1.25, 2.0]), mg.tensor([1.0, 0.5, -2.0]))
+            player = viz.animate(lambda x, w: (x * w).sin().sum(), x, mg.tensor([1.5, -0.75, 0.25]))
+        page_file = player.save_html(ARTIFACTS / "zh_tangent.html")
+    finally:
+        viz.set_language(None)
+    for scheme in ("light", "dark"):
+        context = chromium(viewport={"width": 1280, "height": 800}, device_scale_factor=1)
+        page = context.new_page()
+        page.emulate_media(color_scheme=scheme)
+        page.goto(page_file.resolve().as_uri(), timeout=UI_TIMEOUT)
+        root = page.locator(".mg-player")
+        _settle(page, root)
+        assert root.get_attribute("aria-label") == "前向模式（切向量）播放器"
+        assert page.locator("h1").inner_text() == "viz：前向模式，一步一步"
+        assert "正在计算它的值和切向量" in root.locator(".mg-legend").inner_text()
+        titles = set()
+        for k in range(player.num_steps):
+            titles.add(_check(root, f"tangent {scheme} step {k}")["title"])
+            if k == 2:
+                page.screenshot(path=str(ARTIFACTS / f"zh_tangent_{scheme}.png"))
+            root.locator("button.mg-next").click()
+            page.wait_for_timeout(40)
+        assert "前向模式：每个张量都带着一个切向量" in titles and "MulBackward0 计算它的值和切向量" in titles, titles
+        context.close()
