@@ -47,7 +47,7 @@ COURSE_ENV := MINIGRAD_LANG=en
 # tests/notebooks/test_translations.py compares them with those instead of running them again (CI time).
 FIND_NOTEBOOKS := find notebooks -name '*.ipynb' -not -path '*/.ipynb_checkpoints/*' -not -path 'notebooks/zh/[0-9]*'
 
-.PHONY: help venv install install-lab lab test test-pythons pytest nbval lint format bench torch browser-deps clean \
+.PHONY: help venv install install-lab lab test test-pythons pytest nbval lint format bench torch browser-deps cjk-font clean \
         fuzz fuzz-known census sweep-extremes install-grade grade autograder student handouts site install-site
 
 # The browser test (tests/browser) drives Debian's chromium through Playwright's Python package.
@@ -74,6 +74,7 @@ help:
 	@echo "make fuzz-known  rewrite tests/fuzz/parityfuzz/known_failures.md from today's results (review the diff)"
 	@echo "make census  tests/teaching_code/CENSUS.md from the census's name lists; prints the coverage figure"
 	@echo "make browser-deps  apt-get install chromium when $(CHROMIUM) is missing (the browser test needs it)"
+	@echo "make cjk-font  apt-get install fonts-noto-cjk when no CJK font is found (Chinese in PNG/GIF exports)"
 	@echo "make clean   remove .venv, caches and build artefacts"
 
 venv: $(VENV)/pyvenv.cfg
@@ -114,7 +115,7 @@ lab: install-lab
 	JUPYTER_CONFIG_PATH="$(CURDIR)/$(LAB_CONFIG)$${JUPYTER_CONFIG_PATH:+:$$JUPYTER_CONFIG_PATH}" \
 	$(PY) -m jupyter lab notebooks/ $(ROOT_ARGS) $(LAB_ARGS)
 
-test: install torch browser-deps
+test: install torch browser-deps cjk-font
 	@$(MAKE) lint
 	@$(MAKE) pytest
 	@$(MAKE) nbval
@@ -291,6 +292,21 @@ browser-deps:
 	    || echo "browser-deps: could not install chromium; the browser test will skip (and fail under CI=true)"; \
 	else \
 	  echo "browser-deps: $(CHROMIUM) missing and no apt-get here: install Chromium yourself (tests/browser needs it)"; \
+	fi
+
+# Chinese in viz's PNG exports, GIF captions and the browser tests' screenshots needs a CJK font (viz finds one
+# through fontconfig: viz/i18n.py cjk_font). Debian's fonts-noto-cjk (OFL) is installed here when none is found,
+# like chromium above; without apt-get, say so and go on (tests/viz/test_viz_i18n.py then fails and says why).
+cjk-font:
+	@if fc-list :lang=zh-cn family 2>/dev/null | grep -q .; then \
+	  echo "cjk-font: $$(fc-match -f '%{family[0]}' :lang=zh-cn) found"; \
+	elif command -v apt-get >/dev/null 2>&1; then \
+	  echo "cjk-font: no CJK font -> $(strip $(SUDO) apt-get install -y fonts-noto-cjk) (Debian's package)"; \
+	  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -q fonts-noto-cjk \
+	    || { $(SUDO) apt-get update -q && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -q fonts-noto-cjk; } \
+	    || echo "cjk-font: could not install fonts-noto-cjk; Chinese text in pictures may show as boxes"; \
+	else \
+	  echo "cjk-font: no CJK font and no apt-get here: install one (Noto Sans CJK) for Chinese in pictures"; \
 	fi
 
 clean:

@@ -10,7 +10,8 @@ nodes, iteratively), ``model`` (views, summarising, ghosts), ``dot`` (model -> D
 ``render`` (DOT -> SVG/PNG/PDF), ``summary`` (model -> text table); ``style`` documents
 the visual language. The story of a program: ``source`` (the line behind each node),
 ``session`` (several calls as steps), ``layers`` (the graph of the backward pass). Forward mode:
-``tangent`` (``viz.animate(f, dual_x)``: the tangent moving forward with the values).
+``tangent`` (``viz.animate(f, dual_x)``: the tangent moving forward with the values). Languages: ``i18n``
+(``viz.set_language("zh")``, else ``MINIGRAD_LANG``, else the locale, else English).
 """
 
 from __future__ import annotations
@@ -22,13 +23,14 @@ from . import dot as _dot
 from .fold import fold as _fold
 from .fold import tag_modules
 from .graph import Graph
+from .i18n import set_language
 from .model import DEFAULT_MAX_NODES, GHOST_THRESHOLD, build
 from .summary import Summary
 from .walk import WALK_LIMIT, paused_gc
 from .walk import walk as _walk
 
 __all__ = ["draw", "summary", "animate", "record", "trace_backward", "tag_modules", "compare", "gradcheck_graph",
-           "source_lines", "session", "forward_vs_reverse",
+           "source_lines", "session", "forward_vs_reverse", "set_language",
            "Graph", "Summary", "DEFAULT_MAX_NODES", "GHOST_THRESHOLD"]
 
 

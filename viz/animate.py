@@ -525,8 +525,9 @@ def _forward_frames(walk: Any, gmap: Any, model: Any, old: set[int], var_of: dic
         rule = probe.rule_text(raw.fn)
         described = f"{probe.short_name(raw.name)}: {rule}" if rule else ""
         if tensors:
-            saves = f"It saves {', '.join(n for n, _ in tensors)} for backward"
-            f.lines.append(("rule", f"{saves} — {described}" if described else f"{saves}."))
+            saved = ", ".join(n for n, _ in tensors)  # each text whole, as viz/locale's catalog holds it
+            f.lines.append(("rule", f"It saves {saved} for backward — {described}" if described
+                            else f"It saves {saved} for backward."))
         elif described:
             f.lines.append(("rule", described))
         if f.sequence_nr is not None and f.sequence_nr >= 0:
@@ -541,10 +542,11 @@ def _forward_frames(walk: Any, gmap: Any, model: Any, old: set[int], var_of: dic
     count = len(walk.nodes)
     shown = [name for name, _ in outputs[:3]]
     names = shown[0] if len(shown) == 1 else ", ".join(shown[:-1]) + " and " + shown[-1]
-    has = "has" if len(outputs) == 1 else "have"
-    done.lines.append(("note", f"{names} {has} a grad_fn now: the graph behind {'it' if len(outputs) == 1 else 'them'} "
-                               f"holds {count} node{'s' if count != 1 else ''}, recorded one by one as the ops ran. "
-                               "Nothing has been differentiated yet: backward() follows these edges from the "
-                               "output, newest node first (viz.animate(loss) shows it)."))
+    nodes = f"{count} node{'s' if count != 1 else ''}"
+    head = (f"{names} has a grad_fn now: the graph behind it holds {nodes}" if len(outputs) == 1 else
+            f"{names} have a grad_fn now: the graph behind them holds {nodes}")  # whole sentences for the catalog
+    done.lines.append(("note", f"{head}, recorded one by one as the ops ran. Nothing has been differentiated yet: "
+                               "backward() follows these edges from the output, newest node first (viz.animate(loss) "
+                               "shows it)."))
     frames.append(done)
     return clean_texts(frames)

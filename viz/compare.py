@@ -26,6 +26,7 @@ import numpy as np
 from . import dot as _dot
 from . import probe
 from .graph import Graph, picture_with_text
+from .i18n import ljust, tr, width
 from .model import build
 from .trace import to_numpy
 from .walk import paused_gc
@@ -91,18 +92,18 @@ class Comparison:
         raise KeyError(name)
 
     def __repr__(self) -> str:
-        rows = [("", "tensor", "shape", "verdict", "max |mine - autograd|")]
+        rows = [("", tr("tensor"), tr("shape"), tr("verdict"), tr("max |mine - autograd|"))]
         for e in self.entries:
             diff = "" if math.isnan(e.max_diff) else _fmt(e.max_diff)
-            rows.append((MARK[e.verdict], e.name, probe.format_shape(e.shape), e.verdict, diff))
-        widths = [max(len(r[k]) for r in rows) for k in range(5)]
-        lines = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip() for row in rows]
+            rows.append((MARK[e.verdict], e.name, probe.format_shape(e.shape), tr(e.verdict), tr(diff)))
+        widths = [max(width(r[k]) for r in rows) for k in range(5)]
+        lines = ["  ".join(ljust(cell, w) for cell, w in zip(row, widths)).rstrip() for row in rows]
         first = self.first_wrong
         if first is not None:
-            lines.append(f"first wrong in backward order: {first.name} (max |Δ| = {_fmt(first.max_diff)})")
+            lines.append(tr(f"first wrong in backward order: {first.name} (max |Δ| = {_fmt(first.max_diff)})"))
         elif self.entries:
-            lines.append("all gradients match autograd's")
-        notes = [f"{e.name}: {e.note}" for e in self.entries if e.note]
+            lines.append(tr("all gradients match autograd's"))
+        notes = [f"{e.name}: {tr(e.note)}" for e in self.entries if e.note]
         return "\n".join(lines + notes)
 
     __str__ = __repr__

@@ -22,13 +22,14 @@ from typing import Any
 from . import style
 from .dot import html_text
 from .files import write_atomic
+from .i18n import CJK_FONT_HINT, cjk_font, has_cjk, hint_once, tr
 from .player import ESM, SVG_NS, XLINK_NS, Scene, front_end, front_ends, other_layout, to_text
 
 MAX_FILMSTRIP_STEPS = 24
 _EXPORT = "export default { render };"
 
 _PAGE = """<!DOCTYPE html>
-<html lang="en">
+<html lang="{lang}">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
@@ -97,7 +98,8 @@ def page(scene: Scene, title: str | None = None, frame: int = 0) -> str:
     """The standalone HTML text of a player: both layout directions when Python has Graphviz (up to
     ``ALT_LAYOUT_NODES`` nodes), else the WebAssembly Graphviz inline, so that it lays the graph out
     itself. Nothing is fetched."""
-    title = title or ("viz: backward pass, step by step" if scene.mode == "backward"
+    title = title or ("viz: forward mode, step by step" if scene.payload.get("legend") == "tangent"
+                      else "viz: backward pass, step by step" if scene.mode == "backward"
                       else "viz: the graph, built op by op")
     state = {"svg": scene.svg(html=True), "svg_alt": other_layout(scene), "data": scene.payload, "frame": int(frame),
              "speed": 1.0, "standalone": True}
@@ -105,9 +107,10 @@ def page(scene: Scene, title: str | None = None, frame: int = 0) -> str:
     esm, css = front_end(front_ends(scene.payload))  # the quiz's and the story's front ends where they are used
     note = ("Play, or step with ← and → (click the player first). Made with viz.animate; "
             "this page needs no kernel and no network.")
-    return _PAGE.format(title=html.escape(title), font=style.FONT.replace(",", ", "), muted=style.MUTED_TEXT,
-                        css=css, note=html.escape(note), state=_json_for_html(state), js=standalone_js(esm),
-                        engine=engine)
+    lang = (scene.payload.get("i18n") or {}).get("lang", "en")
+    return _PAGE.format(title=html.escape(tr(title, lang)), font=style.FONT.replace(",", ", "),
+                        muted=style.MUTED_TEXT, css=css, note=html.escape(tr(note, lang)), state=_json_for_html(state),
+                        js=standalone_js(esm), engine=engine, lang="zh-CN" if lang == "zh" else lang)
 
 
 def inline_graphviz() -> str:
@@ -219,7 +222,7 @@ def filmstrip(scene: Scene, columns: int = 4, steps: Any = None, width: float = 
 
 def _caption(k: int, title: str, width: float) -> list[str]:
     chars = max(int(width / 5.2), 12)
-    first = f"step {k}"
+    first = f"{tr('step')} {k}"
     rest = title if len(title) <= chars else title[: chars - 1] + "…"
     return [first, rest] if rest else [first]
 
@@ -235,7 +238,7 @@ def step_caption(scene: Scene, k: int) -> str:
     """'Step 3 / 7: MulBackward0 runs': what a picture of one step says under it."""
     title = scene.payload["steps"][k].get("title", "")
     head = f"Step {k} / {scene.num_steps - 1}"
-    return f"{head}: {title}" if title else head
+    return tr(f"{head}: {title}" if title else head)  # the title is in the scene's language already
 
 
 def save_pngs(scene: Scene, steps: list[int], target: Path, scale: float = 2.0) -> list[Path]:
@@ -306,7 +309,10 @@ class _Captions:
         from PIL import ImageFont
 
         size = max(round(GIF_CAPTION_PT * 4 / 3 * scale), 8)
-        self.font = ImageFont.load_default(size=size)
+        cjk = cjk_font() if any(has_cjk(c) for c in captions) else None
+        if any(has_cjk(c) for c in captions) and cjk is None:
+            hint_once(CJK_FONT_HINT)
+        self.font = ImageFont.truetype(cjk, size=size) if cjk else ImageFont.load_default(size=size)
         self.pad = size // 2
         self.width = max(width, 1)
         self.line_height = round(size * 1.35)
@@ -327,12 +333,17 @@ class _Captions:
         return out
 
 
+_CJK_CHARS = "\u2e80-\u9fff\uf900-\ufaff\uff00-\uffef"
+_TOKEN = re.compile(rf"(\s*)([{_CJK_CHARS}][，。：；、）」]?|[^\s{_CJK_CHARS}]+[，。：；、）」]?)")
+
+
 def _wrap(text: str, measure: Any, width: float) -> list[str]:
-    """Greedy word wrap by measured width; a word wider than the line stands alone."""
+    """Greedy word wrap by measured width; a word wider than the line stands alone. Chinese has no spaces:
+    a line may break after any CJK character (not before its closing punctuation)."""
     lines: list[str] = []
     line = ""
-    for word in text.split():
-        candidate = f"{line} {word}" if line else word
+    for space, word in _TOKEN.findall(text):
+        candidate = f"{line}{' ' if space else ''}{word}" if line else word
         if line and measure(candidate) > width:
             lines.append(line)
             line = word
@@ -387,6 +398,8 @@ def frame_png(scene: Scene, k: int, note: str | None = None, scale: float = 2.0,
     pygraphviz."""
     from .render import MAX_PNG_PIXELS, draw_png
 
+    if note and has_cjk(note) and cjk_font() is None:  # Graphviz finds a CJK font through fontconfig
+        hint_once(CJK_FONT_HINT)
     try:
         graph = frame_agraph(scene, max(0, min(int(k), scene.num_steps - 1)), note)
     except RuntimeError:

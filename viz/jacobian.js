@@ -55,6 +55,7 @@ class Side {
     this.evals = h("span", "mgj-evals");
     this.split = h("span", "mgj-split");
     this.done = h("span", "mgj-done");
+    this.done.setAttribute("data-mg-text", " · fewer op evaluations: the winner"); // shown by the CSS
     counts.append(this.passes, this.evals, this.split, this.done);
     this.now = h("div", "mgj-now");
     this.now.setAttribute("aria-live", "polite");
@@ -105,8 +106,8 @@ class Side {
     const finished = t >= this.steps.length - 1;
     const m = this.race.data.outputs.length, n = this.race.data.inputs.length;
     const of = this.name === "forward" ? n : m;
-    this.passes.textContent = (this.name === "reverse" && step.pass === 0 ? "forward pass for the values · " : "")
-      + "passes done " + step.passes + " / " + of;
+    this.passes.textContent = (this.name === "reverse" && step.pass === 0 ? "forward pass for the values · passes done "
+      : "passes done ") + step.passes + " / " + of; // one text each, as viz/locale's catalog holds them
     this.evals.textContent = plural(step.values + step.rules, "op evaluation", "op evaluations");
     this.split.textContent = "(" + step.values + " values + " + step.rules + " " + this.rules + ")";
     this.done.textContent = finished ? "done at step " + (this.steps.length - 1) : "";
@@ -282,6 +283,8 @@ class Race {
 
 function render({ model, el }) {
   const race = new Race(model, el);
+  const data = model.get("data") || {};
+  if (data.i18n && typeof mgI18n === "function") mgI18n(el, data.i18n); // viz/i18n.js, appended by jacobian.py
   return () => race.destroy();
 }
 

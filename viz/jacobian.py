@@ -37,12 +37,14 @@ import numpy as np
 from . import probe
 from .dot import clean
 from .files import write_atomic
+from .i18n import language, page_data, tr
 from .walk import Walk, paused_gc
 from .walk import walk as _walk
 
 MAX_PASSES = 48  # inputs or outputs: more passes than this would not be watched (and the matrix would not fit)
 HERE = Path(__file__).resolve().parent
-ESM = (HERE / "jacobian.js").read_text(encoding="utf-8")
+# the page's words in the player's language: viz/i18n.js's mgI18n, run by render() when the payload has a catalog
+ESM = (HERE / "jacobian.js").read_text(encoding="utf-8") + "\n" + (HERE / "i18n.js").read_text(encoding="utf-8")
 CSS = (HERE / "jacobian.css").read_text(encoding="utf-8")
 PLAY_NOTE = "Run the cell to play: forward mode (one pass per input) beside reverse mode (one pass per output)"
 
@@ -337,6 +339,7 @@ class ForwardVsReverse:
         self.title = clean(title) if title else None
         self._widget: Any = None
         self._frame = 0
+        self.lang = language()  # the player keeps the language it was made in (viz.i18n)
 
     @property
     def n(self) -> int:
@@ -400,13 +403,17 @@ class ForwardVsReverse:
     def payload(self) -> dict:
         """What the page plays: both sides' steps, the labels, the verdict (all text, escaped by the page)."""
         def side(steps: list[Step]) -> list[dict]:
-            return [{"pass": s.pass_no, "kind": s.kind, "ids": s.ids, "text": s.text, "values": s.values,
-                     "rules": s.rules, "passes": s.passes, "fill": s.fill,
+            return [{"pass": s.pass_no, "kind": s.kind, "ids": s.ids, "text": tr(s.text, self.lang),
+                     "values": s.values, "rules": s.rules, "passes": s.passes, "fill": s.fill,
                      "numbers": [probe.format_number(v) for v in s.numbers]} for s in steps]
 
-        return {"inputs": self.inputs, "outputs": self.outputs, "forward": side(self.forward),
-                "reverse": side(self.reverse), "verdict": self.verdict(), "winner": self.winner,
-                "counts": self.counts, "title": self.title or ""}
+        out = {"inputs": self.inputs, "outputs": self.outputs, "forward": side(self.forward),
+               "reverse": side(self.reverse), "verdict": tr(self.verdict(), self.lang), "winner": self.winner,
+               "counts": self.counts, "title": self.title or ""}
+        i18n = page_data(self.lang)
+        if i18n:  # the page's own words (viz/i18n.js, inlined after jacobian.js)
+            out["i18n"] = i18n
+        return out
 
     def _state(self) -> dict:
         return {"svg": self.graph.svg() or "", "data": self.payload(), "frame": self._frame}
@@ -523,12 +530,13 @@ def page(race: ForwardVsReverse, title: str | None = None) -> str:
     from . import style
     from .export import _PAGE, _json_for_html, standalone_js
 
-    title = title or race.title or "viz: a Jacobian by forward mode and by reverse mode"
+    title = title or race.title or tr("viz: a Jacobian by forward mode and by reverse mode", race.lang)
     state = dict(race._state(), standalone=True)
-    note = ("Play, or step with ← and → (click the player first). Made with viz.forward_vs_reverse; "
-            "this page needs no kernel and no network.")
+    note = tr("Play, or step with ← and → (click the player first). Made with viz.forward_vs_reverse; "
+              "this page needs no kernel and no network.", race.lang)
     return _PAGE.format(title=html.escape(title), font=style.FONT.replace(",", ", "), muted=style.MUTED_TEXT,
-                        css=CSS, note=html.escape(note), state=_json_for_html(state), js=standalone_js(ESM), engine="")
+                        lang="zh-CN" if race.lang == "zh" else race.lang, css=CSS, note=html.escape(note),
+                        state=_json_for_html(state), js=standalone_js(ESM), engine="")
 
 
 _WIDGET: list[Any] = []

@@ -25,6 +25,7 @@ import copy
 import html
 import re
 import sys
+import unicodedata
 import xml.etree.ElementTree as ET
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -34,6 +35,7 @@ from typing import Any
 from . import dot as _dot
 from . import render as _render
 from . import style
+from .i18n import page_data, tr
 from .trace import Frame, frame_note, state_at
 
 SVG_NS = "http://www.w3.org/2000/svg"
@@ -72,12 +74,13 @@ _WIDTHS = {False: [int(w) for w in _HELV.split(",")], True: [int(w) for w in _HE
 
 
 def text_width(text: str, size: float, bold: bool = False) -> float:
-    """Width of ``text`` in points, by Helvetica's metrics (unknown characters: a digit's)."""
+    """Width of ``text`` in points, by Helvetica's metrics (unknown characters: a digit's; a CJK character, which
+    is square, a whole em: a Chinese name must not overflow the room reserved for it)."""
     table = _WIDTHS[bold]
     total = 0
     for ch in text:
         code = ord(ch)
-        total += table[code - 32] if 32 <= code < 127 else 556
+        total += table[code - 32] if 32 <= code < 127 else 1000 if unicodedata.east_asian_width(ch) in "WF" else 556
     return total * size / 1000.0
 
 
@@ -377,6 +380,18 @@ class Scene:
     _pngs: dict = field(default_factory=dict, repr=False, compare=False)
     _other: dict = field(default_factory=dict, repr=False, compare=False)
     redraw: Any = field(default=None, repr=False, compare=False)  # viz.trace.Redraw, to fold it another way
+
+    def __post_init__(self) -> None:
+        """The scene speaks the language in force when it is made (viz.i18n): its steps' words now, the page's
+        own words from the catalog it carries, so an exported page keeps that language."""
+        data = page_data()
+        if data is None or "i18n" in self.payload:
+            return
+        self.payload["i18n"] = data
+        for step in self.payload.get("steps", []):
+            if step.get("title"):
+                step["title"] = tr(step["title"])
+            step["lines"] = [[kind, tr(text)] for kind, text in step.get("lines", [])]
 
     def svg_in(self, rankdir: str) -> str:
         """The decorated picture laid out in ``rankdir`` (cached), or "" without Graphviz in Python."""
@@ -924,6 +939,8 @@ def front_ends(payload: dict) -> tuple[str, ...]:
         names.append("tangent")  # forward mode's legend and words (viz/tangent.js)
     if payload.get("quiz"):
         names.append("quiz")
+    if payload.get("i18n"):
+        names.append("i18n")  # the page's words in the scene's language (viz/i18n.js)
     return tuple(names)
 
 

@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from . import probe
+from .i18n import tr
 from .trace import SMALL, value_text
 
 __all__ = ["Question", "Answer", "Quiz", "KINDS", "make_quiz"]
@@ -206,6 +207,8 @@ def make_quiz(frames: list[Any], kinds: tuple[str, ...] | list[str] = KINDS, eve
         questions.append(q)
         if max_questions is not None and len(questions) >= max_questions:
             break
+    for q in questions:  # asked in viz's language (viz.i18n); node names and values stay as they are
+        q.prompt, q.reason = tr(q.prompt), tr(q.reason)
     return Quiz(questions, options={"kinds": tuple(kinds), "every": every, "max_questions": max_questions})
 
 

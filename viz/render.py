@@ -183,6 +183,10 @@ def render_png(source: str, css_size: tuple[float, float] | None = None, scale: 
     when it would pass ``max_pixels``, see ``png_scale``), or None when no renderer can make PNGs."""
     s = png_scale(css_size, scale, max_pixels)
     attrs = {"dpi": f"{CSS_DPI * s:.4g}"}
+    from .i18n import CJK_FONT_HINT, cjk_font, has_cjk, hint_once
+
+    if has_cjk(source) and cjk_font() is None:  # a Chinese name: Graphviz finds a CJK font through fontconfig
+        hint_once(CJK_FONT_HINT)
     renderer = find_renderer()
     if renderer == "pygraphviz":
         data = _render_pygraphviz(source, "png", attrs)

@@ -38,6 +38,7 @@ from typing import Any
 import numpy as np
 
 from . import probe
+from .i18n import tr
 from .trace import to_numpy
 
 __all__ = ["Session", "SessionStep", "Change", "session"]
@@ -174,7 +175,7 @@ class Session:
         self._old = {}
         caught = exc is not None and self.catch and bool(self.steps) and self.steps[-1].kind == "error" \
             and self.steps[-1].error == str(exc)
-        done = self._add("done", "The block ended" + (" with the error above" if caught else ""))
+        done = self._add("done", "The block ended with the error above" if caught else "The block ended")
         if exc is not None and not caught:
             done.lines.append(("note", f"{exc_type.__name__}: {exc}"))
         return caught
@@ -358,8 +359,9 @@ class Session:
                 value = None if g is None else to_numpy(g)
                 step.results.append((self._name_of(t), value))
                 step.lines.append(("result", f"returns the gradient for {self._name_of(t)}: {_show(value)}"))
-            step.lines.append(("note", "autograd.grad returns the gradients and leaves every .grad as it was"
-                                       + ("." if not step.changes else " (the changes above are hooks').")))
+            step.lines.append(("note", "autograd.grad returns the gradients and leaves every .grad as it was."
+                               if not step.changes else "autograd.grad returns the gradients and leaves every .grad "
+                               "as it was (the changes above are hooks')."))
         step.nodes = self._ids_of_graph(roots)
         if keep:
             why = "retain_graph=True" if retain_graph else "create_graph=True (retain_graph defaults to it)"
@@ -563,7 +565,8 @@ class Session:
         steps = []
         for s in self.steps:
             lines = [["change", c.text] for c in s.changes] + [[k, t] for k, t in s.lines]
-            steps.append({"ids": list(s.nodes), "kind": s.kind, "title": f"[{s.index}] {s.title}", "lines": lines,
+            title = f"[{s.index}] {tr(s.title)}"  # the title in viz's language (the Scene translates the lines)
+            steps.append({"ids": list(s.nodes), "kind": s.kind, "title": title, "lines": lines,
                           "appear": [],
                           # viz/story.js: the nodes a failure or an in-place step is about light up (mg-ref),
                           # the tensors a step changed are outlined, the nodes whose saved values it freed greyed

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from . import dot, probe
+from .i18n import ljust, tr, width
 from .model import Model
 from .walk import WALK_LIMIT
 
@@ -91,8 +92,9 @@ def _format(model: Model, rows: list[dict[str, str]]) -> str:
     if model.truncated:
         head += f" (walk stopped at {WALK_LIMIT:,} nodes: the graph goes on)"
     columns = [c for c in _COLUMNS if c in ("id", "kind", "name") or any(r[c] for r in rows)]
-    widths = {c: max([len(c)] + [len(r[c]) for r in rows]) for c in columns}
-    lines = [head, "  ".join(c.ljust(widths[c]) for c in columns).rstrip()]
+    names = {c: tr(c) for c in columns}  # the header in viz's language; the cells are names, shapes, values
+    widths = {c: max([width(names[c])] + [width(r[c]) for r in rows]) for c in columns}
+    lines = [tr(head), "  ".join(ljust(names[c], widths[c]) for c in columns).rstrip()]
     for row in rows:
-        lines.append("  ".join(row[c].ljust(widths[c]) for c in columns).rstrip())
+        lines.append("  ".join(ljust(row[c], widths[c]) for c in columns).rstrip())
     return "\n".join(lines)

@@ -19,29 +19,12 @@ import os
 import re
 from pathlib import Path
 
-LANGUAGES = ("en", "zh")
-_ENV = ("LANGUAGE", "LC_ALL", "LC_MESSAGES", "LANG")
+from viz.i18n import LANGUAGES, environment_language
 
 
 def language() -> str:
-    """``"zh"`` or ``"en"``: MINIGRAD_LANG, else the locale, else English."""
-    chosen = _normalise(os.environ.get("MINIGRAD_LANG", ""))
-    if chosen:
-        return chosen
-    value = next((os.environ[name] for name in _ENV if os.environ.get(name)), "")  # the first one set, as gettext
-    for part in value.split(":"):  # LANGUAGE may list several, best first
-        if part.split(".")[0] in ("C", "POSIX"):
-            break
-        found = _normalise(part)
-        if found:
-            return found
-    return "en"
-
-
-def _normalise(value: str) -> str | None:
-    """``zh_CN.UTF-8`` -> ``zh``; ``C``, ``POSIX``, empty or an unsupported language -> None."""
-    code = re.split(r"[_.@-]", value.strip().lower(), maxsplit=1)[0]
-    return code if code in LANGUAGES else None
+    """``"zh"`` or ``"en"``: MINIGRAD_LANG, else the locale, else English (viz's rule: viz.i18n)."""
+    return environment_language()
 
 
 @dataclasses.dataclass
