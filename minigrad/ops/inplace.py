@@ -27,7 +27,7 @@ from ..autograd.graph import Node, accumulator, check_usable, freed_error, metad
 from . import views as S
 from . import xp
 from .operands import as_operand, broadcast_error, kind_name
-from .recording import record, rule, save_result
+from .recording import RuleNode, record, rule, save_result
 from .registry import REGISTRY, Sample, declare
 from .views import (
     REGENERATING,
@@ -515,9 +515,18 @@ def _regenerate(v: Tensor, root: Tensor) -> None:
 
 def rebuild_view_node(v: Tensor) -> None:
     """The node of a stale view, rebuilt from its base's current node by replaying the view's recipes (in grad
-    mode, as PyTorch does: the read may come under no_grad, or from the engine)."""
+    mode, as PyTorch does: the read may come under no_grad, or from the engine). The first time, the recipes run
+    as ops on temporary tensors; the nodes they record are the view's plan, and later rebuilds (a loop writing
+    through the view) make the same nodes directly over the base's new node."""
     v._extras.stale = False
     root = v._base
+    chain = v._extras.view_fn
+    plan = chain.plan
+    if plan is not None and plan[0] == _layout(root) and root._grad_fn is not None:
+        _take_node(v, _planned_nodes(plan[1], root, v), made_for_v=True)
+        if not v._extras.watched:
+            register_view(root, v)
+        return
     prev, GRAD.mode = GRAD.mode, 1
     REGENERATING[0] = True
     try:
@@ -530,12 +539,45 @@ def rebuild_view_node(v: Tensor) -> None:
     finally:
         REGENERATING[0] = False
         GRAD.mode = prev
-    _take_node(v, t)
+    if start is root and root._grad_fn is not None:
+        chain.plan = _plan_of(t._grad_fn, root)
+    _take_node(v, t._grad_fn, t._output_nr)
     if not v._extras.watched:
         register_view(root, v)
 
 
 Tensor._rebuild_view_node = rebuild_view_node
+
+
+def _layout(t: Tensor) -> tuple:
+    """What a view's nodes depend on besides its recipes: its root's shape, strides and dtype."""
+    data = t._data
+    return data.shape, data.strides, data.dtype
+
+
+def _plan_of(node, root: Tensor) -> tuple | None:
+    """The steps from `root`'s node to a rebuilt view's `node`, root first: (class, saved arguments, metadata)
+    for each node. None where a step is not a plain one-input node that keeps no tensor (it is then replayed
+    as ops every time)."""
+    steps = []
+    while node is not root._grad_fn:
+        if (not isinstance(node, RuleNode) or len(node._next_nodes) != 1 or node._kept_inputs is not None
+                or node._saves_result or node._multi or node._tensor_args or node._extras is not None):
+            return None
+        steps.append((type(node), node._args, node._input_metadata))
+        node = node._next_nodes[0]
+    return (_layout(root), tuple(reversed(steps))) if steps else None
+
+
+def _planned_nodes(steps: tuple, root: Tensor, v: Tensor):
+    """The nodes of a view's plan, made over `root`'s current node; the last one's output is `v`."""
+    node, nrs = root._grad_fn, (root._output_nr,) if root._output_nr else None
+    last = len(steps) - 1
+    for i, (cls, args, meta) in enumerate(steps):
+        node = new_node(cls, (node,), nrs, meta, v if i == last else None)
+        node._args, node._kept_inputs, node._kept_versions = args, None, None
+        nrs = None
+    return node
 
 
 def _leading_nowhere(root: Tensor) -> Tensor:
@@ -571,13 +613,13 @@ def views_follow(base: Tensor) -> None:
 Tensor._views_follow = views_follow
 
 
-def _take_node(v: Tensor, t: Tensor) -> None:
-    node = t._grad_fn
+def _take_node(v: Tensor, node, output_nr: int = 0, made_for_v: bool = False) -> None:
     old, old_nr = v._grad_fn, v._output_nr
     v._grad_fn = node
     v._requires_grad = True
-    v._output_nr = t._output_nr
-    node._set_output(v)
+    v._output_nr = output_nr
+    if not made_for_v:
+        node._set_output(v)
     _move_retain(v, old, old_nr)
     v._extras.attr_version = v._version_counter.value
 

@@ -81,13 +81,14 @@ class ViewChain:
     instead of copying it, so a chain of n views costs O(n), not O(n²) (`y = y.view(1)[0]` in a loop).
     `meta` is the latest creation meta along the chain ("no_grad" / "multi", or None)."""
 
-    __slots__ = ("prev", "recipe", "meta", "_recipes", "index")
+    __slots__ = ("prev", "recipe", "meta", "_recipes", "index", "plan")
 
     def __init__(self, prev: ViewChain | None, recipe, meta=None):
         self.prev, self.recipe = prev, recipe
         self.meta = meta if meta is not None else (prev.meta if prev is not None else None)
         self._recipes = None
         self.index = None  # (root shape, flat positions in the root, repeats?): inplace.view_index_map
+        self.plan = None  # (root layout, the nodes' classes, arguments, metadata): inplace.rebuild_view_node
 
     def recipes(self) -> tuple:
         """The recipes, root first (walked once, then kept)."""

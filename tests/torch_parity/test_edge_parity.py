@@ -1430,6 +1430,32 @@ def test_a_write_through_detach_rebuilds_the_views_of_the_memory(torch, make):
     assert graph_structure(*make(torch)) == graph_structure(*make(minigrad))
 
 
+def _writes_through_one_view_in_a_loop(t):
+    x = t.tensor([[0.5, 1.0, 1.5], [2.0, 2.5, 3.0]], dtype=t.float64, requires_grad=True)
+    b = x * 1
+    v, w = b[1:], b[:, 1]  # (one node each: PyTorch rebuilds a chain of views as one node, README "Differences")
+    v.retain_grad()
+    for i in range(4):  # from the second write on, the views' nodes are made from their plans
+        b.mul_(1.5)
+        v.add_(0.5 * i)
+        w.mul_(v.sum())
+    return (b * b).sum(), v, w
+
+
+def test_a_loop_of_writes_through_views_gives_pytorchs_graph_and_gradients(torch):
+    # issue 34's W8 loop, with two views whose nodes are rebuilt at every write, one read (`w.mul_(v.sum())`)
+    assert graph_structure(*_writes_through_one_view_in_a_loop(torch)) == \
+        graph_structure(*_writes_through_one_view_in_a_loop(minigrad))
+
+    def fn(t):
+        loss, v, w = _writes_through_one_view_in_a_loop(t)
+        loss.backward()
+        x = loss.grad_fn.next_functions[0][0]  # (the leaf is reached through the graph: its gradient is compared)
+        return v.grad, w.detach(), x.name()
+
+    assert_same(torch, fn)
+
+
 def _pow_through_a_slice(t, keep_view: bool):
     d = t.tensor([0.5]).detach()
     v = d.neg()
