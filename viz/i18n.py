@@ -116,6 +116,7 @@ class Catalog:
     """The current translations of one catalog: exact messages, and templates with ``{values}``."""
 
     def __init__(self, path: Path) -> None:
+        self.rules = RulePhrases(path.with_name(f"rules.{path.name}"))
         self.exact: dict[str, str] = {}
         self.templates: list[tuple[re.Pattern, list[str], str, int]] = []
         for msgid, msgstr, fuzzy in read_po(path) if path.exists() else []:
@@ -149,7 +150,7 @@ class Catalog:
             if m:
                 values = {name: self.translate(value) for name, value in zip(fields, m.groups())}
                 return _fill(msgstr, values)
-        return text
+        return self.rules.translate(text) if _RULE_LINE.match(text) else text
 
     def for_page(self) -> dict:
         """The catalog as data for viz/i18n.js: exact texts, and templates as JavaScript regexes."""
@@ -159,6 +160,39 @@ class Catalog:
             source = regex.pattern[:-2].replace(r"\ ", " ")  # the \Z is $ in JavaScript; JS needs no escaped space
             templates.append(["^" + source + "$", out.replace("$$", "$")])
         return {"exact": self.exact, "templates": templates}
+
+
+# A line that states a node's rule: "MulBackward0: grad_self = ...", or a forward rule's "result_t = ...".
+_RULE_LINE = re.compile(r"(?:[A-Z][\w.]*: |result_t = )")
+_COND = r"([^,;()+]+?)(?=,|;|\)| \(| \+|$)"  # a condition inside a formula: up to the next clause
+
+
+class RulePhrases:
+    """The English words of minigrad's rule texts (``node.rule_text``, the forward rules), phrase by phrase.
+
+    A rule text is a formula with a few words in it (``grad_self = grad where result > 0, else 0``); the
+    formulas are code and stay as they are, so the catalog (``viz/locale/rules.zh.po``) holds the phrases, each
+    replaced where it stands, the longest first. ``{cond}`` is a condition inside the formula, ``{name}`` a
+    name, both kept."""
+
+    def __init__(self, path: Path) -> None:
+        self.phrases: list[tuple[re.Pattern, str, int]] = []
+        for msgid, msgstr, fuzzy in read_po(path) if path.exists() else []:
+            if not msgstr or fuzzy:
+                continue
+            parts, at = [], 0
+            for m in _FIELD.finditer(msgid):
+                parts.append(re.escape(msgid[at:m.start()]))
+                parts.append(f"(?P<{m.group(1)}>" + (_COND[1:] if m.group(1) == "cond" else r"[\w.]+)"))
+                at = m.end()
+            parts.append(re.escape(msgid[at:]))
+            self.phrases.append((re.compile("".join(parts)), msgstr, len(msgid)))
+        self.phrases.sort(key=lambda p: -p[2])
+
+    def translate(self, text: str) -> str:
+        for pattern, msgstr, _ in self.phrases:
+            text = pattern.sub(lambda m, out=msgstr: _fill(out, m.groupdict()), text)
+        return re.sub(r"(?<=\S) +(?=[（，；：])", "", text)  # no space before Chinese punctuation
 
 
 def _fill(msgstr: str, values: dict[str, str]) -> str:

@@ -234,3 +234,70 @@ def test_without_a_cjk_font_one_hint_line(monkeypatch, capsys, zh, mg, pgv):
 
 def test_page_data_is_json():
     assert json.loads(json.dumps(i18n.page_data("zh")))["lang"] == "zh"
+
+
+# -- the per-op rule texts ------------------------------------------------------------------------------------
+
+# The words a rule text's formulas use: code (names, arguments, functions written bare), never English prose.
+_CODE_WORDS = {
+    "grad", "grads", "result", "self", "other", "input", "output", "weight", "bias", "target", "value", "values",
+    "tensor", "tensors", "source", "src", "vec", "key", "query", "exponent", "max", "min", "dim", "dims", "index",
+    "indices", "mask", "condition", "alpha", "beta", "threshold", "mean", "correction", "scale", "diagonal",
+    "shifts", "pad", "reduction", "training", "stats", "geo", "transposed", "numel", "inf", "eps", "rstd", "zeros",
+    "ln", "hypot", "ord", "sgn", "sign", "dtype", "eval", "dist", "scatter", "add", "gelu", "softplus", "argmax",
+    "argmin", "start", "end", "step", "unique", "if", "else", "N", "P", "B", "d", "g", "i", "j", "k", "p", "s",
+    "x", "y"}
+_BARE = re.compile(r"(?<![\w.'])[A-Za-z]+(?![\w(])")  # a word that is not a call, an attribute or a name_part
+
+
+def _rule_texts() -> dict[str, str]:
+    """Every rule line viz can show, as the player writes it ("MulBackward0: grad_self = ..."): each declared
+    node's backward rule and forward rule, and CopySlices'."""
+    from minigrad.ops.inplace import CopySlices
+    from minigrad.ops.registry import NODES, node_forward_rule
+
+    texts = {"CopySlices": f"CopySlices: {CopySlices.rule_text.fget(None)}"}
+    for name, cls in NODES.items():
+        if hasattr(cls, "_text"):
+            texts[name] = f"{name}: {cls._text}"
+            forward = node_forward_rule(name)
+            if forward and forward[1]:
+                texts[name + " (forward)"] = f"{name}: {forward[1]}"
+    return texts
+
+
+def test_every_rule_text_reads_in_chinese():
+    """No English word is left in any rule text in Chinese (the formulas' code stays): a new rule with new words
+    fails here until viz/locale/rules.zh.po has them."""
+    texts = _rule_texts()
+    assert len(texts) >= 300
+    left = {}
+    for name, text in texts.items():
+        words = set(_BARE.findall(i18n.tr(text, "zh").split(": ", 1)[1])) - _CODE_WORDS
+        if words:
+            left[name] = sorted(words)
+    assert left == {}
+    assert i18n.tr(texts["ReluBackward0"], "zh") == "ReluBackward0: grad_self = grad（result > 0 处），其余为 0"
+    assert i18n.tr(texts["MulBackward0"], "zh") == texts["MulBackward0"]  # a formula alone is left as it is
+    assert i18n.tr(texts["ReluBackward0"], "en") == texts["ReluBackward0"]
+
+
+def test_no_rule_phrase_is_stale():
+    """Each phrase of the rules' catalog still stands in one of minigrad's rule texts, and keeps its values."""
+    texts = list(_rule_texts().values())
+    phrases = i18n.read_po(i18n.LOCALE / "rules.zh.po")
+    assert [m for m, s, fuzzy in phrases if not s or fuzzy] == []
+    compiled = i18n.catalog("zh").rules.phrases
+    assert len(compiled) == len(phrases)
+    unused = [p.pattern for p, _, _ in compiled if not any(p.search(t) for t in texts)]
+    assert unused == []
+    for msgid, msgstr, _ in phrases:
+        assert sorted(re.findall(r"\{\w+\}", msgid)) == sorted(re.findall(r"\{\w+\}", msgstr)), msgid
+        assert CJK.search(msgstr), msgid
+
+
+def test_the_player_explains_each_rule_in_chinese(mg, zh):
+    x = mg.tensor([-1.0, 2.0], requires_grad=True)
+    player = viz.animate(x.relu().sum(), params={"x": x})
+    lines = [text for step in player.data["steps"] for kind, text in step["lines"] if kind == "rule"]
+    assert "ReluBackward0: grad_self = grad（result > 0 处），其余为 0" in lines
