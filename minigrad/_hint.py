@@ -82,3 +82,20 @@ def hint(template: str, **values: str) -> str:
     lang = language()
     text = catalog().get(template, template) if lang == "zh" else template
     return LABELS[lang] + text.format(**values)
+
+
+def translated_line(line: str, lang: str) -> str:
+    """A finished English ``hint: ...`` line as a learner of ``lang`` reads it; any other line unchanged (for
+    tools that compare an English run with a Chinese one: the values in a hint, node names, are kept)."""
+    if lang == "en" or not line.startswith(LABELS["en"]):
+        return line
+    body = line[len(LABELS["en"]):].rstrip("\n")
+    end = line[len(LABELS["en"]) + len(body):]
+    for template, text in catalog().items():
+        pattern = re.escape(template)
+        for name in re.findall(r"\{(\w+)\}", template):
+            pattern = pattern.replace(re.escape("{" + name + "}"), f"(?P<{name}>\\S+)", 1)
+        found = re.fullmatch(pattern, body)
+        if found:
+            return LABELS[lang] + text.format(**found.groupdict()) + end
+    return line

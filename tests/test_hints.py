@@ -82,3 +82,12 @@ def test_a_learner_reads_pytorchs_message_then_the_hint_in_their_language(monkey
     assert ("retain_graph=True" in hint_line) and (bool(re.search(r"[\u4e00-\u9fff]", hint_line)) == (lang == "zh"))
     with pytest.raises(AssertionError, match=r"^Torch not compiled with CUDA enabled\n" + label):
         minigrad.zeros(1).cuda()
+
+
+def test_a_finished_hint_line_reads_in_chinese_for_comparing_runs():
+    line = "hint: AddBackward0 saved values for backward, and the earlier backward() freed them; pass " \
+           "retain_graph=True to that earlier call if you need two.\n"
+    assert _hint.translated_line(line, "zh").startswith("提示：AddBackward0 为反向传播保存了值")
+    assert _hint.translated_line(line, "zh").endswith("。\n")
+    assert _hint.translated_line(line, "en") == line
+    assert _hint.translated_line("hint: something else", "zh") == "hint: something else"

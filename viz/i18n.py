@@ -159,11 +159,20 @@ class Catalog:
             out = _fill(msgstr, {name: f"${i + 1}" for i, name in reversed(list(enumerate(fields)))})
             source = regex.pattern[:-2].replace(r"\ ", " ")  # the \Z is $ in JavaScript; JS needs no escaped space
             templates.append(["^" + source + "$", out.replace("$$", "$")])
-        return {"exact": self.exact, "templates": templates}
+        exact = {k: v for k, v in self.exact.items() if k not in _DRAWN}
+        return {"exact": exact, "templates": templates}
 
 
-# A line that states a node's rule: "MulBackward0: grad_self = ...", or a forward rule's "result_t = ...".
-_RULE_LINE = re.compile(r"(?:[A-Z][\w.]*: |result_t = )")
+# The lone words of drawings and viz.summary ("hidden", "leaf", "output"): translated in Python (viz/dot.py,
+# viz/summary.py) and never sent to the page, which translates every text it shows: a learner's tensor may well
+# be called "hidden" or "output".
+_DRAWN = frozenset({"output", "leaf", "saved", "fn", "op", "none", "hidden", "unwalked", "module", "ghost",
+                    "dashed", "tangent", "legend"})
+
+
+# A line that states a node's rule: "MulBackward0: grad_self = ...", or a forward rule's "result_t = ..." (and
+# never an error's text: "RuntimeError: ..." stays as PyTorch prints it).
+_RULE_LINE = re.compile(r"(?:(?:\w*Backward\w*|CopySlices|NotImplemented|DelayedError): |result_t = )")
 _COND = r"([^,;()+]+?)(?=,|;|\)| \(| \+|$)"  # a condition inside a formula: up to the next clause
 
 
@@ -268,3 +277,24 @@ def hint_once(text: str) -> None:
     if text not in _HINTED:
         _HINTED.add(text)
         sys.stderr.write(text + "\n")
+
+
+def words_on_node(node: Any, lang: str) -> Any:
+    """A copy of a drawn node (viz.model.VNode) with viz's own words on it in ``lang``: its caption (``leaf``,
+    ``same node as …``), its notes and badges (``tensor hooks ×1``), and the title of a collapsed group (``⋯ 3
+    nodes hidden``). A node's name stays as it is, even one viz gave (``output``, ``leaf``: the name column of
+    viz.summary, which code reads), and so do shapes, dtypes, values and code."""
+    if lang == "en":
+        return node
+    import dataclasses
+
+    title = tr(node.title, lang) if node.title and node.role in ("hidden", "unwalked") else node.title
+    return dataclasses.replace(node, caption=tr(node.caption, lang) if node.caption else node.caption, title=title,
+                               rows=[(k, tr(t, lang) if k == "note" else t) for k, t in node.rows],
+                               badges=[tr(b, lang) for b in node.badges])
+
+
+def saved_label(name: str, lang: str) -> str:
+    """A saved value named in words in ``lang`` ("saved self", "保存的 self"): the name is code, kept as it is (a
+    custom Function's ``saved_tensors[0]`` says it already)."""
+    return name if name.startswith("saved") else f"{tr('saved', lang)} {name}"

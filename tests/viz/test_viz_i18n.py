@@ -179,11 +179,19 @@ def test_summary_and_compare_speak_chinese_with_aligned_columns(mg, zh):
     assert columns.split() == ["编号", "类型", "名称", "形状", "指向", "数据", "备注"]  # no .grad yet
     # a CJK character takes two terminal columns: each row's cells start under their header
     starts = [i18n.width(columns[:columns.index(c)]) for c in ("类型", "名称")]
-    assert all(row[starts[0] - 2:starts[0]] == "  " and row[starts[1] - 2:starts[1]] == "  " for row in rows)
+    assert all(_before_column(row, starts[0]) == "  " and _before_column(row, starts[1]) == "  " for row in rows)
     assert "MulBackward0" in text and "AccumulateGrad" in text
+    assert [row.split()[1] for row in rows] == ["输出", "grad_fn节点", "grad_fn节点", "叶子节点", "叶子节点"]
+    assert [row.split()[2] for row in rows][:2] == ["output", "SumBackward0"]  # names stay (code reads them)
     mine = {"x": params["w"].detach().numpy(), "w": params["x"].detach().numpy() * 2}  # w's gradient is wrong
     table = repr(viz.compare(loss, mine, params, draw=False))
     assert "张量" in table and "结论" in table and "按反向顺序第一个错误" in table
+
+
+def _before_column(row: str, column: int) -> str:
+    """The two characters a terminal shows just before ``column`` (a CJK character takes two columns)."""
+    at = next(i for i in range(len(row) + 1) if i18n.width(row[:i]) >= column)
+    return row[at - 2:at]
 
 
 # -- pictures --------------------------------------------------------------------------------------------------
@@ -301,3 +309,46 @@ def test_the_player_explains_each_rule_in_chinese(mg, zh):
     player = viz.animate(x.relu().sum(), params={"x": x})
     lines = [text for step in player.data["steps"] for kind, text in step["lines"] if kind == "rule"]
     assert "ReluBackward0: grad_self = grad（result > 0 处），其余为 0" in lines
+
+
+# -- the words inside the graph, Frame.text, the session's steps -------------------------------------------------
+
+
+def test_the_words_inside_a_drawn_graph_speak_chinese_and_names_stay(mg, zh):
+    x = mg.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    x.register_hook(lambda g: g)
+    y = (x * x.exp()).sum()
+    dot = viz.draw(y, params={"x": x}, show_saved=True, legend=True).source
+    assert "保存的 self = x (3,)" in dot and "saved self" not in dot
+    assert "AccumulateGrad · (3,) float32" in dot and "MulBackward0" in dot  # as PyTorch prints them
+    assert "张量钩子 ×1" in dot and "图例" in dot and "你画的张量" in dot and "槽位 0" in dot
+    viz.set_language("en")
+    english = viz.draw(y, params={"x": x}, show_saved=True, legend=True).source
+    assert "saved self = x (3,)" in english and "tensor hooks ×1" in english and not CJK.search(english)
+
+
+def test_frame_text_and_the_sessions_steps_speak_chinese(mg, zh):
+    x = mg.tensor([1.0, -2.0], requires_grad=True)
+    player = viz.animate(x.relu().sum(), params={"x": x})
+    relu = next(f.text for f in player.frames if f.text.startswith("ReluBackward0"))
+    assert relu.splitlines()[0] == "ReluBackward0 运行" and "grad_self = grad（result > 0 处），其余为 0" in relu
+    w = mg.tensor([1.0, 2.0], requires_grad=True)
+    with viz.session(params={"w": w}) as story:
+        loss = (w * w).sum()
+        loss.backward()
+    text = story.summary()
+    assert CJK.search(text) and "MulBackward0" in text
+    viz.set_language("en")
+    assert not CJK.search(story.summary())  # the text is told in the language in force when it is read
+    assert next(f.text for f in player.frames if f.text.startswith("ReluBackward0")).startswith("ReluBackward0 runs\n")
+
+
+def test_a_learners_tensor_named_like_a_word_of_viz_keeps_its_name_in_the_page(mg, zh):
+    """The page translates every text it shows: the lone words of drawings ("hidden", "output") are translated
+    before it (in the DOT), and never sent to it, so a tensor called "hidden" stays "hidden"."""
+    page = i18n.page_data("zh")["exact"]
+    assert "hidden" not in page and "output" not in page and "leaf" not in page
+    assert page["Play (space)"] == "播放（空格）"
+    hidden = mg.tensor([1.0, 2.0], requires_grad=True)
+    player = viz.animate((hidden * 2).sum(), params={"hidden": hidden})
+    assert "hidden" not in player.data["i18n"]["exact"]
