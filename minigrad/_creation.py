@@ -11,6 +11,7 @@ import numpy as np
 
 from . import _dtypes
 from ._device import check as _check_device
+from ._hint import hint
 from ._layout import torch_layout
 from ._random import default_generator
 from ._state import GRAD
@@ -584,8 +585,9 @@ def normal(mean, std=1.0, size=None, *, generator=None, out=None, dtype=None, la
         if GRAD.mode > 0 and any(isinstance(t, Tensor) and t._requires_grad for t in (mean, std)):
             raise NotImplementedError(
                 "minigrad does not implement gradients of torch.normal yet (PyTorch records NormalBackward1/2/3 "
-                "when mean or std requires grad).\nhint: write the sample as mean + std * torch.randn_like(mean), "
-                "or draw it under torch.no_grad() if no gradient should flow.")
+                "when mean or std requires grad).\n" + hint("write the sample as mean + std * torch.randn_like(mean), "
+                                                           "or draw it under torch.no_grad() if no gradient should "
+                                                           "flow."))
     if ks == "Tensor":
         s = std._data
         if not np.all(s >= 0):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ._hint import hint
 from ._missing import MISSING_HINT
 
 
@@ -15,7 +16,7 @@ class device:
         if kind != "cpu":
             raise RuntimeError(
                 f"minigrad runs on the CPU only, so device '{type}' is not available.\n"
-                "hint: drop the device argument or use device('cpu'); minigrad.cuda.is_available() is False."
+                + hint("drop the device argument or use device('cpu'); minigrad.cuda.is_available() is False.")
             )
         self.type = "cpu"
         self.index = index
@@ -47,8 +48,13 @@ def check(dev) -> None:
         device(dev)
 
 
-NO_CUDA = ("Torch not compiled with CUDA enabled\n"
-           "hint: minigrad runs on the CPU only; check minigrad.cuda.is_available() (False) first.")
+NO_CUDA = "Torch not compiled with CUDA enabled"
+
+
+def no_cuda() -> AssertionError:
+    """A CPU-only PyTorch's error, and the hint in the learner's language (chosen when it is raised)."""
+    return AssertionError(NO_CUDA + "\n" + hint("minigrad runs on the CPU only; check "
+                                                "minigrad.cuda.is_available() (False) first."))
 
 
 class _Missing:
@@ -98,11 +104,11 @@ class _Cuda(_Missing):
 
     @staticmethod
     def current_device() -> int:
-        raise AssertionError(NO_CUDA)
+        raise no_cuda()
 
     @staticmethod
     def get_device_name(device=None) -> str:
-        raise AssertionError(NO_CUDA)
+        raise no_cuda()
 
     get_device_capability = set_device = synchronize = get_device_name
 

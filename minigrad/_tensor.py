@@ -16,8 +16,9 @@ import weakref
 import numpy as np
 
 from . import _dtypes
-from ._device import CPU, NO_CUDA
+from ._device import CPU, no_cuda
 from ._device import device as _device_cls
+from ._hint import hint
 from ._hooks import HookDict, RemovableHandle
 from ._printing import format_tensor
 from ._state import DUAL, GRAD, INFERENCE_MODE_USED, SEQUENCE
@@ -535,16 +536,17 @@ class Tensor:
         """Removed from PyTorch in 1.9 (old lectures still call it): PyTorch's error."""
         raise RuntimeError("This function was deprecated since version 1.9 and is now removed. `torch.linalg.eig` "
                            "returns complex tensors of dtype `cfloat` or `cdouble` rather than real tensors mimicking "
-                           "complex tensors.\nhint: minigrad has no complex tensors and no torch.linalg.eig.")
+                           "complex tensors.\n" + hint("minigrad has no complex tensors and no torch.linalg.eig."))
 
     def lstsq(self, A):
         """Removed from PyTorch in 1.9: PyTorch's error."""
         raise RuntimeError("This function was deprecated since version 1.9 and is now removed. `torch.lstsq` is "
-                           "deprecated in favor of `torch.linalg.lstsq`.\nhint: minigrad has no torch.linalg.lstsq; "
-                           "solve the normal equations with matmul and a closed form, or fit by gradient descent.")
+                           "deprecated in favor of `torch.linalg.lstsq`.\n" + hint(
+                               "minigrad has no torch.linalg.lstsq; solve the normal equations with matmul and a "
+                               "closed form, or fit by gradient descent."))
 
     def cuda(self, *args, **kwargs):
-        raise AssertionError(NO_CUDA)  # a CPU-only PyTorch's error
+        raise no_cuda()  # a CPU-only PyTorch's error
 
     # -- printing ----------------------------------------------------------------------------------------
     def __repr__(self, *, tensor_contents=None) -> str:

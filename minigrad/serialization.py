@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from ._device import device
+from ._hint import hint
 from ._tensor import Tensor, make
 from .nn.parameter import Parameter
 
@@ -81,7 +82,7 @@ class _Writer:
         what = f"{type(obj).__module__}.{type(obj).__qualname__}"
         raise TypeError(f"minigrad.save cannot store an object of type {what}: "
                         "it stores tensors, numbers, strings, None, and dicts/lists/tuples of them (it never pickles). "
-                        "\nhint: save `model.state_dict()` rather than the model itself.")
+                        "\n" + hint("save `model.state_dict()` rather than the model itself."))
 
     def remember(self, obj: Any) -> int:
         self.ids[id(obj)] = len(self.ids)
@@ -159,7 +160,7 @@ def _bad(f, what: str) -> RuntimeError:
 
 _CUDA = ("Attempting to deserialize object on a CUDA device but minigrad.cuda.is_available() is False. If you are "
          "running on a CPU-only machine, please use minigrad.load with map_location=minigrad.device('cpu') to map "
-         "your storages to the CPU.\nhint: minigrad runs on the CPU only; drop map_location or pass 'cpu'.")
+         "your storages to the CPU.")
 _PICKLE_ARGS = ("encoding", "errors", "fix_imports", "buffers")
 
 
@@ -176,9 +177,9 @@ def _check_map_location(map_location) -> None:
         if map_location == "cpu":
             return
         if map_location.startswith("cuda"):
-            raise RuntimeError(_CUDA)
+            raise RuntimeError(_CUDA + "\n" + hint("minigrad runs on the CPU only; drop map_location or pass 'cpu'."))
         raise RuntimeError(f"don't know how to restore data location of minigrad.storage.UntypedStorage (tagged "
-                           f"with {map_location})\nhint: minigrad runs on the CPU only; use map_location='cpu'.")
+                           f"with {map_location})\n" + hint("minigrad runs on the CPU only; use map_location='cpu'."))
     if not callable(map_location):  # PyTorch calls anything else with (storage, location)
         raise TypeError(f"'{type(map_location).__name__}' object is not callable")
 

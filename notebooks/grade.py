@@ -74,6 +74,7 @@ class Outcome:
     seconds: float = 0.0
     flagged: dict[str, list[str]] = field(default_factory=dict)  # exercise id -> what its answer reached
     graded_path: Path | None = None  # the notebook otter runs: the lesson with this submission's answers
+    lang: str = "en"  # the submitted lesson's language (notebooks/zh/ lessons say "zh" in their metadata)
 
     @property
     def total(self) -> float:
@@ -333,6 +334,47 @@ def lesson_of(path: Path, lessons: set[str]) -> str | None:
     return next((lesson for lesson in lessons if path.name.startswith(lesson)), None)
 
 
+def _language_of(path: Path) -> str:
+    """The language a submitted lesson was written in (its metadata; "en" when unreadable or not said)."""
+    try:
+        meta = json.loads(path.read_text(encoding="utf-8")).get("metadata", {}).get(build.META, {})
+    except (OSError, ValueError, AttributeError):
+        return "en"
+    return meta.get("lang", "en") if meta.get("lang") in build.LANGUAGES else "en"
+
+
+# The feedback's own words in Chinese, for a student who handed in Chinese lessons (the verdicts quoted in it
+# are already in the lesson's language; lesson names, exercise ids, file names and test names stay as they are).
+_ZH = {
+    "# Feedback for {student}": "# {student} 的作业反馈",
+    "**{total} of {possible} points.** Each exercise scores its points when its check and its hidden tests all "
+    "pass.": "**得分：{total} / {possible}。** 每道练习的检查和隐藏测试全部通过，才能得到这道题的分数。",
+    "Graded: `{notebook}`": "评分的文件：`{notebook}`",
+    " (the best of {n} copies: {copies})": "（共 {n} 份，取得分最高的一份：{copies}）",
+    ".": "。",
+    "**{problem}.** The exercises graded in that run score 0; *Restart Kernel and Run All Cells* in JupyterLab "
+    "shows where it stops.": "**{problem}。** 这次运行中评分的练习得 0 分；在 JupyterLab 中用 *Restart Kernel and "
+    "Run All Cells*（重启内核并运行全部单元格）可以看到它停在哪里。",
+    "- **Exercise {id}**: 0 of {points}, flagged: the answer {what}, so it was not graded":
+    "- **练习 {id}**：0 / {points}，已标记：答案 {what}，因此没有评分",
+    "an answer defines its values, functions or classes with the lesson's libraries only: no grader, checks, "
+    "sys.modules, builtins or files; ask your teacher if you think this is a mistake":
+    "答案只能用本课的库来定义值、函数或类：不能访问评分程序、检查函数、sys.modules、builtins "
+    "或文件；如果你认为这是误判，请询问老师",
+    "- **Exercise {id}**: {score} of {points}": "- **练习 {id}**：{score} / {points}",
+    "✗ hidden test `{name}`: {message}": "✗ 隐藏测试 `{name}`：{message}",
+    "  - (and {n} hidden test(s): fix the check above first)": "  - （另有 {n} 个隐藏测试：请先修正上面的检查）",
+    "## Not handed in": "## 未提交",
+    "{lesson} (exercise {id}, 0 of {points})": "{lesson}（练习 {id}，0 / {points}）",
+    "## Not graded": "## 未评分",
+}
+
+
+def _say(lang: str, template: str, **values: object) -> str:
+    """One of the feedback's sentences in ``lang``, filled in."""
+    return (_ZH.get(template, template) if lang == "zh" else template).format(**values)
+
+
 def _points(value: float) -> str:
     return str(int(value)) if float(value).is_integer() else f"{value:.2f}"
 
@@ -350,7 +392,7 @@ def collect(submissions: Path, lessons: set[str], zips: dict[str, Path],
             outcomes.append(Outcome(student.name, "", None, problem="no notebook in this folder"))
         for path in notebooks:
             lesson = lesson_of(path, lessons)
-            outcome = Outcome(student.name, path.relative_to(student).as_posix(), lesson)
+            outcome = Outcome(student.name, path.relative_to(student).as_posix(), lesson, lang=_language_of(path))
             outcomes.append(outcome)
             if lesson is None:
                 outcome.problem = "not one of the course's lessons (or not a readable notebook): not graded"
@@ -429,9 +471,11 @@ def feedback(student: str, outcomes: list[Outcome], exercises: list[build.Exerci
     mine = [o for o in outcomes if o.student == student]
     best = {lesson: o for (s, lesson), o in best_per_lesson(outcomes).items() if s == student}
     total = sum(best[e.lesson].score(e.id) for e in exercises if e.lesson in best)
-    lines = [f"# Feedback for {student}", "",
-             f"**{_points(total)} of {sum(e.points for e in exercises)} points.** Each exercise scores its points "
-             "when its check and its hidden tests all pass.", ""]
+    # in Chinese when every lesson the student handed in is a Chinese one
+    lang = "zh" if best and all(o.lang == "zh" for o in best.values()) else "en"
+    lines = [_say(lang, "# Feedback for {student}", student=student), "",
+             _say(lang, "**{total} of {possible} points.** Each exercise scores its points when its check and its "
+                  "hidden tests all pass.", total=_points(total), possible=sum(e.points for e in exercises)), ""]
     missing = [e for e in exercises if e.lesson not in best]
     for lesson in sorted(best):
         in_lesson = [e for e in exercises if e.lesson == lesson]
@@ -439,23 +483,25 @@ def feedback(student: str, outcomes: list[Outcome], exercises: list[build.Exerci
         lines.append(f"## {lesson}")
         lines.append("")
         copies = [o.notebook for o in mine if o.lesson == lesson]
-        lines.append(f"Graded: `{graded.notebook}`" + (f" (the best of {len(copies)} copies: "
-                                                        f"{', '.join(f'`{c}`' for c in copies)})"
-                                                        if len(copies) > 1 else "") + ".")
+        best_of = _say(lang, " (the best of {n} copies: {copies})", n=len(copies),
+                       copies=", ".join(f"`{c}`" for c in copies)) if len(copies) > 1 else ""
+        lines.append(_say(lang, "Graded: `{notebook}`", notebook=graded.notebook) + best_of + _say(lang, "."))
         if graded.problem:
-            lines.append(f"**{graded.problem[0].upper() + graded.problem[1:]}.** The exercises graded in that run "
-                         "score 0; *Restart Kernel and Run All Cells* in JupyterLab shows where it stops.")
+            lines.append(_say(lang, "**{problem}.** The exercises graded in that run score 0; *Restart Kernel and "
+                              "Run All Cells* in JupyterLab shows where it stops.",
+                              problem=graded.problem[0].upper() + graded.problem[1:]))
         lines.append("")
         for e in in_lesson:
             result = graded.exercises.get(e.id)
             if e.id in graded.flagged:
-                lines.append(f"- **Exercise {e.id}**: 0 of {e.points}, flagged: the answer "
-                             f"{', '.join(graded.flagged[e.id])}, so it was not graded")
-                lines += _indented("an answer defines its values, functions or classes with the lesson's libraries "
-                                   "only: no grader, checks, sys.modules, builtins or files; ask your teacher if "
-                                   "you think this is a mistake")
+                lines.append(_say(lang, "- **Exercise {id}**: 0 of {points}, flagged: the answer {what}, so it was "
+                                  "not graded", id=e.id, points=e.points, what=", ".join(graded.flagged[e.id])))
+                lines += _indented(_say(lang, "an answer defines its values, functions or classes with the lesson's "
+                                        "libraries only: no grader, checks, sys.modules, builtins or files; ask "
+                                        "your teacher if you think this is a mistake"))
                 continue
-            lines.append(f"- **Exercise {e.id}**: {_points(graded.score(e.id))} of {e.points}"
+            lines.append(_say(lang, "- **Exercise {id}**: {score} of {points}", id=e.id,
+                              score=_points(graded.score(e.id)), points=e.points)
                          + (" ✓" if result and not result["failed"] else ""))
             public = [t for t in (result or {}).get("failed", []) if not t["hidden"]]
             hidden = [t for t in (result or {}).get("failed", []) if t["hidden"]]
@@ -463,16 +509,18 @@ def feedback(student: str, outcomes: list[Outcome], exercises: list[build.Exerci
                 lines += _indented(f"✗ {test['message']}")
             if hidden and not public:
                 for test in hidden:
-                    lines += _indented(f"✗ hidden test `{test['name'].removeprefix('hidden: ')}`: {test['message']}")
+                    lines += _indented(_say(lang, "✗ hidden test `{name}`: {message}",
+                                            name=test["name"].removeprefix("hidden: "), message=test["message"]))
             elif hidden:
-                lines.append(f"  - (and {len(hidden)} hidden test(s): fix the check above first)")
+                lines.append(_say(lang, "  - (and {n} hidden test(s): fix the check above first)", n=len(hidden)))
         lines.append("")
     if missing:
-        lines += ["## Not handed in", "", ", ".join(f"{e.lesson} (exercise {e.id}, 0 of {e.points})"
-                                                     for e in missing) + ".", ""]
+        lines += [_say(lang, "## Not handed in"), "", ", ".join(
+            _say(lang, "{lesson} (exercise {id}, 0 of {points})", lesson=e.lesson, id=e.id, points=e.points)
+            for e in missing) + _say(lang, "."), ""]
     stray = [o for o in mine if o.lesson is None and o.notebook]
     if stray:
-        lines += ["## Not graded", ""] + [f"- `{o.notebook}`: {o.problem}" for o in stray] + [""]
+        lines += [_say(lang, "## Not graded"), ""] + [f"- `{o.notebook}`: {o.problem}" for o in stray] + [""]
     return "\n".join(lines).rstrip() + "\n"
 
 

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from . import probe
+from .i18n import tr
 from .player import Scene, backward_scene, player_class, sources_payload
 from .trace import Frame, by_module, clean_texts, map_graph, record_backward
 from .walk import paused_gc
@@ -247,7 +248,8 @@ class ForwardFrame:
 
     @property
     def text(self) -> str:
-        return "\n".join([self.title] + [t for _, t in self.lines])
+        """The side panel's words as plain text, in viz's language (viz.i18n)."""
+        return "\n".join(tr(t) for t in [self.title] + [t for _, t in self.lines])
 
 
 MAX_NAMED_OUTPUTS = 8

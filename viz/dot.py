@@ -13,6 +13,7 @@ import html
 import re
 
 from . import probe, style
+from .i18n import language, saved_label, tr, words_on_node
 from .model import Model, VEdge, VNode
 
 
@@ -68,7 +69,10 @@ def _row(text: str, fill: str | None = None, size: int = style.SMALL_PT, color: 
     return f'<TR><TD{bg} CELLPADDING="1"><FONT POINT-SIZE="{size}"{font_color}>{body}</FONT></TD></TR>'
 
 
-def node_label(node: VNode, show_values: bool, show_grads: bool) -> Html:
+def node_label(node: VNode, show_values: bool, show_grads: bool, lang: str = "en") -> Html:
+    """A node's box. Its words (``saved self``, ``leaf``, ``tensor hooks ×1``) are in ``lang``; node names, shapes,
+    dtypes and values stay as PyTorch prints them."""
+    node = words_on_node(node, lang)
     rows: list[str] = []
     # a caption and a subtitle share one muted row under the title ("AccumulateGrad · (8, 4) float32"):
     # a row less in every leaf keeps a network's graph short enough to show whole on a projector
@@ -83,13 +87,14 @@ def node_label(node: VNode, show_values: bool, show_grads: bool) -> Html:
     elif node.subtitle:
         rows.append(_row(html_text(node.subtitle, ROW_LIMIT), color=style.MUTED_TEXT))
     if (show_values or node.tangent is not None) and node.data is not None:
-        rows.append(_row("data " + html_text(node.data, ROW_LIMIT)))
+        rows.append(_row(tr("data", lang) + " " + html_text(node.data, ROW_LIMIT)))
     if node.tangent is not None:  # a dual tensor: its tangent beside its value
-        rows.append(_row("tangent " + html_text(node.tangent, ROW_LIMIT), fill=style.ROW_FILL["tangent"]))
+        rows.append(_row(tr("tangent", lang) + " " + html_text(node.tangent, ROW_LIMIT),
+                         fill=style.ROW_FILL["tangent"]))
     if show_grads and node.grad is not None:
-        rows.append(_row("grad " + html_text(node.grad, ROW_LIMIT)))
+        rows.append(_row(tr("grad", lang) + " " + html_text(node.grad, ROW_LIMIT)))
     for kind, text in node.rows:
-        shown = probe.saved_label(text) if kind == "saved" else text
+        shown = saved_label(text, lang) if kind == "saved" else text
         rows.append(_row(html_text(shown, ROW_LIMIT), fill=style.ROW_FILL.get(kind)))
     for badge in node.badges:
         rows.append(_row(html_text(badge, ROW_LIMIT), fill=style.ROW_FILL["badge"]))
@@ -107,22 +112,23 @@ def node_label(node: VNode, show_values: bool, show_grads: bool) -> Html:
     )
 
 
-def _tooltip(node: VNode) -> str:
+def _tooltip(node: VNode, lang: str = "en") -> str:
+    node = words_on_node(node, lang)
     parts = [p for p in (node.caption, node.title, node.subtitle) if p]
-    what = style.TOOLTIPS.get(node.role, "")
+    what = tr(style.TOOLTIPS.get(node.role, ""), lang)
     return probe.truncate(" · ".join(parts + ([what] if what else [])), TOOLTIP_LIMIT)
 
 
-def edge_label(edge: VEdge, view: str, rankdir: str = "TB") -> Html | None:
+def edge_label(edge: VEdge, view: str, rankdir: str = "TB", lang: str = "en") -> Html | None:
     parts = []
     if edge.shape is not None and view == "backward":
         parts.append(html_text(probe.format_shape(edge.shape)))
     if view == "backward" and not edge.faint:
         if edge.name:  # the input it feeds, by name; the slot of the node it enters only when not 0
-            slot = f" → slot {edge.slot}" if edge.slot else ""
+            slot = " → " + tr(f"slot {edge.slot}", lang) if edge.slot else ""
             parts.append(html_text(edge.name) + slot)
         elif edge.slot is not None:
-            parts.append(f"slot {edge.slot}")
+            parts.append(tr(f"slot {edge.slot}", lang))
     elif view == "backward" and edge.name:
         parts.append(html_text(edge.name))
     if edge.count > 1:
@@ -165,6 +171,7 @@ def to_dot(model: Model, rankdir: str = "TB", legend: bool = False) -> str:
         graph.update(style.GUARD_ATTRS)
     if len(model.nodes) >= style.STRAIGHT_FROM_NODES or model.crossings >= style.STRAIGHT_FROM_CROSSINGS:
         graph.update(style.STRAIGHT_ATTRS)
+    lang = language()  # the picture keeps the language it was drawn in
     lines = ["digraph autograd {"]
     lines.append(f"  graph [{_attrs(graph)}];")
     lines.append(f"  node [{_attrs(style.NODE_ATTRS)}];")
@@ -180,7 +187,7 @@ def to_dot(model: Model, rankdir: str = "TB", legend: bool = False) -> str:
             lines.extend(_cluster_lines(model, scope, members, order, cluster_ids, "  "))
     for edge in model.edges:
         attrs: dict[str, str] = {}
-        label = edge_label(edge, model.view, rankdir)
+        label = edge_label(edge, model.view, rankdir, lang)
         if label:
             attrs["label"] = label
         if edge.faint:
@@ -190,13 +197,14 @@ def to_dot(model: Model, rankdir: str = "TB", legend: bool = False) -> str:
         tail = f" [{_attrs(attrs)}]" if attrs else ""
         lines.append(f"  {ids[edge.src]} -> {ids[edge.dst]}{tail};")
     if legend:
-        lines.extend(_legend_lines(model))
+        lines.extend(_legend_lines(model, lang))
     lines.append("}")
     return "\n".join(lines) + "\n"
 
 
-def _node_line(model: Model, node: VNode) -> str:
-    attrs = {"label": node_label(node, model.show_values, model.show_grads), "tooltip": _tooltip(node)}
+def _node_line(model: Model, node: VNode, lang: str | None = None) -> str:
+    lang = lang or language()
+    attrs = {"label": node_label(node, model.show_values, model.show_grads, lang), "tooltip": _tooltip(node, lang)}
     return f"{node.id} [{_attrs(attrs)}];"
 
 
@@ -204,7 +212,7 @@ def _cluster_lines(model: Model, scope: str, members: dict[str, list[VNode]], or
                    cluster_ids: dict[str, str], indent: str) -> list[str]:
     lines = [f"{indent}subgraph {cluster_ids[scope]} {{"]
     label = Html(f"<{html_text(scope_label(scope, model.types), TITLE_LIMIT)}>")
-    attrs = dict(style.CLUSTER_ATTRS, label=label, tooltip=f"module {scope}", labeljust="l")
+    attrs = dict(style.CLUSTER_ATTRS, label=label, tooltip=tr(f"module {scope}"), labeljust="l")
     lines.append(f"{indent}  graph [{_attrs(attrs)}];")
     for node in members[scope]:
         lines.append(f"{indent}  " + _node_line(model, node))
@@ -215,7 +223,7 @@ def _cluster_lines(model: Model, scope: str, members: dict[str, list[VNode]], or
     return lines
 
 
-def _legend_lines(model: Model) -> list[str]:
+def _legend_lines(model: Model, lang: str = "en") -> list[str]:
     """One compact node listing only the kinds of box this picture shows (one rank tall: it never
     stretches along the graph)."""
     present = {node.role for node in model.nodes} | {"ghost" for node in model.nodes if node.ghost}
@@ -226,12 +234,12 @@ def _legend_lines(model: Model) -> list[str]:
         dashed = ' STYLE="dashed"' if role in style.DASHED_ROLES or role == "ghost" else ""
         fill = style.FILL.get(role, "#FFFFFF")
         rows.append(f'<TR><TD BGCOLOR="{fill}" BORDER="1" COLOR="{style.BORDER}"{dashed} CELLPADDING="2">'
-                    f'<FONT POINT-SIZE="{style.SMALL_PT}">{html_text(title)}</FONT></TD>'
+                    f'<FONT POINT-SIZE="{style.SMALL_PT}">{html_text(tr(title, lang))}</FONT></TD>'
                     f'<TD ALIGN="LEFT" CELLPADDING="2"><FONT POINT-SIZE="{style.SMALL_PT}" COLOR="{style.MUTED_TEXT}">'
-                    f'{html_text(meaning)}</FONT></TD></TR>')
+                    f'{html_text(tr(meaning, lang))}</FONT></TD></TR>')
     if not rows:
         return []
     label = Html(f'<<TABLE BORDER="1" CELLBORDER="0" CELLSPACING="2" COLOR="{style.EDGE}" BGCOLOR="#FFFFFF" '
                  f'STYLE="rounded,dashed"><TR><TD COLSPAN="2"><FONT POINT-SIZE="{style.SMALL_PT}" '
-                 f'COLOR="{style.MUTED_TEXT}">legend</FONT></TD></TR>{"".join(rows)}</TABLE>>')
-    return [f"  legend [{_attrs({'label': label, 'tooltip': 'what the boxes mean'})}];"]
+                 f'COLOR="{style.MUTED_TEXT}">{tr("legend", lang)}</FONT></TD></TR>{"".join(rows)}</TABLE>>')
+    return [f"  legend [{_attrs({'label': label, 'tooltip': tr('what the boxes mean', lang)})}];"]

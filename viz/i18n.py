@@ -116,6 +116,7 @@ class Catalog:
     """The current translations of one catalog: exact messages, and templates with ``{values}``."""
 
     def __init__(self, path: Path) -> None:
+        self.rules = RulePhrases(path.with_name(f"rules.{path.name}"))
         self.exact: dict[str, str] = {}
         self.templates: list[tuple[re.Pattern, list[str], str, int]] = []
         for msgid, msgstr, fuzzy in read_po(path) if path.exists() else []:
@@ -149,7 +150,7 @@ class Catalog:
             if m:
                 values = {name: self.translate(value) for name, value in zip(fields, m.groups())}
                 return _fill(msgstr, values)
-        return text
+        return self.rules.translate(text) if _RULE_LINE.match(text) else text
 
     def for_page(self) -> dict:
         """The catalog as data for viz/i18n.js: exact texts, and templates as JavaScript regexes."""
@@ -158,7 +159,49 @@ class Catalog:
             out = _fill(msgstr, {name: f"${i + 1}" for i, name in reversed(list(enumerate(fields)))})
             source = regex.pattern[:-2].replace(r"\ ", " ")  # the \Z is $ in JavaScript; JS needs no escaped space
             templates.append(["^" + source + "$", out.replace("$$", "$")])
-        return {"exact": self.exact, "templates": templates}
+        exact = {k: v for k, v in self.exact.items() if k not in _DRAWN}
+        return {"exact": exact, "templates": templates}
+
+
+# The lone words of drawings and viz.summary ("hidden", "leaf", "output"): translated in Python (viz/dot.py,
+# viz/summary.py) and never sent to the page, which translates every text it shows: a learner's tensor may well
+# be called "hidden" or "output".
+_DRAWN = frozenset({"output", "leaf", "saved", "fn", "op", "none", "hidden", "unwalked", "module", "ghost",
+                    "dashed", "tangent", "legend"})
+
+
+# A line that states a node's rule: "MulBackward0: grad_self = ...", or a forward rule's "result_t = ..." (and
+# never an error's text: "RuntimeError: ..." stays as PyTorch prints it).
+_RULE_LINE = re.compile(r"(?:(?:\w*Backward\w*|CopySlices|NotImplemented|DelayedError): |result_t = )")
+_COND = r"([^,;()+]+?)(?=,|;|\)| \(| \+|$)"  # a condition inside a formula: up to the next clause
+
+
+class RulePhrases:
+    """The English words of minigrad's rule texts (``node.rule_text``, the forward rules), phrase by phrase.
+
+    A rule text is a formula with a few words in it (``grad_self = grad where result > 0, else 0``); the
+    formulas are code and stay as they are, so the catalog (``viz/locale/rules.zh.po``) holds the phrases, each
+    replaced where it stands, the longest first. ``{cond}`` is a condition inside the formula, ``{name}`` a
+    name, both kept."""
+
+    def __init__(self, path: Path) -> None:
+        self.phrases: list[tuple[re.Pattern, str, int]] = []
+        for msgid, msgstr, fuzzy in read_po(path) if path.exists() else []:
+            if not msgstr or fuzzy:
+                continue
+            parts, at = [], 0
+            for m in _FIELD.finditer(msgid):
+                parts.append(re.escape(msgid[at:m.start()]))
+                parts.append(f"(?P<{m.group(1)}>" + (_COND[1:] if m.group(1) == "cond" else r"[\w.]+)"))
+                at = m.end()
+            parts.append(re.escape(msgid[at:]))
+            self.phrases.append((re.compile("".join(parts)), msgstr, len(msgid)))
+        self.phrases.sort(key=lambda p: -p[2])
+
+    def translate(self, text: str) -> str:
+        for pattern, msgstr, _ in self.phrases:
+            text = pattern.sub(lambda m, out=msgstr: _fill(out, m.groupdict()), text)
+        return re.sub(r"(?<=\S) +(?=[（，；：])", "", text)  # no space before Chinese punctuation
 
 
 def _fill(msgstr: str, values: dict[str, str]) -> str:
@@ -234,3 +277,24 @@ def hint_once(text: str) -> None:
     if text not in _HINTED:
         _HINTED.add(text)
         sys.stderr.write(text + "\n")
+
+
+def words_on_node(node: Any, lang: str) -> Any:
+    """A copy of a drawn node (viz.model.VNode) with viz's own words on it in ``lang``: its caption (``leaf``,
+    ``same node as …``), its notes and badges (``tensor hooks ×1``), and the title of a collapsed group (``⋯ 3
+    nodes hidden``). A node's name stays as it is, even one viz gave (``output``, ``leaf``: the name column of
+    viz.summary, which code reads), and so do shapes, dtypes, values and code."""
+    if lang == "en":
+        return node
+    import dataclasses
+
+    title = tr(node.title, lang) if node.title and node.role in ("hidden", "unwalked") else node.title
+    return dataclasses.replace(node, caption=tr(node.caption, lang) if node.caption else node.caption, title=title,
+                               rows=[(k, tr(t, lang) if k == "note" else t) for k, t in node.rows],
+                               badges=[tr(b, lang) for b in node.badges])
+
+
+def saved_label(name: str, lang: str) -> str:
+    """A saved value named in words in ``lang`` ("saved self", "保存的 self"): the name is code, kept as it is (a
+    custom Function's ``saved_tensors[0]`` says it already)."""
+    return name if name.startswith("saved") else f"{tr('saved', lang)} {name}"

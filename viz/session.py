@@ -62,7 +62,7 @@ class Change:
 
     @property
     def text(self) -> str:
-        before = "(made in the block)" if self.before is None and self.what == "data" else _show(self.before)
+        before = tr("(made in the block)") if self.before is None and self.what == "data" else _show(self.before)
         head = f"{self.name}.{self.what}: {before} -> {_show(self.after)}"
         return f"{head}   ({self.rule})" if self.rule else head
 
@@ -83,8 +83,9 @@ class SessionStep:
 
     @property
     def text(self) -> str:
-        return "\n".join([f"[{self.index}] {self.title}"] + [f"    {c.text}" for c in self.changes]
-                         + [f"    {t}" for _, t in self.lines])
+        """The step as plain text, in viz's language (viz.i18n): names, values and code as they are."""
+        return "\n".join([f"[{self.index}] {tr(self.title)}"] + [f"    {c.text}" for c in self.changes]
+                         + [f"    {tr(t)}" for _, t in self.lines])
 
 
 @dataclass

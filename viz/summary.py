@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from . import dot, probe
-from .i18n import ljust, tr, width
+from .i18n import language, ljust, saved_label, tr, width, words_on_node
 from .model import Model
 from .walk import WALK_LIMIT
 
@@ -85,12 +85,28 @@ class Summary:
         return hash(self.text)
 
 
+def _in_language(model: Model, node: Any, row: dict[str, str]) -> dict[str, str]:
+    """A row as printed in viz's language: the kind and viz's own words in the name and notes; node names,
+    shapes, values and code stay as they are (``rows`` keep the English kinds, for code that reads them)."""
+    lang = language()
+    if lang == "en":
+        return row
+    shown = words_on_node(node, lang)
+    notes = [shown.caption] if shown.caption else []
+    notes += [tr("ghost", lang)] if node.ghost else []
+    notes += [tr(f"module {node.module}", lang)] if node.module else []
+    notes += [saved_label(text, lang) if kind == "saved" else text for kind, text in shown.rows] + shown.badges
+    return dict(row, kind=tr(row["kind"], lang), name=_text(shown.title, _WIDTH_LIMIT["name"]),
+                notes=_text("; ".join(notes)))
+
+
 def _format(model: Model, rows: list[dict[str, str]]) -> str:
     head = f"{model.view} view: {len(model.nodes)} nodes, {len(model.edges)} edges"
     if model.hidden:
         head += f" ({model.hidden:,} more hidden)"
     if model.truncated:
         head += f" (walk stopped at {WALK_LIMIT:,} nodes: the graph goes on)"
+    rows = [_in_language(model, node, row) for node, row in zip(model.nodes, rows)]
     columns = [c for c in _COLUMNS if c in ("id", "kind", "name") or any(r[c] for r in rows)]
     names = {c: tr(c) for c in columns}  # the header in viz's language; the cells are names, shapes, values
     widths = {c: max([width(names[c])] + [width(r[c]) for r in rows]) for c in columns}

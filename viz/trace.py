@@ -27,6 +27,7 @@ import numpy as np
 
 from . import probe
 from .dot import clean
+from .i18n import tr
 from .walk import WALK_LIMIT, Walk
 from .walk import walk as _walk
 
@@ -111,8 +112,8 @@ class Frame:
 
     @property
     def text(self) -> str:
-        """The side panel's words as plain text."""
-        return "\n".join([self.title] + [t for _, t in self.lines])
+        """The side panel's words as plain text, in viz's language (viz.i18n)."""
+        return "\n".join(tr(t) for t in [self.title] + [t for _, t in self.lines])
 
 
 # -- the graph map: raw walk -> drawn ids ----------------------------------------------------------------------

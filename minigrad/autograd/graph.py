@@ -19,6 +19,7 @@ from collections import namedtuple
 import numpy as np
 
 from .._dtypes import FROM_NP
+from .._hint import hint
 from .._hooks import HookDict, RemovableHandle
 from .._layout import empty_like_leaf
 from .._state import SEQUENCE
@@ -46,8 +47,9 @@ InputMetadata = namedtuple("InputMetadata", "shape dtype")
 
 def freed_error(node: Node) -> RuntimeError:
     """PyTorch's message, plus a hint that names the node whose saved values are gone."""
-    return RuntimeError(f"{BACKWARD_TWICE}\nhint: {node.name()} saved values for backward, and the earlier "
-                        "backward() freed them; pass retain_graph=True to that earlier call if you need two.")
+    return RuntimeError(f"{BACKWARD_TWICE}\n" + hint("{node} saved values for backward, and the earlier backward() "
+                                                     "freed them; pass retain_graph=True to that earlier call if you "
+                                                     "need two.", node=node.name()))
 
 
 _BACKWARD_N = re.compile(r"Backward(\d*)$")

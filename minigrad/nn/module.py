@@ -15,7 +15,7 @@ from collections import OrderedDict, namedtuple
 from collections.abc import Callable, Iterator, Mapping
 
 from .. import _dtypes
-from .._device import NO_CUDA
+from .._device import no_cuda
 from .._hooks import HookDict, RemovableHandle
 from .._state import GRAD
 from .._tensor import Size, Tensor
@@ -509,7 +509,7 @@ class Module:
         return self
 
     def cuda(self, device=None) -> Module:
-        raise AssertionError(NO_CUDA)  # a CPU-only PyTorch's error
+        raise no_cuda()  # a CPU-only PyTorch's error
 
     # -- state_dict -------------------------------------------------------------------------------------------
     def _save_to_state_dict(self, destination: dict, prefix: str, keep_vars: bool) -> None:

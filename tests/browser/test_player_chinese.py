@@ -83,6 +83,21 @@ def _settle(page, root) -> None:
     page.wait_for_timeout(150)
 
 
+def _open(chromium, page_file: Path, size: tuple, full: bool, scheme: str = "light"):
+    """A saved player opened at ``size`` in ``scheme``, in its own full screen when ``full``, settled."""
+    context = chromium(viewport={"width": size[0], "height": size[1]}, device_scale_factor=1)
+    page = context.new_page()
+    page.emulate_media(color_scheme=scheme)
+    page.goto(page_file.resolve().as_uri(), timeout=UI_TIMEOUT)
+    root = page.locator(".mg-player")
+    _settle(page, root)
+    if full:
+        root.locator("button.mg-full").click()
+        page.wait_for_function("() => !!document.fullscreenElement", timeout=UI_TIMEOUT)
+        _settle(page, root)
+    return context, page, root
+
+
 def _check(root, label: str) -> dict:
     found = root.evaluate(MEASURE_JS)
     assert found["overflow"] == [], (label, found["overflow"])
@@ -104,15 +119,7 @@ def test_chinese_names_fit_their_nodes(chromium, mg, pgv):
     finally:
         viz.set_language(None)
     for size, full in (((1280, 800), False), ((1920, 1080), True)):
-        context = chromium(viewport={"width": size[0], "height": size[1]}, device_scale_factor=1)
-        page = context.new_page()
-        page.goto(page_file.resolve().as_uri(), timeout=UI_TIMEOUT)
-        root = page.locator(".mg-player")
-        _settle(page, root)
-        if full:
-            root.locator("button.mg-full").click()
-            page.wait_for_function("() => !!document.fullscreenElement", timeout=UI_TIMEOUT)
-            _settle(page, root)
+        context, page, root = _open(chromium, page_file, size, full)
         for k in range(player.num_steps):
             found = _check(root, f"names {size} step {k}")
             assert any("权重参数" in t for t in found["nodes"]), found["nodes"]
@@ -286,3 +293,37 @@ def test_forward_mode_player_in_chinese_fits(chromium, mg, pgv):
             page.wait_for_timeout(40)
         assert "前向模式：每个张量都带着一个切向量" in titles and "MulBackward0 计算它的值和切向量" in titles, titles
         context.close()
+
+
+def test_rule_texts_and_node_words_in_chinese_fit(chromium, mg, pgv):
+    """The per-op rule texts in the panel (ReLU's, amax's, mean's: formulas with Chinese words between them) and
+    the words inside the nodes (保存的 self = …, 张量钩子 ×1), light and dark, at 1280x800 and projected: measured
+    at every step, and the screenshots kept (test-artifacts/zh_rules_*.png)."""
+    import viz
+
+    x = mg.tensor([[0.5, -1.0, 2.0], [1.5, 0.25, -0.75]], requires_grad=True)
+    x.register_hook(lambda g: g)
+    viz.set_language("zh")
+    try:
+        player = viz.animate(x.relu().amax(dim=1).mean(), params={"x": x})
+        page_file = player.save_html(ARTIFACTS / "zh_rules.html")
+    finally:
+        viz.set_language(None)
+    rules = [text for step in player.data["steps"] for kind, text in step["lines"] if kind == "rule"]
+    assert "ReluBackward0: grad_self = grad（result > 0 处），其余为 0" in rules
+    assert any("沿 dim 在各最大元素之间平分" in r for r in rules) and any("扩展成 self 的形状" in r for r in rules)
+    for scheme in ("light", "dark"):
+        for size, full in (((1280, 800), False), ((1920, 1080), True)):
+            context, page, root = _open(chromium, page_file, size, full, scheme)
+            label = f"{scheme}_{'projector' if full else '1280'}"
+            panels = []
+            for k in range(player.num_steps):
+                found = _check(root, f"rules {label} step {k}")
+                assert "张量钩子 ×1" in found["nodes"], found["nodes"]
+                panels.append(root.locator(".mg-side").inner_text())
+                if "其余为 0" in panels[-1] or "平分" in panels[-1]:
+                    page.screenshot(path=str(ARTIFACTS / f"zh_rules_{label}_step{k}.png"))
+                root.locator("button.mg-next").click()
+                page.wait_for_timeout(40)
+            assert any("其余为 0" in p for p in panels) and any("平分" in p for p in panels), panels
+            context.close()

@@ -87,6 +87,32 @@ def test_the_feedback_on_a_chinese_lesson_is_in_chinese(graded, answers, monkeyp
     verdict = course.check_leaves(namespace["leaves"], namespace["gets_grad"], quiet=True)
     assert re.search(r"[\u4e00-\u9fff]", verdict.message + verdict.hint)
     assert verdict.message in feedback and verdict.hint in feedback, feedback
+    assert feedback.startswith("# zh_wrong 的作业反馈\n") and "- **练习 1**：0 / 1" in feedback, feedback
     # an English lesson graded in the same run gets English feedback
     english = (root / "en_untouched" / "feedback.md").read_text(encoding="utf-8")
     assert "placeholder" in english and not re.search(r"[\u4e00-\u9fff]", english), english
+
+
+def _feedback(grade, lang_of: dict[str, str]) -> str:
+    """The feedback of a student who handed in the lessons of ``lang_of`` (lesson -> language), as grade.py
+    writes it (no grading run: outcomes made by hand)."""
+    build = grade.build
+    exercises = [build.Exercise("01_a", "1", "check_a", 1), build.Exercise("02_b", "2", "check_b", 2),
+                 build.Exercise("03_c", "3", "check_c", 1)]
+    failed = {"failed": [{"name": "hidden: q1", "hidden": True, "message": "AssertionError"}]}
+    outcomes = [grade.Outcome("ann", f"{lesson}.ipynb", lesson, exercises={e.id: failed for e in exercises
+                                                                           if e.lesson == lesson}, lang=lang)
+                for lesson, lang in lang_of.items()]
+    return grade.feedback("ann", outcomes, exercises)
+
+
+def test_the_feedbacks_own_words_are_chinese_for_a_chinese_submission(grader):
+    zh = _feedback(grader, {"01_a": "zh", "02_b": "zh"})
+    assert zh.splitlines()[0] == "# ann 的作业反馈" and "**得分：0 / 4。**" in zh
+    assert "评分的文件：`01_a.ipynb`。" in zh and "- **练习 2**：0 / 2" in zh
+    assert "✗ 隐藏测试 `q1`：AssertionError" in zh
+    assert "## 未提交" in zh and "03_c（练习 3，0 / 1）。" in zh
+    assert not re.search(r"Feedback|points|Exercise|Graded|hidden test|Not handed in", zh), zh
+    en = _feedback(grader, {"01_a": "zh", "02_b": "en"})  # a mixed class of lessons: the feedback's words stay English
+    assert en.startswith("# Feedback for ann") and "- **Exercise 2**: 0 of 2" in en and "## Not handed in" in en
+    assert not re.search(r"[\u4e00-\u9fff]", en)

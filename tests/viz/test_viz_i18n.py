@@ -179,11 +179,19 @@ def test_summary_and_compare_speak_chinese_with_aligned_columns(mg, zh):
     assert columns.split() == ["编号", "类型", "名称", "形状", "指向", "数据", "备注"]  # no .grad yet
     # a CJK character takes two terminal columns: each row's cells start under their header
     starts = [i18n.width(columns[:columns.index(c)]) for c in ("类型", "名称")]
-    assert all(row[starts[0] - 2:starts[0]] == "  " and row[starts[1] - 2:starts[1]] == "  " for row in rows)
+    assert all(_before_column(row, starts[0]) == "  " and _before_column(row, starts[1]) == "  " for row in rows)
     assert "MulBackward0" in text and "AccumulateGrad" in text
+    assert [row.split()[1] for row in rows] == ["输出", "grad_fn节点", "grad_fn节点", "叶子节点", "叶子节点"]
+    assert [row.split()[2] for row in rows][:2] == ["output", "SumBackward0"]  # names stay (code reads them)
     mine = {"x": params["w"].detach().numpy(), "w": params["x"].detach().numpy() * 2}  # w's gradient is wrong
     table = repr(viz.compare(loss, mine, params, draw=False))
     assert "张量" in table and "结论" in table and "按反向顺序第一个错误" in table
+
+
+def _before_column(row: str, column: int) -> str:
+    """The two characters a terminal shows just before ``column`` (a CJK character takes two columns)."""
+    at = next(i for i in range(len(row) + 1) if i18n.width(row[:i]) >= column)
+    return row[at - 2:at]
 
 
 # -- pictures --------------------------------------------------------------------------------------------------
@@ -234,3 +242,113 @@ def test_without_a_cjk_font_one_hint_line(monkeypatch, capsys, zh, mg, pgv):
 
 def test_page_data_is_json():
     assert json.loads(json.dumps(i18n.page_data("zh")))["lang"] == "zh"
+
+
+# -- the per-op rule texts ------------------------------------------------------------------------------------
+
+# The words a rule text's formulas use: code (names, arguments, functions written bare), never English prose.
+_CODE_WORDS = {
+    "grad", "grads", "result", "self", "other", "input", "output", "weight", "bias", "target", "value", "values",
+    "tensor", "tensors", "source", "src", "vec", "key", "query", "exponent", "max", "min", "dim", "dims", "index",
+    "indices", "mask", "condition", "alpha", "beta", "threshold", "mean", "correction", "scale", "diagonal",
+    "shifts", "pad", "reduction", "training", "stats", "geo", "transposed", "numel", "inf", "eps", "rstd", "zeros",
+    "ln", "hypot", "ord", "sgn", "sign", "dtype", "eval", "dist", "scatter", "add", "gelu", "softplus", "argmax",
+    "argmin", "start", "end", "step", "unique", "if", "else", "N", "P", "B", "d", "g", "i", "j", "k", "p", "s",
+    "x", "y"}
+_BARE = re.compile(r"(?<![\w.'])[A-Za-z]+(?![\w(])")  # a word that is not a call, an attribute or a name_part
+
+
+def _rule_texts() -> dict[str, str]:
+    """Every rule line viz can show, as the player writes it ("MulBackward0: grad_self = ..."): each declared
+    node's backward rule and forward rule, and CopySlices'."""
+    from minigrad.ops.inplace import CopySlices
+    from minigrad.ops.registry import NODES, node_forward_rule
+
+    texts = {"CopySlices": f"CopySlices: {CopySlices.rule_text.fget(None)}"}
+    for name, cls in NODES.items():
+        if hasattr(cls, "_text"):
+            texts[name] = f"{name}: {cls._text}"
+            forward = node_forward_rule(name)
+            if forward and forward[1]:
+                texts[name + " (forward)"] = f"{name}: {forward[1]}"
+    return texts
+
+
+def test_every_rule_text_reads_in_chinese():
+    """No English word is left in any rule text in Chinese (the formulas' code stays): a new rule with new words
+    fails here until viz/locale/rules.zh.po has them."""
+    texts = _rule_texts()
+    assert len(texts) >= 300
+    left = {}
+    for name, text in texts.items():
+        words = set(_BARE.findall(i18n.tr(text, "zh").split(": ", 1)[1])) - _CODE_WORDS
+        if words:
+            left[name] = sorted(words)
+    assert left == {}
+    assert i18n.tr(texts["ReluBackward0"], "zh") == "ReluBackward0: grad_self = grad（result > 0 处），其余为 0"
+    assert i18n.tr(texts["MulBackward0"], "zh") == texts["MulBackward0"]  # a formula alone is left as it is
+    assert i18n.tr(texts["ReluBackward0"], "en") == texts["ReluBackward0"]
+
+
+def test_no_rule_phrase_is_stale():
+    """Each phrase of the rules' catalog still stands in one of minigrad's rule texts, and keeps its values."""
+    texts = list(_rule_texts().values())
+    phrases = i18n.read_po(i18n.LOCALE / "rules.zh.po")
+    assert [m for m, s, fuzzy in phrases if not s or fuzzy] == []
+    compiled = i18n.catalog("zh").rules.phrases
+    assert len(compiled) == len(phrases)
+    unused = [p.pattern for p, _, _ in compiled if not any(p.search(t) for t in texts)]
+    assert unused == []
+    for msgid, msgstr, _ in phrases:
+        assert sorted(re.findall(r"\{\w+\}", msgid)) == sorted(re.findall(r"\{\w+\}", msgstr)), msgid
+        assert CJK.search(msgstr), msgid
+
+
+def test_the_player_explains_each_rule_in_chinese(mg, zh):
+    x = mg.tensor([-1.0, 2.0], requires_grad=True)
+    player = viz.animate(x.relu().sum(), params={"x": x})
+    lines = [text for step in player.data["steps"] for kind, text in step["lines"] if kind == "rule"]
+    assert "ReluBackward0: grad_self = grad（result > 0 处），其余为 0" in lines
+
+
+# -- the words inside the graph, Frame.text, the session's steps -------------------------------------------------
+
+
+def test_the_words_inside_a_drawn_graph_speak_chinese_and_names_stay(mg, zh):
+    x = mg.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    x.register_hook(lambda g: g)
+    y = (x * x.exp()).sum()
+    dot = viz.draw(y, params={"x": x}, show_saved=True, legend=True).source
+    assert "保存的 self = x (3,)" in dot and "saved self" not in dot
+    assert "AccumulateGrad · (3,) float32" in dot and "MulBackward0" in dot  # as PyTorch prints them
+    assert "张量钩子 ×1" in dot and "图例" in dot and "你画的张量" in dot and "槽位 0" in dot
+    viz.set_language("en")
+    english = viz.draw(y, params={"x": x}, show_saved=True, legend=True).source
+    assert "saved self = x (3,)" in english and "tensor hooks ×1" in english and not CJK.search(english)
+
+
+def test_frame_text_and_the_sessions_steps_speak_chinese(mg, zh):
+    x = mg.tensor([1.0, -2.0], requires_grad=True)
+    player = viz.animate(x.relu().sum(), params={"x": x})
+    relu = next(f.text for f in player.frames if f.text.startswith("ReluBackward0"))
+    assert relu.splitlines()[0] == "ReluBackward0 运行" and "grad_self = grad（result > 0 处），其余为 0" in relu
+    w = mg.tensor([1.0, 2.0], requires_grad=True)
+    with viz.session(params={"w": w}) as story:
+        loss = (w * w).sum()
+        loss.backward()
+    text = story.summary()
+    assert CJK.search(text) and "MulBackward0" in text
+    viz.set_language("en")
+    assert not CJK.search(story.summary())  # the text is told in the language in force when it is read
+    assert next(f.text for f in player.frames if f.text.startswith("ReluBackward0")).startswith("ReluBackward0 runs\n")
+
+
+def test_a_learners_tensor_named_like_a_word_of_viz_keeps_its_name_in_the_page(mg, zh):
+    """The page translates every text it shows: the lone words of drawings ("hidden", "output") are translated
+    before it (in the DOT), and never sent to it, so a tensor called "hidden" stays "hidden"."""
+    page = i18n.page_data("zh")["exact"]
+    assert "hidden" not in page and "output" not in page and "leaf" not in page
+    assert page["Play (space)"] == "播放（空格）"
+    hidden = mg.tensor([1.0, 2.0], requires_grad=True)
+    player = viz.animate((hidden * 2).sum(), params={"hidden": hidden})
+    assert "hidden" not in player.data["i18n"]["exact"]
