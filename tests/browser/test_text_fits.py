@@ -4,7 +4,8 @@ Graphviz measures text with hinted whole-pixel widths, up to 6 % narrower than t
 browser's widths (viz/metrics.py) and the players centre each row (fitTexts, centreTexts). For each player kind — the
 step player with its quiz, the forward recording's player, forward mode's (tangent) player, forward_vs_reverse —
 in English and in Chinese (learners' names in Chinese: CJK glyphs are a whole em), one exported page is loaded and
-switched to light and dark, inline at 1280x800 and in the player's full screen at 1920x1080 (the projector); at
+switched to light and dark, inline at 1280x800 and in the player's full screen at 1920x1080 (the projector), the
+step player left to right too; at
 every step, every text of a node lies inside its node's border line (the inner edge of its stroke, the thick
 highlight's too, 1 px tolerance), and no two edges' labels overlap. Screenshots: test-artifacts/fit_*.png."""
 
@@ -182,5 +183,13 @@ def test_texts_fit_their_nodes_and_edge_labels_do_not_collide(browser, mg, pgv, 
         assert found["out"] == [], (label, found["out"])
         if lang == "zh" or (scheme == "dark" and full):
             page.screenshot(path=str(ARTIFACTS / f"fit_{kind}_{lang}_{scheme}_{'projector' if full else '1280'}.png"))
+    if kind == "step":  # left to right too (the edge labels stack; full screen, dark: the last configuration)
+        root.locator("button.mg-dir").click()
+        page.wait_for_function("r => r.querySelector('.mg-dir').textContent.includes('TB') && "
+                               "!r.classList.contains('mg-busy')", arg=root.element_handle(), timeout=UI_TIMEOUT)
+        page.wait_for_timeout(80)
+        found = root.evaluate(MEASURE_JS, False)
+        assert found["texts"] >= 5 and found["out"] == [], (f"{kind} {lang} LR", found)
+        page.screenshot(path=str(ARTIFACTS / f"fit_{kind}_{lang}_dark_projector_LR.png"))
     assert not errors, errors
     context.close()
