@@ -44,7 +44,8 @@ function centreTexts(svg) {
   for (const g of svg.querySelectorAll("g.node")) {
     const nums = [...g.querySelectorAll("polygon, path")].map((e) => e.getAttribute("points") || e.getAttribute("d") || "").join(" ").match(/-?[\d.]+/g);
     const xs = (nums || []).filter((_, i) => i % 2 === 0).map(Number);
-    if (!xs.length) continue;
+    const title = g.querySelector("title");
+    if (!xs.length || (title && title.textContent === "legend")) continue; // the legend's rows are left-aligned
     for (const t of g.querySelectorAll("text")) {
       t.setAttribute("text-anchor", "middle");
       t.setAttribute("x", String((Math.min(...xs) + Math.max(...xs)) / 2));

@@ -94,7 +94,7 @@ function fitTexts(svg) {
     const box = border && bbox(border);
     if (!box || g.getAttribute("data-n") === "legend") continue;
     for (const t of g.querySelectorAll("text")) {
-      if (!t.textContent || t.closest(".mg-stepbadge, .mg-arrbadge")) continue;
+      if (t.closest(".mg-stepbadge, .mg-arrbadge")) continue; // an empty placeholder too: the player fills it
       t.setAttribute("text-anchor", "middle");
       t.setAttribute("x", String(box.x + box.width / 2));
       if (t.getComputedTextLength() > box.width - 6) {
