@@ -23,6 +23,7 @@ from . import style
 from .dot import html_text
 from .files import write_atomic
 from .i18n import CJK_FONT_HINT, cjk_font, has_cjk, hint_once, tr
+from .metrics import room
 from .player import ESM, SVG_NS, XLINK_NS, Scene, front_end, front_ends, other_layout, to_text
 
 MAX_FILMSTRIP_STEPS = 24
@@ -366,7 +367,7 @@ def frame_agraph(scene: Scene, k: int, note: str | None = None) -> Any:
         raise RuntimeError("viz: PNG pictures of a player need pygraphviz (pip install pygraphviz)") from exc
     with quiet_stderr(), warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        graph = pygraphviz.AGraph(string=scene.dot)
+        graph = pygraphviz.AGraph(string=room(scene.dot))
     graph.graph_attr["bgcolor"] = "white"
     _module_labels(graph)
     _png_state(graph, scene, k)

@@ -38,6 +38,21 @@ function parseSvg(text) {
   return svg;
 }
 
+// Graphviz placed each row by its own, narrower text widths (viz/metrics.py reserves the browser's): each row
+// is centred in its box, as viz's rows all are.
+function centreTexts(svg) {
+  for (const g of svg.querySelectorAll("g.node")) {
+    const nums = [...g.querySelectorAll("polygon, path")].map((e) => e.getAttribute("points") || e.getAttribute("d") || "").join(" ").match(/-?[\d.]+/g);
+    const xs = (nums || []).filter((_, i) => i % 2 === 0).map(Number);
+    const title = g.querySelector("title");
+    if (!xs.length || (title && title.textContent === "legend")) continue; // the legend's rows are left-aligned
+    for (const t of g.querySelectorAll("text")) {
+      t.setAttribute("text-anchor", "middle");
+      t.setAttribute("x", String((Math.min(...xs) + Math.max(...xs)) / 2));
+    }
+  }
+}
+
 function plural(k, one, many) { return k + " " + (k === 1 ? one : many); }
 
 class Side {
@@ -64,6 +79,7 @@ class Side {
     if (this.svg) this.stage.appendChild(document.importNode(this.svg, true));
     else this.stage.appendChild(h("div", "mgj-hint", "The graph is not drawn here (no Graphviz in Python)."));
     this.svg = this.stage.querySelector("svg");
+    if (this.svg) centreTexts(this.svg);
     this.nodes = {};
     this.edges = []; // [g, the node the edge leaves]: a node's edges lead to its inputs
     if (this.svg) {

@@ -146,7 +146,7 @@ const LAYOUT = {
     this.stage.appendChild(svg);
     await laidOut(this.root); // decorate() and the others measure texts
     decorate(svg, this.layout);
-    fitTexts(svg, true);
+    fitTexts(svg);
     if (/LR|RL/.test(dir)) badgesOnTop(svg);
     placeClusterLabels(svg);
     return svg;

@@ -86,25 +86,19 @@ function bbox(el) {
   try { return el.getBBox(); } catch (err) { return null; }
 }
 
-// Graphviz sized the boxes with its own font metrics; the browser's font can be wider (and the
-// WebAssembly build only estimates widths): a text that would spill out of its box is centred in it
-// and narrowed to fit. In a picture laid out by the WebAssembly Graphviz, whose widths are estimates, every
-// text of a box is centred (every row of viz's boxes is centred): a bold title it guessed too narrow would
-// otherwise sit off-centre.
-function fitTexts(svg, estimated = false) {
+// Graphviz placed each row by its own, narrower text widths (viz/metrics.py reserves the browser's): every
+// row is centred in its box (viz's rows all are), and one that still would not fit is narrowed to fit.
+function fitTexts(svg) {
   for (const g of svg.querySelectorAll("g.node")) {
     const border = g.querySelector(".mg-border");
     const box = border && bbox(border);
     if (!box || g.getAttribute("data-n") === "legend") continue;
     for (const t of g.querySelectorAll("text")) {
-      if (!t.textContent || t.closest(".mg-stepbadge, .mg-arrbadge")) continue;
-      const r = bbox(t);
-      if (!r || (!estimated && r.x >= box.x && r.x + r.width <= box.x + box.width)) continue;
-      const room = box.width - 6;
+      if (t.closest(".mg-stepbadge, .mg-arrbadge")) continue; // an empty placeholder too: the player fills it
       t.setAttribute("text-anchor", "middle");
       t.setAttribute("x", String(box.x + box.width / 2));
-      if (t.getComputedTextLength() > room) {
-        t.setAttribute("textLength", String(room));
+      if (t.getComputedTextLength() > box.width - 6) {
+        t.setAttribute("textLength", String(box.width - 6));
         t.setAttribute("lengthAdjust", "spacingAndGlyphs");
       }
     }

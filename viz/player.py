@@ -25,7 +25,6 @@ import copy
 import html
 import re
 import sys
-import unicodedata
 import xml.etree.ElementTree as ET
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -36,6 +35,7 @@ from . import dot as _dot
 from . import render as _render
 from . import style
 from .i18n import page_data, tr
+from .metrics import room, text_width
 from .trace import Frame, frame_note, state_at
 
 SVG_NS = "http://www.w3.org/2000/svg"
@@ -56,33 +56,6 @@ ARRIVE = style.OKABE_ITO["yellow"]
 FREED_FILL = "#E6E6E6"
 FREED_TEXT = "#595959"  # 5.6:1 on FREED_FILL
 SENT_EDGE = style.BORDER
-
-# -- text widths (Graphviz lays out Helvetica with its AFM metrics; so do we) -----------------------------------
-_HELV = (
-    "278,278,355,556,556,889,667,191,333,333,389,584,278,333,278,278,556,556,556,556,556,556,556,556,556,556,"
-    "278,278,584,584,584,556,1015,667,667,722,722,667,611,778,722,278,500,667,556,833,722,778,667,778,722,667,"
-    "611,722,667,944,667,667,611,278,278,278,469,556,333,556,556,500,556,556,278,556,556,222,222,500,222,833,"
-    "556,556,556,556,333,500,278,556,500,722,500,500,500,334,260,334,584"
-)
-_HELV_BOLD = (
-    "278,333,474,556,556,889,722,238,333,333,389,584,278,333,278,278,556,556,556,556,556,556,556,556,556,556,"
-    "333,333,584,584,584,611,975,722,722,722,722,667,611,778,722,278,556,722,611,833,722,778,667,778,722,667,"
-    "611,722,667,944,667,667,611,333,278,333,584,556,333,556,611,556,611,556,333,611,611,278,278,556,278,889,"
-    "611,611,611,611,389,556,333,611,556,778,556,556,500,389,280,389,584"
-)
-_WIDTHS = {False: [int(w) for w in _HELV.split(",")], True: [int(w) for w in _HELV_BOLD.split(",")]}
-
-
-def text_width(text: str, size: float, bold: bool = False) -> float:
-    """Width of ``text`` in points, by Helvetica's metrics (unknown characters: a digit's; a CJK character, which
-    is square, a whole em: a Chinese name must not overflow the room reserved for it)."""
-    table = _WIDTHS[bold]
-    total = 0
-    for ch in text:
-        code = ord(ch)
-        total += table[code - 32] if 32 <= code < 127 else 1000 if unicodedata.east_asian_width(ch) in "WF" else 556
-    return total * size / 1000.0
-
 
 # -- DOT: reserve room for the values -------------------------------------------------------------------------------
 _EDGE_LINE = re.compile(r"^(\s*)(n\d+) -> (n\d+)(.*);\s*$")
@@ -501,9 +474,11 @@ def _rankdir(source: str) -> str:
 def layout_info(dot: str, edges: list[tuple[str, str]], edge_texts: dict[int, str], node_texts: dict[str, str],
                 hint: str | None, rankdir: str, boxes: dict[str, str] | None = None) -> dict:
     """What player.js needs to lay the graph out itself (another direction, or no Graphviz in Python)
-    and to decorate it as ``decorate`` does: the DOT with room reserved for the values, the drawn
-    edges, the reserved texts and the fills that mark saved-value and badge rows."""
-    return {"dot": dot, "edges": [list(e) for e in edges], "edgeTexts": {str(k): v for k, v in edge_texts.items()},
+    and to decorate it as ``decorate`` does: the DOT with room reserved for the values and for the browser's
+    text widths (``metrics.room``), the drawn edges, the reserved texts and the fills that mark saved-value and
+    badge rows."""
+    return {"dot": room(dot), "edges": [list(e) for e in edges],
+            "edgeTexts": {str(k): v for k, v in edge_texts.items()},
             "nodeTexts": dict(node_texts), "hint": hint, "rankdir": rankdir, "boxes": boxes or {},
             "savedFill": style.ROW_FILL["saved"], "badgeFill": style.ROW_FILL["badge"]}
 

@@ -31,6 +31,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from .metrics import room
+
 HINT = (
     "viz: no Graphviz renderer found (pip install pygraphviz, or put Graphviz's `dot` on PATH); "
     "showing the DOT text instead."
@@ -95,6 +97,7 @@ def render(source: str, fmt: str = "svg") -> bytes | None:
     renderer = find_renderer()
     if renderer is None:
         return None
+    source = room(source)  # the browser's text widths, not Graphviz's (viz/metrics.py)
     if renderer == "pygraphviz":
         out = _render_pygraphviz(source, fmt)
     else:
@@ -188,6 +191,7 @@ def render_png(source: str, css_size: tuple[float, float] | None = None, scale: 
     if has_cjk(source) and cjk_font() is None:  # a Chinese name: Graphviz finds a CJK font through fontconfig
         hint_once(CJK_FONT_HINT)
     renderer = find_renderer()
+    source = room(source)
     if renderer == "pygraphviz":
         data = _render_pygraphviz(source, "png", attrs)
     elif renderer == "dot":

@@ -12,6 +12,7 @@ import pytest
 
 import viz
 from viz import render
+from viz.metrics import room
 
 
 def small(fakes):
@@ -55,7 +56,8 @@ def test_without_any_renderer_nothing_raises(fakes, tmp_path, monkeypatch):
     bundle = graph._repr_mimebundle_()
     # no image at all, not a broken one; a live notebook gets a widget that lays the DOT out in the browser
     assert list(bundle) == ["text/plain", "application/vnd.jupyter.widget-view+json"]
-    assert graph._widget.data["layout"]["dot"] == graph.source and graph._widget.svg == ""
+    # the DOT with room for the browser's text widths (viz/metrics.py), laid out in the page
+    assert graph._widget.data["layout"]["dot"] == room(graph.source) and graph._widget.svg == ""
     first, rest = bundle["text/plain"].split("\n", 1)
     assert first == render.HINT and rest == graph.source
     with pytest.warns(UserWarning, match="no Graphviz renderer"):
