@@ -198,6 +198,15 @@ def in_level_order(value: Tensor, levels: tuple):
     return BatchedTensor(value, tuple(levels[k] for k in order)) if levels else value
 
 
+def full(x, levels: tuple) -> Tensor:
+    """`x`'s batch tensor with every one of `levels`' batch dims at its full size (copied along the levels `x` is
+    not batched at): (sizes of levels..., logical shape)."""
+    sizes = {lv: size for lv, size, _ in LEVELS}
+    p = physical(x if x.__class__ is BatchedTensor else BatchedTensor(x, ()), levels, 0)
+    want = tuple(sizes[lv] for lv in levels) + tuple(p.shape[len(levels):])
+    return p if tuple(p.shape) == want else p.expand(want)
+
+
 def wrap(value, levels: tuple):
     """The result of an op on batch tensors, batched at `levels` (tensors inside tuples and lists too)."""
     if isinstance(value, Tensor):
@@ -222,6 +231,9 @@ def fallback(name: str, func, args: tuple, kwargs: dict, warn: bool = True):
                       "implementation.", UserWarning, stacklevel=4)
     levels = levels_of(tuple(args) + tuple(kwargs.values()))
     sizes = [size for lv, size, _ in LEVELS if lv in levels]
+    if 0 in sizes:  # (PyTorch's loop cannot either: it has no sample to learn the results' shapes from)
+        raise RuntimeError(f"Batching rule not implemented for aten::{name}. The fallback path does not support vmap "
+                           "over dims of size 0.")
     rows = []
     for index in itertools.product(*(range(s) for s in sizes)):
         a = [_sample(x, levels, index) for x in args]

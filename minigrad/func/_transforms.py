@@ -21,6 +21,8 @@ import functools
 import itertools
 from collections.abc import Callable
 
+import numpy as np
+
 from .. import autograd
 from .._creation import eye, ones, zeros, zeros_like
 from .._state import GRAD
@@ -475,10 +477,12 @@ def _jvp_by_vjps(func: Callable, primals: tuple, tangents: tuple, has_aux: bool)
 
 @contextlib.contextmanager
 def _forward(fwd):
-    """The dual level of the outermost jvp/jacfwd (an inner one computes by reverse mode: `_nested`)."""
+    """The dual level of the outermost jvp/jacfwd (an inner one computes by reverse mode: `_nested`). NumPy's
+    floating-point warnings are off, as in the ops: a tangent formula at inf or nan (cos'(-inf) = -sin(-inf)) gives
+    nan silently, as in PyTorch."""
     _FORWARD[0] += 1
     try:
-        with fwd.dual_level():
+        with fwd.dual_level(), np.errstate(all="ignore"):
             yield
     finally:
         _FORWARD[0] -= 1
