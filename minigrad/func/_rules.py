@@ -41,7 +41,7 @@ for _op in REGISTRY.values():
 ELEMENTWISE = {op.name for op in REGISTRY.values() if op.function.__module__ in (
     "minigrad.ops.elementwise", "minigrad.ops.arithmetic", "minigrad.ops.selection")} | {
     "eq", "ne", "lt", "le", "gt", "ge", "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "logical_not",
-    "logical_and", "logical_or", "isclose", "isnan", "isinf", "isfinite", "clone", "contiguous", "to", "type_as",
+    "logical_and", "logical_or", "isclose", "isnan", "isinf", "isfinite", "clone", "contiguous", "to",
     "float", "double", "half", "long", "int", "bool", "relu", "sigmoid", "tanh", "silu", "zero_", "fill_", "copy_"}
 ELEMENTWISE |= {name + "_" for name in ELEMENTWISE}
 
@@ -152,16 +152,18 @@ def dim_op(name: str, func, args: tuple, kwargs: dict):
     if key is None:
         return fallback(name, func, args, kwargs)
     dim = bound.arguments.get(key, params[key].default)
-    if dim is None or dim is inspect.Parameter.empty:
+    if dim is None or dim is inspect.Parameter.empty or (dim == () and DIM_OPS[name] == "all"):  # (amax: dim=())
         if name == "squeeze":
             dims = tuple(i + nb for i, s in enumerate(x.shape) if s == 1)
             return BatchedTensor(v.reshape(v.shape[:nb] + tuple(s for s in x.shape if s != 1)), x._levels) \
                 if dims else BatchedTensor(v.view_as(v), x._levels)
         how = DIM_OPS[name]
+        if how == "all" and not n:  # a 0-d sample: reduced along a size-1 dim of its own (dim=() reduces all)
+            bound.arguments[key] = -1
+            bound.arguments[next(iter(params))] = v.unsqueeze(-1)
+            return wrap(_squeezed(func(*bound.args, **bound.kwargs), tuple(v.shape)), x._levels)
         if how == "all":
             bound.arguments[key] = tuple(range(nb, nb + n))
-            if not n:  # a 0-d sample: its reduction is itself
-                bound.arguments[key] = ()
         elif how == "flat":  # reduce the flattened sample
             if name in ("max", "min") and x.numel():  # max(): ties share the gradient, as amax's (max(dim) picks one)
                 flat = v.reshape(v.shape[:nb] + (x.numel(),))
@@ -336,8 +338,9 @@ def _linear(func, args, kwargs):
     x, w, b = bound.arguments["input"], bound.arguments["weight"], bound.arguments.get("bias")
     if w.__class__ is not BatchedTensor and b.__class__ is not BatchedTensor:
         return BatchedTensor(func(x._value, w, b), x._levels)
-    out = _matmul(None, (x, w.mT if w.__class__ is BatchedTensor else w.t()), {})
-    return out if b is None else out + b
+    wt = w.mT if w.__class__ is BatchedTensor else w.t()
+    out = _matmul(None, (x, wt), {}) if BatchedTensor in (x.__class__, wt.__class__) else ops.linalg.matmul(x, wt)
+    return out if b is None else out + b  # (only the bias batched: a plain product, then the batched sum)
 
 
 # -- losses ------------------------------------------------------------------------------------------------------
@@ -539,6 +542,12 @@ def _masked_fill(func, args, kwargs):
     return fallback(func.__name__ + ".Tensor", func, args, kwargs)  # a batched value: PyTorch loops too
 
 
+def _type_as(func, args, kwargs):
+    """x.type_as(other): x in other's dtype (other is no operand: its shape does not broadcast into x's)."""
+    x, other = args[0], args[1] if len(args) > 1 else kwargs["other"]
+    return x.to(other.dtype)
+
+
 RULES = {
     "reshape": _one(_reshape), "view": _one(_view), "flatten": _one(_flatten), "unsqueeze": _one(_unsqueeze),
     "transpose": _one(_transpose), "swapaxes": _one(_transpose), "permute": _one(_permute),
@@ -553,6 +562,7 @@ RULES = {
     "conv2d": _conv, "conv1d": _conv, "max_pool2d": _folded, "max_pool1d": _folded, "avg_pool2d": _folded,
     "avg_pool1d": _folded, "adaptive_avg_pool2d": _folded, "adaptive_avg_pool1d": _folded,
     "index_fill": _index_fill, "index_fill_": _index_fill, "masked_fill": _masked_fill, "masked_fill_": _masked_fill,
+    "type_as": _type_as,
     "dropout": _dropout, "dot": _dot, "outer": _dot, "empty_like": _like, "full_like": _like, "ones_like": _like,
     "zeros_like": _like, "rand_like": _like, "randn_like": _like, "like": _like,  # (ones/zeros/empty_like's name)
 }

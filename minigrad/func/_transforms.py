@@ -476,15 +476,26 @@ def _jvp_by_vjps(func: Callable, primals: tuple, tangents: tuple, has_aux: bool)
 
 
 @contextlib.contextmanager
-def _forward(fwd):
+def _forward(fwd, level: list | None = None):
     """The dual level of the outermost jvp/jacfwd (an inner one computes by reverse mode: `_nested`). NumPy's
     floating-point warnings are off, as in the ops: a tangent formula at inf or nan (cos'(-inf) = -sin(-inf)) gives
-    nan silently, as in PyTorch."""
+    nan silently, as in PyTorch. jacfwd's private vmap `level` runs inside the dual level's methods: it is there
+    when they are installed (so a plain tensor's method given way to a batched argument, `w.mv(x)`) and gone
+    when they are restored (so the plain methods come back without the giving way, unless a vmap runs)."""
     _FORWARD[0] += 1
+    if level is not None:
+        LEVELS.append(level)
     try:
         with fwd.dual_level(), np.errstate(all="ignore"):
-            yield
+            try:
+                yield
+            finally:
+                if level is not None:
+                    LEVELS.pop()
+                    level = None
     finally:
+        if level is not None:  # (the dual level refused to start)
+            LEVELS.pop()
         _FORWARD[0] -= 1
 
 
@@ -565,23 +576,19 @@ def jacfwd(func: Callable, argnums: int | tuple = 0, has_aux: bool = False, *, r
                 raise ValueError(f"Thing passed to transform API must be Tensor, got {type(x)}")
         n = sum(_numel(x.shape) for x in leaves)
         level = next(_ids)
-        LEVELS.append([level, n, randomness])
-        try:
-            with _transform(), _forward(fwd):
-                basis, start, duals = eye(n, dtype=leaves[0].dtype), 0, []
-                for x in leaves:
-                    k = _numel(x.shape)
-                    t = BatchedTensor(basis[:, start:start + k].reshape((n,) + tuple(x.shape)), (level,))
-                    duals.append(_dual(fwd, x, t))
-                    start += k
-                args2, it = list(args), iter(duals)
-                for a, (lv, spec) in zip(nums, flat):
-                    args2[a] = _pytree.unflatten([next(it) for _ in lv], spec)
-                out, aux = _split_aux("jacfwd(f)(*args)", func(*args2), has_aux)
-                outs, out_spec = _pytree.flatten(out)
-                pairs = [_unpack(fwd, o) for o in outs]
-        finally:
-            LEVELS.pop()
+        with _transform(), _forward(fwd, [level, n, randomness]):
+            basis, start, duals = eye(n, dtype=leaves[0].dtype), 0, []
+            for x in leaves:
+                k = _numel(x.shape)
+                t = BatchedTensor(basis[:, start:start + k].reshape((n,) + tuple(x.shape)), (level,))
+                duals.append(_dual(fwd, x, t))
+                start += k
+            args2, it = list(args), iter(duals)
+            for a, (lv, spec) in zip(nums, flat):
+                args2[a] = _pytree.unflatten([next(it) for _ in lv], spec)
+            out, aux = _split_aux("jacfwd(f)(*args)", func(*args2), has_aux)
+            outs, out_spec = _pytree.flatten(out)
+            pairs = [_unpack(fwd, o) for o in outs]
         jac = _detach(_columns(pairs, flat, level, out_spec, isinstance(argnums, int)), create_graph)
         return (jac, _detach(_unbatch(aux, level), create_graph)) if has_aux else jac
 

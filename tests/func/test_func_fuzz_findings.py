@@ -177,3 +177,50 @@ def test_forward_mode_at_inf_gives_no_numpy_warning(torch, how):
     (got, got_w), (want, want_w) = _warnings(run, minigrad), _warnings(run, torch)
     _close(got, want)
     assert got_w == want_w == []
+
+
+def test_type_as_a_batched_tensor_of_another_shape(torch):
+    """type_as was run as an elementwise op: `other`'s shape padded x's (seed 402 program 687: [3, 1, 1, 1] for
+    [3, 1])."""
+    def run(lib):
+        return lib.func.vmap(lambda a, b: a.type_as(b).clone(), in_dims=(0, 2))(
+            lib.tensor(X[:, :1]), lib.tensor(np.zeros((1, 1, 3, 1), dtype=np.float32)))
+
+    _close(run(minigrad), run(torch))
+
+
+def test_linear_with_only_its_bias_batched(torch):
+    """jacrev with respect to the bias alone (seed 100 program 218): "'Tensor' object has no attribute '_value'"."""
+    def run(lib):
+        x, w = lib.tensor(X[:2, :3]), lib.tensor(X[:, 1:])
+        return lib.func.jacrev(lambda b: lib.nn.functional.linear(x, w, b))(lib.tensor(T[:3]))
+
+    _close(run(minigrad), run(torch))
+
+
+@pytest.mark.parametrize("how", ["vmap", "jacrev"])
+@pytest.mark.parametrize("name", ["amax", "amin", "sum", "mean", "var", "norm"])
+def test_a_reduction_of_a_0d_sample(torch, name, how):
+    """amax() of a 0-d sample (seed 100 program 224): `dim=()` reduced the batch dims too ("expand(...{[1]},
+    size=[])")."""
+    def run(lib):
+        f = lambda a: getattr(a, name)()  # noqa: E731
+        x = lib.tensor(X[0])
+        return lib.func.vmap(f)(x) if how == "vmap" else lib.func.jacrev(f)(x[0])
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # (var of one element: both warn)
+        _close(run(minigrad), run(torch))
+
+
+@pytest.mark.parametrize("name", ["mv", "type_as", "clamp", "addcmul"])
+def test_a_plain_tensors_method_given_a_batched_argument_under_jacfwd(torch, name):
+    """`w.mv(x)` under jacfwd (seed 100 programs 484, 693: "'BatchedTensor' object has no attribute '_data'"):
+    jacfwd's level is there when its dual level installs the methods; and the plain methods come back after it
+    (they stayed the giving-way ones, an extra call on every method outside any transform)."""
+    w = {lib: lib.tensor(X) for lib in (minigrad, torch)}
+    calls = {"mv": lambda lib, x: w[lib].mv(x[:4]), "type_as": lambda lib, x: w[lib].type_as(x) * x[0],
+             "clamp": lambda lib, x: w[lib][0, 0].clamp(min=x), "addcmul": lambda lib, x: w[lib][0].addcmul(x, x)}
+    before = minigrad.Tensor.mv
+    _close(*(lib.func.jacfwd(lambda x, lib=lib: calls[name](lib, x))(lib.tensor(T)) for lib in (minigrad, torch)))
+    assert minigrad.Tensor.mv is before
