@@ -20,7 +20,7 @@ import warnings
 import numpy as np
 
 from .. import ops
-from .._creation import RANDOM_HOOK, ones, rand, randn
+from .._creation import RANDOM_HOOK, bernoulli, multinomial, ones, rand, randn
 from .._tensor import Tensor
 from ..ops.registry import REGISTRY
 from ._batched import LEVELS, BatchedTensor, _wrap, fallback, full, levels_of, physical, wrap
@@ -502,6 +502,48 @@ def _dropout(func, args, kwargs):
     return x.mul_(mask) if bound.get("inplace", False) else x * mask
 
 
+SAME_ERROR = ("Vmap does not currently support same randomness with a batched tensor input. Please file an issue "
+              "with functorch")
+
+
+def _drawn_levels() -> tuple:
+    """The levels a draw from a batched tensor's values is made at, as vmap's randomness says ("different")."""
+    if any(randomness == "error" for _, _, randomness in LEVELS):
+        raise RuntimeError(RANDOM_ERROR)
+    if any(randomness == "same" for _, _, randomness in LEVELS):
+        raise RuntimeError(SAME_ERROR)
+    return tuple(lv for lv, _, _ in LEVELS)
+
+
+def _draw_from(func, args, kwargs):
+    """bernoulli(p), normal(mean, std), multinomial(probs, n) of batched tensors: one draw per sample (each
+    sample's values are drawn independently, so one draw on the batch tensor is the batch of draws)."""
+    levels = _drawn_levels()
+    first = full(args[0], levels)
+    rank = max(_logical_dim(a) for a in (*args, *kwargs.values()))
+    rest = [physical(a, levels, rank) for a in args[1:]]
+    k = {key: physical(a, levels, rank) for key, a in kwargs.items()}
+    if func.__name__ == "multinomial":  # at most 2-d: the batch folded into its rows
+        rows = first.reshape((_numel(first.shape[:-1]), first.shape[-1]))
+        out = func(rows, *rest, **k)
+        return BatchedTensor(out.reshape(tuple(first.shape[:-1]) + (out.shape[-1],)), levels)
+    if args[0].__class__ is not BatchedTensor or args[0].dim() < rank:
+        first = physical(BatchedTensor(first, levels), levels, rank)
+    return wrap(func(first, *rest, **k), levels)
+
+
+def _dropout2d(func, args, kwargs):
+    """dropout2d: whole channels zeroed, the mask (N, C, 1, 1) drawn as vmap's randomness says."""
+    names = ("input", "p", "training", "inplace")
+    bound = dict(zip(names, args), **kwargs)
+    x, p = bound["input"], bound.get("p", 0.5)
+    if not bound.get("training", True) or p == 0 or x.numel() == 0:
+        return x
+    shape = tuple(x.shape[:2]) + (1,) * (x.dim() - 2)
+    mask = draw_in_vmap(lambda s: (rand(*s) < 1 - p).to(x.dtype) / (1 - p), shape)
+    return x.mul_(mask) if bound.get("inplace", False) else x * mask
+
+
 def _like(func, args, kwargs):
     """zeros_like(x) and its kin: the factory on the batch tensor; a random one draws as vmap's randomness says."""
     x = args[0]
@@ -562,7 +604,8 @@ RULES = {
     "conv2d": _conv, "conv1d": _conv, "max_pool2d": _folded, "max_pool1d": _folded, "avg_pool2d": _folded,
     "avg_pool1d": _folded, "adaptive_avg_pool2d": _folded, "adaptive_avg_pool1d": _folded,
     "index_fill": _index_fill, "index_fill_": _index_fill, "masked_fill": _masked_fill, "masked_fill_": _masked_fill,
-    "type_as": _type_as,
+    "type_as": _type_as, "bernoulli": _draw_from, "normal": _draw_from, "multinomial": _draw_from,
+    "dropout2d": _dropout2d,
     "dropout": _dropout, "dot": _dot, "outer": _dot, "empty_like": _like, "full_like": _like, "ones_like": _like,
     "zeros_like": _like, "rand_like": _like, "randn_like": _like, "like": _like,  # (ones/zeros/empty_like's name)
 }
@@ -592,6 +635,8 @@ def _attach_methods() -> None:
             setattr(BatchedTensor, name, _method(fn, op.name if not name.startswith("__i") else op.name + "_"))
     BatchedTensor.__pos__ = lambda self: self
     BatchedTensor.__abs__ = _method(Tensor.abs, "abs")
+    for name, fn in (("bernoulli", bernoulli), ("multinomial", multinomial)):  # (methods set outside the registry)
+        setattr(BatchedTensor, name, _method(fn, name))
     BatchedTensor.where = lambda self, condition, other: run(
         "where", Tensor.where, (self, condition, other), {})
 
