@@ -208,6 +208,8 @@ def _function_hook(cls, args: tuple, kwargs: dict):
     values = [a._value for a in args if a.__class__ is BatchedTensor]
     if not values:
         return NotImplemented
+    if cls.vmap is not _function.Function.vmap and not cls.generate_vmap_rule:
+        return _own_vmap_rule(cls, args)
     if cls.vmap is _function.Function.vmap and not cls.generate_vmap_rule:
         error = RuntimeError(NO_VMAP.format(cls.__name__))
         error.batched_function = True  # jacrev then takes one backward pass per row instead
@@ -217,6 +219,44 @@ def _function_hook(cls, args: tuple, kwargs: dict):
             (dual and any(forward_ad.unpack_dual(v).tangent is not None for v in values)):
         return fallback(cls.__name__, cls.apply, args, kwargs, warn=False)
     return NotImplemented
+
+
+class VmapInfo(tuple):
+    """What a Function's own `vmap` staticmethod is told: the batch size and the level's randomness."""
+
+    __slots__ = ()
+    batch_size = property(lambda self: self[0])
+    randomness = property(lambda self: self[1])
+
+
+def _own_vmap_rule(cls, args: tuple):
+    """The Function's own `vmap(info, in_dims, *args)`, as torch.func calls it: for the innermost level the batched
+    arguments have, each argument with that level's batch as its dim 0 (in_dims 0; None: not batched there); it
+    returns (outputs, out_dims), and each output is batched again along its out_dim."""
+    level = max(lv for a in args if a.__class__ is BatchedTensor for lv in a._levels)
+    size, randomness = next((size, r) for lv, size, r in LEVELS if lv == level)
+    physical_args, in_dims = [], []
+    for a in args:
+        if a.__class__ is not BatchedTensor or level not in a._levels:
+            physical_args.append(a)
+            in_dims.append(None)
+            continue
+        rest = tuple(lv for lv in a._levels if lv != level)
+        value = a._value.movedim(a._levels.index(level), len(rest))  # the level's dim: the first logical one
+        physical_args.append(BatchedTensor(value, rest) if rest else value)
+        in_dims.append(0)
+    out, out_dims = cls.vmap(VmapInfo((size, randomness)), tuple(in_dims), *physical_args)
+    leaves, spec = _pytree.flatten(out)
+    dims = _pytree.broadcast_prefix(out_dims, out, lambda p: not isinstance(p, (tuple, list)))
+    return _pytree.unflatten([x if d is None else _batched_along(x, d, level) for x, d in zip(leaves, dims)], spec)
+
+
+def _batched_along(x, d: int, level: int):
+    """`x` (its logical dim `d` the batch of `level`) as batched at `level`."""
+    rest = x._levels if x.__class__ is BatchedTensor else ()
+    value = x._value if rest else x
+    value = value.movedim(len(rest) + d % (value.dim() - len(rest)), len(rest))
+    return in_level_order(value, rest + (level,))
 
 
 _function.TRANSFORM_HOOK[0] = _function_hook
