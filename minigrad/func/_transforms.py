@@ -25,7 +25,7 @@ import numpy as np
 
 from .. import autograd
 from .._creation import eye, ones, zeros, zeros_like
-from .._state import GRAD
+from .._state import DUAL, GRAD
 from .._tensor import Tensor
 from ..autograd import function as _function
 from ..autograd.grad_mode import enable_grad
@@ -90,8 +90,8 @@ def _lift(x, levels_sizes: list):
 
 
 def _tangent(v: Tensor):
-    """`v`'s forward-mode tangent, if an enclosing jvp/jacfwd gave it one."""
-    if forward_ad is None or _FORWARD[0] == 0:
+    """`v`'s forward-mode tangent, if an enclosing jvp/jacfwd (or the user's own dual level) gave it one."""
+    if forward_ad is None or (_FORWARD[0] == 0 and DUAL[0] is None):
         return None
     return forward_ad.unpack_dual(v).tangent
 
@@ -106,7 +106,15 @@ def _create_graph(args) -> bool:
         return False
     if _DEPTH[0] > 0:
         return True
-    return any(isinstance(x, (Tensor, BatchedTensor)) and x.requires_grad for x in _pytree.flatten(args)[0])
+    leaves = [x for x in _pytree.flatten(args)[0] if isinstance(x, (Tensor, BatchedTensor))]
+    if any(x.requires_grad for x in leaves):
+        return True
+    if any(_tangent(x._value if x.__class__ is BatchedTensor else x) is not None for x in leaves):
+        return TANGENTS_ONLY  # a tangent of the user's dual level goes through (forward over reverse), no graph
+    return False
+
+
+TANGENTS_ONLY = "tangents only"  # (truthy: the gradients are computed with create_graph, then detached)
 
 
 def _grads(outputs: list, inputs: list, cotangents: list, create_graph: bool, retain_graph: bool = False) -> list:
@@ -127,7 +135,8 @@ def _grads(outputs: list, inputs: list, cotangents: list, create_graph: bool, re
         cots.append(pc.expand(tuple(po.shape)) if tuple(pc.shape) != tuple(po.shape) else pc)
     ins = [i._value if i.__class__ is BatchedTensor else i for i in inputs]
     if outs:
-        got = autograd.grad(outs, ins, cots, create_graph=create_graph, retain_graph=retain_graph or create_graph,
+        got = autograd.grad(outs, ins, cots, create_graph=bool(create_graph),
+                            retain_graph=bool(retain_graph or create_graph),
                             allow_unused=True)
     else:
         got = [None] * len(ins)
@@ -135,8 +144,8 @@ def _grads(outputs: list, inputs: list, cotangents: list, create_graph: bool, re
     for i, g in zip(inputs, got):
         p = i._value if i.__class__ is BatchedTensor else i
         g = g if g is not None else _zeros(p)
-        if not create_graph:
-            g = g.detach()
+        if create_graph is not True:
+            g = _keep_tangent(g) if create_graph == TANGENTS_ONLY else g.detach()
         result.append(BatchedTensor(g, i._levels) if i.__class__ is BatchedTensor else g)
     return result
 
@@ -180,11 +189,22 @@ def _zeros(p: Tensor) -> Tensor:
     return zeros_like(p)
 
 
-def _detach(tree, keep: bool):
-    if keep:
+def _detach(tree, keep):
+    if keep is True:
         return tree
     leaves, spec = _pytree.flatten(tree)
+    if keep == TANGENTS_ONLY:
+        return _pytree.unflatten([_keep_tangent(x) if isinstance(x, (Tensor, BatchedTensor)) else x for x in leaves],
+                                 spec)
     return _pytree.unflatten([x.detach() if isinstance(x, (Tensor, BatchedTensor)) else x for x in leaves], spec)
+
+
+def _keep_tangent(x):
+    """`x` detached, with the tangent it has at the user's dual level (detach drops it)."""
+    if x.__class__ is BatchedTensor:
+        return BatchedTensor(_keep_tangent(x._value), x._levels)
+    tangent = forward_ad.unpack_dual(x).tangent
+    return x.detach() if tangent is None else forward_ad.make_dual(x.detach(), tangent.detach())
 
 
 # -- custom autograd.Functions ------------------------------------------------------------------------------------
