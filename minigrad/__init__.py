@@ -100,9 +100,10 @@ pi, e, inf, nan = _math.pi, _math.e, _math.inf, _math.nan
 # (each gives way to `__torch_function__`, PyTorch's override protocol: ops.registry.overridable)
 globals().update({name: ops.registry.overridable(op.named(name), name) for op in ops.REGISTRY.values()
                   if op.public and op.namespace == "" for name in (op.name, *op.aliases)})
-# the `*_like` factories too (vmap's batched tensors make their like batched)
+# the `*_like` factories and the draws from a tensor's values too (vmap's batched tensors make them batched)
 globals().update({name: ops.registry.overridable(globals()[name], name) for name in (
-    "empty_like", "full_like", "ones_like", "rand_like", "randn_like", "zeros_like")})
+    "empty_like", "full_like", "ones_like", "rand_like", "randn_like", "zeros_like", "bernoulli", "multinomial",
+    "normal")})
 
 from .autograd import forward_ad  # noqa: E402, F401  (minigrad.autograd.forward_ad: it builds on the ops)
 

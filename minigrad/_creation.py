@@ -445,6 +445,9 @@ def randint(low, high=None, size=None, *, generator=None, dtype=None, device=Non
         low, high = 0, low
     shape = _size((size,), "randint")
     _check_negative(shape, "randint")
+    out = _in_vmap(lambda *s, **o: randint(low, high, s, **o), shape, generator=generator, dtype=dtype)
+    if out is not NotImplemented:
+        return out
     arr = _memory(lambda: _gen(generator).integers(low, high, size=shape), math.prod(shape) * 8)
     return _finish(arr.astype(_dt(dtype, np.dtype("int64"))), requires_grad, device)
 
@@ -452,8 +455,17 @@ def randint(low, high=None, size=None, *, generator=None, dtype=None, device=Non
 def randperm(n: int, *, generator=None, dtype=None, device=None, requires_grad=False) -> Tensor:
     n = _int_arg(n, "randperm", "n")
     _check_negative((n,), "randperm")
+    out = _in_vmap(_permutations, (n,), generator=generator, dtype=dtype)
+    if out is not NotImplemented:
+        return out
     arr = _memory(lambda: _gen(generator).permutation(n), n * 8)
     return _finish(arr.astype(_dt(dtype, np.dtype("int64"))), requires_grad, device)
+
+
+def _permutations(*shape, generator=None, dtype=None) -> Tensor:
+    """Permutations of range(shape[-1]), one per row of the leading dims (randperm inside vmap: one per sample)."""
+    arr = np.argsort(_gen(generator).random(shape), axis=-1, kind="stable")
+    return _finish(arr.astype(_dt(dtype, np.dtype("int64"))), False, None)
 
 
 def rand_like(input: Tensor, *, dtype=None, device=None, requires_grad=False) -> Tensor:
@@ -604,6 +616,9 @@ def normal(mean, std=1.0, size=None, *, generator=None, out=None, dtype=None, la
         raise NotImplementedError(f'"normal_kernel_cpu" not implemented for \'{_scalar_type(out_np)}\'')
     if both_floats:
         shape = tuple(size)
+        drawn = _in_vmap(lambda *s, **o: normal(mean, std, s, **o), shape, generator=generator, dtype=dtype)
+        if drawn is not NotImplemented:
+            return drawn
     else:
         shape = _broadcast_shape(np.shape(mean._data) if km == "Tensor" else (),
                                  np.shape(std._data) if ks == "Tensor" else ())

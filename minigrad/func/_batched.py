@@ -198,6 +198,15 @@ def in_level_order(value: Tensor, levels: tuple):
     return BatchedTensor(value, tuple(levels[k] for k in order)) if levels else value
 
 
+def full(x, levels: tuple) -> Tensor:
+    """`x`'s batch tensor with every one of `levels`' batch dims at its full size (copied along the levels `x` is
+    not batched at): (sizes of levels..., logical shape)."""
+    sizes = {lv: size for lv, size, _ in LEVELS}
+    p = physical(x if x.__class__ is BatchedTensor else BatchedTensor(x, ()), levels, 0)
+    want = tuple(sizes[lv] for lv in levels) + tuple(p.shape[len(levels):])
+    return p if tuple(p.shape) == want else p.expand(want)
+
+
 def wrap(value, levels: tuple):
     """The result of an op on batch tensors, batched at `levels` (tensors inside tuples and lists too)."""
     if isinstance(value, Tensor):
@@ -222,6 +231,8 @@ def fallback(name: str, func, args: tuple, kwargs: dict, warn: bool = True):
                       "implementation.", UserWarning, stacklevel=4)
     levels = levels_of(tuple(args) + tuple(kwargs.values()))
     sizes = [size for lv, size, _ in LEVELS if lv in levels]
+    if 0 in sizes:  # an empty batch: one run on a stand-in sample gives the results' shapes
+        return _empty_batch(func, args, kwargs, levels, sizes)
     rows = []
     for index in itertools.product(*(range(s) for s in sizes)):
         a = [_sample(x, levels, index) for x in args]
@@ -234,6 +245,32 @@ def fallback(name: str, func, args: tuple, kwargs: dict, warn: bool = True):
         parts = [stack(list(p)).reshape(tuple(sizes) + tuple(p[0].shape)) for p in zip(*rows)]
         return wrap(type(rows[0])(parts) if type(rows[0]) in (tuple, list) else type(rows[0])(*parts), levels)
     raise RuntimeError(f"vmap: the fallback for {name} returned {type(rows[0])}, not tensors")
+
+
+def _empty_batch(func, args: tuple, kwargs: dict, levels: tuple, sizes: list):
+    """The loop over a batch of no samples (jacfwd of an empty input): the op runs once on a stand-in sample (the
+    batch summed away: zeros, still in the graph), and its results are copied along the batch, zero times."""
+    a = [_summed(x, levels) for x in args]
+    k = {key: _summed(x, levels) for key, x in kwargs.items()}
+    return wrap(_along(func(*a, **k), tuple(sizes)), levels)
+
+
+def _summed(x, levels: tuple):
+    if x.__class__ in (list, tuple):
+        return type(x)(_summed(y, levels) for y in x)
+    if x.__class__ is not BatchedTensor:
+        return x
+    v = physical(x, levels)
+    return v.sum(tuple(range(len(levels)))).to(v.dtype)
+
+
+def _along(out, sizes: tuple):
+    if isinstance(out, Tensor):
+        return out.reshape((1,) * len(sizes) + tuple(out.shape)).expand(sizes + tuple(out.shape))
+    if isinstance(out, (tuple, list)):
+        items = [_along(o, sizes) for o in out]
+        return type(out)(items) if type(out) in (tuple, list) else type(out)(*items)
+    return out
 
 
 def _sample(x, levels: tuple, index: tuple):

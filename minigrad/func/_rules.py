@@ -15,12 +15,15 @@ Most ops need no rule of their own, only their family's:
 from __future__ import annotations
 
 import inspect
+import warnings
+
+import numpy as np
 
 from .. import ops
-from .._creation import RANDOM_HOOK, ones, rand, randn
+from .._creation import RANDOM_HOOK, bernoulli, multinomial, ones, rand, randn
 from .._tensor import Tensor
 from ..ops.registry import REGISTRY
-from ._batched import LEVELS, BatchedTensor, _wrap, fallback, levels_of, physical, wrap
+from ._batched import LEVELS, BatchedTensor, _wrap, fallback, full, levels_of, physical, wrap
 
 # -- which op a function is ------------------------------------------------------------------------------------
 NAMES: dict = {}
@@ -29,13 +32,16 @@ for _op in REGISTRY.values():
         NAMES.setdefault(_fn, _op.name)
         if hasattr(_fn, "forward_of"):  # the op's own function, behind its forward-AD wrapper (ops/dual.py)
             NAMES.setdefault(_fn.forward_of[0], _op.name)
-    if _op.inplace is not None:
-        NAMES[_op.inplace] = _op.name + "_"
+    for _key, _fn in (("", _op.inplace), *_op.operators.items()):
+        if _fn is not None and (_key == "" or _key.startswith("__i")):  # the in-place function, behind its wrapper
+            NAMES[_fn] = _op.name + "_"
+            if hasattr(_fn, "forward_of"):
+                NAMES[_fn.forward_of[0]] = _op.name + "_"
 
 ELEMENTWISE = {op.name for op in REGISTRY.values() if op.function.__module__ in (
     "minigrad.ops.elementwise", "minigrad.ops.arithmetic", "minigrad.ops.selection")} | {
     "eq", "ne", "lt", "le", "gt", "ge", "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "logical_not",
-    "logical_and", "logical_or", "isclose", "isnan", "isinf", "isfinite", "clone", "contiguous", "to", "type_as",
+    "logical_and", "logical_or", "isclose", "isnan", "isinf", "isfinite", "clone", "contiguous", "to",
     "float", "double", "half", "long", "int", "bool", "relu", "sigmoid", "tanh", "silu", "zero_", "fill_", "copy_"}
 ELEMENTWISE |= {name + "_" for name in ELEMENTWISE}
 
@@ -59,6 +65,8 @@ def dispatch(func, args: tuple, kwargs: dict):
 
 def run(name: str, func, args: tuple, kwargs: dict):
     """Run the op `name` (function `func`) once on the batch: its rule, its family's, else the loop."""
+    if name[-1] == "_" and name[0] != "_" and args:
+        check_inplace(name, args, levels_of(tuple(args) + tuple(kwargs.values())))
     rule = RULES.get(name)
     if rule is not None:
         out = rule(func, args, kwargs)
@@ -75,6 +83,36 @@ def _logical_dim(x) -> int:
     if x.__class__ is BatchedTensor:
         return x.dim()
     return x.dim() if isinstance(x, Tensor) else 0
+
+
+INPLACE_ERROR = ("vmap: {}(self, *extra_args) is not possible because there exists a Tensor `other` in extra_args "
+                 "that has more elements than `self`. This happened due to `other` being vmapped over but `self` not "
+                 "being vmapped over {}. Please try to use out-of-place operators instead of {}. If said operator is "
+                 "being called inside the PyTorch framework, please file a bug report instead.")
+# in-place ops whose refusal PyTorch words as "inplace arithmetic" (the others name the aten op and the level)
+ARITHMETIC = {"mul_", "div_", "sub_", "copy_", "true_divide_", "multiply_", "divide_", "subtract_"}
+
+
+def check_inplace(name: str, args: tuple, levels: tuple) -> None:
+    """An in-place op writes into `args[0]`: refused, as PyTorch's, when another argument is batched at a level it
+    is not (the result would not fit in it). (add_ gives the broadcast error, the batch dims in front.)"""
+    self = args[0]
+    have = self._levels if self.__class__ is BatchedTensor else ()
+    missing = [lv for lv in levels if lv not in have]
+    if not missing:
+        return
+    if name == "add_":
+        sizes = {lv: size for lv, size, _ in LEVELS}
+        shapes = [tuple(a.shape) for a in args if isinstance(a, (Tensor, BatchedTensor))]
+        try:
+            wide = [sizes[lv] for lv in levels] + list(np.broadcast_shapes(*shapes))
+        except ValueError:  # the op's own error says so
+            return
+        raise RuntimeError(f"output with shape {list(self.shape)} doesn't match the broadcast shape {wide}")
+    if name in ARITHMETIC:
+        raise RuntimeError(INPLACE_ERROR.format("inplace arithmetic", "in a vmap", "inplace arithmetic"))
+    depth = next(i for i, (lv, _, _) in enumerate(LEVELS) if lv == missing[0]) + 1
+    raise RuntimeError(INPLACE_ERROR.format(f"aten::{name}", f"at level {depth}", f"aten::{name}"))
 
 
 def elementwise(func, args: tuple, kwargs: dict):
@@ -114,17 +152,22 @@ def dim_op(name: str, func, args: tuple, kwargs: dict):
     if key is None:
         return fallback(name, func, args, kwargs)
     dim = bound.arguments.get(key, params[key].default)
-    if dim is None or dim is inspect.Parameter.empty:
+    if dim is None or dim is inspect.Parameter.empty or (dim == () and DIM_OPS[name] == "all"):  # (amax: dim=())
         if name == "squeeze":
             dims = tuple(i + nb for i, s in enumerate(x.shape) if s == 1)
             return BatchedTensor(v.reshape(v.shape[:nb] + tuple(s for s in x.shape if s != 1)), x._levels) \
                 if dims else BatchedTensor(v.view_as(v), x._levels)
         how = DIM_OPS[name]
+        if how == "all" and not n:  # a 0-d sample: reduced along a size-1 dim of its own (dim=() reduces all)
+            bound.arguments[key] = -1
+            bound.arguments[next(iter(params))] = v.unsqueeze(-1)
+            return wrap(_squeezed(func(*bound.args, **bound.kwargs), tuple(v.shape)), x._levels)
         if how == "all":
             bound.arguments[key] = tuple(range(nb, nb + n))
-            if not n:  # a 0-d sample: its reduction is itself
-                bound.arguments[key] = ()
         elif how == "flat":  # reduce the flattened sample
+            if name in ("max", "min") and x.numel():  # max(): ties share the gradient, as amax's (max(dim) picks one)
+                flat = v.reshape(v.shape[:nb] + (x.numel(),))
+                return wrap(flat.amax(-1) if name == "max" else flat.amin(-1), x._levels)
             bound.arguments["input" if "input" in params else "self"] = v.reshape(v.shape[:nb] + (-1,))
             bound.arguments[key] = nb
             return wrap(_values(name, func(*bound.args, **bound.kwargs)), x._levels)
@@ -261,7 +304,7 @@ def _matmul(func, args, kwargs):
         return NotImplemented
     if b.__class__ is not BatchedTensor and rb == 2:  # (batch and rows folded) @ matrix: one 2-d product
         pa = a._value
-        out = ops.linalg.matmul(pa.reshape((-1, pa.shape[-1])), b)
+        out = ops.linalg.matmul(pa.reshape((_numel(pa.shape[:-1]), pa.shape[-1])), b)
         return BatchedTensor(out.reshape(tuple(pa.shape[:-1]) + (b.shape[-1],)), a._levels)
     if a.__class__ is not BatchedTensor and ra == 2 and rb == 1:  # matrix @ batch of vectors = vectors @ matrix.T
         return BatchedTensor(ops.linalg.matmul(b._value, a.transpose(0, 1)), b._levels)
@@ -295,8 +338,9 @@ def _linear(func, args, kwargs):
     x, w, b = bound.arguments["input"], bound.arguments["weight"], bound.arguments.get("bias")
     if w.__class__ is not BatchedTensor and b.__class__ is not BatchedTensor:
         return BatchedTensor(func(x._value, w, b), x._levels)
-    out = _matmul(None, (x, w.mT if w.__class__ is BatchedTensor else w.t()), {})
-    return out if b is None else out + b
+    wt = w.mT if w.__class__ is BatchedTensor else w.t()
+    out = _matmul(None, (x, wt), {}) if BatchedTensor in (x.__class__, wt.__class__) else ops.linalg.matmul(x, wt)
+    return out if b is None else out + b  # (only the bias batched: a plain product, then the batched sum)
 
 
 # -- losses ------------------------------------------------------------------------------------------------------
@@ -309,9 +353,27 @@ def _loss(func, args, kwargs):
         return _class_loss(func, bound, reduction)
     if any(bound.arguments.get(k) is not None for k in ("weight", "pos_weight", "size_average", "reduce")):
         return NotImplemented
-    bound.arguments["reduction"] = "none"
-    out = elementwise(func, bound.args, bound.kwargs)
-    return _reduce(out, reduction)
+    x, target = bound.arguments["input"], bound.arguments["target"]
+    if not isinstance(target, (Tensor, BatchedTensor)) or tuple(x.shape) != tuple(target.shape):
+        return quiet_loop(name, func, args, kwargs)  # the loss's own error or warning, about the samples' sizes
+    levels = levels_of((x, target))
+    bound.arguments.update(input=full(x, levels), target=full(target, levels), reduction="none")
+    return _reduce(wrap(func(*bound.args, **bound.kwargs), levels), reduction)
+
+
+def quiet_loop(name: str, func, args: tuple, kwargs: dict):
+    """The per-sample loop without the performance warning (PyTorch has a rule), each warning given once."""
+    caught: list = []
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            return fallback(name, func, args, kwargs, warn=False)
+    finally:
+        seen = set()
+        for w in caught:
+            if str(w.message) not in seen:
+                seen.add(str(w.message))
+                warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
 
 
 def _reduce(out, reduction: str):
@@ -335,9 +397,10 @@ def _class_loss(func, bound, reduction: str):
     px, pt = px.expand(b + tuple(px.shape[len(b):])), pt.expand(b + tuple(pt.shape[len(b):]))
     logical = x.dim() if x.__class__ is BatchedTensor else x.dim()
     if logical == 1:  # one sample of C classes: the batch is N
-        fx, ft = px.reshape((-1, px.shape[-1])), pt.reshape(-1)
-    else:
-        fx, ft = px.reshape((-1,) + tuple(px.shape[len(b) + 1:])), pt.reshape((-1,) + tuple(pt.shape[len(b) + 1:]))
+        fx, ft = px.reshape((_numel(b), px.shape[-1])), pt.reshape(_numel(b))
+    else:  # (explicit sizes: -1 is ambiguous for an empty batch)
+        n = _numel(b) * px.shape[len(b)]
+        fx, ft = px.reshape((n,) + tuple(px.shape[len(b) + 1:])), pt.reshape((n,) + tuple(pt.shape[len(b) + 1:]))
     bound.arguments["input"], bound.arguments["target"], bound.arguments["reduction"] = fx, ft, "none"
     out = BatchedTensor(func(*bound.args, **bound.kwargs).reshape(b + tuple(pt.shape[len(b):])), levels)
     if reduction == "mean" and bound.arguments.get("ignore_index", -100) == -100:
@@ -356,7 +419,8 @@ def _folded(func, args, kwargs):
     spatial = {"conv2d": 2, "max_pool2d": 2, "avg_pool2d": 2, "adaptive_avg_pool2d": 2, "conv1d": 1,
                "max_pool1d": 1, "avg_pool1d": 1, "adaptive_avg_pool1d": 1}[func.__name__]
     unbatched = x.dim() == spatial + 1  # (C, ...): the batch is N
-    folded = v.reshape((-1,) + tuple(v.shape[nb + (0 if unbatched else 1):]))
+    n = _numel(b) * (1 if unbatched else v.shape[nb])  # (not -1: ambiguous for an empty batch)
+    folded = v.reshape((n,) + tuple(v.shape[nb + (0 if unbatched else 1):]))
     out = func(folded, *args[1:], **kwargs)
     if isinstance(out, tuple):
         return NotImplemented
@@ -379,9 +443,9 @@ def _conv(func, args, kwargs):
     px = px.expand(lead + tuple(px.shape[len(lead):]))  # (lead..., N, C, *spatial)
     n = px.shape[len(lead)]
     px = px.reshape((k, n) + tuple(px.shape[len(lead) + 1:])).movedim(0, 1)  # (N, k, C, ...)
-    px = px.reshape((n, -1) + tuple(px.shape[3:]))
+    px = px.reshape((n, k * px.shape[2]) + tuple(px.shape[3:]))
     pw = physical(w if w.__class__ is BatchedTensor else BatchedTensor(w, ()), levels, 0)
-    pw = pw.expand(lead + tuple(pw.shape[len(lead):])).reshape((-1,) + tuple(w.shape[1:]))
+    pw = pw.expand(lead + tuple(pw.shape[len(lead):])).reshape((k * w.shape[0],) + tuple(w.shape[1:]))
     pb = None
     if b is not None:
         pb = physical(b if b.__class__ is BatchedTensor else BatchedTensor(b, ()), levels, 0)
@@ -438,6 +502,48 @@ def _dropout(func, args, kwargs):
     return x.mul_(mask) if bound.get("inplace", False) else x * mask
 
 
+SAME_ERROR = ("Vmap does not currently support same randomness with a batched tensor input. Please file an issue "
+              "with functorch")
+
+
+def _drawn_levels() -> tuple:
+    """The levels a draw from a batched tensor's values is made at, as vmap's randomness says ("different")."""
+    if any(randomness == "error" for _, _, randomness in LEVELS):
+        raise RuntimeError(RANDOM_ERROR)
+    if any(randomness == "same" for _, _, randomness in LEVELS):
+        raise RuntimeError(SAME_ERROR)
+    return tuple(lv for lv, _, _ in LEVELS)
+
+
+def _draw_from(func, args, kwargs):
+    """bernoulli(p), normal(mean, std), multinomial(probs, n) of batched tensors: one draw per sample (each
+    sample's values are drawn independently, so one draw on the batch tensor is the batch of draws)."""
+    levels = _drawn_levels()
+    first = full(args[0], levels)
+    rank = max(_logical_dim(a) for a in (*args, *kwargs.values()))
+    rest = [physical(a, levels, rank) for a in args[1:]]
+    k = {key: physical(a, levels, rank) for key, a in kwargs.items()}
+    if func.__name__ == "multinomial":  # at most 2-d: the batch folded into its rows
+        rows = first.reshape((_numel(first.shape[:-1]), first.shape[-1]))
+        out = func(rows, *rest, **k)
+        return BatchedTensor(out.reshape(tuple(first.shape[:-1]) + (out.shape[-1],)), levels)
+    if args[0].__class__ is not BatchedTensor or args[0].dim() < rank:
+        first = physical(BatchedTensor(first, levels), levels, rank)
+    return wrap(func(first, *rest, **k), levels)
+
+
+def _dropout2d(func, args, kwargs):
+    """dropout2d: whole channels zeroed, the mask (N, C, 1, 1) drawn as vmap's randomness says."""
+    names = ("input", "p", "training", "inplace")
+    bound = dict(zip(names, args), **kwargs)
+    x, p = bound["input"], bound.get("p", 0.5)
+    if not bound.get("training", True) or p == 0 or x.numel() == 0:
+        return x
+    shape = tuple(x.shape[:2]) + (1,) * (x.dim() - 2)
+    mask = draw_in_vmap(lambda s: (rand(*s) < 1 - p).to(x.dtype) / (1 - p), shape)
+    return x.mul_(mask) if bound.get("inplace", False) else x * mask
+
+
 def _like(func, args, kwargs):
     """zeros_like(x) and its kin: the factory on the batch tensor; a random one draws as vmap's randomness says."""
     x = args[0]
@@ -466,6 +572,24 @@ def _index_fill(func, args, kwargs):
     return x if out is x._value else BatchedTensor(out, x._levels)
 
 
+def _masked_fill(func, args, kwargs):
+    """masked_fill(x, mask, value): the value is a 0-d tensor of each sample, not an operand to pad to x's rank."""
+    bound = _bind(func, args, kwargs)
+    x, mask, value = (bound.arguments[k] for k in bound.signature.parameters)
+    levels = levels_of((x, mask, value))
+    rank = max(_logical_dim(x), _logical_dim(mask))
+    px, pm = physical(x, levels, rank), physical(mask, levels, rank)
+    if value.__class__ is not BatchedTensor:
+        return wrap(func(px, pm, value), levels)
+    return fallback(func.__name__ + ".Tensor", func, args, kwargs)  # a batched value: PyTorch loops too
+
+
+def _type_as(func, args, kwargs):
+    """x.type_as(other): x in other's dtype (other is no operand: its shape does not broadcast into x's)."""
+    x, other = args[0], args[1] if len(args) > 1 else kwargs["other"]
+    return x.to(other.dtype)
+
+
 RULES = {
     "reshape": _one(_reshape), "view": _one(_view), "flatten": _one(_flatten), "unsqueeze": _one(_unsqueeze),
     "transpose": _one(_transpose), "swapaxes": _one(_transpose), "permute": _one(_permute),
@@ -479,7 +603,9 @@ RULES = {
     "nll_loss": _loss, "cross_entropy": _loss,
     "conv2d": _conv, "conv1d": _conv, "max_pool2d": _folded, "max_pool1d": _folded, "avg_pool2d": _folded,
     "avg_pool1d": _folded, "adaptive_avg_pool2d": _folded, "adaptive_avg_pool1d": _folded,
-    "index_fill": _index_fill, "index_fill_": _index_fill,
+    "index_fill": _index_fill, "index_fill_": _index_fill, "masked_fill": _masked_fill, "masked_fill_": _masked_fill,
+    "type_as": _type_as, "bernoulli": _draw_from, "normal": _draw_from, "multinomial": _draw_from,
+    "dropout2d": _dropout2d,
     "dropout": _dropout, "dot": _dot, "outer": _dot, "empty_like": _like, "full_like": _like, "ones_like": _like,
     "zeros_like": _like, "rand_like": _like, "randn_like": _like, "like": _like,  # (ones/zeros/empty_like's name)
 }
@@ -509,6 +635,8 @@ def _attach_methods() -> None:
             setattr(BatchedTensor, name, _method(fn, op.name if not name.startswith("__i") else op.name + "_"))
     BatchedTensor.__pos__ = lambda self: self
     BatchedTensor.__abs__ = _method(Tensor.abs, "abs")
+    for name, fn in (("bernoulli", bernoulli), ("multinomial", multinomial)):  # (methods set outside the registry)
+        setattr(BatchedTensor, name, _method(fn, name))
     BatchedTensor.where = lambda self, condition, other: run(
         "where", Tensor.where, (self, condition, other), {})
 

@@ -21,9 +21,11 @@ import functools
 import itertools
 from collections.abc import Callable
 
+import numpy as np
+
 from .. import autograd
 from .._creation import eye, ones, zeros, zeros_like
-from .._state import GRAD
+from .._state import DUAL, GRAD
 from .._tensor import Tensor
 from ..autograd import function as _function
 from ..autograd.grad_mode import enable_grad
@@ -88,8 +90,8 @@ def _lift(x, levels_sizes: list):
 
 
 def _tangent(v: Tensor):
-    """`v`'s forward-mode tangent, if an enclosing jvp/jacfwd gave it one."""
-    if forward_ad is None or _FORWARD[0] == 0:
+    """`v`'s forward-mode tangent, if an enclosing jvp/jacfwd (or the user's own dual level) gave it one."""
+    if forward_ad is None or (_FORWARD[0] == 0 and DUAL[0] is None):
         return None
     return forward_ad.unpack_dual(v).tangent
 
@@ -104,7 +106,15 @@ def _create_graph(args) -> bool:
         return False
     if _DEPTH[0] > 0:
         return True
-    return any(isinstance(x, (Tensor, BatchedTensor)) and x.requires_grad for x in _pytree.flatten(args)[0])
+    leaves = [x for x in _pytree.flatten(args)[0] if isinstance(x, (Tensor, BatchedTensor))]
+    if any(x.requires_grad for x in leaves):
+        return True
+    if any(_tangent(x._value if x.__class__ is BatchedTensor else x) is not None for x in leaves):
+        return TANGENTS_ONLY  # a tangent of the user's dual level goes through (forward over reverse), no graph
+    return False
+
+
+TANGENTS_ONLY = "tangents only"  # (truthy: the gradients are computed with create_graph, then detached)
 
 
 def _grads(outputs: list, inputs: list, cotangents: list, create_graph: bool, retain_graph: bool = False) -> list:
@@ -125,7 +135,8 @@ def _grads(outputs: list, inputs: list, cotangents: list, create_graph: bool, re
         cots.append(pc.expand(tuple(po.shape)) if tuple(pc.shape) != tuple(po.shape) else pc)
     ins = [i._value if i.__class__ is BatchedTensor else i for i in inputs]
     if outs:
-        got = autograd.grad(outs, ins, cots, create_graph=create_graph, retain_graph=retain_graph or create_graph,
+        got = autograd.grad(outs, ins, cots, create_graph=bool(create_graph),
+                            retain_graph=bool(retain_graph or create_graph),
                             allow_unused=True)
     else:
         got = [None] * len(ins)
@@ -133,8 +144,8 @@ def _grads(outputs: list, inputs: list, cotangents: list, create_graph: bool, re
     for i, g in zip(inputs, got):
         p = i._value if i.__class__ is BatchedTensor else i
         g = g if g is not None else _zeros(p)
-        if not create_graph:
-            g = g.detach()
+        if create_graph is not True:
+            g = _keep_tangent(g) if create_graph == TANGENTS_ONLY else g.detach()
         result.append(BatchedTensor(g, i._levels) if i.__class__ is BatchedTensor else g)
     return result
 
@@ -178,11 +189,22 @@ def _zeros(p: Tensor) -> Tensor:
     return zeros_like(p)
 
 
-def _detach(tree, keep: bool):
-    if keep:
+def _detach(tree, keep):
+    if keep is True:
         return tree
     leaves, spec = _pytree.flatten(tree)
+    if keep == TANGENTS_ONLY:
+        return _pytree.unflatten([_keep_tangent(x) if isinstance(x, (Tensor, BatchedTensor)) else x for x in leaves],
+                                 spec)
     return _pytree.unflatten([x.detach() if isinstance(x, (Tensor, BatchedTensor)) else x for x in leaves], spec)
+
+
+def _keep_tangent(x):
+    """`x` detached, with the tangent it has at the user's dual level (detach drops it)."""
+    if x.__class__ is BatchedTensor:
+        return BatchedTensor(_keep_tangent(x._value), x._levels)
+    tangent = forward_ad.unpack_dual(x).tangent
+    return x.detach() if tangent is None else forward_ad.make_dual(x.detach(), tangent.detach())
 
 
 # -- custom autograd.Functions ------------------------------------------------------------------------------------
@@ -206,6 +228,8 @@ def _function_hook(cls, args: tuple, kwargs: dict):
     values = [a._value for a in args if a.__class__ is BatchedTensor]
     if not values:
         return NotImplemented
+    if cls.vmap is not _function.Function.vmap and not cls.generate_vmap_rule:
+        return _own_vmap_rule(cls, args)
     if cls.vmap is _function.Function.vmap and not cls.generate_vmap_rule:
         error = RuntimeError(NO_VMAP.format(cls.__name__))
         error.batched_function = True  # jacrev then takes one backward pass per row instead
@@ -215,6 +239,44 @@ def _function_hook(cls, args: tuple, kwargs: dict):
             (dual and any(forward_ad.unpack_dual(v).tangent is not None for v in values)):
         return fallback(cls.__name__, cls.apply, args, kwargs, warn=False)
     return NotImplemented
+
+
+class VmapInfo(tuple):
+    """What a Function's own `vmap` staticmethod is told: the batch size and the level's randomness."""
+
+    __slots__ = ()
+    batch_size = property(lambda self: self[0])
+    randomness = property(lambda self: self[1])
+
+
+def _own_vmap_rule(cls, args: tuple):
+    """The Function's own `vmap(info, in_dims, *args)`, as torch.func calls it: for the innermost level the batched
+    arguments have, each argument with that level's batch as its dim 0 (in_dims 0; None: not batched there); it
+    returns (outputs, out_dims), and each output is batched again along its out_dim."""
+    level = max(lv for a in args if a.__class__ is BatchedTensor for lv in a._levels)
+    size, randomness = next((size, r) for lv, size, r in LEVELS if lv == level)
+    physical_args, in_dims = [], []
+    for a in args:
+        if a.__class__ is not BatchedTensor or level not in a._levels:
+            physical_args.append(a)
+            in_dims.append(None)
+            continue
+        rest = tuple(lv for lv in a._levels if lv != level)
+        value = a._value.movedim(a._levels.index(level), len(rest))  # the level's dim: the first logical one
+        physical_args.append(BatchedTensor(value, rest) if rest else value)
+        in_dims.append(0)
+    out, out_dims = cls.vmap(VmapInfo((size, randomness)), tuple(in_dims), *physical_args)
+    leaves, spec = _pytree.flatten(out)
+    dims = _pytree.broadcast_prefix(out_dims, out, lambda p: not isinstance(p, (tuple, list)))
+    return _pytree.unflatten([x if d is None else _batched_along(x, d, level) for x, d in zip(leaves, dims)], spec)
+
+
+def _batched_along(x, d: int, level: int):
+    """`x` (its logical dim `d` the batch of `level`) as batched at `level`."""
+    rest = x._levels if x.__class__ is BatchedTensor else ()
+    value = x._value if rest else x
+    value = value.movedim(len(rest) + d % (value.dim() - len(rest)), len(rest))
+    return in_level_order(value, rest + (level,))
 
 
 _function.TRANSFORM_HOOK[0] = _function_hook
@@ -474,13 +536,26 @@ def _jvp_by_vjps(func: Callable, primals: tuple, tangents: tuple, has_aux: bool)
 
 
 @contextlib.contextmanager
-def _forward(fwd):
-    """The dual level of the outermost jvp/jacfwd (an inner one computes by reverse mode: `_nested`)."""
+def _forward(fwd, level: list | None = None):
+    """The dual level of the outermost jvp/jacfwd (an inner one computes by reverse mode: `_nested`). NumPy's
+    floating-point warnings are off, as in the ops: a tangent formula at inf or nan (cos'(-inf) = -sin(-inf)) gives
+    nan silently, as in PyTorch. jacfwd's private vmap `level` runs inside the dual level's methods: it is there
+    when they are installed (so a plain tensor's method given way to a batched argument, `w.mv(x)`) and gone
+    when they are restored (so the plain methods come back without the giving way, unless a vmap runs)."""
     _FORWARD[0] += 1
+    if level is not None:
+        LEVELS.append(level)
     try:
-        with fwd.dual_level():
-            yield
+        with fwd.dual_level(), np.errstate(all="ignore"):
+            try:
+                yield
+            finally:
+                if level is not None:
+                    LEVELS.pop()
+                    level = None
     finally:
+        if level is not None:  # (the dual level refused to start)
+            LEVELS.pop()
         _FORWARD[0] -= 1
 
 
@@ -561,23 +636,19 @@ def jacfwd(func: Callable, argnums: int | tuple = 0, has_aux: bool = False, *, r
                 raise ValueError(f"Thing passed to transform API must be Tensor, got {type(x)}")
         n = sum(_numel(x.shape) for x in leaves)
         level = next(_ids)
-        LEVELS.append([level, n, randomness])
-        try:
-            with _transform(), _forward(fwd):
-                basis, start, duals = eye(n, dtype=leaves[0].dtype), 0, []
-                for x in leaves:
-                    k = _numel(x.shape)
-                    t = BatchedTensor(basis[:, start:start + k].reshape((n,) + tuple(x.shape)), (level,))
-                    duals.append(_dual(fwd, x, t))
-                    start += k
-                args2, it = list(args), iter(duals)
-                for a, (lv, spec) in zip(nums, flat):
-                    args2[a] = _pytree.unflatten([next(it) for _ in lv], spec)
-                out, aux = _split_aux("jacfwd(f)(*args)", func(*args2), has_aux)
-                outs, out_spec = _pytree.flatten(out)
-                pairs = [_unpack(fwd, o) for o in outs]
-        finally:
-            LEVELS.pop()
+        with _transform(), _forward(fwd, [level, n, randomness]):
+            basis, start, duals = eye(n, dtype=leaves[0].dtype), 0, []
+            for x in leaves:
+                k = _numel(x.shape)
+                t = BatchedTensor(basis[:, start:start + k].reshape((n,) + tuple(x.shape)), (level,))
+                duals.append(_dual(fwd, x, t))
+                start += k
+            args2, it = list(args), iter(duals)
+            for a, (lv, spec) in zip(nums, flat):
+                args2[a] = _pytree.unflatten([next(it) for _ in lv], spec)
+            out, aux = _split_aux("jacfwd(f)(*args)", func(*args2), has_aux)
+            outs, out_spec = _pytree.flatten(out)
+            pairs = [_unpack(fwd, o) for o in outs]
         jac = _detach(_columns(pairs, flat, level, out_spec, isinstance(argnums, int)), create_graph)
         return (jac, _detach(_unbatch(aux, level), create_graph)) if has_aux else jac
 

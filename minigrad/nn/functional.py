@@ -100,6 +100,9 @@ def dropout2d(input: Tensor, p: float = 0.5, training: bool = True, inplace: boo
     return input.mul_(noise_t) if inplace else input * noise_t
 
 
+dropout2d = overridable(dropout2d, "dropout2d")
+
+
 def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -> Tensor:
     """cos of the angle between x1 and x2 along `dim`: (x1 / |x1|) . (x2 / |x2|), each norm at least `eps`.
     Written as PyTorch's composite is (norms, clones clamped without recording, divisions, product, sum), so the

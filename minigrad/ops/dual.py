@@ -210,15 +210,33 @@ def _by_function(kind: str, function, args: tuple, kwargs: dict, tangents: dict)
         a, k = _swap(args, kwargs, tangent_or_zeros)
         return function(*a, **k)
     total = None
-    for key, tan in tangents.items():  # bilinear: one term per dual input, the others at their primal values
-        a, k = _swap(args, kwargs, functools.partial(_only, key, tan))
+    # bilinear: one term per dual operand, the others at their primal values; a tensor given twice (x @ x) is two
+    # operands, so it makes two terms (t @ x + x @ t, not t @ t)
+    n = sum(1 for a in _tensors(args, kwargs) if id(a) in tangents)
+    for which in range(n):
+        a, k = _swap(args, kwargs, _Only(which, tangents))
         term = function(*a, **k)
         total = term if total is None else total + term
     return total
 
 
-def _only(key: int, tangent: Tensor, t: Tensor) -> Tensor:
-    return tangent if id(t) == key else t
+def _tensors(args: tuple, kwargs: dict) -> list:
+    found = []
+    _swap(args, kwargs, lambda t: found.append(t) or t)
+    return found
+
+
+class _Only:
+    """The `which`-th dual operand (in argument order) replaced by its tangent, the others kept."""
+
+    def __init__(self, which: int, tangents: dict):
+        self.which, self.tangents, self.seen = which, tangents, -1
+
+    def __call__(self, t: Tensor) -> Tensor:
+        if id(t) not in self.tangents:
+            return t
+        self.seen += 1
+        return self.tangents[id(t)] if self.seen == self.which else t
 
 
 # -- rules read from the node the op records ------------------------------------------------------------------

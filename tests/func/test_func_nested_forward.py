@@ -77,3 +77,37 @@ def test_dual_level_itself_does_not_nest_as_in_pytorch(torch):
         with lib.autograd.forward_ad.dual_level():
             with pytest.raises(RuntimeError, match="Nested forward mode AD is not supported at the moment"):
                 lib.autograd.forward_ad.enter_dual_level()
+
+
+def _in_users_dual_level(lib, how):
+    fw = lib.autograd.forward_ad
+    x = lib.tensor(np.array([1.0, 2.0]))
+    with fw.dual_level():
+        d = fw.make_dual(x, lib.tensor(np.array([1.0, -0.5])))
+        out = {"jacrev": lambda y: lib.func.jacrev(lambda z: z.sin() * z)(y),
+               "grad": lambda y: lib.func.grad(lambda z: z.sin().sum())(y),
+               "vjp": lambda y: lib.func.vjp(lambda z: z.sin(), y)[1](lib.ones(2, dtype=lib.float64))[0],
+               "jacrev(jacrev)": lambda y: lib.func.jacrev(lib.func.jacrev(lambda z: (z.sin() * z).sum()))(y),
+               "vmap(grad)": lambda y: lib.func.vmap(lib.func.grad(lambda z: z.sin() * z))(y)}[how](d)
+        return out.detach().numpy(), fw.unpack_dual(out).tangent.numpy(), out.requires_grad
+
+
+@pytest.mark.parametrize("how", ["jacrev", "grad", "vjp", "jacrev(jacrev)", "vmap(grad)"])
+def test_a_reverse_transform_inside_the_users_dual_level(torch, how):
+    """A tangent of the user's own dual level goes through jacrev/grad/vjp (forward over reverse), as in torch.func;
+    the result needs no graph (it had no tangent)."""
+    got, want = _in_users_dual_level(minigrad, how), _in_users_dual_level(torch, how)
+    np.testing.assert_allclose(got[0], want[0], rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(got[1], want[1], rtol=1e-9, atol=1e-12)
+    assert got[2] == want[2]
+
+
+@pytest.mark.parametrize("how", ["jvp", "jacfwd"])
+def test_forward_transforms_inside_the_users_dual_level_refused_as_torch(torch, how):
+    for lib in (torch, minigrad):
+        x = lib.tensor(np.array([1.0, 2.0]))
+        with lib.autograd.forward_ad.dual_level(), pytest.raises(RuntimeError, match="Nested forward mode AD is not"):
+            if how == "jvp":
+                lib.func.jvp(lib.sin, (x,), (x,))
+            else:
+                lib.func.jacfwd(lib.sin)(x)

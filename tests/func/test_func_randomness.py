@@ -1,4 +1,5 @@
-"""vmap's `randomness` for every random op inside it, as torch.func: "error" refuses (PyTorch's text), "different"
+"""vmap's `randomness` for every random op inside it (the factories, the draws from a tensor's values: bernoulli,
+normal, multinomial; dropout and dropout2d), as torch.func: "error" refuses (PyTorch's text), "different"
 draws per sample, "same" draws once. The two libraries' generators differ, so what is compared is the pattern:
 the error, the shape, and which samples got equal draws."""
 
@@ -16,6 +17,16 @@ OPS = {
     "rand_like": lambda lib, v: lib.rand_like(v),
     "dropout": lambda lib, v: lib.nn.functional.dropout(v, 0.5),
     "nn.Dropout": lambda lib, v: lib.nn.Dropout(0.5)(v),
+    "randint": lambda lib, v: v + lib.randint(0, 1000, (8,)),
+    "randperm": lambda lib, v: v + lib.randperm(8),
+    "normal(floats)": lambda lib, v: v + lib.normal(0.0, 1.0, (8,)),
+    "normal(tensor)": lambda lib, v: lib.normal(v, 1.0),
+    "normal(tensor, tensor)": lambda lib, v: lib.normal(v, lib.ones(3, 8)),
+    "bernoulli": lambda lib, v: lib.bernoulli(v * 0.5),
+    "Tensor.bernoulli": lambda lib, v: (v * 0.5).bernoulli(),
+    "multinomial": lambda lib, v: lib.multinomial(v, 4),
+    "Tensor.multinomial": lambda lib, v: (v.reshape(2, 4)).multinomial(3, replacement=True),
+    "dropout2d": lambda lib, v: lib.nn.functional.dropout2d(v.reshape(8, 1, 1), 0.5),
 }
 
 
