@@ -399,6 +399,7 @@ def frame_png(scene: Scene, k: int, note: str | None = None, scale: float = 2.0,
     pygraphviz."""
     from .render import MAX_PNG_PIXELS, draw_png
 
+    note = tr(note, (scene.payload.get("i18n") or {}).get("lang", "en")) if note else note  # the scene's language
     if note and has_cjk(note) and cjk_font() is None:  # Graphviz finds a CJK font through fontconfig
         hint_once(CJK_FONT_HINT)
     try:

@@ -28,6 +28,7 @@ from __future__ import annotations
 import heapq
 import html
 import importlib
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -498,20 +499,24 @@ def _card(race: ForwardVsReverse) -> tuple[str, str]:
     from .dot import html_text
 
     c = race.counts
-    head = race.verdict().split(": ", 1)
-    rows = [f'<TR><TD COLSPAN="2"><B>{html_text(head[0] + ":")}</B></TD></TR>',
+    lang = race.lang
+    head = re.split(r": |：", tr(race.verdict(), lang), maxsplit=1)
+    colon = "：" if lang == "zh" else ":"
+    rows = [f'<TR><TD COLSPAN="2"><B>{html_text(head[0] + colon)}</B></TD></TR>',
             f'<TR><TD COLSPAN="2">{html_text(head[-1])}</TD></TR>']
     sides = [("Forward mode · jacfwd", "#0072B2", f"{_passes(c['forward']['passes'])}, one per input"),
              ("Reverse mode · jacrev", "#B34E00",
               f"1 forward + {_passes(c['reverse']['passes'], 'backward ')}, one per output")]
-    rows.append("<TR>" + "".join(f'<TD><FONT COLOR="{color}"><B>{html_text(name)}</B></FONT></TD>'
+    rows.append("<TR>" + "".join(f'<TD><FONT COLOR="{color}"><B>{html_text(tr(name, lang))}</B></FONT></TD>'
                                  for name, color, _ in sides) + "</TR>")
-    rows.append("<TR>" + "".join(f"<TD>{html_text(text)}</TD>" for _, _, text in sides) + "</TR>")
-    rows.append("<TR>" + "".join(f"<TD><B>{c[side]['evaluations']} op evaluations</B></TD>"
-                                 for side in ("forward", "reverse")) + "</TR>")
-    more = " (its first 12 rows and columns)" if max(race.m, race.n) > MAX_CARD_CELLS else ""
+    rows.append("<TR>" + "".join(f"<TD>{html_text(tr(text, lang))}</TD>" for _, _, text in sides) + "</TR>")
+    counts = [tr(f"{c[side]['evaluations']} op evaluations", lang) for side in ("forward", "reverse")]
+    rows.append("<TR>" + "".join(f"<TD><B>{html_text(text)}</B></TD>" for text in counts) + "</TR>")
+    tail = ("The Jacobian, both ways (its first 12 rows and columns):" if max(race.m, race.n) > MAX_CARD_CELLS
+            else "The Jacobian, both ways:")
+    note = tr(PLAY_NOTE, lang) + ("。" if lang == "zh" else ". ") + tr(tail, lang)
     rows.append(f'<TR><TD COLSPAN="2"><FONT POINT-SIZE="10" COLOR="{style.MUTED_TEXT}">'
-                f"{html_text(PLAY_NOTE + '. The Jacobian, both ways' + more + ':')}</FONT></TD></TR>")
+                f"{html_text(note)}</FONT></TD></TR>")
     card = (f'<TABLE BORDER="1" CELLBORDER="0" CELLSPACING="0" CELLPADDING="3" COLOR="{style.BORDER}" '
             f'BGCOLOR="#FFFFFF">{"".join(rows)}</TABLE>')
     cell = '<TD ALIGN="RIGHT">{}</TD>'

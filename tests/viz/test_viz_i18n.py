@@ -352,3 +352,30 @@ def test_a_learners_tensor_named_like_a_word_of_viz_keeps_its_name_in_the_page(m
     hidden = mg.tensor([1.0, 2.0], requires_grad=True)
     player = viz.animate((hidden * 2).sum(), params={"hidden": hidden})
     assert "hidden" not in player.data["i18n"]["exact"]
+
+
+def test_still_pictures_of_a_chinese_player_speak_chinese(mg, zh, monkeypatch):
+    """What shows where the widget cannot run (the PNG beside it): its note line, and the race's whole card."""
+    from viz.export import frame_agraph
+    from viz.jacobian import _card
+
+    x = mg.tensor([0.5, -1.0, 2.0], requires_grad=True)
+    race = viz.forward_vs_reverse(lambda t: (t * t).sin().sum(), x)
+    card = "".join(_card(race))
+    for english in ("Forward mode", "Reverse mode", "one per input", "one per output", "op evaluations",
+                    "Run the cell", "The Jacobian", "passes", "wins"):
+        assert english not in card, english
+    assert "前向模式 · jacfwd" in card and "运行这个单元格即可播放" in card and "每个输入一遍" in card
+    assert "jacfwd" in card and "jacrev" in card  # names stay as PyTorch spells them
+    from viz import export
+
+    notes = []
+    player = viz.animate(_loss(mg)[0])
+    monkeypatch.setattr(export, "frame_agraph",
+                        lambda scene, k, note: notes.append(note) or frame_agraph(scene, k, note))
+    viz.set_language("en")  # the player keeps the language it was made in
+    player.png()
+    assert notes == ["运行这个单元格即可播放"]
+    viz.set_language("en")
+    english_race = viz.forward_vs_reverse(lambda t: (t * t).sin().sum(), mg.tensor([0.5, -1.0], requires_grad=True))
+    assert "Run the cell to play" in "".join(_card(english_race)) and not CJK.search("".join(_card(english_race)))
