@@ -8,6 +8,7 @@ Each failed on the main it was found on.
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 import torch_parity_harness as harness
 
@@ -30,7 +31,40 @@ def clamp_gradient_of_one_bound_only(torch, Variable):
         print("raised:", str(e).split("\n")[0])
 
 
-CASES = [clamp_gradient_of_one_bound_only]
+@pytest.mark.parametrize(("values", "dtype"), [
+    ([-0.46], "float64"), ([1e308], "float64"), ([1e30], "float32"), ([1e30, -1e30, 0.3e30], "float32"),
+    ([3e38, -3e38, 0.3e30], "float32"), ([0.1, 0.2, 0.3, 0.7, 1.0], "float32"), ([np.inf], "float64"),
+    ([-np.inf], "float32"), ([1.0, np.nan], "float64"), ([0.0], "float16")])
+def test_histc_bins_as_pytorchs_kernel(torch, minigrad, values, dtype):
+    """histc: one value widens the range to the next representable numbers when 1 cannot move it (PyTorch's
+    bins_edges_correction), the bin is one division in the data's dtype, and edges whose step overflows count
+    nothing (minigrad used NumPy's histogram: -0.46 went to another bin, 1e308 raised)."""
+    def case(lib, Variable):
+        x = lib.tensor(np.array(values, dtype=dtype))
+        for bins, lo, hi in ((4, 0, 0), (7, 0, 0), (5, -1e30, 1e30), (3, -1e39, 1e39)):
+            try:
+                print(lib.histc(x, bins, lo, hi).tolist())
+            except RuntimeError as e:
+                print("raised:", e)
+
+    problems = harness.differences(case, torch, minigrad)
+    assert problems is None, problems
+
+
+def autograd_grad_through_an_in_place_write_on_a_view(torch, Variable):
+    """The in-place op's node behind CopySlices has the view's old edge first, which the backward never reaches:
+    whether its first gradient is wanted is CopySlices' first edge's (a check of the op's own edge gave zeros)."""
+    x = torch.tensor([[0.0], [0.5], [0.25], [0.0]], requires_grad=True)
+    v = torch.nn.functional.embedding(torch.tensor([[1, 2, 0], [1, 1, 0]]), x)
+    v.transpose(0, -1).acos_()
+    print(torch.autograd.grad(v.sum(), [x, v]))
+    y = torch.tensor([[[[0.5]]]], requires_grad=True)
+    u = torch.nn.functional.interpolate(y, scale_factor=2)
+    u[None].remainder_(0.7)
+    print(torch.autograd.grad(u.mean(), [y]))
+
+
+CASES = [clamp_gradient_of_one_bound_only, autograd_grad_through_an_in_place_write_on_a_view]
 
 
 @pytest.mark.parametrize("fn", [pytest.param(fn, id=fn.__name__) for fn in CASES])
