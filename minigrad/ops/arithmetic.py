@@ -622,13 +622,20 @@ def _xlogy_arrays(x, y):
     return np.where((x == 0) & ~np.isnan(y), np.zeros((), out.dtype), out)
 
 
+def _xlogy_self_grad(grad, self, other):
+    """PyTorch's `xlogy(grad, other).masked_fill((self == 0) & (other <= 0), 0)`: log(other) at self = 0 too (the
+    slope of x log y in x), 0 only where log(other) is not finite and x is 0."""
+    mask = (xp.data(self) == 0) & (np.asarray(xp.data(other)) <= 0)
+    return xp.masked_fill(_xlogy(grad, other), mask, 0.0)
+
+
 XlogyBackward0 = rule("XlogyBackward0", "self other", saves="self other", elementwise=True,
-                      text="grad_self = grad * xlogy(self != 0, other), grad_other = grad * self / other",
-                      self=lambda grad, self, other: grad * _xlogy(self != 0, other),
-                      other=lambda grad, self, other: grad * self / other)
+                      text="grad_self = xlogy(grad, other) (0 where self == 0 and other <= 0), "
+                           "grad_other = grad * self / other",
+                      self=_xlogy_self_grad, other=lambda grad, self, other: grad * self / other)
 XlogyBackward2 = rule("XlogyBackward2", "self", saves="self other", elementwise=True,
-                      text="grad_self = grad * xlogy(self != 0, other)  (other is a number)",
-                      self=lambda grad, self, other: grad * _xlogy(self != 0, other))
+                      text="grad_self = xlogy(grad, other) (0 where self == 0 and other <= 0; other is a number)",
+                      self=_xlogy_self_grad)
 
 
 def xlogy(self, other) -> Tensor:

@@ -64,7 +64,23 @@ def autograd_grad_through_an_in_place_write_on_a_view(torch, Variable):
     print(torch.autograd.grad(u.mean(), [y]))
 
 
-CASES = [clamp_gradient_of_one_bound_only, autograd_grad_through_an_in_place_write_on_a_view]
+def xlogy_gradient_at_zero_is_log_other(torch, Variable):
+    """xlogy's self gradient is PyTorch 2.13's `xlogy(grad, other).masked_fill((self == 0) & (other <= 0), 0)`:
+    log(other) at self = 0 too (minigrad gave 0 there: `grad * xlogy(self != 0, other)`)."""
+    xs = [0.0, -0.0, 1.0, 0.0, 0.0, 0.0, 2.0, 0.0, float("nan")]
+    os = [0.0, 0.0, 0.0, -1.0, float("nan"), float("inf"), -1.0, 1e-300, 0.0]
+    for dt in (torch.float64, torch.float32):
+        x = torch.tensor(xs, requires_grad=True, dtype=dt)
+        o = torch.tensor(os, requires_grad=True, dtype=torch.float64)
+        g = torch.autograd.grad(torch.xlogy(x, o).sum(), [x, o], create_graph=True)
+        print(g[0].tolist(), g[0].grad_fn.name(), g[1].tolist())
+        print(torch.autograd.grad(g[0].sum(), [x, o], allow_unused=True))
+        for s in (0.0, -1.0, 2.0):
+            print(s, torch.autograd.grad(torch.xlogy(x, s).sum(), [x], create_graph=True)[0].tolist())
+
+
+CASES = [clamp_gradient_of_one_bound_only, autograd_grad_through_an_in_place_write_on_a_view,
+         xlogy_gradient_at_zero_is_log_other]
 
 
 @pytest.mark.parametrize("fn", [pytest.param(fn, id=fn.__name__) for fn in CASES])
