@@ -79,8 +79,23 @@ def xlogy_gradient_at_zero_is_log_other(torch, Variable):
             print(s, torch.autograd.grad(torch.xlogy(x, s).sum(), [x], create_graph=True)[0].tolist())
 
 
-CASES = [clamp_gradient_of_one_bound_only, autograd_grad_through_an_in_place_write_on_a_view,
-         xlogy_gradient_at_zero_is_log_other]
+def addcmul_and_addcdiv_in_pytorchs_order(torch, Variable):
+    """self + value * t1 * t2 (or / t2) left to right, as PyTorch's kernel, and its formulas' brackets
+    (grad * (tensor2 * value)): the order decides an overflow, an underflow and a zero's sign (minigrad multiplied
+    t1 * t2 first: inf where PyTorch is finite, 0.5 where PyTorch gives 5e-324)."""
+    base = torch.tensor([5e-324, 1.0, -0.0], requires_grad=True)
+    tiny = torch.tensor([5e-324, 2.0, 0.0], requires_grad=True)
+    y = torch.addcdiv(base, tiny, tiny + 1e-300, value=0.5)
+    print(y.tolist(), [g.tolist() for g in torch.autograd.grad(y.sum(), [base, tiny])])
+    big = torch.tensor(np.array([3e38, 2.0, -1e-45], dtype="float32"), requires_grad=True)
+    t2 = torch.tensor(np.array([1.2, 1e38, 1e-45], dtype="float32"), requires_grad=True)
+    for fn in (torch.addcmul, torch.addcdiv):
+        y = fn(torch.zeros(3), big, t2, value=0.5)
+        print(y.tolist(), [g.tolist() for g in torch.autograd.grad(y.sum(), [big, t2])])
+
+
+CASES = [addcmul_and_addcdiv_in_pytorchs_order, clamp_gradient_of_one_bound_only,
+         autograd_grad_through_an_in_place_write_on_a_view, xlogy_gradient_at_zero_is_log_other]
 
 
 @pytest.mark.parametrize("fn", [pytest.param(fn, id=fn.__name__) for fn in CASES])
