@@ -56,6 +56,7 @@ class GraphTask:
             if node not in deps:
                 heappush(ready, (-node._sequence_number, node))
         prev_mode, GRAD.mode = GRAD.mode, 1 if create_graph else 0
+        prev_wanted, GRAD.wanted = GRAD.wanted, None if needed is None else needed | self.captures.keys()
         prev_running = anomaly_mode.RUNNING[0]  # a backward inside a hook must not lose the outer one's
         try:
             with np.errstate(all="ignore"):  # sqrt'(0) is inf, as in PyTorch: no NumPy warnings
@@ -106,7 +107,7 @@ class GraphTask:
                             del deps[nxt]
                             heappush(ready, (-nxt._sequence_number, nxt))
         finally:
-            GRAD.mode, anomaly_mode.RUNNING[0] = prev_mode, prev_running
+            GRAD.mode, GRAD.wanted, anomaly_mode.RUNNING[0] = prev_mode, prev_wanted, prev_running
 
     def count_dependencies(self) -> None:
         """Step 1: how many edges lead into each node reachable from the roots (iteratively: a chain of a

@@ -120,9 +120,10 @@ class RuleNode(Node):
                 return [None if e is None else g for e, g in zip(self._next_nodes, out)]
             out = []
             shared = None
+            wanted = GRAD.wanted  # with autograd.grad's inputs: the nodes the backward runs or captures
             for next_node, (formula, reads, part) in zip(self._next_nodes, self._formulas):
-                if next_node is None:
-                    out.append(None)
+                if next_node is None or (wanted is not None and next_node not in wanted):
+                    out.append(None)  # no gradient asked of this input: PyTorch does not compute its formula
                 elif part is not None:  # one of the gradients a shared formula returns (`self, other: f(...)`)
                     if shared is None:
                         shared = {}
