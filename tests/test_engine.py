@@ -440,3 +440,20 @@ def test_only_what_leads_to_the_inputs_runs_as_in_pytorch(torch, data):
         assert (g is None) == (w is None)
         if g is not None:
             np.testing.assert_allclose(g, w, rtol=1e-12, atol=1e-15)
+
+
+def test_a_node_that_leads_to_the_input_only_through_a_sibling_is_run(torch):
+    """r = c + d with d made from c: the walk meets c from r first and again from d, deeper; d must be finished
+    after c, or it would not know that it leads to the input and its gradient would be lost."""
+    def run(m):
+        x = m.tensor([0.3, -0.2], dtype=m.float64, requires_grad=True)
+        c = x.exp()
+        d = c * 3.0
+        r = (c + d).sum()
+        (gx,) = m.autograd.grad(r, x, retain_graph=True)
+        (gc,) = m.autograd.grad(r, c, retain_graph=True)
+        r.backward(inputs=[x])
+        return gx.tolist(), gc.tolist(), x.grad.tolist()
+    got, want = run(mg), run(torch)
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g, w, rtol=1e-12)

@@ -168,31 +168,28 @@ class GraphTask:
         """`count_dependencies`, and in the same walk the nodes that must run (`needed`: those from which a
         target or a captured node can be reached, the targets included, captured nodes only when something
         beyond them must run) and those whose gradients are wanted (`wanted`: needed or captured). The walk
-        is depth-first, so a node is finished after every node it leads to, and whether it leads to a wanted
-        node is known then (PyTorch's compute_dependencies and init_to_execute, in one walk)."""
+        is depth-first: a node goes back on the stack under a marker, above it the nodes it leads to, so it is
+        finished after all of them and whether it leads to a wanted node is known then (PyTorch's
+        compute_dependencies and init_to_execute, in one walk; no object is made per node)."""
         deps, captures, needed, wanted = self.dependencies, self.captures, set(), set()
-        visited = set()
-        for root in self.roots:
-            if root in visited:
-                continue
-            visited.add(root)
-            stack = [(root, iter(root._next_nodes))]
-            while stack:
-                node, edges = stack[-1]
-                for nxt in edges:
+        stack, entered = list(self.roots), set()
+        while stack:
+            node = stack.pop()
+            if node is _FINISH:  # every node it leads to is finished
+                node = stack.pop()
+                if node in targets or not wanted.isdisjoint(node._next_nodes):
+                    needed.add(node)
+                    wanted.add(node)
+                elif node in captures:
+                    wanted.add(node)
+            elif node not in entered:
+                entered.add(node)
+                stack += (node, _FINISH)
+                for nxt in node._next_nodes:
                     if nxt is not None:
                         deps[nxt] = deps.get(nxt, 0) + 1
-                        if nxt not in visited:  # walk on from it first
-                            visited.add(nxt)
-                            stack.append((nxt, iter(nxt._next_nodes)))
-                            break
-                else:  # every node `node` leads to is finished
-                    stack.pop()
-                    if node in targets or not wanted.isdisjoint(node._next_nodes):
-                        needed.add(node)
-                        wanted.add(node)
-                    elif node in captures:
-                        wanted.add(node)
+                        if nxt not in entered:
+                            stack.append(nxt)
         self.needed, self.wanted = needed, wanted
 
     def capture(self, node, grads: list) -> bool:
@@ -238,6 +235,9 @@ def leaf_buffer(buffer, g, owned: bool) -> list:
     if buffer is not None:
         return OwnedGrad((buffer[0] + g,))
     return OwnedGrad((g,)) if owned else [g]
+
+
+_FINISH = object()  # count_dependencies_to's marker: the node below it is finished once the walk comes back to it
 
 
 def _existing_accumulator(leaf):
