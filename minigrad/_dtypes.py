@@ -167,7 +167,7 @@ def checked(value, dt: np.dtype):
             ok = (-info.max if dt.kind == "u" else info.min) <= value <= info.max
             value = wrapped(value, dt) if ok else value
     else:
-        ok = not math.isfinite(value) or abs(value) <= np.finfo(dt).max
+        ok = not math.isfinite(value) or abs(value) <= _py_float(np.finfo(dt).max)  # (no NumPy cast warning)
     if not ok:
         raise RuntimeError(f"value cannot be converted to type {_C_TYPES[dt.name]} without overflow")
     return value

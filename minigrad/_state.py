@@ -18,6 +18,11 @@ import numpy as np
 class _GradState(threading.local):
     mode = 1  # a class default: each new thread starts with grad enabled
     formula = 0  # > 0 while derivative formulas run under create_graph (ops/recording.py, RuleNode._apply)
+    # While a backward that only some inputs' gradients are asked of runs (autograd.grad, backward(inputs=)): the
+    # nodes that run or are captured, else None. PyTorch's formulas skip an input whose edge leads to none of them
+    # (`task_should_compute_output`, read from the running graph task's exec_info): set by the engine, read by
+    # RuleNode._gradients.
+    wanted = None
 
     def __init__(self):
         # PyTorch computes inf and nan silently (`inf - inf` is nan); NumPy warns. Ops run their NumPy

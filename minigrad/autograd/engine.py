@@ -1,6 +1,7 @@
 """The backward engine. One backward pass is a GraphTask, as in PyTorch:
 
-1. Count, for every node reachable from the roots, how many edges lead into it (`dependencies`).
+1. Count, for every node reachable from the roots, how many edges lead into it (`dependencies`);
+   when only some inputs' gradients are asked for, the same walk marks the nodes that lead to them.
 2. Run ready nodes, most recently made first (PyTorch's ready queue: the highest sequence number
    runs first; every AccumulateGrad has the highest number, so a leaf's `.grad` is written as soon
    as its gradient is complete). A node is ready once the gradients of all edges into it have been
@@ -39,23 +40,29 @@ class GraphTask:
         self.dependencies: dict = {}  # node -> edges into it from nodes that have not run yet
         self.ready: list = []  # heap of (-sequence number, node): the next node to run comes first
         self.needed: set | None = None  # with `inputs`: the nodes that run (None: all of them)
+        self.wanted: set | None = None  # with `inputs`: the nodes that run or whose gradients are captured
         self.captures: dict = {}  # autograd.grad: node -> [(slot, index in inputs)]
         self.captured: list = []
-        self.roots = []
+        self.roots = []  # each node once (two outputs of one node share it)
         for t, g in zip(roots, grads):
-            node = t._grad_fn if t._grad_fn is not None else accumulator(t)
-            buffer = self.buffers.setdefault(node, [None] * len(node._input_metadata))
+            node = t._grad_fn
+            if node is None:
+                node = accumulator(t)
+            buffer = self.buffers.get(node)
+            if buffer is None:
+                buffer = self.buffers[node] = [None] * len(node._input_metadata)
+                self.roots.append(node)
             buffer[t._output_nr] = g if buffer[t._output_nr] is None else buffer[t._output_nr] + g
-            self.roots.append(node)
 
     def run(self) -> None:
-        """Steps 2 and 3, after `count_dependencies` (and `select`, when only some inputs are asked for)."""
-        deps, buffers, ready, needed = self.dependencies, self.buffers, self.ready, self.needed
+        """Steps 2 and 3, after `count_dependencies` (or `select`, when only some inputs are asked for)."""
+        deps, buffers, ready, needed, wanted = self.dependencies, self.buffers, self.ready, self.needed, self.wanted
         create_graph, keep_graph, watch_all = self.create_graph, self.keep_graph, anomaly_mode.ENABLED[0]
-        for node in dict.fromkeys(self.roots):
+        for node in self.roots:
             if node not in deps:
                 heappush(ready, (-node._sequence_number, node))
         prev_mode, GRAD.mode = GRAD.mode, 1 if create_graph else 0
+        prev_wanted, GRAD.wanted = GRAD.wanted, wanted
         prev_running = anomaly_mode.RUNNING[0]  # a backward inside a hook must not lose the outer one's
         try:
             with np.errstate(all="ignore"):  # sqrt'(0) is inf, as in PyTorch: no NumPy warnings
@@ -82,7 +89,7 @@ class GraphTask:
                         node._release()
                     nrs = node._next_nrs
                     for i, nxt in enumerate(node._next_nodes):  # hand each gradient on
-                        if nxt is None or (needed is not None and nxt not in needed and nxt not in self.captures):
+                        if nxt is None or (wanted is not None and nxt not in wanted):
                             continue
                         g = outputs[i]
                         if g is not None:
@@ -106,7 +113,7 @@ class GraphTask:
                             del deps[nxt]
                             heappush(ready, (-nxt._sequence_number, nxt))
         finally:
-            GRAD.mode, anomaly_mode.RUNNING[0] = prev_mode, prev_running
+            GRAD.mode, GRAD.wanted, anomaly_mode.RUNNING[0] = prev_mode, prev_wanted, prev_running
 
     def count_dependencies(self) -> None:
         """Step 1: how many edges lead into each node reachable from the roots (iteratively: a chain of a
@@ -139,36 +146,51 @@ class GraphTask:
 
     # -- autograd.grad and backward(inputs=...) ------------------------------------------------------------
     def select(self, inputs: tuple, accumulate: bool) -> None:
-        """Run only what leads to `inputs`. autograd.grad captures the gradient arriving for each input (its
-        AccumulateGrad does not run); backward(inputs=) runs the inputs' own nodes, and nothing beyond."""
+        """Step 1 when only some inputs are asked for: run only what leads to `inputs`. autograd.grad captures
+        the gradient arriving for each input (its AccumulateGrad does not run); backward(inputs=) runs the
+        inputs' own nodes, and nothing beyond."""
         targets = set()
         for k, t in enumerate(inputs):
             check_usable(t)
             if accumulate:
                 t.retain_grad()  # as PyTorch, reachable or not (a no-op on a leaf; raises if t needs no grad)
             node, slot = (t._grad_fn, t._output_nr) if t._grad_fn is not None else (_existing_accumulator(t), 0)
-            if node is None or (node not in self.dependencies and node not in self.roots):
-                continue  # not reachable from the roots
+            if node is None:
+                continue  # a leaf no graph has used
             if accumulate:
                 targets.add(node)
             else:
                 self.captures.setdefault(node, []).append((slot, k))
         self.captured = [None] * len(inputs)
-        self.needed = leading_to(self.topological_order(), targets, self.captures)
+        self.count_dependencies_to(targets)
 
-    def topological_order(self) -> list:
-        """Every node reachable from the roots, each after all the nodes that lead to it (Kahn's order)."""
-        left = dict(self.dependencies)
-        order, stack = [], [n for n in dict.fromkeys(self.roots) if n not in left]
+    def count_dependencies_to(self, targets: set) -> None:
+        """`count_dependencies`, and in the same walk the nodes that must run (`needed`: those from which a
+        target or a captured node can be reached, the targets included, captured nodes only when something
+        beyond them must run) and those whose gradients are wanted (`wanted`: needed or captured). The walk
+        is depth-first: a node goes back on the stack under a marker, above it the nodes it leads to, so it is
+        finished after all of them and whether it leads to a wanted node is known then (PyTorch's
+        compute_dependencies and init_to_execute, in one walk; no object is made per node)."""
+        deps, captures, needed, wanted = self.dependencies, self.captures, set(), set()
+        stack, entered = list(self.roots), set()
         while stack:
             node = stack.pop()
-            order.append(node)
-            for nxt in node._next_nodes:
-                if nxt is not None:
-                    left[nxt] -= 1
-                    if not left[nxt]:
-                        stack.append(nxt)
-        return order
+            if node is _FINISH:  # every node it leads to is finished
+                node = stack.pop()
+                if node in targets or not wanted.isdisjoint(node._next_nodes):
+                    needed.add(node)
+                    wanted.add(node)
+                elif node in captures:
+                    wanted.add(node)
+            elif node not in entered:
+                entered.add(node)
+                stack += (node, _FINISH)
+                for nxt in node._next_nodes:
+                    if nxt is not None:
+                        deps[nxt] = deps.get(nxt, 0) + 1
+                        if nxt not in entered:
+                            stack.append(nxt)
+        self.needed, self.wanted = needed, wanted
 
     def capture(self, node, grads: list) -> bool:
         """Take the gradients autograd.grad asked for; return whether the node itself must run."""
@@ -215,18 +237,7 @@ def leaf_buffer(buffer, g, owned: bool) -> list:
     return OwnedGrad((g,)) if owned else [g]
 
 
-def leading_to(order: list, targets: set, captures: dict) -> set:
-    """The nodes that must run: those from which a target or a captured node can be reached (the targets
-    included, captured nodes only when something beyond them must run). `order` lists every node before
-    the nodes it leads to."""
-    needed, reach = set(), set()
-    for node in reversed(order):
-        beyond = not reach.isdisjoint(node._next_nodes)  # an edge leads on to a node that must run
-        if beyond or node in targets:
-            needed.add(node)
-        if beyond or node in targets or node in captures:
-            reach.add(node)
-    return needed
+_FINISH = object()  # count_dependencies_to's marker: the node below it is finished once the walk comes back to it
 
 
 def _existing_accumulator(leaf):
@@ -334,8 +345,9 @@ def run_backward(roots: list, grads: list, keep_graph: bool, create_graph: bool,
     """Run backward from `roots` (tensors) seeded with `grads` (arrays, or Tensors if create_graph). With
     `inputs`, only what leads to them runs; `accumulate=False` (autograd.grad) returns their gradients."""
     task = GraphTask(roots, grads, keep_graph, create_graph)
-    task.count_dependencies()
-    if inputs is not None:
+    if inputs is None:
+        task.count_dependencies()
+    else:
         task.select(inputs, accumulate)
     task.run()
     return None if accumulate else task.captured_grads(allow_unused)

@@ -622,13 +622,20 @@ def _xlogy_arrays(x, y):
     return np.where((x == 0) & ~np.isnan(y), np.zeros((), out.dtype), out)
 
 
+def _xlogy_self_grad(grad, self, other):
+    """PyTorch's `xlogy(grad, other).masked_fill((self == 0) & (other <= 0), 0)`: log(other) at self = 0 too (the
+    slope of x log y in x), 0 only where log(other) is not finite and x is 0."""
+    mask = (xp.data(self) == 0) & (np.asarray(xp.data(other)) <= 0)
+    return xp.masked_fill(_xlogy(grad, other), mask, 0.0)
+
+
 XlogyBackward0 = rule("XlogyBackward0", "self other", saves="self other", elementwise=True,
-                      text="grad_self = grad * xlogy(self != 0, other), grad_other = grad * self / other",
-                      self=lambda grad, self, other: grad * _xlogy(self != 0, other),
-                      other=lambda grad, self, other: grad * self / other)
+                      text="grad_self = xlogy(grad, other) (0 where self == 0 and other <= 0), "
+                           "grad_other = grad * self / other",
+                      self=_xlogy_self_grad, other=lambda grad, self, other: grad * self / other)
 XlogyBackward2 = rule("XlogyBackward2", "self", saves="self other", elementwise=True,
-                      text="grad_self = grad * xlogy(self != 0, other)  (other is a number)",
-                      self=lambda grad, self, other: grad * _xlogy(self != 0, other))
+                      text="grad_self = xlogy(grad, other) (0 where self == 0 and other <= 0; other is a number)",
+                      self=_xlogy_self_grad)
 
 
 def xlogy(self, other) -> Tensor:
@@ -689,17 +696,17 @@ declare("xlogy", xlogy, inplace=inplace_of(xlogy, "xlogy_"), nodes=(XlogyBackwar
 
 # -- addcmul, addcdiv: self + value * t1 * t2 (or / t2), the fused steps optimizers write ---------------------------
 AddcmulBackward0 = rule("AddcmulBackward0", "self tensor1 tensor2", saves="tensor1 tensor2 value", forward="derived",
-                        text="grad_self = grad, grad_tensor1 = grad * tensor2 * value, "
-                             "grad_tensor2 = grad * tensor1 * value",
-                        self=lambda grad: grad,
-                        tensor1=lambda grad, tensor2, value: grad * tensor2 * value,
-                        tensor2=lambda grad, tensor1, value: grad * tensor1 * value)
+                        text="grad_self = grad, grad_tensor1 = grad * (tensor2 * value), "
+                             "grad_tensor2 = grad * (tensor1 * value)",
+                        self=lambda grad: grad,  # (PyTorch's brackets: they decide overflows and zeros' signs)
+                        tensor1=lambda grad, tensor2, value: grad * (tensor2 * value),
+                        tensor2=lambda grad, tensor1, value: grad * (tensor1 * value))
 AddcdivBackward0 = rule("AddcdivBackward0", "self tensor1 tensor2", saves="tensor1 tensor2 value", forward="derived",
-                        text="grad_self = grad, grad_tensor1 = grad * value / tensor2, "
-                             "grad_tensor2 = -grad * value * tensor1 / tensor2²",
+                        text="grad_self = grad, grad_tensor1 = grad * (value / tensor2), "
+                             "grad_tensor2 = -grad * (value * tensor1 / tensor2²)",
                         self=lambda grad: grad,
-                        tensor1=lambda grad, tensor2, value: grad * value / tensor2,
-                        tensor2=lambda grad, tensor1, tensor2, value: -grad * value * tensor1 / (tensor2 * tensor2))
+                        tensor1=lambda grad, tensor2, value: grad * (value / tensor2),
+                        tensor2=lambda grad, tensor1, tensor2, value: -grad * (value * tensor1 / (tensor2 * tensor2)))
 
 
 def _addc(self, tensor1, tensor2, value, combine, node_cls) -> Tensor:
@@ -707,7 +714,7 @@ def _addc(self, tensor1, tensor2, value, combine, node_cls) -> Tensor:
     dt = np.result_type(*(t._data.dtype for t in ts))
     a, b, c = (t._data.astype(dt, copy=False) for t in ts)
     try:
-        res = GRAD.quiet.run(lambda: a + value * combine(b, c))
+        res = GRAD.quiet.run(lambda: a + combine(value * b, c))  # PyTorch's kernel: self + value * t1 * t2 (or / t2)
     except ValueError:
         raise broadcast_error(ts[0], ts[1]) from None
     res = np.asarray(res, dt)

@@ -339,7 +339,7 @@ class CopySlices(Node):
         if create_graph:
             return self._apply_recorded(g if isinstance(g, Tensor) else make(np.asarray(g)))
         g = np.asarray(g)
-        res = self._fn._apply([g.reshape(-1)[idx]], create_graph)
+        res = self._fn_apply([g.reshape(-1)[idx]], False)
         out = [None] * n
         if self._next_nodes[0] is not None:
             r0 = res[0]
@@ -348,6 +348,18 @@ class CopySlices(Node):
             out[0] = result
         out[1:] = res[1:]
         return out
+
+    def _fn_apply(self, grads: list, create_graph: bool) -> list:
+        """The op's node's backward. Its first edge is the view's old one, which the engine never reaches: when only
+        some gradients are asked for (GRAD.wanted), whether its first gradient is wanted is this node's first edge's."""
+        wanted, first = GRAD.wanted, self._fn._next_nodes[0]
+        if wanted is None or first is None or (first in wanted) == (self._next_nodes[0] in wanted):
+            return self._fn._apply(grads, create_graph)
+        GRAD.wanted = wanted ^ {first}
+        try:
+            return self._fn._apply(grads, create_graph)
+        finally:
+            GRAD.wanted = wanted
 
     def _apply_recorded(self, g: Tensor) -> list:
         """Under create_graph, PyTorch's own steps, recorded: the base's gradient is a copy of `g` (CopyBackwards)
@@ -358,7 +370,7 @@ class CopySlices(Node):
         region = result
         for r in self._recipes:
             region = _t_apply(region, r)
-        res = self._fn._apply([region.clone()], True)
+        res = self._fn_apply([region.clone()], True)
         out = [None] * len(self._next_nodes)
         if self._next_nodes[0] is not None:
             r0 = res[0]

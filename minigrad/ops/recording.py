@@ -120,9 +120,10 @@ class RuleNode(Node):
                 return [None if e is None else g for e, g in zip(self._next_nodes, out)]
             out = []
             shared = None
+            wanted = GRAD.wanted  # with autograd.grad's inputs: the nodes the backward runs or captures
             for next_node, (formula, reads, part) in zip(self._next_nodes, self._formulas):
-                if next_node is None:
-                    out.append(None)
+                if next_node is None or (wanted is not None and next_node not in wanted):
+                    out.append(None)  # no gradient asked of this input: PyTorch does not compute its formula
                 elif part is not None:  # one of the gradients a shared formula returns (`self, other: f(...)`)
                     if shared is None:
                         shared = {}
@@ -553,15 +554,20 @@ def _link_two(node, cls, inputs: tuple) -> tuple:
     a, b = inputs
     ta = isinstance(a, Tensor)
     tb = isinstance(b, Tensor)
-    na = (a._grad_fn if a._grad_fn is not None else accumulator(a)) if ta and a._requires_grad else None
-    nb = (b._grad_fn if b._grad_fn is not None else accumulator(b)) if tb and b._requires_grad else None
+    na = nb = prev = None
+    if ta and a._requires_grad:
+        prev = a._grad_fn  # (a property, read once: the node a formula's `tensor op number` takes metadata from)
+        na = prev if prev is not None else accumulator(a)
+    if tb and b._requires_grad:
+        nb = b._grad_fn
+        nb = nb if nb is not None else accumulator(b)
     node._next_nodes = (na, nb)
     node._next_nrs = None
     if (na is not None and a._output_nr) or (nb is not None and b._output_nr):
         node._next_nrs = (a._output_nr if na is not None else 0, b._output_nr if nb is not None else 0)
     meta = None
-    if cls._elementwise and not tb and ta and a._grad_fn is not None and len(a._grad_fn._input_metadata) == 1:
-        meta = a._grad_fn._input_metadata  # `tensor op number`: the tensor's shape and dtype
+    if cls._elementwise and not tb and prev is not None and len(prev._input_metadata) == 1:
+        meta = prev._input_metadata  # `tensor op number`: the tensor's shape and dtype
     keep, keep_result = cls._keeps[(na is not None) | (nb is not None) << 1]
     if keep is None:
         node._kept_inputs = None

@@ -183,17 +183,44 @@ def histc(self: Tensor, bins: int = 100, min: float = 0, max: float = 0) -> Tens
     """Counts in `bins` equal-width bins between min and max (both 0: the data's extremes); elements outside
     are ignored."""
     d = _float_input(self, "histogram_cpu")
-    lo, hi = float(min), float(max)
+    lo, hi = _histc_range(d, float(min), float(max))
+    bins = int(bins)
+    flat = d.reshape(-1)
+    t = d.dtype.type
+    _dtypes.checked(lo, d.dtype), _dtypes.checked(hi, d.dtype)  # linspace's edges: PyTorch's overflow error
+    with np.errstate(all="ignore"):  # PyTorch's kernel, in the data's dtype: the edges are linspace's first and
+        step = (t(hi) - t(lo)) / t(bins)  # last (nan when its step overflows), the bin is one division
+        left, right = t(lo) + step * t(0), t(hi) - step * t(0)
+        x = flat[(flat >= left) & (flat <= right)]
+        pos = ((x - left) * t(bins) / (right - left)).astype(np.int64)
+    pos[pos == bins] = bins - 1  # the last bin includes its right edge
+    return make(np.bincount(pos, minlength=bins)[:bins].astype(d.dtype))
+
+
+def _histc_range(d: np.ndarray, lo: float, hi: float) -> tuple:
+    """PyTorch's outer bin edges for histc: the data's extremes when min == max, widened when they are equal
+    (by 1, or to the next representable numbers of the dtype where 1 is too small to move them)."""
     if lo == hi and d.size:
         lo, hi = float(d.min()), float(d.max())
+        if d.size > 1 and np.isnan(lo):  # a NaN PyTorch's vectorised min makes is negative
+            lo = hi = -np.nan
     if lo == hi:
-        lo, hi = lo - 1, hi + 1
+        if d.dtype in (np.float64, np.float32):
+            t = d.dtype.type
+            lo = min(float(np.nextafter(t(lo), t(-np.inf))), lo - 1)
+            hi = max(float(np.nextafter(t(hi), t(np.inf))), hi + 1)
+        else:
+            lo, hi = lo - 1, hi + 1
     if not (np.isfinite(lo) and np.isfinite(hi)):  # (C++'s default float text: 6 significant digits, as %g)
-        raise RuntimeError(f"minigrad.histc: range of [{lo:g}, {hi:g}] is not finite")
-    flat = d.reshape(-1)
-    flat = flat[(flat >= lo) & (flat <= hi)]
-    hist, _ = np.histogram(flat, bins=int(bins), range=(lo, hi))
-    return make(hist.astype(d.dtype))
+        raise RuntimeError(f"minigrad.histc: range of [{_g(lo)}, {_g(hi)}] is not finite")
+    if not lo < hi:
+        raise RuntimeError("minigrad.histc: max must be larger than min")
+    return lo, hi
+
+
+def _g(v: float) -> str:
+    """A double as C++'s stream prints it (%g; a NaN with its sign)."""
+    return ("-nan" if np.signbit(v) else "nan") if v != v else f"{v:g}"
 
 
 # == declarations ===============================================================================================
