@@ -301,8 +301,7 @@ def avg_pool1d(input: Tensor, kernel_size, stride=None, padding=0, ceil_mode: bo
 def _averaging(n: int, m: int, dtype) -> np.ndarray:
     """(m, n): row i averages the input elements floor(i*n/m) .. ceil((i+1)*n/m) - 1."""
     a = np.zeros((m, n), dtype)
-    for i in range(m):
-        start, end = (i * n) // m, -(-((i + 1) * n) // m)
+    for i, (start, end) in enumerate(_bounds(n, m)):
         a[i, start:end] = 1.0 / (end - start)
     return a
 
@@ -325,11 +324,30 @@ def _window_means(x: np.ndarray, rows: np.ndarray, cols: np.ndarray) -> np.ndarr
     return res
 
 
+def _bounds(n: int, m: int) -> list[tuple[int, int]]:
+    """The m windows that tile n elements: [floor(i*n/m), ceil((i+1)*n/m)), PyTorch's start and end index."""
+    return [((i * n) // m, -(-((i + 1) * n) // m)) for i in range(m)]
+
+
+def _adaptive_adjoint(grad: np.ndarray, shape: tuple) -> np.ndarray:
+    """The adjoint of adaptive average pooling, as PyTorch's kernel computes it: window by window (row-major),
+    the output's gradient divided by the window's height, then width, added into the cells the window covers,
+    in the gradient's dtype (so float16 rounds as PyTorch's does). Only those cells are summed: a product with
+    the averaging matrices would multiply an infinite gradient by their zeros, giving nan."""
+    out = np.zeros(grad.shape[:-2] + tuple(shape[-2:]), grad.dtype)
+    cols = _bounds(shape[-1], grad.shape[-1])
+    with np.errstate(all="ignore"):
+        for i, (r0, r1) in enumerate(_bounds(shape[-2], grad.shape[-2])):
+            for j, (c0, c1) in enumerate(cols):
+                share = grad[..., i, j] / grad.dtype.type(r1 - r0) / grad.dtype.type(c1 - c0)
+                out[..., r0:r1, c0:c1] += share[..., None, None]
+    return out
+
+
 def _adaptive_grad(grad, self):
     if xp.is_t(grad):
         return adaptive_avg_pool2d_backward(grad, self)
-    rows, cols = _adaptive_matrices(tuple(self.shape), tuple(grad.shape[-2:]), xp.data(self).dtype)
-    return np.matmul(np.matmul(rows.T, grad), cols)
+    return _adaptive_adjoint(grad, tuple(self.shape))
 
 
 AdaptiveAvgPool2DBackwardBackward0 = rule(
@@ -348,8 +366,7 @@ def _adaptive_of(x: np.ndarray, size: tuple) -> np.ndarray:
 def adaptive_avg_pool2d_backward(grad_output: Tensor, self: Tensor) -> Tensor:
     """PyTorch's _adaptive_avg_pool2d_backward as an op on Tensors (what AdaptiveAvgPool2DBackward0 runs under
     create_graph): its node has an edge to `self` too, whose derivative is zero, as PyTorch's has."""
-    rows, cols = _adaptive_matrices(tuple(self.shape), tuple(grad_output.shape[-2:]), self._data.dtype)
-    res = np.matmul(np.matmul(rows.T, grad_output._data), cols)
+    res = _adaptive_adjoint(grad_output._data, tuple(self.shape))
     if (grad_output._requires_grad or self._requires_grad) and GRAD.mode > 0:
         return record(AdaptiveAvgPool2DBackwardBackward0, res, (grad_output, self), _size=tuple(grad_output.shape[-2:]))
     return make(res)

@@ -151,3 +151,46 @@ def test_fuzz_finding_behaves_as_pytorch(fn, torch, minigrad):
     problems = harness.differences(fn, torch, minigrad)
     if problems:
         pytest.fail(problems, pytrace=False)
+
+
+_POOLS = {  # (input shape, the pooling): windows that overlap (adaptive 7 -> 3) and windows with a border
+    "adaptive_avg_pool1d": ((2, 1, 7), lambda F, x: F.adaptive_avg_pool1d(x, 3)),
+    "adaptive_avg_pool2d": ((1, 2, 5, 7), lambda F, x: F.adaptive_avg_pool2d(x, (3, 4))),
+    "avg_pool1d": ((2, 1, 7), lambda F, x: F.avg_pool1d(x, 3, 2, 1)),
+    "avg_pool2d": ((1, 2, 5, 7), lambda F, x: F.avg_pool2d(x, 3, 2, 1, ceil_mode=True, count_include_pad=False)),
+}
+
+
+@pytest.mark.parametrize("create_graph", [False, True])
+@pytest.mark.parametrize("name", sorted(_POOLS))
+def test_pooling_backward_of_an_infinite_gradient(torch, minigrad, name, create_graph):
+    """An infinite incoming gradient (and nan, -inf) reaches only the input cells its window covers: PyTorch adds
+    each window's share into those cells. minigrad's adaptive pooling multiplied by a dense averaging matrix,
+    whose zeros turned inf into nan in every other cell (seed 14 program 262: a wrong gradient)."""
+    shape, pool = _POOLS[name]
+    x = np.random.default_rng(0).standard_normal(shape)
+    grads = {}
+    for lib in (torch, minigrad):
+        t = lib.tensor(x, requires_grad=True)
+        y = pool(lib.nn.functional, t)
+        g = np.arange(y.numel(), dtype=np.float64).reshape(tuple(y.shape))
+        g.reshape(-1)[[0, -1]] = np.inf
+        g.reshape(-1)[[1, -2]] = -np.inf
+        g.reshape(-1)[y.numel() // 2] = np.nan
+        (gx,) = lib.autograd.grad(y, t, lib.tensor(g), create_graph=create_graph)
+        grads[lib.__name__] = gx.detach().numpy()
+    np.testing.assert_allclose(grads["minigrad"], grads["torch"], rtol=1e-9, atol=1e-12, equal_nan=True)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32"])
+def test_adaptive_avg_pool2d_gradient_rounds_as_pytorchs(torch, minigrad, dtype):
+    """PyTorch's kernel goes window by window, dividing each gradient by the window's height, then width, and
+    adding it into the window's cells in the tensor's dtype: the same steps give the same bits."""
+    x = np.random.default_rng(1).standard_normal((2, 3, 7, 9)).astype(dtype)
+    g = np.random.default_rng(2).standard_normal((2, 3, 4, 5)).astype(dtype)
+    grads = []
+    for lib in (torch, minigrad):
+        t = lib.tensor(x, requires_grad=True)
+        lib.nn.functional.adaptive_avg_pool2d(t, (4, 5)).backward(lib.tensor(g))
+        grads.append(t.grad.numpy())
+    np.testing.assert_array_equal(grads[1], grads[0])
