@@ -6,6 +6,8 @@ values, warnings, the exception's type and first line). Each failed on the main 
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pytest
 import torch_parity_harness as harness
@@ -194,3 +196,48 @@ def test_adaptive_avg_pool2d_gradient_rounds_as_pytorchs(torch, minigrad, dtype)
         lib.nn.functional.adaptive_avg_pool2d(t, (4, 5)).backward(lib.tensor(g))
         grads.append(t.grad.numpy())
     np.testing.assert_array_equal(grads[1], grads[0])
+
+
+_EXPANDED = {  # (base shape, the expanded view written in place)
+    "rows": ((3,), lambda b: b.expand(3, 3)),
+    "columns": ((3, 1), lambda b: b.expand(3, 3)),
+    "one row": ((1,), lambda b: b.expand(1, 3)),
+    "batch and rows": ((2, 1, 3), lambda b: b.expand(2, 3, 3)),
+    "transposed": ((3, 2), lambda b: b.t()[None].expand(2, 2, 3)),
+    "5-d, first dim": ((2, 3, 3, 3), lambda b: b.expand(2, 2, 3, 3, 3)),
+    "4-d, second dim": ((2, 1, 3, 3), lambda b: b.expand(2, 2, 3, 3)),
+    "4-d, rows": ((2, 1, 3), lambda b: b.expand(1, 2, 3, 3)),
+    "1-d": ((1,), lambda b: b.expand(3)),
+}
+
+
+@pytest.mark.parametrize("layout", sorted(_EXPANDED))
+def test_tril_and_triu_in_place_on_an_expanded_view(torch, minigrad, layout):
+    """PyTorch's tril_/triu_ write only the zeros, through the strides, when the tensor has at most 3 dims or its
+    batch dims are contiguous matrices (the first may be expanded): an expanded view is then written, and a memory
+    location any of whose positions is zeroed reads 0 everywhere, in the base too (seed 14 programs 251 and 437;
+    minigrad raised the internal-overlap error). Elsewhere PyTorch's copy_ back raises that error; a backward
+    through the write raises it too (CopySlices writes the gradient into the expanded view)."""
+    shape, view = _EXPANDED[layout]
+
+    def one(lib, op, diagonal, requires_grad):
+        leaf = lib.tensor(np.arange(1.0, 1.0 + np.prod(shape)).reshape(shape), requires_grad=requires_grad)
+        base = leaf * 1 if requires_grad else leaf
+        v = view(base)
+        out = getattr(v, op)(diagonal)
+        print(out is v, v.detach(), base.detach(), v._version, base._version)  # (the view's node: differences.md)
+        if requires_grad:
+            print(base.grad_fn.name())
+            (v * lib.arange(float(v.numel())).reshape(tuple(v.shape))).sum().backward()
+            print(leaf.grad)
+
+    def case(lib, Variable):
+        for op, diagonal, requires_grad in itertools.product(("tril_", "triu_"), (0, -1), (False, True)):
+            print(op, diagonal, requires_grad)
+            try:
+                one(lib, op, diagonal, requires_grad)
+            except RuntimeError as e:
+                print(type(e).__name__, e)
+
+    problems = harness.differences(case, torch, minigrad)
+    assert problems is None, problems
