@@ -55,6 +55,31 @@ def test_histc_of_an_infinite_range_raises_pytorchs_error(torch, minigrad, value
     assert problems is None, problems
 
 
+_HISTC_DATA = ([-np.inf], [np.inf, np.inf], [np.nan], [-np.nan], [np.nan, 0.0], [-np.inf, np.inf], [1.7e308],
+               [-1.7e308, 1.7e308], [3e38], [65504.0], [0.0], [], [1.0, 0.0, 0.5])
+_HISTC_ARGS = ((4,), (4, 1, 1), (4, -np.inf, 0), (4, np.nan, 1), (4, 2, 1), (0,), (-1,), (4, -1e39, 1e39),
+               (4, 0, 1.7e308), (4, -70000, 70000), (3, -1.0, 1.5))
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32", "float16", "int64", "uint8", "bool"])
+def test_histc_checks_and_counts_as_pytorch(torch, minigrad, dtype):
+    """Every bad input the fuzzer can give histc (data or bounds reaching inf or NaN, an empty range, bins <= 0,
+    bounds beyond the dtype, integer and bool data): PyTorch's error, texts equal (an empty range is widened by
+    one step of the dtype, a NaN among several elements prints as -nan); else its counts, binned in the dtype
+    (seed 14 program 461: minigrad printed [-inf, -inf] where PyTorch prints [-inf, -1.79769e+308])."""
+    def case(lib, Variable):
+        for values, args in itertools.product(_HISTC_DATA, _HISTC_ARGS):
+            with np.errstate(all="ignore"):
+                x = np.array(values).astype(dtype)
+            try:
+                print(values, args, lib.histc(lib.tensor(x), *args))
+            except (RuntimeError, NotImplementedError) as e:
+                print(values, args, type(e).__name__, e)
+
+    problems = harness.differences(case, torch, minigrad)
+    assert problems is None, problems
+
+
 @pytest.mark.parametrize("values", [[0.0, np.inf], [-np.inf, 0.0]])
 def test_histogram_of_an_infinite_range_raises_pytorchs_error(torch, minigrad, values):
     """histogram over data reaching inf: PyTorch's RuntimeError (minigrad let NumPy's ValueError through)."""
