@@ -20,7 +20,7 @@ from .._tensor import Tensor, make
 from ..autograd.graph import ACCUMULATE_GRAD_SEQUENCE_NR
 from . import xp
 from .inplace import check_inference, check_overlap, inplace_of, renew_view_nodes, run_inplace
-from .operands import as_operand, broadcast_error, float_data, float_operand, promoted
+from .operands import as_operand, broadcast_error, float_data, float_operand, promoted, with_number
 from .recording import record, rule
 from .registry import Sample, declare
 
@@ -114,7 +114,7 @@ SubBackward1 = rule("SubBackward1", "self", elementwise=True, text="grad_self = 
 def _scalar_op(name: str, ufunc, node_cls, saves_other: bool):
     def op(self: Tensor, other) -> Tensor:
         d = self._data
-        res = GRAD.quiet.run(ufunc, d, float_operand(d, other) if d.dtype.kind == "f" else other)
+        res = GRAD.quiet.run(with_number, ufunc, d, float_operand(d, other) if d.dtype.kind == "f" else other)
         if self._requires_grad and GRAD.mode > 0:
             return record(node_cls, res, (self,), **({"other": other} if saves_other else {}))
         return make(res)
@@ -184,6 +184,9 @@ def _log_scalar(x: float) -> float:
     return math.log(x) if x > 0 else -math.inf if x == 0 else math.nan
 
 
+_F16 = np.dtype(np.float16)
+
+
 def _recording(a, b) -> bool:
     return GRAD.mode > 0 and ((isinstance(a, Tensor) and a._requires_grad)
                               or (isinstance(b, Tensor) and b._requires_grad))
@@ -231,7 +234,7 @@ def _common(self: Tensor, other, ufunc, node_cls) -> Tensor | None:
     if cls is builtins.int:
         return None
     other = float_operand(d, other)  # saved as such: backward's `grad * other` is faster with it too
-    res = GRAD.quiet.run(ufunc, d, other)
+    res = GRAD.quiet.run(ufunc, d, other) if d.dtype is not _F16 else GRAD.quiet.run(with_number, ufunc, d, other)
     if self._requires_grad and GRAD.mode > 0:
         return record(node_cls, res, (self, other))
     return make(res)

@@ -219,7 +219,7 @@ sigmoid = unary("sigmoid", _sigmoid, "SigmoidBackward0", saves="result",
                 grad=lambda grad, result: sigmoid_backward(grad, result),
                 text="grad_self = grad * result * (1 - result)")
 erf = unary("erf", _erf, "ErfBackward0", saves="self",
-            grad=lambda grad, self: _TWO_OVER_SQRT_PI * xp.exp(-(self ** 2)) * grad,
+            grad=lambda grad, self: xp.mul_scalar(xp.exp(-(self ** 2)), _TWO_OVER_SQRT_PI) * grad,
             text="grad_self = grad * 2/√π * exp(-self²)")
 asin = unary("asin", np.arcsin, "AsinBackward0", saves="self",
              grad=lambda grad, self: grad * xp.rsqrt(-self * self + 1),
