@@ -416,10 +416,20 @@ GeluBackward0 = rule("GeluBackward0", "self", saves="self approximate", text="gr
                      self=lambda grad, self, approximate: gelu_backward(grad, self, approximate))
 
 
+# PyTorch's gelu of float32 and float16 runs its SIMD kernel over a contiguous tensor of two or more elements, whose
+# erf gives nan at inf (one element, or a strided, transposed or expanded tensor, takes the scalar path: inf, as
+# float64 always does)
+_VECTORIZED_GELU = (np.dtype(np.float32), np.dtype(np.float16))
+
+
 def _gelu(x: np.ndarray, approximate: str) -> np.ndarray:
-    if approximate == "tanh":
-        return (0.5 * x * (1 + np.tanh(_SQRT_2_OVER_PI * (x + 0.044715 * x ** 3)))).astype(x.dtype)
-    return (0.5 * x * (1 + _erf(x / math.sqrt(2)))).astype(x.dtype) if x.size else x.copy()
+    if approximate == "tanh":  # (float16 in float32, rounded once, as PyTorch's kernel)
+        y = x.astype(np.float32) if x.dtype == np.float16 else x
+        return (0.5 * y * (1 + np.tanh(_SQRT_2_OVER_PI * (y + 0.044715 * y ** 3)))).astype(x.dtype)
+    res = (0.5 * x * (1 + _erf(x / math.sqrt(2)))).astype(x.dtype) if x.size else x.copy()
+    if x.dtype in _VECTORIZED_GELU and x.size > 1 and x.flags.c_contiguous:
+        res[np.isposinf(x)] = np.nan
+    return res
 
 
 def gelu(input: Tensor, approximate: str = "none") -> Tensor:

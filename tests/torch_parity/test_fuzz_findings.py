@@ -283,3 +283,26 @@ def test_float16_times_and_over_a_number_round_once_as_pytorch(torch, minigrad, 
                     y.mul(number).numpy(), y.div(number).numpy()])
     for theirs, ours in zip(*out):
         np.testing.assert_array_equal(ours, theirs)
+
+
+_GELU_INPUTS = {
+    "contiguous": lambda lib, dt: lib.tensor(np.array([0.0, np.inf, -np.inf, 1.0], dt)),
+    "one element": lambda lib, dt: lib.tensor(np.array([np.inf], dt)),
+    "0-d": lambda lib, dt: lib.tensor(np.array(np.inf, dt)),
+    "transposed": lambda lib, dt: lib.tensor(np.array([[np.inf, 0.0], [1.0, np.inf]], dt)).t(),
+    "strided": lambda lib, dt: lib.tensor(np.array([np.inf, 0.0] * 5, dt))[::2],
+    "expanded": lambda lib, dt: lib.tensor(np.array([np.inf, 0.0], dt)).expand(3, 2),
+}
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16", "float64"])
+def test_gelu_of_inf_as_pytorchs_kernels(torch, minigrad, dtype):
+    """gelu(inf): PyTorch's float32/float16 SIMD kernel (a contiguous tensor of two or more elements) gives nan,
+    its scalar path (one element, strided, transposed, expanded) and float64 give inf (seed 14 program 16);
+    the tanh form of float16 is computed in float32 and rounded once."""
+    rtol = {"float64": 1e-9, "float32": 1e-5, "float16": 0.0}[dtype]
+    for name, make in _GELU_INPUTS.items():
+        for approximate in ("none", "tanh"):
+            ours, theirs = (lib.nn.functional.gelu(make(lib, dtype), approximate=approximate).numpy()
+                            for lib in (minigrad, torch))
+            np.testing.assert_allclose(ours, theirs, rtol=rtol, atol=0, equal_nan=True, err_msg=f"{name} {approximate}")

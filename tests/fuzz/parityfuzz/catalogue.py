@@ -13,6 +13,8 @@ neither fails ``test_every_op_name_has_a_draw_function``.
 from __future__ import annotations
 
 import dataclasses
+import hashlib
+import random
 from collections.abc import Callable
 
 import numpy as np
@@ -1083,6 +1085,50 @@ def build(names) -> tuple[list[OpEntry], list[str]]:
 OPS, _MISSING = build(op_names())
 PLAIN_OPS = [op for op in OPS if not op.inplace]
 INPLACE_OPS = [op for op in OPS if op.inplace]
+
+
+# -- the op of a step -----------------------------------------------------------------------------------------
+# The derived entries (one per registered op) change whenever an op is registered; drawn from the program's one
+# random stream, each new op would reshuffle every program of every seed (which op a step takes, and every value
+# drawn after it), and the fixed-seed CI set with them. So a step first decides, with one draw of the program's
+# stream and a fixed share, whether it takes a derived op. If not, it picks among the hand-written entries from
+# the program's stream, as before. If so, the derived op is the one whose hash of (program, step, op name) is
+# smallest (rendezvous hashing: a new op takes over only the steps it wins, about 1/N of them), and all of its
+# arguments come from a stream of its own (keyed by program, step and op). A new derived op therefore leaves every
+# program that does not draw it exactly as it was.
+DERIVED_SHARE = {"op": 0.45, "inplace": 0.6, "plain": 0.4}  # of the steps of each kind (about their shares in 2026)
+
+
+def lists(ops: list[OpEntry]) -> dict[str, tuple[list[OpEntry], list[OpEntry]]]:
+    """(hand-written, derived) entries of ``ops`` for each kind of step: any op, in place, not in place."""
+    kinds = {"op": ops, "inplace": [op for op in ops if op.inplace], "plain": [op for op in ops if not op.inplace]}
+    return {k: ([op for op in v if op.name in DRAWERS], [op for op in v if op.name not in DRAWERS])
+            for k, v in kinds.items()}
+
+
+LISTS = lists(OPS)
+
+
+def step(b: Builder, kind: str, target: Var | None = None, *, prefix: str = "") -> OpEntry | None:
+    """Draw one op of ``kind`` ("op": weighted by the entries' weights, "inplace", "plain") into ``b`` (on
+    ``target`` for an in-place op, when given); returns the entry drawn."""
+    hand, derived_ops = (b.lists or LISTS)[kind]
+    rng = b.rng
+    if rng.random() < DERIVED_SHARE[kind] and derived_ops or not hand:
+        if not derived_ops:
+            return None
+        key = f"{b.stream}/{kind}/{b.derived_steps}"
+        b.derived_steps += 1
+        op = min(derived_ops, key=lambda o: hashlib.blake2b(f"{key}/{o.name}".encode(), digest_size=8).digest())
+        b.rng = random.Random(f"{key}/{op.name}")
+        try:
+            apply(b, op, target, prefix=prefix)
+        finally:
+            b.rng = rng
+        return op
+    op = rng.choices(hand, [o.weight for o in hand])[0] if kind == "op" else rng.choice(hand)
+    apply(b, op, target, prefix=prefix)
+    return op
 
 
 def apply(b: Builder, op: OpEntry, target: Var | None = None, *, prefix: str = "") -> None:
