@@ -625,13 +625,24 @@ def _xlogy_arrays(x, y):
     return np.where((x == 0) & ~np.isnan(y), np.zeros((), out.dtype), out)
 
 
+def _xlogy_self_grad(grad, self, other):
+    """PyTorch's grad_self: xlogy(grad, other) (log(other) even where self is 0), 0 where self is 0 and other is
+    not positive; for a number `other`, 0 wherever self is 0 unless other > 0 (nan included)."""
+    g = _xlogy(grad, other)
+    zero = xp.data(self) == 0
+    if not xp.is_t(other) and not isinstance(other, np.ndarray):
+        return g if other > 0 else xp.masked_fill(g, zero, 0.0)
+    return xp.masked_fill(g, zero & (xp.data(other) <= 0), 0.0)
+
+
 XlogyBackward0 = rule("XlogyBackward0", "self other", saves="self other", elementwise=True,
-                      text="grad_self = grad * xlogy(self != 0, other), grad_other = grad * self / other",
-                      self=lambda grad, self, other: grad * _xlogy(self != 0, other),
+                      text="grad_self = xlogy(grad, other), 0 where self = 0 and other <= 0; "
+                           "grad_other = grad * self / other",
+                      self=_xlogy_self_grad,
                       other=lambda grad, self, other: grad * self / other)
 XlogyBackward2 = rule("XlogyBackward2", "self", saves="self other", elementwise=True,
-                      text="grad_self = grad * xlogy(self != 0, other)  (other is a number)",
-                      self=lambda grad, self, other: grad * _xlogy(self != 0, other))
+                      text="grad_self = xlogy(grad, other), 0 where self = 0 unless other > 0  (other is a number)",
+                      self=_xlogy_self_grad)
 
 
 def xlogy(self, other) -> Tensor:

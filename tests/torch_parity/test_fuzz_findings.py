@@ -306,3 +306,23 @@ def test_gelu_of_inf_as_pytorchs_kernels(torch, minigrad, dtype):
             ours, theirs = (lib.nn.functional.gelu(make(lib, dtype), approximate=approximate).numpy()
                             for lib in (minigrad, torch))
             np.testing.assert_allclose(ours, theirs, rtol=rtol, atol=0, equal_nan=True, err_msg=f"{name} {approximate}")
+
+
+def xlogy_gradients_where_self_is_zero(torch, Variable):
+    """xlogy's gradient for self is log(other) even where self is 0 (0 only where other <= 0, or for a number
+    other, unless other > 0): seed 14 program 478, minigrad gave 0 where PyTorch gives log(1.5), a wrong gradient."""
+    for s in (0.0, 2.0, -1.0):
+        for o in (1.5, 0.0, -1.0, float("nan"), float("inf")):
+            x = torch.tensor([s], dtype=torch.float64, requires_grad=True)
+            torch.xlogy(x, o).sum().backward()
+            x2 = torch.tensor([s], dtype=torch.float64, requires_grad=True)
+            y = torch.tensor([o], dtype=torch.float64, requires_grad=True)
+            torch.xlogy(x2, y).sum().backward()
+            x3 = torch.tensor([s], dtype=torch.float64, requires_grad=True)
+            (g,) = torch.autograd.grad((torch.xlogy(x3, o) * x3).sum(), x3, create_graph=True)
+            print(s, o, x.grad, x2.grad, y.grad, g, None if g.grad_fn is None else g.grad_fn.name())
+
+
+def test_xlogy_gradients_where_self_is_zero(torch, minigrad):
+    problems = harness.differences(xlogy_gradients_where_self_is_zero, torch, minigrad)
+    assert problems is None, problems
