@@ -72,12 +72,13 @@ def _geometry(x: np.ndarray, pool: Pool, name: str) -> Geometry:
 
 
 def _batched(x: np.ndarray, name: str) -> np.ndarray:
-    """(N, C, H, W), or an unbatched (C, H, W) seen as one sample."""
-    if x.ndim == 4:
-        return x
-    if x.ndim == 3:
-        return x[None]
-    raise RuntimeError(f"non-empty 3D or 4D (batch mode) tensor expected for input to {name}")
+    """(N, C, H, W), or an unbatched (C, H, W) seen as one sample; only the batch may be empty (PyTorch's check)."""
+    if x.ndim not in (3, 4):
+        raise RuntimeError(f"non-empty 3D or 4D (batch mode) tensor expected for input to {name}")
+    if 0 in x.shape[-3:]:
+        raise RuntimeError("Expected 3D or 4D (batch mode) tensor with optional 0 dim batch size for input, but "
+                           f"got:{list(x.shape)}")
+    return x if x.ndim == 4 else x[None]
 
 
 # -- max pooling -----------------------------------------------------------------------------------------------
@@ -195,6 +196,10 @@ def max_pool1d(input: Tensor, kernel_size, stride=None, padding=0, dilation=1, c
     def one(v):
         return (1, int(v if isinstance(v, (int, np.integer)) else v[0]))
 
+    shape = list(input._data.shape)
+    if len(shape) not in (2, 3) or 0 in shape[-2:]:
+        raise RuntimeError(f"max_pool1d: Expected 2D or 3D (batch mode) tensor with optional 0 dim batch size for "
+                           f"input, but got:{shape}")
     out = max_pool2d(input.unsqueeze(-2), one(kernel_size), None if stride is None else one(stride),
                      (0, one(padding)[1]), one(dilation), ceil_mode, return_indices)
     if return_indices:
@@ -292,6 +297,9 @@ def avg_pool1d(input: Tensor, kernel_size, stride=None, padding=0, ceil_mode: bo
     def one(v):
         return (1, int(v if isinstance(v, (int, np.integer)) else v[0]))
 
+    if input._data.ndim not in (2, 3):
+        raise RuntimeError(f"Expected 2 to 3 dimensions, but got {input._data.ndim}-dimensional tensor for argument "
+                           "#1 'self' (while checking arguments for avg_pool1d)")
     out = avg_pool2d(input.unsqueeze(-2), one(kernel_size), None if stride is None else one(stride),
                      (0, one(padding)[1]), ceil_mode, count_include_pad)
     return out.squeeze(-2)

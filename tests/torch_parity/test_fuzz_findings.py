@@ -326,3 +326,22 @@ def xlogy_gradients_where_self_is_zero(torch, Variable):
 def test_xlogy_gradients_where_self_is_zero(torch, minigrad):
     problems = harness.differences(xlogy_gradients_where_self_is_zero, torch, minigrad)
     assert problems is None, problems
+
+
+def pooling_of_empty_dims(torch, Variable):
+    """Pooling allows an empty batch only: PyTorch's "optional 0 dim batch size" errors (avg_pool1d of a (0, 3)
+    input reaches avg_pool2d as (0, 1, 3): seed 510 program 234, minigrad returned an empty result), and the 1-d
+    poolings' own dimension checks."""
+    F = torch.nn.functional
+    for shape in [(0, 1, 3), (2, 0, 3, 3), (0, 2, 3, 3), (2, 2, 0, 3), (3, 0, 3), (2, 0, 3)]:
+        for f in (lambda x: F.avg_pool2d(x, 1), lambda x: F.max_pool2d(x, 1), lambda x: F.avg_pool1d(x, 1),
+                  lambda x: F.max_pool1d(x, 1)):
+            try:
+                print(shape, f(torch.zeros(shape)).shape)
+            except RuntimeError as e:
+                print(shape, e)
+
+
+def test_pooling_of_empty_dims(torch, minigrad):
+    problems = harness.differences(pooling_of_empty_dims, torch, minigrad)
+    assert problems is None, problems
