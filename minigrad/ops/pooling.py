@@ -6,8 +6,8 @@ its backward adds each gradient at that place; under create_graph that is the di
 Average pooling divides each window's sum by its size (PyTorch's rules for the border and ceil_mode); it is
 linear, so its backward is its adjoint (each window's gradient spread back over it), and the derivative of
 that backward is the pooling again (AvgPool2DBackwardBackward0). Adaptive average pooling averages over
-windows that tile the input as evenly as possible; per spatial dim that is a matrix, so both directions
-are matrix products.
+windows that tile the input as evenly as possible, window by window in both directions, in PyTorch's order
+of operations (so its rounding, infinities and NaNs are PyTorch's).
 """
 
 from __future__ import annotations
@@ -306,29 +306,20 @@ def avg_pool1d(input: Tensor, kernel_size, stride=None, padding=0, ceil_mode: bo
 
 
 # -- adaptive average pooling -------------------------------------------------------------------------------------
-def _averaging(n: int, m: int, dtype) -> np.ndarray:
-    """(m, n): row i averages the input elements floor(i*n/m) .. ceil((i+1)*n/m) - 1."""
-    a = np.zeros((m, n), dtype)
-    for i, (start, end) in enumerate(_bounds(n, m)):
-        a[i, start:end] = 1.0 / (end - start)
-    return a
-
-
-def _adaptive_matrices(shape: tuple, out: tuple, dtype) -> tuple[np.ndarray, np.ndarray]:
-    return _averaging(shape[-2], out[0], dtype), _averaging(shape[-1], out[1], dtype)
-
-
-def _window_means(x: np.ndarray, rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
-    """Each window's mean: two products with the averaging matrices, unless an inf or nan is in x (its zero
-    weights would spread nan over every window, where PyTorch averages each window on its own)."""
-    if np.isfinite(x).all():
-        return np.matmul(np.matmul(rows, x), cols.T)
-    res = np.empty(x.shape[:-2] + (rows.shape[0], cols.shape[0]), x.dtype)
-    for i, r in enumerate(rows):
-        ri = np.flatnonzero(r)
-        for j, c in enumerate(cols):
-            cj = np.flatnonzero(c)
-            res[..., i, j] = x[..., ri[0]:ri[-1] + 1, cj[0]:cj[-1] + 1].mean(axis=(-2, -1))
+def _window_means(x: np.ndarray, out: tuple) -> np.ndarray:
+    """Each window's mean as PyTorch's kernel computes it: its cells added one by one in row-major order (float16 in
+    float32), then divided by the window's height, then width. (A product with averaging matrices rounds otherwise:
+    a mean that should be a tiny negative number came out positive, and an inf or nan spread over every window.)"""
+    acc = np.float32 if x.dtype == np.float16 else x.dtype.type
+    res = np.empty(x.shape[:-2] + tuple(out), x.dtype)
+    cols = _bounds(x.shape[-1], out[1])
+    for i, (r0, r1) in enumerate(_bounds(x.shape[-2], out[0])):
+        for j, (c0, c1) in enumerate(cols):
+            total = np.zeros(x.shape[:-2], acc)
+            for r in range(r0, r1):
+                for c in range(c0, c1):
+                    total += x[..., r, c]
+            res[..., i, j] = total / acc(r1 - r0) / acc(c1 - c0)
     return res
 
 
@@ -367,8 +358,7 @@ AdaptiveAvgPool2DBackwardBackward0 = rule(
 
 
 def _adaptive_of(x: np.ndarray, size: tuple) -> np.ndarray:
-    rows, cols = _adaptive_matrices(x.shape, tuple(size), x.dtype)
-    return _window_means(x, rows, cols)
+    return GRAD.quiet.run(_window_means, x, tuple(size))
 
 
 def adaptive_avg_pool2d_backward(grad_output: Tensor, self: Tensor) -> Tensor:
@@ -397,8 +387,7 @@ def adaptive_avg_pool2d(input: Tensor, output_size) -> Tensor:
     out = tuple(x.shape[-2 + i] if v is None else int(v) for i, v in enumerate(size))
     if out == (1, 1):
         return mean(input, (-1, -2), keepdim=True)
-    rows, cols = _adaptive_matrices(x.shape, out, x.dtype)
-    res = GRAD.quiet.run(_window_means, x, rows, cols)
+    res = GRAD.quiet.run(_window_means, x, out)
     if input._requires_grad and GRAD.mode > 0:
         return record(AdaptiveAvgPool2DBackward0, res, (input,))
     return make(res)

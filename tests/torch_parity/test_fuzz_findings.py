@@ -345,3 +345,18 @@ def pooling_of_empty_dims(torch, Variable):
 def test_pooling_of_empty_dims(torch, minigrad):
     problems = harness.differences(pooling_of_empty_dims, torch, minigrad)
     assert problems is None, problems
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float16"])
+def test_adaptive_avg_pool2d_forward_adds_as_pytorchs_kernel(torch, minigrad, dtype):
+    """Each window's cells added one by one, then divided by its height and width: a mean of [-0.99, 0.84, 0.15]
+    is a tiny negative number in PyTorch (log2 gives nan), where averaging matrices gave a tiny positive one
+    (seed 511 program 429); random windows come out bit-equal."""
+    x1 = np.zeros((1, 3, 7, 1))
+    x1[0, 2, 2:5, 0] = [-0.99, 0.84, 0.15]
+    x = np.random.default_rng(3).standard_normal((2, 3, 7, 9))
+    out = [[lib.nn.functional.adaptive_avg_pool2d(lib.tensor(x1.astype(dtype)), (3, None)).log2_().numpy(),
+            lib.nn.functional.adaptive_avg_pool2d(lib.tensor(x.astype(dtype)), (4, 5)).numpy()]
+           for lib in (torch, minigrad)]
+    for theirs, ours in zip(*out):
+        np.testing.assert_array_equal(ours, theirs)
