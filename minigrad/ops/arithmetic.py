@@ -20,7 +20,7 @@ from .._tensor import Tensor, make
 from ..autograd.graph import ACCUMULATE_GRAD_SEQUENCE_NR
 from . import xp
 from .inplace import check_inference, check_overlap, inplace_of, renew_view_nodes, run_inplace
-from .operands import as_operand, broadcast_error, float_data, float_operand, promoted
+from .operands import as_operand, broadcast_error, float_data, float_operand, promoted, with_number
 from .recording import record, rule
 from .registry import Sample, declare
 
@@ -114,7 +114,7 @@ SubBackward1 = rule("SubBackward1", "self", elementwise=True, text="grad_self = 
 def _scalar_op(name: str, ufunc, node_cls, saves_other: bool):
     def op(self: Tensor, other) -> Tensor:
         d = self._data
-        res = GRAD.quiet.run(ufunc, d, float_operand(d, other) if d.dtype.kind == "f" else other)
+        res = GRAD.quiet.run(with_number, ufunc, d, float_operand(d, other) if d.dtype.kind == "f" else other)
         if self._requires_grad and GRAD.mode > 0:
             return record(node_cls, res, (self,), **({"other": other} if saves_other else {}))
         return make(res)
@@ -184,6 +184,9 @@ def _log_scalar(x: float) -> float:
     return math.log(x) if x > 0 else -math.inf if x == 0 else math.nan
 
 
+_F16 = np.dtype(np.float16)
+
+
 def _recording(a, b) -> bool:
     return GRAD.mode > 0 and ((isinstance(a, Tensor) and a._requires_grad)
                               or (isinstance(b, Tensor) and b._requires_grad))
@@ -231,7 +234,7 @@ def _common(self: Tensor, other, ufunc, node_cls) -> Tensor | None:
     if cls is builtins.int:
         return None
     other = float_operand(d, other)  # saved as such: backward's `grad * other` is faster with it too
-    res = GRAD.quiet.run(ufunc, d, other)
+    res = GRAD.quiet.run(ufunc, d, other) if d.dtype is not _F16 else GRAD.quiet.run(with_number, ufunc, d, other)
     if self._requires_grad and GRAD.mode > 0:
         return record(node_cls, res, (self, other))
     return make(res)
@@ -623,18 +626,22 @@ def _xlogy_arrays(x, y):
 
 
 def _xlogy_self_grad(grad, self, other):
-    """PyTorch's `xlogy(grad, other).masked_fill((self == 0) & (other <= 0), 0)`: log(other) at self = 0 too (the
-    slope of x log y in x), 0 only where log(other) is not finite and x is 0."""
-    mask = (xp.data(self) == 0) & (np.asarray(xp.data(other)) <= 0)
-    return xp.masked_fill(_xlogy(grad, other), mask, 0.0)
+    """PyTorch's grad_self: xlogy(grad, other) (log(other) even where self is 0), 0 where self is 0 and other is
+    not positive; for a number `other`, 0 wherever self is 0 unless other > 0 (nan included)."""
+    g = _xlogy(grad, other)
+    zero = xp.data(self) == 0
+    if not xp.is_t(other) and not isinstance(other, np.ndarray):
+        return g if other > 0 else xp.masked_fill(g, zero, 0.0)
+    return xp.masked_fill(g, zero & (xp.data(other) <= 0), 0.0)
 
 
 XlogyBackward0 = rule("XlogyBackward0", "self other", saves="self other", elementwise=True,
-                      text="grad_self = xlogy(grad, other) (0 where self == 0 and other <= 0), "
+                      text="grad_self = xlogy(grad, other), 0 where self = 0 and other <= 0; "
                            "grad_other = grad * self / other",
-                      self=_xlogy_self_grad, other=lambda grad, self, other: grad * self / other)
+                      self=_xlogy_self_grad,
+                      other=lambda grad, self, other: grad * self / other)
 XlogyBackward2 = rule("XlogyBackward2", "self", saves="self other", elementwise=True,
-                      text="grad_self = xlogy(grad, other) (0 where self == 0 and other <= 0; other is a number)",
+                      text="grad_self = xlogy(grad, other), 0 where self = 0 unless other > 0  (other is a number)",
                       self=_xlogy_self_grad)
 
 

@@ -13,7 +13,7 @@ import numpy as np
 from .._state import GRAD
 from .._tensor import Tensor, _wrap_dim, make
 from . import xp
-from .inplace import inplace_of
+from .inplace import run_inplace
 from .recording import SavedArg, record, rule
 from .registry import Sample, declare
 from .views import named_varargs
@@ -65,14 +65,61 @@ FlipBackward0 = rule("FlipBackward0", "self", saves="dims",
                      self=lambda grad, dims: _flip_of(grad, dims))
 
 
-def _triangle(self: Tensor, diagonal: int, kernel, node, name: str) -> Tensor:
+def _triangle(self: Tensor, diagonal: int, kernel, node, name: str, layout: np.ndarray | None = None) -> Tensor:
+    """tril or triu; `layout`: the memory the result is written into (tril_/triu_), whose positions may share it."""
     d = self._data
     if d.ndim < 2:
         raise RuntimeError(f"{name}: input tensor must have at least 2 dimensions")
     res = kernel(d, int(diagonal))
+    if layout is not None:
+        zeroed = kernel(np.ones(d.shape[-2:], bool), int(diagonal)) == 0
+        res = np.where(_sharing(layout, np.broadcast_to(zeroed, d.shape)), d.dtype.type(0), d)
     if self._requires_grad and GRAD.mode > 0:
         return record(node, res, (self,), diagonal=int(diagonal))
     return make(res)
+
+
+def _sharing(arr: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """`mask` widened to every position of `arr` that shares its memory with a masked one (through a stride 0)."""
+    where = np.zeros(arr.shape, np.int64)
+    for k, (n, st) in enumerate(zip(arr.shape, arr.strides)):
+        where = where + np.arange(n).reshape((n,) + (1,) * (arr.ndim - 1 - k)) * (st // arr.itemsize)
+    where -= where.min()
+    hit = np.zeros(int(where.max()) + 1, bool)
+    hit[where[mask]] = True
+    return hit[where]
+
+
+def _writes_through_strides(arr: np.ndarray) -> bool:
+    """Does PyTorch's tril_/triu_ write its zeros straight into the tensor's memory (checkTrilTriuBatchContiguous:
+    up to 3 dims, or the batch dims laid out as contiguous matrices, the first dim may be expanded)? Elsewhere it
+    computes a contiguous result and copy_()s it back, which refuses an expanded tensor."""
+    if arr.flags.c_contiguous or arr.ndim <= 3:
+        return True
+    expected = arr.shape[-1] * arr.shape[-2]
+    for i in range(arr.ndim - 3, -1, -1):
+        stride = arr.strides[i] // arr.itemsize
+        if i == 0 and (stride == 0 or arr.shape[0] == 1):
+            continue
+        if stride != expected:
+            return False
+        expected *= arr.shape[i]
+    return True
+
+
+def _triangle_(kernel, node, name: str):
+    """tril_/triu_ as PyTorch's kernel runs them: where it writes only the zeros through the strides, an expanded
+    tensor is allowed, and a memory location any of whose positions is zeroed reads 0 at all of them (the
+    base is written too); elsewhere, the overlap check of its copy_."""
+    def method(self: Tensor, diagonal: int = 0) -> Tensor:
+        arr = self._data
+        through = arr.size > 0 and _writes_through_strides(arr)
+        layout = arr if through and 0 in arr.strides else None
+        return run_inplace(self, lambda src: _triangle(src, diagonal, kernel, node, name[:-1], layout), (diagonal,),
+                           overlap_ok=through)
+
+    method.__name__ = method.__qualname__ = name
+    return method
 
 
 def tril(self: Tensor, diagonal: int = 0) -> Tensor:
@@ -275,9 +322,9 @@ def repeat_interleave(self: Tensor, repeats=None, dim: int | None = None, *, out
 # == declarations ===============================================================================================
 _M = (((3, 4), "real"),)
 _B = (((2, 3, 3), "real"),)
-declare("tril", tril, inplace=inplace_of(tril, "tril_"), nodes=(TrilBackward0,),
+declare("tril", tril, inplace=_triangle_(_tril, TrilBackward0, "tril_"), nodes=(TrilBackward0,),
         samples=(Sample(_M), Sample(_M, (1,)), Sample(_M, (-1,)), Sample(_B)))
-declare("triu", triu, inplace=inplace_of(triu, "triu_"), nodes=(TriuBackward0,),
+declare("triu", triu, inplace=_triangle_(_triu, TriuBackward0, "triu_"), nodes=(TriuBackward0,),
         samples=(Sample(_M), Sample(_M, (1,)), Sample(_B, (-1,))))
 declare("roll", roll, nodes=(RollBackward0,),
         samples=(Sample(_M, (1, 1)), Sample(_M, (5,)), Sample(_M, ((1, -2), (0, 1))), Sample(_B, (-1, 2))))

@@ -219,7 +219,7 @@ sigmoid = unary("sigmoid", _sigmoid, "SigmoidBackward0", saves="result",
                 grad=lambda grad, result: sigmoid_backward(grad, result),
                 text="grad_self = grad * result * (1 - result)")
 erf = unary("erf", _erf, "ErfBackward0", saves="self",
-            grad=lambda grad, self: _TWO_OVER_SQRT_PI * xp.exp(-(self ** 2)) * grad,
+            grad=lambda grad, self: xp.mul_scalar(xp.exp(-(self ** 2)), _TWO_OVER_SQRT_PI) * grad,
             text="grad_self = grad * 2/√π * exp(-self²)")
 asin = unary("asin", np.arcsin, "AsinBackward0", saves="self",
              grad=lambda grad, self: grad * xp.rsqrt(-self * self + 1),
@@ -416,10 +416,20 @@ GeluBackward0 = rule("GeluBackward0", "self", saves="self approximate", text="gr
                      self=lambda grad, self, approximate: gelu_backward(grad, self, approximate))
 
 
+# PyTorch's gelu of float32 and float16 runs its SIMD kernel over a contiguous tensor of two or more elements, whose
+# erf gives nan at inf (one element, or a strided, transposed or expanded tensor, takes the scalar path: inf, as
+# float64 always does)
+_VECTORIZED_GELU = (np.dtype(np.float32), np.dtype(np.float16))
+
+
 def _gelu(x: np.ndarray, approximate: str) -> np.ndarray:
-    if approximate == "tanh":
-        return (0.5 * x * (1 + np.tanh(_SQRT_2_OVER_PI * (x + 0.044715 * x ** 3)))).astype(x.dtype)
-    return (0.5 * x * (1 + _erf(x / math.sqrt(2)))).astype(x.dtype) if x.size else x.copy()
+    if approximate == "tanh":  # (float16 in float32, rounded once, as PyTorch's kernel)
+        y = x.astype(np.float32) if x.dtype == np.float16 else x
+        return (0.5 * y * (1 + np.tanh(_SQRT_2_OVER_PI * (y + 0.044715 * y ** 3)))).astype(x.dtype)
+    res = (0.5 * x * (1 + _erf(x / math.sqrt(2)))).astype(x.dtype) if x.size else x.copy()
+    if x.dtype in _VECTORIZED_GELU and x.size > 1 and x.flags.c_contiguous:
+        res[np.isposinf(x)] = np.nan
+    return res
 
 
 def gelu(input: Tensor, approximate: str = "none") -> Tensor:

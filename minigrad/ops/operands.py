@@ -127,6 +127,20 @@ _F64 = np.dtype(np.float64)
 _SCALARS: dict = {}  # float -> read-only 0-d float64 array
 
 
+_F16 = np.dtype(np.float16)
+_OPMATH = (np.multiply, np.true_divide)
+
+
+def with_number(ufunc, d: np.ndarray, v):
+    """`ufunc(d, v)` for an array and a Python number, as PyTorch's CPU kernels compute it: a float16 tensor times
+    or divided by a number is computed in float32 with the number as a float32 (the kernel's `opmath` and the
+    scalar's original value), then rounded once; NumPy would round the number to float16 first. (add and sub
+    take the number in the tensor's dtype, as NumPy does.)"""
+    if d.dtype is _F16 and ufunc in _OPMATH and isinstance(v, (builtins.float, builtins.int)):
+        return ufunc(d.astype(np.float32), np.float32(v)).astype(np.float16)
+    return ufunc(d, v)
+
+
 def float_operand(d: np.ndarray, v: float):
     """A Python float `v` ready to combine with the floating array `d`: for float64, a cached 0-d array,
     which NumPy combines with an array faster than a Python float (the same float64 result). A cache keyed

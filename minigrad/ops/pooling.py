@@ -6,8 +6,8 @@ its backward adds each gradient at that place; under create_graph that is the di
 Average pooling divides each window's sum by its size (PyTorch's rules for the border and ceil_mode); it is
 linear, so its backward is its adjoint (each window's gradient spread back over it), and the derivative of
 that backward is the pooling again (AvgPool2DBackwardBackward0). Adaptive average pooling averages over
-windows that tile the input as evenly as possible; per spatial dim that is a matrix, so both directions
-are matrix products.
+windows that tile the input as evenly as possible, window by window in both directions, in PyTorch's order
+of operations (so its rounding, infinities and NaNs are PyTorch's).
 """
 
 from __future__ import annotations
@@ -72,12 +72,13 @@ def _geometry(x: np.ndarray, pool: Pool, name: str) -> Geometry:
 
 
 def _batched(x: np.ndarray, name: str) -> np.ndarray:
-    """(N, C, H, W), or an unbatched (C, H, W) seen as one sample."""
-    if x.ndim == 4:
-        return x
-    if x.ndim == 3:
-        return x[None]
-    raise RuntimeError(f"non-empty 3D or 4D (batch mode) tensor expected for input to {name}")
+    """(N, C, H, W), or an unbatched (C, H, W) seen as one sample; only the batch may be empty (PyTorch's check)."""
+    if x.ndim not in (3, 4):
+        raise RuntimeError(f"non-empty 3D or 4D (batch mode) tensor expected for input to {name}")
+    if 0 in x.shape[-3:]:
+        raise RuntimeError("Expected 3D or 4D (batch mode) tensor with optional 0 dim batch size for input, but "
+                           f"got:{list(x.shape)}")
+    return x if x.ndim == 4 else x[None]
 
 
 # -- max pooling -----------------------------------------------------------------------------------------------
@@ -195,6 +196,10 @@ def max_pool1d(input: Tensor, kernel_size, stride=None, padding=0, dilation=1, c
     def one(v):
         return (1, int(v if isinstance(v, (int, np.integer)) else v[0]))
 
+    shape = list(input._data.shape)
+    if len(shape) not in (2, 3) or 0 in shape[-2:]:
+        raise RuntimeError(f"max_pool1d: Expected 2D or 3D (batch mode) tensor with optional 0 dim batch size for "
+                           f"input, but got:{shape}")
     out = max_pool2d(input.unsqueeze(-2), one(kernel_size), None if stride is None else one(stride),
                      (0, one(padding)[1]), one(dilation), ceil_mode, return_indices)
     if return_indices:
@@ -292,44 +297,56 @@ def avg_pool1d(input: Tensor, kernel_size, stride=None, padding=0, ceil_mode: bo
     def one(v):
         return (1, int(v if isinstance(v, (int, np.integer)) else v[0]))
 
+    if input._data.ndim not in (2, 3):
+        raise RuntimeError(f"Expected 2 to 3 dimensions, but got {input._data.ndim}-dimensional tensor for argument "
+                           "#1 'self' (while checking arguments for avg_pool1d)")
     out = avg_pool2d(input.unsqueeze(-2), one(kernel_size), None if stride is None else one(stride),
                      (0, one(padding)[1]), ceil_mode, count_include_pad)
     return out.squeeze(-2)
 
 
 # -- adaptive average pooling -------------------------------------------------------------------------------------
-def _averaging(n: int, m: int, dtype) -> np.ndarray:
-    """(m, n): row i averages the input elements floor(i*n/m) .. ceil((i+1)*n/m) - 1."""
-    a = np.zeros((m, n), dtype)
-    for i in range(m):
-        start, end = (i * n) // m, -(-((i + 1) * n) // m)
-        a[i, start:end] = 1.0 / (end - start)
-    return a
-
-
-def _adaptive_matrices(shape: tuple, out: tuple, dtype) -> tuple[np.ndarray, np.ndarray]:
-    return _averaging(shape[-2], out[0], dtype), _averaging(shape[-1], out[1], dtype)
-
-
-def _window_means(x: np.ndarray, rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
-    """Each window's mean: two products with the averaging matrices, unless an inf or nan is in x (its zero
-    weights would spread nan over every window, where PyTorch averages each window on its own)."""
-    if np.isfinite(x).all():
-        return np.matmul(np.matmul(rows, x), cols.T)
-    res = np.empty(x.shape[:-2] + (rows.shape[0], cols.shape[0]), x.dtype)
-    for i, r in enumerate(rows):
-        ri = np.flatnonzero(r)
-        for j, c in enumerate(cols):
-            cj = np.flatnonzero(c)
-            res[..., i, j] = x[..., ri[0]:ri[-1] + 1, cj[0]:cj[-1] + 1].mean(axis=(-2, -1))
+def _window_means(x: np.ndarray, out: tuple) -> np.ndarray:
+    """Each window's mean as PyTorch's kernel computes it: its cells added one by one in row-major order (float16 in
+    float32), then divided by the window's height, then width. (A product with averaging matrices rounds otherwise:
+    a mean that should be a tiny negative number came out positive, and an inf or nan spread over every window.)"""
+    acc = np.float32 if x.dtype == np.float16 else x.dtype.type
+    res = np.empty(x.shape[:-2] + tuple(out), x.dtype)
+    cols = _bounds(x.shape[-1], out[1])
+    for i, (r0, r1) in enumerate(_bounds(x.shape[-2], out[0])):
+        for j, (c0, c1) in enumerate(cols):
+            total = np.zeros(x.shape[:-2], acc)
+            for r in range(r0, r1):
+                for c in range(c0, c1):
+                    total += x[..., r, c]
+            res[..., i, j] = total / acc(r1 - r0) / acc(c1 - c0)
     return res
+
+
+def _bounds(n: int, m: int) -> list[tuple[int, int]]:
+    """The m windows that tile n elements: [floor(i*n/m), ceil((i+1)*n/m)), PyTorch's start and end index."""
+    return [((i * n) // m, -(-((i + 1) * n) // m)) for i in range(m)]
+
+
+def _adaptive_adjoint(grad: np.ndarray, shape: tuple) -> np.ndarray:
+    """The adjoint of adaptive average pooling, as PyTorch's kernel computes it: window by window (row-major),
+    the output's gradient divided by the window's height, then width, added into the cells the window covers,
+    in the gradient's dtype (so float16 rounds as PyTorch's does). Only those cells are summed: a product with
+    the averaging matrices would multiply an infinite gradient by their zeros, giving nan."""
+    out = np.zeros(grad.shape[:-2] + tuple(shape[-2:]), grad.dtype)
+    cols = _bounds(shape[-1], grad.shape[-1])
+    with np.errstate(all="ignore"):
+        for i, (r0, r1) in enumerate(_bounds(shape[-2], grad.shape[-2])):
+            for j, (c0, c1) in enumerate(cols):
+                share = grad[..., i, j] / grad.dtype.type(r1 - r0) / grad.dtype.type(c1 - c0)
+                out[..., r0:r1, c0:c1] += share[..., None, None]
+    return out
 
 
 def _adaptive_grad(grad, self):
     if xp.is_t(grad):
         return adaptive_avg_pool2d_backward(grad, self)
-    rows, cols = _adaptive_matrices(tuple(self.shape), tuple(grad.shape[-2:]), xp.data(self).dtype)
-    return np.matmul(np.matmul(rows.T, grad), cols)
+    return _adaptive_adjoint(grad, tuple(self.shape))
 
 
 AdaptiveAvgPool2DBackwardBackward0 = rule(
@@ -341,15 +358,13 @@ AdaptiveAvgPool2DBackwardBackward0 = rule(
 
 
 def _adaptive_of(x: np.ndarray, size: tuple) -> np.ndarray:
-    rows, cols = _adaptive_matrices(x.shape, tuple(size), x.dtype)
-    return _window_means(x, rows, cols)
+    return GRAD.quiet.run(_window_means, x, tuple(size))
 
 
 def adaptive_avg_pool2d_backward(grad_output: Tensor, self: Tensor) -> Tensor:
     """PyTorch's _adaptive_avg_pool2d_backward as an op on Tensors (what AdaptiveAvgPool2DBackward0 runs under
     create_graph): its node has an edge to `self` too, whose derivative is zero, as PyTorch's has."""
-    rows, cols = _adaptive_matrices(tuple(self.shape), tuple(grad_output.shape[-2:]), self._data.dtype)
-    res = np.matmul(np.matmul(rows.T, grad_output._data), cols)
+    res = _adaptive_adjoint(grad_output._data, tuple(self.shape))
     if (grad_output._requires_grad or self._requires_grad) and GRAD.mode > 0:
         return record(AdaptiveAvgPool2DBackwardBackward0, res, (grad_output, self), _size=tuple(grad_output.shape[-2:]))
     return make(res)
@@ -372,8 +387,7 @@ def adaptive_avg_pool2d(input: Tensor, output_size) -> Tensor:
     out = tuple(x.shape[-2 + i] if v is None else int(v) for i, v in enumerate(size))
     if out == (1, 1):
         return mean(input, (-1, -2), keepdim=True)
-    rows, cols = _adaptive_matrices(x.shape, out, x.dtype)
-    res = GRAD.quiet.run(_window_means, x, rows, cols)
+    res = GRAD.quiet.run(_window_means, x, out)
     if input._requires_grad and GRAD.mode > 0:
         return record(AdaptiveAvgPool2DBackward0, res, (input,))
     return make(res)

@@ -179,48 +179,82 @@ def histogram(self: Tensor, bins=100, *, range=None, weight=None, density: bool 
     return HistogramResult(*(make(o) for o in outs))
 
 
-def histc(self: Tensor, bins: int = 100, min: float = 0, max: float = 0) -> Tensor:
-    """Counts in `bins` equal-width bins between min and max (both 0: the data's extremes); elements outside
-    are ignored."""
-    d = _float_input(self, "histogram_cpu")
-    lo, hi = _histc_range(d, float(min), float(max))
-    bins = int(bins)
-    flat = d.reshape(-1)
-    t = d.dtype.type
-    _dtypes.checked(lo, d.dtype), _dtypes.checked(hi, d.dtype)  # linspace's edges: PyTorch's overflow error
-    with np.errstate(all="ignore"):  # PyTorch's kernel, in the data's dtype: the edges are linspace's first and
-        step = (t(hi) - t(lo)) / t(bins)  # last (nan when its step overflows), the bin is one division
-        left, right = t(lo) + step * t(0), t(hi) - step * t(0)
-        x = flat[(flat >= left) & (flat <= right)]
-        pos = ((x - left) * t(bins) / (right - left)).astype(np.int64)
-    pos[pos == bins] = bins - 1  # the last bin includes its right edge
-    return make(np.bincount(pos, minlength=bins)[:bins].astype(d.dtype))
+def _c_text(v: float) -> str:
+    """A double as C++'s stream writes it (6 significant digits, as %g; a NaN with its sign bit is "-nan")."""
+    return "-nan" if np.isnan(v) and np.signbit(v) else f"{v:g}"
 
 
-def _histc_range(d: np.ndarray, lo: float, hi: float) -> tuple:
-    """PyTorch's outer bin edges for histc: the data's extremes when min == max, widened when they are equal
-    (by 1, or to the next representable numbers of the dtype where 1 is too small to move them)."""
+def _extremes(d: np.ndarray) -> tuple[float, float]:
+    """PyTorch's aminmax as histc reads it: with a NaN among two or more elements, both are its default NaN
+    (sign bit set); one element is itself."""
+    if d.size > 1 and np.isnan(d).any():
+        return -np.nan, -np.nan
+    return float(d.min()), float(d.max())
+
+
+def _widened(dtype: np.dtype, lo: float, hi: float) -> tuple[float, float]:
+    """PyTorch's bins_edges_correction of an empty range: for float32/64 the farther of one step of the dtype
+    and 1 on each side, else 1."""
+    if dtype in (np.float32, np.float64):
+        top = np.finfo(dtype).max
+        with np.errstate(all="ignore"):
+            down, up = (float(np.nextafter(dtype.type(v), dtype.type(t))) for v, t in ((lo, -top), (hi, top)))
+        return min(down, lo - 1.0), max(up, hi + 1.0)
+    return lo - 1.0, hi + 1.0
+
+
+def _check_edge(dtype: np.dtype, v: float) -> None:
+    """linspace's conversion of an edge (a double) to the input's dtype: c10's overflow check (so -1 does not go
+    into uint8)."""
+    info = np.finfo(dtype) if dtype.kind == "f" else np.iinfo(dtype)
+    if v > float(info.max) or v < float(info.min):  # (Python floats: no NumPy cast of v to the dtype)
+        name = {"float16": "c10::Half", "float32": "float", "float64": "double", "int32": "int"}.get(
+            dtype.name, dtype.name + "_t")
+        raise RuntimeError(f"value cannot be converted to type {name} without overflow")
+
+
+def _histc_range(d: np.ndarray, bins: int, lo: float, hi: float) -> tuple[float, float]:
+    """PyTorch's checks of histc, in its order: bins, the range (the data's extremes when min == max, widened
+    when empty), then the edges' dtype."""
+    if bins <= 0:
+        raise RuntimeError(f"minigrad.histogram(): bins must be > 0, but got {bins} for dimension 0")
     if lo == hi and d.size:
-        lo, hi = float(d.min()), float(d.max())
-        if d.size > 1 and np.isnan(lo):  # a NaN PyTorch's vectorised min makes is negative
-            lo = hi = -np.nan
+        lo, hi = _extremes(d)
     if lo == hi:
-        if d.dtype in (np.float64, np.float32):
-            t = d.dtype.type
-            lo = min(float(np.nextafter(t(lo), t(-np.inf))), lo - 1)
-            hi = max(float(np.nextafter(t(hi), t(np.inf))), hi + 1)
-        else:
-            lo, hi = lo - 1, hi + 1
-    if not (np.isfinite(lo) and np.isfinite(hi)):  # (C++'s default float text: 6 significant digits, as %g)
-        raise RuntimeError(f"minigrad.histc: range of [{_g(lo)}, {_g(hi)}] is not finite")
+        lo, hi = _widened(d.dtype, lo, hi)
+    if not (np.isfinite(lo) and np.isfinite(hi)):
+        raise RuntimeError(f"minigrad.histc: range of [{_c_text(lo)}, {_c_text(hi)}] is not finite")
     if not lo < hi:
         raise RuntimeError("minigrad.histc: max must be larger than min")
+    if d.dtype.kind == "b":
+        raise NotImplementedError("\"linspace_cpu\" not implemented for 'Bool'")
+    _check_edge(d.dtype, lo)
+    _check_edge(d.dtype, hi)
     return lo, hi
 
 
-def _g(v: float) -> str:
-    """A double as C++'s stream prints it (%g; a NaN with its sign)."""
-    return ("-nan" if np.signbit(v) else "nan") if v != v else f"{v:g}"
+def histc(self: Tensor, bins: int = 100, min: float = 0, max: float = 0) -> Tensor:
+    """Counts in `bins` equal-width bins between min and max (both 0: the data's extremes); elements outside
+    are ignored."""
+    d = self._data
+    lo, hi = _histc_range(d, int(bins), float(min), float(max))
+    d = _float_input(self, "histogram_cpu")
+    return make(_histc_counts(d.reshape(-1), int(bins), lo, hi))
+
+
+def _histc_counts(x: np.ndarray, bins: int, lo: float, hi: float) -> np.ndarray:
+    """PyTorch's linear binning, in the input's dtype: the outer edges as linspace makes them (start + step * 0,
+    so NaN when the step overflows, and nothing is counted), then bin (x - left) * bins / (right - left),
+    the last bin closed. Where that overflows (inf, or NaN), C++'s conversion to int64 gives INT64_MIN, which
+    times the element size wraps to offset 0: PyTorch counts the element in the first bin."""
+    t = x.dtype.type
+    with np.errstate(all="ignore"):
+        step = (t(hi) - t(lo)) / t(bins)
+        left, right = t(lo) + step * t(0), t(hi) - step * t(0)
+        x = x[(x >= left) & (x <= right)]
+        pos = (x - left) * t(bins) / (right - left)
+    pos = np.minimum(np.where(np.isfinite(pos), pos, 0).astype(np.int64), bins - 1)
+    return np.bincount(pos, minlength=bins).astype(x.dtype)
 
 
 # == declarations ===============================================================================================

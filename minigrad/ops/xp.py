@@ -14,6 +14,7 @@ import numpy as np
 from .. import _dtypes
 from .._broadcast import expandable, sum_to, summed_dims  # noqa: F401 (formulas use them as xp.*)
 from .._tensor import Tensor, make
+from .operands import with_number
 from .registry import REGISTRY
 
 
@@ -409,8 +410,8 @@ def _scalar(name: str, kernel):
 # MulBackward0). A formula may simply write `x * s`: while formulas run under create_graph, the operators take
 # these overloads for a float tensor and a Python number (ops/arithmetic.py, `_common`); these functions remain for
 # helpers that also run outside formulas, and for an integer tensor.
-mul_scalar = _scalar("mul_scalar", lambda x, s: x * s)
-div_scalar = _scalar("div_scalar", lambda x, s: x / s)
+mul_scalar = _scalar("mul_scalar", lambda x, s: with_number(np.multiply, x, s))
+div_scalar = _scalar("div_scalar", lambda x, s: with_number(np.true_divide, x, s))
 add_scalar = _scalar("add_scalar", lambda x, s: x + s)
 sub_scalar = _scalar("sub_scalar", lambda x, s: x - s)
 

@@ -150,6 +150,25 @@ def test_a_newly_declared_op_is_drawn_from_its_samples():
     assert "fuzz_probe(" in line and "2.0" in line and b.pool[-1].shape == (2, 3), line
 
 
+def test_a_new_derived_op_leaves_the_other_programs_unchanged():
+    """Registering an op adds a derived entry; the programs of a seed that do not draw it stay exactly as they were
+    (catalogue.step: derived ops are chosen by consistent hashing and draw from streams of their own), so the
+    fixed-seed CI set does not change with every new op."""
+    from parityfuzz.generator import generate
+
+    from minigrad.ops.registry import Sample, declare
+
+    op = declare("fuzz_probe", lambda self, k: self * k, samples=(Sample((((2, 3), "real"),), (2.0,)),), register=False)
+    fake = catalogue.derived.entry_for("fuzz_probe", {"fuzz_probe": op})
+    before = [generate(14, i) for i in range(150)]
+    after = [generate(14, i, ops=[*catalogue.OPS, fake]) for i in range(150)]
+    drew = [i for i, p in enumerate(after) if "op:fuzz_probe" in p.tags()]
+    changed = [i for i, (p, q) in enumerate(zip(before, after)) if p.source() != q.source()]
+    assert fake in catalogue.lists([*catalogue.OPS, fake])["op"][2]  # (drawn as a derived op: in about 1 derived
+    assert set(changed) == set(drew), (drew, changed)  # step in 125, so in a program or a few of these)
+    assert len(changed) < 15
+
+
 def test_every_op_name_has_a_draw_function():
     """The op list comes from op_names() (the contract's names and the registry's): each needs a draw function
     (hand-written, or derived from the op's samples), and every hand-written draw function belongs to a listed name."""

@@ -12,7 +12,11 @@ neither fails ``test_every_op_name_has_a_draw_function``.
 
 from __future__ import annotations
 
+import bisect
 import dataclasses
+import hashlib
+import itertools
+import random
 from collections.abc import Callable
 
 import numpy as np
@@ -1083,6 +1087,76 @@ def build(names) -> tuple[list[OpEntry], list[str]]:
 OPS, _MISSING = build(op_names())
 PLAIN_OPS = [op for op in OPS if not op.inplace]
 INPLACE_OPS = [op for op in OPS if op.inplace]
+
+
+# -- the op of a step -----------------------------------------------------------------------------------------
+# The derived entries (one per registered op) change whenever an op is registered; drawn from the program's one
+# random stream, each new op would reshuffle every program of every seed (which op a step takes, and every value
+# drawn after it), and the fixed-seed CI set with them. So a step first decides, with one draw of the program's
+# stream and a fixed share, whether it takes a derived op. If not, it picks among the hand-written entries from
+# the program's stream, as before. If so, a hash of (program, step) picks the derived op on a consistent-hashing
+# ring of their names (a new op takes over only the steps whose hash falls just before its points, about 1/N of
+# them), and all of its arguments come from a stream of its own (keyed by program, step and op). A new derived op
+# therefore leaves every program that does not draw it exactly as it was.
+DERIVED_SHARE = {"op": 0.45, "inplace": 0.6, "plain": 0.4}  # of the steps of each kind (about their shares in 2026)
+
+
+def lists(ops: list[OpEntry]) -> dict[str, tuple[list[OpEntry], list[float], list[OpEntry]]]:
+    """(hand-written entries, their cumulative weights, derived entries) of ``ops`` for each kind of step: any op,
+    in place, not in place."""
+    kinds = {"op": ops, "inplace": [op for op in ops if op.inplace], "plain": [op for op in ops if not op.inplace]}
+    out = {}
+    for k, v in kinds.items():
+        hand = [op for op in v if op.name in DRAWERS]
+        derived_ops = [op for op in v if op.name not in DRAWERS]
+        out[k] = (hand, list(itertools.accumulate(op.weight for op in hand)), derived_ops)
+    return out
+
+
+LISTS = lists(OPS)
+
+
+def _hash64(text: str) -> int:
+    return int.from_bytes(hashlib.blake2b(text.encode(), digest_size=8).digest(), "little")
+
+
+_RINGS: dict[tuple, tuple[list[int], list[int]]] = {}
+_POINTS = 32  # points per op on the ring: each op's share of the derived steps stays within about 20% of 1/N
+
+
+def _ring(ops: list[OpEntry]) -> tuple[list[int], list[int]]:
+    """A consistent-hashing ring of ``ops`` (cached per list of names): sorted 64-bit points, _POINTS per op (hashes
+    of its name), and which op each belongs to. A step's hash picks the op of the next point: a new op takes over
+    only the arcs before its own points."""
+    names = tuple(op.name for op in ops)
+    ring = _RINGS.get(names)
+    if ring is None:
+        points = sorted((_hash64(f"{name}/{k}"), i) for i, name in enumerate(names) for k in range(_POINTS))
+        ring = _RINGS[names] = ([p for p, _ in points], [i for _, i in points])
+    return ring
+
+
+def step(b: Builder, kind: str, target: Var | None = None, *, prefix: str = "") -> OpEntry | None:
+    """Draw one op of ``kind`` ("op": weighted by the entries' weights, "inplace", "plain") into ``b`` (on
+    ``target`` for an in-place op, when given); returns the entry drawn."""
+    hand, cum_weights, derived_ops = (b.lists or LISTS)[kind]
+    rng = b.rng
+    if rng.random() < DERIVED_SHARE[kind] and derived_ops or not hand:
+        if not derived_ops:
+            return None
+        key = f"{b.stream}/{kind}/{b.derived_steps}"
+        b.derived_steps += 1
+        points, owners = _ring(derived_ops)
+        op = derived_ops[owners[bisect.bisect(points, _hash64(key)) % len(points)]]
+        b.rng = random.Random(f"{key}/{op.name}")
+        try:
+            apply(b, op, target, prefix=prefix)
+        finally:
+            b.rng = rng
+        return op
+    op = rng.choices(hand, cum_weights=cum_weights)[0] if kind == "op" else rng.choice(hand)
+    apply(b, op, target, prefix=prefix)
+    return op
 
 
 def apply(b: Builder, op: OpEntry, target: Var | None = None, *, prefix: str = "") -> None:

@@ -21,15 +21,15 @@ def middle(b: Builder) -> None:
          "data", "no_grad-op"],
         [30, 14, 10, 14, 10, 6, 3, 5, 3, 5],
     )[0]
-    if choice == "inplace" and catalogue.INPLACE_OPS:
-        catalogue.apply(b, rng.choice(catalogue.INPLACE_OPS))
+    if choice == "inplace":
+        catalogue.step(b, "inplace")
     elif choice == "view-inplace":
         _view_then_inplace(b)
     elif choice == "no_grad-leaf":
         leaf = b.pick(lambda v: v.leaf and v.rg)
-        if leaf is not None and catalogue.INPLACE_OPS:
+        if leaf is not None:
             b.tags.add("feat:no_grad in-place on a leaf")
-            catalogue.apply(b, rng.choice(catalogue.INPLACE_OPS), leaf, prefix="with torch.no_grad(): ")
+            catalogue.step(b, "inplace", leaf, prefix="with torch.no_grad(): ")
     elif choice == "hook":
         _hook(b)
     elif choice == "retain_grad":
@@ -58,9 +58,9 @@ def middle(b: Builder) -> None:
         v = b.pick(lambda u: u.rg and u.is_float)
         if v is not None:
             b.emit(f"{v.name}.data.mul_({rng.choice(['2.0', '0.0', '-1.0'])})", kind="inplace", tags=("feat:.data",))
-    elif choice == "no_grad-op" and catalogue.PLAIN_OPS:
+    elif choice == "no_grad-op":
         before = len(b.pool)
-        catalogue.apply(b, rng.choice(catalogue.PLAIN_OPS))
+        catalogue.step(b, "plain")
         stmt = b.stmts[-1]
         if stmt.target and len(b.pool) > before:
             b.stmts[-1] = type(stmt)(code=f"with torch.no_grad(): {stmt.code}", target=stmt.target, kind=stmt.kind,
@@ -85,8 +85,7 @@ def _view_then_inplace(b: Builder) -> None:
     b.emit(f"{name} = {v.name}{suffix}", target=name, tags=("feat:view",))
     w = Var(name, shape, v.dtype, rg=v.rg, base=v.base or v.name)
     b.pool.append(w)
-    if catalogue.INPLACE_OPS:
-        catalogue.apply(b, rng.choice(catalogue.INPLACE_OPS), w)
+    catalogue.step(b, "inplace", w)
 
 
 def _view_shape(v: Var, suffix: str) -> tuple[int, ...]:

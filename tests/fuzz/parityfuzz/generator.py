@@ -124,6 +124,9 @@ class Builder:
         self.leaves: list[Var] = []
         self.counter = 0
         self.tags: set[str] = set()
+        self.stream = f"minigrad-fuzz/{name}"  # the key of the derived ops' streams (catalogue.step)
+        self.derived_steps = 0
+        self.lists = None  # catalogue.lists(ops) when not the catalogue's own
 
     # -- names and statements ---------------------------------------------------------------------
     def fresh(self, prefix: str) -> str:
@@ -266,19 +269,17 @@ def generate(seed: int, index: int, ops=None) -> Program:
     """Program number ``index`` of ``seed`` (deterministic: the same pair gives the same program)."""
     from . import catalogue, features
 
-    ops = catalogue.OPS if ops is None else ops
     rng = random.Random(f"minigrad-fuzz/{seed}/{index}")
     b = Builder(rng, f"seed {seed} program {index}")
+    b.lists = None if ops is None else catalogue.lists(ops)
     for _ in range(rng.randint(1, 4)):
         b.new_input()
     rgs = {v.rg for v in b.leaves}
     if len(rgs) > 1:
         b.tags.add("feat:requires_grad mix")
-    weights = [op.weight for op in ops]
     for _ in range(rng.randint(3, 12)):
         if rng.random() < 0.72:
-            op = rng.choices(ops, weights)[0]
-            catalogue.apply(b, op)
+            catalogue.step(b, "op")
         else:
             features.middle(b)
     features.end(b)
