@@ -636,12 +636,12 @@ def _xlogy_self_grad(grad, self, other):
 
 
 XlogyBackward0 = rule("XlogyBackward0", "self other", saves="self other", elementwise=True,
-                      text="grad_self = xlogy(grad, other), 0 where self = 0 and other <= 0; "
+                      text="grad_self = xlogy(grad, other) (0 where self == 0 and other <= 0), "
                            "grad_other = grad * self / other",
                       self=_xlogy_self_grad,
                       other=lambda grad, self, other: grad * self / other)
 XlogyBackward2 = rule("XlogyBackward2", "self", saves="self other", elementwise=True,
-                      text="grad_self = xlogy(grad, other), 0 where self = 0 unless other > 0  (other is a number)",
+                      text="grad_self = xlogy(grad, other) (0 where self == 0, unless other > 0; other is a number)",
                       self=_xlogy_self_grad)
 
 
