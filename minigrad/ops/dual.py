@@ -124,13 +124,15 @@ def install(active: bool) -> None:
 
 
 # -- the wrapper every declared op gets -------------------------------------------------------------------------
-def forward_aware(function, nodes: tuple, name: str, out_of_place=None, shape_only: str = ""):
+def forward_aware(function, nodes: tuple, name: str, out_of_place=None, shape_only: str = "",
+                  differentiable: bool = True):
     """`function` carrying tangents under a dual level (see the module docstring). `nodes`: the node classes the
     op records (none for an op made of other ops, whose own ops carry the tangents, and for a
     non-differentiable op, whose outputs have none). `out_of_place`: for an in-place op, its out-of-place twin.
-    `shape_only`: the parameter whose shape or dtype alone the op reads (view_as's `other`)."""
+    `shape_only`: the parameter whose shape or dtype alone the op reads (view_as's `other`). A non-differentiable
+    op given a tangent refuses forward AD with PyTorch's text (bincount's weights, histogram's input)."""
     if not nodes:
-        return function if name.startswith("_") else _composite(function, name, shape_only)
+        return function if name.startswith("_") else _composite(function, name, shape_only, differentiable)
     kinds = {getattr(cls, "_forward_kind", None) for cls in nodes}
     kind = next(iter(kinds)) if len(kinds) == 1 else None  # one kind for all its nodes: the node need not be read
     if kinds == {"linear", "bilinear"}:
@@ -146,7 +148,7 @@ def forward_aware(function, nodes: tuple, name: str, out_of_place=None, shape_on
     return call
 
 
-def _composite(function, name: str, shape_only: str = ""):
+def _composite(function, name: str, shape_only: str = "", differentiable: bool = True):
     """An op made of other ops: they carry the tangents. Should one of them not (a private kernel), the op
     raises rather than hand back an output silently without its tangent (`shape_only`: a parameter no tangent
     flows from, whose own tangent does not count)."""
@@ -155,14 +157,16 @@ def _composite(function, name: str, shape_only: str = ""):
     @functools.wraps(function)
     def call(*args, **kwargs):
         out = function(*args, **kwargs)
-        if DUAL[0] is not None and isinstance(out, Tensor) and _floating(out) and tangent_of(out) is None:
+        first = out[0] if isinstance(out, tuple) and out and not differentiable else out  # (histogram's counts)
+        if DUAL[0] is not None and isinstance(first, Tensor) and _floating(first) and tangent_of(first) is None:
             if place >= 0:
                 args, kwargs = args[:place] + args[place + 1:], {k: v for k, v in kwargs.items() if k != shape_only}
             if _tangents_in(args, kwargs, DUAL[0]):
-                raise NotImplementedError(NOT_IMPLEMENTED.format(name))
+                raise NotImplementedError((NOT_IMPLEMENTED if differentiable else REFUSED).format(name))
         return out
 
-    call.forward_of = (function, functools.partial(_composite, name=name, shape_only=shape_only))
+    call.forward_of = (function, functools.partial(_composite, name=name, shape_only=shape_only,
+                                                   differentiable=differentiable))
     return call
 
 
@@ -416,17 +420,33 @@ def _value(node, cls, read: tuple, primals: tuple):
 
 
 def _derived(node, cls, inputs: list, in_tangents: list, out: Tensor, as_tensors: bool):
-    """Σ_i formula_i(tangent_i): the backward formula of each dual input, with its tangent for the gradient."""
+    """Σ_i formula_i(tangent_i): the backward formula of each dual input, with its tangent for the gradient. The
+    inputs with no tangent have a zero one when the tangent gets a graph, as in PyTorch's formulas, which compute
+    every term (`d * 2`'s tangent requires grad when d does); its zero tensors give exact zeros, so not at inf."""
+    zero_terms = as_tensors and _finite((*inputs, out))
     total = None
-    for (formula, reads, part), tan in zip(cls._formulas, in_tangents):
+    for (formula, reads, part), tan, primal in zip(cls._formulas, in_tangents, inputs):
         if tan is None:
-            continue
+            if not zero_terms or primal is None or isinstance(primal, Tensor) and not _floating(primal) \
+                    or formula.__qualname__.startswith("_not_differentiable"):
+                continue
+            tan = make(np.zeros(primal._data.shape if isinstance(primal, Tensor) else (), out._data.dtype))
+        if tan._data.shape != out._data.shape:  # a broadcast input: its tangent as the output's gradient would be
+            tan = tan.expand(out._data.shape).contiguous() if as_tensors else \
+                make(np.broadcast_to(tan._data, out._data.shape).copy())
         g = tan if as_tensors else tan._data
         term = formula(g, *(_value(node, cls, read, (inputs, out, as_tensors)) for read in reads))
         if part is not None:  # a formula several inputs share: this input's part
             term = term[part]
         total = term if total is None else total + term
     return total
+
+
+def _finite(values: tuple) -> bool:
+    for v in values:
+        if isinstance(v, Tensor) and v._data.dtype.kind == "f" and not np.isfinite(v._data).all():
+            return False
+    return True
 
 
 def _reduction(node, cls, inputs: list, in_tangents: list, out: Tensor, as_tensors: bool):
@@ -544,7 +564,21 @@ def write_tangent(t: Tensor, value, level) -> None:
         set_tangent(t, _as_tangent(value, t).clone() if isinstance(value, Tensor) else _as_tangent(value, t), level)
         return
     data = value._data if isinstance(value, Tensor) else value
-    np.copyto(current._data, np.broadcast_to(data, current._data.shape), casting="unsafe")
+    np.copyto(_writable(current._data), np.broadcast_to(data, current._data.shape), casting="unsafe")
+
+
+def _writable(data: np.ndarray) -> np.ndarray:
+    """`data` itself, or, for an expanded view (NumPy's broadcast views are read-only), the same view made writable
+    over the memory it reads, so an in-place op writes a tangent's shared elements as PyTorch does."""
+    if data.flags.writeable:
+        return data
+    owner = data
+    while isinstance(owner.base, np.ndarray) and not (owner.flags.writeable and owner.flags.c_contiguous):
+        owner = owner.base
+    if not (owner.flags.writeable and owner.flags.c_contiguous) or owner.dtype != data.dtype:
+        return data
+    start = (data.__array_interface__["data"][0] - owner.__array_interface__["data"][0]) // data.itemsize
+    return np.lib.stride_tricks.as_strided(owner.reshape(-1)[start:], data.shape, data.strides)
 
 
 def _view_tangent(t: Tensor, level) -> Tensor:
@@ -560,7 +594,7 @@ def _view_tangent(t: Tensor, level) -> Tensor:
     data = base_t._data
     for r in view_recipes(t):
         data = apply_recipe(data, r)
-    view = make(data)
+    view = make(_writable(data))
     set_tangent(t, view, level)
     return view
 

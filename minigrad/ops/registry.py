@@ -220,7 +220,8 @@ def declare(name: str, function: Callable, *, namespace: str = "", aliases: tupl
         function = numpy_arguments(function, name, differentiable)
         named = {alias: numpy_arguments(fn, alias, differentiable) for alias, fn in named.items()}
     fw_nodes = forward_nodes if forward_nodes is not None else nodes if differentiable else ()
-    function, inplace, operators = _forward_aware(name, function, inplace, operators or {}, fw_nodes, shape_only)
+    function, inplace, operators = _forward_aware(name, function, inplace, operators or {}, fw_nodes,
+                                                  (shape_only, differentiable))
     named = {alias: _forward_aware(alias, fn, None, {}, fw_nodes)[0] for alias, fn in named.items()}
     op = Op(name, function, namespace, tuple(named), method, inplace, dict(operators or {}), tuple(nodes),
             tuple(samples), differentiable, functional, public, named)
@@ -235,11 +236,12 @@ def declare(name: str, function: Callable, *, namespace: str = "", aliases: tupl
 
 
 def _forward_aware(name: str, function: Callable, inplace, operators: dict, nodes: tuple,
-                   shape_only: str = "") -> tuple:
-    """The op's function, in-place variant and operators, each carrying tangents under forward AD (ops/dual.py)."""
+                   how: tuple = ("", True)) -> tuple:
+    """The op's function, in-place variant and operators, each carrying tangents under forward AD (ops/dual.py);
+    `how`: (the declaration's shape_only, differentiable)."""
     if name in INPLACE_ONLY:  # ops that exist only in place
         return inplace_only(function, name), inplace, operators
-    fw = forward_aware(function, nodes, name, shape_only=shape_only)
+    fw = forward_aware(function, nodes, name, shape_only=how[0], differentiable=how[1])
     home = getattr(function, "__globals__", {})
     if fw is not function and home.get(function.__name__) is function:
         home[function.__name__] = fw  # the op's module calls it as the public does: ops made of it carry tangents

@@ -422,3 +422,26 @@ def test_gaps_are_counted_apart():
     slow = "UserWarning: There is a performance drop because we have not yet implemented the batching rule for aten::x"
     assert gap_of("warning", f"warnings: torch [], minigrad ['{slow}']") == "batching gap"
     assert gap_of("warning", f"warnings: torch ['{slow}'], minigrad ['{slow}', 'x']") is None
+
+
+def test_forward_programs_compare_a_tangents_values_and_flags_not_its_graph(libraries, torch):
+    """docs/differences.md's "A tangent's own graph": exp2's tangent is PyTorch's MulBackward1 (its C++ formula
+    `self_t * result * ln 2`), minigrad's MulBackward0 (the backward rule's): found, but not counted, in a forward
+    program (a snippet read back too); a tangent's values, gradients and flags still count."""
+    from parityfuzz import modes
+
+    import minigrad
+
+    ref, lib = libraries
+    modes.warm_up(torch)
+    modes.warm_up(minigrad)
+    forward = program_from_text("fw", "fwAD = torch.autograd.forward_ad\nlevel = fwAD.enter_dual_level()\n"
+                                      "x = torch.tensor(np.array([0.5, 1.5]), requires_grad=True)\n"
+                                      "d = fwAD.make_dual(x, torch.tensor(np.array([1.0, 2.0])))\n"
+                                      "t = fwAD.unpack_dual(torch.exp2(d)).tangent\nfwAD.exit_dual_level()")
+    found = [compare._compare_step(a, b, forward) for a, b in zip(runner.run(forward, ref), runner.run(forward, lib))]
+    assert ("second-order node name", "t.grad_fn: torch MulBackward1, minigrad MulBackward0") in found
+    assert compare.check(forward, ref, lib) is None
+    assert exclusions.FORWARD_UNCOMPARED == {"second-order node name", "second-order graph"}
+    normal = program_from_text("normal", "x = torch.tensor(np.array([0.5, 1.5]), requires_grad=True)")
+    assert compare._forward_mode(forward) and not compare._forward_mode(normal)

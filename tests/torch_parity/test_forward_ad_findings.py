@@ -2,7 +2,8 @@
 torch 2.13: tangents of ops whose operands alias each other (`y.mul_(y)`, `d.dot(d)`), a bilinear op's zero-tangent
 term at inf, tangent dtypes, a zero tangent where the backward rule gives no gradient (norm of p = 0), ops PyTorch
 refuses forward AD for (floor division, bincount), ops whose nodes differ in forward kind (masked_fill, scatter),
-ops that read only the shape of an argument (view_as), and warnings (once per op; none from NumPy)."""
+ops that read only the shape of an argument (view_as), whether a tangent requires grad, and warnings (once per
+op; none from NumPy)."""
 
 from __future__ import annotations
 
@@ -44,6 +45,15 @@ def _inplace(op):
     return case
 
 
+def _written(view, write):
+    write(view)
+    return view
+
+
+def _requiring(lib):
+    return lib.autograd.forward_ad.make_dual(lib.tensor(X, requires_grad=True), lib.tensor(V))
+
+
 CASES = {
     # the other operand is (a view of) self: PyTorch's tangent reads it after the write (ẏ·y_old + ẏ·y_new)
     "mul_ itself": _inplace(lambda lib, y: y.mul_(y)),
@@ -67,6 +77,8 @@ CASES = {
     "floor_divide_": _inplace(lambda lib, y: y.floor_divide_(2.0)),
     "floor_divide_ itself": _inplace(lambda lib, y: y.floor_divide_(y)),
     "rremainder": lambda lib, d: 2.0 % d,
+    "bincount of dual weights": lambda lib, d: lib.bincount(lib.tensor([0, 2, 2]), weights=d[0]),
+    "histogram of a dual": lambda lib, d: lib.histogram(d, 3)[0],
     # nodes of several forward kinds: a value tensor / a src that carries a tangent
     "masked_fill dual value": lambda lib, d: d.masked_fill(lib.tensor([True, False, True]), d[0, 1]),
     "masked_fill plain self": lambda lib, d: lib.zeros(2, 3, dtype=lib.float64).masked_fill(
@@ -79,10 +91,24 @@ CASES = {
     "reshape_as a dual": lambda lib, d: lib.tensor(X).reshape_as(d.reshape(3, 2)),
     "expand_as a dual": lambda lib, d: lib.tensor([1.0, 2.0, 3.0], dtype=lib.float64).expand_as(d),
     "type_as a dual": lambda lib, d: lib.tensor(X, dtype=lib.float32).type_as(d),
+    # clamp with tensor bounds that broadcast self larger: PyTorch's clamp_jvp (its backward masks would refuse)
+    "clamp bounds broadcast larger": lambda lib, d: d[0].clamp(min=d[1:] * 0.5, max=(d * 3).abs()),
+    "clamp min tie": lambda lib, d: d.clamp(min=lib.tensor(X)),
+    "clamp max only": lambda lib, d: lib.clamp(d, max=lib.tensor([0.0, 0.0, 0.0], dtype=lib.float64)),
+    # an in-place write into an expanded view, whose tangent is expanded too
+    "mul_ into expand_as": lambda lib, d: _written(lib.tensor(X[:1]).expand_as(d), lambda v: v.mul_(d)),
+    "fill_ of a meshgrid output": lambda lib, d: _written(lib.meshgrid([d[0], d[1]], indexing="ij")[0][0],
+                                                          lambda v: v.fill_(2.0)),
     # the tangent's dtype is the output's (a formula's float64 constant does not promote a float32 tangent)
     "xlogy float32": lambda lib, d: d.float().xlogy(1.5),
     "norm -inf float32": lambda lib, d: d.float().norm(p=float("-inf")),
     "clamp float32 tensor bounds": lambda lib, d: d.float().clamp(min=lib.zeros(3), max=lib.ones(2, 1)),
+    # a primal that requires grad: PyTorch's formula computes every term, the zero tangent's too, so the tangent
+    # requires grad when a primal the formula reads does (d * 2: other_t * self + self_t * other)
+    "mul by a number, requires grad": lambda lib, d: _requiring(lib) * 2,
+    "div by a number, requires grad": lambda lib, d: _requiring(lib) / 3.0,
+    "mul a plain tensor, requires grad": lambda lib, d: _requiring(lib) * lib.tensor(V),
+    "add a number, requires grad": lambda lib, d: _requiring(lib) + 2,
     # warnings: once per op (not again from the run that reads its rule), none from NumPy
     "var of one element": lambda lib, d: d[0, :1].var(),
     "std over one": lambda lib, d: d.std(dim=0, keepdim=True)[:, :1].std(dim=0),
