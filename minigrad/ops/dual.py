@@ -394,10 +394,10 @@ def _node_tangent(name: str, shadow: Tensor, out: Tensor, edges: dict, originals
 
 def _in_dtype(tangent, out: Tensor, in_tangents: list):
     """The tangent in PyTorch's dtype, the output's promoted with the input tangents' (a formula's float64 constant,
-    log(1.5) in xlogy's, does not make a float32 tangent float64)."""
+    log(1.5) in xlogy's, does not make a float32 tangent float64; nor does a 0-d float64 clamp bound's tangent)."""
     dtype = out._data.dtype
-    for t in in_tangents:
-        if t is not None:
+    for t in in_tangents:  # (a 0-d tangent does not promote one with dims, as in PyTorch's type promotion)
+        if t is not None and (t._data.ndim or not out._data.ndim):
             dtype = np.promote_types(dtype, t._data.dtype)
     if isinstance(tangent, Tensor):
         return tangent if tangent._data.dtype == dtype else tangent.to(dtype)

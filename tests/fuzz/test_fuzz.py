@@ -41,6 +41,20 @@ def test_ci_set_matches_the_known_failures(torch):
     assert proc.returncode == 0, "\n" + proc.stdout + proc.stderr
 
 
+def test_forward_ci_set_matches_its_known_failures(torch):
+    """Forward mode's CI set (programs 0..FORWARD_CI_N-1 of FORWARD_CI_SEED under a dual level) disagrees exactly
+    where known_failures_forward.md says; in a fresh interpreter, as the normal set."""
+    path = os.pathsep.join(p for p in (str(Path(__file__).parent), os.environ.get("PYTHONPATH", "")) if p)
+    env = {**os.environ, "PYTHONPATH": path}
+    proc = subprocess.run([sys.executable, "-m", "parityfuzz", "known", "--check", "--mode", "forward"],
+                          capture_output=True, text=True, env=env, cwd=Path(__file__).parent, timeout=900)
+    assert proc.returncode == 0, "\n" + proc.stdout + proc.stderr
+    entries = known.read(known.FORWARD_PATH)
+    assert f"\n{len(entries)} entries.\n" in known.FORWARD_PATH.read_text(encoding="utf-8")
+    assert all(e.category in compare.CATEGORIES and e.bullet in bullets.BULLETS for e in entries.values())
+    assert not [e.id for e in entries.values() if e.bullet == "unclassified"]
+
+
 def test_known_failures_are_filed_under_issue_bullets():
     assert known.PATH.exists(), "known_failures.md is missing"
     entries = known.read()  # (the list may be empty: every mismatch of the CI set fixed)

@@ -94,6 +94,7 @@ CASES = {
     # clamp with tensor bounds that broadcast self larger: PyTorch's clamp_jvp (its backward masks would refuse)
     "clamp bounds broadcast larger": lambda lib, d: d[0].clamp(min=d[1:] * 0.5, max=(d * 3).abs()),
     "clamp min tie": lambda lib, d: d.clamp(min=lib.tensor(X)),
+    "clamp float32 by a 0-d float64 bound": lambda lib, d: lib.tensor([[0.5]], dtype=lib.float32).clamp(min=d.sum()),
     "clamp max only": lambda lib, d: lib.clamp(d, max=lib.tensor([0.0, 0.0, 0.0], dtype=lib.float64)),
     # an in-place write into an expanded view, whose tangent is expanded too
     "mul_ into expand_as": lambda lib, d: _written(lib.tensor(X[:1]).expand_as(d), lambda v: v.mul_(d)),
