@@ -563,6 +563,10 @@ def write_tangent(t: Tensor, value, level) -> None:
     if current is None:
         set_tangent(t, _as_tangent(value, t).clone() if isinstance(value, Tensor) else _as_tangent(value, t), level)
         return
+    if isinstance(value, Tensor) and value._requires_grad and GRAD.mode > 0 and current._data.flags.writeable \
+            and current._base is None:  # PyTorch's self_t.copy_(new): the tangent read before now requires grad
+        current.copy_(value)
+        return
     data = value._data if isinstance(value, Tensor) else value
     np.copyto(_writable(current._data), np.broadcast_to(data, current._data.shape), casting="unsafe")
 

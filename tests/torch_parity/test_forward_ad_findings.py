@@ -50,6 +50,15 @@ def _written(view, write):
     return view
 
 
+def _read_before(lib, write):
+    """The tangent unpacked before an in-place op, as the op leaves it (returned as a dual of it, to compare)."""
+    fw = lib.autograd.forward_ad
+    y = _requiring(lib).clone() if "exp" in write.__code__.co_names else fw.make_dual(lib.tensor(X), lib.tensor(V)) * 1
+    before = fw.unpack_dual(y).tangent
+    write(y)
+    return fw.make_dual(lib.zeros(2, 3, dtype=lib.float64), before)
+
+
 def _requiring(lib):
     return lib.autograd.forward_ad.make_dual(lib.tensor(X, requires_grad=True), lib.tensor(V))
 
@@ -110,6 +119,10 @@ CASES = {
     "div by a number, requires grad": lambda lib, d: _requiring(lib) / 3.0,
     "mul a plain tensor, requires grad": lambda lib, d: _requiring(lib) * lib.tensor(V),
     "add a number, requires grad": lambda lib, d: _requiring(lib) + 2,
+    # an in-place op copies the new tangent into the old one (self_t.copy_): a tangent read before requires grad
+    "tangent read before exp_, requires grad": lambda lib, d: _read_before(lib, lambda y: y.exp_()),
+    "tangent read before addcdiv_ by a grad-requiring tensor": lambda lib, d: _read_before(
+        lib, lambda y: y.addcdiv_(lib.tensor(V), lib.tensor(X + 5, requires_grad=True), value=0.5)),
     # warnings: once per op (not again from the run that reads its rule), none from NumPy
     "var of one element": lambda lib, d: d[0, :1].var(),
     "std over one": lambda lib, d: d.std(dim=0, keepdim=True)[:, :1].std(dim=0),
