@@ -48,7 +48,7 @@ COURSE_ENV := MINIGRAD_LANG=en
 FIND_NOTEBOOKS := find notebooks -name '*.ipynb' -not -path '*/.ipynb_checkpoints/*' -not -path 'notebooks/zh/[0-9]*'
 
 .PHONY: help venv install install-lab lab test test-pythons pytest nbval lint format bench torch browser-deps cjk-font clean \
-        fuzz fuzz-known census sweep-extremes install-grade grade autograder student handouts site install-site
+        fuzz fuzz-known fuzz-known-forward census sweep-extremes install-grade grade autograder student handouts site install-site
 
 # The browser test (tests/browser) drives Debian's chromium through Playwright's Python package.
 CHROMIUM := /usr/bin/chromium
@@ -72,6 +72,7 @@ help:
 	@echo "make fuzz    the differential fuzzer, N programs per seed: make fuzz N=2000 SEED=0-4 (needs torch)"
 	@echo "make sweep-extremes  every op at inf, nan, -0., subnormal and huge inputs against torch (the full sweep)"
 	@echo "make fuzz-known  rewrite tests/fuzz/parityfuzz/known_failures.md from today's results (review the diff)"
+	@echo "make fuzz-known-forward  the same for forward mode's CI set (known_failures_forward.md)"
 	@echo "make census  tests/teaching_code/CENSUS.md from the census's name lists; prints the coverage figure"
 	@echo "make browser-deps  apt-get install chromium when $(CHROMIUM) is missing (the browser test needs it)"
 	@echo "make cjk-font  apt-get install fonts-noto-cjk when no CJK font is found (Chinese in PNG/GIF exports)"
@@ -223,6 +224,9 @@ sweep-extremes: install torch
 
 fuzz-known: install torch
 	@PYTHONPATH=tests/fuzz $(PY) -m parityfuzz known --update
+
+fuzz-known-forward: install torch
+	@PYTHONPATH=tests/fuzz $(PY) -m parityfuzz known --update --mode forward
 
 # The census of what public teaching code calls: tests/teaching_code/CENSUS.md from the committed name lists
 # (offline; tests/teaching_code/census/extract.py makes the lists from the sources' snapshots)

@@ -137,9 +137,10 @@ def _no_derivative(grad, _op):
 
 # PyTorch's `NotImplemented` node: what an op without a derivative (floor division) records; backward through
 # it raises. `_op` names the op in the message.
+# Forward AD refuses it too ("refused"), naming the op the same way.
 NotImplemented1 = rule("NotImplemented", "self", saves="_op", text="no derivative: backward through this op raises",
-                       self=_no_derivative)
-NotImplemented2 = rule("NotImplemented", "self other", saves="_op",
+                       forward="refused", self=_no_derivative)
+NotImplemented2 = rule("NotImplemented", "self other", saves="_op", forward="refused",
                        text="no derivative: backward through this op raises", self=_no_derivative,
                        other=_no_derivative)
 NotImplemented1.name = NotImplemented2.name = lambda self: "minigrad::autograd::NotImplemented"
@@ -688,7 +689,8 @@ declare("square", square, inplace=inplace_of(square, "square_"), nodes=(PowBackw
         samples=(Sample((((3, 2), "real"),)),))
 declare("floor_divide", floor_divide, operators={"__floordiv__": floor_divide, "__rfloordiv__": rfloordiv,
                                                  "__ifloordiv__": floor_divide_},
-        inplace=floor_divide_, nodes=(NotImplemented1, NotImplemented2), differentiable=False)
+        inplace=floor_divide_, nodes=(NotImplemented1, NotImplemented2), differentiable=False,
+        forward_nodes=(NotImplemented1, NotImplemented2))  # (forward AD refuses it: its nodes say so)
 declare("remainder", remainder, operators={"__mod__": remainder, "__rmod__": rremainder, "__imod__": remainder_},
         inplace=remainder_, nodes=(RemainderBackward0, RemainderBackward1),
         samples=(Sample((((5,), "real"),), (0.7,), second_order=False),))

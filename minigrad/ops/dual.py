@@ -27,6 +27,8 @@ reverse sees the backward formulas' ops, which are ops like any other).
 from __future__ import annotations
 
 import functools
+import inspect
+import warnings
 
 import numpy as np
 
@@ -39,6 +41,36 @@ NOT_IMPLEMENTED = ("Trying to use forward AD with {} that does not support it be
                    "yet.\nPlease file an issue to PyTorch at https://github.com/pytorch/pytorch/issues/new?template="
                    "feature-request.yml so that we can prioritize its implementation or submit a PR adding the "
                    "implementation to derivatives.yaml")
+
+REFUSED = "Trying to use forward AD with aten::{} that does not support it."  # (PyTorch's NotImplemented node)
+
+
+class _Quiet:
+    """No warnings while a rule reads its node (the op run on stand-ins) or computes a tangent: the op's own run
+    warns, once, as PyTorch's; NumPy's floating-point warnings from a formula (asin' at 1) never reach a learner.
+    Python's warnings are silenced by swapping `warnings.warn` (minigrad's ops call it), not by a filter: any
+    change of the filters (catch_warnings too) resets Python's once-per-place memory, so a learner would see an
+    op's warning again at every call under a dual level."""
+
+    def __init__(self):
+        self.entered: list = []  # (they nest: an in-place op's twin runs ops that read their rules too)
+
+    def __enter__(self) -> None:
+        state = np.errstate(all="ignore")
+        state.__enter__()
+        self.entered.append((warnings.warn, state))
+        warnings.warn = _no_warning
+
+    def __exit__(self, *exc) -> None:
+        warnings.warn, state = self.entered.pop()
+        state.__exit__(*exc)
+
+
+def _no_warning(*args, **kwargs) -> None:
+    return None
+
+
+QUIET = _Quiet()
 
 
 # -- tangents on tensors --------------------------------------------------------------------------------------
@@ -92,12 +124,15 @@ def install(active: bool) -> None:
 
 
 # -- the wrapper every declared op gets -------------------------------------------------------------------------
-def forward_aware(function, nodes: tuple, name: str, out_of_place=None):
+def forward_aware(function, nodes: tuple, name: str, out_of_place=None, shape_only: str = "",
+                  differentiable: bool = True):
     """`function` carrying tangents under a dual level (see the module docstring). `nodes`: the node classes the
     op records (none for an op made of other ops, whose own ops carry the tangents, and for a
-    non-differentiable op, whose outputs have none). `out_of_place`: for an in-place op, its out-of-place twin."""
+    non-differentiable op, whose outputs have none). `out_of_place`: for an in-place op, its out-of-place twin.
+    `shape_only`: the parameter whose shape or dtype alone the op reads (view_as's `other`). A non-differentiable
+    op given a tangent refuses forward AD with PyTorch's text (bincount's weights, histogram's input)."""
     if not nodes:
-        return function if name.startswith("_") else _composite(function, name)
+        return function if name.startswith("_") else _composite(function, name, shape_only, differentiable)
     kinds = {getattr(cls, "_forward_kind", None) for cls in nodes}
     kind = next(iter(kinds)) if len(kinds) == 1 else None  # one kind for all its nodes: the node need not be read
     if kinds == {"linear", "bilinear"}:
@@ -113,18 +148,25 @@ def forward_aware(function, nodes: tuple, name: str, out_of_place=None):
     return call
 
 
-def _composite(function, name: str):
+def _composite(function, name: str, shape_only: str = "", differentiable: bool = True):
     """An op made of other ops: they carry the tangents. Should one of them not (a private kernel), the op
-    raises rather than hand back an output silently without its tangent."""
+    raises rather than hand back an output silently without its tangent (`shape_only`: a parameter no tangent
+    flows from, whose own tangent does not count)."""
+    place = list(inspect.signature(function).parameters).index(shape_only) if shape_only else -1
+
     @functools.wraps(function)
     def call(*args, **kwargs):
         out = function(*args, **kwargs)
-        if DUAL[0] is not None and isinstance(out, Tensor) and _floating(out) and tangent_of(out) is None \
-                and _tangents_in(args, kwargs, DUAL[0]):
-            raise NotImplementedError(NOT_IMPLEMENTED.format(name))
+        first = out[0] if isinstance(out, tuple) and out and not differentiable else out  # (histogram's counts)
+        if DUAL[0] is not None and isinstance(first, Tensor) and _floating(first) and tangent_of(first) is None:
+            if place >= 0:
+                args, kwargs = args[:place] + args[place + 1:], {k: v for k, v in kwargs.items() if k != shape_only}
+            if _tangents_in(args, kwargs, DUAL[0]):
+                raise NotImplementedError((NOT_IMPLEMENTED if differentiable else REFUSED).format(name))
         return out
 
-    call.forward_of = (function, functools.partial(_composite, name=name))
+    call.forward_of = (function, functools.partial(_composite, name=name, shape_only=shape_only,
+                                                   differentiable=differentiable))
     return call
 
 
@@ -135,20 +177,24 @@ def _run(op: tuple, function, out_of_place, args: tuple, kwargs: dict):
     tangents = _tangents_in(args, kwargs, level)
     if not tangents:
         return function(*args, **kwargs)
+    if kind == "refused":  # (before an in-place op writes)
+        raise NotImplementedError(REFUSED.format(name))
     DUAL[0] = None  # the op, and the rule computing its tangent, run as with no forward AD
     try:
         if out_of_place is not None:
             return _run_inplace((name, kind, nodes, function, out_of_place), args, kwargs, tangents, level)
         if kind in ("linear", "bilinear"):
             out = function(*args, **kwargs)
-            _attach(out, _by_function(kind, function, args, kwargs, tangents), level, kind == "linear")
+            with QUIET:
+                _attach(out, _by_function(kind, function, args, kwargs, tangents), level, kind == "linear")
             return out
         new = _by_node((name, nodes), function, args, kwargs, tangents)
         if new is None:  # on these arguments the op is made of other ops (a view first, a special case)
             DUAL[0] = level
             return _composite(function, name)(*args, **kwargs)
         out = function(*args, **kwargs)
-        _attach(out, new(out), level)
+        with QUIET:
+            _attach(out, new(out), level)
         return out
     finally:
         DUAL[0] = level
@@ -209,34 +255,41 @@ def _by_function(kind: str, function, args: tuple, kwargs: dict, tangents: dict)
             return make(np.zeros_like(t._data)) if _floating(t) else t
         a, k = _swap(args, kwargs, tangent_or_zeros)
         return function(*a, **k)
-    total = None
-    # bilinear: one term per dual operand, the others at their primal values; a tensor given twice (x @ x) is two
-    # operands, so it makes two terms (t @ x + x @ t, not t @ t)
-    n = sum(1 for a in _tensors(args, kwargs) if id(a) in tangents)
-    for which in range(n):
-        a, k = _swap(args, kwargs, _Only(which, tangents))
+    if _zero_terms_matter(args, kwargs, tangents):  # PyTorch's formula has a term for every operand
+        tangents = dict(tangents)
+        _swap(args, kwargs, lambda t: tangents.setdefault(id(t), make(np.zeros_like(t._data))) if _floating(t) else t)
+    total, n = None, 0
+    while True:  # bilinear: one term per dual argument, by place (x.dot(x): ẋ·x + x·ẋ), the others at their primals
+        place = _Nth(n, tangents)
+        a, k = _swap(args, kwargs, place)
+        if place.seen <= n:
+            return total
         term = function(*a, **k)
         total = term if total is None else total + term
-    return total
+        n += 1
 
 
-def _tensors(args: tuple, kwargs: dict) -> list:
+def _zero_terms_matter(args: tuple, kwargs: dict, tangents: dict) -> bool:
+    """Do the terms of the operands without a tangent (0 @ b) change a bilinear op's tangent? Only where an operand
+    is not finite: 0 · inf is nan in PyTorch's `self_t.mm(mat2) + self.mm(mat2_t)`, whose zero `self_t` it computes."""
     found = []
     _swap(args, kwargs, lambda t: found.append(t) or t)
-    return found
+    plain = [t for t in found if _floating(t) and id(t) not in tangents]
+    return bool(plain) and not all(np.isfinite(t._data).all() for t in found if _floating(t))
 
 
-class _Only:
-    """The `which`-th dual operand (in argument order) replaced by its tangent, the others kept."""
+class _Nth:
+    """Swaps the n-th argument that carries a tangent for its tangent (counting them in `seen`)."""
 
-    def __init__(self, which: int, tangents: dict):
-        self.which, self.tangents, self.seen = which, tangents, -1
+    def __init__(self, n: int, tangents: dict):
+        self.n, self.tangents, self.seen = n, tangents, 0
 
     def __call__(self, t: Tensor) -> Tensor:
-        if id(t) not in self.tangents:
+        tan = self.tangents.get(id(t))
+        if tan is None:
             return t
         self.seen += 1
-        return self.tangents[id(t)] if self.seen == self.which else t
+        return tan if self.seen - 1 == self.n else t
 
 
 # -- rules read from the node the op records ------------------------------------------------------------------
@@ -259,13 +312,17 @@ def _by_node(op: tuple, function, args: tuple, kwargs: dict, tangents: dict):
     SAVED_HOOKS.clear()  # the stand-ins are nobody's saved tensors
     mode, GRAD.mode = GRAD.mode, 1
     try:
-        shadow = function(*a, **k)
+        with QUIET:
+            shadow = function(*a, **k)
     finally:
         GRAD.mode = mode
         SAVED_HOOKS[:] = hooks
     edges = {id(accumulator(s)): t for s, t in ((s, originals[id(s)]) for s in _stand_ins(a, k, originals))}
     if not _own_nodes(shadow, edges, nodes):
         return None
+    kind = getattr(type(getattr(shadow, "_grad_fn", None)), "_forward_kind", None)
+    if kind in ("linear", "bilinear"):  # an op whose nodes differ in kind (masked_fill's value tensor, scatter's src)
+        return lambda out: _by_function(kind, function, args, kwargs, tangents)
 
     def tangent(out):
         if isinstance(shadow, Tensor):
@@ -307,6 +364,8 @@ def _node_tangent(name: str, shadow: Tensor, out: Tensor, edges: dict, originals
     kind = getattr(cls, "_forward_kind", None)
     if kind is None and out._data.ndim == 0 and not cls._multi and not cls._variadic:
         kind = "reduction"  # a scalar output: J v = Σ_i <∇_i y, v_i>, the gradient from its backward rule
+    if kind == "refused":
+        raise NotImplementedError(REFUSED.format(name))
     if kind is None or kind in ("linear", "bilinear"):  # (a linear node inside an op of another kind: unsupported)
         raise NotImplementedError(NOT_IMPLEMENTED.format(name))
     inputs = []
@@ -323,11 +382,28 @@ def _node_tangent(name: str, shadow: Tensor, out: Tensor, edges: dict, originals
     as_tensors = GRAD.mode > 0 and (any(isinstance(t, Tensor) and t._requires_grad for t in inputs + [out])
                                     or any(t is not None and t._requires_grad for t in in_tangents))
     if kind == "derived":  # (the elementwise ops' own formulas: the path every elementwise op takes)
-        return _derived(node, cls, inputs, in_tangents, out, as_tensors)
-    with np.errstate(all="ignore"):  # inf * 0 is nan, silently, as in PyTorch (a slope of var over one element)
-        if kind == "reduction":
-            return _reduction(node, cls, inputs, in_tangents, out, as_tensors)
-        return _formula(node, cls, inputs, in_tangents, out, as_tensors)
+        new = _derived(node, cls, inputs, in_tangents, out, as_tensors)
+    else:
+        with np.errstate(all="ignore"):  # inf * 0 is nan, silently, as in PyTorch (a slope of var over one element)
+            if kind == "reduction":
+                new = _reduction(node, cls, inputs, in_tangents, out, as_tensors)
+            else:
+                new = _formula(node, cls, inputs, in_tangents, out, as_tensors)
+    return _in_dtype(new, out, in_tangents)
+
+
+def _in_dtype(tangent, out: Tensor, in_tangents: list):
+    """The tangent in PyTorch's dtype, the output's promoted with the input tangents' (a formula's float64 constant,
+    log(1.5) in xlogy's, does not make a float32 tangent float64; nor does a 0-d float64 clamp bound's tangent)."""
+    dtype = out._data.dtype
+    for t in in_tangents:  # (a 0-d tangent does not promote one with dims, as in PyTorch's type promotion)
+        if t is not None and (t._data.ndim or not out._data.ndim):
+            dtype = np.promote_types(dtype, t._data.dtype)
+    if isinstance(tangent, Tensor):
+        return tangent if tangent._data.dtype == dtype else tangent.to(dtype)
+    if tangent is not None and np.asarray(tangent).dtype != dtype and np.asarray(tangent).dtype.kind in "fc":
+        return np.asarray(tangent).astype(dtype)
+    return tangent
 
 
 def _value(node, cls, read: tuple, primals: tuple):
@@ -344,17 +420,33 @@ def _value(node, cls, read: tuple, primals: tuple):
 
 
 def _derived(node, cls, inputs: list, in_tangents: list, out: Tensor, as_tensors: bool):
-    """Σ_i formula_i(tangent_i): the backward formula of each dual input, with its tangent for the gradient."""
+    """Σ_i formula_i(tangent_i): the backward formula of each dual input, with its tangent for the gradient. The
+    inputs with no tangent have a zero one when the tangent gets a graph, as in PyTorch's formulas, which compute
+    every term (`d * 2`'s tangent requires grad when d does); its zero tensors give exact zeros, so not at inf."""
+    zero_terms = as_tensors and _finite((*inputs, out))
     total = None
-    for (formula, reads, part), tan in zip(cls._formulas, in_tangents):
+    for (formula, reads, part), tan, primal in zip(cls._formulas, in_tangents, inputs):
         if tan is None:
-            continue
+            if not zero_terms or primal is None or isinstance(primal, Tensor) and not _floating(primal) \
+                    or formula.__qualname__.startswith("_not_differentiable"):
+                continue
+            tan = make(np.zeros(primal._data.shape if isinstance(primal, Tensor) else (), out._data.dtype))
+        if tan._data.shape != out._data.shape:  # a broadcast input: its tangent as the output's gradient would be
+            tan = tan.expand(out._data.shape).contiguous() if as_tensors else \
+                make(np.broadcast_to(tan._data, out._data.shape).copy())
         g = tan if as_tensors else tan._data
         term = formula(g, *(_value(node, cls, read, (inputs, out, as_tensors)) for read in reads))
         if part is not None:  # a formula several inputs share: this input's part
             term = term[part]
         total = term if total is None else total + term
     return total
+
+
+def _finite(values: tuple) -> bool:
+    for v in values:
+        if isinstance(v, Tensor) and v._data.dtype.kind == "f" and not np.isfinite(v._data).all():
+            return False
+    return True
 
 
 def _reduction(node, cls, inputs: list, in_tangents: list, out: Tensor, as_tensors: bool):
@@ -372,6 +464,8 @@ def _reduction(node, cls, inputs: list, in_tangents: list, out: Tensor, as_tenso
         if tan is None:
             continue
         slope = formula(grad, *(_value(node, cls, read, (inputs, out, as_tensors)) for read in reads))
+        if slope is None:  # no gradient at all (norm of p = 0, a count): a zero tangent, as PyTorch's
+            slope = np.zeros(tan._data.shape, out._data.dtype)
         slope = slope if part is None else slope[part]
         term = slope * (tan if as_tensors else tan._data)
         total = term if total is None else total + term
@@ -405,18 +499,56 @@ def _run_inplace(op: tuple, args: tuple, kwargs: dict, tangents: dict, level):
     (written into its tangent's memory, so a view's tangent writes through to its base's). `op`: (name, kind, node
     classes, the in-place function, its out-of-place twin)."""
     name, kind, nodes, function, out_of_place = op
-    if kind in ("linear", "bilinear"):
-        new = _by_function(kind, out_of_place, args, kwargs, tangents)
-    elif (by_node := _by_node((name, nodes), out_of_place, args, kwargs, tangents)) is not None:
-        new = by_node(out_of_place(*args, **kwargs))
-    else:  # made of other ops on these arguments: the twin, run with the level active, gives the tangent
-        DUAL[0] = level
-        try:
-            new = tangent_of(_composite(out_of_place, name)(*args, **kwargs), level)
-        finally:
-            DUAL[0] = None
+    if _reads_itself(args, kwargs) and kind not in ("linear", "bilinear"):
+        return _run_inplace_reading_itself(op, args, kwargs, tangents, level)
+    with QUIET:  # (the in-place op's own run below warns)
+        if kind in ("linear", "bilinear"):
+            new = _by_function(kind, out_of_place, args, kwargs, tangents)
+        elif (by_node := _by_node((name, nodes), out_of_place, args, kwargs, tangents)) is not None:
+            new = by_node(out_of_place(*args, **kwargs))
+        else:  # made of other ops on these arguments: the twin, run with the level active, gives the tangent
+            DUAL[0] = level
+            try:
+                new = tangent_of(_composite(out_of_place, name)(*args, **kwargs), level)
+            finally:
+                DUAL[0] = None
     out = function(*args, **kwargs)
     write_tangent(args[0], new, level)
+    return out
+
+
+def _reads_itself(args: tuple, kwargs: dict) -> bool:
+    """Does an operand other than self share memory with self (`y.mul_(y)`, `y.add_(y[0])`)?"""
+    data = args[0]._data
+    for a in (*args[1:], *kwargs.values()):
+        if isinstance(a, Tensor) and np.may_share_memory(a._data, data):
+            return True
+    return False
+
+
+def _run_inplace_reading_itself(op: tuple, args: tuple, kwargs: dict, tangents: dict, level):
+    """An in-place op whose other operand is (a view of) self: PyTorch computes the tangent after the write, from
+    self's value before it (a copy) and the other operands' values after it (`y.mul_(y)`: ẏ·y_old + ẏ·y_new); the
+    tangents are all read before self's tangent is written."""
+    name, _, nodes, function, out_of_place = op
+    self = args[0]
+    before = make(self._data.copy())
+    tangents = dict(tangents)
+    if id(self) in tangents:
+        tangents[id(before)] = tangents[id(self)]
+    out = function(*args, **kwargs)
+    now = (before, *args[1:])
+    with QUIET:
+        by_node = _by_node((name, nodes), out_of_place, now, kwargs, tangents)
+        if by_node is None:  # made of other ops on these arguments: its twin, with the level active, gives it
+            DUAL[0] = level
+            try:
+                new = tangent_of(_composite(out_of_place, name)(*now, **kwargs), level)
+            finally:
+                DUAL[0] = None
+        else:
+            new = by_node(self)
+    write_tangent(self, new, level)
     return out
 
 
@@ -431,8 +563,26 @@ def write_tangent(t: Tensor, value, level) -> None:
     if current is None:
         set_tangent(t, _as_tangent(value, t).clone() if isinstance(value, Tensor) else _as_tangent(value, t), level)
         return
+    if isinstance(value, Tensor) and value._requires_grad and GRAD.mode > 0 and current._data.flags.writeable \
+            and current._base is None:  # PyTorch's self_t.copy_(new): the tangent read before now requires grad
+        current.copy_(value)
+        return
     data = value._data if isinstance(value, Tensor) else value
-    np.copyto(current._data, np.broadcast_to(data, current._data.shape), casting="unsafe")
+    np.copyto(_writable(current._data), np.broadcast_to(data, current._data.shape), casting="unsafe")
+
+
+def _writable(data: np.ndarray) -> np.ndarray:
+    """`data` itself, or, for an expanded view (NumPy's broadcast views are read-only), the same view made writable
+    over the memory it reads, so an in-place op writes a tangent's shared elements as PyTorch does."""
+    if data.flags.writeable:
+        return data
+    owner = data
+    while isinstance(owner.base, np.ndarray) and not (owner.flags.writeable and owner.flags.c_contiguous):
+        owner = owner.base
+    if not (owner.flags.writeable and owner.flags.c_contiguous) or owner.dtype != data.dtype:
+        return data
+    start = (data.__array_interface__["data"][0] - owner.__array_interface__["data"][0]) // data.itemsize
+    return np.lib.stride_tricks.as_strided(owner.reshape(-1)[start:], data.shape, data.strides)
 
 
 def _view_tangent(t: Tensor, level) -> Tensor:
@@ -448,7 +598,7 @@ def _view_tangent(t: Tensor, level) -> Tensor:
     data = base_t._data
     for r in view_recipes(t):
         data = apply_recipe(data, r)
-    view = make(data)
+    view = make(_writable(data))
     set_tangent(t, view, level)
     return view
 

@@ -405,10 +405,11 @@ def _forward_rule(node: str, forward, elementwise: bool, input_names: tuple, sav
     the tangents), "bilinear" (op(a_t, b) + op(a, b_t)), "derived" (an op whose backward formulas are elementwise
     though the op is not flagged so), "reduction" (each output element reduces its own group of input elements:
     the backward formula on a gradient of ones, times the tangent, summed over the group), or a formula over the
-    tangents `<input>_t` and what the row saves; None: no forward rule (PyTorch's NotImplementedError)."""
+    tangents `<input>_t` and what the row saves; None: no forward rule yet (PyTorch's NotImplementedError);
+    "refused": forward AD refuses the op, as PyTorch's NotImplemented node ("... that does not support it.")."""
     if forward is None:
         return ("derived" if elementwise else None), None
-    if forward in ("linear", "bilinear", "derived", "reduction"):
+    if forward in ("linear", "bilinear", "derived", "reduction", "refused"):
         return forward, None
     sources = []
     for p in inspect.signature(forward).parameters:

@@ -203,22 +203,25 @@ def renamed(function: Callable, name: str) -> Callable:
 def declare(name: str, function: Callable, *, namespace: str = "", aliases: tuple | dict = (), method: bool = True,
             inplace: Callable | None = None, operators: dict | None = None, nodes: tuple = (),
             samples: tuple = (), differentiable: bool = True, functional: bool = False, public: bool = True,
-            register: bool = True, numpy_names: bool | None = None, forward_nodes: tuple | None = None) -> Op:
+            register: bool = True, numpy_names: bool | None = None, forward_nodes: tuple | None = None,
+            shape_only: str = "") -> Op:
     """Record an op (see the module docstring). `register=False` makes the declaration without adding it to
     the registry (a test can then sweep an op it declares itself). `numpy_names`: accept `axis=`/`keepdims=`
     (`numpy_arguments`); by default every public op outside `nn.functional` with a `dim` or `keepdim`
     parameter does, as PyTorch's builtins do (its Python-level functions, `norm` and `split`, say False).
     `aliases`: more names, each given the function `renamed`, or a dict {alias: its function}. `forward_nodes`:
-    the nodes whose forward rules give the op's tangent (default: `nodes`; () for an op made of other ops that
-    carry tangents themselves, as F.linear of its addmm, matmul and add_)."""
+    the nodes whose forward rules give the op's tangent (default: `nodes`, none for a non-differentiable op; () for
+    an op made of other ops that carry tangents themselves, as F.linear of its addmm, matmul and add_). `shape_only`:
+    the parameter an op reads only the shape or dtype of (view_as's `other`): its tangent goes nowhere."""
     if numpy_names is None:
         numpy_names = public and namespace != "nn.functional" and _has_dim(function)
     named = aliases if isinstance(aliases, dict) else {alias: renamed(function, alias) for alias in aliases}
     if numpy_names:
         function = numpy_arguments(function, name, differentiable)
         named = {alias: numpy_arguments(fn, alias, differentiable) for alias, fn in named.items()}
-    fw_nodes = (nodes if forward_nodes is None else forward_nodes) if differentiable else ()
-    function, inplace, operators = _forward_aware(name, function, inplace, operators or {}, fw_nodes)
+    fw_nodes = forward_nodes if forward_nodes is not None else nodes if differentiable else ()
+    function, inplace, operators = _forward_aware(name, function, inplace, operators or {}, fw_nodes,
+                                                  (shape_only, differentiable))
     named = {alias: _forward_aware(alias, fn, None, {}, fw_nodes)[0] for alias, fn in named.items()}
     op = Op(name, function, namespace, tuple(named), method, inplace, dict(operators or {}), tuple(nodes),
             tuple(samples), differentiable, functional, public, named)
@@ -232,11 +235,13 @@ def declare(name: str, function: Callable, *, namespace: str = "", aliases: tupl
     return op
 
 
-def _forward_aware(name: str, function: Callable, inplace, operators: dict, nodes: tuple) -> tuple:
-    """The op's function, in-place variant and operators, each carrying tangents under forward AD (ops/dual.py)."""
+def _forward_aware(name: str, function: Callable, inplace, operators: dict, nodes: tuple,
+                   how: tuple = ("", True)) -> tuple:
+    """The op's function, in-place variant and operators, each carrying tangents under forward AD (ops/dual.py);
+    `how`: (the declaration's shape_only, differentiable)."""
     if name in INPLACE_ONLY:  # ops that exist only in place
         return inplace_only(function, name), inplace, operators
-    fw = forward_aware(function, nodes, name)
+    fw = forward_aware(function, nodes, name, shape_only=how[0], differentiable=how[1])
     home = getattr(function, "__globals__", {})
     if fw is not function and home.get(function.__name__) is function:
         home[function.__name__] = fw  # the op's module calls it as the public does: ops made of it carry tangents

@@ -69,9 +69,22 @@ def _masked_zero(grad, mask):
 ClampBackward1 = rule("ClampBackward1", "self", saves="self min max", text="grad_self = grad where min <= self <= max",
                       forward="derived",
                       self=lambda grad, self, min, max: xp.keep_where(_in_bounds(xp.data(self), min, max), grad))
+def _clamp_tangent(self_t, min_t, max_t, self, min, max):
+    """PyTorch's clamp_jvp: the tangent of whichever of self, min, max the value is (min where self < min, self at a
+    tie); not the backward rule's masks, which refuse bounds that broadcast self larger (as PyTorch's do)."""
+    s = np.asarray(xp.data(self))
+    lo, hi = (None if b is None else np.asarray(xp.data(b)) for b in (min, max))
+    if lo is not None and hi is not None:
+        return xp.where(lo > hi, max_t, xp.where(s < lo, min_t, xp.where(s > hi, max_t, self_t)))
+    if lo is not None:
+        return xp.where(s > lo, self_t, min_t)
+    return self_t if hi is None else xp.where(s < hi, self_t, max_t)
+
+
 ClampBackward0 = rule(
     "ClampBackward0", "self min max", saves="self min max",
-    forward="derived", text="grad_self = grad where min <= self <= max, grad_min = grad where self < min, "
+    forward=lambda self_t, min_t, max_t, self, min, max: _clamp_tangent(self_t, min_t, max_t, self, min, max),
+    text="grad_self = grad where min <= self <= max, grad_min = grad where self < min, "
          "grad_max = grad where self > max",
     self=lambda grad, self, min, max: xp.keep_where(_in_bounds(xp.data(self), xp.data(min), xp.data(max)), grad),
     min=lambda grad, self, min, max:

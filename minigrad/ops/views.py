@@ -598,8 +598,8 @@ declare("view", view, namespace="Tensor", nodes=(ViewBackward0,), samples=_on((3
 declare("reshape", reshape, nodes=(ViewBackward0, ReshapeAliasBackward0, UnsafeViewBackward0),
         samples=_on((3, 4), (((12,),), {}), (((4, 3),), {})))
 declare("flatten", flatten, nodes=(ViewBackward0,), samples=_on((2, 3, 2), ((), {}), ((1,), {})))
-declare("view_as", view_as, namespace="Tensor")
-declare("reshape_as", reshape_as, namespace="Tensor")
+declare("view_as", view_as, namespace="Tensor", shape_only="other")
+declare("reshape_as", reshape_as, namespace="Tensor", shape_only="other")
 declare("t", t, nodes=(TBackward0,), samples=_on((3, 4), ((), {})))
 declare("transpose", transpose, aliases=("swapaxes",), nodes=(TransposeBackward0,),
         samples=_on((2, 3, 4), ((0, 2), {}), ((-1, 1), {})))
@@ -611,11 +611,11 @@ declare("squeeze", squeeze, nodes=(SqueezeBackward0, SqueezeBackward1, SqueezeBa
         samples=_on((3, 1, 4, 1), ((), {}), ((1,), {}), (((1, 3),), {})))
 declare("expand", expand, namespace="Tensor", nodes=(ExpandBackward0,), samples=_on((3, 1), ((3, 4), {}),
                                                                                      ((2, 3, 4), {})))
-declare("expand_as", expand_as, namespace="Tensor")
+declare("expand_as", expand_as, namespace="Tensor", shape_only="other")
 declare("clone", clone, nodes=(CloneBackward0,), samples=_on((3, 4), ((), {})))
 declare("contiguous", contiguous, namespace="Tensor", samples=_on((3, 4), ((), {})))
 declare("to", to, namespace="Tensor", nodes=(ToCopyBackward0,))
-declare("type_as", type_as, namespace="Tensor")
+declare("type_as", type_as, namespace="Tensor", shape_only="other")
 declare("unbind", unbind, nodes=(UnbindBackward0,), samples=_on((3, 4), ((), {}), ((1,), {})))
 for _name, _cast_fn in (("float", float), ("double", double), ("half", half), ("long", long), ("int", int),
                         ("bool", bool), ("byte", byte), ("short", short)):

@@ -41,6 +41,20 @@ def test_ci_set_matches_the_known_failures(torch):
     assert proc.returncode == 0, "\n" + proc.stdout + proc.stderr
 
 
+def test_forward_ci_set_matches_its_known_failures(torch):
+    """Forward mode's CI set (programs 0..FORWARD_CI_N-1 of FORWARD_CI_SEED under a dual level) disagrees exactly
+    where known_failures_forward.md says; in a fresh interpreter, as the normal set."""
+    path = os.pathsep.join(p for p in (str(Path(__file__).parent), os.environ.get("PYTHONPATH", "")) if p)
+    env = {**os.environ, "PYTHONPATH": path}
+    proc = subprocess.run([sys.executable, "-m", "parityfuzz", "known", "--check", "--mode", "forward"],
+                          capture_output=True, text=True, env=env, cwd=Path(__file__).parent, timeout=900)
+    assert proc.returncode == 0, "\n" + proc.stdout + proc.stderr
+    entries = known.read(known.FORWARD_PATH)
+    assert f"\n{len(entries)} entries.\n" in known.FORWARD_PATH.read_text(encoding="utf-8")
+    assert all(e.category in compare.CATEGORIES and e.bullet in bullets.BULLETS for e in entries.values())
+    assert not [e.id for e in entries.values() if e.bullet == "unclassified"]
+
+
 def test_known_failures_are_filed_under_issue_bullets():
     assert known.PATH.exists(), "known_failures.md is missing"
     entries = known.read()  # (the list may be empty: every mismatch of the CI set fixed)
@@ -441,3 +455,26 @@ def test_gaps_are_counted_apart():
     slow = "UserWarning: There is a performance drop because we have not yet implemented the batching rule for aten::x"
     assert gap_of("warning", f"warnings: torch [], minigrad ['{slow}']") == "batching gap"
     assert gap_of("warning", f"warnings: torch ['{slow}'], minigrad ['{slow}', 'x']") is None
+
+
+def test_forward_programs_compare_a_tangents_values_and_flags_not_its_graph(libraries, torch):
+    """docs/differences.md's "A tangent's own graph": exp2's tangent is PyTorch's MulBackward1 (its C++ formula
+    `self_t * result * ln 2`), minigrad's MulBackward0 (the backward rule's): found, but not counted, in a forward
+    program (a snippet read back too); a tangent's values, gradients and flags still count."""
+    from parityfuzz import modes
+
+    import minigrad
+
+    ref, lib = libraries
+    modes.warm_up(torch)
+    modes.warm_up(minigrad)
+    forward = program_from_text("fw", "fwAD = torch.autograd.forward_ad\nlevel = fwAD.enter_dual_level()\n"
+                                      "x = torch.tensor(np.array([0.5, 1.5]), requires_grad=True)\n"
+                                      "d = fwAD.make_dual(x, torch.tensor(np.array([1.0, 2.0])))\n"
+                                      "t = fwAD.unpack_dual(torch.exp2(d)).tangent\nfwAD.exit_dual_level()")
+    found = [compare._compare_step(a, b, forward) for a, b in zip(runner.run(forward, ref), runner.run(forward, lib))]
+    assert ("second-order node name", "t.grad_fn: torch MulBackward1, minigrad MulBackward0") in found
+    assert compare.check(forward, ref, lib) is None
+    assert exclusions.FORWARD_UNCOMPARED == {"second-order node name", "second-order graph"}
+    normal = program_from_text("normal", "x = torch.tensor(np.array([0.5, 1.5]), requires_grad=True)")
+    assert compare._forward_mode(forward) and not compare._forward_mode(normal)

@@ -5,6 +5,7 @@
     python -m parityfuzz coverage --n 10000               # the coverage table only (no library runs)
     python -m parityfuzz known --check                    # the CI set against known_failures.md
     python -m parityfuzz known --update                   # rewrite known_failures.md from today's results
+    python -m parityfuzz known --check --mode forward     # forward mode's CI set against known_failures_forward.md
 """
 
 from __future__ import annotations
@@ -48,6 +49,8 @@ def main(argv: list[str] | None = None) -> int:
     group = kn.add_mutually_exclusive_group(required=True)
     group.add_argument("--check", action="store_true")
     group.add_argument("--update", action="store_true")
+    kn.add_argument("--mode", choices=("normal", "forward"), default="normal",
+                    help="the normal CI set (known_failures.md) or forward mode's (known_failures_forward.md)")
     args = parser.parse_args(argv)
 
     if args.command == "coverage":
@@ -58,10 +61,10 @@ def main(argv: list[str] | None = None) -> int:
     ref, lib = _libraries()
     if args.command == "known":
         if args.update:
-            print(known.update(ref, lib))
+            print(known.update(ref, lib, args.mode))
             return 0
-        problems = known.check_ci(ref, lib)
-        print(problems or "the CI set matches known_failures.md")
+        problems = known.check_ci(ref, lib, mode=args.mode)
+        print(problems or f"the CI set matches {known.path_of(args.mode).name}")
         return 1 if problems else 0
 
     compare.GRAD_VERSIONS = args.grad_versions

@@ -107,12 +107,22 @@ EXCLUSIONS = (
         "`compile` is not drawn (no compiler runs in either library's fuzz programs).",
     ),
     Exclusion(
+        "A tangent's own graph.",
+        "its node names and structure are not compared with PyTorch's",
+        "In forward-mode programs, the node names and graph structure of what was computed from a tangent (the "
+        "second-order categories there: FORWARD_UNCOMPARED) are not counted; values, gradients, requires_grad "
+        "and is_leaf of tangents are compared as usual.",
+    ),
+    Exclusion(
         "Attention and padded float32 convolutions at inf and nan.",
         "PyTorch's default CPU kernel is flash attention",
         "Attention and convolutions are not drawn; tests/ops/test_extreme_sweeps.py compares them at extreme inputs "
         "(its KERNEL_DEPENDENT lists the samples where PyTorch's kernel, not its formula, decides).",
     ),
 )
+
+# What forward-mode programs do not count (the "A tangent's own graph" bullet): the graphs of tangents.
+FORWARD_UNCOMPARED = frozenset({"second-order node name", "second-order graph"})
 
 # Warnings about PyTorch's strides, which the Memory layout bullet says minigrad does not give.
 UNCOMPARED_WARNINGS = ("grad and param do not obey the gradient layout contract",)

@@ -27,6 +27,14 @@ from .runner import Library
 CI_SEED = 14
 CI_N = 500
 PATH = Path(__file__).with_name("known_failures.md")
+# Forward mode's CI set (issue 26): programs 0..FORWARD_CI_N-1 of FORWARD_CI_SEED under a dual level, listed apart
+FORWARD_CI_SEED = 26
+FORWARD_CI_N = 150
+FORWARD_PATH = Path(__file__).with_name("known_failures_forward.md")
+
+
+def path_of(mode: str) -> Path:
+    return FORWARD_PATH if mode == "forward" else PATH
 
 
 @dataclasses.dataclass
@@ -41,7 +49,9 @@ class Known:
         return program_from_text(self.id, self.snippet)
 
 
-def ci_programs() -> list[Program]:
+def ci_programs(mode: str = "normal") -> list[Program]:
+    if mode == "forward":
+        return fuzz.programs(FORWARD_CI_SEED, FORWARD_CI_N, mode="forward")
     return corpus.programs() + fuzz.programs(CI_SEED, CI_N)
 
 
@@ -68,14 +78,20 @@ def write(entries: dict[str, Known], path: Path = PATH) -> None:
     groups: dict[str, list[Known]] = {}
     for e in entries.values():
         groups.setdefault(e.bullet, []).append(e)
+    if path == FORWARD_PATH:
+        what = ("# Known forward-mode fuzz mismatches (minigrad vs PyTorch 2.13)", f"The forward-mode CI set is "
+                f"programs 0-{FORWARD_CI_N - 1} of seed {FORWARD_CI_SEED} of `--mode forward` (`modes.py`).",
+                "`make fuzz-known-forward`")
+    else:
+        what = ("# Known fuzz mismatches (minigrad vs PyTorch 2.13)", "The CI set is the corpus (`corpus.py`, every "
+                f"example of issue 14) plus programs 0-{CI_N - 1} of seed {CI_SEED}.", "`make fuzz-known`")
     lines = [
-        "# Known fuzz mismatches (minigrad vs PyTorch 2.13)",
+        what[0],
         "",
-        f"The CI set is the corpus (`corpus.py`, every example of issue 14) plus programs 0-{CI_N - 1} of seed "
-        f"{CI_SEED}. Every program of that set that disagrees today is listed here, shrunk to a snippet that "
+        f"{what[1]} Every program of that set that disagrees today is listed here, shrunk to a snippet that "
         "runs with `import torch` or `import minigrad as torch` after the preamble of `program.py`, under the "
         "issue-14 bullet it belongs to. `tests/fuzz/test_fuzz.py` fails when this list and today's results "
-        "differ. Regenerate with `make fuzz-known` (entries that did not change keep their bullet), then "
+        f"differ. Regenerate with {what[2]} (entries that did not change keep their bullet), then "
         "review the diff.",
         "",
         f"{len(entries)} entries.",
@@ -95,14 +111,19 @@ def _natural(text: str) -> list:
     return [int(t) if t.isdigit() else t for t in re.split(r"(\d+)", text)]
 
 
-def run_ci(ref: Library, lib: Library) -> dict[str, Mismatch]:
-    return {m.program.name: m for m in fuzz.run_batch(ci_programs(), ref, lib).mismatches}
+def run_ci(ref: Library, lib: Library, mode: str = "normal") -> dict[str, Mismatch]:
+    if mode != "normal":
+        from .modes import warm_up
+
+        warm_up(ref.module)
+        warm_up(lib.module)
+    return {m.program.name: m for m in fuzz.run_batch(ci_programs(mode), ref, lib).mismatches}
 
 
-def check_ci(ref: Library, lib: Library, found: dict[str, Mismatch] | None = None) -> str:
-    """What differs between today's CI-set results and the list ('' when they agree)."""
-    found = run_ci(ref, lib) if found is None else found
-    known = read()
+def check_ci(ref: Library, lib: Library, found: dict[str, Mismatch] | None = None, mode: str = "normal") -> str:
+    """What differs between today's CI-set results (of `mode`) and its list ('' when they agree)."""
+    found = run_ci(ref, lib, mode) if found is None else found
+    known = read(path_of(mode))
     problems = []
     changed = [m for pid, m in found.items() if pid not in known or known[pid].category != m.category]
     changed = [m for m in changed if corpus.bullet_of(m.program.name)] + fuzz.shrink_all(
@@ -122,13 +143,13 @@ def check_ci(ref: Library, lib: Library, found: dict[str, Mismatch] | None = Non
             now = "agrees" if m is None else f"shows {m.category}"
             problems.append(f"STALE SNIPPET: {pid}'s snippet now {now}, not {e.category} - regenerate it\n{e.snippet}")
     if problems:
-        problems.append("Fix or file these, then run `make fuzz-known` and review the diff of known_failures.md.")
+        problems.append(f"Fix or file these, then run `make fuzz-known` and review the diff of {path_of(mode).name}.")
     return "\n\n".join(problems)
 
 
-def update(ref: Library, lib: Library) -> str:
-    found = run_ci(ref, lib)
-    known = read()
+def update(ref: Library, lib: Library, mode: str = "normal") -> str:
+    found = run_ci(ref, lib, mode)
+    known = read(path_of(mode))
     keep, redo = {}, []
     for pid, m in found.items():
         e = known.get(pid)
@@ -144,7 +165,7 @@ def update(ref: Library, lib: Library) -> str:
         pid = m.program.name
         key = corpus.bullet_of(pid) or bullets.classify(m.category, m.detail, m.program.snippet())
         keep[pid] = Known(pid, m.category, key, m.program.snippet(), m.detail)
-    write(keep)
+    write(keep, path_of(mode))
     removed = sorted(set(known) - set(keep), key=_natural)
-    return (f"known_failures.md: {len(keep)} entries ({len(redo)} new or redone, {len(removed)} removed"
+    return (f"{path_of(mode).name}: {len(keep)} entries ({len(redo)} new or redone, {len(removed)} removed"
             + (f": {', '.join(removed)}" if removed else "") + ")")

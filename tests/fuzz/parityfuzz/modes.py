@@ -5,8 +5,9 @@ line, so the level is entered and exited by statements; the runner exits a level
 ops and in-place ops from the catalogue, and the tangent of results read with ``unpack_dual(...).tangent``
 after the op and at the end; values and tangents are compared with PyTorch's (tangents and transforms' results
 as derivatives: a difference is a ``gradient`` one, and their ``_version``, an internal count, is not compared;
-a tangent's own graph, when its primal requires grad, is the graph of the forward formulas, compared as the graphs
-of a create_graph pass are: its node names and structure are counted apart, as second-order ones).
+a tangent's own graph, when its primal requires grad, is the graph of the forward formulas: its requires_grad and
+is_leaf are compared, its node names and structure are not, as docs/differences.md's "A tangent's own graph" says
+(exclusions.FORWARD_UNCOMPARED: PyTorch's graph is that of its hand-written C++ formula).
 
 Transforms: a random program of the catalogue's pure ops becomes a one-line function ``def f(a1, a2): ...;
 return v``, and one transform of it is compared with torch.func: ``jvp``, ``vjp`` (its pullback applied to a

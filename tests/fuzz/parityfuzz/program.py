@@ -84,18 +84,19 @@ class Program:
 
 
 def program_from_text(name: str, text: str, kinds: dict[str, str] | None = None) -> Program:
-    """A program from source lines (corpus cases and stored snippets); lines defining ``g*`` are gradients."""
+    """A program from source lines (corpus cases and stored snippets); gradients and tangents (``unpack_dual``)
+    are read as the generators emit them."""
     stmts = []
     for line in text.strip("\n").splitlines():
         if not line.strip() or line.lstrip().startswith("#"):
             continue
         target = _assigned_name(line)
         kind = "op"
-        if "autograd.grad(" in line:
+        if "autograd.grad(" in line or "unpack_dual(" in line:  # (a tangent, read as modes._unpack emits it)
             kind = "grad"
         elif ".backward(" in line:
             kind = "backward"
-        taint = "create_graph=True" in line
+        taint = "create_graph=True" in line or "unpack_dual(" in line
         stmts.append(Stmt(code=line, target=target, kind=(kinds or {}).get(target or "", kind), taint=taint))
     return Program(name, tuple(propagate_taint(stmts)))
 

@@ -1,0 +1,155 @@
+"""What the forward-mode fuzzer (`parityfuzz run --mode forward`) found, each as a differential test against
+torch 2.13: tangents of ops whose operands alias each other (`y.mul_(y)`, `d.dot(d)`), a bilinear op's zero-tangent
+term at inf, tangent dtypes, a zero tangent where the backward rule gives no gradient (norm of p = 0), ops PyTorch
+refuses forward AD for (floor division, bincount), ops whose nodes differ in forward kind (masked_fill, scatter),
+ops that read only the shape of an argument (view_as), whether a tangent requires grad, and warnings (once per
+op; none from NumPy)."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+import minigrad
+
+X = np.array([[1.5, -2.0, 0.25], [3.0, 0.5, -1.0]])
+V = np.array([[1.0, 10.0, -2.0], [0.5, -3.0, 4.0]])
+
+
+def _run(lib, case):
+    """(primal, tangent, tangent's requires_grad) of `case` under a dual level, or (exception type, first line);
+    with the warnings the case gave."""
+    fw = lib.autograd.forward_ad
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with fw.dual_level():
+            d = fw.make_dual(lib.tensor(X), lib.tensor(V))
+            try:
+                out = case(lib, d)
+            except Exception as e:  # noqa: BLE001 - the test compares exception types and texts
+                result = (type(e).__name__, str(e).splitlines()[0].replace("torch.", "minigrad."))
+            else:
+                primal, tangent = fw.unpack_dual(out)
+                result = (primal.detach().numpy().copy(), None if tangent is None else tangent.detach().numpy().copy(),
+                          None if tangent is None else tangent.requires_grad)
+    return result, [f"{w.category.__name__}: {str(w.message).split(' (Triggered internally')[0]}" for w in caught]
+
+
+def _inplace(op):
+    def case(lib, d):
+        y = d * 1
+        op(lib, y)
+        return y
+    return case
+
+
+def _written(view, write):
+    write(view)
+    return view
+
+
+def _read_before(lib, write):
+    """The tangent unpacked before an in-place op, as the op leaves it (returned as a dual of it, to compare)."""
+    fw = lib.autograd.forward_ad
+    y = _requiring(lib).clone() if "exp" in write.__code__.co_names else fw.make_dual(lib.tensor(X), lib.tensor(V)) * 1
+    before = fw.unpack_dual(y).tangent
+    write(y)
+    return fw.make_dual(lib.zeros(2, 3, dtype=lib.float64), before)
+
+
+def _requiring(lib):
+    return lib.autograd.forward_ad.make_dual(lib.tensor(X, requires_grad=True), lib.tensor(V))
+
+
+CASES = {
+    # the other operand is (a view of) self: PyTorch's tangent reads it after the write (ẏ·y_old + ẏ·y_new)
+    "mul_ itself": _inplace(lambda lib, y: y.mul_(y)),
+    "add_ itself": _inplace(lambda lib, y: y.add_(y, alpha=2)),
+    "mul_ a view of itself": _inplace(lambda lib, y: y.mul_(y[0])),
+    "pow_ itself": _inplace(lambda lib, y: y.abs_().pow_(y)),
+    "atan2_ itself": _inplace(lambda lib, y: y.atan2_(y)),
+    # a bilinear op given one tensor twice: one term per place (it took the tangent twice: ẋ·ẋ)
+    "dot itself": lambda lib, d: d[0].dot(d[0]),
+    "mm itself": lambda lib, d: d[:, :2].mm(d[:, :2]),
+    "outer itself": lambda lib, d: d[1].outer(d[1]),
+    # PyTorch computes the zero tangent's term too: 0 · inf is nan
+    "bmm at inf": lambda lib, d: lib.tensor([[[np.inf, 1.0]]]).bmm(d.reshape(1, 2, 3)),
+    "mv at nan": lambda lib, d: d.mv(lib.tensor([np.nan, 1.0, 2.0])),
+    # no gradient at all (norm of p = 0): a zero tangent
+    "norm p=0": lambda lib, d: d.norm(0),
+    "norm p=0 dim": lambda lib, d: lib.norm(d, 0, dim=1),
+    # ops PyTorch refuses forward AD for
+    "floor_divide": lambda lib, d: d.floor_divide(2.0),
+    "//": lambda lib, d: 2.0 // d,
+    "floor_divide_": _inplace(lambda lib, y: y.floor_divide_(2.0)),
+    "floor_divide_ itself": _inplace(lambda lib, y: y.floor_divide_(y)),
+    "rremainder": lambda lib, d: 2.0 % d,
+    "bincount of dual weights": lambda lib, d: lib.bincount(lib.tensor([0, 2, 2]), weights=d[0]),
+    "histogram of a dual": lambda lib, d: lib.histogram(d, 3)[0],
+    # nodes of several forward kinds: a value tensor / a src that carries a tangent
+    "masked_fill dual value": lambda lib, d: d.masked_fill(lib.tensor([True, False, True]), d[0, 1]),
+    "masked_fill plain self": lambda lib, d: lib.zeros(2, 3, dtype=lib.float64).masked_fill(
+        lib.tensor([True, False, True]), d[1, 1]),
+    "scatter dual src": lambda lib, d: lib.zeros(2, 3, dtype=lib.float64).scatter(
+        1, lib.tensor([[2, 0], [1, 1]]), d[:, :2]),
+    "scatter_ dual src": _inplace(lambda lib, y: y.scatter_(1, lib.tensor([[2], [0]]), y[:, :1] * 3)),
+    # only the shape or dtype of `other` is read: no tangent flows from it
+    "view_as a dual": lambda lib, d: lib.tensor(X).reshape(3, 2).view_as(d),
+    "reshape_as a dual": lambda lib, d: lib.tensor(X).reshape_as(d.reshape(3, 2)),
+    "expand_as a dual": lambda lib, d: lib.tensor([1.0, 2.0, 3.0], dtype=lib.float64).expand_as(d),
+    "type_as a dual": lambda lib, d: lib.tensor(X, dtype=lib.float32).type_as(d),
+    # clamp with tensor bounds that broadcast self larger: PyTorch's clamp_jvp (its backward masks would refuse)
+    "clamp bounds broadcast larger": lambda lib, d: d[0].clamp(min=d[1:] * 0.5, max=(d * 3).abs()),
+    "clamp min tie": lambda lib, d: d.clamp(min=lib.tensor(X)),
+    "clamp float32 by a 0-d float64 bound": lambda lib, d: lib.tensor([[0.5]], dtype=lib.float32).clamp(min=d.sum()),
+    "clamp max only": lambda lib, d: lib.clamp(d, max=lib.tensor([0.0, 0.0, 0.0], dtype=lib.float64)),
+    # an in-place write into an expanded view, whose tangent is expanded too
+    "mul_ into expand_as": lambda lib, d: _written(lib.tensor(X[:1]).expand_as(d), lambda v: v.mul_(d)),
+    "fill_ of a meshgrid output": lambda lib, d: _written(lib.meshgrid([d[0], d[1]], indexing="ij")[0][0],
+                                                          lambda v: v.fill_(2.0)),
+    # the tangent's dtype is the output's (a formula's float64 constant does not promote a float32 tangent)
+    "xlogy float32": lambda lib, d: d.float().xlogy(1.5),
+    "norm -inf float32": lambda lib, d: d.float().norm(p=float("-inf")),
+    "clamp float32 tensor bounds": lambda lib, d: d.float().clamp(min=lib.zeros(3), max=lib.ones(2, 1)),
+    # a primal that requires grad: PyTorch's formula computes every term, the zero tangent's too, so the tangent
+    # requires grad when a primal the formula reads does (d * 2: other_t * self + self_t * other)
+    "mul by a number, requires grad": lambda lib, d: _requiring(lib) * 2,
+    "div by a number, requires grad": lambda lib, d: _requiring(lib) / 3.0,
+    "mul a plain tensor, requires grad": lambda lib, d: _requiring(lib) * lib.tensor(V),
+    "add a number, requires grad": lambda lib, d: _requiring(lib) + 2,
+    # an in-place op copies the new tangent into the old one (self_t.copy_): a tangent read before requires grad
+    "tangent read before exp_, requires grad": lambda lib, d: _read_before(lib, lambda y: y.exp_()),
+    "tangent read before addcdiv_ by a grad-requiring tensor": lambda lib, d: _read_before(
+        lib, lambda y: y.addcdiv_(lib.tensor(V), lib.tensor(X + 5, requires_grad=True), value=0.5)),
+    # warnings: once per op (not again from the run that reads its rule), none from NumPy
+    "var of one element": lambda lib, d: d[0, :1].var(),
+    "std over one": lambda lib, d: d.std(dim=0, keepdim=True)[:, :1].std(dim=0),
+    "asin_ at 1": _inplace(lambda lib, y: y.clamp_(-1, 1).asin_()),
+    "acos at -1": lambda lib, d: d.clamp(-1, 1).acos(),
+}
+
+
+@pytest.fixture(scope="module")
+def warmed(torch):
+    """PyTorch's first forward-AD use in a process warns (torch.jit.script's DeprecationWarning, a lazy import)."""
+    _run(torch, lambda lib, d: d * 2)
+    return torch
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_forward_ad_finding_as_torch(warmed, name):
+    torch = warmed
+    (ours, our_warnings), (theirs, their_warnings) = _run(minigrad, CASES[name]), _run(torch, CASES[name])
+    assert our_warnings == [w.replace("torch.", "minigrad.") for w in their_warnings]
+    if isinstance(theirs[0], str):
+        assert ours == theirs
+        return
+    assert not isinstance(ours[0], str), ours
+    for a, b in zip(ours[:2], theirs[:2]):
+        assert (a is None) == (b is None)
+        if b is not None:
+            assert a.dtype == b.dtype and a.shape == b.shape
+            np.testing.assert_allclose(a, b, rtol=1e-9 if b.dtype == np.float64 else 1e-5, atol=1e-12)
+    assert ours[2] == theirs[2]
