@@ -606,12 +606,7 @@ def normal(mean, std=1.0, size=None, *, generator=None, out=None, dtype=None, la
             raise RuntimeError("normal expects all elements of std >= 0.0")
     elif not std >= 0:
         raise RuntimeError(f"normal expects std >= 0.0, but found std {std:g}")
-    if km == "Tensor":
-        out_np = mean._data.dtype
-    elif ks == "Tensor":
-        out_np = std._data.dtype
-    else:
-        out_np = _dt(dtype)
+    out_np = mean._data.dtype if km == "Tensor" else std._data.dtype if ks == "Tensor" else _dt(dtype)
     if out_np.kind != "f":
         raise NotImplementedError(f'"normal_kernel_cpu" not implemented for \'{_scalar_type(out_np)}\'')
     if both_floats:
