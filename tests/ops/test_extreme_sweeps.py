@@ -55,10 +55,8 @@ SECOND_ORDER_NOT_RECORDED = {
 
 # Left, with the reasons (ops the census added this round; to close as leaky_relu's was). elu: its double backward
 # is written with ops, not PyTorch's fused EluBackwardBackward0, so at these values (inf, nan, -0.) its second
-# order differs (nan or 1 where PyTorch gives 0); value and first order are compared at every value. cdist at
-# huge values: a zero of its gradient carries the sign of x1 - x2 where PyTorch's is +0 (values agree).
+# order differs (nan or 1 where PyTorch gives 0); value and first order are compared at every value.
 SECOND_ORDER_AT_EXTREMES_LEFT = {"nn.functional.elu"}
-ZERO_SIGN_AT_HUGE_VALUES_LEFT = {"cdist"}
 # PyTorch's kernel, not its formula, decides (docs/differences.md, "Attention and padded float32 convolutions at inf
 # and nan"): its CPU flash attention (samples with a causal or boolean mask, or a nan), and its float32 oneDNN
 # convolution, which skips padded positions. minigrad computes PyTorch's math path and its float64 convolution; these
@@ -91,7 +89,7 @@ def _cases() -> list:
             for v in SPECIAL[dtype] if FULL else CI_VALUES:
                 if _kernel_dependent(key, i, dtype, v):
                     continue
-                if ((key in HUGE_VALUES_DIFFER or key in ZERO_SIGN_AT_HUGE_VALUES_LEFT) and abs(v) >= 1e30) or (
+                if (key in HUGE_VALUES_DIFFER and abs(v) >= 1e30) or (
                         key in NEGATIVE_ZERO_DIFFERS and v == 0 and np.signbit(v)):
                     continue
                 out.append(pytest.param(key, op, s, dtype, v, id=f"{key}-{i}-{dtype}-{v!r}"))

@@ -94,7 +94,28 @@ def addcmul_and_addcdiv_in_pytorchs_order(torch, Variable):
         print(y.tolist(), [g.tolist() for g in torch.autograd.grad(y.sum(), [big, t2])])
 
 
-CASES = [addcmul_and_addcdiv_in_pytorchs_order, clamp_gradient_of_one_bound_only,
+def cdist_gradients_at_nan_and_zero_differences(torch, Variable):
+    """cdist's backward as PyTorch's _cdist_backward: p = 1 is grad * sign(d) with NaN where d is NaN (minigrad
+    gave 0), and x2's gradient is computed from x2 - x1, summed from +0 (minigrad negated x1's: -0. for +0.)."""
+    x1 = torch.tensor([[[np.nan, 1.0], [0.0, 0.0], [-0.0, 2.0]]], requires_grad=True)
+    x2 = torch.tensor([[[0.0, 1.0], [-0.0, 0.0]]], requires_grad=True)
+    for p in (1.0, 2.0, 3.0):
+        d = torch.cdist(x1, x2, p)
+        print([g.tolist() for g in torch.autograd.grad(d.sum(), [x1, x2])])
+        print([g.tolist() for g in torch.autograd.grad((d * -1.0).sum(), [x1, x2])])
+
+
+def smooth_l1_loss_second_order_at_nan(torch, Variable):
+    """PyTorch's double backward of smooth_l1_loss passes grad * (|d| < beta) / beta: nothing where d is NaN
+    (minigrad differentiated d / beta there: 2 where PyTorch gives 0)."""
+    x = torch.tensor([np.nan, 0.1, 3.0, -0.2], requires_grad=True)
+    for reduction, beta in (("sum", 0.5), ("mean", 1.0), ("none", 2.0)):
+        loss = torch.nn.functional.smooth_l1_loss(x, torch.zeros(4), reduction=reduction, beta=beta)
+        (g,) = torch.autograd.grad(loss.sum(), x, create_graph=True)
+        print(g.tolist(), torch.autograd.grad(g.sum(), x)[0].tolist())
+
+
+CASES = [cdist_gradients_at_nan_and_zero_differences, smooth_l1_loss_second_order_at_nan, addcmul_and_addcdiv_in_pytorchs_order, clamp_gradient_of_one_bound_only,
          autograd_grad_through_an_in_place_write_on_a_view, xlogy_gradient_at_zero_is_log_other]
 
 
