@@ -125,11 +125,15 @@ def layer_norm(input: Tensor, normalized_shape, weight: Tensor | None = None, bi
                            f"{', '.join(map(str, shape))}], but got input of size{list(x.shape)}")
     dims = tuple(range(x.ndim - len(shape), x.ndim))
     mean, rstd = GRAD.quiet.run(_ln_moments, x, dims, eps)
-    res = GRAD.quiet.run(lambda: (x - mean) * rstd)
+    normalised = GRAD.quiet.run(lambda: (x - mean) * rstd)
+    res = normalised.copy()
     if weight is not None:  # (an inf weight times a zero: nan, with no NumPy warning)
         GRAD.quiet.run(np.multiply, res, weight._data, res)
     if bias is not None:
         GRAD.quiet.run(np.add, res, bias._data, res)
+    else:  # PyTorch's kernel adds a zero bias in one fused multiply-add: an exact zero product becomes +0., one that
+        exact = normalised == 0 if weight is None else (normalised == 0) | (weight._data == 0)  # underflows keeps
+        res[(res == 0) & exact] = 0.0  # its sign
     if GRAD.mode > 0 and any(t is not None and t._requires_grad for t in (input, weight, bias)):
         return record(NativeLayerNormBackward0, res, (input, weight, bias), normalized_shape=shape, result1=mean,
                       result2=rstd, _eps=eps)

@@ -115,8 +115,25 @@ def smooth_l1_loss_second_order_at_nan(torch, Variable):
         print(g.tolist(), torch.autograd.grad(g.sum(), x)[0].tolist())
 
 
-CASES = [cdist_gradients_at_nan_and_zero_differences, smooth_l1_loss_second_order_at_nan, addcmul_and_addcdiv_in_pytorchs_order, clamp_gradient_of_one_bound_only,
-         autograd_grad_through_an_in_place_write_on_a_view, xlogy_gradient_at_zero_is_log_other]
+def layer_norm_zero_signs_without_bias(torch, Variable):
+    """Without a bias PyTorch's kernel adds 0 in a fused multiply-add: an exact zero product is +0., an underflowing
+    one keeps its sign (minigrad kept -0. from a -0. weight, and made +0. of an underflow once it added 0)."""
+    x = torch.tensor([[0.5, -1.0, 2.0, 0.25], [1.0, 1.0, 1.0, 1.0]], requires_grad=True)
+    for w in ([-0.0, 0.0, 5e-324, -5e-324], [1.0, -0.0, -5e-324, 2.0]):
+        y = torch.nn.functional.layer_norm(x, (4,), weight=torch.tensor(w))
+        print(y.tolist(), torch.nn.functional.layer_norm(-x, (4,), weight=torch.tensor(w)).tolist())
+    print(torch.nn.functional.layer_norm(x, (4,)).tolist())
+
+
+CASES = [
+    layer_norm_zero_signs_without_bias,
+    cdist_gradients_at_nan_and_zero_differences,
+    smooth_l1_loss_second_order_at_nan,
+    addcmul_and_addcdiv_in_pytorchs_order,
+    clamp_gradient_of_one_bound_only,
+    autograd_grad_through_an_in_place_write_on_a_view,
+    xlogy_gradient_at_zero_is_log_other,
+]
 
 
 @pytest.mark.parametrize("fn", [pytest.param(fn, id=fn.__name__) for fn in CASES])
