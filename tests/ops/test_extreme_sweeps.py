@@ -203,6 +203,25 @@ def test_attention_is_pytorchs_math_path_where_its_flash_kernel_differs(torch, i
         check_extreme(torch, key, REGISTRY[key], REGISTRY[key].samples[i], "float64", value)
 
 
+# Cases of the full sweep that failed before issue 34's fresh-seed round fixed them (PyTorch's formulas' and kernels'
+# order of operations): CI runs them beside its fixed sample. (op key, sample, dtype, value)
+FIXED_IN_THE_FULL_SWEEP = [
+    ("xlogy", 1, "float64", 0.0), ("xlogy", 2, "float32", -0.0), ("addcdiv", 1, "float64", 5e-324),
+    ("addcdiv", 1, "float32", -3e38), ("addcmul", 1, "float32", 3e38),
+    ("nn.functional.smooth_l1_loss", 1, "float64", np.nan),
+    ("cdist", 1, "float64", np.nan), ("cdist", 1, "float32", 1.0), ("cdist", 0, "float64", 1e300),
+    ("nn.functional.layer_norm", 3, "float64", -0.0), ("nn.functional.layer_norm", 3, "float32", 1e-45),
+    ("nn.functional.batch_norm", 0, "float64", 0.0), ("nn.functional.batch_norm", 2, "float64", 1.0),
+    ("nn.functional.batch_norm", 2, "float64", np.nan), ("nn.functional.batch_norm", 3, "float32", np.inf),
+    ("nn.functional.batch_norm", 4, "float64", -1e300),
+]
+
+
+@pytest.mark.parametrize(("key", "i", "dtype", "value"), FIXED_IN_THE_FULL_SWEEP)
+def test_cases_the_full_sweep_found(torch, key, i, dtype, value):
+    check_extreme(torch, key, REGISTRY[key], REGISTRY[key].samples[i], dtype, value)
+
+
 def test_the_exceptions_name_ops_of_the_registry():
     named = set(HUGE_VALUES_DIFFER) | SECOND_ORDER_NOT_RECORDED | NEGATIVE_ZERO_DIFFERS | set(KERNEL_DEPENDENT)
     assert named <= {key for key, *_ in _float_samples()}
