@@ -227,10 +227,13 @@ def _check_batch(x: np.ndarray) -> None:
 
 
 def _affine(x: np.ndarray, mean: np.ndarray, invstd: np.ndarray, weight, bias, bshape: tuple) -> np.ndarray:
-    """PyTorch's CPU kernel: x·alpha + beta per channel, alpha = invstd·weight, beta = bias - mean·alpha."""
-    alpha = invstd if weight is None else invstd * weight._data.reshape(bshape).astype(x.dtype, copy=False)
-    beta = -(mean * alpha) if bias is None else bias._data.reshape(bshape).astype(x.dtype, copy=False) - mean * alpha
-    return x * alpha + beta
+    """PyTorch's CPU kernel: x·alpha + beta per channel, alpha = invstd·weight, beta = bias - mean·alpha (float16 in
+    float32, its opmath type, rounded once at the end)."""
+    ct = np.dtype(np.float32) if x.dtype == np.float16 else x.dtype
+    mean, invstd = mean.astype(ct, copy=False), invstd.astype(ct, copy=False)
+    alpha = invstd if weight is None else invstd * weight._data.reshape(bshape).astype(ct, copy=False)
+    beta = -(mean * alpha) if bias is None else bias._data.reshape(bshape).astype(ct, copy=False) - mean * alpha
+    return (x.astype(ct, copy=False) * alpha + beta).astype(x.dtype, copy=False)
 
 
 def _empty_batch(input: Tensor, weight: Tensor | None, bias: Tensor | None) -> Tensor:

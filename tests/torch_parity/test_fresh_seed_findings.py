@@ -125,7 +125,19 @@ def layer_norm_zero_signs_without_bias(torch, Variable):
     print(torch.nn.functional.layer_norm(x, (4,)).tolist())
 
 
+def batch_norm_of_float16_in_float32(torch, Variable):
+    """float16 batch_norm computes x·alpha + beta in float32 (its opmath type) and rounds once, as PyTorch's kernel
+    (seed 541 program 846, a regression of this round's kernel-order change caught by the fuzzer)."""
+    stats = (torch.tensor(np.array([0.89, 0.84, -0.13], dtype="float16")),
+             torch.tensor(np.array([0.83, 0.55, 0.55], dtype="float16")))
+    affine = (torch.tensor(np.array([-0.15, 0.69, 1.41], dtype="float16")),
+              torch.tensor(np.array([-1.06, 1.22, 1.38], dtype="float16")))
+    for training in (True, False):
+        print(torch.nn.functional.batch_norm(torch.ones(2, 3, dtype=torch.float16), *stats, *affine, training=training))
+
+
 CASES = [
+    batch_norm_of_float16_in_float32,
     layer_norm_zero_signs_without_bias,
     cdist_gradients_at_nan_and_zero_differences,
     smooth_l1_loss_second_order_at_nan,
