@@ -29,6 +29,14 @@ def clamp_gradient_of_one_bound_only(torch, Variable):
         torch.autograd.grad(y.sum(), [hi])
     except RuntimeError as e:
         print("raised:", str(e).split("\n")[0])
+    x3 = torch.tensor([0.5, 1.0, 2.0], requires_grad=True)
+    y = torch.addcdiv(x, x3, x3 * 2, value=0.5)  # a formula not asked for is skipped, but the saved tensors are
+    with torch.no_grad():  # still unpacked first, as PyTorch's node does (seed 541 program 731)
+        x3.add_(1.0)
+    try:
+        torch.autograd.grad(y.sum(), [x])
+    except RuntimeError as e:
+        print("raised:", str(e).split(":")[0])
 
 
 @pytest.mark.parametrize(("values", "dtype"), [
