@@ -493,27 +493,29 @@ def _unsq(x, dim: int):
     return x.unsqueeze(dim) if xp.is_t(x) else np.expand_dims(x, dim)
 
 
-def _cdist_grads(grad, x1, x2, p: float, result):
-    """(d/dx1, d/dx2) of ‖x1_i - x2_j‖_p: each difference's sign(d)·|d|^(p-1) / dist^(p-1), weighted by grad and
-    summed over the other set's rows (0 where a distance is 0)."""
+def _cdist_grad(grad, x1, x2, p: float, result):
+    """d/dx1 of ‖x1_i - x2_j‖_p, as PyTorch's _cdist_backward: each difference's sign(d)·|d|^(p-1) / dist^(p-1)
+    (0 where a distance is 0, NaN where d is; p = 1 is grad·sign(d) alone), weighted by grad, summed over j from +0.
+    x2's gradient is this with the roles swapped (so its differences are x2_j - x1_i, as PyTorch's)."""
     diff = _unsq(x1, -2) - _unsq(x2, -3)  # (..., P, R, M)
     dist = _unsq(result, -1)
-    safe = xp.where(xp.data(dist) == 0, 1.0, dist)
     if p == 1:
-        ratio = xp.sign(diff)
-    elif p == 2:
-        ratio = diff / safe
+        dd = xp.data(diff)
+        weighted = xp.where(np.isnan(dd), dd, xp.sign(diff)) * _unsq(grad, -1)
     else:
-        ratio = xp.sign(diff) * xp.abs(diff) ** (p - 1) / safe ** (p - 1)
-    weighted = xp.where(xp.data(dist) == 0, 0.0, ratio) * _unsq(grad, -1)
-    return weighted.sum(-2), -weighted.sum(-3)
+        safe = xp.where(xp.data(dist) == 0, 1.0, dist)
+        ratio = diff / safe if p == 2 else xp.sign(diff) * xp.abs(diff) ** (p - 1) / safe ** (p - 1)
+        weighted = xp.where(xp.data(dist) == 0, 0.0, ratio) * _unsq(grad, -1)
+    total = weighted.sum(-2)
+    return total if xp.is_t(total) else total + 0.0  # (a sum of -0.s is +0. in PyTorch's accumulator)
 
 
 CdistBackward0 = rule("CdistBackward0", "x1 x2", saves="x1 x2 p result",
                       text="grad_x1[i] = Σ_j grad[i,j] · sign(d)|d|^(p-1) / dist[i,j]^(p-1), d = x1[i] - x2[j]; "
-                           "grad_x2 the opposite, summed over i",
-                      x1=lambda grad, x1, x2, p, result: _cdist_grads(grad, x1, x2, p, result)[0],
-                      x2=lambda grad, x1, x2, p, result: _cdist_grads(grad, x1, x2, p, result)[1])
+                           "grad_x2 the same with the roles swapped",
+                      x1=lambda grad, x1, x2, p, result: _cdist_grad(grad, x1, x2, p, result),
+                      x2=lambda grad, x1, x2, p, result:
+                      _cdist_grad(xp.transpose(grad, -1, -2), x2, x1, p, xp.transpose(result, -1, -2)))
 
 
 def _cdist(a: np.ndarray, b: np.ndarray, p: float) -> np.ndarray:

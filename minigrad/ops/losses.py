@@ -671,8 +671,9 @@ declare("kl_div", kl_div, namespace=_F, method=False,  # ('mean', which warns, i
 def _smooth_l1_grad(grad, self, target, reduction, beta):
     d = self - target  # PyTorch's order of cases: beyond -beta, beyond beta, else d / beta (so nan stays nan)
     if beta > 0:
-        dd = xp.data(d)
-        slope = xp.where(dd < -beta, -1.0, xp.where(dd > beta, 1.0, d / beta))
+        dd = xp.data(d)  # (where d is nan the slope is nan, but PyTorch's double backward passes nothing through it:
+        inner = d / beta if dd is d else xp.where(np.abs(dd) < beta, d / beta, dd / beta)  # its mask is |d| < beta)
+        slope = xp.where(dd < -beta, -1.0, xp.where(dd > beta, 1.0, inner))
     else:
         slope = xp.sign(d)
     return scaled(slope * grad, None, reduction, numel(self))

@@ -125,11 +125,15 @@ def layer_norm(input: Tensor, normalized_shape, weight: Tensor | None = None, bi
                            f"{', '.join(map(str, shape))}], but got input of size{list(x.shape)}")
     dims = tuple(range(x.ndim - len(shape), x.ndim))
     mean, rstd = GRAD.quiet.run(_ln_moments, x, dims, eps)
-    res = GRAD.quiet.run(lambda: (x - mean) * rstd)
+    normalised = GRAD.quiet.run(lambda: (x - mean) * rstd)
+    res = normalised.copy()
     if weight is not None:  # (an inf weight times a zero: nan, with no NumPy warning)
         GRAD.quiet.run(np.multiply, res, weight._data, res)
     if bias is not None:
         GRAD.quiet.run(np.add, res, bias._data, res)
+    else:  # PyTorch's kernel adds a zero bias in one fused multiply-add: an exact zero product becomes +0., one that
+        exact = normalised == 0 if weight is None else (normalised == 0) | (weight._data == 0)  # underflows keeps
+        res[(res == 0) & exact] = 0.0  # its sign
     if GRAD.mode > 0 and any(t is not None and t._requires_grad for t in (input, weight, bias)):
         return record(NativeLayerNormBackward0, res, (input, weight, bias), normalized_shape=shape, result1=mean,
                       result2=rstd, _eps=eps)
@@ -147,12 +151,37 @@ def _per_channel(a, ndim: int):
     return None if a is None else xp.reshape(a, (1, -1) + (1,) * (ndim - 2))
 
 
+def _bn_kernel_grads(grad, x, w, training: bool, stats: tuple):
+    """d input as PyTorch's CPU kernel computes it, step by step (its order of operations decides the signs of
+    zeros): per channel, sum = Σ dy and dotp = Σ (x - mean)·dy (accumulated from +0.); training:
+    dx = (dy - sum / N - (x - mean)·k)·invstd·w with k = dotp·invstd²/N; eval: dx = dy·invstd·w.
+    Arrays, or Tensors under create_graph (then mean and invstd are recomputed from the input, differentiable)."""
+    mean, invstd = stats
+    w = 1.0 if w is None else w
+    if not training:
+        return grad * invstd * w
+    dims = _channel_dims(x)
+    n = math.prod(x.shape) // x.shape[1]
+    dx = (x - mean) * (_channel_sum((x - mean) * grad, dims) * invstd * invstd / n)
+    return (grad - _channel_sum(grad, dims) / n - dx) * invstd * w
+
+
+def _channel_sum(a, dims: tuple):
+    """A per-channel sum kept broadcastable; on arrays from +0. (PyTorch's accumulator: a sum of -0.s is +0.)."""
+    return a.sum(dims, keepdim=True) if xp.is_t(a) else a.sum(axis=dims, keepdims=True) + 0.0
+
+
 def _bn_input_grad(grad, input, weight, training, eps, _stats):
-    mean, invstd = _stats
+    return _bn_grad(grad, input, weight, training, eps, _stats)
+
+
+def _bn_grad(grad, input, weight, training: bool, eps: float, saved: tuple):
+    """batch_norm's input gradient; in training its mean and invstd recomputed from a Tensor input (create_graph)."""
+    stats = _stats(input, _Over(_channel_dims(input), eps, *saved)) if training else saved
     w = _per_channel(weight, len(input.shape))
-    if not training:  # the running statistics are constants: a per-channel scale
-        return grad * (invstd if w is None else w * invstd)
-    return _input_grad(grad, input, w, _Over(_channel_dims(input), eps, mean, invstd))
+    if xp.is_t(grad):  # (Tensor ops run quietly by themselves)
+        return _bn_kernel_grads(grad, input, w, training, stats)
+    return GRAD.quiet.run(_bn_kernel_grads, grad, input, w, training, stats)
 
 
 def _bn_tangent(tangents: tuple, input, weight, training, eps, _stats):
@@ -198,12 +227,13 @@ def _check_batch(x: np.ndarray) -> None:
 
 
 def _affine(x: np.ndarray, mean: np.ndarray, invstd: np.ndarray, weight, bias, bshape: tuple) -> np.ndarray:
-    res = (x - mean) * invstd
-    if weight is not None:
-        res *= weight._data.reshape(bshape)
-    if bias is not None:
-        res += bias._data.reshape(bshape)
-    return res
+    """PyTorch's CPU kernel: x·alpha + beta per channel, alpha = invstd·weight, beta = bias - mean·alpha (float16 in
+    float32, its opmath type, rounded once at the end)."""
+    ct = np.dtype(np.float32) if x.dtype == np.float16 else x.dtype
+    mean, invstd = mean.astype(ct, copy=False), invstd.astype(ct, copy=False)
+    alpha = invstd if weight is None else invstd * weight._data.reshape(bshape).astype(ct, copy=False)
+    beta = -(mean * alpha) if bias is None else bias._data.reshape(bshape).astype(ct, copy=False) - mean * alpha
+    return (x.astype(ct, copy=False) * alpha + beta).astype(x.dtype, copy=False)
 
 
 def _empty_batch(input: Tensor, weight: Tensor | None, bias: Tensor | None) -> Tensor:

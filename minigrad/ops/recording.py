@@ -122,8 +122,11 @@ class RuleNode(Node):
             shared = None
             wanted = GRAD.wanted  # with autograd.grad's inputs: the nodes the backward runs or captures
             for next_node, (formula, reads, part) in zip(self._next_nodes, self._formulas):
-                if next_node is None or (wanted is not None and next_node not in wanted):
-                    out.append(None)  # no gradient asked of this input: PyTorch does not compute its formula
+                if next_node is None:
+                    out.append(None)
+                elif wanted is not None and next_node not in wanted:  # no gradient asked of this input: PyTorch
+                    self._check_saved()  # skips its formula, but unpacks (checks) every saved tensor first
+                    out.append(None)
                 elif part is not None:  # one of the gradients a shared formula returns (`self, other: f(...)`)
                     if shared is None:
                         shared = {}

@@ -3,15 +3,9 @@ state (keys, values), param_groups and argument errors."""
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
 
 import minigrad
-
-RNG = np.random.default_rng(12)
-X = RNG.standard_normal((8, 4))
-Y = RNG.standard_normal((8, 2))
-RTOL, ATOL = 1e-9, 1e-12
 
 CASES = {
     "Adagrad": {"default": {}, "lr_decay": {"lr": 0.05, "lr_decay": 0.1},
@@ -25,43 +19,9 @@ CASES = {
 PARAMS = [(n, c, kw) for n, cs in CASES.items() for c, kw in cs.items()]
 
 
-def _model(lib):
-    nn = lib.nn
-    m = nn.Sequential(nn.Linear(4, 3), nn.Tanh(), nn.Linear(3, 2)).double()
-    m.unused = nn.Parameter(lib.ones(2, dtype=lib.float64))  # never has a gradient: step() skips it
-    return m
-
-
-def _step(lib, model, opt):
-    opt.zero_grad()
-    loss = lib.nn.functional.mse_loss(model(lib.tensor(X)), lib.tensor(Y))
-    loss.backward()
-    opt.step()
-    return loss.item()
-
-
 @pytest.mark.parametrize("name,case,kwargs", PARAMS, ids=[f"{n}-{c}" for n, c, _ in PARAMS])
-def test_update_rule_matches_torch_step_by_step(torch, sync, name, case, kwargs):
-    tmodel, mmodel = _model(torch), _model(minigrad)
-    sync(tmodel, mmodel)
-    topt = getattr(torch.optim, name)(tmodel.parameters(), **kwargs)
-    mopt = getattr(minigrad.optim, name)(mmodel.parameters(), **kwargs)
-    for step in range(12):
-        tl, ml = _step(torch, tmodel, topt), _step(minigrad, mmodel, mopt)
-        np.testing.assert_allclose(ml, tl, rtol=RTOL, atol=ATOL, err_msg=f"loss at step {step}")
-        for (n, tp), mp in zip(tmodel.named_parameters(), mmodel.parameters()):
-            np.testing.assert_allclose(mp.detach().numpy(), tp.detach().numpy(), rtol=RTOL, atol=ATOL,
-                                       err_msg=f"{n} after step {step}")
-    tstate, mstate = topt.state_dict(), mopt.state_dict()
-    assert mstate["param_groups"] == tstate["param_groups"]
-    assert sorted(mstate["state"]) == sorted(tstate["state"])
-    for k, ts in tstate["state"].items():
-        assert list(mstate["state"][k]) == list(ts), "state keys and their order"
-        for key, tv in ts.items():
-            mv = mstate["state"][k][key]
-            assert str(mv.dtype).split(".")[-1] == str(tv.dtype).split(".")[-1], key
-            np.testing.assert_allclose(mv.numpy(), tv.numpy(), rtol=RTOL, atol=ATOL, err_msg=key)
-    assert repr(mopt) == repr(topt)
+def test_update_rule_matches_torch_step_by_step(optimizer_steps, name, case, kwargs):
+    optimizer_steps(12).check_update_rule(name, kwargs, steps=12)
 
 
 BAD = [("Adagrad", {"lr": -1}), ("Adagrad", {"lr_decay": -0.1}), ("Adagrad", {"weight_decay": -1}),

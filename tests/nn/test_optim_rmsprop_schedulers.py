@@ -17,32 +17,7 @@ import pytest
 
 import minigrad
 
-RNG = np.random.default_rng(11)
-X = RNG.standard_normal((8, 4))
-Y = RNG.standard_normal((8, 2))
 RTOL, ATOL = 1e-9, 1e-12
-
-
-def _model(lib):
-    nn = lib.nn
-    m = nn.Sequential(nn.Linear(4, 3), nn.Tanh(), nn.Linear(3, 2)).double()
-    m.unused = nn.Parameter(lib.ones(2, dtype=lib.float64))  # never has a gradient: step() skips it
-    return m
-
-
-def _pair(sync):
-    tmodel = _model(pytest.importorskip("torch"))
-    mmodel = _model(minigrad)
-    sync(tmodel, mmodel)
-    return tmodel, mmodel
-
-
-def _one_step(lib, model, opt):
-    opt.zero_grad()
-    loss = lib.nn.functional.mse_loss(model(lib.tensor(X)), lib.tensor(Y))
-    loss.backward()
-    opt.step()
-    return loss.item()
 
 
 RMSPROP_CASES = {
@@ -66,26 +41,8 @@ CASES = [("RMSprop", k, v) for k, v in RMSPROP_CASES.items()] + [("AdamW", k, v)
 
 
 @pytest.mark.parametrize("name,case,kwargs", CASES, ids=[f"{n}-{c}" for n, c, _ in CASES])
-def test_update_rule_matches_torch_step_by_step(torch, sync, name, case, kwargs):
-    tmodel, mmodel = _pair(sync)
-    topt = getattr(torch.optim, name)(tmodel.parameters(), **kwargs)
-    mopt = getattr(minigrad.optim, name)(mmodel.parameters(), **kwargs)
-    for step in range(15):
-        tl, ml = _one_step(torch, tmodel, topt), _one_step(minigrad, mmodel, mopt)
-        np.testing.assert_allclose(ml, tl, rtol=RTOL, atol=ATOL, err_msg=f"loss at step {step}")
-        for (n, tp), mp in zip(tmodel.named_parameters(), mmodel.parameters()):
-            np.testing.assert_allclose(mp.detach().numpy(), tp.detach().numpy(), rtol=RTOL, atol=ATOL,
-                                       err_msg=f"{n} after step {step}")
-    tstate, mstate = topt.state_dict(), mopt.state_dict()
-    assert mstate["param_groups"] == tstate["param_groups"]
-    assert list(mstate["state"]) == list(tstate["state"])
-    for k, tvalues in tstate["state"].items():
-        assert list(mstate["state"][k]) == list(tvalues)
-        for key, tv in tvalues.items():
-            mv = mstate["state"][k][key]
-            np.testing.assert_allclose(mv.numpy(), tv.numpy(), rtol=RTOL, atol=ATOL, err_msg=key)
-            assert str(mv.dtype).split(".")[1] == str(tv.dtype).split(".")[1]
-    assert repr(mopt) == repr(topt)
+def test_update_rule_matches_torch_step_by_step(optimizer_steps, name, case, kwargs):
+    optimizer_steps(11).check_update_rule(name, kwargs, steps=15)
 
 
 def test_rmsprop_errors_match_torch(torch):
@@ -128,15 +85,16 @@ def _two_groups(lib, model, name="SGD", **kwargs):
 
 
 @pytest.mark.parametrize("case", list(SCHEDULERS))
-def test_scheduler_matches_torch_epoch_by_epoch(torch, sync, case):
-    tmodel, mmodel = _pair(sync)
+def test_scheduler_matches_torch_epoch_by_epoch(torch, optimizer_steps, case):
+    steps = optimizer_steps(11)
+    tmodel, mmodel = steps.models()
     topt, mopt = _two_groups(torch, tmodel, momentum=0.9), _two_groups(minigrad, mmodel, momentum=0.9)
     tsched = SCHEDULERS[case](torch.optim.lr_scheduler, topt)
     msched = SCHEDULERS[case](minigrad.optim.lr_scheduler, mopt)
     assert msched.get_last_lr() == tsched.get_last_lr()
     assert [g["initial_lr"] for g in mopt.param_groups] == [g["initial_lr"] for g in topt.param_groups]
     for epoch in range(14):  # past T_max twice: the cosine goes down and back up
-        tl, ml = _one_step(torch, tmodel, topt), _one_step(minigrad, mmodel, mopt)
+        tl, ml = steps.step(torch, tmodel, topt), steps.step(minigrad, mmodel, mopt)
         np.testing.assert_allclose(ml, tl, rtol=RTOL, atol=ATOL, err_msg=f"epoch {epoch}")
         tsched.step()
         msched.step()
