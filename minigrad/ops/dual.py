@@ -481,16 +481,51 @@ def _reduction(node, cls, inputs: list, in_tangents: list, out: Tensor, as_tenso
 def _formula(node, cls, inputs: list, in_tangents: list, out: Tensor, as_tensors: bool):
     """An explicit forward formula: its `<input>_t` parameters are tangents (zeros where an input has none)."""
     formula, reads = cls._forward_formula
+    exact = not as_tensors and getattr(formula, "exact_zeros", False)  # (Tensors: zeros, so the tangent has a graph)
     values = []
     for source, key in reads:
         if source == "tangent":
             tan, primal = in_tangents[key], inputs[key]
+            if tan is None and exact:
+                values.append(ZERO)
+                continue
             if tan is None:
                 tan = make(np.zeros_like(primal._data)) if isinstance(primal, Tensor) else make(np.zeros(()))
             values.append(tan if as_tensors else tan._data)
         else:
             values.append(_value(node, cls, (source, key), (inputs, out, as_tensors)))
-    return formula(*values)
+    tangent = formula(*values)
+    if tangent is ZERO:  # (only the absent tangents counted)
+        return np.zeros_like(out._data)
+    if exact and np.shape(tangent) != out._data.shape:  # (`self_t - 0` keeps self_t's shape; the zero broadcasts)
+        return np.broadcast_to(tangent, out._data.shape).copy()
+    return tangent
+
+
+class _Zero:
+    """An absent tangent in a formula marked `exact_zeros` (ops/recording.py), as PyTorch's zero tensor computes:
+    a sum or difference is the other operand (negated for `0 - a`), a product or quotient is zero itself."""
+
+    __array_ufunc__ = None  # NumPy hands `array * ZERO` to the reflected operators below
+
+    def __add__(self, other):
+        return other
+
+    __radd__ = __add__
+
+    def __sub__(self, other):
+        return self if other is self else -other
+
+    def __rsub__(self, other):
+        return other
+
+    def __mul__(self, other):
+        return self
+
+    __rmul__ = __truediv__ = __neg__ = __mul__
+
+
+ZERO = _Zero()
 
 
 # -- in-place ops ------------------------------------------------------------------------------------------------

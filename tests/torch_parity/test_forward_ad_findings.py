@@ -70,6 +70,14 @@ CASES = {
     "mul_ a view of itself": _inplace(lambda lib, y: y.mul_(y[0])),
     "pow_ itself": _inplace(lambda lib, y: y.abs_().pow_(y)),
     "atan2_ itself": _inplace(lambda lib, y: y.atan2_(y)),
+    "div_ itself": _inplace(lambda lib, y: y.div_(y)),  # 0 (it read self's old value: ẏ·(1 - y_old))
+    # div's tangent is PyTorch's formula (self_t - other_t * result) / other, not the derived ẋ/y - ẏ·x/y²: the signs
+    # of zeros differ (d / d is -0. where d < 0); a plain operand's term drops out exactly (0 · inf is no nan)
+    "div itself": lambda lib, d: d / d,
+    "div by a plain tensor with infs": lambda lib, d: d / lib.tensor([np.inf, -np.inf, 0.0], dtype=lib.float64),
+    "plain tensor with infs divided by a dual": lambda lib, d: lib.tensor([np.inf, 0.0, -0.0], dtype=lib.float64) / d,
+    "div by a number": lambda lib, d: lib.div(-d, 4.0),
+    "div float32 by float64 dual": lambda lib, d: lib.tensor([[2.0], [-1.0]], dtype=lib.float32) / d,
     # a bilinear op given one tensor twice: one term per place (it took the tangent twice: ẋ·ẋ)
     "dot itself": lambda lib, d: d[0].dot(d[0]),
     "mm itself": lambda lib, d: d[:, :2].mm(d[:, :2]),
@@ -152,4 +160,5 @@ def test_forward_ad_finding_as_torch(warmed, name):
         if b is not None:
             assert a.dtype == b.dtype and a.shape == b.shape
             np.testing.assert_allclose(a, b, rtol=1e-9 if b.dtype == np.float64 else 1e-5, atol=1e-12)
+            np.testing.assert_array_equal(np.signbit(a[b == 0]), np.signbit(b[b == 0]))  # zeros' signs too
     assert ours[2] == theirs[2]
