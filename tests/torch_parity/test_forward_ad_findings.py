@@ -78,6 +78,20 @@ CASES = {
     "plain tensor with infs divided by a dual": lambda lib, d: lib.tensor([np.inf, 0.0, -0.0], dtype=lib.float64) / d,
     "div by a number": lambda lib, d: lib.div(-d, 4.0),
     "div float32 by float64 dual": lambda lib, d: lib.tensor([[2.0], [-1.0]], dtype=lib.float32) / d,
+    # maximum, minimum, clamp_min/clamp_max by a tensor, where: PyTorch's forward formulas take one operand's tangent
+    # (other's at NaN, where the backward rules pass the gradient to both) and drop a plain operand's term exactly
+    "minimum picking a plain zero": lambda lib, d: d.minimum(lib.zeros(2, 3, dtype=lib.float64)),
+    "minimum float32 dual, float64 plain": lambda lib, d: d.float().minimum(lib.zeros(2, 1, 3, dtype=lib.float64)),
+    "maximum picking a plain zero": lambda lib, d: lib.maximum(lib.zeros(3, dtype=lib.float64), -d),
+    "maximum at nan": lambda lib, d: d.maximum(lib.tensor([np.nan, 0.0, np.inf], dtype=lib.float64)),
+    "minimum at nan, plain self": lambda lib, d: lib.tensor([np.nan, -np.inf, 0.25], dtype=lib.float64).minimum(d),
+    "max of two at a tie": lambda lib, d: lib.max(d, lib.tensor(X)),
+    "minimum of two duals at nan": lambda lib, d: (d / 0.0 * 0.0).minimum(d * -1),
+    "clamp_min by a tensor at nan": lambda lib, d: lib.clamp_min(d, lib.tensor([np.nan, 0.0, 1.0], dtype=lib.float64)),
+    "clamp_min of a nan by a dual": lambda lib, d: lib.tensor([np.nan, 0.0, 1.0], dtype=lib.float64).clamp_min(d[0]),
+    "clamp_max of a nan by a dual": lambda lib, d: lib.clamp_max(lib.tensor([1.0, np.nan, 1.0], dtype=lib.float64), d),
+    "clamp_max by a dual, plain self": lambda lib, d: lib.tensor(X * -1).clamp_max(d * 0.5),
+    "where of two duals, -0. tangent": lambda lib, d: lib.where(d > 0, d, d * -0.0),
     # a bilinear op given one tensor twice: one term per place (it took the tangent twice: ẋ·ẋ)
     "dot itself": lambda lib, d: d[0].dot(d[0]),
     "mm itself": lambda lib, d: d[:, :2].mm(d[:, :2]),
