@@ -42,6 +42,7 @@ NOT_IMPLEMENTED = ("Trying to use forward AD with {} that does not support it be
                    "feature-request.yml so that we can prioritize its implementation or submit a PR adding the "
                    "implementation to derivatives.yaml")
 
+LINEAR = ("linear", "bilinear")  # (their own rules give a plain operand zeros where PyTorch's do)
 REFUSED = "Trying to use forward AD with aten::{} that does not support it."  # (PyTorch's NotImplemented node)
 
 
@@ -481,7 +482,7 @@ def _reduction(node, cls, inputs: list, in_tangents: list, out: Tensor, as_tenso
 def _formula(node, cls, inputs: list, in_tangents: list, out: Tensor, as_tensors: bool):
     """An explicit forward formula: its `<input>_t` parameters are tangents (zeros where an input has none)."""
     formula, reads = cls._forward_formula
-    exact = not as_tensors and getattr(formula, "exact_zeros", False)  # (Tensors: zeros, so the tangent has a graph)
+    exact = getattr(formula, "exact_zeros", False)
     values = []
     for source, key in reads:
         if source == "tangent":
@@ -502,10 +503,12 @@ def _formula(node, cls, inputs: list, in_tangents: list, out: Tensor, as_tensors
     return tangent
 
 
-class _Zero:
+class _Zero(Tensor):
     """An absent tangent in a formula marked `exact_zeros` (ops/recording.py), as PyTorch's zero tensor computes:
-    a sum or difference is the other operand (negated for `0 - a`), a product or quotient is zero itself."""
+    a sum or difference is the other operand (negated for `0 - a`), a product or quotient is zero itself. A Tensor
+    subclass only so that Python asks its reflected operators first (`tangent - ZERO`); it holds no data."""
 
+    __slots__ = ()
     __array_ufunc__ = None  # NumPy hands `array * ZERO` to the reflected operators below
 
     def __add__(self, other):
@@ -520,12 +523,20 @@ class _Zero:
         return other
 
     def __mul__(self, other):
+        if isinstance(other, Tensor) and other._requires_grad:  # a zero with a graph, as PyTorch's product records
+            return other.masked_fill(make(np.ones(other._data.shape, bool)), 0.0)  # (exact: no 0 · inf)
         return self
 
-    __rmul__ = __truediv__ = __neg__ = __mul__
+    __rmul__ = __truediv__ = __mul__
+
+    def __neg__(self):
+        return self
+
+    def __repr__(self) -> str:
+        return "ZERO"
 
 
-ZERO = _Zero()
+ZERO = object.__new__(_Zero)
 
 
 # -- in-place ops ------------------------------------------------------------------------------------------------
@@ -536,6 +547,8 @@ def _run_inplace(op: tuple, args: tuple, kwargs: dict, tangents: dict, level):
     name, kind, nodes, function, out_of_place = op
     if _reads_itself(args, kwargs) and kind not in ("linear", "bilinear"):
         return _run_inplace_reading_itself(op, args, kwargs, tangents, level)
+    if id(args[0]) not in tangents and kind not in LINEAR and _floating(args[0]):  # PyTorch's in-place formula reads
+        tangents = {**tangents, id(args[0]): make(np.zeros_like(args[0]._data))}  # a plain self's tangent as zeros
     with QUIET:  # (the in-place op's own run below warns)
         if kind in ("linear", "bilinear"):
             new = _by_function(kind, out_of_place, args, kwargs, tangents)

@@ -77,11 +77,15 @@ CASES = {
     "div by a plain tensor with infs": lambda lib, d: d / lib.tensor([np.inf, -np.inf, 0.0], dtype=lib.float64),
     "plain tensor with infs divided by a dual": lambda lib, d: lib.tensor([np.inf, 0.0, -0.0], dtype=lib.float64) / d,
     "div by a number": lambda lib, d: lib.div(-d, 4.0),
+    # in place, a plain self's tangent is a tensor of zeros (PyTorch's `zeros`, not its zero tensor): 0 - (+0.) is +0.
+    "div_ of a plain zero by a dual": lambda lib, d: _written(lib.zeros(2, 3, dtype=lib.float64), lambda v: v.div_(d)),
     "div float32 by float64 dual": lambda lib, d: lib.tensor([[2.0], [-1.0]], dtype=lib.float32) / d,
     # maximum, minimum, clamp_min/clamp_max by a tensor, where: PyTorch's forward formulas take one operand's tangent
     # (other's at NaN, where the backward rules pass the gradient to both) and drop a plain operand's term exactly
     "minimum picking a plain zero": lambda lib, d: d.minimum(lib.zeros(2, 3, dtype=lib.float64)),
     "minimum float32 dual, float64 plain": lambda lib, d: d.float().minimum(lib.zeros(2, 1, 3, dtype=lib.float64)),
+    "minimum picking a plain zero, requires grad": lambda lib, d: _requiring(lib).minimum(lib.zeros(3).double()),
+    "div by a plain inf, requires grad": lambda lib, d: _requiring(lib) / lib.tensor([np.inf, -1.0, 0.0]).double(),
     "maximum picking a plain zero": lambda lib, d: lib.maximum(lib.zeros(3, dtype=lib.float64), -d),
     "maximum at nan": lambda lib, d: d.maximum(lib.tensor([np.nan, 0.0, np.inf], dtype=lib.float64)),
     "minimum at nan, plain self": lambda lib, d: lib.tensor([np.nan, -np.inf, 0.25], dtype=lib.float64).minimum(d),
