@@ -21,7 +21,7 @@ from ..autograd.graph import ACCUMULATE_GRAD_SEQUENCE_NR
 from . import xp
 from .inplace import check_inference, check_overlap, inplace_of, renew_view_nodes, run_inplace
 from .operands import as_operand, broadcast_error, float_data, float_operand, promoted, with_number
-from .recording import record, rule
+from .recording import exact_zeros, record, rule
 from .registry import Sample, declare
 
 # -- derivative rows ----------------------------------------------------------------------------------------
@@ -42,6 +42,9 @@ MulBackward0 = rule("MulBackward0", "self other", saves="self other",
                     other=lambda grad, self: grad * self)
 DivBackward0 = rule("DivBackward0", "self other", saves="self other",
                     elementwise=True, text="grad_self = grad / other, grad_other = -grad * self / other²",
+                    # PyTorch's forward formula, not the derived ẋ/y - ẏ·x/y²: its zeros' signs (d / d: -0. at -1)
+                    # and in place it reads self's new value, so `y.div_(y)`'s tangent is 0
+                    forward=exact_zeros(lambda self_t, other_t, result, other: (self_t - other_t * result) / other),
                     self=lambda grad, other: grad / other,
                     other=lambda grad, self, other: -grad * ((self / other) / other))  # PyTorch's grouping
 DivBackward2 = rule("DivBackward2", "self other", saves="self other rounding_mode",

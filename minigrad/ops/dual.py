@@ -42,6 +42,7 @@ NOT_IMPLEMENTED = ("Trying to use forward AD with {} that does not support it be
                    "feature-request.yml so that we can prioritize its implementation or submit a PR adding the "
                    "implementation to derivatives.yaml")
 
+LINEAR = ("linear", "bilinear")  # (their own rules give a plain operand zeros where PyTorch's do)
 REFUSED = "Trying to use forward AD with aten::{} that does not support it."  # (PyTorch's NotImplemented node)
 
 
@@ -481,16 +482,61 @@ def _reduction(node, cls, inputs: list, in_tangents: list, out: Tensor, as_tenso
 def _formula(node, cls, inputs: list, in_tangents: list, out: Tensor, as_tensors: bool):
     """An explicit forward formula: its `<input>_t` parameters are tangents (zeros where an input has none)."""
     formula, reads = cls._forward_formula
+    exact = getattr(formula, "exact_zeros", False)
     values = []
     for source, key in reads:
         if source == "tangent":
             tan, primal = in_tangents[key], inputs[key]
+            if tan is None and exact:
+                values.append(ZERO)
+                continue
             if tan is None:
                 tan = make(np.zeros_like(primal._data)) if isinstance(primal, Tensor) else make(np.zeros(()))
             values.append(tan if as_tensors else tan._data)
         else:
             values.append(_value(node, cls, (source, key), (inputs, out, as_tensors)))
-    return formula(*values)
+    tangent = formula(*values)
+    if tangent is ZERO:  # (only the absent tangents counted)
+        return np.zeros_like(out._data)
+    if exact and np.shape(tangent) != out._data.shape:  # (`self_t - 0` keeps self_t's shape; the zero broadcasts)
+        return np.broadcast_to(tangent, out._data.shape).copy()
+    return tangent
+
+
+class _Zero(Tensor):
+    """An absent tangent in a formula marked `exact_zeros` (ops/recording.py), as PyTorch's zero tensor computes:
+    a sum or difference is the other operand (negated for `0 - a`), a product or quotient is zero itself. A Tensor
+    subclass only so that Python asks its reflected operators first (`tangent - ZERO`); it holds no data."""
+
+    __slots__ = ()
+    __array_ufunc__ = None  # NumPy hands `array * ZERO` to the reflected operators below
+
+    def __add__(self, other):
+        return other
+
+    __radd__ = __add__
+
+    def __sub__(self, other):
+        return self if other is self else -other
+
+    def __rsub__(self, other):
+        return other
+
+    def __mul__(self, other):
+        if isinstance(other, Tensor) and other._requires_grad:  # a zero with a graph, as PyTorch's product records
+            return other.masked_fill(make(np.ones(other._data.shape, bool)), 0.0)  # (exact: no 0 · inf)
+        return self
+
+    __rmul__ = __truediv__ = __mul__
+
+    def __neg__(self):
+        return self
+
+    def __repr__(self) -> str:
+        return "ZERO"
+
+
+ZERO = object.__new__(_Zero)
 
 
 # -- in-place ops ------------------------------------------------------------------------------------------------
@@ -501,6 +547,8 @@ def _run_inplace(op: tuple, args: tuple, kwargs: dict, tangents: dict, level):
     name, kind, nodes, function, out_of_place = op
     if _reads_itself(args, kwargs) and kind not in ("linear", "bilinear"):
         return _run_inplace_reading_itself(op, args, kwargs, tangents, level)
+    if id(args[0]) not in tangents and kind not in LINEAR and _floating(args[0]):  # PyTorch's in-place formula reads
+        tangents = {**tangents, id(args[0]): make(np.zeros_like(args[0]._data))}  # a plain self's tangent as zeros
     with QUIET:  # (the in-place op's own run below warns)
         if kind in ("linear", "bilinear"):
             new = _by_function(kind, out_of_place, args, kwargs, tangents)

@@ -67,7 +67,7 @@ def unary(name: str, np_fn, node: str, *, saves: str, grad, text: str, domain: s
 
 def binary(name: str, np_fn, node: str, *, text: str, saves: str = "self other", grad=None,
            domains: tuple = ("real", "real"), aliases: tuple = (), integers: str = "to float", inplace: bool = True,
-           second_order: bool = True, **formulas):
+           second_order: bool = True, forward="derived", **formulas):
     """Declare `name(input, other)`, an elementwise op of two tensors: `np_fn` on their promoted, broadcast arrays,
     recorded as the node `node`; `Tensor.<name>_` in place unless not `inplace`. Integer and bool operands are
     computed in the default float (`integers="to float"`, atan2), kept (`"keep"`, maximum), or refused as PyTorch's
@@ -75,11 +75,12 @@ def binary(name: str, np_fn, node: str, *, text: str, saves: str = "self other",
     `grad(grad, ...)` returning both gradients, for a formula the two share (the one expression is computed once),
     or one formula per input, `self=...` and `other=...`. `other` must be a Tensor (PyTorch takes no number here);
     the error counts it as argument 2 of the function, 1 of the method `Tensor.<name>`, and names the alias it
-    came through. The test sweeps draw the two inputs from `domains`, with and without broadcasting.
+    came through. The test sweeps draw the two inputs from `domains`, with and without broadcasting. `forward`:
+    the forward rule, derived from the backward formulas unless PyTorch's formula differs (maximum's at NaN).
     Returns the op's function."""
     if grad is not None:
         formulas["self, other"] = grad
-    node_cls = rule(node, "self other", saves, text=text, forward="derived", **formulas)  # (elementwise: the
+    node_cls = rule(node, "self other", saves, text=text, forward=forward, **formulas)  # (elementwise: the
     # forward rule is the backward formulas on the tangents)
 
     def named(name: str):

@@ -402,6 +402,15 @@ def _sources(node: str, inp: str, fn, input_names: tuple, saved_names: tuple, fi
     return tuple(sources), used
 
 
+def exact_zeros(formula):
+    """Mark a forward formula that reads an absent tangent as PyTorch's zero tensor does (`_efficientzerotensor`):
+    `a - 0` is `a`, `0 - a` is `-a`, `0 * a` is 0 even where `a` is inf or NaN, so the term of an operand without a
+    tangent drops out exactly, signs of zeros included (`(self_t - other_t * result) / other` is `self_t / other`
+    for a plain `other`, 0 · inf no NaN). Other formulas get tensors of zeros (ops/dual.py)."""
+    formula.exact_zeros = True
+    return formula
+
+
 def _forward_rule(node: str, forward, elementwise: bool, input_names: tuple, saved_names: tuple) -> tuple:
     """(kind, compiled formula or None) of a rule's forward rule (forward-mode AD, ops/dual.py). For an elementwise
     rule it follows from the backward formulas and is not written; else `forward` is "linear" (the op applied to

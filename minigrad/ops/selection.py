@@ -16,7 +16,7 @@ from . import inplace, xp
 from .elementwise import binary
 from .inplace import inplace_of
 from .operands import as_operand, broadcast_error, kind_name, promoted, result_dtype
-from .recording import SavedArg, record, rule
+from .recording import SavedArg, exact_zeros, record, rule
 from .registry import Sample, declare
 
 
@@ -97,17 +97,21 @@ ClampMinBackward0 = rule("ClampMinBackward0", "self", saves="self min", text="gr
 ClampMaxBackward0 = rule("ClampMaxBackward0", "self", saves="self max", text="grad_self = grad where self <= max",
                          forward="derived",
                          self=lambda grad, self, max: xp.keep_where(xp.data(self) <= max, grad))
+# PyTorch's forward formulas pick one tangent (a NaN compares false: the bound's), where the backward rules' masks
+# sum both (0 at NaN, +0. for a -0. tangent)
 ClampMinBackward1 = rule("ClampMinBackward1", "self min", saves="self min",
-                         forward="derived", text="grad_self = grad where self >= min, grad_min = grad where self < min",
+                         forward=lambda self_t, min_t, self, min: xp.where(self >= min, self_t, min_t),
+                         text="grad_self = grad where self >= min, grad_min = grad where self < min",
                          self=lambda grad, self, min: xp.keep_where(xp.data(self) >= xp.data(min), grad),
                          min=lambda grad, self, min: xp.keep_where(xp.data(self) < xp.data(min), grad))
 ClampMaxBackward1 = rule("ClampMaxBackward1", "self max", saves="self max",
-                         forward="derived", text="grad_self = grad where self <= max, grad_max = grad where self > max",
+                         forward=lambda self_t, max_t, self, max: xp.where(self <= max, self_t, max_t),
+                         text="grad_self = grad where self <= max, grad_max = grad where self > max",
                          self=lambda grad, self, max: xp.keep_where(xp.data(self) <= xp.data(max), grad),
                          max=lambda grad, self, max: xp.keep_where(xp.data(self) > xp.data(max), grad))
 WhereBackward0 = rule("WhereBackward0", "self other", saves="condition", tensor_args="condition",
                       text="grad_self = where(condition, grad, 0), grad_other = where(condition, 0, grad)",
-                      forward="derived",
+                      forward=lambda self_t, other_t, condition: xp.where(condition, self_t, other_t),  # (one pick)
                       self=lambda grad, condition: xp.keep_where(condition, grad),
                       other=lambda grad, condition: xp.zero_where(condition, grad))
 MaskedFillBackward0 = rule("MaskedFillBackward0", "self", saves="mask", tensor_args="mask",
@@ -224,8 +228,13 @@ def clamp_max(self, max):
     return _clamp_one(self, max, pick_min, "max", ClampMaxBackward0, ClampMaxBackward1)
 
 
+# PyTorch's forward formula, not the derived one: at NaN it takes other's tangent (where the backward rule passes
+# the gradient to both), and an absent tangent's term drops out exactly (minimum(d, zeros) picking the zeros: 0 · ḋ,
+# so -0. where ḋ < 0)
 maximum = binary("maximum", pick_max, "MaximumBackward0", integers="keep", inplace=False,
                  domains=("distinct", "distinct"),
+                 forward=exact_zeros(lambda self_t, other_t, self, other:
+                                     other_t + xp.where(self == other, 0.5, self > other) * (self_t - other_t)),
                  text="grad_self = grad where self > other (ties: half), grad_other = grad where other > self",
                  self=lambda grad, self, other: _pick_grad(grad, xp.data(self), xp.data(other),
                                                            xp.data(self) < xp.data(other)),
@@ -233,6 +242,8 @@ maximum = binary("maximum", pick_max, "MaximumBackward0", integers="keep", inpla
                                                             xp.data(self) > xp.data(other)))
 minimum = binary("minimum", pick_min, "MinimumBackward0", integers="keep", inplace=False,
                  domains=("distinct", "distinct"),
+                 forward=exact_zeros(lambda self_t, other_t, self, other:
+                                     other_t + xp.where(self == other, 0.5, self < other) * (self_t - other_t)),
                  text="grad_self = grad where self < other (ties: half), grad_other = grad where other < self",
                  self=lambda grad, self, other: _pick_grad(grad, xp.data(self), xp.data(other),
                                                            xp.data(self) > xp.data(other)),

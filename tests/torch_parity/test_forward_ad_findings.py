@@ -70,6 +70,32 @@ CASES = {
     "mul_ a view of itself": _inplace(lambda lib, y: y.mul_(y[0])),
     "pow_ itself": _inplace(lambda lib, y: y.abs_().pow_(y)),
     "atan2_ itself": _inplace(lambda lib, y: y.atan2_(y)),
+    "div_ itself": _inplace(lambda lib, y: y.div_(y)),  # 0 (it read self's old value: ẏ·(1 - y_old))
+    # div's tangent is PyTorch's formula (self_t - other_t * result) / other, not the derived ẋ/y - ẏ·x/y²: the signs
+    # of zeros differ (d / d is -0. where d < 0); a plain operand's term drops out exactly (0 · inf is no nan)
+    "div itself": lambda lib, d: d / d,
+    "div by a plain tensor with infs": lambda lib, d: d / lib.tensor([np.inf, -np.inf, 0.0], dtype=lib.float64),
+    "plain tensor with infs divided by a dual": lambda lib, d: lib.tensor([np.inf, 0.0, -0.0], dtype=lib.float64) / d,
+    "div by a number": lambda lib, d: lib.div(-d, 4.0),
+    # in place, a plain self's tangent is a tensor of zeros (PyTorch's `zeros`, not its zero tensor): 0 - (+0.) is +0.
+    "div_ of a plain zero by a dual": lambda lib, d: _written(lib.zeros(2, 3, dtype=lib.float64), lambda v: v.div_(d)),
+    "div float32 by float64 dual": lambda lib, d: lib.tensor([[2.0], [-1.0]], dtype=lib.float32) / d,
+    # maximum, minimum, clamp_min/clamp_max by a tensor, where: PyTorch's forward formulas take one operand's tangent
+    # (other's at NaN, where the backward rules pass the gradient to both) and drop a plain operand's term exactly
+    "minimum picking a plain zero": lambda lib, d: d.minimum(lib.zeros(2, 3, dtype=lib.float64)),
+    "minimum float32 dual, float64 plain": lambda lib, d: d.float().minimum(lib.zeros(2, 1, 3, dtype=lib.float64)),
+    "minimum picking a plain zero, requires grad": lambda lib, d: _requiring(lib).minimum(lib.zeros(3).double()),
+    "div by a plain inf, requires grad": lambda lib, d: _requiring(lib) / lib.tensor([np.inf, -1.0, 0.0]).double(),
+    "maximum picking a plain zero": lambda lib, d: lib.maximum(lib.zeros(3, dtype=lib.float64), -d),
+    "maximum at nan": lambda lib, d: d.maximum(lib.tensor([np.nan, 0.0, np.inf], dtype=lib.float64)),
+    "minimum at nan, plain self": lambda lib, d: lib.tensor([np.nan, -np.inf, 0.25], dtype=lib.float64).minimum(d),
+    "max of two at a tie": lambda lib, d: lib.max(d, lib.tensor(X)),
+    "minimum of two duals at nan": lambda lib, d: (d / 0.0 * 0.0).minimum(d * -1),
+    "clamp_min by a tensor at nan": lambda lib, d: lib.clamp_min(d, lib.tensor([np.nan, 0.0, 1.0], dtype=lib.float64)),
+    "clamp_min of a nan by a dual": lambda lib, d: lib.tensor([np.nan, 0.0, 1.0], dtype=lib.float64).clamp_min(d[0]),
+    "clamp_max of a nan by a dual": lambda lib, d: lib.clamp_max(lib.tensor([1.0, np.nan, 1.0], dtype=lib.float64), d),
+    "clamp_max by a dual, plain self": lambda lib, d: lib.tensor(X * -1).clamp_max(d * 0.5),
+    "where of two duals, -0. tangent": lambda lib, d: lib.where(d > 0, d, d * -0.0),
     # a bilinear op given one tensor twice: one term per place (it took the tangent twice: ẋ·ẋ)
     "dot itself": lambda lib, d: d[0].dot(d[0]),
     "mm itself": lambda lib, d: d[:, :2].mm(d[:, :2]),
@@ -152,4 +178,5 @@ def test_forward_ad_finding_as_torch(warmed, name):
         if b is not None:
             assert a.dtype == b.dtype and a.shape == b.shape
             np.testing.assert_allclose(a, b, rtol=1e-9 if b.dtype == np.float64 else 1e-5, atol=1e-12)
+            np.testing.assert_array_equal(np.signbit(a[b == 0]), np.signbit(b[b == 0]))  # zeros' signs too
     assert ours[2] == theirs[2]

@@ -179,7 +179,8 @@ def test_forward_rule_texts_come_from_the_declarations(mg):
             assert text.startswith("result_t = ") and "grad" not in text.replace("grad_output", ""), (name, text)
         elif getattr(cls, "_forward_kind", None) is not None:
             assert text.startswith("result_t = "), (name, text)
-    assert node_forward_rule("DivBackward0")[1] == "result_t = self_t / other - other_t * self / other²"
+    assert node_forward_rule("MulBackward0")[1] == "result_t = self_t * other + other_t * self"
+    assert node_forward_rule("DivBackward0")[1] == "result_t = (self_t - other_t * result) / other"  # PyTorch's
     assert node_forward_rule("MmBackward0")[1] == "result_t = mm(self_t, mat2) + mm(self, mat2_t)"
     assert node_forward_rule("SoftmaxBackward0")[1] == "result_t = result * (self_t - sum_keep(self_t * result, dim))"
     assert node_forward_rule("torch::autograd::ExpBackward0")[1] == \
