@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import _dtypes
+from .. import _dtypes, _linspace
 from .._state import GRAD
 from .._tensor import Tensor, _wrap_dim, make
 from . import xp
@@ -171,12 +171,22 @@ def histogram(self: Tensor, bins=100, *, range=None, weight=None, density: bool 
         lo, hi = float(d.min()), float(d.max())
         if not (np.isfinite(lo) and np.isfinite(hi)):
             raise RuntimeError(f"minigrad.histogramdd: dimension 0's range [{lo:g}, {hi:g}] is not finite")
+    if not isinstance(bins, Tensor) and edges > 0:  # PyTorch's edges: its linspace kernel over the outer edges
+        edges = _linspace.kernel(*_outer_edges(d, range), edges + 1, d.dtype)
     hist, bin_edges = np.histogram(d.reshape(-1), bins=edges, range=range,
                                    weights=None if w is None else w.reshape(-1), density=density)
     outs = [hist.astype(d.dtype), np.asarray(bin_edges, d.dtype)]
     if self._requires_grad and GRAD.mode > 0:
         return HistogramResult(*record_multi(HistogramNotImplemented, outs, (self,)))
     return HistogramResult(*(make(o) for o in outs))
+
+
+def _outer_edges(d: np.ndarray, range) -> tuple[float, float]:
+    """The first and last bin edges: the range, or the data's min and max (0 and 1 when empty), an empty span
+    widened by 0.5 on each side (NumPy's rule, which PyTorch follows)."""
+    lo, hi = (float(range[0]), float(range[1])) if range is not None else (
+        (float(d.min()), float(d.max())) if d.size else (0.0, 1.0))
+    return (lo - 0.5, hi + 0.5) if lo == hi else (lo, hi)
 
 
 def _c_text(v: float) -> str:
