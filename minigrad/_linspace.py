@@ -45,22 +45,19 @@ def _odd(s: np.ndarray, err: np.ndarray) -> np.ndarray:
 
 
 def fma(a: np.ndarray, b: np.ndarray, c: np.ndarray, dtype: np.dtype) -> np.ndarray:
-    """a * b + c rounded once to `dtype` (float64 or float32 operands given as float64 arrays)."""
+    """a * b + c rounded once to `dtype` (float64 or float32 operands given as float64 arrays), where finite."""
     with np.errstate(all="ignore"):
         p, e = _two_prod(a, b)
         hi, lo = _two_sum(c, p)
         if dtype == np.float64:
-            fused = hi + _odd(*_two_sum(lo, e))
-        else:  # a float32 product is exact in double: one sum rounded to odd, then to float32
-            fused = _odd(hi, lo).astype(dtype)
-        plain = (a * b + c).astype(dtype)
-    return np.where(np.isfinite(fused), fused, plain)  # an inf or nan product: the plain formula's inf or nan
+            return hi + _odd(*_two_sum(lo, e))
+        return _odd(hi, lo).astype(dtype)  # a float32 product is exact in double: one sum rounded to odd
 
 
-def _check_fits(dtype: np.dtype, v: float) -> None:
-    """c10's overflow check when start or end becomes the dtype (so -1 does not go into uint8)."""
+def check_fits(dtype: np.dtype, v: float) -> None:
+    """c10's overflow check when start or end (a double) becomes the dtype (so -1 does not go into uint8)."""
     info = np.finfo(dtype) if dtype.kind == "f" else np.iinfo(dtype)
-    if v > float(info.max) or v < float(info.min):
+    if v > float(info.max) or v < float(info.min) or (dtype.kind != "f" and v != v):  # (nan: no integer)
         name = {"float16": "c10::Half", "float32": "float", "float64": "double", "int32": "int"}.get(
             dtype.name, dtype.name + "_t")
         raise RuntimeError(f"value cannot be converted to type {name} without overflow")
@@ -69,8 +66,8 @@ def _check_fits(dtype: np.dtype, v: float) -> None:
 def kernel(start: float, end: float, steps: int, dtype: np.dtype) -> np.ndarray:
     """linspace(start, end, steps) as PyTorch's CPU kernel computes it in `dtype` (steps >= 2)."""
     for v in (start, end):
-        if np.isfinite(v):
-            _check_fits(dtype, v)
+        if dtype.kind != "f" or np.isfinite(v):  # (a float dtype takes inf and nan)
+            check_fits(dtype, v)
     i = np.arange(steps, dtype=np.int64)
     half = i < steps // 2
     k = np.where(half, i, steps - 1 - i)  # how many steps from start, or back from end
@@ -82,11 +79,13 @@ def kernel(start: float, end: float, steps: int, dtype: np.dtype) -> np.ndarray:
             return np.where(half, s + step * kk, t - step * kk).astype(dtype)
     work = dtype if dtype.kind == "f" else np.dtype(np.float64)  # integers: a double step, a truncated result
     s, t = (work.type(np.trunc(v)) if dtype.kind != "f" else work.type(v) for v in (start, end))
-    with np.errstate(all="ignore"):
+    kk = k.astype(work)
+    with np.errstate(all="ignore"):  # (where the result is inf or nan: the plain formula's, a nan's sign as PyTorch's)
         step = (t - s) / work.type(steps - 1)
-    kk = k.astype(work).astype(np.float64)
+        plain = np.where(half, s + step * kk, t - step * kk)
     signed = np.where(half, float(step), -float(step))
-    res = fma(signed, kk, np.where(half, float(s), float(t)), work)
+    res = fma(signed, kk.astype(np.float64), np.where(half, float(s), float(t)), work)
+    res = np.where(np.isfinite(res), res, plain)
     if dtype.kind == "f":
         return res
     with np.errstate(all="ignore"):

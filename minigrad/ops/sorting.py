@@ -213,16 +213,6 @@ def _widened(dtype: np.dtype, lo: float, hi: float) -> tuple[float, float]:
     return lo - 1.0, hi + 1.0
 
 
-def _check_edge(dtype: np.dtype, v: float) -> None:
-    """linspace's conversion of an edge (a double) to the input's dtype: c10's overflow check (so -1 does not go
-    into uint8)."""
-    info = np.finfo(dtype) if dtype.kind == "f" else np.iinfo(dtype)
-    if v > float(info.max) or v < float(info.min):  # (Python floats: no NumPy cast of v to the dtype)
-        name = {"float16": "c10::Half", "float32": "float", "float64": "double", "int32": "int"}.get(
-            dtype.name, dtype.name + "_t")
-        raise RuntimeError(f"value cannot be converted to type {name} without overflow")
-
-
 def _histc_range(d: np.ndarray, bins: int, lo: float, hi: float) -> tuple[float, float]:
     """PyTorch's checks of histc, in its order: bins, the range (the data's extremes when min == max, widened
     when empty), then the edges' dtype."""
@@ -238,8 +228,8 @@ def _histc_range(d: np.ndarray, bins: int, lo: float, hi: float) -> tuple[float,
         raise RuntimeError("minigrad.histc: max must be larger than min")
     if d.dtype.kind == "b":
         raise NotImplementedError("\"linspace_cpu\" not implemented for 'Bool'")
-    _check_edge(d.dtype, lo)
-    _check_edge(d.dtype, hi)
+    _linspace.check_fits(d.dtype, lo)  # linspace's conversion of the edges (doubles) to the input's dtype
+    _linspace.check_fits(d.dtype, hi)
     return lo, hi
 
 

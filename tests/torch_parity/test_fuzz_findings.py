@@ -458,7 +458,8 @@ def test_linspace_is_pytorchs_kernel_bit_for_bit(torch, minigrad):
         return out.dtype, out.tobytes()
 
     bad = []
-    for draw in [(-3.0, 3.0, 11, "float32"), (-1.8, 1.9, 5, "float64")] + _linspace_draws(900):
+    unbounded = [(v, 1.0, 4, dtype) for v in (np.inf, -np.inf, np.nan) for dtype in ("float64", "float32", "int64")]
+    for draw in [(-3.0, 3.0, 11, "float32"), (-1.8, 1.9, 5, "float64")] + unbounded + _linspace_draws(900):
         if run(minigrad, *draw) != run(torch, *draw):
             bad.append(draw)
     assert not bad, f"{len(bad)} draws differ, e.g. {bad[:3]}"
