@@ -9,7 +9,7 @@ import warnings
 
 import numpy as np
 
-from . import _dtypes
+from . import _dtypes, _linspace
 from ._device import check as _check_device
 from ._hint import hint
 from ._layout import torch_layout
@@ -384,14 +384,13 @@ def linspace(start, end, steps: int, *, dtype=None, device=None, requires_grad=F
     if steps < 0:
         raise RuntimeError("number of steps must be non-negative")
     d = _dt(dtype)
-    if steps == 1:
-        arr = np.array([start], dtype=np.float64)
-    else:
-        # PyTorch fills the first half from `start` and the second half from `end`
-        step = (end - start) / (steps - 1)
-        i = _memory(lambda: np.arange(steps, dtype=np.float64), steps * 8)
-        half = steps // 2
-        arr = np.where(i < half, start + step * i, end - step * (steps - 1 - i))
+    if steps < 2:
+        arr = np.array([start] * steps, dtype=np.float64)
+    elif d.kind not in "fiu":
+        raise NotImplementedError(f"\"linspace_cpu\" not implemented for '{_dtypes.FROM_NP[d]._legacy[:-6]}'")
+    else:  # PyTorch's kernel, bit for bit: the first half from `start`, the second from `end`, fused multiply-adds
+        lo, hi = (v.item() if isinstance(v, Tensor) else v for v in (start, end))
+        arr = _memory(lambda: _linspace.kernel(lo, hi, steps, d), steps * 8)
     return _finish(arr.astype(d), requires_grad, device)
 
 

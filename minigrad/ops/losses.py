@@ -668,24 +668,62 @@ declare("kl_div", kl_div, namespace=_F, method=False,  # ('mean', which warns, i
 
 
 # -- smooth_l1_loss: squared near 0, absolute beyond beta ----------------------------------------------------------
-def _smooth_l1_grad(grad, self, target, reduction, beta):
+def _smooth_l1_backward(grad_output, self, target, reduction, beta):
+    """PyTorch's smooth_l1_loss_backward on arrays: the slope of the loss times grad_output, / N for a mean."""
     d = self - target  # PyTorch's order of cases: beyond -beta, beyond beta, else d / beta (so nan stays nan)
-    if beta > 0:
-        dd = xp.data(d)  # (where d is nan the slope is nan, but PyTorch's double backward passes nothing through it:
-        inner = d / beta if dd is d else xp.where(np.abs(dd) < beta, d / beta, dd / beta)  # its mask is |d| < beta)
-        slope = xp.where(dd < -beta, -1.0, xp.where(dd > beta, 1.0, inner))
-    else:
-        slope = xp.sign(d)
-    return scaled(slope * grad, None, reduction, numel(self))
+    slope = np.where(d < -beta, -1.0, np.where(d > beta, 1.0, d / beta)) if beta > 0 else np.sign(d)
+    return scaled(slope * grad_output, None, reduction, numel(self))
+
+
+def _smooth_l1_double_backward(g, self, target, reduction, beta):
+    """PyTorch's smooth_l1_loss_double_backward: g where |self - target| < beta, / beta, / N for a mean (the
+    slope's own slope; zeros for beta 0, where the slope is a step)."""
+    if beta == 0:
+        return np.zeros_like(xp.data(g))
+    inside = (np.abs(xp.data(self) - xp.data(target)) < beta).astype(xp.data(g).dtype)
+    out = g * inside / beta
+    return out / numel(self) if reduction == MEAN else out
+
+
+# PyTorch's fused backward op of smooth_l1_loss (as mse_loss's): a create_graph backward records
+# SmoothL1LossBackwardBackward0, whose own gradients are the double-backward formula above
+SmoothL1LossBackwardBackward0 = rule(
+    "SmoothL1LossBackwardBackward0", "grad_output self target", saves="grad_output self target reduction beta",
+    forward=lambda grad_output_t, self_t, target_t, grad_output, self, target, reduction, beta:
+    _smooth_l1_double_backward((self_t - target_t) * grad_output, self, target, reduction, beta)
+    + smooth_l1_loss_backward(grad_output_t, self, target, reduction, beta),
+    text="grad_grad_output = smooth_l1_loss_backward(grad), grad_self = grad * grad_output / beta where "
+         "|self - target| < beta, / N,  grad_target = -grad_self",
+    grad_output=lambda grad, grad_output, self, target, reduction, beta:
+    xp.sum_to(smooth_l1_loss_backward(grad, self, target, reduction, beta), tuple(grad_output.shape)),
+    self=lambda grad, grad_output, self, target, reduction, beta:
+    _smooth_l1_double_backward(grad * grad_output, self, target, reduction, beta),
+    target=lambda grad, grad_output, self, target, reduction, beta:
+    -_smooth_l1_double_backward(grad * grad_output, self, target, reduction, beta))
+
+
+def smooth_l1_loss_backward(grad_output, self, target, reduction, beta):
+    """smooth_l1_loss's backward op: on arrays the kernel, on Tensors the op that records
+    SmoothL1LossBackwardBackward0 (the result has self's dtype, as PyTorch's kernel writes it)."""
+    dtype = xp.data(self).dtype
+    if not (xp.is_t(grad_output) or xp.is_t(self) or xp.is_t(target)):
+        res = GRAD.quiet.run(_smooth_l1_backward, grad_output, self, target, reduction, beta)
+        return np.asarray(res).astype(dtype, copy=False)
+    ts = tuple(t if xp.is_t(t) else make(np.asarray(t)) for t in (grad_output, self, target))
+    res = GRAD.quiet.run(_smooth_l1_backward, *(t._data for t in ts), reduction, beta)
+    res = np.asarray(res).astype(dtype, copy=False)
+    if _tracked(*ts):
+        return record(SmoothL1LossBackwardBackward0, res, ts, reduction=reduction, beta=beta)
+    return make(res)
 
 
 SmoothL1LossBackward0 = rule("SmoothL1LossBackward0", "self target", saves="self target reduction beta",
                              text="grad_self = grad * ((self - target) / beta if |self - target| < beta else "
                                   "sign(self - target)) / N,  grad_target = -grad_self", forward="reduction",
                              self=lambda grad, self, target, reduction, beta:
-                             _smooth_l1_grad(grad, self, target, reduction, beta),
+                             smooth_l1_loss_backward(grad, self, target, reduction, beta),
                              target=lambda grad, self, target, reduction, beta:
-                             _smooth_l1_grad(grad, target, self, reduction, beta))  # as PyTorch: the roles swapped
+                             smooth_l1_loss_backward(grad, target, self, reduction, beta))  # the roles swapped
 
 
 def _smooth_l1(x: np.ndarray, y: np.ndarray, beta: float) -> np.ndarray:
@@ -699,6 +737,8 @@ def smooth_l1_loss(input: Tensor, target: Tensor, size_average=None, reduce=None
     red = _reduction(reduction, size_average, reduce)
     if beta < 0:
         raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
+    if beta == 0:  # PyTorch's functional calls l1_loss then: its graph, (input - target).abs() reduced
+        return l1_loss(input, target, size_average, reduce, reduction)
     return _smooth_l1_loss(*_pointwise_loss_args("smooth_l1_loss", input, target, None), red, beta)
 
 
@@ -714,8 +754,9 @@ def _smooth_l1_loss(input: Tensor, target: Tensor, red: int, beta: float) -> Ten
 # the one-node cores carry tangents under forward AD, also behind a broadcast target (then the ops run as composites)
 _mse = forward_aware(_mse, (MseLossBackward0,), "mse_loss")
 _smooth_l1_loss = forward_aware(_smooth_l1_loss, (SmoothL1LossBackward0,), "smooth_l1_loss")
+declare("smooth_l1_loss_backward", smooth_l1_loss_backward, method=False, public=False,
+        nodes=(SmoothL1LossBackwardBackward0,))
 declare("smooth_l1_loss", smooth_l1_loss, namespace=_F, method=False, nodes=(SmoothL1LossBackward0,),
-        samples=(Sample((((3, 4), "real"), ((3, 4), "real")), second_order=False),
-                 Sample((((3, 4), "real"), ((3, 4), "const")), kwargs={"reduction": "sum", "beta": 0.5},
-                        second_order=False),
-                 Sample((((3, 4), "real"), ((3, 4), "real")), kwargs={"reduction": "none"}, second_order=False)))
+        samples=(Sample((((3, 4), "real"), ((3, 4), "real"))),
+                 Sample((((3, 4), "real"), ((3, 4), "const")), kwargs={"reduction": "sum", "beta": 0.5}),
+                 Sample((((3, 4), "real"), ((3, 4), "real")), kwargs={"reduction": "none"})))

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import _dtypes
+from .. import _dtypes, _linspace
 from .._state import GRAD
 from .._tensor import Tensor, _wrap_dim, make
 from . import xp
@@ -171,12 +171,22 @@ def histogram(self: Tensor, bins=100, *, range=None, weight=None, density: bool 
         lo, hi = float(d.min()), float(d.max())
         if not (np.isfinite(lo) and np.isfinite(hi)):
             raise RuntimeError(f"minigrad.histogramdd: dimension 0's range [{lo:g}, {hi:g}] is not finite")
+    if not isinstance(bins, Tensor) and edges > 0:  # PyTorch's edges: its linspace kernel over the outer edges
+        edges = _linspace.kernel(*_outer_edges(d, range), edges + 1, d.dtype)
     hist, bin_edges = np.histogram(d.reshape(-1), bins=edges, range=range,
                                    weights=None if w is None else w.reshape(-1), density=density)
     outs = [hist.astype(d.dtype), np.asarray(bin_edges, d.dtype)]
     if self._requires_grad and GRAD.mode > 0:
         return HistogramResult(*record_multi(HistogramNotImplemented, outs, (self,)))
     return HistogramResult(*(make(o) for o in outs))
+
+
+def _outer_edges(d: np.ndarray, range) -> tuple[float, float]:
+    """The first and last bin edges: the range, or the data's min and max (0 and 1 when empty), an empty span
+    widened by 0.5 on each side (NumPy's rule, which PyTorch follows)."""
+    lo, hi = (float(range[0]), float(range[1])) if range is not None else (
+        (float(d.min()), float(d.max())) if d.size else (0.0, 1.0))
+    return (lo - 0.5, hi + 0.5) if lo == hi else (lo, hi)
 
 
 def _c_text(v: float) -> str:
@@ -203,16 +213,6 @@ def _widened(dtype: np.dtype, lo: float, hi: float) -> tuple[float, float]:
     return lo - 1.0, hi + 1.0
 
 
-def _check_edge(dtype: np.dtype, v: float) -> None:
-    """linspace's conversion of an edge (a double) to the input's dtype: c10's overflow check (so -1 does not go
-    into uint8)."""
-    info = np.finfo(dtype) if dtype.kind == "f" else np.iinfo(dtype)
-    if v > float(info.max) or v < float(info.min):  # (Python floats: no NumPy cast of v to the dtype)
-        name = {"float16": "c10::Half", "float32": "float", "float64": "double", "int32": "int"}.get(
-            dtype.name, dtype.name + "_t")
-        raise RuntimeError(f"value cannot be converted to type {name} without overflow")
-
-
 def _histc_range(d: np.ndarray, bins: int, lo: float, hi: float) -> tuple[float, float]:
     """PyTorch's checks of histc, in its order: bins, the range (the data's extremes when min == max, widened
     when empty), then the edges' dtype."""
@@ -228,8 +228,8 @@ def _histc_range(d: np.ndarray, bins: int, lo: float, hi: float) -> tuple[float,
         raise RuntimeError("minigrad.histc: max must be larger than min")
     if d.dtype.kind == "b":
         raise NotImplementedError("\"linspace_cpu\" not implemented for 'Bool'")
-    _check_edge(d.dtype, lo)
-    _check_edge(d.dtype, hi)
+    _linspace.check_fits(d.dtype, lo)  # linspace's conversion of the edges (doubles) to the input's dtype
+    _linspace.check_fits(d.dtype, hi)
     return lo, hi
 
 

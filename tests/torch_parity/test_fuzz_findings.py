@@ -165,12 +165,21 @@ def sort_and_topk_free_their_saved_indices(torch, Variable):
             print(str(e).split(" (")[0])
 
 
+def smooth_l1_loss_double_backward_node(torch, Variable):
+    """Seed 14 program 97: under create_graph the gradient is PyTorch's fused SmoothL1LossBackwardBackward0 (edges
+    to grad_output, self and target), where minigrad composed a DivBackward1 of ordinary nodes."""
+    x = torch.tensor(np.array([[0.0]]), requires_grad=True)
+    y = torch.nn.functional.smooth_l1_loss(x, torch.tensor(np.array([[0.0]])))
+    g = torch.autograd.grad(y, [x, y], create_graph=True)
+    print(g[0].grad_fn.name(), [None if n is None else n.name() for n, _ in g[0].grad_fn.next_functions], g)
+
+
 CASES = [avg_pool2d_gradient_under_create_graph_requires_grad, sort_and_topk_free_their_saved_indices,
          scatter_of_a_0d_tensor_is_a_copy,
          scatter_add_of_0d_tensors, scatter_in_place_from_its_own_memory, embedding_weight_must_be_2d,
          floor_divide_in_place_names_itself_in_backward, fold_of_inf_minus_inf_gives_no_numpy_warning,
          adaptive_avg_pool2d_double_backward_node, layer_norm_with_an_inf_weight_gives_no_numpy_warning,
-         avg_pool2d_of_inf_and_minus_inf_gives_no_numpy_warning]
+         avg_pool2d_of_inf_and_minus_inf_gives_no_numpy_warning, smooth_l1_loss_double_backward_node]
 
 
 @pytest.mark.parametrize("fn", [pytest.param(fn, id=fn.__name__) for fn in CASES])
@@ -360,3 +369,117 @@ def test_adaptive_avg_pool2d_forward_adds_as_pytorchs_kernel(torch, minigrad, dt
            for lib in (torch, minigrad)]
     for theirs, ours in zip(*out):
         np.testing.assert_array_equal(ours, theirs)
+
+
+
+def _graph_names(fn, depth: int = 6):
+    """A node's name and its next nodes', `depth` levels down: the shape of a second- or third-order graph."""
+    if fn is None:
+        return None
+    name = fn.name().replace("minigrad::", "torch::")
+    if depth == 0:
+        return name
+    return name, [_graph_names(n, depth - 1) for n, _ in fn.next_functions]
+
+
+def _smooth_l1_orders(lib, reduction: str, beta: float) -> tuple:
+    """The second-order graph of smooth_l1_loss (gradients of input, target, under create_graph) and the
+    third-order gradients of a loss built on them, with respect to input, target and the upstream gradient."""
+    rng = np.random.default_rng(7)
+    x0 = rng.uniform(-2, 2, (3, 4))
+    x0[0, :3] = [0.0, beta, -beta]  # on the kinks: |d| == beta is outside the quadratic part
+    x = lib.tensor(x0, requires_grad=True)
+    t = lib.tensor(rng.uniform(-0.5, 0.5, (3, 4)) * (x0 != 0), requires_grad=True)
+    y = lib.nn.functional.smooth_l1_loss(x, t, reduction=reduction, beta=beta)
+    up = lib.tensor(rng.uniform(0.5, 1.5, tuple(y.shape)), requires_grad=True)
+    gx, gt = lib.autograd.grad(y, [x, t], up, create_graph=True)
+    third = lib.autograd.grad((gx * gx).sum() + (gt * gt * gt).sum(), [x, t, up], allow_unused=True,
+                              materialize_grads=True, create_graph=True)
+    graphs = [_graph_names(g.grad_fn) for g in (gx, gt, *third)]
+    values = [g.detach().numpy(force=True).copy() for g in (gx, gt, *third)]  # (force: PyTorch's ZeroTensor)
+    return graphs, values
+
+
+@pytest.mark.parametrize("beta", [1.0, 0.5, 0.0])
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+def test_smooth_l1_loss_second_and_third_order_as_pytorch(torch, minigrad, reduction, beta):
+    """The graph a create_graph backward of smooth_l1_loss records (SmoothL1LossBackwardBackward0, or for beta 0
+    the l1_loss graph PyTorch's functional switches to), its values, and the third-order gradients through it,
+    with their graphs (the double backward's MulBackward0, DivBackward1 by beta and by N, NegBackward0)."""
+    theirs, ours = _smooth_l1_orders(torch, reduction, beta), _smooth_l1_orders(minigrad, reduction, beta)
+    assert ours[0] == theirs[0]
+    for a, b in zip(ours[1], theirs[1]):
+        np.testing.assert_allclose(a, b, rtol=1e-9, atol=1e-12)
+
+
+@pytest.mark.parametrize("reduction", ["mean", "none"])
+def test_smooth_l1_loss_gradient_tangent_as_pytorch(torch, minigrad, reduction):
+    """Forward over reverse: the tangent of a create_graph gradient comes from SmoothL1LossBackwardBackward0's
+    forward rule."""
+    x0 = np.array([[0.0, 0.3, -2.0], [1.5, 0.5, -0.2]])
+    out = []
+    for lib in (torch, minigrad):
+        fw = lib.autograd.forward_ad
+        with fw.dual_level():
+            x = fw.make_dual(lib.tensor(x0), lib.tensor(np.linspace(-1, 1, 6).reshape(2, 3)))
+            w = lib.tensor(x0 * 0.3 + 0.2, requires_grad=True)
+            y = lib.nn.functional.smooth_l1_loss(x * w, lib.tensor(np.full_like(x0, 0.1)), reduction=reduction,
+                                                 beta=0.7)
+            (g,) = lib.autograd.grad(y.sum(), w, create_graph=True)
+            out.append(fw.unpack_dual(g).tangent.detach().numpy())
+    np.testing.assert_allclose(out[1], out[0], rtol=1e-9, atol=1e-12)
+
+
+def _linspace_draws(n: int) -> list:
+    """(start, end, steps, dtype) draws over many magnitudes, with integer ends and the kernel's halfway point."""
+    rng = np.random.default_rng(28)
+    draws = []
+    for k in range(n):
+        dtype = ["float64", "float32", "float16", "int64", "int32", "uint8"][k % 6]
+        scale = 10.0 ** rng.integers(-6, 7) if dtype.startswith("float") else 10.0 ** rng.integers(0, 3)
+        start, end = rng.uniform(-1, 1, 2) * scale
+        if k % 7 == 0:
+            start, end = float(rng.integers(-50, 50)), float(rng.integers(-50, 50))
+        if dtype == "uint8":
+            start, end = abs(start), abs(end)
+        draws.append((float(start), float(end), int(rng.integers(2, 3000 if k % 5 == 0 else 200)), dtype))
+    return draws
+
+
+def test_linspace_is_pytorchs_kernel_bit_for_bit(torch, minigrad):
+    """PyTorch's CPU linspace fills each half from its own end with a fused multiply-add (one rounding): in
+    float64 the edges histogram counts against moved by an ulp (seed 14 program 251), and float32's middle value
+    of linspace(-3, 3, 11) is -1.19e-07. Every value is bit-equal to PyTorch's, in every dtype."""
+    def run(lib, start, end, steps, dtype):
+        try:
+            out = lib.linspace(start, end, steps, dtype=getattr(lib, dtype)).numpy()
+        except RuntimeError as e:  # an end beyond float16's or uint8's range: c10's overflow error
+            return str(e)
+        return out.dtype, out.tobytes()
+
+    bad = []
+    unbounded = [(v, 1.0, 4, dtype) for v in (np.inf, -np.inf, np.nan) for dtype in ("float64", "float32", "int64")]
+    for draw in [(-3.0, 3.0, 11, "float32"), (-1.8, 1.9, 5, "float64")] + unbounded + _linspace_draws(900):
+        if run(minigrad, *draw) != run(torch, *draw):
+            bad.append(draw)
+    assert not bad, f"{len(bad)} draws differ, e.g. {bad[:3]}"
+
+
+def test_histogram_edges_and_counts_are_pytorchs(torch, minigrad):
+    """histogram's edges are linspace's (PyTorch's kernel) and an element on an inner edge falls in the bin that
+    edge opens: seed 14 program 251 counted 18, 0 where PyTorch counts 17, 1."""
+    rng = np.random.default_rng(251)
+    cases = [(np.array([0.0] * 15 + [0.05, 1.9, 0.0, -1.8, 0.0]), 4, None)]
+    for k in range(400):
+        x = np.round(rng.uniform(-3, 3, int(rng.integers(0, 30))), int(rng.integers(0, 3)))
+        x = x.astype(["float64", "float32"][k % 2])
+        if k % 11 == 0:
+            x[:] = 1.5  # an empty span: widened by 0.5 each side
+        span = None if k % 3 else tuple(sorted(np.round(rng.uniform(-3, 3, 2), 1).tolist()))
+        cases.append((x, int(rng.integers(1, 12)), span))
+    bad = []
+    for x, bins, span in cases:
+        (h0, e0), (h1, e1) = (lib.histogram(lib.tensor(x), bins, range=span) for lib in (torch, minigrad))
+        if h1.numpy().tobytes() != h0.numpy().tobytes() or e1.numpy().tobytes() != e0.numpy().tobytes():
+            bad.append((x.dtype.name, x.tolist(), bins, span))
+    assert not bad, f"{len(bad)} cases differ, e.g. {bad[:2]}"

@@ -1025,7 +1025,7 @@ DRAWERS: dict[str, OpEntry] = {entry.name: entry for entry in _entries()}
 # The ops of the API contract (section 1), as the op registry will spell them: math (also methods),
 # creation, conversion, in-place, views and shape, comparisons and the Python operators that have no
 # other name (``//``, ``%``, ``+=`` ...), and nn.functional. Not drawn, with the README bullet that
-# says why: the random ones, ``empty``/``empty_like`` and ``linspace`` (exclusions.NOT_DRAWN); and
+# says why: the random ones and ``empty``/``empty_like`` (exclusions.NOT_DRAWN); and
 # attributes that compute nothing (``numpy``, ``size``, ``dim``, ``numel``, ``shape``, ``dtype``).
 # Beyond the contract, a few names minigrad has and PyTorch tutorials use (``l1_loss``, ``relu_``,
 # ``exp_``, ``sigmoid_``, ``tanh_``).

@@ -46,11 +46,6 @@ EXCLUSIONS = (
         "(their initial weights are random).",
     ),
     Exclusion(
-        "`linspace` in float32",
-        "can differ from PyTorch in the last bit",
-        "`linspace` is not drawn (programs build their tensors from NumPy literals).",
-    ),
-    Exclusion(
         "`empty`, `Tensor(3, 4)`",
         "return zeros rather than uninitialised memory",
         "`empty`, `empty_like` and the legacy uninitialised constructors are not drawn.",
@@ -171,6 +166,5 @@ NOT_DRAWN = {
     "uniform_": "Random numbers.", "normal_": "Random numbers.", "manual_seed": "Random numbers.",
     "Generator": "Random numbers.", "dropout": "Random numbers.", "random_": "Random numbers.",
     "einsum": "`einsum`", "cdist": "`cdist`",
-    "linspace": "`linspace` in float32",
     "empty": "`empty`, `Tensor(3, 4)`", "empty_like": "`empty`, `Tensor(3, 4)`",
 }
