@@ -257,7 +257,7 @@ def _zeros_index_add(grad, shape: tuple, dim: int, index: np.ndarray):
 
 
 IndexSelectBackward0 = rule(
-    "IndexSelectBackward0", "self", saves="dim index self_sym_sizes",
+    "IndexSelectBackward0", "self", saves="dim index self_sym_sizes", tensor_args="index",
     forward="linear", text="grad_self = zeros(self's shape) with each grad slice added at its index along dim",
     shown={"index": lambda node, v: make(v)},
     self=lambda grad, dim, index, self_sym_sizes: _zeros_index_add(grad, self_sym_sizes, dim, index))

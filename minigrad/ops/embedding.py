@@ -43,6 +43,7 @@ def _embedding_grad(grad, indices: np.ndarray, weight_sym_argsize_0: int, paddin
 
 EmbeddingBackward0 = rule(
     "EmbeddingBackward0", "weight", saves="indices padding_idx scale_grad_by_freq sparse weight_sym_argsize_0",
+    tensor_args="indices",
     text="grad_weight = zeros(num_embeddings, dim) with each grad row added at its index (padding_idx: 0)",
     forward="linear",
     shown={"indices": lambda node, v: make(v), "padding_idx": lambda node, v: v % (1 << 64)},

@@ -357,7 +357,9 @@ def gather(g, dim: int, index):
 
 def gather_array(x: np.ndarray, dim: int, index: np.ndarray) -> np.ndarray:
     """torch.gather on arrays. The index may be smaller than the input in the other dims: only that corner of the
-    input is read."""
+    input is read. A 0-d input and index are gathered as 1-element ones, as PyTorch's."""
+    if x.ndim == 0:
+        return gather_array(x.reshape(1), 0, np.reshape(index, 1)).reshape(np.shape(index))
     corner = tuple(slice(None) if i == dim else slice(0, n) for i, n in enumerate(index.shape))
     return np.take_along_axis(x[corner], index, axis=dim)
 

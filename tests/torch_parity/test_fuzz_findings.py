@@ -483,3 +483,54 @@ def test_histogram_edges_and_counts_are_pytorchs(torch, minigrad):
         if h1.numpy().tobytes() != h0.numpy().tobytes() or e1.numpy().tobytes() != e0.numpy().tobytes():
             bad.append((x.dtype.name, x.tolist(), bins, span))
     assert not bad, f"{len(bad)} cases differ, e.g. {bad[:2]}"
+
+
+def scatter_add_of_zero_dim_tensors(torch, Variable):
+    """scatter_add, scatter and gather of 0-d tensors, backward and create_graph: seed 511 program 137 leaked
+    NumPy's AxisError from the backward of scatter_add's src (a 0-d gather on arrays)."""
+    for scale in (1.0, 3.0):
+        x = torch.tensor(0.5, dtype=torch.float64, requires_grad=True)
+        v = x * scale
+        w = v.scatter_add(0, torch.tensor(0), v * v)
+        w.backward(torch.tensor(1.8, dtype=torch.float64))
+        print(w, x.grad, w.grad_fn.name())
+        x = torch.tensor(0.5, dtype=torch.float64, requires_grad=True)
+        w = torch.zeros((), dtype=torch.float64).scatter_add(0, torch.tensor(0), x * scale)
+        (g,) = torch.autograd.grad(w, x, create_graph=True)
+        print(g, g.requires_grad)
+        x = torch.tensor(0.5, dtype=torch.float64, requires_grad=True)
+        v = x * scale
+        (g,) = torch.autograd.grad(v.scatter_add(0, torch.tensor(0), v * v), x, create_graph=True)
+        g.backward()
+        print(g, x.grad, g.grad_fn.name())
+        x = torch.tensor(0.5, dtype=torch.float64, requires_grad=True)
+        (x * scale).gather(0, torch.tensor(0)).backward()
+        print(x.grad)
+
+
+def test_scatter_add_of_zero_dim_tensors(torch, minigrad):
+    problems = harness.differences(scatter_add_of_zero_dim_tensors, torch, minigrad)
+    assert problems is None, problems
+
+
+def index_select_and_embedding_free_their_index(torch, Variable):
+    """IndexSelectBackward0 and EmbeddingBackward0 save their index as a tensor, so a second backward without
+    retain_graph raises as for any freed saved tensor (seed 511 program 420: minigrad ran it again); with
+    retain_graph it runs, and `_saved_` names read the index until it is freed."""
+    for retain in (True, False):  # the second round ends at PyTorch's error
+        x = torch.zeros(1, 4, requires_grad=True)
+        loss = x.index_select(1, torch.tensor([1, 0, 0, 0, 0])).mean()
+        loss.backward(retain_graph=retain)
+        print(loss.grad_fn.next_functions[0][0]._saved_index)
+        loss.backward()
+        print(x.grad)
+        w = torch.zeros(5, 2, requires_grad=True)
+        loss = torch.nn.functional.embedding(torch.tensor([1, 2, 1]), w).sum()
+        loss.backward(retain_graph=retain)
+        loss.backward()
+        print(w.grad)
+
+
+def test_index_select_and_embedding_free_their_index(torch, minigrad):
+    problems = harness.differences(index_select_and_embedding_free_their_index, torch, minigrad)
+    assert problems is None, problems
