@@ -107,17 +107,23 @@ def _stop(proc: subprocess.Popen) -> None:
 
 @pytest.fixture
 def lab_server(tmp_path):
-    """Start JupyterLab over a folder: ``base, token = lab_server(root)``."""
+    """Start JupyterLab over a folder: ``base, token = lab_server(root)``.
+
+    ``as_make_lab=True`` starts it as `make lab` does (the course's settings folder on JUPYTER_CONFIG_PATH) with
+    none of the test's own news and update switches, so a test can see what a learner's first start shows."""
     require_browser_tools()
     procs: list[subprocess.Popen] = []
 
-    def start(root: Path) -> tuple[str, str]:
+    def start(root: Path, as_make_lab: bool = False) -> tuple[str, str]:
         home = tmp_path / f"lab{len(procs)}"
         settings = home / "settings" / "@jupyterlab" / "apputils-extension"
         settings.mkdir(parents=True)
-        (settings / "notification.jupyterlab-settings").write_text(
-            json.dumps({"fetchNews": "false", "checkForUpdates": False}), encoding="utf-8")
+        if not as_make_lab:
+            (settings / "notification.jupyterlab-settings").write_text(
+                json.dumps({"fetchNews": "false", "checkForUpdates": False}), encoding="utf-8")
         env = dict(os.environ)
+        if as_make_lab:
+            env["JUPYTER_CONFIG_PATH"] = str(REPO / "notebooks" / ".jupyter")
         env.update(JUPYTER_CONFIG_DIR=str(home / "config"), JUPYTER_RUNTIME_DIR=str(home / "runtime"),
                    JUPYTERLAB_SETTINGS_DIR=str(home / "settings"),
                    JUPYTERLAB_WORKSPACES_DIR=str(home / "workspaces"), IPYTHONDIR=str(home / "ipython"),
@@ -127,8 +133,9 @@ def lab_server(tmp_path):
         port = _free_port()
         cmd = [sys.executable, "-m", "jupyter", "lab", "--no-browser", "--ServerApp.ip=127.0.0.1",
                f"--ServerApp.port={port}", "--ServerApp.port_retries=0", f"--IdentityProvider.token={token}",
-               f"--ServerApp.root_dir={root}", "--LabApp.expose_app_in_browser=True", "--LabApp.news_url=None",
-               "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate"]
+               f"--ServerApp.root_dir={root}", "--LabApp.expose_app_in_browser=True"]
+        if not as_make_lab:
+            cmd += ["--LabApp.news_url=None", "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate"]
         if hasattr(os, "geteuid") and os.geteuid() == 0:
             cmd.append("--allow-root")
         with open(home / "lab.log", "wb") as log:  # the child keeps its own copy of the descriptor

@@ -7,33 +7,29 @@ and steps the player and checks the highlighted node and the edge labels. Then i
 the exported HTML file (file://) and does the same without any kernel. Screenshots go to
 test-artifacts/. Frame times are printed, never asserted.
 
-Needs /usr/bin/chromium (``make browser-deps``) and the playwright Python package. Without
-them the test is skipped with a "missing tool:" reason, which fails it under CI=true.
+The server and the browser come from conftest's ``lab_server`` and ``chromium`` fixtures (skipped with a
+"missing tool:" reason without them, which fails the test under CI=true).
 """
 
 from __future__ import annotations
 
+import importlib.util
 import json
-import os
-import secrets
-import signal
-import socket
-import subprocess
-import sys
 import time
-import urllib.request
 from pathlib import Path
 
-import pytest
 
-REPO = Path(__file__).resolve().parents[2]
+def _load(name: str):
+    """A sibling file as a module (the tests run in importlib mode: no package, no sys.path entry)."""
+    spec = importlib.util.spec_from_file_location(f"browser_{name}", Path(__file__).with_name(f"{name}.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+helpers = _load("conftest")
+REPO, lab_api, wait_for = helpers.REPO, helpers.lab_api, helpers.wait_for
 ARTIFACTS = REPO / "test-artifacts"
-CHROMIUM = os.environ.get("VIZ_CHROMIUM", "/usr/bin/chromium")
-CHROMIUM_ARGS = [
-    "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-    "--disable-sync", "--no-first-run", "--disable-quic",
-]
-SERVER_TIMEOUT = 40  # seconds for JupyterLab to answer
 KERNEL_TIMEOUT = 40
 UI_TIMEOUT = 30_000  # ms, for each wait in the page
 
@@ -89,47 +85,6 @@ def _forward_page(minigrad):
     return rec.player()
 
 
-def _require_tools():
-    try:
-        from playwright.sync_api import sync_playwright  # noqa: F401
-    except ImportError as exc:
-        pytest.skip(f"missing tool: the playwright Python package ({exc}); pip install -e .[test]")
-    if not Path(CHROMIUM).exists():
-        pytest.skip(f"missing tool: chromium not found at {CHROMIUM} (make browser-deps installs Debian's)")
-    try:
-        import jupyterlab  # noqa: F401
-    except ImportError as exc:
-        pytest.skip(f"missing tool: jupyterlab ({exc}); pip install -e .[test]")
-
-
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _api(base: str, token: str, path: str, body: dict | None = None, timeout: float = 5.0):
-    data = json.dumps(body).encode() if body is not None else None
-    request = urllib.request.Request(f"{base}{path}", data=data, method="POST" if body is not None else "GET",
-                                     headers={"Authorization": f"token {token}", "Content-Type": "application/json"})
-    with urllib.request.urlopen(request, timeout=timeout) as response:
-        return json.loads(response.read() or b"null")
-
-
-def _wait(what: str, timeout: float, check):
-    deadline = time.monotonic() + timeout
-    last = None
-    while time.monotonic() < deadline:
-        try:
-            value = check()
-            if value:
-                return value
-        except Exception as exc:  # not up yet
-            last = exc
-        time.sleep(0.25)
-    raise AssertionError(f"timed out after {timeout:.0f} s waiting for {what} (last error: {last!r})")
-
-
 def _notebook(path: Path) -> None:
     nb = {
         "cells": [{"cell_type": "code", "execution_count": None, "id": "player", "metadata": {}, "outputs": [],
@@ -138,43 +93,6 @@ def _notebook(path: Path) -> None:
         "nbformat": 4, "nbformat_minor": 5,
     }
     path.write_text(json.dumps(nb, indent=1), encoding="utf-8")
-
-
-def _start_lab(tmp: Path, port: int, token: str) -> subprocess.Popen:
-    root = tmp / "root"
-    root.mkdir()
-    _notebook(root / "player.ipynb")
-    settings = tmp / "settings" / "@jupyterlab" / "apputils-extension"
-    settings.mkdir(parents=True)
-    (settings / "notification.jupyterlab-settings").write_text(
-        json.dumps({"fetchNews": "false", "checkForUpdates": False}), encoding="utf-8")
-    env = dict(os.environ)
-    env.update(JUPYTER_CONFIG_DIR=str(tmp / "config"), JUPYTER_RUNTIME_DIR=str(tmp / "runtime"),
-               JUPYTERLAB_SETTINGS_DIR=str(tmp / "settings"), JUPYTERLAB_WORKSPACES_DIR=str(tmp / "workspaces"),
-               IPYTHONDIR=str(tmp / "ipython"), PYTHONPATH=os.pathsep.join(filter(None, [str(REPO),
-                                                                                        env.get("PYTHONPATH")])))
-    cmd = [sys.executable, "-m", "jupyter", "lab", "--no-browser", "--ServerApp.ip=127.0.0.1",
-           f"--ServerApp.port={port}", "--ServerApp.port_retries=0", f"--IdentityProvider.token={token}",
-           f"--ServerApp.root_dir={root}", "--LabApp.expose_app_in_browser=True", "--LabApp.news_url=None",
-           "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate"]
-    if hasattr(os, "geteuid") and os.geteuid() == 0:
-        cmd.append("--allow-root")
-    with open(tmp / "lab.log", "wb") as log:  # the child keeps its own copy of the descriptor
-        return subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=env, cwd=root, start_new_session=True)
-
-
-def _stop(proc: subprocess.Popen) -> None:
-    """Stop the server by its PID (its kernels are in its process group, which it leads)."""
-    if proc.poll() is None:
-        try:
-            os.killpg(proc.pid, signal.SIGTERM)
-        except ProcessLookupError:
-            pass
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait(timeout=10)
 
 
 def _check_steps(page, root_sel: str, label: str, shots: list[Path]) -> float:
@@ -222,88 +140,74 @@ def _check_steps(page, root_sel: str, label: str, shots: list[Path]) -> float:
     return root.evaluate(FRAME_TIME_JS)
 
 
-def test_player_in_jupyterlab_and_exported(tmp_path):
-    _require_tools()
-    from playwright.sync_api import sync_playwright
-
+def test_player_in_jupyterlab_and_exported(tmp_path, lab_server, chromium):
     import minigrad
     from viz.animate import animate
 
     started = time.monotonic()
-    token = secrets.token_hex(16)
-    port = _free_port()
-    base = f"http://127.0.0.1:{port}"
+    root = tmp_path / "root"
+    root.mkdir()
+    _notebook(root / "player.ipynb")
     shots: list[Path] = []
-    lab = _start_lab(tmp_path, port, token)
-    try:
-        _wait("JupyterLab to answer /api/status", SERVER_TIMEOUT, lambda: _api(base, token, "/api/status"))
-        _api(base, token, "/api/sessions", {"path": "player.ipynb", "type": "notebook", "name": "player.ipynb",
-                                            "kernel": {"name": "python3"}})
+    base, token = lab_server(root)
+    lab_api(base, token, "/api/sessions", {"path": "player.ipynb", "type": "notebook", "name": "player.ipynb",
+                                           "kernel": {"name": "python3"}})
 
-        def kernel_idle():
-            sessions = _api(base, token, "/api/sessions")
-            return sessions and all(s["kernel"]["execution_state"] == "idle" for s in sessions)
+    def kernel_idle():
+        sessions = lab_api(base, token, "/api/sessions")
+        return sessions and all(s["kernel"]["execution_state"] == "idle" for s in sessions)
 
-        with sync_playwright() as pw:
-            context = pw.chromium.launch_persistent_context(
-                str(tmp_path / "chromium-profile"), executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True,
-                viewport={"width": 1280, "height": 900})
-            try:
-                page = context.new_page()
-                errors: list[str] = []
-                page.on("pageerror", lambda exc: errors.append(str(exc)))
-                page.goto(f"{base}/lab/tree/player.ipynb?token={token}", timeout=UI_TIMEOUT)
-                # the server reports the kernel's state once a client is connected to it
-                _wait("/api/sessions to report an idle kernel", KERNEL_TIMEOUT, kernel_idle)
-                page.wait_for_function(
-                    "() => { const w = window.jupyterapp && window.jupyterapp.shell.currentWidget;"
-                    " const k = w && w.sessionContext && w.sessionContext.session"
-                    " && w.sessionContext.session.kernel; return k && k.status === 'idle'"
-                    " && w.content && w.content.widgets.length > 0; }", timeout=UI_TIMEOUT)
-                page.evaluate("() => window.jupyterapp.commands.execute('notebook:run-all-cells')")
-                page.wait_for_selector(".jp-OutputArea .mg-player g.node", timeout=UI_TIMEOUT)
-                lab_ms = _check_steps(page, ".jp-OutputArea .mg-player", "jupyterlab", shots)
-                assert not errors, errors
+    context = chromium()
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    page.goto(f"{base}/lab/tree/player.ipynb?token={token}", timeout=UI_TIMEOUT)
+    # the server reports the kernel's state once a client is connected to it
+    wait_for("/api/sessions to report an idle kernel", KERNEL_TIMEOUT, kernel_idle)
+    page.wait_for_function(
+        "() => { const w = window.jupyterapp && window.jupyterapp.shell.currentWidget;"
+        " const k = w && w.sessionContext && w.sessionContext.session"
+        " && w.sessionContext.session.kernel; return k && k.status === 'idle'"
+        " && w.content && w.content.widgets.length > 0; }", timeout=UI_TIMEOUT)
+    page.evaluate("() => window.jupyterapp.commands.execute('notebook:run-all-cells')")
+    page.wait_for_selector(".jp-OutputArea .mg-player g.node", timeout=UI_TIMEOUT)
+    lab_ms = _check_steps(page, ".jp-OutputArea .mg-player", "jupyterlab", shots)
+    assert not errors, errors
 
-                # the exported file: no kernel, no server, file://
-                a = minigrad.tensor([1.0, 2.0], requires_grad=True)
-                b = minigrad.tensor([3.0, 4.0], requires_grad=True)
-                c = a * b
-                player = animate((c * a).sum(), params={"a": a, "b": b})
-                ARTIFACTS.mkdir(exist_ok=True)
-                html = player.save_html(ARTIFACTS / "player_export.html")
-                offline = context.new_page()
-                requests: list[str] = []
-                offline.on("request", lambda r: requests.append(r.url))
-                offline.on("pageerror", lambda exc: errors.append(str(exc)))
-                offline.goto(html.resolve().as_uri(), timeout=UI_TIMEOUT)
-                offline.wait_for_selector(".mg-player g.node", timeout=UI_TIMEOUT)
-                export_ms = _check_steps(offline, ".mg-player", "export", shots)
-                assert not errors, errors
-                assert [u for u in requests if not u.startswith("file:")] == []
+    # the exported file: no kernel, no server, file://
+    a = minigrad.tensor([1.0, 2.0], requires_grad=True)
+    b = minigrad.tensor([3.0, 4.0], requires_grad=True)
+    c = a * b
+    player = animate((c * a).sum(), params={"a": a, "b": b})
+    ARTIFACTS.mkdir(exist_ok=True)
+    html = player.save_html(ARTIFACTS / "player_export.html")
+    offline = context.new_page()
+    requests: list[str] = []
+    offline.on("request", lambda r: requests.append(r.url))
+    offline.on("pageerror", lambda exc: errors.append(str(exc)))
+    offline.goto(html.resolve().as_uri(), timeout=UI_TIMEOUT)
+    offline.wait_for_selector(".mg-player g.node", timeout=UI_TIMEOUT)
+    export_ms = _check_steps(offline, ".mg-player", "export", shots)
+    assert not errors, errors
+    assert [u for u in requests if not u.startswith("file:")] == []
 
-                # the forward animation, exported: the graph grows step by step
-                forward = _forward_page(minigrad).save_html(ARTIFACTS / "player_forward.html")
-                grow = context.new_page()
-                grow.on("pageerror", lambda exc: errors.append(str(exc)))
-                grow.goto(forward.resolve().as_uri(), timeout=UI_TIMEOUT)
-                grow.wait_for_selector(".mg-player g.node", timeout=UI_TIMEOUT)
-                shown = []
-                for k in range(4):  # 0: before the block (w's node), 1-3: Mul, Add, Sum appear
-                    if k:
-                        grow.locator(".mg-player button.mg-next").click()
-                    shown.append(grow.locator(".mg-player").evaluate(VISIBLE_JS))
-                assert shown == sorted(shown) and shown[0] < shown[-1], shown
-                title = grow.locator(".mg-player .mg-title").text_content()
-                assert title == "loss = …  →  loss.grad_fn is SumBackward0", title
-                grow.locator(".mg-player").screenshot(path=str(ARTIFACTS / "player_forward.png"))
-                shots.append(ARTIFACTS / "player_forward.png")
-                assert not errors, errors
-            finally:
-                context.close()
-    finally:
-        _stop(lab)
-    assert lab.poll() is not None
+    # the forward animation, exported: the graph grows step by step
+    forward = _forward_page(minigrad).save_html(ARTIFACTS / "player_forward.html")
+    grow = context.new_page()
+    grow.on("pageerror", lambda exc: errors.append(str(exc)))
+    grow.goto(forward.resolve().as_uri(), timeout=UI_TIMEOUT)
+    grow.wait_for_selector(".mg-player g.node", timeout=UI_TIMEOUT)
+    shown = []
+    for k in range(4):  # 0: before the block (w's node), 1-3: Mul, Add, Sum appear
+        if k:
+            grow.locator(".mg-player button.mg-next").click()
+        shown.append(grow.locator(".mg-player").evaluate(VISIBLE_JS))
+    assert shown == sorted(shown) and shown[0] < shown[-1], shown
+    title = grow.locator(".mg-player .mg-title").text_content()
+    assert title == "loss = …  →  loss.grad_fn is SumBackward0", title
+    grow.locator(".mg-player").screenshot(path=str(ARTIFACTS / "player_forward.png"))
+    shots.append(ARTIFACTS / "player_forward.png")
+    assert not errors, errors
     print(f"\nframe time: {lab_ms:.3f} ms in JupyterLab, {export_ms:.3f} ms in the exported page "
           f"({len(player.frames)} steps, {player.scene.num_nodes} nodes)")
     print("screenshots: " + ", ".join(str(p.relative_to(REPO)) for p in shots))

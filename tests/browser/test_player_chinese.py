@@ -83,12 +83,21 @@ def _settle(page, root) -> None:
     page.wait_for_timeout(150)
 
 
-def _open(chromium, page_file: Path, size: tuple, full: bool, scheme: str = "light"):
-    """A saved player opened at ``size`` in ``scheme``, in its own full screen when ``full``, settled."""
+def _page(chromium, page_file: Path, size: tuple, scheme: str, errors: list[str] | None = None):
+    """A saved page opened at ``size`` in ``scheme`` (its script errors collected in ``errors``)."""
     context = chromium(viewport={"width": size[0], "height": size[1]}, device_scale_factor=1)
     page = context.new_page()
+    if errors is not None:
+        page.on("pageerror", lambda exc: errors.append(str(exc)))
     page.emulate_media(color_scheme=scheme)
     page.goto(page_file.resolve().as_uri(), timeout=UI_TIMEOUT)
+    return context, page
+
+
+def _open(chromium, page_file: Path, size: tuple, full: bool, scheme: str = "light",
+          errors: list[str] | None = None):
+    """A saved player opened at ``size`` in ``scheme``, in its own full screen when ``full``, settled."""
+    context, page = _page(chromium, page_file, size, scheme, errors)
     root = page.locator(".mg-player")
     _settle(page, root)
     if full:
@@ -146,18 +155,8 @@ def test_a_chinese_player_fits_its_words_light_and_dark_inline_and_projected(chr
     seen_titles = set()
     for scheme in ("light", "dark"):
         for size, full in (((1280, 800), False), ((1920, 1080), True)):
-            context = chromium(viewport={"width": size[0], "height": size[1]}, device_scale_factor=1)
-            page = context.new_page()
-            page.on("pageerror", lambda exc: errors.append(str(exc)))
-            page.emulate_media(color_scheme=scheme)
-            page.goto(page_file.resolve().as_uri(), timeout=UI_TIMEOUT)
-            root = page.locator(".mg-player")
-            _settle(page, root)
+            context, page, root = _open(chromium, page_file, size, full, scheme, errors)
             assert page.evaluate("() => document.documentElement.lang") == "zh-CN"
-            if full:
-                root.locator("button.mg-full").click()
-                page.wait_for_function("() => !!document.fullscreenElement", timeout=UI_TIMEOUT)
-                _settle(page, root)
             label = f"{scheme}_{'projector' if full else '1280'}"
             visited, verdicts = set(), 0
             for _ in range(3 * steps):  # step to the end; a question stops the player until it is answered
@@ -237,11 +236,7 @@ def test_forward_vs_reverse_in_chinese_fits_light_and_dark(chromium, mg, pgv):
     errors: list[str] = []
     for scheme in ("light", "dark"):
         for size, full in (((1280, 800), False), ((1920, 1080), True)):
-            context = chromium(viewport={"width": size[0], "height": size[1]}, device_scale_factor=1)
-            page = context.new_page()
-            page.on("pageerror", lambda exc: errors.append(str(exc)))
-            page.emulate_media(color_scheme=scheme)
-            page.goto(page_file.resolve().as_uri(), timeout=UI_TIMEOUT)
+            context, page = _page(chromium, page_file, size, scheme, errors)
             root = page.locator(".mgj")
             page.wait_for_function("r => r.querySelector('.mgj-count').textContent", arg=root.element_handle(),
                                    timeout=UI_TIMEOUT)
@@ -275,12 +270,7 @@ def test_forward_mode_player_in_chinese_fits(chromium, mg, pgv):
     finally:
         viz.set_language(None)
     for scheme in ("light", "dark"):
-        context = chromium(viewport={"width": 1280, "height": 800}, device_scale_factor=1)
-        page = context.new_page()
-        page.emulate_media(color_scheme=scheme)
-        page.goto(page_file.resolve().as_uri(), timeout=UI_TIMEOUT)
-        root = page.locator(".mg-player")
-        _settle(page, root)
+        context, page, root = _open(chromium, page_file, (1280, 800), False, scheme)
         assert root.get_attribute("aria-label") == "前向模式（切向量）播放器"
         assert page.locator("h1").inner_text() == "viz：前向模式，一步一步"
         assert "正在计算它的值和切向量" in root.locator(".mg-legend").inner_text()
