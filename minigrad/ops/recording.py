@@ -563,14 +563,26 @@ def _link_one(node, cls, inputs: tuple) -> tuple:
 
 def _link_two(node, cls, inputs: tuple) -> tuple:
     """`record`'s edges for `a op b`: either may be a number, or a tensor not requiring grad (no edge: None).
-    Bit i of the mask: input i needs a gradient. Returns as `_link_one`."""
+    Bit i of the mask: input i needs a gradient. Returns as `_link_one` (metadata only for `tensor op number`:
+    the tensor's, when the op is elementwise)."""
     a, b = inputs
-    ta = isinstance(a, Tensor)
     tb = isinstance(b, Tensor)
-    na = nb = prev = None
+    if not tb and a._requires_grad:  # `tensor op number` (x * 2.0, the commonest): mask 1, the tensor's edge alone
+        prev = a._grad_fn
+        node._next_nodes = (prev if prev is not None else accumulator(a), None)
+        node._next_nrs = (a._output_nr, 0) if a._output_nr else None
+        keep, keep_result = cls._keeps[1]
+        node._kept_inputs = None if keep is None else (a if keep[0] else None, b if keep[1] else None)
+        if keep is not None and keep[0] and (a._version_counter is not None or a._extras is not None):
+            node._kept_versions = _versions(node._kept_inputs)
+        if cls._elementwise and prev is not None and len(prev._input_metadata) == 1:
+            return prev._input_metadata, keep_result  # the tensor's shape and dtype
+        return None, keep_result
+    ta = isinstance(a, Tensor)
+    na = nb = None
     if ta and a._requires_grad:
-        prev = a._grad_fn  # (a property, read once: the node a formula's `tensor op number` takes metadata from)
-        na = prev if prev is not None else accumulator(a)
+        na = a._grad_fn
+        na = na if na is not None else accumulator(a)
     if tb and b._requires_grad:
         nb = b._grad_fn
         nb = nb if nb is not None else accumulator(b)
@@ -578,9 +590,6 @@ def _link_two(node, cls, inputs: tuple) -> tuple:
     node._next_nrs = None
     if (na is not None and a._output_nr) or (nb is not None and b._output_nr):
         node._next_nrs = (a._output_nr if na is not None else 0, b._output_nr if nb is not None else 0)
-    meta = None
-    if cls._elementwise and not tb and prev is not None and len(prev._input_metadata) == 1:
-        meta = prev._input_metadata  # `tensor op number`: the tensor's shape and dtype
     keep, keep_result = cls._keeps[(na is not None) | (nb is not None) << 1]
     if keep is None:
         node._kept_inputs = None
@@ -590,7 +599,7 @@ def _link_two(node, cls, inputs: tuple) -> tuple:
         if (keep_a and ta and (a._version_counter is not None or a._extras is not None)) or \
                 (keep_b and tb and (b._version_counter is not None or b._extras is not None)):
             node._kept_versions = _versions(node._kept_inputs)
-    return meta, keep_result
+    return None, keep_result
 
 
 def _link_many(node, cls, inputs: tuple) -> tuple:
