@@ -548,7 +548,7 @@ def _link_one(node, cls, inputs: tuple) -> tuple:
     its formula reads it (the `_keeps` table), with the input's version when not 0 (nearly always it is).
     Returns (the output's metadata when the op is elementwise, else None; keep the result?)."""
     a = inputs[0]
-    prev = a._grad_fn
+    prev = a._node if a._extras is None else a._grad_fn  # (the property rebuilds a stale view's node: no extras, none)
     node._next_nodes = (prev if prev is not None else accumulator(a),)
     node._next_nrs = (a._output_nr,) if a._output_nr else None
     meta = None
@@ -568,7 +568,7 @@ def _link_two(node, cls, inputs: tuple) -> tuple:
     a, b = inputs
     tb = isinstance(b, Tensor)
     if not tb and a._requires_grad:  # `tensor op number` (x * 2.0, the commonest): mask 1, the tensor's edge alone
-        prev = a._grad_fn
+        prev = a._node if a._extras is None else a._grad_fn  # (as in `_link_one`)
         node._next_nodes = (prev if prev is not None else accumulator(a), None)
         node._next_nrs = (a._output_nr, 0) if a._output_nr else None
         keep, keep_result = cls._keeps[1]
@@ -581,10 +581,10 @@ def _link_two(node, cls, inputs: tuple) -> tuple:
     ta = isinstance(a, Tensor)
     na = nb = None
     if ta and a._requires_grad:
-        na = a._grad_fn
+        na = a._node if a._extras is None else a._grad_fn  # (as in `_link_one`)
         na = na if na is not None else accumulator(a)
     if tb and b._requires_grad:
-        nb = b._grad_fn
+        nb = b._node if b._extras is None else b._grad_fn
         nb = nb if nb is not None else accumulator(b)
     node._next_nodes = (na, nb)
     node._next_nrs = None
