@@ -512,7 +512,6 @@ def record(cls, result, inputs: tuple, **args) -> Tensor:
     # 1. The output tensor (the same slots as `make` sets; tests/test_engine.py checks they agree).
     out = _new(Tensor)
     out._data = result = result if result.__class__ is _ndarray else np.asarray(result)
-    out._node = None
     out._requires_grad = True
     out._grad = out._version_counter = out._base = out._extras = None
     out._output_nr = 0
@@ -522,10 +521,11 @@ def record(cls, result, inputs: tuple, **args) -> Tensor:
     node._extras = node._metadata = None
     node._args = args or cls._defaults
     node._kept_versions = None
-    if len(inputs) == 1:
-        meta, keep_result = _link_one(node, cls, inputs)
-    elif len(inputs) == 2 and not cls._variadic:
+    n_inputs = len(inputs)
+    if n_inputs == 2 and not cls._variadic:
         meta, keep_result = _link_two(node, cls, inputs)
+    elif n_inputs == 1:
+        meta, keep_result = _link_one(node, cls, inputs)
     else:
         meta, keep_result = _link_many(node, cls, inputs)
     # 3. What the gradient of the output must look like (an elementwise op's is its input's), the saved result.
@@ -538,7 +538,7 @@ def record(cls, result, inputs: tuple, **args) -> Tensor:
         node._result_version = 0
     if anomaly_mode.ENABLED[0]:
         anomaly_mode.remember_forward(node)
-    out._node = node
+    out._node = node  # (set last: the output's slots are all set once it has its node)
     return out
 
 
