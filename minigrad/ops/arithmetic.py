@@ -231,14 +231,15 @@ def _common(self: Tensor, other, ufunc, node_cls) -> Tensor | None:
         if (self._requires_grad or other._requires_grad) and GRAD.mode > 0:
             return record(node_cls, res, (self, other))
         return make(res)
-    if d.dtype.kind != "f" or (cls is not builtins.float and cls is not builtins.int):
+    dtype = d.dtype
+    if (cls is not builtins.float and cls is not builtins.int) or dtype.kind != "f":
         return None
     if GRAD.formula and GRAD.mode > 0:
         return SCALAR_OVERLOADS[ufunc](self, other)
     if cls is builtins.int:
         return None
     other = float_operand(d, other)  # saved as such: backward's `grad * other` is faster with it too
-    res = GRAD.quiet.run(ufunc, d, other) if d.dtype is not _F16 else GRAD.quiet.run(with_number, ufunc, d, other)
+    res = GRAD.quiet.run(ufunc, d, other) if dtype is not _F16 else GRAD.quiet.run(with_number, ufunc, d, other)
     if self._requires_grad and GRAD.mode > 0:
         return record(node_cls, res, (self, other))
     return make(res)

@@ -205,16 +205,13 @@ def mm(self, mat2):
     if a.dtype is not b.dtype or a.dtype.kind == "b":
         _dtype_check(self, mat2, "mm")
     res = GRAD.quiet.run(_dot, a, b)  # np.dot or np.matmul, whichever is faster for the size (xp.dot2d)
-    if _needs(self, mat2):
-        return record(MmBackward0, res, (self, mat2), **_mm_args(a, b, self._requires_grad, mat2._requires_grad))
+    if (self._requires_grad or mat2._requires_grad) and GRAD.mode > 0:
+        # the sizes, and the strides of the inputs that need a gradient (PyTorch saves `()` for the others):
+        # NumPy's byte strides, shown in elements by `_saved_*_sym_strides` (MmBackward0)
+        return record(MmBackward0, res, (self, mat2), self_sym_sizes=a.shape,
+                      self_sym_strides=a.strides if self._requires_grad else (), mat2_sym_sizes=b.shape,
+                      mat2_sym_strides=b.strides if mat2._requires_grad else ())
     return make(res)
-
-
-def _mm_args(a: np.ndarray, b: np.ndarray, a_grad: bool, b_grad: bool) -> dict:
-    """MmBackward0's sizes, and the strides of the inputs that need a gradient (PyTorch saves `()` for the
-    others); NumPy's byte strides, shown in elements by `_saved_*_sym_strides` (MmBackward0)."""
-    return {"self_sym_sizes": a.shape, "self_sym_strides": a.strides if a_grad else (), "mat2_sym_sizes": b.shape,
-            "mat2_sym_strides": b.strides if b_grad else ()}
 
 
 def mv(self, vec):

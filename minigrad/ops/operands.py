@@ -145,14 +145,17 @@ def float_operand(d: np.ndarray, v: float):
     """A Python float `v` ready to combine with the floating array `d`: for float64, a cached 0-d array,
     which NumPy combines with an array faster than a Python float (the same float64 result). A cache keyed
     by value cannot tell 0.0 from -0.0 (equal keys), so -0.0 and NaN stay Python floats."""
-    if d.dtype is not _F64 or v != v or (v == 0.0 and math.copysign(1.0, v) < 0):
+    if d.dtype is not _F64:
         return v
     z = _SCALARS.get(v)
-    if z is None:
-        if len(_SCALARS) >= 256:
-            _SCALARS.clear()
-        z = _SCALARS[v] = np.array(v)
-        z.flags.writeable = False
+    if z is not None and (v or math.copysign(1.0, v) > 0):  # (-0.0 finds 0.0's array: it is equal)
+        return z
+    if v != v or (v == 0.0 and math.copysign(1.0, v) < 0):
+        return v
+    if len(_SCALARS) >= 256:
+        _SCALARS.clear()
+    z = _SCALARS[v] = np.array(v)
+    z.flags.writeable = False
     return z
 
 

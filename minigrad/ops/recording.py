@@ -162,12 +162,12 @@ class RuleNode(Node):
                 values.append([_unpack(v, ver, create_graph) for v, ver in zip(self._kept_inputs, versions)])
             else:
                 v = self._kept_inputs[key]
-                if v.__class__ is float or v.__class__ is int:  # a number: nothing to check (see `WrappedFloat`)
+                if v.__class__ is Tensor and v._version_counter is None and v._extras is None:
+                    values.append(v if create_graph else v._data)  # never written nor detached: nothing to check
+                elif v.__class__ is float or v.__class__ is int:  # a number: nothing to check (see `WrappedFloat`)
                     values.append(WRAPPED[v.__class__](v) if create_graph else v)
                 elif v.__class__ is _ndarray:
                     values.append(v)
-                elif v.__class__ is Tensor and v._version_counter is None and v._extras is None:
-                    values.append(v if create_graph else v._data)  # never written nor detached: nothing to check
                 else:
                     values.append(self._unpack_input(v, self._kept_versions[key] if self._kept_versions else 0,
                                                      create_graph))
@@ -512,7 +512,6 @@ def record(cls, result, inputs: tuple, **args) -> Tensor:
     # 1. The output tensor (the same slots as `make` sets; tests/test_engine.py checks they agree).
     out = _new(Tensor)
     out._data = result = result if result.__class__ is _ndarray else np.asarray(result)
-    out._node = None
     out._requires_grad = True
     out._grad = out._version_counter = out._base = out._extras = None
     out._output_nr = 0
@@ -522,10 +521,11 @@ def record(cls, result, inputs: tuple, **args) -> Tensor:
     node._extras = node._metadata = None
     node._args = args or cls._defaults
     node._kept_versions = None
-    if len(inputs) == 1:
-        meta, keep_result = _link_one(node, cls, inputs)
-    elif len(inputs) == 2 and not cls._variadic:
+    n_inputs = len(inputs)
+    if n_inputs == 2 and not cls._variadic:
         meta, keep_result = _link_two(node, cls, inputs)
+    elif n_inputs == 1:
+        meta, keep_result = _link_one(node, cls, inputs)
     else:
         meta, keep_result = _link_many(node, cls, inputs)
     # 3. What the gradient of the output must look like (an elementwise op's is its input's), the saved result.
@@ -538,7 +538,7 @@ def record(cls, result, inputs: tuple, **args) -> Tensor:
         node._result_version = 0
     if anomaly_mode.ENABLED[0]:
         anomaly_mode.remember_forward(node)
-    out._node = node
+    out._node = node  # (set last: the output's slots are all set once it has its node)
     return out
 
 
@@ -548,7 +548,7 @@ def _link_one(node, cls, inputs: tuple) -> tuple:
     its formula reads it (the `_keeps` table), with the input's version when not 0 (nearly always it is).
     Returns (the output's metadata when the op is elementwise, else None; keep the result?)."""
     a = inputs[0]
-    prev = a._grad_fn
+    prev = a._node if a._extras is None else a._grad_fn  # (the property rebuilds a stale view's node: no extras, none)
     node._next_nodes = (prev if prev is not None else accumulator(a),)
     node._next_nrs = (a._output_nr,) if a._output_nr else None
     meta = None
@@ -563,24 +563,33 @@ def _link_one(node, cls, inputs: tuple) -> tuple:
 
 def _link_two(node, cls, inputs: tuple) -> tuple:
     """`record`'s edges for `a op b`: either may be a number, or a tensor not requiring grad (no edge: None).
-    Bit i of the mask: input i needs a gradient. Returns as `_link_one`."""
+    Bit i of the mask: input i needs a gradient. Returns as `_link_one` (metadata only for `tensor op number`:
+    the tensor's, when the op is elementwise)."""
     a, b = inputs
-    ta = isinstance(a, Tensor)
     tb = isinstance(b, Tensor)
-    na = nb = prev = None
+    if not tb and a._requires_grad:  # `tensor op number` (x * 2.0, the commonest): mask 1, the tensor's edge alone
+        prev = a._node if a._extras is None else a._grad_fn  # (as in `_link_one`)
+        node._next_nodes = (prev if prev is not None else accumulator(a), None)
+        node._next_nrs = (a._output_nr, 0) if a._output_nr else None
+        keep, keep_result = cls._keeps[1]
+        node._kept_inputs = None if keep is None else (a if keep[0] else None, b if keep[1] else None)
+        if keep is not None and keep[0] and (a._version_counter is not None or a._extras is not None):
+            node._kept_versions = _versions(node._kept_inputs)
+        if cls._elementwise and prev is not None and len(prev._input_metadata) == 1:
+            return prev._input_metadata, keep_result  # the tensor's shape and dtype
+        return None, keep_result
+    ta = isinstance(a, Tensor)
+    na = nb = None
     if ta and a._requires_grad:
-        prev = a._grad_fn  # (a property, read once: the node a formula's `tensor op number` takes metadata from)
-        na = prev if prev is not None else accumulator(a)
+        na = a._node if a._extras is None else a._grad_fn  # (as in `_link_one`)
+        na = na if na is not None else accumulator(a)
     if tb and b._requires_grad:
-        nb = b._grad_fn
+        nb = b._node if b._extras is None else b._grad_fn
         nb = nb if nb is not None else accumulator(b)
     node._next_nodes = (na, nb)
     node._next_nrs = None
     if (na is not None and a._output_nr) or (nb is not None and b._output_nr):
         node._next_nrs = (a._output_nr if na is not None else 0, b._output_nr if nb is not None else 0)
-    meta = None
-    if cls._elementwise and not tb and prev is not None and len(prev._input_metadata) == 1:
-        meta = prev._input_metadata  # `tensor op number`: the tensor's shape and dtype
     keep, keep_result = cls._keeps[(na is not None) | (nb is not None) << 1]
     if keep is None:
         node._kept_inputs = None
@@ -590,7 +599,7 @@ def _link_two(node, cls, inputs: tuple) -> tuple:
         if (keep_a and ta and (a._version_counter is not None or a._extras is not None)) or \
                 (keep_b and tb and (b._version_counter is not None or b._extras is not None)):
             node._kept_versions = _versions(node._kept_inputs)
-    return meta, keep_result
+    return None, keep_result
 
 
 def _link_many(node, cls, inputs: tuple) -> tuple:
