@@ -33,6 +33,9 @@ from .graph import AccumulateGrad, OwnedGrad, accumulator, check_usable
 class GraphTask:
     """The state of one backward pass: dependency counts, gradient buffers, the ready queue."""
 
+    __slots__ = ("keep_graph", "create_graph", "buffers", "dependencies", "ready", "needed", "wanted", "captures",
+                 "captured", "roots")
+
     def __init__(self, roots: list, grads: list, keep_graph: bool, create_graph: bool):
         self.keep_graph = keep_graph
         self.create_graph = create_graph
@@ -84,7 +87,7 @@ class GraphTask:
                         outputs = [None] * len(node._next_nodes)
                 else:  # hooks (a leaf's live on the leaf), retain_grad, anomaly mode
                     outputs = self.call_watched(node, grads)
-                owns = plain and node._new_arrays and not create_graph and not captures  # (no hook saw them)
+                owns = plain and node._new_arrays and not create_graph  # no hook has seen its results
                 if not keep_graph:
                     node._release()
                 nrs = node._next_nrs
@@ -100,7 +103,7 @@ class GraphTask:
                         if array.__class__ is not ndarray or array.shape != shape or array.dtype != dtype:
                             g = fit(node, i, g, shape, dtype, create_graph)
                         buffer = buffers.get(nxt)
-                        if nxt.__class__ is AccumulateGrad:  # .grad may take a gradient this backward owns
+                        if nxt.__class__ is AccumulateGrad and not captures:  # backward: .grad may take one it owns
                             buffers[nxt] = leaf_buffer(buffer, g, owns and owned_gradient(g, i, grads, outputs))
                         else:
                             if buffer is None:
