@@ -33,6 +33,9 @@ from .graph import AccumulateGrad, OwnedGrad, accumulator, check_usable
 class GraphTask:
     """The state of one backward pass: dependency counts, gradient buffers, the ready queue."""
 
+    __slots__ = ("keep_graph", "create_graph", "buffers", "dependencies", "ready", "needed", "wanted", "captures",
+                 "captured", "roots")
+
     def __init__(self, roots: list, grads: list, keep_graph: bool, create_graph: bool):
         self.keep_graph = keep_graph
         self.create_graph = create_graph
@@ -54,64 +57,64 @@ class GraphTask:
                 self.roots.append(node)
             buffer[t._output_nr] = g if buffer[t._output_nr] is None else buffer[t._output_nr] + g
 
+    @np.errstate(all="ignore")  # sqrt'(0) is inf, as in PyTorch: no NumPy warnings while backward runs
     def run(self) -> None:
         """Steps 2 and 3, after `count_dependencies` (or `select`, when only some inputs are asked for)."""
-        deps, buffers, ready, needed, wanted = self.dependencies, self.buffers, self.ready, self.needed, self.wanted
-        create_graph, keep_graph, watch_all = self.create_graph, self.keep_graph, anomaly_mode.ENABLED[0]
+        deps, buffers, ready, captures = self.dependencies, self.buffers, self.ready, self.captures
+        needed, wanted, create_graph, keep_graph = self.needed, self.wanted, self.create_graph, self.keep_graph
+        watch_all, prev_running = anomaly_mode.ENABLED[0], anomaly_mode.RUNNING[0]  # (an outer backward's, in a hook)
         for node in self.roots:
             if node not in deps:
                 heappush(ready, (-node._sequence_number, node))
         prev_mode, GRAD.mode = GRAD.mode, 1 if create_graph else 0
         prev_wanted, GRAD.wanted = GRAD.wanted, wanted
-        prev_running = anomaly_mode.RUNNING[0]  # a backward inside a hook must not lose the outer one's
         try:
-            with np.errstate(all="ignore"):  # sqrt'(0) is inf, as in PyTorch: no NumPy warnings
-                while ready:
-                    node = heappop(ready)[1]
-                    grads = buffers.pop(node, None)
-                    arrived = grads is not None  # else only "undefined" gradients came (norm(p=0) gives one)
-                    if not arrived:
-                        grads = [None] * len(node._input_metadata)
-                    if needed is not None and not self.capture(node, grads):
-                        continue  # autograd.grad, inputs=: nothing this node leads to is asked for
-                    plain = node._extras is None and not watch_all and (
-                        type(node) is not AccumulateGrad or node.variable._extras.hooks is None)
-                    if plain:
-                        if arrived:
-                            outputs = node._apply(grads, create_graph)
+            while ready:
+                node = heappop(ready)[1]
+                grads = buffers.pop(node, None)
+                arrived = grads is not None  # else only "undefined" gradients came (norm(p=0) gives one)
+                if not arrived:
+                    grads = [None] * len(node._input_metadata)
+                if needed is not None and (node in captures or node not in needed) and not self.capture(node, grads):
+                    continue  # autograd.grad, inputs=: an input's node whose gradient is taken, or not on the way
+                plain = node._extras is None and not watch_all and (
+                    type(node) is not AccumulateGrad or node.variable._extras.hooks is None)
+                if plain:
+                    if arrived:
+                        outputs = node._apply(grads, create_graph)
+                    else:
+                        node._check_saved()
+                        outputs = [None] * len(node._next_nodes)
+                else:  # hooks (a leaf's live on the leaf), retain_grad, anomaly mode
+                    outputs = self.call_watched(node, grads)
+                owns = plain and node._new_arrays and not create_graph  # no hook has seen its results
+                if not keep_graph:
+                    node._release()
+                nrs = node._next_nrs
+                for i, nxt in enumerate(node._next_nodes):  # hand each gradient on
+                    if nxt is None or (wanted is not None and nxt not in wanted):
+                        continue
+                    g = outputs[i]
+                    if g is not None:
+                        slot = nrs[i] if nrs else 0
+                        metadata = nxt._input_metadata
+                        shape, dtype = metadata[slot]
+                        array = g._data if create_graph and g.__class__ is Tensor else g
+                        if array.__class__ is not ndarray or array.shape != shape or array.dtype != dtype:
+                            g = fit(node, i, g, shape, dtype, create_graph)
+                        buffer = buffers.get(nxt)
+                        if nxt.__class__ is AccumulateGrad and not captures:  # backward: .grad may take one it owns
+                            buffers[nxt] = leaf_buffer(buffer, g, owns and owned_gradient(g, i, grads, outputs))
                         else:
-                            node._check_saved()
-                            outputs = [None] * len(node._next_nodes)
-                    else:  # hooks (a leaf's live on the leaf), retain_grad, anomaly mode
-                        outputs = self.call_watched(node, grads)
-                    owns = plain and node._new_arrays and not create_graph  # no hook has seen its results
-                    if not keep_graph:
-                        node._release()
-                    nrs = node._next_nrs
-                    for i, nxt in enumerate(node._next_nodes):  # hand each gradient on
-                        if nxt is None or (wanted is not None and nxt not in wanted):
-                            continue
-                        g = outputs[i]
-                        if g is not None:
-                            slot = nrs[i] if nrs else 0
-                            metadata = nxt._input_metadata
-                            shape, dtype = metadata[slot]
-                            array = g._data if create_graph and g.__class__ is Tensor else g
-                            if array.__class__ is not ndarray or array.shape != shape or array.dtype != dtype:
-                                g = fit(node, i, g, shape, dtype, create_graph)
-                            buffer = buffers.get(nxt)
-                            if nxt.__class__ is AccumulateGrad:  # .grad may take a gradient this backward owns
-                                buffers[nxt] = leaf_buffer(buffer, g, owns and owned_gradient(g, i, grads, outputs))
-                            else:
-                                if buffer is None:
-                                    buffer = buffers[nxt] = [None] * len(metadata)
-                                buffer[slot] = g if buffer[slot] is None else buffer[slot] + g
-                        left = deps[nxt] - 1
-                        if left:
-                            deps[nxt] = left
-                        else:  # every gradient for `nxt` has arrived
-                            del deps[nxt]
-                            heappush(ready, (-nxt._sequence_number, nxt))
+                            if buffer is None:
+                                buffer = buffers[nxt] = [None] * len(metadata)
+                            buffer[slot] = g if buffer[slot] is None else buffer[slot] + g
+                    left = deps[nxt] - 1
+                    if left:
+                        deps[nxt] = left
+                    else:  # every gradient for `nxt` has arrived
+                        del deps[nxt]
+                        heappush(ready, (-nxt._sequence_number, nxt))
         finally:
             GRAD.mode, GRAD.wanted, anomaly_mode.RUNNING[0] = prev_mode, prev_wanted, prev_running
 
@@ -151,8 +154,8 @@ class GraphTask:
         inputs' own nodes, and nothing beyond."""
         targets = set()
         for k, t in enumerate(inputs):
-            check_usable(t)
-            if accumulate:
+            if accumulate:  # (autograd.grad has checked its inputs)
+                check_usable(t)
                 t.retain_grad()  # as PyTorch, reachable or not (a no-op on a leaf; raises if t needs no grad)
             node, slot = (t._grad_fn, t._output_nr) if t._grad_fn is not None else (_existing_accumulator(t), 0)
             if node is None:
@@ -195,7 +198,7 @@ class GraphTask:
     def capture(self, node, grads: list) -> bool:
         """Take the gradients autograd.grad asked for; return whether the node itself must run."""
         needed = node in self.needed
-        if not needed:  # PyTorch runs the tensor hooks here, so a leaf's hooks shape what is captured
+        if not needed and watched(node):  # PyTorch runs the tensor hooks here: a leaf's shape what is captured
             grads = run_tensor_hooks(node, grads, self.create_graph)
         for slot, k in self.captures.get(node, ()):
             self.captured[k] = grads[slot]
@@ -247,6 +250,12 @@ def _existing_accumulator(leaf):
 
 
 # -- hooks around a node --------------------------------------------------------------------------------
+def watched(node) -> bool:
+    """Whether something watches the node: hooks, retain_grad (kept in its `_extras`), or, on an AccumulateGrad,
+    hooks on its leaf."""
+    return node._extras is not None or (node.__class__ is AccumulateGrad and node.variable._extras.hooks is not None)
+
+
 def run_tensor_hooks(node, grads: list, create_graph: bool) -> list:
     """Hooks registered on the node's output tensors (`t.register_hook`; a leaf's on its AccumulateGrad),
     then retain_grad, which sees what every hook returned."""

@@ -47,7 +47,7 @@ def _make_grads(outputs: tuple, grads: tuple, create_graph: bool) -> list:
 def _check_outputs(outputs: tuple) -> None:
     for i, t in enumerate(outputs):
         engine.check_usable(t)
-        if not t._requires_grad or (t._grad_fn is None and t._base is not None and not t._extras.own_requires_grad):
+        if not t._requires_grad or (t._base is not None and t._grad_fn is None and not t._extras.own_requires_grad):
             raise RuntimeError(f"element {i} of tensors does not require grad and does not have a grad_fn")
 
 

@@ -447,7 +447,8 @@ def squeeze(self, dim=None):
 
 
 def expand(self, *sizes, **named):
-    sizes = named_varargs(sizes, named, "size", "expand")
+    if named:
+        sizes = named_varargs(sizes, named, "size", "expand")
     sizes = _shape_arg(sizes)
     shape = self._data.shape
     if len(sizes) < len(shape):
@@ -458,7 +459,7 @@ def expand(self, *sizes, **named):
     lead = len(sizes) - len(shape)
     target = sizes if sizes[lead:] == shape and (not sizes or builtins.min(sizes) >= 0) else _expand_target(
         sizes, shape, lead)  # new leading dims only (the common case): nothing to check
-    if builtins.all(n == 1 for n in target[:lead]) and target[lead:] == shape:
+    if target[:lead].count(1) == lead and target[lead:] == shape:
         res = self._data.reshape(target)  # only size-1 dims added: a plain view, which can be written to
     else:
         res = broadcast_view(self._data, target)  # read-only: several elements share one memory location

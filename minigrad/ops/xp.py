@@ -29,8 +29,9 @@ def either(kernel, op):
     def call(a, b, *args):
         if a.__class__ is np.ndarray and b.__class__ is np.ndarray:
             return kernel(a, b, *args)
-        if is_t(a) or is_t(b):
-            return op(a if is_t(a) else make(np.asarray(a)), b if is_t(b) else make(np.asarray(b)), *args)
+        ta, tb = isinstance(a, Tensor), isinstance(b, Tensor)
+        if ta or tb:
+            return op(a if ta else make(np.asarray(a)), b if tb else make(np.asarray(b)), *args)
         return kernel(a, b, *args)  # NumPy scalars
 
     call.__name__ = getattr(op, "__name__", "either")
