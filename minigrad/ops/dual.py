@@ -390,7 +390,17 @@ def _node_tangent(name: str, shadow: Tensor, out: Tensor, edges: dict, originals
                 new = _reduction(node, cls, inputs, in_tangents, out, as_tensors)
             else:
                 new = _formula(node, cls, inputs, in_tangents, out, as_tensors)
-    return _in_dtype(new, out, in_tangents)
+    return _fresh(_in_dtype(new, out, in_tangents), in_tangents)
+
+
+def _fresh(tangent, in_tangents: list):
+    """`tangent`, copied if a formula handed back (a view of) an input's tangent (sort of a 0-d tensor: `self_t`):
+    PyTorch's formulas make a new tensor, so an in-place write into the input later leaves this tangent as it is."""
+    if isinstance(tangent, Tensor):
+        for t in in_tangents:
+            if t is not None and np.may_share_memory(t._data, tangent._data):
+                return tangent.clone()
+    return tangent
 
 
 def _in_dtype(tangent, out: Tensor, in_tangents: list):

@@ -155,13 +155,13 @@ CumprodBackward0 = rule("CumprodBackward0", "self", saves="self dim result",
 def _cumprod_tangent(self_t, self, dim, result):
     """PyTorch's cumprod_jvp: result * cumsum(self_t / self) where no zero came before; from a line's first zero
     on, the product rule leaves only the term of that zero: the cumprod of self with the zero replaced by its
-    tangent."""
+    tangent (a 0-d self: self_t there, and self_t / self * result elsewhere, nan at inf)."""
     s = xp.data(self)
-    if s.ndim == 0:
-        return self_t
-    with np.errstate(divide="ignore", invalid="ignore"):
-        tangent = xp.cumsum(self_t / self, dim) * result
     zeros = s == 0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        if s.ndim == 0:
+            return xp.where(zeros, self_t, self_t / self * result)
+        tangent = xp.cumsum(self_t / self, dim) * result
     if not zeros.any():
         return tangent
     first = zeros & (np.cumsum(zeros, dim) == 1)

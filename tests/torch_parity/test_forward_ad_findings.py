@@ -59,6 +59,16 @@ def _read_before(lib, write):
     return fw.make_dual(lib.zeros(2, 3, dtype=lib.float64), before)
 
 
+def _unpacked_before(lib, op, write):
+    """The tangent of `op(y)` unpacked before an in-place write into y (y requires grad, so tangents are Tensors),
+    as the write leaves it: PyTorch's formulas make a new tensor, not the input's tangent itself."""
+    fw = lib.autograd.forward_ad
+    y = _requiring(lib) * 1
+    before = fw.unpack_dual(op(y)).tangent
+    write(y)
+    return fw.make_dual(lib.zeros(before.shape, dtype=lib.float64), before)
+
+
 def _requiring(lib):
     return lib.autograd.forward_ad.make_dual(lib.tensor(X, requires_grad=True), lib.tensor(V))
 
@@ -149,6 +159,15 @@ CASES = {
     "tangent read before exp_, requires grad": lambda lib, d: _read_before(lib, lambda y: y.exp_()),
     "tangent read before addcdiv_ by a grad-requiring tensor": lambda lib, d: _read_before(
         lib, lambda y: y.addcdiv_(lib.tensor(V), lib.tensor(X + 5, requires_grad=True), value=0.5)),
+    # a formula that hands back an input's tangent (a 0-d cumprod or sort) gets a copy: a later write into the input
+    # leaves it as it was (seed 560 program 378); PyTorch's 0-d cumprod_jvp is self_t / self * result (nan at inf)
+    "cumprod of a 0-d, then log2_": lambda lib, d: _unpacked_before(lib, lambda y: y[0, 0].cumprod(0),
+                                                                    lambda y: y.log2_()),
+    "sort of a 0-d, then mul_": lambda lib, d: _unpacked_before(lib, lambda y: y[1, 2].sort()[0], lambda y: y.mul_(3)),
+    "topk of a 0-d, then mul_": lambda lib, d: _unpacked_before(lib, lambda y: y[1, 2].topk(1)[0],
+                                                                lambda y: y.mul_(3)),
+    "cumprod of a 0-d inf": lambda lib, d: (d[0, 1] + np.inf).cumprod(0),
+    "cumprod of a 0-d zero": lambda lib, d: (d[0, 1] * 0).cumprod(0),
     # warnings: once per op (not again from the run that reads its rule), none from NumPy
     "var of one element": lambda lib, d: d[0, :1].var(),
     "std over one": lambda lib, d: d.std(dim=0, keepdim=True)[:, :1].std(dim=0),
