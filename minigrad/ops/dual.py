@@ -485,8 +485,12 @@ def _reduction(node, cls, inputs: list, in_tangents: list, out: Tensor, as_tenso
     if dims is not None and not isinstance(dims, (tuple, list)):
         dims = (dims,)
     if as_tensors:
-        return total.sum() if dims is None else total.sum(tuple(dims), keepdim=keepdim)
-    return total.sum() if dims is None else total.sum(axis=tuple(dims), keepdims=keepdim)
+        summed = total.sum() if dims is None else total.sum(tuple(dims), keepdim=keepdim)
+    else:
+        summed = total.sum() if dims is None else total.sum(axis=tuple(dims), keepdims=keepdim)
+    if args.get("reduction") == 1 and not (total._data if as_tensors else np.asarray(total)).size:
+        summed = summed / 0.0  # a loss's mean over no elements: PyTorch's formula is the terms' mean, 0 / 0
+    return summed
 
 
 def _formula(node, cls, inputs: list, in_tangents: list, out: Tensor, as_tensors: bool):

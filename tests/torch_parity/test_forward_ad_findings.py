@@ -69,6 +69,15 @@ def _unpacked_before(lib, op, write):
     return fw.make_dual(lib.zeros(before.shape, dtype=lib.float64), before)
 
 
+def _dual(lib, x, v, requires_grad=False):
+    x, v = np.asarray(x, dtype=np.float64), np.asarray(v, dtype=np.float64)
+    return lib.autograd.forward_ad.make_dual(lib.tensor(x, requires_grad=requires_grad), lib.tensor(v))
+
+
+NAN_AT_1 = [[1.5, np.nan, 0.25], [3.0, 0.5, -1.0]]  # a NaN primal; an inf tangent off the max:
+INF_T = [[np.inf, 10.0, -2.0], [0.5, np.nan, 4.0]]
+
+
 def _requiring(lib):
     return lib.autograd.forward_ad.make_dual(lib.tensor(X, requires_grad=True), lib.tensor(V))
 
@@ -168,6 +177,30 @@ CASES = {
                                                                 lambda y: y.mul_(3)),
     "cumprod of a 0-d inf": lambda lib, d: (d[0, 1] + np.inf).cumprod(0),
     "cumprod of a 0-d zero": lambda lib, d: (d[0, 1] * 0).cumprod(0),
+    # max()/min() over everything: PyTorch's evenly_read_jvp, sum(mask * (ẋ / count)): a NaN result matches no
+    # element (nan, not the NaN's tangent); max(dim)/min(dim) gather the tangent at the index and amax/amin take the
+    # mean of the tangents at the maxima, so another element's inf or nan tangent does not reach them
+    "max of a nan": lambda lib, d: lib.max(_dual(lib, NAN_AT_1, V)),
+    "min of a nan, requires grad": lambda lib, d: _dual(lib, NAN_AT_1, V, True).min(),
+    "max with an inf tangent": lambda lib, d: _dual(lib, X, INF_T).max(),
+    "max(dim) with an inf tangent off the max": lambda lib, d: _dual(lib, X, INF_T).max(1)[0],
+    "min(dim) keepdim with a nan tangent": lambda lib, d: _dual(lib, X, INF_T, True).min(0, keepdim=True)[0],
+    "amax with an inf tangent off the max": lambda lib, d: _dual(lib, X, INF_T).amax(1),
+    "amin of a nan": lambda lib, d: _dual(lib, NAN_AT_1, V).amin(1, keepdim=True),
+    "amax of a tie": lambda lib, d: _dual(lib, [[1.0, 3.0, 3.0]], [[2.0, 1.0, 4.0]], True).amax(),
+    # over no elements, PyTorch's formulas give nan where a sum of the derived terms is 0: std (var's tangent over
+    # 2 result), logsumexp (0 / 0) and a loss's mean of its terms
+    "std of an empty tensor": lambda lib, d: d[:, :0].std(),
+    "std(dim) of empty rows": lambda lib, d: d[:, :0].std(1),
+    "var of an empty tensor": lambda lib, d: d[:, :0].var(),
+    "logsumexp of an empty tensor": lambda lib, d: d[:0].logsumexp(0),
+    "logsumexp of empty rows, requires grad": lambda lib, d: _requiring(lib)[:, :0].logsumexp(1),
+    "mse_loss of empty tensors": lambda lib, d: lib.nn.functional.mse_loss(d[:0], lib.tensor(X[:0])),
+    "smooth_l1_loss of empty tensors": lambda lib, d: lib.nn.functional.smooth_l1_loss(d[:0], lib.tensor(X[:0])),
+    "mse_loss sum of empty tensors": lambda lib, d: lib.nn.functional.mse_loss(d[:0], lib.tensor(X[:0]),
+                                                                             reduction="sum"),
+    "logsumexp with an inf": lambda lib, d: _dual(lib, [[1.0, np.inf, 0.0]], V[:1]).logsumexp(1),
+    "std keepdim": lambda lib, d: d.std(0, keepdim=True),
     # warnings: once per op (not again from the run that reads its rule), none from NumPy
     "var of one element": lambda lib, d: d[0, :1].var(),
     "std over one": lambda lib, d: d.std(dim=0, keepdim=True)[:, :1].std(dim=0),
