@@ -433,11 +433,13 @@ def _value(node, cls, read: tuple, primals: tuple):
 def _derived(node, cls, inputs: list, in_tangents: list, out: Tensor, as_tensors: bool):
     """Σ_i formula_i(tangent_i): the backward formula of each dual input, with its tangent for the gradient. The
     inputs with no tangent have a zero one when the tangent gets a graph, as in PyTorch's formulas, which compute
-    every term (`d * 2`'s tangent requires grad when d does); its zero tensors give exact zeros, so not at inf."""
+    every term (`d * 2`'s tangent requires grad when d does); the term of its zero tensor adds nothing (-0. with a
+    graph: not a zero's sign, nor 0 · inf's nan, as PyTorch's zero tensor drops out), so not at inf."""
     zero_terms = as_tensors and _finite((*inputs, out))
     total = None
     for (formula, reads, part), tan, primal in zip(cls._formulas, in_tangents, inputs):
-        if tan is None:
+        absent = tan is None
+        if absent:
             if not zero_terms or primal is None or isinstance(primal, Tensor) and not _floating(primal) \
                     or formula.__qualname__.startswith("_not_differentiable"):
                 continue
@@ -449,6 +451,8 @@ def _derived(node, cls, inputs: list, in_tangents: list, out: Tensor, as_tensors
         term = formula(g, *(_value(node, cls, read, (inputs, out, as_tensors)) for read in reads))
         if part is not None:  # a formula several inputs share: this input's part
             term = term[part]
+        if absent:  # x + -0. is x, whatever x is
+            term = term.masked_fill(make(np.ones(term._data.shape, bool)), -0.0)
         total = term if total is None else total + term
     return total
 
@@ -512,6 +516,8 @@ def _formula(node, cls, inputs: list, in_tangents: list, out: Tensor, as_tensors
     tangent = formula(*values)
     if tangent is ZERO:  # (only the absent tangents counted)
         return np.zeros_like(out._data)
+    if tangent.__class__ is _GraphZero:
+        tangent.__class__ = Tensor
     if exact and np.shape(tangent) != out._data.shape:  # (`self_t - 0` keeps self_t's shape; the zero broadcasts)
         return np.broadcast_to(tangent, out._data.shape).copy()
     return tangent
@@ -538,7 +544,9 @@ class _Zero(Tensor):
 
     def __mul__(self, other):
         if isinstance(other, Tensor) and other._requires_grad:  # a zero with a graph, as PyTorch's product records
-            return other.masked_fill(make(np.ones(other._data.shape, bool)), 0.0)  # (exact: no 0 · inf)
+            zero = other.masked_fill(make(np.ones(other._data.shape, bool)), -0.0)  # (exact: no 0 · inf)
+            zero.__class__ = _GraphZero
+            return zero
         return self
 
     __rmul__ = __truediv__ = __mul__
@@ -551,6 +559,17 @@ class _Zero(Tensor):
 
 
 ZERO = object.__new__(_Zero)
+
+
+class _GraphZero(Tensor):
+    """ZERO times a tensor that requires grad: zeros with its graph that add nothing, signs of zeros included, as
+    PyTorch's zero tensor: -0. (x + -0. is x, -0. - x is -x), and +0. subtracted (x - +0. is x)."""
+
+    __slots__ = ()
+    __array_ufunc__ = None
+
+    def __rsub__(self, other):
+        return other - Tensor.__neg__(self)
 
 
 # -- in-place ops ------------------------------------------------------------------------------------------------

@@ -201,6 +201,35 @@ CASES = {
                                                                              reduction="sum"),
     "logsumexp with an inf": lambda lib, d: _dual(lib, [[1.0, np.inf, 0.0]], V[:1]).logsumexp(1),
     "std keepdim": lambda lib, d: d.std(0, keepdim=True),
+    # the term of an operand without a tangent drops out as PyTorch's zero tensor does, also when the tangent gets a
+    # graph (a primal requires grad): no zero's sign flipped (-0. + +0.), no nan from 0 · log(-1) (seed 900
+    # programs 80, 120, 390: fmod(0, d))
+    "fmod of a plain zero by a dual, requires grad": lambda lib, d: lib.fmod(
+        lib.zeros(1, 1, dtype=lib.float64), _dual(lib, [[1.0, 1.0, 1.0, 1.0]], [[-2.5, -1.7, 0.5, 0.4]], True)),
+    "remainder of a plain zero by a dual, requires grad": lambda lib, d: lib.remainder(
+        lib.zeros(1, 1, dtype=lib.float64, requires_grad=True), _dual(lib, [[1.0, 1.0, 1.0]], [[-2.5, -1.7, 0.5]])),
+    "mul by a plain -0., requires grad": lambda lib, d: _dual(lib, [1.0, 2.0, -1.0], [1.0, -1.0, -0.0], True)
+    * lib.tensor([-0.0, 0.0, 3.0], dtype=lib.float64),
+    "add a grad-requiring tensor to -0. tangents": lambda lib, d: lib.tensor(X[0], requires_grad=True)
+    + _dual(lib, X[1], [-0.0, -0.0, -0.0]),
+    "pow by a grad-requiring exponent at a negative base": lambda lib, d: lib.pow(
+        _dual(lib, [0.0, 1.0, -1.0, 0.0], [-2.2, 2.5, -1.0, 1.0]),
+        lib.tensor([0.0, 2.0, 3.0, 0.5], dtype=lib.float64, requires_grad=True)),
+    # pow with a plain base: PyTorch's pow_backward_self term is +0. even for its zero tensor (a `where`), so the
+    # exponent's term's -0. becomes +0.
+    "pow of a plain zero base": lambda lib, d: lib.pow(lib.zeros(4, dtype=lib.float64),
+                                                       _dual(lib, [0.0, 1.0, -1.0, 2.0], [-2.2, 2.5, -1.0, 1.0])),
+    "pow of a plain base, requires grad": lambda lib, d: lib.pow(
+        lib.tensor([0.0, 0.0, 2.0, 2.0], dtype=lib.float64),
+        _dual(lib, [0.0, 0.5, -1.0, 2.0], [-2.2, 2.5, -1.0, -1.0], True)),
+    # atan2: PyTorch's (-self · other_t + other · self_t) / (self² + other²), nan at the origin (seed 900 program
+    # 227), where the backward rule gives 0
+    "atan2 of a plain zero by a dual zero": lambda lib, d: lib.atan2(
+        lib.zeros(1, 1, dtype=lib.float64), _dual(lib, [[0.0, 0.0, 0.0]], [[-2.2, 2.5, 0.0]])),
+    "atan2 of two duals at the origin": lambda lib, d: lib.atan2(_dual(lib, [[0.0, 1.0, 0.0]], [[-2.2, 2.5, 0.0]]),
+                                                                 _dual(lib, [[0.0, 0.0, 2.0]], [[1.0, -1.0, 3.0]])),
+    "atan2 by a plain tensor, -0. tangents, requires grad": lambda lib, d: _dual(
+        lib, [1.0, 2.0, -1.0], [-0.0, 0.0, -0.0], True).atan2(lib.tensor([-1.0, 0.0, 3.0], dtype=lib.float64)),
     # warnings: once per op (not again from the run that reads its rule), none from NumPy
     "var of one element": lambda lib, d: d[0, :1].var(),
     "std over one": lambda lib, d: d.std(dim=0, keepdim=True)[:, :1].std(dim=0),
