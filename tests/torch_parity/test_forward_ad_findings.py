@@ -230,6 +230,11 @@ CASES = {
                                                                  _dual(lib, [[0.0, 0.0, 2.0]], [[1.0, -1.0, 3.0]])),
     "atan2 by a plain tensor, -0. tangents, requires grad": lambda lib, d: _dual(
         lib, [1.0, 2.0, -1.0], [-0.0, 0.0, -0.0], True).atan2(lib.tensor([-1.0, 0.0, 3.0], dtype=lib.float64)),
+    # avg_pool2d sums each window in PyTorch's order (np.sum's order depends on the strides): sign() of a window
+    # that sums to 0 mathematically is 1 in PyTorch (seed 900 program 284)
+    "sign of avg_pool2d": lambda lib, d: lib.sign(lib.nn.functional.avg_pool2d(
+        _dual(lib, np.pad([[[[-1.94, -0.9], [1.73, 1.11]]]], ((0, 0), (0, 0), (0, 4), (0, 3))), np.ones((1, 1, 6, 5))),
+        2)),
     # warnings: once per op (not again from the run that reads its rule), none from NumPy
     "var of one element": lambda lib, d: d[0, :1].var(),
     "std over one": lambda lib, d: d.std(dim=0, keepdim=True)[:, :1].std(dim=0),
