@@ -19,6 +19,7 @@ from .._state import GRAD
 from .._tensor import Tensor, make
 from ..autograd.graph import ACCUMULATE_GRAD_SEQUENCE_NR
 from . import xp
+from .dual import ZERO
 from .inplace import check_inference, check_overlap, inplace_of, renew_view_nodes, run_inplace
 from .operands import as_operand, broadcast_error, float_data, float_operand, promoted, with_number
 from .recording import exact_zeros, record, rule
@@ -73,14 +74,28 @@ def _minus_one(exponent):
     return xp.sub_scalar(exponent, 1)  # SubBackward1 under create_graph, as PyTorch's scalar subtraction
 
 
+def _pow_self_grad(grad, self, exponent):
+    return xp.where(xp.data(exponent) == 0, 0.0, grad * (exponent * self ** _minus_one(exponent)))
+
+
+def _pow_exponent_grad_t(grad, self, exponent, result):
+    return grad * xp.where((xp.data(self) == 0) & (xp.data(exponent) >= 0), 0.0,
+                           result * xp.log(xp.cast(self, result)))  # (an integer base: log in result's dtype)
+
+
+def _pow_tangent(self_t, exponent_t, self, exponent, result):
+    """PyTorch's forward formula of pow, pow_backward_self(self_t) + pow_backward_exponent(exponent_t): a plain
+    base's term is +0. all the same (its `where` makes the zero tensor a tensor of zeros), so the sum has no -0."""
+    first = xp.zeros_like(result) if self_t is ZERO else _pow_self_grad(self_t, self, exponent)
+    return first + (exponent_t if exponent_t is ZERO else _pow_exponent_grad_t(exponent_t, self, exponent, result))
+
+
 PowBackward1 = rule("PowBackward1", "self exponent", saves="self exponent result",
                     text="grad_self = grad * exponent * self^(exponent - 1), grad_exponent = grad * result * log(self)",
-                    forward="derived",
-                    self=lambda grad, self, exponent:
-                    xp.where(xp.data(exponent) == 0, 0.0, grad * (exponent * self ** _minus_one(exponent))),
-                    exponent=lambda grad, self, exponent, result:
-                    grad * xp.where((xp.data(self) == 0) & (xp.data(exponent) >= 0), 0.0,
-                                    result * xp.log(xp.cast(self, result))))  # (an integer base: log in result's dtype)
+                    forward=exact_zeros(lambda self_t, exponent_t, self, exponent, result:
+                                        _pow_tangent(self_t, exponent_t, self, exponent, result)),
+                    self=lambda grad, self, exponent: _pow_self_grad(grad, self, exponent),
+                    exponent=lambda grad, self, exponent, result: _pow_exponent_grad_t(grad, self, exponent, result))
 PowBackward2 = rule("PowBackward2", "exponent", saves="exponent result self",
                     forward="derived", text="grad_exponent = grad * result * log(self)  (self is a number)",
                     exponent=lambda grad, self, exponent, result: grad * _pow_exponent_grad(self, exponent, result))

@@ -390,7 +390,17 @@ def _node_tangent(name: str, shadow: Tensor, out: Tensor, edges: dict, originals
                 new = _reduction(node, cls, inputs, in_tangents, out, as_tensors)
             else:
                 new = _formula(node, cls, inputs, in_tangents, out, as_tensors)
-    return _in_dtype(new, out, in_tangents)
+    return _fresh(_in_dtype(new, out, in_tangents), in_tangents)
+
+
+def _fresh(tangent, in_tangents: list):
+    """`tangent`, copied if a formula handed back (a view of) an input's tangent (sort of a 0-d tensor: `self_t`):
+    PyTorch's formulas make a new tensor, so an in-place write into the input later leaves this tangent as it is."""
+    if isinstance(tangent, Tensor):
+        for t in in_tangents:
+            if t is not None and np.may_share_memory(t._data, tangent._data):
+                return tangent.clone()
+    return tangent
 
 
 def _in_dtype(tangent, out: Tensor, in_tangents: list):
@@ -423,11 +433,13 @@ def _value(node, cls, read: tuple, primals: tuple):
 def _derived(node, cls, inputs: list, in_tangents: list, out: Tensor, as_tensors: bool):
     """Σ_i formula_i(tangent_i): the backward formula of each dual input, with its tangent for the gradient. The
     inputs with no tangent have a zero one when the tangent gets a graph, as in PyTorch's formulas, which compute
-    every term (`d * 2`'s tangent requires grad when d does); its zero tensors give exact zeros, so not at inf."""
+    every term (`d * 2`'s tangent requires grad when d does); the term of its zero tensor adds nothing (-0. with a
+    graph: not a zero's sign, nor 0 · inf's nan, as PyTorch's zero tensor drops out), so not at inf."""
     zero_terms = as_tensors and _finite((*inputs, out))
     total = None
     for (formula, reads, part), tan, primal in zip(cls._formulas, in_tangents, inputs):
-        if tan is None:
+        absent = tan is None
+        if absent:
             if not zero_terms or primal is None or isinstance(primal, Tensor) and not _floating(primal) \
                     or formula.__qualname__.startswith("_not_differentiable"):
                 continue
@@ -439,6 +451,8 @@ def _derived(node, cls, inputs: list, in_tangents: list, out: Tensor, as_tensors
         term = formula(g, *(_value(node, cls, read, (inputs, out, as_tensors)) for read in reads))
         if part is not None:  # a formula several inputs share: this input's part
             term = term[part]
+        if absent:  # x + -0. is x, whatever x is
+            term = term.masked_fill(make(np.ones(term._data.shape, bool)), -0.0)
         total = term if total is None else total + term
     return total
 
@@ -475,8 +489,12 @@ def _reduction(node, cls, inputs: list, in_tangents: list, out: Tensor, as_tenso
     if dims is not None and not isinstance(dims, (tuple, list)):
         dims = (dims,)
     if as_tensors:
-        return total.sum() if dims is None else total.sum(tuple(dims), keepdim=keepdim)
-    return total.sum() if dims is None else total.sum(axis=tuple(dims), keepdims=keepdim)
+        summed = total.sum() if dims is None else total.sum(tuple(dims), keepdim=keepdim)
+    else:
+        summed = total.sum() if dims is None else total.sum(axis=tuple(dims), keepdims=keepdim)
+    if args.get("reduction") == 1 and not (total._data if as_tensors else np.asarray(total)).size:
+        summed = summed / 0.0  # a loss's mean over no elements: PyTorch's formula is the terms' mean, 0 / 0
+    return summed
 
 
 def _formula(node, cls, inputs: list, in_tangents: list, out: Tensor, as_tensors: bool):
@@ -498,6 +516,8 @@ def _formula(node, cls, inputs: list, in_tangents: list, out: Tensor, as_tensors
     tangent = formula(*values)
     if tangent is ZERO:  # (only the absent tangents counted)
         return np.zeros_like(out._data)
+    if tangent.__class__ is _GraphZero:
+        tangent.__class__ = Tensor
     if exact and np.shape(tangent) != out._data.shape:  # (`self_t - 0` keeps self_t's shape; the zero broadcasts)
         return np.broadcast_to(tangent, out._data.shape).copy()
     return tangent
@@ -524,7 +544,9 @@ class _Zero(Tensor):
 
     def __mul__(self, other):
         if isinstance(other, Tensor) and other._requires_grad:  # a zero with a graph, as PyTorch's product records
-            return other.masked_fill(make(np.ones(other._data.shape, bool)), 0.0)  # (exact: no 0 · inf)
+            zero = other.masked_fill(make(np.ones(other._data.shape, bool)), -0.0)  # (exact: no 0 · inf)
+            zero.__class__ = _GraphZero
+            return zero
         return self
 
     __rmul__ = __truediv__ = __mul__
@@ -537,6 +559,17 @@ class _Zero(Tensor):
 
 
 ZERO = object.__new__(_Zero)
+
+
+class _GraphZero(Tensor):
+    """ZERO times a tensor that requires grad: zeros with its graph that add nothing, signs of zeros included, as
+    PyTorch's zero tensor: -0. (x + -0. is x, -0. - x is -x), and +0. subtracted (x - +0. is x)."""
+
+    __slots__ = ()
+    __array_ufunc__ = None
+
+    def __rsub__(self, other):
+        return other - Tensor.__neg__(self)
 
 
 # -- in-place ops ------------------------------------------------------------------------------------------------

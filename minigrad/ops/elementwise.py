@@ -25,7 +25,7 @@ from . import xp
 from .fused import fused_op
 from .inplace import inplace_of
 from .operands import broadcast_error, check_tensor, float_data, kind_name, promoted, tensor_method
-from .recording import record, rule
+from .recording import exact_zeros, record, rule
 from .registry import Sample, declare
 
 _LN2 = math.log(2)
@@ -243,6 +243,9 @@ def _atan2_grads(grad, self, other):
 
 
 atan2 = binary("atan2", np.arctan2, "Atan2Backward0", grad=_atan2_grads, aliases=("arctan2",),
+               # PyTorch's forward formula: nan at the origin (0 / 0), where the backward rule gives 0
+               forward=exact_zeros(lambda self_t, other_t, self, other:
+                                   (-self * other_t + other * self_t) / (self * self + other * other)),
                text="grad_self = grad * other / (self² + other²), grad_other = grad * -self / (self² + other²)")
 hypot = binary("hypot", np.hypot, "HypotBackward0", saves="self other result", integers="refuse",
                self=lambda grad, self, result: grad * self / result,

@@ -225,9 +225,18 @@ def _divisors(geo: Geometry, pool: Pool) -> np.ndarray:
 def _avg_pool(x: np.ndarray, pool: Pool) -> np.ndarray:
     b = _batched(x, "avg_pool2d")
     geo = _geometry(b, pool, "avg_pool2d")
-    sums = GRAD.quiet.run(np.sum, windows(b, geo), (-2, -1))  # (inf - inf in a window: nan, no NumPy warning)
-    res = (sums / _divisors(geo, pool)).astype(x.dtype)
+    res = (GRAD.quiet.run(_window_sums, windows(b, geo)) / _divisors(geo, pool)).astype(x.dtype)
     return res[0] if x.ndim == 3 else res
+
+
+def _window_sums(win: np.ndarray) -> np.ndarray:
+    """Each window's sum in PyTorch's order, row by row from +0. (np.sum's order depends on the view's strides, so
+    its rounding would not be PyTorch's: a window summing to 0 mathematically gives 2e-16 or 0.)."""
+    sums = np.zeros(win.shape[:-2], win.dtype)
+    for i in range(win.shape[-2]):
+        for j in range(win.shape[-1]):
+            sums += win[..., i, j]
+    return sums
 
 
 def _avg_pool_adjoint(grad: np.ndarray, shape: tuple, pool: Pool) -> np.ndarray:

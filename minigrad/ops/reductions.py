@@ -67,30 +67,40 @@ ProdBackward1 = rule("ProdBackward1", "self", saves="self result dim keepdim",
                      forward="reduction", text="grad_self = grad * (product of the other elements along dim)",
                      self=lambda grad, self, result, dim, keepdim: _prod_grad(grad, self, result, dim, keepdim))
 MaxBackward1 = rule("MaxBackward1", "self", saves="self result",
-                    forward="reduction", text="grad_self = grad at the max element(s), 0 elsewhere (ties share it)",
+                    forward=lambda self_t, self, result: _evenly_read(self_t, self, result),
+                    text="grad_self = grad at the max element(s), 0 elsewhere (ties share it)",
                     self=lambda grad, self, result: _evenly(grad, self, result))
 MinBackward1 = rule("MinBackward1", "self", saves="self result",
-                    forward="reduction", text="grad_self = grad at the min element(s), 0 elsewhere (ties share it)",
+                    forward=lambda self_t, self, result: _evenly_read(self_t, self, result),
+                    text="grad_self = grad at the min element(s), 0 elsewhere (ties share it)",
                     self=lambda grad, self, result: _evenly(grad, self, result))
 MaxBackward0 = rule("MaxBackward0", "self", saves="dim keepdim indices self_sym_sizes", tensor_args="indices",
-                    forward="reduction", text="grad_self = grad scattered to the argmax along dim, 0 elsewhere",
+                    forward=lambda self_t, dim, keepdim, indices: _gathered(self_t, dim, keepdim, indices),
+                    text="grad_self = grad scattered to the argmax along dim, 0 elsewhere",
                     self=lambda grad, dim, keepdim, indices, self_sym_sizes:
                     _select_back(grad, dim, keepdim, indices, self_sym_sizes))
 MinBackward0 = rule("MinBackward0", "self", saves="dim keepdim indices self_sym_sizes", tensor_args="indices",
-                    forward="reduction", text="grad_self = grad scattered to the argmin along dim, 0 elsewhere",
+                    forward=lambda self_t, dim, keepdim, indices: _gathered(self_t, dim, keepdim, indices),
+                    text="grad_self = grad scattered to the argmin along dim, 0 elsewhere",
                     self=lambda grad, dim, keepdim, indices, self_sym_sizes:
                     _select_back(grad, dim, keepdim, indices, self_sym_sizes))
 AmaxBackward0 = rule("AmaxBackward0", "self", saves="self result dim keepdim",
-                     forward="reduction", text="grad_self = grad split evenly among the max elements along dim",
+                     forward=lambda self_t, self, result, dim, keepdim:
+                     _amax_tangent(self_t, self, result, dim, keepdim),
+                     text="grad_self = grad split evenly among the max elements along dim",
                      self=lambda grad, self, result, dim, keepdim: _amax_grad(grad, self, result, dim, keepdim))
 AminBackward0 = rule("AminBackward0", "self", saves="self result dim keepdim",
-                     forward="reduction", text="grad_self = grad split evenly among the min elements along dim",
+                     forward=lambda self_t, self, result, dim, keepdim:
+                     _amax_tangent(self_t, self, result, dim, keepdim),
+                     text="grad_self = grad split evenly among the min elements along dim",
                      self=lambda grad, self, result, dim, keepdim: _amax_grad(grad, self, result, dim, keepdim))
 VarBackward0 = rule("VarBackward0", "self", saves="self correction dim keepdim",
                     forward="reduction", text="grad_self = grad * 2 * (self - mean) / (N - correction)",
                     self=lambda grad, self, correction, dim, keepdim: _var_grad(grad, self, correction, dim, keepdim))
 StdBackward0 = rule("StdBackward0", "self", saves="self result correction dim keepdim",
-                    forward="reduction", text="grad_self = grad * (self - mean) / ((N - correction) * result)",
+                    forward=lambda self_t, self, result, correction, dim, keepdim:
+                    _safe_div(_var_tangent(self_t, self, correction, dim, keepdim), result * 2.0, xp.data(result) == 0),
+                    text="grad_self = grad * (self - mean) / ((N - correction) * result)",
                     self=lambda grad, self, result, correction, dim, keepdim:
                     _var_grad(_safe_div(grad, result * 2.0, xp.data(result) == 0), self, correction, dim,
                               keepdim))
@@ -100,7 +110,8 @@ LinalgVectorNormBackward0 = rule("LinalgVectorNormBackward0", "self", saves="sel
                                  self=lambda grad, self, result, ord, dim, keepdim:
                                  _norm_grad(grad, self, result, ord, dim, keepdim))
 LogsumexpBackward0 = rule("LogsumexpBackward0", "self", saves="self result dim keepdim",
-                          forward="reduction", text="grad_self = grad * exp(self - result)",
+                          forward=lambda self_t, self, dim, keepdim: _logsumexp_tangent(self_t, self, dim, keepdim),
+                          text="grad_self = grad * exp(self - result)",
                           self=lambda grad, self, result, dim, keepdim:
                           _keep(grad, dim, keepdim, self) * xp.exp(self - _keep(result, dim, keepdim, self)))
 # PyTorch's fused backward ops of softmax and log_softmax (`_softmax_backward_data`, ...): what their rows call,
@@ -155,13 +166,13 @@ CumprodBackward0 = rule("CumprodBackward0", "self", saves="self dim result",
 def _cumprod_tangent(self_t, self, dim, result):
     """PyTorch's cumprod_jvp: result * cumsum(self_t / self) where no zero came before; from a line's first zero
     on, the product rule leaves only the term of that zero: the cumprod of self with the zero replaced by its
-    tangent."""
+    tangent (a 0-d self: self_t there, and self_t / self * result elsewhere, nan at inf)."""
     s = xp.data(self)
-    if s.ndim == 0:
-        return self_t
-    with np.errstate(divide="ignore", invalid="ignore"):
-        tangent = xp.cumsum(self_t / self, dim) * result
     zeros = s == 0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        if s.ndim == 0:
+            return xp.where(zeros, self_t, self_t / self * result)
+        tangent = xp.cumsum(self_t / self, dim) * result
     if not zeros.any():
         return tangent
     first = zeros & (np.cumsum(zeros, dim) == 1)
@@ -192,6 +203,41 @@ def _evenly(grad, self, result):
         return make(np.zeros(s.shape, s.dtype)).masked_fill_(make(mask), share)
     share = grad / int(mask.sum())
     return np.where(mask, share, np.zeros((), s.dtype))
+
+
+def _evenly_read(self_t, self, result):
+    """PyTorch's evenly_read_jvp, sum(mask * (self_t / count)) with mask = (self == result): a NaN result equals
+    no element, so its tangent is nan (the backward rule gives the NaNs the gradient); so is an inf tangent's."""
+    mask = xp.data(self) == xp.data(result)
+    share = self_t / int(mask.sum())
+    return ((make(mask) if xp.is_t(share) else mask) * share).sum()
+
+
+def _gathered(self_t, dim, keepdim, indices):
+    """PyTorch's gather_with_keepdimed_indices for max(dim)/min(dim): the tangent at the selected index (the
+    other elements' tangents, an inf or nan among them, do not reach it)."""
+    import numpy as np
+
+    if not len(self_t.shape):
+        return self_t
+    dim = dim % len(self_t.shape)
+    out = xp.gather(self_t, dim, indices if keepdim else np.expand_dims(indices, dim))
+    return out if keepdim else xp.squeeze_dims(out, (dim,))
+
+
+def _amax_tangent(self_t, self, result, dim, keepdim):
+    """PyTorch's amaxamin_jvp: where(mask, self_t, 0).sum(dim) / mask.sum(dim), the mean of the tangents at the
+    elements equal to the result (a NaN result: 0 / 0; the others' tangents do not reach it)."""
+    import numpy as np
+
+    s = xp.data(self)
+    mask = s == _restore_reduced(xp.data(result), dim, keepdim)
+    axes = tuple(d % s.ndim for d in dim) if s.ndim else None
+    picked = xp.where(mask, self_t, np.zeros((), s.dtype))
+    count = mask.sum(axis=axes, keepdims=keepdim)
+    if xp.is_t(picked):
+        return picked.sum(axes, keepdim=keepdim) / make(count)
+    return picked.sum(axis=axes, keepdims=keepdim) / count
 
 
 def _select_back(grad, dim, keepdim, indices, sizes):
@@ -246,6 +292,41 @@ def _var_grad(grad, self, correction, dim, keepdim):
     # PyTorch puts the reduced dims back only for a self of 2 dims or more (a 1-d self's 0-d grad broadcasts)
     back = None if whole or s.ndim <= 1 else dims
     return xp.mul_scalar(_keep(grad, back, keepdim, s), scale) * centered  # (a user's number)
+
+
+def _var_tangent(self_t, self, correction, dim, keepdim):
+    """PyTorch's var_jvp: Σ over each group of 2 (self - mean) / (N - correction) · self_t (0 over no elements)."""
+    import numpy as np
+
+    ones = np.ones(np.shape(_group_sum(xp.data(self), dim, keepdim)), xp.data(self).dtype)
+    return _group_sum(_var_grad(ones, self, correction, dim, keepdim) * self_t, dim, keepdim)
+
+
+def _logsumexp_tangent(self_t, self, dim, keepdim):
+    """PyTorch's logsumexp_jvp: Σ exp(self - amax) · self_t / Σ exp(self - amax) over each group (the shift
+    cancels, so it is a constant here; over no elements: 0 / 0, nan)."""
+    import numpy as np
+
+    s = xp.data(self)
+    with np.errstate(invalid="ignore"):
+        shift = np.amax(s, axis=_axes(dim, s.ndim), keepdims=True) if s.size else np.zeros((), s.dtype)
+    e = xp.exp(self - (make(shift) if xp.is_t(self) else shift))
+    return _group_sum(e * self_t, dim, keepdim) / _group_sum(e, dim, keepdim)
+
+
+def _axes(dim, ndim: int) -> tuple:
+    """The reduced dims, non-negative (None: all of them)."""
+    if dim is None:
+        return tuple(range(ndim))
+    return tuple(d % builtins.max(ndim, 1) for d in ((dim,) if isinstance(dim, int) else dim)) if ndim else ()
+
+
+def _group_sum(x, dim, keepdim: bool):
+    """x summed over the reduced dims (a Tensor or an array)."""
+    axes = _axes(dim, len(x.shape))
+    if xp.is_t(x):
+        return x.sum(axes, keepdim=bool(keepdim)) if axes else x
+    return x.sum(axis=axes, keepdims=bool(keepdim))
 
 
 def _quiet_mean(s, axis, keepdims: bool):

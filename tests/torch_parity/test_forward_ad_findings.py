@@ -59,6 +59,25 @@ def _read_before(lib, write):
     return fw.make_dual(lib.zeros(2, 3, dtype=lib.float64), before)
 
 
+def _unpacked_before(lib, op, write):
+    """The tangent of `op(y)` unpacked before an in-place write into y (y requires grad, so tangents are Tensors),
+    as the write leaves it: PyTorch's formulas make a new tensor, not the input's tangent itself."""
+    fw = lib.autograd.forward_ad
+    y = _requiring(lib) * 1
+    before = fw.unpack_dual(op(y)).tangent
+    write(y)
+    return fw.make_dual(lib.zeros(before.shape, dtype=lib.float64), before)
+
+
+def _dual(lib, x, v, requires_grad=False):
+    x, v = np.asarray(x, dtype=np.float64), np.asarray(v, dtype=np.float64)
+    return lib.autograd.forward_ad.make_dual(lib.tensor(x, requires_grad=requires_grad), lib.tensor(v))
+
+
+NAN_AT_1 = [[1.5, np.nan, 0.25], [3.0, 0.5, -1.0]]  # a NaN primal; an inf tangent off the max:
+INF_T = [[np.inf, 10.0, -2.0], [0.5, np.nan, 4.0]]
+
+
 def _requiring(lib):
     return lib.autograd.forward_ad.make_dual(lib.tensor(X, requires_grad=True), lib.tensor(V))
 
@@ -149,6 +168,73 @@ CASES = {
     "tangent read before exp_, requires grad": lambda lib, d: _read_before(lib, lambda y: y.exp_()),
     "tangent read before addcdiv_ by a grad-requiring tensor": lambda lib, d: _read_before(
         lib, lambda y: y.addcdiv_(lib.tensor(V), lib.tensor(X + 5, requires_grad=True), value=0.5)),
+    # a formula that hands back an input's tangent (a 0-d cumprod or sort) gets a copy: a later write into the input
+    # leaves it as it was (seed 560 program 378); PyTorch's 0-d cumprod_jvp is self_t / self * result (nan at inf)
+    "cumprod of a 0-d, then log2_": lambda lib, d: _unpacked_before(lib, lambda y: y[0, 0].cumprod(0),
+                                                                    lambda y: y.log2_()),
+    "sort of a 0-d, then mul_": lambda lib, d: _unpacked_before(lib, lambda y: y[1, 2].sort()[0], lambda y: y.mul_(3)),
+    "topk of a 0-d, then mul_": lambda lib, d: _unpacked_before(lib, lambda y: y[1, 2].topk(1)[0],
+                                                                lambda y: y.mul_(3)),
+    "cumprod of a 0-d inf": lambda lib, d: (d[0, 1] + np.inf).cumprod(0),
+    "cumprod of a 0-d zero": lambda lib, d: (d[0, 1] * 0).cumprod(0),
+    # max()/min() over everything: PyTorch's evenly_read_jvp, sum(mask * (ẋ / count)): a NaN result matches no
+    # element (nan, not the NaN's tangent); max(dim)/min(dim) gather the tangent at the index and amax/amin take the
+    # mean of the tangents at the maxima, so another element's inf or nan tangent does not reach them
+    "max of a nan": lambda lib, d: lib.max(_dual(lib, NAN_AT_1, V)),
+    "min of a nan, requires grad": lambda lib, d: _dual(lib, NAN_AT_1, V, True).min(),
+    "max with an inf tangent": lambda lib, d: _dual(lib, X, INF_T).max(),
+    "max(dim) with an inf tangent off the max": lambda lib, d: _dual(lib, X, INF_T).max(1)[0],
+    "min(dim) keepdim with a nan tangent": lambda lib, d: _dual(lib, X, INF_T, True).min(0, keepdim=True)[0],
+    "amax with an inf tangent off the max": lambda lib, d: _dual(lib, X, INF_T).amax(1),
+    "amin of a nan": lambda lib, d: _dual(lib, NAN_AT_1, V).amin(1, keepdim=True),
+    "amax of a tie": lambda lib, d: _dual(lib, [[1.0, 3.0, 3.0]], [[2.0, 1.0, 4.0]], True).amax(),
+    # over no elements, PyTorch's formulas give nan where a sum of the derived terms is 0: std (var's tangent over
+    # 2 result), logsumexp (0 / 0) and a loss's mean of its terms
+    "std of an empty tensor": lambda lib, d: d[:, :0].std(),
+    "std(dim) of empty rows": lambda lib, d: d[:, :0].std(1),
+    "var of an empty tensor": lambda lib, d: d[:, :0].var(),
+    "logsumexp of an empty tensor": lambda lib, d: d[:0].logsumexp(0),
+    "logsumexp of empty rows, requires grad": lambda lib, d: _requiring(lib)[:, :0].logsumexp(1),
+    "mse_loss of empty tensors": lambda lib, d: lib.nn.functional.mse_loss(d[:0], lib.tensor(X[:0])),
+    "smooth_l1_loss of empty tensors": lambda lib, d: lib.nn.functional.smooth_l1_loss(d[:0], lib.tensor(X[:0])),
+    "mse_loss sum of empty tensors": lambda lib, d: lib.nn.functional.mse_loss(d[:0], lib.tensor(X[:0]),
+                                                                             reduction="sum"),
+    "logsumexp with an inf": lambda lib, d: _dual(lib, [[1.0, np.inf, 0.0]], V[:1]).logsumexp(1),
+    "std keepdim": lambda lib, d: d.std(0, keepdim=True),
+    # the term of an operand without a tangent drops out as PyTorch's zero tensor does, also when the tangent gets a
+    # graph (a primal requires grad): no zero's sign flipped (-0. + +0.), no nan from 0 · log(-1) (seed 900
+    # programs 80, 120, 390: fmod(0, d))
+    "fmod of a plain zero by a dual, requires grad": lambda lib, d: lib.fmod(
+        lib.zeros(1, 1, dtype=lib.float64), _dual(lib, [[1.0, 1.0, 1.0, 1.0]], [[-2.5, -1.7, 0.5, 0.4]], True)),
+    "remainder of a plain zero by a dual, requires grad": lambda lib, d: lib.remainder(
+        lib.zeros(1, 1, dtype=lib.float64, requires_grad=True), _dual(lib, [[1.0, 1.0, 1.0]], [[-2.5, -1.7, 0.5]])),
+    "mul by a plain -0., requires grad": lambda lib, d: _dual(lib, [1.0, 2.0, -1.0], [1.0, -1.0, -0.0], True)
+    * lib.tensor([-0.0, 0.0, 3.0], dtype=lib.float64),
+    "add a grad-requiring tensor to -0. tangents": lambda lib, d: lib.tensor(X[0], requires_grad=True)
+    + _dual(lib, X[1], [-0.0, -0.0, -0.0]),
+    "pow by a grad-requiring exponent at a negative base": lambda lib, d: lib.pow(
+        _dual(lib, [0.0, 1.0, -1.0, 0.0], [-2.2, 2.5, -1.0, 1.0]),
+        lib.tensor([0.0, 2.0, 3.0, 0.5], dtype=lib.float64, requires_grad=True)),
+    # pow with a plain base: PyTorch's pow_backward_self term is +0. even for its zero tensor (a `where`), so the
+    # exponent's term's -0. becomes +0.
+    "pow of a plain zero base": lambda lib, d: lib.pow(lib.zeros(4, dtype=lib.float64),
+                                                       _dual(lib, [0.0, 1.0, -1.0, 2.0], [-2.2, 2.5, -1.0, 1.0])),
+    "pow of a plain base, requires grad": lambda lib, d: lib.pow(
+        lib.tensor([0.0, 0.0, 2.0, 2.0], dtype=lib.float64),
+        _dual(lib, [0.0, 0.5, -1.0, 2.0], [-2.2, 2.5, -1.0, -1.0], True)),
+    # atan2: PyTorch's (-self · other_t + other · self_t) / (self² + other²), nan at the origin (seed 900 program
+    # 227), where the backward rule gives 0
+    "atan2 of a plain zero by a dual zero": lambda lib, d: lib.atan2(
+        lib.zeros(1, 1, dtype=lib.float64), _dual(lib, [[0.0, 0.0, 0.0]], [[-2.2, 2.5, 0.0]])),
+    "atan2 of two duals at the origin": lambda lib, d: lib.atan2(_dual(lib, [[0.0, 1.0, 0.0]], [[-2.2, 2.5, 0.0]]),
+                                                                 _dual(lib, [[0.0, 0.0, 2.0]], [[1.0, -1.0, 3.0]])),
+    "atan2 by a plain tensor, -0. tangents, requires grad": lambda lib, d: _dual(
+        lib, [1.0, 2.0, -1.0], [-0.0, 0.0, -0.0], True).atan2(lib.tensor([-1.0, 0.0, 3.0], dtype=lib.float64)),
+    # avg_pool2d sums each window in PyTorch's order (np.sum's order depends on the strides): sign() of a window
+    # that sums to 0 mathematically is 1 in PyTorch (seed 900 program 284)
+    "sign of avg_pool2d": lambda lib, d: lib.sign(lib.nn.functional.avg_pool2d(
+        _dual(lib, np.pad([[[[-1.94, -0.9], [1.73, 1.11]]]], ((0, 0), (0, 0), (0, 4), (0, 3))), np.ones((1, 1, 6, 5))),
+        2)),
     # warnings: once per op (not again from the run that reads its rule), none from NumPy
     "var of one element": lambda lib, d: d[0, :1].var(),
     "std over one": lambda lib, d: d.std(dim=0, keepdim=True)[:, :1].std(dim=0),
