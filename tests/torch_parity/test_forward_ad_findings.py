@@ -16,6 +16,7 @@ import minigrad
 
 X = np.array([[1.5, -2.0, 0.25], [3.0, 0.5, -1.0]])
 V = np.array([[1.0, 10.0, -2.0], [0.5, -3.0, 4.0]])
+P = np.array([[0.0, 1.0, 0.25], [1.0, 0.5, 0.0]])  # probabilities (targets), 0 and 1 included
 
 
 def _run(lib, case):
@@ -149,6 +150,29 @@ CASES = {
     "tangent read before exp_, requires grad": lambda lib, d: _read_before(lib, lambda y: y.exp_()),
     "tangent read before addcdiv_ by a grad-requiring tensor": lambda lib, d: _read_before(
         lib, lambda y: y.addcdiv_(lib.tensor(V), lib.tensor(X + 5, requires_grad=True), value=0.5)),
+    # binary_cross_entropy(_with_logits): PyTorch's forward formulas (both backward formulas, unreduced, on the
+    # tangents, then the reduction); reduction='none' had no forward rule. A plain target's tangent is a tensor of
+    # zeros in binary_cross_entropy (0 · logit(0) is nan) and PyTorch's zero tensor in the logits form (-0. stays)
+    "binary_cross_entropy none": lambda lib, d: lib.nn.functional.binary_cross_entropy(
+        d.sigmoid(), lib.tensor(P), reduction="none"),
+    "binary_cross_entropy at 0 and 1, plain target": lambda lib, d: lib.nn.functional.binary_cross_entropy(
+        d.clamp(0, 1), lib.tensor(P), reduction="none"),
+    "binary_cross_entropy at 0 and 1, plain target, mean": lambda lib, d: lib.nn.functional.binary_cross_entropy(
+        d.clamp(0, 1), lib.tensor(P)),
+    "binary_cross_entropy dual target, weight, sum": lambda lib, d: lib.nn.functional.binary_cross_entropy(
+        lib.tensor(P), (d * 0.1).sigmoid(), weight=lib.tensor(V[0]), reduction="sum"),
+    "binary_cross_entropy none, requires grad": lambda lib, d: lib.nn.functional.binary_cross_entropy(
+        _requiring(lib).sigmoid(), lib.tensor(P), reduction="none"),
+    "binary_cross_entropy_with_logits none": lambda lib, d: lib.nn.functional.binary_cross_entropy_with_logits(
+        d, lib.tensor(P), reduction="none"),
+    "binary_cross_entropy_with_logits dual target only": lambda lib, d: (
+        lib.nn.functional.binary_cross_entropy_with_logits(lib.tensor(X * 0), d.sigmoid(), reduction="none")),
+    "binary_cross_entropy_with_logits pos_weight, weight, none": lambda lib, d: (
+        lib.nn.functional.binary_cross_entropy_with_logits(d, (d * 0.5).sigmoid(), weight=lib.tensor(V[1]),
+                                                           pos_weight=lib.tensor([0.5, 2.0, 3.0]).double(),
+                                                           reduction="none")),
+    "binary_cross_entropy_with_logits none, requires grad": lambda lib, d: (
+        lib.nn.functional.binary_cross_entropy_with_logits(_requiring(lib), lib.tensor(P), reduction="none")),
     # warnings: once per op (not again from the run that reads its rule), none from NumPy
     "var of one element": lambda lib, d: d[0, :1].var(),
     "std over one": lambda lib, d: d.std(dim=0, keepdim=True)[:, :1].std(dim=0),
