@@ -274,17 +274,15 @@ def _loss_reduction(unreduced, reduction: int):
     return unreduced.mean() if reduction == MEAN else unreduced.sum() if reduction == SUM else unreduced
 
 
-def _bce_forward(self_t, target_t, self, target, weight, reduction):
-    """PyTorch's forward formula: both backward formulas, unreduced, on the tangents, then the loss's reduction.
-    An absent tangent is a tensor of zeros (PyTorch's kernels materialize its zero tensor), so a plain target's
-    term is 0 · ∞ = NaN where self is 0 or 1, as in PyTorch."""
-    return _loss_reduction(binary_cross_entropy_backward(self_t, self, target, weight, NONE)
-                           + _bce_target_grad(target_t, self, weight, NONE), reduction)
-
-
 BinaryCrossEntropyBackward0 = rule(
     "BinaryCrossEntropyBackward0", "self target", saves="self target weight reduction",
-    text="grad_self = grad * (self - target) / (self * (1 - self)) / N", forward=_bce_forward,
+    text="grad_self = grad * (self - target) / (self * (1 - self)) / N",
+    # PyTorch's formula: both backward formulas, unreduced, on the tangents, then the reduction. An absent tangent is
+    # a tensor of zeros (PyTorch's kernels materialize its zero tensor): a plain target's term is 0 · ∞ = NaN where
+    # self is 0 or 1, as in PyTorch
+    forward=lambda self_t, target_t, self, target, weight, reduction: _loss_reduction(
+        binary_cross_entropy_backward(self_t, self, target, weight, NONE)
+        + _bce_target_grad(target_t, self, weight, NONE), reduction),
     self=lambda grad, self, target, weight, reduction:
     binary_cross_entropy_backward(grad, self, target, weight, reduction),
     target=lambda grad, self, weight, reduction: _bce_target_grad(grad, self, weight, reduction))
@@ -308,16 +306,14 @@ def _bce_logits_target_grad(grad, self, weight, pos_weight, reduction):
     return scaled(g, arr(weight), reduction, numel(self))
 
 
-@exact_zeros  # (PyTorch's backward formulas return its zero tensor for a zero tangent: the term drops out exactly)
-def _bce_logits_forward(self_t, target_t, self, target, weight, pos_weight, reduction):
-    """PyTorch's forward formula: both backward formulas, unreduced, on the tangents, then the loss's reduction."""
-    return _loss_reduction(_bce_logits_grad(self_t, self, target, weight, pos_weight, NONE)
-                           + _bce_logits_target_grad(target_t, self, weight, pos_weight, NONE), reduction)
-
-
 BinaryCrossEntropyWithLogitsBackward0 = rule(
     "BinaryCrossEntropyWithLogitsBackward0", "self target", saves="self target weight pos_weight reduction",
-    text="grad_self = grad * (sigmoid(self) - target) / N", forward=_bce_logits_forward,
+    text="grad_self = grad * (sigmoid(self) - target) / N",
+    # PyTorch's formula, as binary_cross_entropy's; its backward formulas return its zero tensor for a zero tangent,
+    # so an absent tangent's term drops out exactly (exact_zeros)
+    forward=exact_zeros(lambda self_t, target_t, self, target, weight, pos_weight, reduction: _loss_reduction(
+        _bce_logits_grad(self_t, self, target, weight, pos_weight, NONE)
+        + _bce_logits_target_grad(target_t, self, weight, pos_weight, NONE), reduction)),
     self=lambda grad, self, target, weight, pos_weight, reduction:
     _bce_logits_grad(grad, self, target, weight, pos_weight, reduction),
     target=lambda grad, self, weight, pos_weight, reduction:

@@ -60,6 +60,17 @@ def _read_before(lib, write):
     return fw.make_dual(lib.zeros(2, 3, dtype=lib.float64), before)
 
 
+def _read_before_view_write(lib, write, base: bool = False):
+    """The tangent of a view of a non-leaf (or its base's), unpacked before an in-place op on the view: PyTorch's
+    self_t.copy_(new) writes it in place (through to the base's), so it requires grad after a formula that does."""
+    fw = lib.autograd.forward_ad
+    y = _requiring(lib).clone()
+    view = y.view(-1)
+    before = fw.unpack_dual(y if base else view).tangent
+    write(view)
+    return fw.make_dual(lib.zeros(*before.shape, dtype=lib.float64), before)
+
+
 def _requiring(lib):
     return lib.autograd.forward_ad.make_dual(lib.tensor(X, requires_grad=True), lib.tensor(V))
 
@@ -173,6 +184,28 @@ CASES = {
                                                            reduction="none")),
     "binary_cross_entropy_with_logits none, requires grad": lambda lib, d: (
         lib.nn.functional.binary_cross_entropy_with_logits(_requiring(lib), lib.tensor(P), reduction="none")),
+    # a bilinear op's plain operand: PyTorch computes its zero tangent's term too, 0 @ b, which records a graph where
+    # b requires grad, so the tangent requires grad (minigrad left the term out)
+    "mm plain @ dual, requires grad": lambda lib, d: lib.tensor(X.T) @ _requiring(lib),
+    "matmul batched plain @ dual, requires grad": lambda lib, d: lib.tensor(X.T[None]) @ _requiring(lib),
+    "mv dual, plain, requires grad": lambda lib, d: _requiring(lib).mv(lib.tensor(V[0])),
+    "mv empty, requires grad": lambda lib, d: _requiring(lib)[:0].mv(lib.tensor(V[0])),
+    "dot plain, dual, requires grad": lambda lib, d: lib.tensor(V[0]).dot(_requiring(lib)[1]),
+    "linear of a dual by a plain weight, requires grad": lambda lib, d: lib.nn.functional.linear(
+        _requiring(lib), lib.tensor(V)),
+    "bmm plain, dual, requires grad": lambda lib, d: lib.tensor(X.T[None]).bmm(_requiring(lib)[None]),
+    # narrow's tangent is the same slice of the tangent: no graph of its own (it recorded a SliceBackward0)
+    "narrow, requires grad": lambda lib, d: _requiring(lib).narrow(1, 0, 2),
+    "narrow to empty, requires grad": lambda lib, d: _requiring(lib).narrow(1, 1, 0),
+    # an in-place op on a view: the tangent read before (the view's and its base's) is written in place
+    "tangent of a view read before its exp_, requires grad": lambda lib, d: _read_before_view_write(
+        lib, lambda v: v.exp_()),
+    "tangent of a view read before its div_, requires grad": lambda lib, d: _read_before_view_write(
+        lib, lambda v: v.div_(3)),
+    "base's tangent read before a view's mul_, requires grad": lambda lib, d: _read_before_view_write(
+        lib, lambda v: v.mul_(2), base=True),
+    "tangent of a view read before its add_, requires grad": lambda lib, d: _read_before_view_write(
+        lib, lambda v: v.add_(1)),
     # warnings: once per op (not again from the run that reads its rule), none from NumPy
     "var of one element": lambda lib, d: d[0, :1].var(),
     "std over one": lambda lib, d: d.std(dim=0, keepdim=True)[:, :1].std(dim=0),
