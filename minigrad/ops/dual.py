@@ -271,12 +271,16 @@ def _by_function(kind: str, function, args: tuple, kwargs: dict, tangents: dict)
 
 
 def _zero_terms_matter(args: tuple, kwargs: dict, tangents: dict) -> bool:
-    """Do the terms of the operands without a tangent (0 @ b) change a bilinear op's tangent? Only where an operand
-    is not finite: 0 · inf is nan in PyTorch's `self_t.mm(mat2) + self.mm(mat2_t)`, whose zero `self_t` it computes."""
+    """Do the terms of the operands without a tangent (0 @ b) change a bilinear op's tangent? Where an operand is
+    not finite (0 · inf is nan in PyTorch's `self_t.mm(mat2) + self.mm(mat2_t)`, whose zero `self_t` it computes),
+    and where an operand requires grad under grad mode (`0 @ b` records a graph: the tangent requires grad)."""
     found = []
     _swap(args, kwargs, lambda t: found.append(t) or t)
-    plain = [t for t in found if _floating(t) and id(t) not in tangents]
-    return bool(plain) and not all(np.isfinite(t._data).all() for t in found if _floating(t))
+    floating = [t for t in found if _floating(t)]
+    if all(id(t) in tangents for t in floating):
+        return False
+    return (GRAD.mode > 0 and any(t._requires_grad for t in floating)) or not all(
+        np.isfinite(t._data).all() for t in floating)
 
 
 class _Nth:
@@ -573,11 +577,19 @@ class _GraphZero(Tensor):
 
 
 # -- in-place ops ------------------------------------------------------------------------------------------------
+# In-place ops that PyTorch 2.13 runs, on a self that carries a tangent, as a contiguous result copied back into self,
+# whose check refuses a self whose elements share memory (an expanded one); without a tangent they write through the
+# strides and allow it (ops/arrange.py)
+COPIED_BACK = ("tril_", "triu_")
+
+
 def _run_inplace(op: tuple, args: tuple, kwargs: dict, tangents: dict, level):
     """The tangent of the out-of-place twin, computed before the write, becomes the tangent of the tensor written
     (written into its tangent's memory, so a view's tangent writes through to its base's). `op`: (name, kind, node
     classes, the in-place function, its out-of-place twin)."""
     name, kind, nodes, function, out_of_place = op
+    if name in COPIED_BACK and id(args[0]) in tangents:
+        _later()[0].writable(args[0], args[0]._data)
     if _reads_itself(args, kwargs) and kind not in ("linear", "bilinear"):
         return _run_inplace_reading_itself(op, args, kwargs, tangents, level)
     if id(args[0]) not in tangents and kind not in LINEAR and _floating(args[0]):  # PyTorch's in-place formula reads
@@ -644,10 +656,9 @@ def write_tangent(t: Tensor, value, level) -> None:
     if current is None:
         set_tangent(t, _as_tangent(value, t).clone() if isinstance(value, Tensor) else _as_tangent(value, t), level)
         return
-    if isinstance(value, Tensor) and value._requires_grad and GRAD.mode > 0 and current._data.flags.writeable \
-            and current._base is None:  # PyTorch's self_t.copy_(new): the tangent read before now requires grad
-        current.copy_(value)
-        return
+    if isinstance(value, Tensor) and value._requires_grad and GRAD.mode > 0 and current._data.flags.writeable:
+        current.copy_(value)  # PyTorch's self_t.copy_(new): the tangent read before (a view's: its base's too)
+        return  # now requires grad
     data = value._data if isinstance(value, Tensor) else value
     np.copyto(_writable(current._data), np.broadcast_to(data, current._data.shape), casting="unsafe")
 
@@ -666,19 +677,24 @@ def _writable(data: np.ndarray) -> np.ndarray:
     return np.lib.stride_tricks.as_strided(owner.reshape(-1)[start:], data.shape, data.strides)
 
 
+def _later() -> tuple:
+    """ops/inplace.py and ops/views.py, imported when first used."""
+    from . import inplace, views  # lazy: they import the registry, which imports this module
+    return inplace, views
+
+
 def _view_tangent(t: Tensor, level) -> Tensor:
     """A view with no tangent that is written with one: its base gets a zero tangent (unless it has one), and
     the view's tangent is the same view of it."""
-    from .views import apply_recipe, view_recipes  # lazy: views imports the registry, which imports this module
-
+    views = _later()[1]
     base = t._base
     base_t = tangent_of(base, level)
     if base_t is None:
         base_t = make(np.zeros_like(base._data))
         set_tangent(base, base_t, level)
     data = base_t._data
-    for r in view_recipes(t):
-        data = apply_recipe(data, r)
+    for r in views.view_recipes(t):
+        data = views.apply_recipe(data, r)
     view = make(_writable(data))
     set_tangent(t, view, level)
     return view

@@ -78,7 +78,7 @@ def formula_text(formula) -> str | None:
         elif c == "," and depth == 0:
             end = i
             break
-    body = " ".join(source[colon + 1:end].split())
+    body = re.sub(r"\(\s+", "(", " ".join(source[colon + 1:end].split()))  # (a call broken after its bracket)
     return re.sub(r"(?<![\w.])_(?=[a-z])", "", _LIBRARY_PREFIX.sub("", body)) or None
 
 

@@ -216,7 +216,15 @@ def chunk(self, chunks: int, dim: int = 0):
     return split(self, -(-n // chunks), dim)
 
 
-_slice_view = forward_aware(slice_view, (SliceBackward0,), "narrow")  # (its tangent: the same slice of the tangent)
+def _narrow_slice(self: Tensor, dim: int, k: slice) -> Tensor:
+    """narrow's SliceBackward0 view, recorded only where a graph is (narrow's tangent is this op run on the tangent,
+    which requires grad only in forward over reverse)."""
+    if self._requires_grad and GRAD.mode > 0:
+        return slice_view(self, dim, k)
+    return getitem(self, (slice(None),) * dim + (k,))
+
+
+_slice_view = forward_aware(_narrow_slice, (SliceBackward0,), "narrow")  # (its tangent: the same slice of the tangent)
 
 
 def narrow(self, dim: int, start: int, length: int):

@@ -19,7 +19,7 @@ from .._tensor import Tensor, make
 from . import xp
 from .dual import forward_aware
 from .operands import kind_name
-from .recording import SavedArg, record, rule
+from .recording import SavedArg, exact_zeros, record, rule
 from .registry import Sample, check_recordable, declare
 
 EPSILON = float(np.float32(1e-12))  # PyTorch floors x * (1 - x) at 1e-12 as a C++ float
@@ -266,9 +266,23 @@ def binary_cross_entropy_backward(grad_output, self, target, weight, reduction):
     return make(res)
 
 
+def _loss_reduction(unreduced, reduction: int):
+    """PyTorch's apply_loss_reduction: the mean or sum of a loss's per-element values (arrays or Tensors)."""
+    if not xp.is_t(unreduced):
+        with np.errstate(all="ignore"):
+            return _reduce(np.asarray(unreduced), reduction)
+    return unreduced.mean() if reduction == MEAN else unreduced.sum() if reduction == SUM else unreduced
+
+
 BinaryCrossEntropyBackward0 = rule(
     "BinaryCrossEntropyBackward0", "self target", saves="self target weight reduction",
     text="grad_self = grad * (self - target) / (self * (1 - self)) / N",
+    # PyTorch's formula: both backward formulas, unreduced, on the tangents, then the reduction. An absent tangent is
+    # a tensor of zeros (PyTorch's kernels materialize its zero tensor): a plain target's term is 0 · ∞ = NaN where
+    # self is 0 or 1, as in PyTorch
+    forward=lambda self_t, target_t, self, target, weight, reduction: _loss_reduction(
+        binary_cross_entropy_backward(self_t, self, target, weight, NONE)
+        + _bce_target_grad(target_t, self, weight, NONE), reduction),
     self=lambda grad, self, target, weight, reduction:
     binary_cross_entropy_backward(grad, self, target, weight, reduction),
     target=lambda grad, self, weight, reduction: _bce_target_grad(grad, self, weight, reduction))
@@ -295,6 +309,11 @@ def _bce_logits_target_grad(grad, self, weight, pos_weight, reduction):
 BinaryCrossEntropyWithLogitsBackward0 = rule(
     "BinaryCrossEntropyWithLogitsBackward0", "self target", saves="self target weight pos_weight reduction",
     text="grad_self = grad * (sigmoid(self) - target) / N",
+    # PyTorch's formula, as binary_cross_entropy's; its backward formulas return its zero tensor for a zero tangent,
+    # so an absent tangent's term drops out exactly (exact_zeros)
+    forward=exact_zeros(lambda self_t, target_t, self, target, weight, pos_weight, reduction: _loss_reduction(
+        _bce_logits_grad(self_t, self, target, weight, pos_weight, NONE)
+        + _bce_logits_target_grad(target_t, self, weight, pos_weight, NONE), reduction)),
     self=lambda grad, self, target, weight, pos_weight, reduction:
     _bce_logits_grad(grad, self, target, weight, pos_weight, reduction),
     target=lambda grad, self, weight, pos_weight, reduction:
@@ -656,10 +675,13 @@ declare("cross_entropy", cross_entropy, namespace=_F, method=False, nodes=(MulBa
 declare("binary_cross_entropy_backward", binary_cross_entropy_backward, method=False, public=False,
         nodes=(BinaryCrossEntropyBackwardBackward0,))
 declare("binary_cross_entropy", binary_cross_entropy, namespace=_F, method=False,
-        nodes=(BinaryCrossEntropyBackward0,), samples=(Sample((((3, 4), "probability"), ((3, 4), "probability"))),))
+        nodes=(BinaryCrossEntropyBackward0,), samples=(Sample((((3, 4), "probability"), ((3, 4), "probability"))),
+                                                       Sample((((3, 4), "probability"), ((3, 4), "probability")),
+                                                              kwargs={"reduction": "none"})))
 declare("binary_cross_entropy_with_logits", binary_cross_entropy_with_logits, namespace=_F, method=False,
         nodes=(BinaryCrossEntropyWithLogitsBackward0,),
-        samples=(Sample((((3, 4), "real"), ((3, 4), "probability"))),))
+        samples=(Sample((((3, 4), "real"), ((3, 4), "probability"))),
+                 Sample((((3, 4), "real"), ((3, 4), "probability")), kwargs={"reduction": "none"})))
 declare("kl_div", kl_div, namespace=_F, method=False,  # ('mean', which warns, in test_census_names.py)
         samples=(Sample((((3, 4), "real"), ((3, 4), "positive")), kwargs={"reduction": "sum"}),
                  Sample((((3, 4), "real"), ((3, 4), "positive")), kwargs={"reduction": "batchmean"}),

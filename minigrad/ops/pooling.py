@@ -472,6 +472,48 @@ UpsampleNearest2DBackward0 = rule(
     _nearest_grad(grad, self_sym_sizes, output_size, (scales_h, scales_w)))
 
 
+def _interpolate_sizes(x: np.ndarray, size, scale_factor, recompute_scale_factor) -> tuple:
+    """(output sizes, scales) of interpolate, with the checks and texts of PyTorch's functional (ValueError,
+    TypeError) and of its upsample kernel (sizes greater than 0)."""
+    spatial, given = x.ndim - 2, list(x.shape[2:])
+    if size is not None and scale_factor is not None:
+        raise ValueError("only one of size or scale_factor should be defined")
+    if size is not None:
+        if isinstance(size, (tuple, list)):
+            if len(size) != spatial:
+                raise ValueError("Input and output must have the same number of spatial dimensions, but got input with "
+                                 f"spatial dimensions of {given} and output size of {size}. Please provide input "
+                                 "tensor in (N, C, d1, d2, ...,dK) format and output size in (o1, o2, ...,oK) format.")
+            if not all(isinstance(n, (int, np.integer)) for n in size):
+                raise TypeError("expected size to be one of int or Tuple[int] or Tuple[int, int] or Tuple[int, int, "
+                                f"int], but got size with types {[type(n) for n in size]}")
+        elif not isinstance(size, (int, np.integer)):
+            raise TypeError(f"upsample_nearest{spatial}d() received an invalid combination of arguments - got (Tensor, "
+                            "list, NoneType), but expected one of:")
+        if recompute_scale_factor:
+            raise ValueError("recompute_scale_factor is not meaningful with an explicit size.")
+        out, scales = (tuple(size) if isinstance(size, (tuple, list)) else (size,) * spatial), (None,) * spatial
+    elif scale_factor is None:
+        raise ValueError("either size or scale_factor should be defined")
+    else:
+        if isinstance(scale_factor, (tuple, list)) and len(scale_factor) != spatial:
+            raise ValueError("Input and scale_factor must have the same number of spatial dimensions, but got input "
+                             f"with spatial dimensions of {given} and scale_factor of shape {scale_factor}. Please "
+                             "provide input tensor in (N, C, d1, d2, ...,dK) format and scale_factor in "
+                             "(s1, s2, ...,sK) format.")
+        scales = tuple(scale_factor) if isinstance(scale_factor, (tuple, list)) else (scale_factor,) * spatial
+        out = tuple(int(np.floor(n * s)) for n, s in zip(x.shape[2:], scales))
+        scales = tuple(float(s) for s in scales) if not recompute_scale_factor else (None,) * spatial
+    if min(given + list(out)) <= 0:
+        names = ("W",) if spatial == 1 else ("H", "W")
+        pair = ", ".join(f"{k}: {n}" for k, n in zip(names, given)), ", ".join(f"{k}: {n}" for k, n in zip(names, out))
+        raise RuntimeError(f"Input and output sizes should be greater than 0, but got input ({pair[0]}) "
+                           f"{'and ' if spatial == 1 else ''}output ({pair[1]})")
+    if x.size == 0 and 0 in x.shape[1:]:
+        raise RuntimeError(f"Non-empty {x.ndim}D data tensor expected but got a tensor with sizes {list(x.shape)}")
+    return out, scales
+
+
 def interpolate(input: Tensor, size=None, scale_factor=None, mode: str = "nearest", align_corners=None,
                 recompute_scale_factor=None, antialias: bool = False) -> Tensor:
     """Resize the spatial dims of (N, C, L) or (N, C, H, W) inputs; minigrad has mode="nearest"."""
@@ -480,15 +522,13 @@ def interpolate(input: Tensor, size=None, scale_factor=None, mode: str = "neares
     if mode != "nearest" or spatial not in (1, 2):
         raise NotImplementedError(f"minigrad does not implement interpolate(mode={mode!r}) for {x.ndim}-D input "
                                   "(it has mode='nearest' for 3-D and 4-D inputs)")
-    if (size is None) == (scale_factor is None):
-        raise ValueError("only one of size or scale_factor should be defined")
-    if size is not None:
-        out = tuple(size) if isinstance(size, (tuple, list)) else (size,) * spatial
-        scales = (None,) * spatial
-    else:
-        scales = tuple(scale_factor) if isinstance(scale_factor, (tuple, list)) else (scale_factor,) * spatial
-        out = tuple(int(np.floor(n * s)) for n, s in zip(x.shape[2:], scales))
-        scales = tuple(float(s) for s in scales) if not recompute_scale_factor else (None,) * spatial
+    if align_corners is not None:
+        raise ValueError("align_corners option can only be set with the interpolating modes: linear | bilinear | "
+                         "bicubic | trilinear")
+    out, scales = _interpolate_sizes(x, size, scale_factor, recompute_scale_factor)
+    if antialias:
+        raise ValueError("Anti-alias option is restricted to bilinear, bicubic, and lanczos modes and requires a 4-D "
+                         "tensor as input")
     res = x
     for k, (n_in, n_out, s) in enumerate(zip(x.shape[2:], out, scales)):
         res = np.take(res, _nearest_index(n_in, n_out, s), axis=2 + k)

@@ -16,6 +16,7 @@ import minigrad
 
 X = np.array([[1.5, -2.0, 0.25], [3.0, 0.5, -1.0]])
 V = np.array([[1.0, 10.0, -2.0], [0.5, -3.0, 4.0]])
+P = np.array([[0.0, 1.0, 0.25], [1.0, 0.5, 0.0]])  # probabilities (targets), 0 and 1 included
 
 
 def _run(lib, case):
@@ -76,6 +77,15 @@ def _dual(lib, x, v, requires_grad=False):
 
 NAN_AT_1 = [[1.5, np.nan, 0.25], [3.0, 0.5, -1.0]]  # a NaN primal; an inf tangent off the max:
 INF_T = [[np.inf, 10.0, -2.0], [0.5, np.nan, 4.0]]
+def _read_before_view_write(lib, write, base: bool = False):
+    """The tangent of a view of a non-leaf (or its base's), unpacked before an in-place op on the view: PyTorch's
+    self_t.copy_(new) writes it in place (through to the base's), so it requires grad after a formula that does."""
+    fw = lib.autograd.forward_ad
+    y = _requiring(lib).clone()
+    view = y.view(-1)
+    before = fw.unpack_dual(y if base else view).tangent
+    write(view)
+    return fw.make_dual(lib.zeros(*before.shape, dtype=lib.float64), before)
 
 
 def _requiring(lib):
@@ -235,6 +245,51 @@ CASES = {
     "sign of avg_pool2d": lambda lib, d: lib.sign(lib.nn.functional.avg_pool2d(
         _dual(lib, np.pad([[[[-1.94, -0.9], [1.73, 1.11]]]], ((0, 0), (0, 0), (0, 4), (0, 3))), np.ones((1, 1, 6, 5))),
         2)),
+    # binary_cross_entropy(_with_logits): PyTorch's forward formulas (both backward formulas, unreduced, on the
+    # tangents, then the reduction); reduction='none' had no forward rule. A plain target's tangent is a tensor of
+    # zeros in binary_cross_entropy (0 · logit(0) is nan) and PyTorch's zero tensor in the logits form (-0. stays)
+    "binary_cross_entropy none": lambda lib, d: lib.nn.functional.binary_cross_entropy(
+        d.sigmoid(), lib.tensor(P), reduction="none"),
+    "binary_cross_entropy at 0 and 1, plain target": lambda lib, d: lib.nn.functional.binary_cross_entropy(
+        d.clamp(0, 1), lib.tensor(P), reduction="none"),
+    "binary_cross_entropy at 0 and 1, plain target, mean": lambda lib, d: lib.nn.functional.binary_cross_entropy(
+        d.clamp(0, 1), lib.tensor(P)),
+    "binary_cross_entropy dual target, weight, sum": lambda lib, d: lib.nn.functional.binary_cross_entropy(
+        lib.tensor(P), (d * 0.1).sigmoid(), weight=lib.tensor(V[0]), reduction="sum"),
+    "binary_cross_entropy none, requires grad": lambda lib, d: lib.nn.functional.binary_cross_entropy(
+        _requiring(lib).sigmoid(), lib.tensor(P), reduction="none"),
+    "binary_cross_entropy_with_logits none": lambda lib, d: lib.nn.functional.binary_cross_entropy_with_logits(
+        d, lib.tensor(P), reduction="none"),
+    "binary_cross_entropy_with_logits dual target only": lambda lib, d: (
+        lib.nn.functional.binary_cross_entropy_with_logits(lib.tensor(X * 0), d.sigmoid(), reduction="none")),
+    "binary_cross_entropy_with_logits pos_weight, weight, none": lambda lib, d: (
+        lib.nn.functional.binary_cross_entropy_with_logits(d, (d * 0.5).sigmoid(), weight=lib.tensor(V[1]),
+                                                           pos_weight=lib.tensor([0.5, 2.0, 3.0]).double(),
+                                                           reduction="none")),
+    "binary_cross_entropy_with_logits none, requires grad": lambda lib, d: (
+        lib.nn.functional.binary_cross_entropy_with_logits(_requiring(lib), lib.tensor(P), reduction="none")),
+    # a bilinear op's plain operand: PyTorch computes its zero tangent's term too, 0 @ b, which records a graph where
+    # b requires grad, so the tangent requires grad (minigrad left the term out)
+    "mm plain @ dual, requires grad": lambda lib, d: lib.tensor(X.T) @ _requiring(lib),
+    "matmul batched plain @ dual, requires grad": lambda lib, d: lib.tensor(X.T[None]) @ _requiring(lib),
+    "mv dual, plain, requires grad": lambda lib, d: _requiring(lib).mv(lib.tensor(V[0])),
+    "mv empty, requires grad": lambda lib, d: _requiring(lib)[:0].mv(lib.tensor(V[0])),
+    "dot plain, dual, requires grad": lambda lib, d: lib.tensor(V[0]).dot(_requiring(lib)[1]),
+    "linear of a dual by a plain weight, requires grad": lambda lib, d: lib.nn.functional.linear(
+        _requiring(lib), lib.tensor(V)),
+    "bmm plain, dual, requires grad": lambda lib, d: lib.tensor(X.T[None]).bmm(_requiring(lib)[None]),
+    # narrow's tangent is the same slice of the tangent: no graph of its own (it recorded a SliceBackward0)
+    "narrow, requires grad": lambda lib, d: _requiring(lib).narrow(1, 0, 2),
+    "narrow to empty, requires grad": lambda lib, d: _requiring(lib).narrow(1, 1, 0),
+    # an in-place op on a view: the tangent read before (the view's and its base's) is written in place
+    "tangent of a view read before its exp_, requires grad": lambda lib, d: _read_before_view_write(
+        lib, lambda v: v.exp_()),
+    "tangent of a view read before its div_, requires grad": lambda lib, d: _read_before_view_write(
+        lib, lambda v: v.div_(3)),
+    "base's tangent read before a view's mul_, requires grad": lambda lib, d: _read_before_view_write(
+        lib, lambda v: v.mul_(2), base=True),
+    "tangent of a view read before its add_, requires grad": lambda lib, d: _read_before_view_write(
+        lib, lambda v: v.add_(1)),
     # warnings: once per op (not again from the run that reads its rule), none from NumPy
     "var of one element": lambda lib, d: d[0, :1].var(),
     "std over one": lambda lib, d: d.std(dim=0, keepdim=True)[:, :1].std(dim=0),

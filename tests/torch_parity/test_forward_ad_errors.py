@@ -1,0 +1,88 @@
+"""Errors the forward-mode fuzzer found missing (fresh seeds from 1000), each a differential test against torch 2.13:
+F.interpolate's argument checks (PyTorch's functional raises ValueError / TypeError, its upsample kernel
+RuntimeError; minigrad resized anyway or raised ZeroDivisionError), on a plain and on a dual input; tril_/triu_ of a
+dual tensor whose elements share memory."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import minigrad
+
+INTERPOLATE = {
+    "size of another length": ((1, 2, 3), {"size": (2, 3)}),
+    "scale_factor of another length": ((1, 2, 3), {"scale_factor": (2.0, 2.0)}),
+    "neither size nor scale_factor": ((1, 2, 3), {}),
+    "both": ((1, 2, 3), {"size": 2, "scale_factor": 2.0}),
+    "size 0": ((1, 2, 3), {"size": 0}),
+    "2-D size 0": ((1, 2, 3, 4), {"size": (0, 8)}),
+    "scale_factor to size 0": ((1, 2, 3, 4), {"scale_factor": 0.2}),
+    "negative scale_factor": ((1, 2, 3), {"scale_factor": -1.0}),
+    "empty spatial input": ((1, 2, 0), {"size": 2}),
+    "no channels": ((1, 0, 3, 4), {"size": 2}),
+    "float size": ((1, 2, 3), {"size": 2.5}),
+    "float in a size tuple": ((1, 2, 3), {"size": (2.5,)}),
+    "align_corners with nearest": ((1, 2, 3), {"size": 4, "align_corners": True}),
+    "recompute_scale_factor with a size": ((1, 2, 3), {"size": 2, "recompute_scale_factor": True}),
+    "antialias with nearest": ((1, 2, 3, 4), {"size": 2, "antialias": True}),
+    # (no error: an empty batch resizes)
+    "empty batch": ((0, 2, 3), {"size": 2}),
+}
+
+
+def _interpolate(lib, shape: tuple, kwargs: dict, dual: bool):
+    """The output's shape, or (exception type, first line), under a dual level."""
+    fw = lib.autograd.forward_ad
+    with fw.dual_level():
+        x = lib.tensor(np.arange(np.prod(shape), dtype=np.float64).reshape(shape))
+        if dual:
+            x = fw.make_dual(x, lib.tensor(np.ones(shape)))
+        try:
+            out = lib.nn.functional.interpolate(x, **kwargs)
+        except Exception as e:  # noqa: BLE001 - the test compares exception types and texts
+            return type(e).__name__, str(e).splitlines()[0]
+        return tuple(out.shape), None if not dual else tuple(fw.unpack_dual(out).tangent.shape)
+
+
+@pytest.mark.parametrize("dual", [False, True], ids=["plain", "dual"])
+@pytest.mark.parametrize("name", list(INTERPOLATE))
+def test_interpolate_checks_as_torch(torch, name, dual):
+    shape, kwargs = INTERPOLATE[name]
+    assert _interpolate(minigrad, shape, kwargs, dual) == _interpolate(torch, shape, kwargs, dual)
+
+
+def _expanded_dual(lib, tangent_expanded: bool = True):
+    fw = lib.autograd.forward_ad
+    if tangent_expanded:
+        return fw.make_dual(lib.tensor(np.zeros(3)), lib.tensor(np.ones(3))).expand(2, 3)
+    return fw.make_dual(lib.tensor(np.zeros(3)).expand(2, 3), lib.tensor(np.ones((2, 3))))
+
+
+# tril_/triu_ on a tensor whose elements share memory: allowed without a tangent (PyTorch writes the zeros through
+# the strides), refused with one (seed 1000 program 103: a meshgrid output's tril_); minigrad allowed both
+TRIANGLE = {
+    "tril_ of an expanded dual": lambda lib: _expanded_dual(lib).tril_(),
+    "triu_ of an expanded dual": lambda lib: _expanded_dual(lib).triu_(1),
+    "tril_ of an expanded primal, contiguous tangent": lambda lib: _expanded_dual(lib, False).tril_(),
+    "tril_ of a meshgrid output": lambda lib: lib.meshgrid([_expanded_dual(lib)[0], _expanded_dual(lib)[1, :2]],
+                                                           indexing="xy")[1].tril_(),
+    "tril_ of an expanded plain tensor": lambda lib: lib.tensor(np.zeros(3)).expand(3, 3).tril_(),
+    "tril_ of a transposed dual": lambda lib: _expanded_dual(lib).clone().t().tril_(),
+}
+
+
+def _triangle(lib, case):
+    fw = lib.autograd.forward_ad
+    with fw.dual_level():
+        try:
+            out = case(lib)
+        except Exception as e:  # noqa: BLE001 - the test compares exception types and texts
+            return type(e).__name__, str(e).splitlines()[0]
+        tangent = fw.unpack_dual(out).tangent
+        return out.numpy().tolist(), None if tangent is None else tangent.numpy().tolist()
+
+
+@pytest.mark.parametrize("name", list(TRIANGLE))
+def test_triangle_inplace_overlap_as_torch(torch, name):
+    assert _triangle(minigrad, TRIANGLE[name]) == _triangle(torch, TRIANGLE[name])
