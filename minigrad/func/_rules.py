@@ -141,7 +141,10 @@ def _shift(dim, n: int, nb: int):
 
 
 def dim_op(name: str, func, args: tuple, kwargs: dict):
-    """An op of one tensor with a `dim` argument: the dim shifted past the batch dims."""
+    """An op of one tensor with a `dim` argument: the dim shifted past the batch dims. (max/min of two tensors,
+    `torch.max(x, other)`, are maximum/minimum: elementwise.)"""
+    if name in ("max", "min") and any(isinstance(a, (Tensor, BatchedTensor)) for a in (*args[1:2], *kwargs.values())):
+        return elementwise(func, args, kwargs)
     x = args[0]
     if x.__class__ is not BatchedTensor or levels_of(args[1:]) or levels_of(tuple(kwargs.values())):
         return fallback(name, func, args, kwargs)

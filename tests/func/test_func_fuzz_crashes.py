@@ -6,10 +6,14 @@
 - vmap of `flip` with its dims in one sequence (`x.flip((0, 2))`): the batching rule shifted the tuple as one dim;
 - an op along dim 0 or -1 of a 0-d sample (vmap, jacrev): the dim was shifted past the batch dims, out of range;
 - index_fill under vmap: it ran as an elementwise op ("Index has to be a vector/scalar"); its dim is now shifted;
-- a plain tensor's method given a batched argument under vmap (`w.mv(x)`): it now gives way to the batching rules.
+- a plain tensor's method given a batched argument under vmap or jacrev (`w.mv(x)`): it now gives way to the
+  batching rules;
+- max/min of two tensors under a transform: the rule along a dim took the other tensor for the dim.
 """
 
 from __future__ import annotations
+
+import warnings
 
 import numpy as np
 import pytest
@@ -114,9 +118,10 @@ def _plain_method_of_a_batched(lib, name, how):
         lib.func.jacrev(f)(x[0])
 
 
-# (only under vmap: jacrev's and jacfwd's private levels do not install the giving-way methods, whose cost, two
-# setattr per method, would take jacrev of the W10 bench over its 1.5x gate)
-PLAIN_CASES = [(name, "vmap") for name in ["mv", "type_as", "outer", "expand_as", "clamp", "addcmul"]]
+# (under jacrev too: its private level swaps only the methods that can take a tensor; it crashed there, transform
+# seed 1100 programs 89, 161, 491, 615, 996)
+PLAIN_CASES = [(name, how) for name in ["mv", "type_as", "outer", "expand_as", "clamp", "addcmul"]
+               for how in ("vmap", "jacrev")]
 
 
 @pytest.mark.parametrize(("name", "how"), PLAIN_CASES)
@@ -125,3 +130,26 @@ def test_a_plain_tensors_method_given_a_batched_argument(torch, name, how):
     on the BatchedTensor as on a Tensor ("'BatchedTensor' object has no attribute '_data'", "unsupported operand
     type: BatchedTensor"); under vmap it now gives way to the batching rules, as PyTorch's methods do."""
     _close(_plain_method_of_a_batched(minigrad, name, how), _plain_method_of_a_batched(torch, name, how))
+
+
+@pytest.mark.parametrize("how", ["vmap", "jacrev", "jacfwd"])
+@pytest.mark.parametrize("name", ["max", "min"])
+def test_max_and_min_of_two_tensors(torch, name, how):
+    """`torch.min(x, other)` under a transform (seed 1100 programs 204, 769): the rule of max/min along a dim took
+    `other` for the dim ("Boolean value of Tensor with more than one value is ambiguous"), or looped with the
+    performance warning; it is maximum/minimum, elementwise (a tie shares the gradient, as PyTorch's)."""
+    def run(lib):
+        x, other = lib.tensor(A[:2]), lib.tensor(np.array([[A[0, 1]], [0.0]]))  # (a tie at [0, 1])
+        f = lambda a, b: getattr(lib, name)(a, b)  # noqa: E731
+        if how == "vmap":
+            return lib.func.vmap(f, in_dims=(1, None))(x, other[:, 0])
+        return getattr(lib.func, how)(f, argnums=(0, 1))(x, other)
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        got = run(minigrad)
+    assert not [w for w in caught if "performance drop" in str(w.message)]  # (PyTorch has a rule: no loop)
+    want = run(torch)
+    for g, w in zip(got if isinstance(got, tuple) else (got,), want if isinstance(want, tuple) else (want,),
+                    strict=True):
+        _close(g, w)
