@@ -20,7 +20,7 @@ import warnings
 import numpy as np
 
 from .. import ops
-from .._creation import RANDOM_HOOK, bernoulli, multinomial, ones, rand, randn
+from .._creation import RANDOM_HOOK, bernoulli, multinomial, ones, rand, randn, zeros
 from .._tensor import Tensor
 from ..ops.registry import REGISTRY
 from ._batched import LEVELS, BatchedTensor, _wrap, fallback, full, levels_of, physical, wrap
@@ -250,6 +250,15 @@ def _t(v, b, n):
     if n > 2:
         raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {n}D")
     return v.transpose(-1, -2) if n == 2 else v.view_as(v)
+
+
+def _mT(v, b, n):
+    """x.mT of a sample: its last two dims swapped; a 1-d sample refused and a 0-d one returned with the warning, as
+    for a tensor of the sample's shape (the batch dims are not the sample's to swap)."""
+    if n < 2:
+        ops.views.mT(zeros(tuple(v.shape[len(b):]), dtype=v.dtype))
+        return v.view_as(v)
+    return v.transpose(-1, -2)
 
 
 def _T(v, b, n):
@@ -596,7 +605,7 @@ def _type_as(func, args, kwargs):
 RULES = {
     "reshape": _one(_reshape), "view": _one(_view), "flatten": _one(_flatten), "unsqueeze": _one(_unsqueeze),
     "transpose": _one(_transpose), "swapaxes": _one(_transpose), "permute": _one(_permute),
-    "movedim": _one(_movedim), "t": _one(_t), "T": _one(_T), "mT": _one(lambda v, b, n: v.transpose(-1, -2)),
+    "movedim": _one(_movedim), "t": _one(_t), "T": _one(_T), "mT": _one(_mT),
     "expand": _one(_expand), "expand_as": _one(lambda v, b, n, other: _expand(v, b, n, _size_of(other))),
     "view_as": _one(lambda v, b, n, other: v.view(b + _size_of(other))),
     "reshape_as": _one(lambda v, b, n, other: v.reshape(b + _size_of(other))),

@@ -8,7 +8,8 @@
 - index_fill under vmap: it ran as an elementwise op ("Index has to be a vector/scalar"); its dim is now shifted;
 - a plain tensor's method given a batched argument under vmap or jacrev (`w.mv(x)`): it now gives way to the
   batching rules;
-- max/min of two tensors under a transform: the rule along a dim took the other tensor for the dim.
+- max/min of two tensors under a transform: the rule along a dim took the other tensor for the dim;
+- x.mT of a 0-d or 1-d sample: the batch dim was swapped (a crash, or a wrong shape).
 """
 
 from __future__ import annotations
@@ -153,3 +154,24 @@ def test_max_and_min_of_two_tensors(torch, name, how):
     for g, w in zip(got if isinstance(got, tuple) else (got,), want if isinstance(want, tuple) else (want,),
                     strict=True):
         _close(g, w)
+
+
+@pytest.mark.parametrize(("shape", "how"), [((3,), "vmap"), ((), "jacfwd"), ((), "jacrev"), ((3, 2, 4), "vmap"),
+                                            ((3, 2), "vmap")])
+def test_mT_of_a_sample(torch, shape, how):
+    """x.mT of a 0-d sample is the sample (with PyTorch's deprecation warning, once; jacfwd: "Dimension out of range",
+    seed 1101 program 320); of a 1-d sample refused as for a 1-d tensor (it swapped the batch dim: a wrong
+    shape, silently); of matrices their transposes."""
+    def run(lib):
+        x = lib.tensor(C.reshape(-1)[:int(np.prod(shape))].reshape(shape))
+        try:
+            return getattr(lib.func, how)(lambda a: a.mT * 2)(x), None
+        except RuntimeError as error:
+            return None, str(error)
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # (the 0-d warning is given once per process, in both libraries)
+        (got, got_error), (want, want_error) = run(minigrad), run(torch)
+    assert got_error == want_error
+    if want is not None:
+        _close(got, want)
