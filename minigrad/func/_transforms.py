@@ -668,7 +668,7 @@ def _columns(pairs, flat, level, out_spec, single: bool):
             for x in lv:
                 k = _numel(x.shape)
                 if cols is None:
-                    block = zeros(out_shape + tuple(x.shape), dtype=x.dtype)
+                    block = zeros(out_shape + tuple(x.shape), dtype=primal.dtype)  # (a zero tangent: the output's)
                 else:
                     block = cols[start:start + k].movedim(0, -1).reshape(out_shape + tuple(x.shape))
                 parts.append(block)
