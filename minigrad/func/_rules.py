@@ -328,6 +328,7 @@ def _matmul(func, args, kwargs):
         pb = pb.unsqueeze(-1)
     rank = max(ra, 2) if a.__class__ is BatchedTensor else 0
     rank = max(rank, max(rb, 2) if b.__class__ is BatchedTensor else 0)
+    rank = max(rank, ra if a.__class__ is not BatchedTensor else 0, rb if b.__class__ is not BatchedTensor else 0)
     pa = _pad(pa, levels, rank) if a.__class__ is BatchedTensor else pa
     pb = _pad(pb, levels, rank) if b.__class__ is BatchedTensor else pb
     out = ops.linalg.matmul(pa, pb)

@@ -9,7 +9,8 @@
 - a plain tensor's method given a batched argument under vmap or jacrev (`w.mv(x)`): it now gives way to the
   batching rules;
 - max/min of two tensors under a transform: the rule along a dim took the other tensor for the dim;
-- x.mT of a 0-d or 1-d sample: the batch dim was swapped (a crash, or a wrong shape).
+- x.mT of a 0-d or 1-d sample: the batch dim was swapped (a crash, or a wrong shape);
+- matmul of a batched operand with a plain one of more dims: the batch dims met the plain one's own.
 """
 
 from __future__ import annotations
@@ -175,3 +176,20 @@ def test_mT_of_a_sample(torch, shape, how):
     assert got_error == want_error
     if want is not None:
         _close(got, want)
+
+
+@pytest.mark.parametrize("how", ["vmap", "jacfwd", "jacrev"])
+@pytest.mark.parametrize("plain_first", [True, False])
+def test_matmul_with_a_plain_operand_of_more_dims(torch, how, plain_first):
+    """`a @ x` with `a` a plain (2, 1, 3) tensor and `x` a batched matrix (seed 1102 program 969): the batch dims
+    were broadcast against the plain operand's own ("The size of tensor a (2) must match the size of tensor b");
+    the batched operand is padded to the plain one's rank, so its batch dims stay in front."""
+    def run(lib):
+        plain = lib.tensor(C[0, :, :1, :3] if plain_first else C[0, :, :3, :1])
+        f = (lambda x: lib.matmul(plain, x)) if plain_first else (lambda x: lib.matmul(x, plain))
+        shape = (3, 1) if plain_first else (1, 3)
+        if how == "vmap":
+            return lib.func.vmap(f)(lib.tensor(C.reshape(-1)[:12].reshape((4,) + shape)))
+        return getattr(lib.func, how)(f)(lib.tensor(A.reshape(-1)[:3].reshape(shape)))
+
+    _close(run(minigrad), run(torch))
