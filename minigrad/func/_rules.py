@@ -243,7 +243,8 @@ def _permute(v, b, n, *dims):
 
 
 def _movedim(v, b, n, source, destination):
-    return v.movedim(_shift(source, n, len(b)), _shift(destination, n, len(b)))
+    source, destination = _shift(source, n, len(b)), _shift(destination, n, len(b))  # (checked against the sample)
+    return v.movedim(source, destination) if n else v.view_as(v)  # (a 0-d sample's dim 0 or -1: itself)
 
 
 def _t(v, b, n):

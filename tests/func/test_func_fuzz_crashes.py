@@ -10,7 +10,8 @@
   batching rules;
 - max/min of two tensors under a transform: the rule along a dim took the other tensor for the dim;
 - x.mT of a 0-d or 1-d sample: the batch dim was swapped (a crash, or a wrong shape);
-- matmul of a batched operand with a plain one of more dims: the batch dims met the plain one's own.
+- matmul of a batched operand with a plain one of more dims: the batch dims met the plain one's own;
+- movedim of a 0-d sample: its dim was shifted past the batch dims.
 """
 
 from __future__ import annotations
@@ -191,5 +192,18 @@ def test_matmul_with_a_plain_operand_of_more_dims(torch, how, plain_first):
         if how == "vmap":
             return lib.func.vmap(f)(lib.tensor(C.reshape(-1)[:12].reshape((4,) + shape)))
         return getattr(lib.func, how)(f)(lib.tensor(A.reshape(-1)[:3].reshape(shape)))
+
+    _close(run(minigrad), run(torch))
+
+
+@pytest.mark.parametrize("how", ["vmap", "jacrev", "jacfwd"])
+@pytest.mark.parametrize(("source", "destination"), [(-1, 0), (0, -1), ((0,), (0,))])
+def test_movedim_of_a_0d_sample(torch, how, source, destination):
+    """movedim(-1, 0) of a 0-d sample is the sample (seed 1103 program 73: the dim was shifted past the batch dims,
+    out of range: "Dimension out of range (expected to be in range of [-1, 0], but got 1)")."""
+    def run(lib):
+        f = lambda a: (a * 3).movedim(source, destination)  # noqa: E731
+        x = lib.tensor(A[0])
+        return lib.func.vmap(f)(x) if how == "vmap" else getattr(lib.func, how)(f)(x[0])
 
     _close(run(minigrad), run(torch))
