@@ -48,7 +48,7 @@ COURSE_ENV := MINIGRAD_LANG=en
 FIND_NOTEBOOKS := find notebooks -name '*.ipynb' -not -path '*/.ipynb_checkpoints/*' -not -path 'notebooks/zh/[0-9]*'
 
 .PHONY: help venv install install-lab lab test test-pythons pytest nbval lint format bench torch browser-deps cjk-font clean \
-        fuzz fuzz-known fuzz-known-forward census sweep-extremes install-grade grade autograder student handouts site install-site
+        fuzz fuzz-known fuzz-known-forward fuzz-known-transform census sweep-extremes install-grade grade autograder student handouts site install-site
 
 # The browser test (tests/browser) drives Debian's chromium through Playwright's Python package.
 CHROMIUM := /usr/bin/chromium
@@ -73,6 +73,7 @@ help:
 	@echo "make sweep-extremes  every op at inf, nan, -0., subnormal and huge inputs against torch (the full sweep)"
 	@echo "make fuzz-known  rewrite tests/fuzz/parityfuzz/known_failures.md from today's results (review the diff)"
 	@echo "make fuzz-known-forward  the same for forward mode's CI set (known_failures_forward.md)"
+	@echo "make fuzz-known-transform  the same for the function transforms' CI set (known_failures_transform.md)"
 	@echo "make census  tests/teaching_code/CENSUS.md from the census's name lists; prints the coverage figure"
 	@echo "make browser-deps  apt-get install chromium when $(CHROMIUM) is missing (the browser test needs it)"
 	@echo "make cjk-font  apt-get install fonts-noto-cjk when no CJK font is found (Chinese in PNG/GIF exports)"
@@ -227,6 +228,9 @@ fuzz-known: install torch
 
 fuzz-known-forward: install torch
 	@PYTHONPATH=tests/fuzz $(PY) -m parityfuzz known --update --mode forward
+
+fuzz-known-transform: install torch
+	@PYTHONPATH=tests/fuzz $(PY) -m parityfuzz known --update --mode transform
 
 # The census of what public teaching code calls: tests/teaching_code/CENSUS.md from the committed name lists
 # (offline; tests/teaching_code/census/extract.py makes the lists from the sources' snapshots)

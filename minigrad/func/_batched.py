@@ -11,6 +11,7 @@ differentiates every sample at once. An op with no rule runs once per sample, wi
 
 from __future__ import annotations
 
+import inspect
 import itertools
 import warnings
 
@@ -115,17 +116,39 @@ def pop_level() -> None:
 
 
 def _give_way(active: bool) -> None:
-    """While a vmap level runs, a plain tensor's method called with a BatchedTensor argument (`x.mv(batched)`)
-    dispatches to the batching rules, as PyTorch's methods check every argument for `__torch_function__`; outside
-    vmap they skip the check, so they cost nothing more. (Also after a dual level's install, which replaces them.)"""
+    """While a vmap level runs (vmap's, jacrev's or jacfwd's), a plain tensor's method called with a BatchedTensor
+    argument (`w.mv(batched)`) dispatches to the batching rules, as PyTorch's methods check every argument for
+    `__torch_function__`; outside the levels they skip the check, so they cost nothing more. Only the methods that
+    can take a tensor argument are swapped (`_takes_tensors`): each swap costs a setattr on Tensor. (Also after a
+    dual level's install, which replaces them.)"""
     if not LEVELS:
         return
     methods = _GIVING_WAY.get(active)
     if methods is None:  # made once (the binary operators give way already)
         methods = _GIVING_WAY[active] = {name: _giving_way(pair[1] if active else pair[0])
-                                         for name, pair in dual.TENSOR_METHODS.items() if not name.startswith("__")}
+                                         for name, pair in dual.TENSOR_METHODS.items() if _takes_tensors(name)}
     for name, method in methods.items():
         setattr(Tensor, name, method)
+
+
+# parameters that are never tensors: a method whose every parameter is one of them cannot be given a batched one
+_NOT_TENSORS = {
+    "dim", "keepdim", "dtype", "memory_format", "dims", "diagonal", "dim0", "dim1", "source", "destination",
+    "start_dim", "end_dim", "descending", "stable", "sorted", "unbiased", "correction", "decimals", "as_tuple",
+    "split_size_or_sections", "chunks", "k", "largest", "generator", "non_blocking", "axis", "return_inverse",
+    "return_counts", "shape", "size", "sizes", "shifts", "output_size", "minlength", "density", "rtol", "atol",
+    "equal_nan", "rounding_mode", "sparse_grad", "reduce", "named"}
+
+
+def _takes_tensors(name: str) -> bool:
+    """Can Tensor.<name> be given a tensor argument? (Not the operators, which give way already; not x.exp_(),
+    an in-place twin of a method of `self` alone, whose wrapper takes *args.)"""
+    if name.startswith("__"):
+        return False
+    if name.endswith("_") and name[:-1] in dual.TENSOR_METHODS and not _takes_tensors(name[:-1]):
+        return False
+    params = list(inspect.signature(dual.TENSOR_METHODS[name][0]).parameters.values())[1:]
+    return not all(p.name in _NOT_TENSORS for p in params)
 
 
 _GIVING_WAY: dict = {}  # active dual level? -> {method name: its giving-way version}

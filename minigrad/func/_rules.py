@@ -20,7 +20,7 @@ import warnings
 import numpy as np
 
 from .. import ops
-from .._creation import RANDOM_HOOK, bernoulli, multinomial, ones, rand, randn
+from .._creation import RANDOM_HOOK, bernoulli, multinomial, ones, rand, randn, zeros
 from .._tensor import Tensor
 from ..ops.registry import REGISTRY
 from ._batched import LEVELS, BatchedTensor, _wrap, fallback, full, levels_of, physical, wrap
@@ -141,7 +141,10 @@ def _shift(dim, n: int, nb: int):
 
 
 def dim_op(name: str, func, args: tuple, kwargs: dict):
-    """An op of one tensor with a `dim` argument: the dim shifted past the batch dims."""
+    """An op of one tensor with a `dim` argument: the dim shifted past the batch dims. (max/min of two tensors,
+    `torch.max(x, other)`, are maximum/minimum: elementwise.)"""
+    if name in ("max", "min") and any(isinstance(a, (Tensor, BatchedTensor)) for a in (*args[1:2], *kwargs.values())):
+        return elementwise(func, args, kwargs)
     x = args[0]
     if x.__class__ is not BatchedTensor or levels_of(args[1:]) or levels_of(tuple(kwargs.values())):
         return fallback(name, func, args, kwargs)
@@ -240,13 +243,23 @@ def _permute(v, b, n, *dims):
 
 
 def _movedim(v, b, n, source, destination):
-    return v.movedim(_shift(source, n, len(b)), _shift(destination, n, len(b)))
+    source, destination = _shift(source, n, len(b)), _shift(destination, n, len(b))  # (checked against the sample)
+    return v.movedim(source, destination) if n else v.view_as(v)  # (a 0-d sample's dim 0 or -1: itself)
 
 
 def _t(v, b, n):
     if n > 2:
         raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {n}D")
     return v.transpose(-1, -2) if n == 2 else v.view_as(v)
+
+
+def _mT(v, b, n):
+    """x.mT of a sample: its last two dims swapped; a 1-d sample refused and a 0-d one returned with the warning, as
+    for a tensor of the sample's shape (the batch dims are not the sample's to swap)."""
+    if n < 2:
+        ops.views.mT(zeros(tuple(v.shape[len(b):]), dtype=v.dtype))
+        return v.view_as(v)
+    return v.transpose(-1, -2)
 
 
 def _T(v, b, n):
@@ -316,6 +329,7 @@ def _matmul(func, args, kwargs):
         pb = pb.unsqueeze(-1)
     rank = max(ra, 2) if a.__class__ is BatchedTensor else 0
     rank = max(rank, max(rb, 2) if b.__class__ is BatchedTensor else 0)
+    rank = max(rank, ra if a.__class__ is not BatchedTensor else 0, rb if b.__class__ is not BatchedTensor else 0)
     pa = _pad(pa, levels, rank) if a.__class__ is BatchedTensor else pa
     pb = _pad(pb, levels, rank) if b.__class__ is BatchedTensor else pb
     out = ops.linalg.matmul(pa, pb)
@@ -593,7 +607,7 @@ def _type_as(func, args, kwargs):
 RULES = {
     "reshape": _one(_reshape), "view": _one(_view), "flatten": _one(_flatten), "unsqueeze": _one(_unsqueeze),
     "transpose": _one(_transpose), "swapaxes": _one(_transpose), "permute": _one(_permute),
-    "movedim": _one(_movedim), "t": _one(_t), "T": _one(_T), "mT": _one(lambda v, b, n: v.transpose(-1, -2)),
+    "movedim": _one(_movedim), "t": _one(_t), "T": _one(_T), "mT": _one(_mT),
     "expand": _one(_expand), "expand_as": _one(lambda v, b, n, other: _expand(v, b, n, _size_of(other))),
     "view_as": _one(lambda v, b, n, other: v.view(b + _size_of(other))),
     "reshape_as": _one(lambda v, b, n, other: v.reshape(b + _size_of(other))),

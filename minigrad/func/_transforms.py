@@ -30,7 +30,7 @@ from .._tensor import Tensor
 from ..autograd import function as _function
 from ..autograd.grad_mode import enable_grad
 from . import _pytree
-from ._batched import LEVELS, BatchedTensor, _ids, fallback, in_level_order, physical, stack
+from ._batched import LEVELS, BatchedTensor, _ids, fallback, in_level_order, physical, pop_level, push_level, stack
 from ._vmap import vmap
 
 try:  # forward mode (jvp, jacfwd) comes with minigrad.autograd.forward_ad
@@ -413,7 +413,7 @@ def _jacobian_rows(func, args, nums, out_tree, has_aux: bool, single: bool):
     m = sum(_numel(o.shape) for o in outs)
     create_graph = _create_graph(args)
     level = next(_ids)
-    LEVELS.append([level, m, "same"])  # its copies are one input: a random op draws once for all
+    push_level([level, m, "same"])  # its copies are one input: a random op draws once for all
     try:
         with _transform():
             levels = _running_levels()
@@ -438,7 +438,7 @@ def _jacobian_rows(func, args, nums, out_tree, has_aux: bool, single: bool):
             live = [(o, c) for o, c in zip(batched_outs, cots) if o.__class__ is BatchedTensor and level in o._levels]
             grads = _grads([o for o, _ in live], inputs, [c for _, c in live], create_graph)
     finally:
-        LEVELS.pop()
+        pop_level()
     return _arrange(grads, flat, out_tree, level, single)
 
 
@@ -668,7 +668,7 @@ def _columns(pairs, flat, level, out_spec, single: bool):
             for x in lv:
                 k = _numel(x.shape)
                 if cols is None:
-                    block = zeros(out_shape + tuple(x.shape), dtype=x.dtype)
+                    block = zeros(out_shape + tuple(x.shape), dtype=primal.dtype)  # (a zero tangent: the output's)
                 else:
                     block = cols[start:start + k].movedim(0, -1).reshape(out_shape + tuple(x.shape))
                 parts.append(block)

@@ -6,10 +6,17 @@
 - vmap of `flip` with its dims in one sequence (`x.flip((0, 2))`): the batching rule shifted the tuple as one dim;
 - an op along dim 0 or -1 of a 0-d sample (vmap, jacrev): the dim was shifted past the batch dims, out of range;
 - index_fill under vmap: it ran as an elementwise op ("Index has to be a vector/scalar"); its dim is now shifted;
-- a plain tensor's method given a batched argument under vmap (`w.mv(x)`): it now gives way to the batching rules.
+- a plain tensor's method given a batched argument under vmap or jacrev (`w.mv(x)`): it now gives way to the
+  batching rules;
+- max/min of two tensors under a transform: the rule along a dim took the other tensor for the dim;
+- x.mT of a 0-d or 1-d sample: the batch dim was swapped (a crash, or a wrong shape);
+- matmul of a batched operand with a plain one of more dims: the batch dims met the plain one's own;
+- movedim of a 0-d sample: its dim was shifted past the batch dims.
 """
 
 from __future__ import annotations
+
+import warnings
 
 import numpy as np
 import pytest
@@ -114,9 +121,10 @@ def _plain_method_of_a_batched(lib, name, how):
         lib.func.jacrev(f)(x[0])
 
 
-# (only under vmap: jacrev's and jacfwd's private levels do not install the giving-way methods, whose cost, two
-# setattr per method, would take jacrev of the W10 bench over its 1.5x gate)
-PLAIN_CASES = [(name, "vmap") for name in ["mv", "type_as", "outer", "expand_as", "clamp", "addcmul"]]
+# (under jacrev too: its private level swaps only the methods that can take a tensor; it crashed there, transform
+# seed 1100 programs 89, 161, 491, 615, 996)
+PLAIN_CASES = [(name, how) for name in ["mv", "type_as", "outer", "expand_as", "clamp", "addcmul"]
+               for how in ("vmap", "jacrev")]
 
 
 @pytest.mark.parametrize(("name", "how"), PLAIN_CASES)
@@ -125,3 +133,77 @@ def test_a_plain_tensors_method_given_a_batched_argument(torch, name, how):
     on the BatchedTensor as on a Tensor ("'BatchedTensor' object has no attribute '_data'", "unsupported operand
     type: BatchedTensor"); under vmap it now gives way to the batching rules, as PyTorch's methods do."""
     _close(_plain_method_of_a_batched(minigrad, name, how), _plain_method_of_a_batched(torch, name, how))
+
+
+@pytest.mark.parametrize("how", ["vmap", "jacrev", "jacfwd"])
+@pytest.mark.parametrize("name", ["max", "min"])
+def test_max_and_min_of_two_tensors(torch, name, how):
+    """`torch.min(x, other)` under a transform (seed 1100 programs 204, 769): the rule of max/min along a dim took
+    `other` for the dim ("Boolean value of Tensor with more than one value is ambiguous"), or looped with the
+    performance warning; it is maximum/minimum, elementwise (a tie shares the gradient, as PyTorch's)."""
+    def run(lib):
+        x, other = lib.tensor(A[:2]), lib.tensor(np.array([[A[0, 1]], [0.0]]))  # (a tie at [0, 1])
+        f = lambda a, b: getattr(lib, name)(a, b)  # noqa: E731
+        if how == "vmap":
+            return lib.func.vmap(f, in_dims=(1, None))(x, other[:, 0])
+        return getattr(lib.func, how)(f, argnums=(0, 1))(x, other)
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        got = run(minigrad)
+    assert not [w for w in caught if "performance drop" in str(w.message)]  # (PyTorch has a rule: no loop)
+    want = run(torch)
+    for g, w in zip(got if isinstance(got, tuple) else (got,), want if isinstance(want, tuple) else (want,),
+                    strict=True):
+        _close(g, w)
+
+
+@pytest.mark.parametrize(("shape", "how"), [((3,), "vmap"), ((), "jacfwd"), ((), "jacrev"), ((3, 2, 4), "vmap"),
+                                            ((3, 2), "vmap")])
+def test_mT_of_a_sample(torch, shape, how):
+    """x.mT of a 0-d sample is the sample (with PyTorch's deprecation warning, once; jacfwd: "Dimension out of range",
+    seed 1101 program 320); of a 1-d sample refused as for a 1-d tensor (it swapped the batch dim: a wrong
+    shape, silently); of matrices their transposes."""
+    def run(lib):
+        x = lib.tensor(C.reshape(-1)[:int(np.prod(shape))].reshape(shape))
+        try:
+            return getattr(lib.func, how)(lambda a: a.mT * 2)(x), None
+        except RuntimeError as error:
+            return None, str(error)
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # (the 0-d warning is given once per process, in both libraries)
+        (got, got_error), (want, want_error) = run(minigrad), run(torch)
+    assert got_error == want_error
+    if want is not None:
+        _close(got, want)
+
+
+@pytest.mark.parametrize("how", ["vmap", "jacfwd", "jacrev"])
+@pytest.mark.parametrize("plain_first", [True, False])
+def test_matmul_with_a_plain_operand_of_more_dims(torch, how, plain_first):
+    """`a @ x` with `a` a plain (2, 1, 3) tensor and `x` a batched matrix (seed 1102 program 969): the batch dims
+    were broadcast against the plain operand's own ("The size of tensor a (2) must match the size of tensor b");
+    the batched operand is padded to the plain one's rank, so its batch dims stay in front."""
+    def run(lib):
+        plain = lib.tensor(C[0, :, :1, :3] if plain_first else C[0, :, :3, :1])
+        f = (lambda x: lib.matmul(plain, x)) if plain_first else (lambda x: lib.matmul(x, plain))
+        shape = (3, 1) if plain_first else (1, 3)
+        if how == "vmap":
+            return lib.func.vmap(f)(lib.tensor(C.reshape(-1)[:12].reshape((4,) + shape)))
+        return getattr(lib.func, how)(f)(lib.tensor(A.reshape(-1)[:3].reshape(shape)))
+
+    _close(run(minigrad), run(torch))
+
+
+@pytest.mark.parametrize("how", ["vmap", "jacrev", "jacfwd"])
+@pytest.mark.parametrize(("source", "destination"), [(-1, 0), (0, -1), ((0,), (0,))])
+def test_movedim_of_a_0d_sample(torch, how, source, destination):
+    """movedim(-1, 0) of a 0-d sample is the sample (seed 1103 program 73: the dim was shifted past the batch dims,
+    out of range: "Dimension out of range (expected to be in range of [-1, 0], but got 1)")."""
+    def run(lib):
+        f = lambda a: (a * 3).movedim(source, destination)  # noqa: E731
+        x = lib.tensor(A[0])
+        return lib.func.vmap(f)(x) if how == "vmap" else getattr(lib.func, how)(f)(x[0])
+
+    _close(run(minigrad), run(torch))

@@ -13,7 +13,8 @@ differential test against torch 2.13 that failed before its fix:
   (402: 992);
 - max()/min() of a whole sample with ties under jacfwd/jacrev: the rule picked one element where torch shares the
   gradient evenly (402: 575, 785);
-- jvp's tangent formulas at inf: NumPy's RuntimeWarnings reached the user (402: 128, 21).
+- jvp's tangent formulas at inf: NumPy's RuntimeWarnings reached the user (402: 128, 21);
+- jacfwd's zeros for an output that does not depend on the input had the input's dtype (1100: 435, 571).
 """
 
 from __future__ import annotations
@@ -226,3 +227,14 @@ def test_a_plain_tensors_method_given_a_batched_argument_under_jacfwd(torch, nam
     before = minigrad.Tensor.mv
     _close(*(lib.func.jacfwd(lambda x, lib=lib: calls[name](lib, x))(lib.tensor(T)) for lib in (minigrad, torch)))
     assert minigrad.Tensor.mv is before
+
+
+@pytest.mark.parametrize(("dtypes", "cast"), [(("float64", "float64"), "float"), (("float32", "float64"), "double")])
+def test_jacfwd_of_an_output_that_does_not_depend_on_the_input_has_the_outputs_dtype(torch, dtypes, cast):
+    """jacfwd's block of zeros for an output that does not depend on the differentiated input is a zero tangent of
+    that output: its dtype is the output's, not the input's (seed 1100 programs 435, 571: float32 for float64)."""
+    def run(lib):
+        x, y = (lib.tensor(X[0], dtype=getattr(lib, d)) for d in dtypes)
+        return lib.func.jacfwd(lambda a, b: getattr(b * 2, cast)(), argnums=0)(x, y)
+
+    _close(run(minigrad), run(torch))

@@ -44,13 +44,25 @@ def test_ci_set_matches_the_known_failures(torch):
 def test_forward_ci_set_matches_its_known_failures(torch):
     """Forward mode's CI set (programs 0..FORWARD_CI_N-1 of FORWARD_CI_SEED under a dual level) disagrees exactly
     where known_failures_forward.md says; in a fresh interpreter, as the normal set."""
+    _check_mode_ci_set("forward")
+
+
+def test_transform_ci_set_matches_its_known_failures(torch):
+    """The function transforms' CI set (programs 0..TRANSFORM_CI_N-1 of TRANSFORM_CI_SEED: jvp, vjp, jacfwd, jacrev,
+    vmap of random functions against torch.func) disagrees exactly where known_failures_transform.md says, in every
+    category but known.TRANSFORM_UNCOMPARED (errors and warnings); in a fresh interpreter, as the normal set."""
+    _check_mode_ci_set("transform")
+    assert not [e.id for e in known.read(known.TRANSFORM_PATH).values() if e.category in known.TRANSFORM_UNCOMPARED]
+
+
+def _check_mode_ci_set(mode: str) -> None:
     path = os.pathsep.join(p for p in (str(Path(__file__).parent), os.environ.get("PYTHONPATH", "")) if p)
     env = {**os.environ, "PYTHONPATH": path}
-    proc = subprocess.run([sys.executable, "-m", "parityfuzz", "known", "--check", "--mode", "forward"],
+    proc = subprocess.run([sys.executable, "-m", "parityfuzz", "known", "--check", "--mode", mode],
                           capture_output=True, text=True, env=env, cwd=Path(__file__).parent, timeout=900)
     assert proc.returncode == 0, "\n" + proc.stdout + proc.stderr
-    entries = known.read(known.FORWARD_PATH)
-    assert f"\n{len(entries)} entries.\n" in known.FORWARD_PATH.read_text(encoding="utf-8")
+    entries = known.read(known.path_of(mode))
+    assert f"\n{len(entries)} entries.\n" in known.path_of(mode).read_text(encoding="utf-8")
     assert all(e.category in compare.CATEGORIES and e.bullet in bullets.BULLETS for e in entries.values())
     assert not [e.id for e in entries.values() if e.bullet == "unclassified"]
 

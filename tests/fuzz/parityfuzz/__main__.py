@@ -6,6 +6,7 @@
     python -m parityfuzz known --check                    # the CI set against known_failures.md
     python -m parityfuzz known --update                   # rewrite known_failures.md from today's results
     python -m parityfuzz known --check --mode forward     # forward mode's CI set against known_failures_forward.md
+    python -m parityfuzz known --check --mode transform   # the transforms' CI set against known_failures_transform.md
 """
 
 from __future__ import annotations
@@ -49,8 +50,9 @@ def main(argv: list[str] | None = None) -> int:
     group = kn.add_mutually_exclusive_group(required=True)
     group.add_argument("--check", action="store_true")
     group.add_argument("--update", action="store_true")
-    kn.add_argument("--mode", choices=("normal", "forward"), default="normal",
-                    help="the normal CI set (known_failures.md) or forward mode's (known_failures_forward.md)")
+    kn.add_argument("--mode", choices=("normal", "forward", "transform"), default="normal",
+                    help="the normal CI set (known_failures.md), forward mode's (known_failures_forward.md) or the "
+                         "transforms' (known_failures_transform.md)")
     args = parser.parse_args(argv)
 
     if args.command == "coverage":
