@@ -21,6 +21,7 @@ import numpy as np
 
 from .. import ops
 from .._creation import RANDOM_HOOK, bernoulli, multinomial, ones, rand, randn
+from .._stacklevel import warn_once
 from .._tensor import Tensor
 from ..ops.registry import REGISTRY
 from ._batched import LEVELS, VMAP_LEVELS, BatchedTensor, _wrap, fallback, full, levels_of, physical, wrap
@@ -251,6 +252,18 @@ def _t(v, b, n):
 
 def _T(v, b, n):
     return v.permute(tuple(range(len(b))) + tuple(range(len(b) + n - 1, len(b) - 1, -1)))
+
+
+def _mT(v, b, n):
+    if n == 1:  # (the physical value has the batch dims: its own check would pass)
+        raise RuntimeError("tensor.mT is only supported on matrices or batches of matrices. Got 1-D tensor.")
+    return v.transpose(-1, -2) if n else _mT_of_0d(v)
+
+
+def _mT_of_0d(v):
+    """0-d samples: the identity, with the deprecation warning of a 0-d tensor's mT (PyTorch's, under vmap too)."""
+    warn_once("Tensor.mT is deprecated on 0-D tensors. This function is the identity in these cases.")
+    return v
 
 
 def _expand(v, b, n, *sizes):
@@ -612,7 +625,7 @@ def _type_as(func, args, kwargs):
 RULES = {
     "reshape": _one(_reshape), "view": _one(_view), "flatten": _one(_flatten), "unsqueeze": _one(_unsqueeze),
     "transpose": _one(_transpose), "swapaxes": _one(_transpose), "permute": _one(_permute),
-    "movedim": _one(_movedim), "t": _one(_t), "T": _one(_T), "mT": _one(lambda v, b, n: v.transpose(-1, -2)),
+    "movedim": _one(_movedim), "t": _one(_t), "T": _one(_T), "mT": _one(_mT),
     "expand": _one(_expand), "expand_as": _one(lambda v, b, n, other: _expand(v, b, n, _size_of(other))),
     "view_as": _one(lambda v, b, n, other: v.view(b + _size_of(other))),
     "reshape_as": _one(lambda v, b, n, other: v.reshape(b + _size_of(other))),

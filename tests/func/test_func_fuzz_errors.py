@@ -175,3 +175,23 @@ def test_a_warning_of_the_function_is_given_once(torch, case, how):
     run = (lambda lib: WARNING_CASES[case](lib, how))
     want = _messages(torch, run)
     assert _messages(minigrad, run) == want and len(want) == 1
+
+
+@pytest.mark.parametrize("shape", [(2, 3), (2,), (2, 3, 4)])
+def test_mT_of_a_sample_that_is_no_matrix(torch, shape):
+    """vmap of x.mT on 1-D samples: refused as outside vmap; 0-d ones are the identity with the
+    deprecation warning (the batch made the physical value a matrix;
+    seed 1200 programs 131, 434)."""
+    def run(lib):
+        try:
+            return lib.func.vmap(lambda a: a.mT)(lib.tensor(np.arange(np.prod(shape), dtype=np.float64).reshape(shape)))
+        except RuntimeError as e:
+            return str(e)
+
+    got_w, want_w = _messages(minigrad, run), _messages(torch, run)
+    assert got_w == want_w and len(want_w) == (len(shape) == 1)
+    got, want = run(minigrad), run(torch)
+    if isinstance(want, str):
+        assert got == want and "mT is only supported on matrices" in want
+    else:
+        np.testing.assert_array_equal(got.numpy(), want.numpy())
