@@ -177,6 +177,15 @@ def test_a_warning_of_the_function_is_given_once(torch, case, how):
     assert _messages(minigrad, run) == want and len(want) == 1
 
 
+def _always(lib, run) -> list:
+    """The warnings of run(lib) under set_warn_always(True): a warn-once message given by an earlier test too."""
+    lib.set_warn_always(True)
+    try:
+        return _messages(lib, run)
+    finally:
+        lib.set_warn_always(False)
+
+
 @pytest.mark.parametrize("shape", [(2, 3), (2,), (2, 3, 4)])
 def test_mT_of_a_sample_that_is_no_matrix(torch, shape):
     """vmap of x.mT on 1-D samples: refused as outside vmap; 0-d ones are the identity with the
@@ -188,10 +197,30 @@ def test_mT_of_a_sample_that_is_no_matrix(torch, shape):
         except RuntimeError as e:
             return str(e)
 
-    got_w, want_w = _messages(minigrad, run), _messages(torch, run)
+    got_w, want_w = _always(minigrad, run), _always(torch, run)
     assert got_w == want_w and len(want_w) == (len(shape) == 1)
     got, want = run(minigrad), run(torch)
     if isinstance(want, str):
         assert got == want and "mT is only supported on matrices" in want
     else:
         np.testing.assert_array_equal(got.numpy(), want.numpy())
+
+
+BADDBMM_SHAPES = [((2, 1, 5), (2, 1, 4), (2, 4, 5)), ((2, 1, 1), (1, 1, 4), (1, 4, 5)), ((5,), (2, 1, 4), (2, 3, 5)),
+                  ((7,), (2, 1, 4), (2, 3, 5))]
+
+
+@pytest.mark.parametrize("how", ["plain", "vjp", "jacrev", "jacfwd"])  # (vmap: its batching rule's own order)
+@pytest.mark.parametrize("shapes", BADDBMM_SHAPES)
+@pytest.mark.parametrize("dtypes", [("32", "32", "64"), ("64", "64", "32"), ("32", "64", "64"), ("64", "32", "32")])
+def test_baddbmm_checks_in_pytorchs_order(torch, how, shapes, dtypes):
+    """self's shape, then self's dtype against batch1's, then the batches' sizes, then batch2's dtype (the kernel's
+    "expected scalar type"): minigrad checked the sizes first and all three dtypes at once (seed 1201 programs 271,
+    475, seed 1202 programs 280, 300, 601)."""
+    def make(lib):
+        b1, b2 = (lib.zeros(*s, dtype=_dtype(lib, d)) for s, d in zip(shapes[1:], dtypes[1:]))
+        return lambda x: lib.baddbmm(x.to(_dtype(lib, dtypes[0])), b1, b2, beta=0.5)
+
+    x = RNG.normal(size=shapes[0])
+    want = _raised(torch, how, make, x)
+    assert want is not None and _raised(minigrad, how, make, x) == want
