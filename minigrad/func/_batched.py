@@ -22,6 +22,7 @@ from ..ops.registry import REGISTRY
 
 # The running vmap levels, outermost first: [level id, batch size, randomness]
 LEVELS: list = []
+VMAP_LEVELS: set = set()  # the ids of the user's vmap levels (not jacrev's / jacfwd's private ones)
 _ids = itertools.count(1)
 
 ITEM_ERROR = ("vmap: It looks like you're calling .item() on a Tensor. We don't support vmap over calling .item() on "
@@ -103,12 +104,13 @@ class BatchedTensor:
 def push_level(entry: list) -> None:
     """Start a vmap level (`[id, batch size, randomness]`); the first makes Tensor's methods give way (`_give_way`)."""
     LEVELS.append(entry)
+    VMAP_LEVELS.add(entry[0])
     if len(LEVELS) == 1:
         _give_way(DUAL[0] is not None)
 
 
 def pop_level() -> None:
-    LEVELS.pop()
+    VMAP_LEVELS.discard(LEVELS.pop()[0])
     if not LEVELS:  # the methods without the check again
         k = 1 if DUAL[0] is not None else 0
         for name in _GIVING_WAY.get(k == 1, ()):

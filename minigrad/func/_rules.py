@@ -23,7 +23,7 @@ from .. import ops
 from .._creation import RANDOM_HOOK, bernoulli, multinomial, ones, rand, randn, zeros
 from .._tensor import Tensor
 from ..ops.registry import REGISTRY
-from ._batched import LEVELS, BatchedTensor, _wrap, fallback, full, levels_of, physical, wrap
+from ._batched import LEVELS, VMAP_LEVELS, BatchedTensor, _wrap, fallback, full, levels_of, physical, wrap
 
 # -- which op a function is ------------------------------------------------------------------------------------
 NAMES: dict = {}
@@ -598,6 +598,25 @@ def _masked_fill(func, args, kwargs):
     return fallback(func.__name__ + ".Tensor", func, args, kwargs)  # a batched value: PyTorch loops too
 
 
+def _batch_norm(func, args, kwargs):
+    """batch_norm has a batching rule in PyTorch (no performance warning): each sample normalized on its own, as
+    the loop computes; training statistics written in place into running ones that are not batched are refused."""
+    bound = _bind(func, args, kwargs)
+    x, stats = bound.arguments["input"], (bound.arguments.get("running_mean"), bound.arguments.get("running_var"))
+    if bound.arguments.get("training", False) and x.__class__ is BatchedTensor and any(s is not None for s in stats):
+        vmapped = VMAP_LEVELS.intersection(x._levels)  # (jacrev's and jacfwd's private copies are no batch)
+        if any(not vmapped.issubset(getattr(s, "_levels", ())) for s in stats):
+            raise RuntimeError(BATCH_NORM_STATS)
+    return fallback("batch_norm", func, args, kwargs, warn=False)
+
+
+BATCH_NORM_STATS = (
+    "Batch norm got a batched tensor as input while the running_mean or running_var, which will be updated in "
+    "place, were not batched.\nIf you are using a module and do not need eval mode, please set "
+    "`track_running_stats` to be False.If you are using a prebuilt module and do not need eval mode, please see the "
+    "functorch website for resources on how to patch your module to work with vmap")
+
+
 def _type_as(func, args, kwargs):
     """x.type_as(other): x in other's dtype (other is no operand: its shape does not broadcast into x's)."""
     x, other = args[0], args[1] if len(args) > 1 else kwargs["other"]
@@ -619,7 +638,7 @@ RULES = {
     "avg_pool1d": _folded, "adaptive_avg_pool2d": _folded, "adaptive_avg_pool1d": _folded,
     "index_fill": _index_fill, "index_fill_": _index_fill, "masked_fill": _masked_fill, "masked_fill_": _masked_fill,
     "type_as": _type_as, "bernoulli": _draw_from, "normal": _draw_from, "multinomial": _draw_from,
-    "dropout2d": _dropout2d,
+    "dropout2d": _dropout2d, "batch_norm": _batch_norm,
     "dropout": _dropout, "dot": _dot, "outer": _dot, "empty_like": _like, "full_like": _like, "ones_like": _like,
     "zeros_like": _like, "rand_like": _like, "randn_like": _like, "like": _like,  # (ones/zeros/empty_like's name)
 }

@@ -19,6 +19,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import itertools
+import warnings
 from collections.abc import Callable
 
 import numpy as np
@@ -408,6 +409,15 @@ def _numel(shape) -> int:
     return n
 
 
+@contextlib.contextmanager
+def _repeated():
+    """jacrev runs the function a second time (on its batch of copies, or for the vjp): PyTorch's runs it once, so
+    the warnings it gives (a loss's broadcasting, var()'s degrees of freedom) were given by the first run."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        yield
+
+
 def _jacobian_rows(func, args, nums, out_tree, has_aux: bool, single: bool):
     outs, out_spec = out_tree
     m = sum(_numel(o.shape) for o in outs)
@@ -424,7 +434,8 @@ def _jacobian_rows(func, args, nums, out_tree, has_aux: bool, single: bool):
                 lifted = [_lift(x, levels) for x in leaves]
                 flat.append((lifted, spec))
                 args[a] = _pytree.unflatten(lifted, spec)
-            out = func(*args)
+            with _repeated():
+                out = func(*args)
             out = _split_aux("jacrev(f)(*args)", out, has_aux)[0]
             batched_outs = _pytree.flatten(out)[0]
             basis = eye(m, dtype=outs[0].dtype)
@@ -453,7 +464,8 @@ def _jacobian_by_vjps(func, args, nums, out_tree, has_aux: bool, single: bool):
             full[a] = v
         return _split_aux("jacrev(f)(*args)", func(*full), has_aux)[0]
 
-    _, vjp_fn = vjp(of_nums, *(args[a] for a in nums))
+    with _repeated():
+        _, vjp_fn = vjp(of_nums, *(args[a] for a in nums))
     m = sum(_numel(o.shape) for o in outs)
     basis, cots, start = eye(m, dtype=outs[0].dtype), [], 0
     for o in outs:

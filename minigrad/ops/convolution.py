@@ -453,6 +453,15 @@ def _on_batch(input: Tensor, s: int, name: str, run) -> Tensor:
     return run(input.unsqueeze(0)).squeeze(0)  # (Tensor's methods: under forward AD they carry tangents)
 
 
+def _check_bias_type(input: Tensor, bias) -> None:
+    """F.conv1d/conv2d with a numeric padding refuse a bias of another dtype before anything else, in PyTorch's
+    words (the C++ type names); NumPy would promote the output to the bias's dtype."""
+    if bias is not None and bias._data.dtype != input._data.dtype:
+        names = _dtypes.CPP_NAMES
+        raise RuntimeError(f"Input type ({names[input._data.dtype.name]}) and bias type "
+                           f"({names[bias._data.dtype.name]}) should be the same")
+
+
 def _conv(input: Tensor, weight: Tensor, bias, settings: tuple, groups: int) -> Tensor:
     """A convolution from F.conv1d/conv2d's arguments: settings = (stride, padding, dilation)."""
     s = input._data.ndim - 2
@@ -472,6 +481,8 @@ def conv1d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, 
            groups: int = 1) -> Tensor:
     """1-D convolution of (N, C_in, L) (or (C_in, L)) with weight (C_out, C_in / groups, k); padding may be
     an int, a tuple, 'valid' or 'same'."""
+    if not isinstance(padding, str):
+        _check_bias_type(input, bias)
     return _on_batch(input, 1, "conv1d", lambda x: _conv(x, weight, bias, (stride, padding, dilation), groups))
 
 
@@ -479,6 +490,8 @@ def conv2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, 
            groups: int = 1) -> Tensor:
     """2-D convolution of (N, C_in, H, W) (or (C_in, H, W)) with weight (C_out, C_in / groups, kH, kW); padding
     may be an int, a pair, 'valid' or 'same'."""
+    if not isinstance(padding, str):
+        _check_bias_type(input, bias)
     return _on_batch(input, 2, "conv2d", lambda x: _conv(x, weight, bias, (stride, padding, dilation), groups))
 
 

@@ -14,7 +14,7 @@ from .dual import forward_aware
 from .operands import as_operand, broadcast_error, kind_name
 from .recording import record, rule
 from .registry import Sample, declare
-from .views import _unsafe_view, contiguous, expand, reshape, t, transpose
+from .views import _expand_target, _unsafe_view, contiguous, expand, reshape, t, transpose
 from .xp import expandable
 
 
@@ -263,16 +263,17 @@ def baddbmm(self, batch1, batch2, *, beta=1, alpha=1):
             raise RuntimeError(f"{name} must be a 3D tensor")
     b1, n, m = batch1._data.shape
     b2, m2, p = batch2._data.shape
+    if not expandable(self._data.shape, (b1, n, p)):  # PyTorch's order: self's shape, its dtype, the batches'
+        _expand_target((b1, n, p), self._data.shape, 3 - self._data.ndim)  # (raises its error)
+    if self._data.dtype != batch1._data.dtype:
+        raise RuntimeError(f"Input dtypes must be the same, got: input {_name(self)}, batch1: {_name(batch1)}, "
+                           f"batch2: {_name(batch2)}")
     if b1 != b2 or m != m2:
         raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: [{b1}, {m}] but got: "
                            f"[{b2}, {m2}].")
-    if not self._data.dtype == batch1._data.dtype == batch2._data.dtype:
-        raise RuntimeError(f"Input dtypes must be the same, got: input {_name(self)}, batch1: {_name(batch1)}, "
-                           f"batch2: {_name(batch2)}")
-    if not expandable(self._data.shape, (b1, n, p)):
-        raise RuntimeError(f"The expanded size of the tensor ({n if self._data.ndim < 2 else p}) must match the "
-                           f"existing size ({self._data.shape[-1]}) at non-singleton dimension 1.  Target sizes: "
-                           f"[{b1}, {n}, {p}].  Tensor sizes: [{', '.join(map(str, self._data.shape))}]")
+    if batch2._data.dtype != self._data.dtype:  # (the kernel's own check)
+        raise RuntimeError(f"expected scalar type {kind_name(self._data.dtype)} but found "
+                           f"{kind_name(batch2._data.dtype)}")
     res = GRAD.quiet.run(_baddbmm, self._data, batch1._data, batch2._data, alpha, beta)  # (inf * 0 is nan, silently
     if GRAD.mode > 0 and (self._requires_grad or batch1._requires_grad or batch2._requires_grad):
         return record(BaddbmmBackward0, res, (self, batch1, batch2), alpha=alpha, beta=beta)

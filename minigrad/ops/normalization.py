@@ -18,6 +18,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from .. import _dtypes
 from .._state import GRAD
 from .._tensor import Tensor, make
 from . import xp
@@ -114,6 +115,28 @@ def _ln_moments(x: np.ndarray, dims: tuple, eps: float) -> tuple:
     return mean, 1 / np.sqrt(var + np.asarray(eps, x.dtype))
 
 
+def _check_dtypes(x: np.ndarray, *params) -> None:
+    """The dtypes PyTorch's CPU kernels accept: the parameters (weight, bias, running statistics, in this order)
+    of the input's dtype; or, when the first given one differs ("mixed"), all float32 with a float16 input.
+    Without it NumPy would promote silently (a float64 bias made a float32 layer's output float64)."""
+    given = [p._data.dtype for p in params if p is not None]
+    if not given:
+        return
+    if given[0] == x.dtype:
+        for d in given:
+            if d != x.dtype:
+                raise RuntimeError(f"expected scalar type {_type_name(x.dtype)} but found {_type_name(d)}")
+        return
+    if any(d != np.float32 for d in given):
+        raise RuntimeError("mixed dtype (CPU): expect parameter to have scalar type of Float")
+    if x.dtype != np.float16:
+        raise RuntimeError("mixed dtype (CPU): all inputs must share same datatype.")
+
+
+def _type_name(d: np.dtype) -> str:
+    return _dtypes.FROM_NP[d]._legacy[:-6]
+
+
 def layer_norm(input: Tensor, normalized_shape, weight: Tensor | None = None, bias: Tensor | None = None,
                eps: float = 1e-5) -> Tensor:
     """Standardise each sample over its last len(normalized_shape) dims, then `* weight + bias`."""
@@ -123,6 +146,7 @@ def layer_norm(input: Tensor, normalized_shape, weight: Tensor | None = None, bi
     if x.shape[x.ndim - len(shape):] != shape or len(shape) > x.ndim:
         raise RuntimeError(f"Given normalized_shape={list(shape)}, expected input with shape [*, "
                            f"{', '.join(map(str, shape))}], but got input of size{list(x.shape)}")
+    _check_dtypes(x, weight, bias)
     dims = tuple(range(x.ndim - len(shape), x.ndim))
     mean, rstd = GRAD.quiet.run(_ln_moments, x, dims, eps)
     normalised = GRAD.quiet.run(lambda: (x - mean) * rstd)
@@ -271,6 +295,7 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
             raise RuntimeError(f"{name} should contain {x.shape[1]} elements not {t._data.size}")
     if (running_mean is None) != (running_var is None):
         raise ValueError("running_mean and running_var must either both be None or neither be None")
+    _check_dtypes(x, weight, bias, running_mean, running_var)
     dims = (0,) + tuple(range(2, x.ndim))
     bshape = (1, -1) + (1,) * (x.ndim - 2)
     if training or running_mean is None:
