@@ -104,7 +104,29 @@ def max_pool1d_without_gradient_is_not_a_view(torch, Variable):
     print(y.tolist(), y.shape)
 
 
+def in_place_write_on_an_expanded_view_when_only_the_base_is_asked(torch, Variable):
+    """CopySlices writes the base's gradient back through the expanded view only when that gradient is wanted:
+    backward(inputs=[base]) and autograd.grad of the base need the gradient arriving at the base, not beyond it,
+    so nothing raises (minigrad raised PyTorch's internal-overlap error anyway: seed 1304 program 883); asked for
+    the leaf behind it, both raise."""
+    for ask in ("backward", "grad", "leaf"):
+        x1 = torch.tensor([[0.0]], dtype=torch.float64, requires_grad=True)
+        v3 = torch.tensor([0.0], dtype=torch.float64).remainder(x1)
+        w5 = v3.expand(2, 2, 3).transpose(0, -1)
+        w5.triu_()
+        loss = w5.split(1)[0].sum()
+        try:
+            if ask == "backward":
+                loss.backward(inputs=[v3])
+                print(v3.grad)
+            else:
+                print(torch.autograd.grad(loss, [v3] if ask == "grad" else [x1]))
+        except RuntimeError as e:
+            print("raised:", str(e).split(".")[0])
+
+
 CASES = [
+    in_place_write_on_an_expanded_view_when_only_the_base_is_asked,
     scatter_add_of_zero_dim_tensors,
     causal_attention_with_a_nan_score_above_the_diagonal,
     max_pool_gradient_added_to_positive_zeros,
