@@ -125,7 +125,25 @@ def in_place_write_on_an_expanded_view_when_only_the_base_is_asked(torch, Variab
             print("raised:", str(e).split(".")[0])
 
 
+def batch_norm_in_one_fused_multiply_add_from_a_zero_bias(torch, Variable):
+    """batch_norm's value is PyTorch's vectorised x·alpha + beta, one fused multiply-add (float32 and float64), with
+    beta = bias - mean·alpha from a +0 bias when there is none: -1·0 + (0 - 0) is +0. (minigrad negated the product,
+    -0., so its sum kept -0.: seed 1304 program 357), and 1e30·alpha + beta leaves the product's rounding error
+    (minigrad's rounded product cancelled to 0)."""
+    for dtype in (torch.float32, torch.float64):
+        x = torch.tensor([[0.0, 0.0, 0.0], [0.0, 0.0, 1e30], [0.0, 2.0, 0.0], [0.0, 0.0, -1.0]], dtype=dtype)
+        for training in (True, False):
+            for w, b in ((None, None), ([1.0, -0.0, 2.0], None), (None, [-0.0, 0.0, -0.0])):
+                w = None if w is None else torch.tensor(w, dtype=dtype)
+                b = None if b is None else torch.tensor(b, dtype=dtype)
+                stats = (torch.tensor([0.0, 1.0, 1e30], dtype=dtype), torch.tensor([1.0, np.inf, 2.0], dtype=dtype))
+                for sign in (1.0, -1.0):
+                    y = torch.nn.functional.batch_norm(x * sign, *stats, w, b, training=training)
+                    print(np.signbit(y.numpy()).tolist(), y[:, 2].tolist() if dtype == torch.float32 else "")
+
+
 CASES = [
+    batch_norm_in_one_fused_multiply_add_from_a_zero_bias,
     in_place_write_on_an_expanded_view_when_only_the_base_is_asked,
     scatter_add_of_zero_dim_tensors,
     causal_attention_with_a_nan_score_above_the_diagonal,
