@@ -142,7 +142,21 @@ def batch_norm_in_one_fused_multiply_add_from_a_zero_bias(torch, Variable):
                     print(np.signbit(y.numpy()).tolist(), y[:, 2].tolist() if dtype == torch.float32 else "")
 
 
+def sort_and_topk_second_order_write_the_gradient(torch, Variable):
+    """Under create_graph sort's and topk's backward writes each gradient into zeros (zeros.scatter, PyTorch's
+    value_selecting_reduction_backward): a -0. gradient stays -0. (minigrad added it to +0. with scatter_add:
+    seed 1309 program 800), and the node is ScatterBackward0."""
+    x = torch.tensor([0.0, 0.5, 0.3, 1.0, 0.4], dtype=torch.float64, requires_grad=True)
+    g = torch.tensor([-0.0, 0.0, -0.0, 1.0, -0.0], dtype=torch.float64, requires_grad=True)
+    for picked in (x.topk(5)[0], x.topk(3, largest=False)[0], x.sort()[0], x.sort(stable=True)[0]):
+        (gx,) = torch.autograd.grad(picked, x, g[:picked.shape[0]], create_graph=True)
+        print(gx.tolist(), gx.grad_fn.name(), torch.autograd.grad(gx.sum(), g)[0].tolist())
+    x2 = torch.tensor([[0.0, 3.0], [2.0, 1.0]], requires_grad=True)
+    print(torch.autograd.grad(x2.sort(dim=0)[0], x2, -torch.zeros(2, 2), create_graph=True)[0].tolist())
+
+
 CASES = [
+    sort_and_topk_second_order_write_the_gradient,
     batch_norm_in_one_fused_multiply_add_from_a_zero_bias,
     in_place_write_on_an_expanded_view_when_only_the_base_is_asked,
     scatter_add_of_zero_dim_tensors,
