@@ -155,7 +155,25 @@ def sort_and_topk_second_order_write_the_gradient(torch, Variable):
     print(torch.autograd.grad(x2.sort(dim=0)[0], x2, -torch.zeros(2, 2), create_graph=True)[0].tolist())
 
 
+def float16_gradients_times_a_logarithm_in_float32(torch, Variable):
+    """exp2's, log2's and log10's formulas multiply a float16 tensor by ln 2 or ln 10, a C++ double: PyTorch's kernel
+    computes it in float32 (opmath) and rounds once; NumPy rounded the constant to float16 first, a last-digit
+    difference that a second backward carried (seed 1300 program 747)."""
+    rng = np.random.default_rng(3)
+    for name in ("exp2", "log2", "log10"):
+        y = torch.tensor((rng.random(64) * 4 + 0.1).astype("float16"), requires_grad=True)
+        gz = torch.tensor((rng.standard_normal(64) * 3).astype("float16"))
+        (g,) = torch.autograd.grad(getattr(torch, name)(y), y, gz, create_graph=True)
+        print(name, g.tolist(), torch.autograd.grad(g.sum(), y)[0].tolist())
+    x1 = torch.tensor([0.8, -1.3, 2.1], requires_grad=True)
+    v2 = x1.half()
+    v2.exp2_()
+    (g1,) = torch.autograd.grad(v2.sum() * 2, x1, create_graph=True)  # (autograd.grad: no once-per-process warning)
+    print(g1.tolist(), torch.autograd.grad(g1.sum(), x1)[0].tolist())
+
+
 CASES = [
+    float16_gradients_times_a_logarithm_in_float32,
     sort_and_topk_second_order_write_the_gradient,
     batch_norm_in_one_fused_multiply_add_from_a_zero_bias,
     in_place_write_on_an_expanded_view_when_only_the_base_is_asked,
