@@ -185,15 +185,15 @@ threshold_backward = fused_op("threshold_backward", _threshold_backward, rule(
 exp = unary("exp", np.exp, "ExpBackward0", saves="result", grad=lambda grad, result: grad * result,
             text="grad_self = grad * result  (result = exp(self))")
 exp2 = unary("exp2", np.exp2, "Exp2Backward0", saves="result",
-             grad=lambda grad, result: grad * result * _LN2,
+             grad=lambda grad, result: xp.mul_scalar(grad * result, _LN2),  # (float16: opmath, as PyTorch)
              text="grad_self = grad * result * ln 2")
 log = unary("log", np.log, "LogBackward0", saves="self", grad=lambda grad, self: grad / self,
             text="grad_self = grad / self", domain="positive")
 log2 = unary("log2", np.log2, "Log2Backward0", saves="self",
-             grad=lambda grad, self: grad / (self * _LN2),
+             grad=lambda grad, self: grad / xp.mul_scalar(self, _LN2),
              text="grad_self = grad / (self * ln 2)", domain="positive")
 log10 = unary("log10", np.log10, "Log10Backward0", saves="self",
-              grad=lambda grad, self: grad / (self * _LN10),
+              grad=lambda grad, self: grad / xp.mul_scalar(self, _LN10),
               text="grad_self = grad / (self * ln 10)", domain="positive")
 log1p = unary("log1p", np.log1p, "Log1PBackward0", saves="self",
               grad=lambda grad, self: grad / (self + 1),

@@ -18,7 +18,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .. import _dtypes
+from .. import _dtypes, _linspace
 from .._state import GRAD
 from .._tensor import Tensor, make
 from . import xp
@@ -256,8 +256,15 @@ def _affine(x: np.ndarray, mean: np.ndarray, invstd: np.ndarray, weight, bias, b
     ct = np.dtype(np.float32) if x.dtype == np.float16 else x.dtype
     mean, invstd = mean.astype(ct, copy=False), invstd.astype(ct, copy=False)
     alpha = invstd if weight is None else invstd * weight._data.reshape(bshape).astype(ct, copy=False)
-    beta = -(mean * alpha) if bias is None else bias._data.reshape(bshape).astype(ct, copy=False) - mean * alpha
-    return (x.astype(ct, copy=False) * alpha + beta).astype(x.dtype, copy=False)
+    bias = np.zeros((), ct) if bias is None else bias._data.reshape(bshape).astype(ct, copy=False)
+    beta = bias - mean * alpha  # (from +0 without a bias: 0 - 0 is +0., where -(0) was -0.)
+    plain = x.astype(ct, copy=False) * alpha + beta
+    if x.dtype == np.float16 or not x.size:
+        return plain.astype(x.dtype, copy=False)
+    wide = np.float64  # float32 and float64: one fused multiply-add, as the vectorised kernel (x·alpha is not rounded)
+    fused = _linspace.fma(x.astype(wide), alpha.astype(wide), beta.astype(wide), x.dtype)
+    # (a zero is exact either way, and the unfused sum has IEEE's sign of it; inf and nan: the plain sum's)
+    return np.where(np.isfinite(fused) & (fused != 0), fused, plain).astype(x.dtype, copy=False)
 
 
 def _empty_batch(input: Tensor, weight: Tensor | None, bias: Tensor | None) -> Tensor:

@@ -17,10 +17,12 @@ from typing import NamedTuple
 
 import numpy as np
 
+from .. import _dtypes
 from .._state import GRAD
 from .._tensor import Tensor, make
 from . import xp
 from .convolution import Geometry, scatter, windows
+from .dual import tangent_of
 from .recording import SavedArg, record, rule
 from .reductions import mean
 from .registry import Sample, declare
@@ -96,7 +98,7 @@ def _max_pool_grad(grad, self, result1, disjoint: bool):
     where = (result1 + (np.arange(rows) * flat_shape[-1]).reshape(lead + (1, 1))).reshape(-1)
     out = np.zeros(rows * flat_shape[-1], grad.dtype)
     if disjoint:
-        out[where] = grad.reshape(-1)
+        out[where] += grad.reshape(-1)  # (added to +0, as PyTorch's kernel: a -0. gradient arrives as +0.)
     else:
         np.add.at(out, where, grad.reshape(-1))  # overlapping windows may pick an element twice: add
     return out.reshape(shape)
@@ -204,7 +206,9 @@ def max_pool1d(input: Tensor, kernel_size, stride=None, padding=0, dilation=1, c
                      (0, one(padding)[1]), one(dilation), ceil_mode, return_indices)
     if return_indices:
         return out[0].squeeze(-2), out[1].squeeze(-2)
-    return out.squeeze(-2)
+    if (input._requires_grad and GRAD.mode > 0) or tangent_of(input) is not None:
+        return out.squeeze(-2)
+    return make(out._data.squeeze(-2))  # PyTorch's kernel without indices: a tensor of its own, not a view
 
 
 # -- average pooling ---------------------------------------------------------------------------------------------
@@ -442,23 +446,23 @@ def _nearest_index(n_in: int, n_out: int, scale) -> np.ndarray:
     return np.minimum(np.floor(np.arange(n_out, dtype=np.float32) * s).astype(np.int64), n_in - 1)
 
 
-def _pick_matrix(idx: np.ndarray, n_in: int, dtype) -> np.ndarray:
-    """A (n_in, n_out) 0/1 matrix: column j has its 1 at row idx[j] (so grad @ A.T sums the copies back)."""
-    a = np.zeros((n_in, idx.size), dtype)
-    a[idx, np.arange(idx.size)] = 1
-    return a
-
-
 def _nearest_grad(grad, self_sym_sizes: tuple, output_size: tuple, scales: tuple):
-    """The copies' gradients summed back onto the input elements they came from: grad @ A.T along each
-    spatial dim (matmuls, so a create_graph backward records ordinary nodes)."""
-    for k, (n_in, n_out, s) in enumerate(zip(self_sym_sizes[2:], output_size, scales)):
-        a = _pick_matrix(_nearest_index(n_in, n_out, s), n_in, xp.data(grad).dtype)
-        dim = 2 + k
-        moved = xp.transpose(grad, dim, -1) if dim != len(self_sym_sizes) - 1 else grad
-        moved = moved @ (make(a.T.copy()) if xp.is_t(moved) else a.T)
-        grad = xp.transpose(moved, dim, -1) if dim != len(self_sym_sizes) - 1 else moved
-    return grad
+    """The copies' gradients summed back onto the input elements they came from, as PyTorch's kernel: from +0, in
+    the order of the outputs (float16 in float32); a scatter_add, not a matmul (whose 0 * inf made every element
+    of a row NaN when one output's gradient was infinite)."""
+    flat = np.zeros((), np.int64)  # each output position's input position, in the flattened spatial dims
+    for n_in, n_out, s in zip(self_sym_sizes[2:], output_size, scales):
+        flat = flat[..., None] * n_in + _nearest_index(n_in, n_out, s)
+    rows, n_in = int(np.prod(self_sym_sizes[:2])), int(np.prod(self_sym_sizes[2:]))
+    index = np.ascontiguousarray(np.broadcast_to(flat.reshape(1, -1), (rows, flat.size)))
+    g = xp.reshape(grad, (rows, flat.size))
+    if xp.is_t(g):  # (under create_graph: recorded ops)
+        wide = g.float() if g.dtype == _dtypes.float16 else g
+        out = xp.scatter_add_zeros(wide, 1, index, (rows, n_in))
+        return xp.reshape(out if wide is g else out.half(), tuple(self_sym_sizes))
+    out = np.zeros((rows, n_in), np.float32 if g.dtype == np.float16 else g.dtype)
+    xp.scatter_add_into(out, 1, index, g)
+    return out.astype(g.dtype, copy=False).reshape(self_sym_sizes)
 
 
 UpsampleNearest1DBackward0 = rule(

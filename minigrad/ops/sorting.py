@@ -2,7 +2,7 @@
 
 sort and topk pick elements, so their derivative puts each incoming gradient back where its element came
 from (`indices`), zeros elsewhere: a scatter along `dim`, which under `create_graph=True` is the
-differentiable `scatter_add` of the picked positions (they are distinct). argsort and the histograms
+differentiable `scatter` (ScatterBackward0, as PyTorch's value_selecting_reduction_backward). argsort and the histograms
 return counts or positions: no gradient flows.
 """
 
@@ -23,8 +23,8 @@ def _scatter_back(grad, dim: int, indices: np.ndarray, sizes: tuple):
     """zeros(sizes) with grad[i] written at indices[i] along dim (PyTorch's value_selecting_reduction_backward)."""
     if not sizes:  # a 0-d input: its one element was picked
         return grad
-    if xp.is_t(grad):
-        return xp.scatter_add_zeros(grad, dim, indices, sizes)
+    if xp.is_t(grad):  # (written, not added to +0: a -0. gradient stays -0.)
+        return xp.scatter(make(np.zeros(sizes, grad._data.dtype)), dim, indices, grad)
     out = np.zeros(sizes, grad.dtype)
     np.put_along_axis(out, indices, grad, axis=dim)
     return out

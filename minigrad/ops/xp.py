@@ -393,7 +393,8 @@ def scatter_add_zeros(g, dim: int, index, shape):
 def scatter_add_into(out: np.ndarray, dim: int, idx: np.ndarray, src: np.ndarray) -> None:
     """out[..., idx[i, j], ...] += src[i, j] along `dim` (torch.scatter_add_ on arrays)."""
     if out.ndim == 0:  # a 0-d input, index and source: one element, added when the index holds one
-        out[...] += np.asarray(src).reshape(-1)[:1].sum() if idx.size else 0
+        if idx.size:  # the element itself (NumPy's sum of one -0. is +0.: -0. + -0. must stay -0.)
+            out[...] += np.asarray(src).reshape(-1)[0]
         return
     grid = list(np.indices(idx.shape, sparse=True))
     grid[dim] = idx
