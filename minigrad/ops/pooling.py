@@ -463,6 +463,31 @@ UpsampleNearest2DBackward0 = rule(
     _nearest_grad(grad, self_sym_sizes, output_size, (scales_h, scales_w)))
 
 
+def _check_spatial(shape: tuple, size, scale_factor) -> None:
+    """PyTorch's Python-level check: a size or scale_factor sequence has one entry per spatial dim."""
+    spatial = list(shape[2:])
+    for name, what, given, fmt in (("output", "output size", size, "o"), ("scale_factor", "scale_factor", scale_factor,
+                                                                          "s")):
+        if isinstance(given, (tuple, list)) and len(given) != len(spatial):
+            shown = f"of shape {given!r}" if name == "scale_factor" else f"of {given!r}"
+            raise ValueError(f"Input and {name} must have the same number of spatial dimensions, but got input with "
+                             f"spatial dimensions of {spatial} and {what} {shown}. Please provide input tensor in "
+                             f"(N, C, d1, d2, ...,dK) format and {what} in ({fmt}1, {fmt}2, ...,{fmt}K) format.")
+
+
+def _check_sizes(shape: tuple, out: tuple) -> None:
+    """The kernel's checks: every spatial size, in and out, above 0 (an empty input has no pixel to copy), then
+    channels."""
+    if min(shape[2:]) <= 0 or min(out) <= 0:
+        names = ("W",) if len(out) == 1 else ("H", "W")
+        show = [", ".join(f"{n}: {v}" for n, v in zip(names, sizes)) for sizes in (shape[2:], out)]
+        joint = " and " if len(out) == 1 else " "
+        raise RuntimeError(f"Input and output sizes should be greater than 0, but got input ({show[0]}){joint}"
+                           f"output ({show[1]})")
+    if shape[1] == 0:
+        raise RuntimeError(f"Non-empty {len(shape)}D data tensor expected but got a tensor with sizes {list(shape)}")
+
+
 def interpolate(input: Tensor, size=None, scale_factor=None, mode: str = "nearest", align_corners=None,
                 recompute_scale_factor=None, antialias: bool = False) -> Tensor:
     """Resize the spatial dims of (N, C, L) or (N, C, H, W) inputs; minigrad has mode="nearest"."""
@@ -473,6 +498,7 @@ def interpolate(input: Tensor, size=None, scale_factor=None, mode: str = "neares
                                   "(it has mode='nearest' for 3-D and 4-D inputs)")
     if (size is None) == (scale_factor is None):
         raise ValueError("only one of size or scale_factor should be defined")
+    _check_spatial(x.shape, size, scale_factor)
     if size is not None:
         out = tuple(size) if isinstance(size, (tuple, list)) else (size,) * spatial
         scales = (None,) * spatial
@@ -480,6 +506,7 @@ def interpolate(input: Tensor, size=None, scale_factor=None, mode: str = "neares
         scales = tuple(scale_factor) if isinstance(scale_factor, (tuple, list)) else (scale_factor,) * spatial
         out = tuple(int(np.floor(n * s)) for n, s in zip(x.shape[2:], scales))
         scales = tuple(float(s) for s in scales) if not recompute_scale_factor else (None,) * spatial
+    _check_sizes(x.shape, out)
     res = x
     for k, (n_in, n_out, s) in enumerate(zip(x.shape[2:], out, scales)):
         res = np.take(res, _nearest_index(n_in, n_out, s), axis=2 + k)
