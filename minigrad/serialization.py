@@ -237,8 +237,8 @@ def _load_archive(fh, f) -> Any:
         raise _bad(f, "it is not a NumPy .npz archive")
     try:
         archive = zipfile.ZipFile(fh)
-    except (zipfile.BadZipFile, OSError, EOFError, ValueError) as e:
-        raise _bad(f, f"the archive is damaged or truncated ({e})") from None
+    except (zipfile.BadZipFile, OSError, EOFError, ValueError, NotImplementedError) as e:  # (zipfile's "zip file
+        raise _bad(f, f"the archive is damaged or truncated ({e})") from None  # version 10.9": a flipped bit)
     with archive:
         members = {name.removesuffix(".npy"): name for name in archive.namelist()}
         if MANIFEST not in members:
@@ -274,7 +274,11 @@ def _read_array(archive: zipfile.ZipFile, member: str, fh, f, *, manifest: bool 
     info = archive.getinfo(member)
     _check_member_size(info, fh, f, key)
     try:
-        with archive.open(info) as fp:
+        opened = archive.open(info)
+    except Exception as e:  # noqa: BLE001 - zipfile's refusals of a flipped flag: "is encrypted", "compression method
+        raise _bad(f, f"array {key!r} is damaged ({e})") from None  # is not supported" (RuntimeErrors), ...
+    try:
+        with opened as fp:
             version = np.lib.format.read_magic(fp)
             read_header = {(1, 0): np.lib.format.read_array_header_1_0, (2, 0): np.lib.format.read_array_header_2_0}
             if version not in read_header:
@@ -292,10 +296,8 @@ def _read_array(archive: zipfile.ZipFile, member: str, fh, f, *, manifest: bool 
                 raise _bad(f, f"array {key!r} declares {declared} bytes of data but the file holds {holds}")
             arr = np.empty(count, dtype=dtype)
             got = _read_into(fp, memoryview(arr.view(np.uint8)))
-    except RuntimeError as e:
-        if not isinstance(e, NotImplementedError):  # (zipfile's "compression method is not supported" is one)
-            raise
-        raise _bad(f, f"array {key!r} is damaged ({e})") from None
+    except RuntimeError:  # (the checks' own, naming the file)
+        raise
     except Exception as e:  # noqa: BLE001 - any damage to a header (NumPy parses it: tokenize, SyntaxError, ...)
         raise _bad(f, f"array {key!r} is damaged ({type(e).__name__}: {e})") from None
     if got != declared:

@@ -422,7 +422,8 @@ GeluBackward0 = rule("GeluBackward0", "self", saves="self approximate", text="gr
 
 # PyTorch's gelu of float32 and float16 runs its SIMD kernel over a contiguous tensor of two or more elements, whose
 # erf gives nan at inf (one element, or a strided, transposed or expanded tensor, takes the scalar path: inf, as
-# float64 always does)
+# float64 always does). In float32 that kernel forms x·(1 + erf(x/√2)) before halving it, so an x of 2¹²⁷ or more
+# overflows to inf (the scalar path halves first; float16 is computed in float32, where nothing overflows).
 _VECTORIZED_GELU = (np.dtype(np.float32), np.dtype(np.float16))
 
 
@@ -430,8 +431,12 @@ def _gelu(x: np.ndarray, approximate: str) -> np.ndarray:
     if approximate == "tanh":  # (float16 in float32, rounded once, as PyTorch's kernel)
         y = x.astype(np.float32) if x.dtype == np.float16 else x
         return (0.5 * y * (1 + np.tanh(_SQRT_2_OVER_PI * (y + 0.044715 * y ** 3)))).astype(x.dtype)
-    res = (0.5 * x * (1 + _erf(x / math.sqrt(2)))).astype(x.dtype) if x.size else x.copy()
-    if x.dtype in _VECTORIZED_GELU and x.size > 1 and x.flags.c_contiguous:
+    if not x.size:
+        return x.copy()
+    vectorized = x.dtype in _VECTORIZED_GELU and x.size > 1 and x.flags.c_contiguous
+    twice_cdf = 1 + _erf(x / math.sqrt(2))
+    res = (x * twice_cdf * 0.5 if vectorized and x.dtype == np.float32 else 0.5 * x * twice_cdf).astype(x.dtype)
+    if vectorized:
         res[np.isposinf(x)] = np.nan
     return res
 

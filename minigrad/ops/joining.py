@@ -230,11 +230,15 @@ _slice_view = forward_aware(_narrow_slice, (SliceBackward0,), "narrow")  # (its 
 def narrow(self, dim: int, start: int, length: int):
     if self._data.ndim == 0:
         raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
+    if length < 0:  # (PyTorch's order of checks: the length's before the dim's)
+        raise RuntimeError("narrow(): length must be non-negative.")
     d = _wrap_dim(dim, self._data.ndim)
     n = self._data.shape[d]
+    if not -n <= start <= n:
+        raise IndexError(f"start out of range (expected to be in range of [{-n}, {n}], but got {start})")
     if start < 0:
         start += n
-    if not (0 <= start and start + length <= n):
+    if start + length > n:
         raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size ({n}).")
     if self._requires_grad and GRAD.mode > 0:  # always a SliceBackward0, even over the whole dim
         return _slice_view(self, d, slice(start, start + length))
