@@ -235,6 +235,10 @@ CASES = {
     "sign of avg_pool2d": lambda lib, d: lib.sign(lib.nn.functional.avg_pool2d(
         _dual(lib, np.pad([[[[-1.94, -0.9], [1.73, 1.11]]]], ((0, 0), (0, 0), (0, 4), (0, 3))), np.ones((1, 1, 6, 5))),
         2)),
+    # an integer tensor among a list op's operands has no tangent: zeros, not its values (seed 901 program 514)
+    "stack with an integer tensor": lambda lib, d: lib.stack((d[:, :1], lib.tensor([[0], [1]])), dim=-1),
+    "cat an integer tensor first": lambda lib, d: lib.cat((lib.tensor([[3, 1, 2]]), d), dim=0),
+    "index by a tuple of index tensors": lambda lib, d: d[(lib.tensor([0, 1]), lib.tensor([2, 2]))],
     # warnings: once per op (not again from the run that reads its rule), none from NumPy
     "var of one element": lambda lib, d: d[0, :1].var(),
     "std over one": lambda lib, d: d.std(dim=0, keepdim=True)[:, :1].std(dim=0),
