@@ -235,6 +235,8 @@ def _attach(out, tangent, level, linear: bool = False) -> None:
     if isinstance(out, Tensor):
         if tangent is not None and _floating(out):
             tangent = _as_tangent(tangent, out, linear)
+            if out._base is None and out._data.flags.c_contiguous and not tangent._data.flags.c_contiguous:
+                tangent = tangent.contiguous()  # PyTorch's set_fw_grad: a non-view's tangent takes its layout
             set_tangent(out, tangent, level)
             node = out._grad_fn
             if getattr(node, "_saves_result", False):  # backward unpacks the saved result with it (forward-over-
