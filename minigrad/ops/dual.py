@@ -235,6 +235,8 @@ def _attach(out, tangent, level, linear: bool = False) -> None:
     if isinstance(out, Tensor):
         if tangent is not None and _floating(out):
             tangent = _as_tangent(tangent, out, linear)
+            if out._base is None and out._data.flags.c_contiguous and not tangent._data.flags.c_contiguous:
+                tangent = tangent.contiguous()  # PyTorch's set_fw_grad: a non-view's tangent takes its layout
             set_tangent(out, tangent, level)
             node = out._grad_fn
             if getattr(node, "_saves_result", False):  # backward unpacks the saved result with it (forward-over-
@@ -255,7 +257,7 @@ def _by_function(kind: str, function, args: tuple, kwargs: dict, tangents: dict)
                 return tan
             return make(np.zeros_like(t._data)) if _floating(t) else t
         a, k = _swap(args, kwargs, tangent_or_zeros)
-        return function(*a, **k)
+        return function(*(_operands_zeroed(v) for v in a), **k)
     if _zero_terms_matter(args, kwargs, tangents):  # PyTorch's formula has a term for every operand
         tangents = dict(tangents)
         _swap(args, kwargs, lambda t: tangents.setdefault(id(t), make(np.zeros_like(t._data))) if _floating(t) else t)
@@ -268,6 +270,14 @@ def _by_function(kind: str, function, args: tuple, kwargs: dict, tangents: dict)
         term = function(*a, **k)
         total = term if total is None else total + term
         n += 1
+
+
+def _operands_zeroed(a):
+    """A list of operands (one holds floating tangents: stack((d, ints))) with its integer tensors as zeros: they
+    carry no tangent, so their values do not reach it (a list of index tensors, x[(i, j)], is left as it is)."""
+    if a.__class__ not in (list, tuple) or not any(isinstance(b, Tensor) and _floating(b) for b in a):
+        return a
+    return a.__class__(make(np.zeros_like(b._data)) if isinstance(b, Tensor) and not _floating(b) else b for b in a)
 
 
 def _zero_terms_matter(args: tuple, kwargs: dict, tangents: dict) -> bool:

@@ -290,6 +290,15 @@ CASES = {
         lib, lambda v: v.mul_(2), base=True),
     "tangent of a view read before its add_, requires grad": lambda lib, d: _read_before_view_write(
         lib, lambda v: v.add_(1)),
+    # an integer tensor among a list op's operands has no tangent: zeros, not its values (seed 901 program 514)
+    "stack with an integer tensor": lambda lib, d: lib.stack((d[:, :1], lib.tensor([[0], [1]])), dim=-1),
+    "cat an integer tensor first": lambda lib, d: lib.cat((lib.tensor([[3, 1, 2]]), d), dim=0),
+    "index by a tuple of index tensors": lambda lib, d: d[(lib.tensor([0, 1]), lib.tensor([2, 2]))],
+    # a non-view output's tangent takes its layout, as PyTorch's set_fw_grad restrides it: a view of it works
+    # where the primal's does (seed 901 program 324: conv1d by a grad-requiring weight, then view_as)
+    "view of a grouped conv1d's tangent": lambda lib, d: lib.nn.functional.conv1d(
+        _dual(lib, np.zeros((2, 4, 6)), np.arange(48.0).reshape(2, 4, 6) / 7),
+        lib.ones(4, 1, 3, dtype=lib.float64, requires_grad=True), groups=4).view(32),
     # warnings: once per op (not again from the run that reads its rule), none from NumPy
     "var of one element": lambda lib, d: d[0, :1].var(),
     "std over one": lambda lib, d: d.std(dim=0, keepdim=True)[:, :1].std(dim=0),
