@@ -587,9 +587,8 @@ class _GraphZero(Tensor):
 
 
 # -- in-place ops ------------------------------------------------------------------------------------------------
-# In-place ops that PyTorch 2.13 runs, on a self that carries a tangent, as a contiguous result copied back into self,
-# whose check refuses a self whose elements share memory (an expanded one); without a tangent they write through the
-# strides and allow it (ops/arrange.py)
+# In-place ops whose tangent PyTorch 2.13 writes by a copy back that refuses a self whose elements share memory (an
+# expanded one): the primal is written (through the strides, as without a tangent: ops/arrange.py), then it raises
 COPIED_BACK = ("tril_", "triu_")
 
 
@@ -598,8 +597,6 @@ def _run_inplace(op: tuple, args: tuple, kwargs: dict, tangents: dict, level):
     (written into its tangent's memory, so a view's tangent writes through to its base's). `op`: (name, kind, node
     classes, the in-place function, its out-of-place twin)."""
     name, kind, nodes, function, out_of_place = op
-    if name in COPIED_BACK and id(args[0]) in tangents:
-        _later()[0].writable(args[0], args[0]._data)
     if _reads_itself(args, kwargs) and kind not in ("linear", "bilinear"):
         return _run_inplace_reading_itself(op, args, kwargs, tangents, level)
     if id(args[0]) not in tangents and kind not in LINEAR and _floating(args[0]):  # PyTorch's in-place formula reads
@@ -616,6 +613,8 @@ def _run_inplace(op: tuple, args: tuple, kwargs: dict, tangents: dict, level):
             finally:
                 DUAL[0] = None
     out = function(*args, **kwargs)
+    if name in COPIED_BACK:  # (after the primal's write, as PyTorch's)
+        _later()[0].writable(args[0], args[0]._data)
     write_tangent(args[0], new, level)
     return out
 

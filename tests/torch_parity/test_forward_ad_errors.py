@@ -52,35 +52,52 @@ def test_interpolate_checks_as_torch(torch, name, dual):
     assert _interpolate(minigrad, shape, kwargs, dual) == _interpolate(torch, shape, kwargs, dual)
 
 
-def _expanded_dual(lib, tangent_expanded: bool = True):
+def _expanded_dual(lib):
     fw = lib.autograd.forward_ad
-    if tangent_expanded:
-        return fw.make_dual(lib.tensor(np.zeros(3)), lib.tensor(np.ones(3))).expand(2, 3)
-    return fw.make_dual(lib.tensor(np.zeros(3)).expand(2, 3), lib.tensor(np.ones((2, 3))))
+    return fw.make_dual(lib.tensor(np.zeros(3)), lib.tensor(np.ones(3))).expand(2, 3)
 
 
 # tril_/triu_ on a tensor whose elements share memory: allowed without a tangent (PyTorch writes the zeros through
-# the strides), refused with one (seed 1000 program 103: a meshgrid output's tril_); minigrad allowed both
+# the strides), refused with one, after the primal's write (seed 1000 program 103: a meshgrid output's tril_);
+# minigrad allowed both. Each case: (the tensor to read afterwards, the write)
+def _meshgrid(lib):
+    fw = lib.autograd.forward_ad
+    x = lib.tensor([0.0, 0.0, 0.0, 1.0], dtype=lib.float64)
+    grid = lib.meshgrid([_expanded_dual(lib)[0], fw.make_dual(x, lib.ones(4, dtype=lib.float64))], indexing="xy")
+    return x, lambda: grid[1].tril_()
+
+
+def _of(make, write):
+    def case(lib):
+        t = make(lib)
+        return t, lambda: write(t)
+    return case
+
+
 TRIANGLE = {
-    "tril_ of an expanded dual": lambda lib: _expanded_dual(lib).tril_(),
-    "triu_ of an expanded dual": lambda lib: _expanded_dual(lib).triu_(1),
-    "tril_ of an expanded primal, contiguous tangent": lambda lib: _expanded_dual(lib, False).tril_(),
-    "tril_ of a meshgrid output": lambda lib: lib.meshgrid([_expanded_dual(lib)[0], _expanded_dual(lib)[1, :2]],
-                                                           indexing="xy")[1].tril_(),
-    "tril_ of an expanded plain tensor": lambda lib: lib.tensor(np.zeros(3)).expand(3, 3).tril_(),
-    "tril_ of a transposed dual": lambda lib: _expanded_dual(lib).clone().t().tril_(),
+    "tril_ of an expanded dual": _of(_expanded_dual, lambda t: t.tril_()),
+    "triu_ of an expanded dual": _of(_expanded_dual, lambda t: t.triu_(1)),
+    "tril_ of an expanded primal, tangent expanded alike": _of(lambda lib: lib.autograd.forward_ad.make_dual(
+        lib.tensor(np.arange(3.0)).expand(2, 3), lib.tensor(np.ones(3)).expand(2, 3)), lambda t: t.tril_()),
+    "exp of a contiguous primal, expanded tangent": _of(lambda lib: lib.autograd.forward_ad.make_dual(
+        lib.tensor(np.zeros((2, 3))), lib.tensor(np.ones(3)).expand(2, 3)), lambda t: t.exp()),
+    "tril_ of a meshgrid output": _meshgrid,
+    "tril_ of an expanded plain tensor": _of(lambda lib: lib.tensor(np.arange(3.0)).expand(3, 3), lambda t: t.tril_()),
+    "tril_ of a transposed dual": _of(lambda lib: _expanded_dual(lib).clone().t(), lambda t: t.tril_()),
 }
 
 
 def _triangle(lib, case):
     fw = lib.autograd.forward_ad
     with fw.dual_level():
+        seen, write = case(lib)
         try:
-            out = case(lib)
+            write()
+            error = None
         except Exception as e:  # noqa: BLE001 - the test compares exception types and texts
-            return type(e).__name__, str(e).splitlines()[0]
-        tangent = fw.unpack_dual(out).tangent
-        return out.numpy().tolist(), None if tangent is None else tangent.numpy().tolist()
+            error = type(e).__name__, str(e).splitlines()[0]
+        primal, tangent = fw.unpack_dual(seen)
+        return error, primal.numpy().tolist(), None if tangent is None or error else tangent.numpy().tolist()
 
 
 @pytest.mark.parametrize("name", list(TRIANGLE))
