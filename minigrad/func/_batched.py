@@ -23,6 +23,7 @@ from ..ops.registry import REGISTRY
 # The running vmap levels, outermost first: [level id, batch size, randomness]
 LEVELS: list = []
 VMAP_LEVELS: set = set()  # the ids of the user's vmap levels (not jacrev's / jacfwd's private ones)
+TANGENT_LEVELS: set = set()  # jacfwd's levels, which batch only its tangents (PyTorch's primals are not batched)
 _ids = itertools.count(1)
 
 ITEM_ERROR = ("vmap: It looks like you're calling .item() on a Tensor. We don't support vmap over calling .item() on "

@@ -23,7 +23,18 @@ from .. import ops
 from .._creation import RANDOM_HOOK, bernoulli, multinomial, ones, rand, randn, zeros
 from .._tensor import Tensor
 from ..ops.registry import REGISTRY
-from ._batched import LEVELS, VMAP_LEVELS, BatchedTensor, _wrap, fallback, full, levels_of, physical, wrap
+from ._batched import (
+    LEVELS,
+    TANGENT_LEVELS,
+    VMAP_LEVELS,
+    BatchedTensor,
+    _wrap,
+    fallback,
+    full,
+    levels_of,
+    physical,
+    wrap,
+)
 
 # -- which op a function is ------------------------------------------------------------------------------------
 NAMES: dict = {}
@@ -122,7 +133,37 @@ def elementwise(func, args: tuple, kwargs: dict):
     rank = max(_logical_dim(a) for a in every)
     a = [physical(x, levels, rank) for x in args]
     k = {key: physical(x, levels, rank) for key, x in kwargs.items()}
+    dtype = _samples_float_dtype(every, func.__name__)
+    if dtype is not None:
+        a = [x.to(dtype) if _is_float(x) else x for x in a]
+        k = {key: x.to(dtype) if _is_float(x) else x for key, x in k.items()}
     return wrap(func(*a, **k), levels)
+
+
+def _is_float(x) -> bool:
+    return isinstance(x, Tensor) and x._data.dtype.kind == "f"
+
+
+def _samples_float_dtype(every: tuple, name: str):
+    """PyTorch's binary ops promote a 0-d sample as a 0-d tensor, a tier below dimensioned tensors (a float64 0-d
+    sample with a float32 vector gives float32), while its batch tensor is dimensioned. The floating dtype the
+    samples promote to when the batch tensors would promote to another; else None. (PyTorch's rules of three
+    tensors, addcmul's, promote the batch tensors: left so, unless the batch is only jacfwd's tangents,
+    `TANGENT_LEVELS`, where PyTorch's primal is a plain tensor; where and clamp with tensor bounds: always so.)"""
+    batched = [x for x in every if x.__class__ is BatchedTensor]
+    if not any(not x.dim() for x in batched):
+        return None
+    tangents_only = all(lv in TANGENT_LEVELS for x in batched for lv in x._levels)
+    if name.startswith(("clamp", "clip", "where")) or not tangents_only and sum(
+            isinstance(x, (Tensor, BatchedTensor)) for x in every) != 2:
+        return None
+    floats = [(x._value if x.__class__ is BatchedTensor else x, x.dim(), x.__class__ is BatchedTensor) for x in every
+              if _is_float(x._value if x.__class__ is BatchedTensor else x)]
+    logical = [v._data.dtype for v, n, _ in floats if n] or [v._data.dtype for v, _, _ in floats]
+    batch = [v._data.dtype for v, n, b in floats if n or b] or [v._data.dtype for v, _, _ in floats]
+    if not floats or np.result_type(*logical) == np.result_type(*batch):
+        return None
+    return np.result_type(*logical)
 
 
 def _bind(func, args: tuple, kwargs: dict) -> inspect.BoundArguments:

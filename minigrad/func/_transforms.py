@@ -31,7 +31,18 @@ from .._tensor import Tensor
 from ..autograd import function as _function
 from ..autograd.grad_mode import enable_grad
 from . import _pytree
-from ._batched import LEVELS, BatchedTensor, _ids, fallback, in_level_order, physical, pop_level, push_level, stack
+from ._batched import (
+    LEVELS,
+    TANGENT_LEVELS,
+    BatchedTensor,
+    _ids,
+    fallback,
+    in_level_order,
+    physical,
+    pop_level,
+    push_level,
+    stack,
+)
 from ._vmap import vmap
 
 try:  # forward mode (jvp, jacfwd) comes with minigrad.autograd.forward_ad
@@ -555,8 +566,10 @@ def _forward(fwd, level: list | None = None):
     when they are installed (so a plain tensor's method given way to a batched argument, `w.mv(x)`) and gone
     when they are restored (so the plain methods come back without the giving way, unless a vmap runs)."""
     _FORWARD[0] += 1
+    ident = None if level is None else level[0]
     if level is not None:
         LEVELS.append(level)
+        TANGENT_LEVELS.add(ident)  # (it batches only the tangents)
     try:
         with fwd.dual_level(), np.errstate(all="ignore"):
             try:
@@ -568,6 +581,7 @@ def _forward(fwd, level: list | None = None):
     finally:
         if level is not None:  # (the dual level refused to start)
             LEVELS.pop()
+        TANGENT_LEVELS.discard(ident)
         _FORWARD[0] -= 1
 
 

@@ -14,7 +14,8 @@ differential test against torch 2.13 that failed before its fix:
 - max()/min() of a whole sample with ties under jacfwd/jacrev: the rule picked one element where torch shares the
   gradient evenly (402: 575, 785);
 - jvp's tangent formulas at inf: NumPy's RuntimeWarnings reached the user (402: 128, 21);
-- jacfwd's zeros for an output that does not depend on the input had the input's dtype (1100: 435, 571).
+- jacfwd's zeros for an output that does not depend on the input had the input's dtype (1100: 435, 571);
+- a float64 0-d sample with a float32 tensor in a binary op: float64 where PyTorch gives float32 (1103: 409).
 """
 
 from __future__ import annotations
@@ -238,3 +239,28 @@ def test_jacfwd_of_an_output_that_does_not_depend_on_the_input_has_the_outputs_d
         return lib.func.jacfwd(lambda a, b: getattr(b * 2, cast)(), argnums=0)(x, y)
 
     _close(run(minigrad), run(torch))
+
+
+PROMOTIONS = {
+    "logaddexp": lambda lib, a, v: lib.logaddexp(a, v), "mul": lambda lib, a, v: a * v,
+    "atan2": lambda lib, a, v: lib.atan2(v, a), "sub": lambda lib, a, v: a.sub(v),
+    "addcmul": lambda lib, a, v: lib.addcmul(a, v, v), "clamp": lambda lib, a, v: lib.clamp(v, min=a),
+    "where": lambda lib, a, v: lib.where(v > 0.5, a, v),
+}
+
+
+@pytest.mark.parametrize("how", ["vmap", "jacfwd", "jacrev"])
+@pytest.mark.parametrize("name", list(PROMOTIONS))
+def test_a_0d_sample_promotes_as_a_0d_tensor_in_binary_ops(torch, name, how):
+    """A float64 0-d sample with a float32 vector: PyTorch's binary ops promote the sample as a 0-d tensor (float32,
+    seed 1103 program 409); minigrad promoted its batch tensor, dimensioned (float64). PyTorch's rules of three
+    tensors (where, addcmul, clamp with tensor bounds) promote the batch tensors: float64 there, as minigrad."""
+    def run(lib):
+        v = lib.tensor(T[:2], dtype=lib.float32)
+        if how == "vmap":
+            return lib.func.vmap(lambda a: PROMOTIONS[name](lib, a, v))(lib.tensor(X[:, 0]))
+        return getattr(lib.func, how)(lambda a: PROMOTIONS[name](lib, a.sum(), v))(lib.tensor(X[0]))
+
+    got, want = run(minigrad), run(torch)
+    assert str(got.dtype).split(".")[-1] == str(want.dtype).split(".")[-1]
+    np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-5, atol=1e-6)
