@@ -59,9 +59,20 @@ _SIGNATURES: dict = {}
 
 def dispatch(func, args: tuple, kwargs: dict):
     """The override protocol's entry (`minigrad.<op>(batched, ...)`, `F.<op>(...)`, an operator on a Tensor)."""
+    public = func
     while func not in NAMES and hasattr(func, "__wrapped__"):  # the public wrapper of a declared op's function
         func = func.__wrapped__
-    return run(NAMES.get(func, getattr(func, "__name__", "op")), func, args, kwargs)
+    try:
+        return run(NAMES.get(func, getattr(func, "__name__", "op")), func, args, kwargs)
+    except TypeError as error:
+        raise _call_error(error, public) from None
+
+
+def _call_error(error: TypeError, called) -> TypeError:
+    """A rule binds the arguments with inspect, whose message lacks Python's (and PyTorch's) `name() got `."""
+    if str(error).startswith("multiple values for argument"):
+        return TypeError(f"{getattr(called, '__qualname__', 'op')}() got {error}")
+    return error
 
 
 def run(name: str, func, args: tuple, kwargs: dict):
@@ -646,7 +657,10 @@ RULES = {
 # -- BatchedTensor's methods: every op reaches its rule -------------------------------------------------------
 def _method(function, name: str):
     def method(self, *args, **kwargs):
-        return run(name, function, (self, *args), kwargs)
+        try:
+            return run(name, function, (self, *args), kwargs)
+        except TypeError as error:
+            raise _call_error(error, getattr(Tensor, name, function)) from None
 
     method.__name__ = method.__qualname__ = name
     return method
