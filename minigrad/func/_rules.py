@@ -24,7 +24,19 @@ from .._creation import RANDOM_HOOK, bernoulli, multinomial, ones, rand, randn
 from .._stacklevel import warn_once
 from .._tensor import Tensor
 from ..ops.registry import REGISTRY
-from ._batched import LEVELS, VMAP_LEVELS, BatchedTensor, _wrap, fallback, full, levels_of, physical, wrap
+from ._batched import (
+    LEVELS,
+    REVERSE_COPIES,
+    VMAP_LEVELS,
+    BatchedTensor,
+    _loop_warning,
+    _wrap,
+    fallback,
+    full,
+    levels_of,
+    physical,
+    wrap,
+)
 
 # -- which op a function is ------------------------------------------------------------------------------------
 NAMES: dict = {}
@@ -604,6 +616,8 @@ def _masked_fill(func, args, kwargs):
     rank = max(_logical_dim(x), _logical_dim(mask))
     px, pm = physical(x, levels, rank), physical(mask, levels, rank)
     if value.__class__ is not BatchedTensor:
+        if isinstance(value, Tensor) and not REVERSE_COPIES.issuperset(levels):
+            _loop_warning("masked_fill.Tensor")  # (PyTorch has no rule for a tensor value: it loops and says so)
         return wrap(func(px, pm, value), levels)
     return fallback(func.__name__ + ".Tensor", func, args, kwargs)  # a batched value: PyTorch loops too
 

@@ -31,7 +31,7 @@ from .._tensor import Tensor
 from ..autograd import function as _function
 from ..autograd.grad_mode import enable_grad
 from . import _pytree
-from ._batched import LEVELS, BatchedTensor, _ids, fallback, in_level_order, physical, stack
+from ._batched import LEVELS, REVERSE_COPIES, BatchedTensor, _ids, fallback, in_level_order, physical, stack
 from ._vmap import vmap
 
 try:  # forward mode (jvp, jacfwd) comes with minigrad.autograd.forward_ad
@@ -424,6 +424,7 @@ def _jacobian_rows(func, args, nums, out_tree, has_aux: bool, single: bool):
     create_graph = _create_graph(args)
     level = next(_ids)
     LEVELS.append([level, m, "same"])  # its copies are one input: a random op draws once for all
+    REVERSE_COPIES.add(level)
     try:
         with _transform():
             levels = _running_levels()
@@ -450,6 +451,7 @@ def _jacobian_rows(func, args, nums, out_tree, has_aux: bool, single: bool):
             grads = _grads([o for o, _ in live], inputs, [c for _, c in live], create_graph)
     finally:
         LEVELS.pop()
+        REVERSE_COPIES.discard(level)
     return _arrange(grads, flat, out_tree, level, single)
 
 

@@ -244,3 +244,18 @@ def test_an_argument_given_twice(torch, call, how):
 
     want = _raised(torch, how, make, X[:2, :2])
     assert want[0] == "TypeError" and _raised(minigrad, how, make, X[:2, :2]) == want
+
+
+@pytest.mark.parametrize("how", ["vmap", "jacfwd", "jacrev", "vjp", "jvp"])
+def test_masked_fill_with_a_tensor_value_warns_as_pytorch_loops(torch, how):
+    """PyTorch has no batching rule for masked_fill with a tensor value: under vmap and jacfwd it loops and warns
+    (minigrad computes it batched, and said nothing: seed 1200 program 522, seed 1201 programs 125, 275, 307); the
+    forward of jacrev runs once, unbatched: no warning."""
+    def make(lib):
+        return lambda a: lib.masked_fill(a, a < 0, lib.tensor(5.0, dtype=lib.float64))
+
+    def run(lib):
+        return _apply(lib, how, make(lib), lib.tensor(X))
+
+    want = _messages(torch, run)
+    assert _messages(minigrad, run) == want and len(want) == (how in ("vmap", "jacfwd"))
