@@ -24,6 +24,7 @@ from ..ops.registry import REGISTRY
 LEVELS: list = []
 VMAP_LEVELS: set = set()  # the ids of the user's vmap levels (not jacrev's / jacfwd's private ones)
 TANGENT_LEVELS: set = set()  # jacfwd's levels, which batch only its tangents (PyTorch's primals are not batched)
+REVERSE_COPIES: set = set()  # jacrev's private levels: PyTorch runs that forward once, unbatched (no loop warnings)
 _ids = itertools.count(1)
 
 ITEM_ERROR = ("vmap: It looks like you're calling .item() on a Tensor. We don't support vmap over calling .item() on "
@@ -102,10 +103,12 @@ class BatchedTensor:
 
 
 
-def push_level(entry: list) -> None:
-    """Start a vmap level (`[id, batch size, randomness]`); the first makes Tensor's methods give way (`_give_way`)."""
+def push_level(entry: list, user: bool = True) -> None:
+    """Start a vmap level (`[id, batch size, randomness]`; `user`: the user's vmap, not jacrev's private copies); the
+    first makes Tensor's methods give way (`_give_way`)."""
     LEVELS.append(entry)
-    VMAP_LEVELS.add(entry[0])
+    if user:
+        VMAP_LEVELS.add(entry[0])
     if len(LEVELS) == 1:
         _give_way(DUAL[0] is not None)
 
@@ -249,12 +252,16 @@ def stack(tensors: list) -> Tensor:
     return REGISTRY["stack"].function(tensors)
 
 
+def _loop_warning(name: str) -> None:
+    warnings.warn(f"There is a performance drop because we have not yet implemented the batching rule for "
+                  f"aten::{name}. Please file us an issue on GitHub so that we can prioritize its implementation.",
+                  UserWarning, stacklevel=5)
+
+
 def fallback(name: str, func, args: tuple, kwargs: dict, warn: bool = True):
     """An op with no batching rule: run it once per sample and stack the results, with PyTorch's warning."""
     if warn:
-        warnings.warn(f"There is a performance drop because we have not yet implemented the batching rule for "
-                      f"aten::{name}. Please file us an issue on GitHub so that we can prioritize its "
-                      "implementation.", UserWarning, stacklevel=4)
+        _loop_warning(name)
     levels = levels_of(tuple(args) + tuple(kwargs.values()))
     sizes = [size for lv, size, _ in LEVELS if lv in levels]
     if 0 in sizes:  # an empty batch: one run on a stand-in sample gives the results' shapes

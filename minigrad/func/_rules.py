@@ -25,9 +25,11 @@ from .._tensor import Tensor
 from ..ops.registry import REGISTRY
 from ._batched import (
     LEVELS,
+    REVERSE_COPIES,
     TANGENT_LEVELS,
     VMAP_LEVELS,
     BatchedTensor,
+    _loop_warning,
     _wrap,
     fallback,
     full,
@@ -69,9 +71,20 @@ _SIGNATURES: dict = {}
 
 def dispatch(func, args: tuple, kwargs: dict):
     """The override protocol's entry (`minigrad.<op>(batched, ...)`, `F.<op>(...)`, an operator on a Tensor)."""
+    public = func
     while func not in NAMES and hasattr(func, "__wrapped__"):  # the public wrapper of a declared op's function
         func = func.__wrapped__
-    return run(NAMES.get(func, getattr(func, "__name__", "op")), func, args, kwargs)
+    try:
+        return run(NAMES.get(func, getattr(func, "__name__", "op")), func, args, kwargs)
+    except TypeError as error:
+        raise _call_error(error, public) from None
+
+
+def _call_error(error: TypeError, called) -> TypeError:
+    """A rule binds the arguments with inspect, whose message lacks Python's (and PyTorch's) `name() got `."""
+    if str(error).startswith("multiple values for argument"):
+        return TypeError(f"{getattr(called, '__qualname__', 'op')}() got {error}")
+    return error
 
 
 def run(name: str, func, args: tuple, kwargs: dict):
@@ -635,6 +648,8 @@ def _masked_fill(func, args, kwargs):
     rank = max(_logical_dim(x), _logical_dim(mask))
     px, pm = physical(x, levels, rank), physical(mask, levels, rank)
     if value.__class__ is not BatchedTensor:
+        if isinstance(value, Tensor) and not REVERSE_COPIES.issuperset(levels):
+            _loop_warning("masked_fill.Tensor")  # (PyTorch has no rule for a tensor value: it loops and says so)
         return wrap(func(px, pm, value), levels)
     return fallback(func.__name__ + ".Tensor", func, args, kwargs)  # a batched value: PyTorch loops too
 
@@ -688,7 +703,10 @@ RULES = {
 # -- BatchedTensor's methods: every op reaches its rule -------------------------------------------------------
 def _method(function, name: str):
     def method(self, *args, **kwargs):
-        return run(name, function, (self, *args), kwargs)
+        try:
+            return run(name, function, (self, *args), kwargs)
+        except TypeError as error:
+            raise _call_error(error, getattr(Tensor, name, function)) from None
 
     method.__name__ = method.__qualname__ = name
     return method

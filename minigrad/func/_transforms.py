@@ -33,6 +33,7 @@ from ..autograd.grad_mode import enable_grad
 from . import _pytree
 from ._batched import (
     LEVELS,
+    REVERSE_COPIES,
     TANGENT_LEVELS,
     BatchedTensor,
     _ids,
@@ -434,7 +435,8 @@ def _jacobian_rows(func, args, nums, out_tree, has_aux: bool, single: bool):
     m = sum(_numel(o.shape) for o in outs)
     create_graph = _create_graph(args)
     level = next(_ids)
-    push_level([level, m, "same"])  # its copies are one input: a random op draws once for all
+    push_level([level, m, "same"], user=False)  # its copies are one input: a random op draws once for all
+    REVERSE_COPIES.add(level)
     try:
         with _transform():
             levels = _running_levels()
@@ -461,6 +463,7 @@ def _jacobian_rows(func, args, nums, out_tree, has_aux: bool, single: bool):
             grads = _grads([o for o, _ in live], inputs, [c for _, c in live], create_graph)
     finally:
         pop_level()
+        REVERSE_COPIES.discard(level)
     return _arrange(grads, flat, out_tree, level, single)
 
 

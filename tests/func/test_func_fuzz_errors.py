@@ -224,3 +224,38 @@ def test_baddbmm_checks_in_pytorchs_order(torch, how, shapes, dtypes):
     x = RNG.normal(size=shapes[0])
     want = _raised(torch, how, make, x)
     assert want is not None and _raised(minigrad, how, make, x) == want
+
+
+CALLS_TWICE = {
+    "Tensor.norm": lambda lib, x: x.norm(0, p=1),
+    "norm": lambda lib, x: lib.norm(x, 0, p=1),
+    "Tensor.sum": lambda lib, x: x.sum(0, dim=1),
+    "softmax": lambda lib, x: lib.nn.functional.softmax(x, 0, dim=1),
+}
+
+
+@pytest.mark.parametrize("how", ["vmap", "jacrev", "jacfwd"])
+@pytest.mark.parametrize("call", list(CALLS_TWICE))
+def test_an_argument_given_twice(torch, call, how):
+    """A rule binds the arguments with inspect: its TypeError said "multiple values for argument 'p'" without
+    Python's "Tensor.norm() got " (seed 1201 programs 172, 590, seed 1202 program 916)."""
+    def make(lib):
+        return lambda x: CALLS_TWICE[call](lib, x)
+
+    want = _raised(torch, how, make, X[:2, :2])
+    assert want[0] == "TypeError" and _raised(minigrad, how, make, X[:2, :2]) == want
+
+
+@pytest.mark.parametrize("how", ["vmap", "jacfwd", "jacrev", "vjp", "jvp"])
+def test_masked_fill_with_a_tensor_value_warns_as_pytorch_loops(torch, how):
+    """PyTorch has no batching rule for masked_fill with a tensor value: under vmap and jacfwd it loops and warns
+    (minigrad computes it batched, and said nothing: seed 1200 program 522, seed 1201 programs 125, 275, 307); the
+    forward of jacrev runs once, unbatched: no warning."""
+    def make(lib):
+        return lambda a: lib.masked_fill(a, a < 0, lib.tensor(5.0, dtype=lib.float64))
+
+    def run(lib):
+        return _apply(lib, how, make(lib), lib.tensor(X))
+
+    want = _messages(torch, run)
+    assert _messages(minigrad, run) == want and len(want) == (how in ("vmap", "jacfwd"))
