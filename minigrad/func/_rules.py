@@ -66,6 +66,8 @@ DIM_OPS = {"sum": "all", "mean": "all", "amax": "all", "amin": "all", "logsumexp
            "flip": None, "sort": None, "argsort": None, "topk": None, "unflatten": None, "index_select": None,
            "_safe_softmax": None, "squeeze": None, "count_nonzero": "all", "diff": None}
 
+# dim ops that refuse a 0-d tensor ("chunk expects at least a 1-dimensional tensor")
+NO_0D = {"split", "chunk", "narrow", "roll", "unbind", "diff"}
 _SIGNATURES: dict = {}
 
 
@@ -232,12 +234,23 @@ def dim_op(name: str, func, args: tuple, kwargs: dict):
             return fallback(name, func, args, kwargs)
     else:
         bound.arguments[key] = _shift(dim, n, nb)
+        if not n and name in NO_0D:  # refused (the physical value has the batch dims: its own check would pass)
+            _refuse_0d(name, func, args, kwargs, x._levels)
         if not n:  # a 0-d sample (its dim 0 or -1): the op runs along a size-1 dim of its own, then the dim goes
             bound.arguments[next(iter(params))] = v.unsqueeze(-1)
             return wrap(_squeezed(func(*bound.args, **bound.kwargs), tuple(v.shape)), x._levels)
     first = next(iter(params))
     bound.arguments[first] = v
     return wrap(func(*bound.args, **bound.kwargs), x._levels)
+
+
+def _refuse_0d(name: str, func, args: tuple, kwargs: dict, levels: tuple) -> None:
+    """A dim op that refuses a 0-d tensor, on 0-d samples: under the user's vmap, PyTorch's rules for split, roll
+    and unbind run the op on the physical 1-d value with the dim shifted past its batch dim (out of range); the
+    others, and jacrev/jacfwd's batches (the forward of PyTorch's runs unbatched), as outside vmap."""
+    if name in ("split", "roll", "unbind") and VMAP_LEVELS.intersection(levels):
+        raise IndexError("Dimension out of range (expected to be in range of [-1, 0], but got 1)")
+    func(ones(()), *args[1:], **kwargs)
 
 
 def _squeezed(out, batch: tuple):

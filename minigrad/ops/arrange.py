@@ -145,6 +145,8 @@ def roll(self: Tensor, shifts, dims=None) -> Tensor:
         raise RuntimeError(f"`shifts` required to be of size 1 when `dims` is empty, got {len(shifts)}")
     if dims and len(shifts) != len(dims):
         raise RuntimeError(f"shifts and dimensions must align. shifts: {len(shifts)}, dims:{len(dims)}")
+    if dims and d.ndim == 0:  # (NumPy's AxisError otherwise)
+        raise IndexError(f"Dimension specified as {dims[0]} but tensor has no dimensions")
     dims = tuple(_wrap_dim(k, d.ndim) for k in dims)
     res = _roll(d, shifts, dims)
     if self._requires_grad and GRAD.mode > 0:

@@ -259,3 +259,26 @@ def test_masked_fill_with_a_tensor_value_warns_as_pytorch_loops(torch, how):
 
     want = _messages(torch, run)
     assert _messages(minigrad, run) == want and len(want) == (how in ("vmap", "jacfwd"))
+
+
+ON_0D = {
+    "split": lambda lib, x, dim: lib.split(x, 1, dim),
+    "chunk": lambda lib, x, dim: x.chunk(1, dim),
+    "narrow": lambda lib, x, dim: lib.narrow(x, dim, 0, 1),
+    "roll": lambda lib, x, dim: lib.roll(x, 1, dim),
+    "unbind": lambda lib, x, dim: x.unbind(dim),
+}
+
+
+@pytest.mark.parametrize("how", ["vmap", "jacfwd", "jacrev", "plain"])
+@pytest.mark.parametrize("dim", [0, -1])
+@pytest.mark.parametrize("name", list(ON_0D))
+def test_a_dim_op_that_refuses_a_0d_sample(torch, name, dim, how):
+    """chunk/split/narrow/roll/unbind of 0-d samples ran along a size-1 dim of their own, as reductions do; PyTorch
+    refuses them (under vmap, split/roll/unbind with its rule's out-of-range dim; seed 1200 program 301, seed 1201
+    program 541, seed 1202 programs 858, 888). roll of a 0-d tensor gave NumPy's AxisError."""
+    def make(lib):
+        return lambda x: ON_0D[name](lib, x, dim)[0] if how != "vmap" else ON_0D[name](lib, x, dim)
+
+    want = _raised(torch, how, make, X[0, 0])  # (vmap: a batch of two 0-d samples)
+    assert want is not None and _raised(minigrad, how, make, X[0, 0]) == want
