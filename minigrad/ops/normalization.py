@@ -228,12 +228,19 @@ def _check_batch(x: np.ndarray) -> None:
 
 def _affine(x: np.ndarray, mean: np.ndarray, invstd: np.ndarray, weight, bias, bshape: tuple) -> np.ndarray:
     """PyTorch's CPU kernel: x·alpha + beta per channel, alpha = invstd·weight, beta = bias - mean·alpha (float16 in
-    float32, its opmath type, rounded once at the end)."""
+    float32, its opmath type, rounded once at the end). Its compiled float32 kernel fuses x·alpha + beta into one FMA
+    (one rounding): an x·alpha past float32's range comes back with beta (make sweep-extremes: batch_norm at ±3e38).
+    float64's FMA is not emulated (an exact one costs ten times the plain sum): its last bit may differ."""
     ct = np.dtype(np.float32) if x.dtype == np.float16 else x.dtype
     mean, invstd = mean.astype(ct, copy=False), invstd.astype(ct, copy=False)
     alpha = invstd if weight is None else invstd * weight._data.reshape(bshape).astype(ct, copy=False)
     beta = -(mean * alpha) if bias is None else bias._data.reshape(bshape).astype(ct, copy=False) - mean * alpha
-    return (x.astype(ct, copy=False) * alpha + beta).astype(x.dtype, copy=False)
+    if x.dtype == np.float16:
+        return (x.astype(ct, copy=False) * alpha + beta).astype(x.dtype, copy=False)
+    if x.dtype == np.float32:  # (the product is exact in float64, the sum rounded to float64 and then to float32:
+        wide = x.astype(np.float64) * alpha.astype(np.float64) + beta.astype(np.float64)  # one rounding but where
+        return wide.astype(np.float32)  # the float64 sum falls exactly halfway between two float32s, 1 in 2^29)
+    return x * alpha + beta
 
 
 def _empty_batch(input: Tensor, weight: Tensor | None, bias: Tensor | None) -> Tensor:
