@@ -252,7 +252,9 @@ def _check_batch(x: np.ndarray) -> None:
 
 def _affine(x: np.ndarray, mean: np.ndarray, invstd: np.ndarray, weight, bias, bshape: tuple) -> np.ndarray:
     """PyTorch's CPU kernel: x·alpha + beta per channel, alpha = invstd·weight, beta = bias - mean·alpha (float16 in
-    float32, its opmath type, rounded once at the end)."""
+    float32, its opmath type, rounded once at the end). Its compiled float32 kernel fuses x·alpha + beta into one FMA
+    (one rounding): an x·alpha past float32's range comes back with beta (make sweep-extremes: batch_norm at ±3e38).
+    float64's FMA is not emulated (an exact one costs ten times the plain sum): its last bit may differ."""
     ct = np.dtype(np.float32) if x.dtype == np.float16 else x.dtype
     mean, invstd = mean.astype(ct, copy=False), invstd.astype(ct, copy=False)
     alpha = invstd if weight is None else invstd * weight._data.reshape(bshape).astype(ct, copy=False)

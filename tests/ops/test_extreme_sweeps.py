@@ -68,6 +68,17 @@ KERNEL_DEPENDENT = {  # op: (its samples, the dtypes)
 }
 
 
+# batch_norm: PyTorch's CPU kernel's order of operations (docs/differences.md, "batch_norm at zeros, subnormal and
+# huge inputs"): an (N, C) input's statistics are float32 partial sums, one per thread (so they change with
+# torch.get_num_threads()), its gradient's sums run over SIMD lanes, and its float64 x·alpha + beta is one FMA; at
+# these values a zero's sign (or a huge value's last bits) follows them. Not compared at these values, in these dtypes:
+ORDER_DEPENDENT = {"nn.functional.batch_norm": {"float32": (0.0, 1e-45, -1e-45, 3e38), "float64": (-5e-324, 1e300)}}
+
+
+def _order_dependent(key: str, dtype: str, value: float) -> bool:
+    return value in ORDER_DEPENDENT.get(key, {}).get(dtype, ()) and not (value == 0 and np.signbit(value))
+
+
 def _kernel_dependent(key: str, i: int, dtype: str, value: float) -> bool:
     samples, dtypes = KERNEL_DEPENDENT.get(key, ((), ()))
     special = not np.isfinite(value) or abs(value) >= 1e30 or 0 < abs(value) < 1e-30
@@ -87,7 +98,7 @@ def _cases() -> list:
             continue
         for dtype in ("float64", "float32") if FULL else ("float64",):
             for v in SPECIAL[dtype] if FULL else CI_VALUES:
-                if _kernel_dependent(key, i, dtype, v):
+                if _kernel_dependent(key, i, dtype, v) or _order_dependent(key, dtype, v):
                     continue
                 if (key in HUGE_VALUES_DIFFER and abs(v) >= 1e30) or (
                         key in NEGATIVE_ZERO_DIFFERS and v == 0 and np.signbit(v)):
@@ -223,5 +234,6 @@ def test_cases_the_full_sweep_found(torch, key, i, dtype, value):
 
 
 def test_the_exceptions_name_ops_of_the_registry():
-    named = set(HUGE_VALUES_DIFFER) | SECOND_ORDER_NOT_RECORDED | NEGATIVE_ZERO_DIFFERS | set(KERNEL_DEPENDENT)
+    named = (set(HUGE_VALUES_DIFFER) | SECOND_ORDER_NOT_RECORDED | NEGATIVE_ZERO_DIFFERS | set(KERNEL_DEPENDENT)
+             | set(ORDER_DEPENDENT))
     assert named <= {key for key, *_ in _float_samples()}

@@ -87,3 +87,24 @@ def test_interpolate_checks_its_sizes(torch, minigrad, shape, kwargs):
 
     problems = harness.differences(case, torch, minigrad)
     assert problems is None, problems
+
+
+@pytest.mark.parametrize("big", [3e38, -3e38])
+def test_batch_norm_applies_its_affine_as_one_fma(torch, minigrad, big):
+    """batch_norm's compiled CPU kernel computes x·alpha + beta as one fused multiply-add (alpha = invstd·weight,
+    beta = bias - mean·alpha): with weight and bias 3e38, x·alpha is past float32's range but x·alpha + beta is not,
+    so PyTorch gives ∓1.97e38 where two roundings gave ∓inf (make sweep-extremes, batch_norm sample 3)."""
+    dtype = "float32"
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((4, 3, 2)).astype(dtype)
+    x[:, 0] = [[-1.84, -1.93], [0.5, 2.0], [-3.0, 1.5], [0.25, -0.75]]
+    stats = [np.array(v, dtype=dtype) for v in ([0.46, -0.5, 2.0], [1.97, 1.5, 2.5], [big, 1.3, -0.9],
+                                                 [big, 0.2, 0.3])]
+
+    def case(lib, Variable):
+        mean, var, w, b = (lib.tensor(v) for v in stats)
+        y = lib.nn.functional.batch_norm(lib.tensor(x), mean, var, w, b)
+        print(y[:, 0].tolist(), np.round(y[:, 1:].tolist(), 4).tolist())
+
+    problems = harness.differences(case, torch, minigrad)
+    assert problems is None, problems
