@@ -78,15 +78,14 @@ class _Scores(NamedTuple):
 
 
 def _scores(query, key, how: _Scores):
-    """q kᵀ * scale + mask (arrays, or Tensors under create_graph); 1e300² is inf, silently as in PyTorch.
-    is_causal fills the positions above the diagonal with -inf, as the kernel does (a NaN score there, 0 · inf,
-    is not seen: adding -inf kept it NaN, and the row's output NaN)."""
+    """q kᵀ * scale + mask (arrays, or Tensors under create_graph); 1e300² is inf, silently as in PyTorch."""
     with np.errstate(all="ignore"):
         s = (query @ xp.transpose(key, -2, -1)) * _factor(query, how.scale)
+        mask = how.attn_mask
         if how.is_causal:
-            s = xp.masked_fill(s, ~np.tri(query.shape[-2], key.shape[-2], dtype=bool), -np.inf)
-        elif how.attn_mask is not None:
-            s = s + (make(how.attn_mask) if xp.is_t(s) else how.attn_mask)
+            mask = np.where(np.tri(query.shape[-2], key.shape[-2], dtype=bool), 0, -np.inf).astype(xp.data(s).dtype)
+        if mask is not None:
+            s = s + (make(mask) if xp.is_t(s) else mask)
     return s
 
 
@@ -128,27 +127,15 @@ _flash._exposed = _flash._exposed - {"result"} | {"output"}
 def _fused_arrays(q: np.ndarray, k: np.ndarray, v: np.ndarray, mask, is_causal: bool, scale) -> tuple:
     """(output, log-sum-exp) on arrays (run quietly: inf - inf and overflows are nan and inf, as in PyTorch)."""
     s = _scores(q, k, _Scores(mask, is_causal, scale, None))
-    top = _row_max(s, mask is not None)
-    masked = np.isneginf(top)  # rows masked everywhere: output 0 and, as PyTorch saves it, log-sum-exp 0
-    top = np.where(masked, 0, top)
+    top = s.max(axis=-1, keepdims=True)
+    top = np.where(np.isneginf(top), 0, top)
     e = np.exp(s - top)
     total = e.sum(axis=-1, keepdims=True)
+    masked = total == 0  # rows masked everywhere: output 0 and, as PyTorch saves it, log-sum-exp 0
     with np.errstate(divide="ignore", invalid="ignore"):
         logsumexp = np.where(masked, 0, np.log(total) + top)[..., 0]
         out = np.where(masked, 0, e / total) @ v
     return out, logsumexp
-
-
-def _row_max(s: np.ndarray, with_mask: bool) -> np.ndarray:
-    """Each row's largest score as the kernel finds it. With a mask, a vector reduction: a NaN makes it NaN.
-    Without, a SIMD maximum over whole 64-byte vectors (a NaN there makes it NaN) and then std::max over the
-    rest, which skips a NaN: a row of NaN scores shorter than one vector (16 float32, 8 float64) counts as masked
-    everywhere, output 0, where a longer one is NaN (an AVX-512 machine's widths; AVX2's are half)."""
-    if with_mask:
-        return s.max(axis=-1, keepdims=True)
-    head = s.shape[-1] - s.shape[-1] % (64 // s.dtype.itemsize)
-    top = np.fmax.reduce(s[..., head:], axis=-1, keepdims=True, initial=-np.inf)
-    return np.maximum(s[..., :head].max(axis=-1, keepdims=True), top) if head else top
 
 
 def _fused(query: Tensor, key: Tensor, value: Tensor, mask, is_causal: bool, scale) -> Tensor:
