@@ -164,10 +164,10 @@ class RuleNode(Node):
                 v = self._kept_inputs[key]
                 if v.__class__ is Tensor and v._version_counter is None and v._extras is None:
                     values.append(v if create_graph else v._data)  # never written nor detached: nothing to check
+                elif v.__class__ is _ndarray:  # (a number `tensor op number` saves as a 0-d array: float_operand)
+                    values.append(v)
                 elif v.__class__ is float or v.__class__ is int:  # a number: nothing to check (see `WrappedFloat`)
                     values.append(WRAPPED[v.__class__](v) if create_graph else v)
-                elif v.__class__ is _ndarray:
-                    values.append(v)
                 else:
                     values.append(self._unpack_input(v, self._kept_versions[key] if self._kept_versions else 0,
                                                      create_graph))
