@@ -448,16 +448,20 @@ def _derived(node, cls, inputs: list, in_tangents: list, out: Tensor, as_tensors
     """Σ_i formula_i(tangent_i): the backward formula of each dual input, with its tangent for the gradient. The
     inputs with no tangent have a zero one when the tangent gets a graph, as in PyTorch's formulas, which compute
     every term (`d * 2`'s tangent requires grad when d does); the term of its zero tensor adds nothing (-0. with a
-    graph: not a zero's sign, nor 0 · inf's nan, as PyTorch's zero tensor drops out), so not at inf."""
-    zero_terms = as_tensors and _finite((*inputs, out))
+    graph: not a zero's sign, as PyTorch's zero tensor drops out), and at inf or NaN it is an exact zero that keeps
+    its graph, subtracted at the end (x - (+0.) is x, -0. included; 0 · inf's nan never shows)."""
+    zero_terms, exact = as_tensors and _finite((*inputs, out)), []
     total = None
     for (formula, reads, part), tan, primal in zip(cls._formulas, in_tangents, inputs):
         absent = tan is None
         if absent:
-            if not zero_terms or primal is None or isinstance(primal, Tensor) and not _floating(primal) \
+            if not as_tensors or primal is None or isinstance(primal, Tensor) and not _floating(primal) \
                     or formula.__qualname__.startswith("_not_differentiable"):
                 continue
             tan = make(np.zeros(primal._data.shape if isinstance(primal, Tensor) else (), out._data.dtype))
+            if not zero_terms:  # (PyTorch's zero tensor times inf is 0, with the product's graph)
+                exact.append((formula, reads, part, tan))
+                continue
         if tan._data.shape != out._data.shape:  # a broadcast input: its tangent as the output's gradient would be
             tan = tan.expand(out._data.shape).contiguous() if as_tensors else \
                 make(np.broadcast_to(tan._data, out._data.shape).copy())
@@ -468,6 +472,11 @@ def _derived(node, cls, inputs: list, in_tangents: list, out: Tensor, as_tensors
         if absent:  # x + -0. is x, whatever x is
             term = term.masked_fill(make(np.ones(term._data.shape, bool)), -0.0)
         total = term if total is None else total + term
+    for formula, reads, part, tan in exact if total is not None else ():
+        term = formula(tan.expand(out._data.shape), *(_value(node, cls, read, (inputs, out, True)) for read in reads))
+        term = term if part is None else term[part]
+        if isinstance(term, Tensor) and term._requires_grad:
+            total = total - term.masked_fill(make(np.ones(term._data.shape, bool)), 0.0)
     return total
 
 

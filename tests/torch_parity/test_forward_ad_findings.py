@@ -88,6 +88,12 @@ def _read_before_view_write(lib, write, base: bool = False):
     return fw.make_dual(lib.zeros(*before.shape, dtype=lib.float64), before)
 
 
+def _requiring_nan(lib):
+    """A dual vector holding nan whose primal requires grad (seed 1001 program 826)."""
+    return lib.autograd.forward_ad.make_dual(lib.tensor([np.nan, 0.0, -1.0], requires_grad=True).double(),
+                                             lib.tensor(V[0]))
+
+
 def _requiring(lib):
     return lib.autograd.forward_ad.make_dual(lib.tensor(X, requires_grad=True), lib.tensor(V))
 
@@ -278,6 +284,12 @@ CASES = {
     "linear of a dual by a plain weight, requires grad": lambda lib, d: lib.nn.functional.linear(
         _requiring(lib), lib.tensor(V)),
     "bmm plain, dual, requires grad": lambda lib, d: lib.tensor(X.T[None]).bmm(_requiring(lib)[None]),
+    # at inf or NaN, a plain operand's term is PyTorch's zero tensor times it: an exact zero, with the product's graph
+    "outer of an empty plain vector and a dual with nan, requires grad": lambda lib, d: lib.outer(
+        lib.zeros(0, dtype=lib.float64), _requiring_nan(lib)),
+    "mul of a plain -0. by a dual with nan, requires grad": lambda lib, d: lib.tensor([[1.0], [-0.0]]).double() * (
+        _requiring_nan(lib)),
+    "mul by a plain inf, requires grad": lambda lib, d: _requiring(lib) * lib.tensor([np.inf, -1.0, 0.0]).double(),
     # narrow's tangent is the same slice of the tangent: no graph of its own (it recorded a SliceBackward0)
     "narrow, requires grad": lambda lib, d: _requiring(lib).narrow(1, 0, 2),
     "narrow to empty, requires grad": lambda lib, d: _requiring(lib).narrow(1, 1, 0),
