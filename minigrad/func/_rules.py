@@ -739,7 +739,7 @@ def _attach_methods() -> None:
         for name, fn in op.operators.items():
             setattr(BatchedTensor, name, _method(fn, op.name if not name.startswith("__i") else op.name + "_"))
     BatchedTensor.__pos__ = lambda self: self
-    BatchedTensor.__abs__ = _method(Tensor.abs, "abs")
+    BatchedTensor.__abs__ = _method(REGISTRY["abs"].function, "abs")  # (forward-aware, as the other methods)
     for name, fn in (("bernoulli", bernoulli), ("multinomial", multinomial)):  # (methods set outside the registry)
         setattr(BatchedTensor, name, _method(fn, name))
     BatchedTensor.where = lambda self, condition, other: run(

@@ -11,7 +11,8 @@
 - max/min of two tensors under a transform: the rule along a dim took the other tensor for the dim;
 - x.mT of a 0-d or 1-d sample: the batch dim was swapped (a crash, or a wrong shape);
 - matmul of a batched operand with a plain one of more dims: the batch dims met the plain one's own;
-- movedim of a 0-d sample: its dim was shifted past the batch dims.
+- movedim of a 0-d sample: its dim was shifted past the batch dims;
+- abs(x) (Python's builtin) of a batched dual tensor: the plain op, no tangent (a wrong Jacobian, not a crash).
 """
 
 from __future__ import annotations
@@ -205,5 +206,18 @@ def test_movedim_of_a_0d_sample(torch, how, source, destination):
         f = lambda a: (a * 3).movedim(source, destination)  # noqa: E731
         x = lib.tensor(A[0])
         return lib.func.vmap(f)(x) if how == "vmap" else getattr(lib.func, how)(f)(x[0])
+
+    _close(run(minigrad), run(torch))
+
+
+@pytest.mark.parametrize("how", ["jacfwd", "vmap of jvp"])
+def test_builtin_abs_of_a_batched_dual_tensor(torch, how):
+    """`abs(x)` (Python's builtin, Tensor.__abs__) under jacfwd (seed 1104 program 946): the batched tensor's
+    __abs__ was the plain op, which carries no tangent: a zero Jacobian."""
+    def run(lib):
+        x = lib.tensor(A[:2, :3])
+        if how == "jacfwd":
+            return lib.func.jacfwd(lambda a: abs(a) * 2)(x)
+        return lib.func.vmap(lambda a, t: lib.func.jvp(lambda b: abs(b), (a,), (t,))[1])(x, lib.tensor(B))
 
     _close(run(minigrad), run(torch))
