@@ -16,6 +16,7 @@ from .._stacklevel import user_stacklevel
 from .._state import GRAD
 from .._tensor import Tensor, _wrap_dim, make
 from . import xp
+from .arithmetic import NotImplemented1, _not_implemented
 from .fused import fused_op
 from .operands import kind_name
 from .recording import SavedArg, record, rule
@@ -1007,7 +1008,10 @@ def bincount(self: Tensor, weights: Tensor | None = None, minlength: int = 0) ->
     if w.ndim != 1 or w.shape != x.shape:
         raise RuntimeError("weights should be 1-d and have the same length as input")
     out = np.float32 if w.dtype == np.float32 else np.float64
-    return make(np.bincount(x.astype(np.int64), w.astype(np.float64), minlength).astype(out))
+    res = np.bincount(x.astype(np.int64), w.astype(np.float64), minlength).astype(out)
+    if GRAD.mode > 0 and weights._requires_grad:  # PyTorch's NotImplemented node: backward through it raises
+        return _not_implemented(NotImplemented1, res, (weights,), "bincount")
+    return make(res)
 
 
-declare("bincount", bincount, differentiable=False)
+declare("bincount", bincount, differentiable=False, nodes=(NotImplemented1,))

@@ -282,3 +282,29 @@ def test_a_dim_op_that_refuses_a_0d_sample(torch, name, dim, how):
 
     want = _raised(torch, how, make, X[0, 0])  # (vmap: a batch of two 0-d samples)
     assert want is not None and _raised(minigrad, how, make, X[0, 0]) == want
+
+
+@pytest.mark.parametrize("how", ["plain", "vjp", "jacrev", "jacfwd"])
+def test_bincount_with_weights_has_no_derivative(torch, how):
+    """bincount's weights get PyTorch's NotImplemented node: backward through it raises (minigrad's result did not
+    require grad, and vjp gave zeros: seed 1201 program 851, seed 1202 program 970)."""
+    def make(lib):
+        def f(w):
+            out = lib.bincount(lib.tensor([0, 1, 1]), weights=w)
+            if how == "plain":
+                out.sum().backward()
+            return out
+        return f
+
+    w = RNG.normal(size=3)
+    want = _raised(torch, how, make, w) if how != "plain" else _plain_backward(torch, make, w)
+    got = _raised(minigrad, how, make, w) if how != "plain" else _plain_backward(minigrad, make, w)
+    assert want is not None and got == want
+
+
+def _plain_backward(lib, make, w):
+    try:
+        make(lib)(lib.tensor(w, requires_grad=True))
+    except RuntimeError as e:
+        return type(e).__name__, str(e)
+    return None
