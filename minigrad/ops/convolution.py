@@ -332,9 +332,12 @@ ConvolutionBackward0 = rule(
          "grad_bias = Σ grad over batch and positions",
     forward=lambda input_t, weight_t, bias_t, input, weight, _geo, transposed:
     _conv_tangent((input_t, weight_t, bias_t), input, weight, _geo, transposed),
-    input=lambda grad, weight, _geo, transposed: _input_grad(grad, weight, _geo, transposed),
-    weight=lambda grad, input, _geo, transposed, _wshape: _weight_grad_of(grad, input, _geo, transposed, _wshape),
-    bias=lambda grad: _bias_grad(grad))
+    # PyTorch's one formula (convolution_backward) saves input and weight for any of the three gradients, so a
+    # write into either is refused whichever is asked for: each formula reads both (seed 1400 program 335)
+    input=lambda grad, input, weight, _geo, transposed: _input_grad(grad, weight, _geo, transposed),
+    weight=lambda grad, input, weight, _geo, transposed, _wshape: _weight_grad_of(grad, input, _geo, transposed,
+                                                                                  _wshape),
+    bias=lambda grad, input, weight: _bias_grad(grad))
 
 
 # -- the op -------------------------------------------------------------------------------------------------------

@@ -108,3 +108,28 @@ def test_batch_norm_applies_its_affine_as_one_fma(torch, minigrad, big):
 
     problems = harness.differences(case, torch, minigrad)
     assert problems is None, problems
+
+
+@pytest.mark.parametrize("transposed", [False, True])
+@pytest.mark.parametrize("needs", ["weight", "input", "bias"])
+def test_convolution_refuses_a_saved_tensor_written_whichever_gradient_is_asked(torch, minigrad, transposed, needs):
+    """PyTorch's ConvolutionBackward0 saves input and weight for any of its gradients: a write into the one the asked
+    gradient's formula does not read is still refused (fuzz seed 1400 program 335: conv_transpose2d(x1, x2,
+    groups=2), x2.cosh_() under no_grad, then backward; minigrad returned a gradient)."""
+    def case(lib, Variable):
+        for written in ("input", "weight"):
+            x = lib.ones(1, 4, 3, 3, requires_grad=needs == "input")
+            w = lib.ones(4, 2, 1, 1, requires_grad=needs == "weight")
+            b = lib.zeros(4 if transposed else 2 * 2, requires_grad=needs == "bias")
+            conv = lib.nn.functional.conv_transpose2d if transposed else lib.nn.functional.conv2d
+            y = conv(x, w, b, groups=2)
+            with lib.no_grad():
+                (x if written == "input" else w).mul_(2)
+            try:
+                y.sum().backward()
+                print(written, "no error")
+            except RuntimeError as e:
+                print(written, "raised:", str(e).split(";")[0])
+
+    problems = harness.differences(case, torch, minigrad)
+    assert problems is None, problems
