@@ -427,12 +427,14 @@ def _value(node, cls, read: tuple, primals: tuple):
 def _derived(node, cls, inputs: list, in_tangents: list, out: Tensor, as_tensors: bool):
     """Σ_i formula_i(tangent_i): the backward formula of each dual input, with its tangent for the gradient. The
     inputs with no tangent have a zero one when the tangent gets a graph, as in PyTorch's formulas, which compute
-    every term (`d * 2`'s tangent requires grad when d does); its zero tensors give exact zeros, so at inf or NaN
-    such a term is an exact zero that keeps its graph, subtracted at the end (x - (+0.) is x, -0. included)."""
+    every term (`d * 2`'s tangent requires grad when d does); the term of its zero tensor adds nothing (-0. with a
+    graph: not a zero's sign, as PyTorch's zero tensor drops out), and at inf or NaN it is an exact zero that keeps
+    its graph, subtracted at the end (x - (+0.) is x, -0. included; 0 · inf's nan never shows)."""
     zero_terms, exact = as_tensors and _finite((*inputs, out)), []
     total = None
     for (formula, reads, part), tan, primal in zip(cls._formulas, in_tangents, inputs):
-        if tan is None:
+        absent = tan is None
+        if absent:
             if not as_tensors or primal is None or isinstance(primal, Tensor) and not _floating(primal) \
                     or formula.__qualname__.startswith("_not_differentiable"):
                 continue
@@ -447,6 +449,8 @@ def _derived(node, cls, inputs: list, in_tangents: list, out: Tensor, as_tensors
         term = formula(g, *(_value(node, cls, read, (inputs, out, as_tensors)) for read in reads))
         if part is not None:  # a formula several inputs share: this input's part
             term = term[part]
+        if absent:  # x + -0. is x, whatever x is
+            term = term.masked_fill(make(np.ones(term._data.shape, bool)), -0.0)
         total = term if total is None else total + term
     for formula, reads, part, tan in exact if total is not None else ():
         term = formula(tan.expand(out._data.shape), *(_value(node, cls, read, (inputs, out, True)) for read in reads))
