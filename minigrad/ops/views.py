@@ -332,7 +332,7 @@ def flatten(self, start_dim: int = 0, end_dim: int = -1):
     if s == e:
         return self
     shape = self._data.shape
-    return reshape(self, shape[:s] + (-1,) + shape[e + 1:])
+    return reshape(self, shape[:s] + (builtins.int(np.prod(shape[s:e + 1])),) + shape[e + 1:])  # (not -1: 0 elements)
 
 
 def view_as(self, other):

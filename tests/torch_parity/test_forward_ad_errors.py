@@ -120,3 +120,13 @@ def test_repeat_interleave_of_a_transposed_tensor_as_torch(torch, dual):
             return (y.tolist(), y.grad_fn.name(), y.is_contiguous(),
                     None if tangent is None else tangent.tolist())
     assert run(minigrad) == run(torch)
+
+
+@pytest.mark.parametrize(("shape", "start"), [((0, 1, 3), 1), ((2, 0, 3), 0), ((1, 0, 2, 3), 1)])
+def test_flatten_of_an_empty_tensor_as_torch(torch, shape, start):
+    """flatten of an empty tensor gives the flattened size itself, as PyTorch's does (minigrad asked reshape for -1,
+    which 0 elements do not determine: seed 1002 program 443, a split's empty piece)."""
+    def run(lib):
+        y = lib.flatten(lib.tensor(np.zeros(shape), requires_grad=True), start)
+        return tuple(y.shape), y.grad_fn.name()
+    assert run(minigrad) == run(torch)
