@@ -4,6 +4,7 @@ change through either is seen by both (and by autograd's version checks)."""
 from __future__ import annotations
 
 import builtins
+import math
 import weakref
 
 import numpy as np
@@ -332,7 +333,7 @@ def flatten(self, start_dim: int = 0, end_dim: int = -1):
     if s == e:
         return self
     shape = self._data.shape
-    return reshape(self, shape[:s] + (builtins.int(np.prod(shape[s:e + 1])),) + shape[e + 1:])  # (not -1: 0 elements)
+    return reshape(self, shape[:s] + (math.prod(shape[s:e + 1]),) + shape[e + 1:])  # (not -1: an empty tensor)
 
 
 def view_as(self, other):
