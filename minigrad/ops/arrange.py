@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._layout import contiguous_format
 from .._state import GRAD
 from .._tensor import Tensor, _wrap_dim, make
 from . import xp
@@ -317,7 +318,8 @@ def repeat_interleave(self: Tensor, repeats=None, dim: int | None = None, *, out
     if repeats < 0:
         raise RuntimeError("Repeats must be non-negative")
     shape = self._data.shape
-    wide = self.unsqueeze(d + 1).expand(shape[:d + 1] + (repeats,) + shape[d + 1:]).clone()
+    wide = self.unsqueeze(d + 1).expand(shape[:d + 1] + (repeats,) + shape[d + 1:]).clone(
+        memory_format=contiguous_format)  # (row-major, as PyTorch's: the view below needs it for a transposed self)
     return wide.view(shape[:d] + (shape[d] * repeats,) + shape[d + 1:])
 
 

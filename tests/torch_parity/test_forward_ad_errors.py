@@ -103,3 +103,30 @@ def _triangle(lib, case):
 @pytest.mark.parametrize("name", list(TRIANGLE))
 def test_triangle_inplace_overlap_as_torch(torch, name):
     assert _triangle(minigrad, TRIANGLE[name]) == _triangle(torch, TRIANGLE[name])
+
+
+@pytest.mark.parametrize("dual", [False, True], ids=["plain", "dual"])
+def test_repeat_interleave_of_a_transposed_tensor_as_torch(torch, dual):
+    """repeat_interleave by a number clones row-major before its view, as PyTorch's does (minigrad's clone kept the
+    transposed layout and the view raised; seed 1002 program 248)."""
+    def run(lib):
+        fw = lib.autograd.forward_ad
+        with fw.dual_level():
+            x = lib.tensor(np.arange(6.0).reshape(2, 3), requires_grad=True)
+            if dual:
+                x = fw.make_dual(x, lib.tensor(np.ones((2, 3))))
+            y = lib.repeat_interleave(x.mT, 3, -1)
+            tangent = fw.unpack_dual(y).tangent
+            return (y.tolist(), y.grad_fn.name(), y.is_contiguous(),
+                    None if tangent is None else tangent.tolist())
+    assert run(minigrad) == run(torch)
+
+
+@pytest.mark.parametrize(("shape", "start"), [((0, 1, 3), 1), ((2, 0, 3), 0), ((1, 0, 2, 3), 1)])
+def test_flatten_of_an_empty_tensor_as_torch(torch, shape, start):
+    """flatten of an empty tensor gives the flattened size itself, as PyTorch's does (minigrad asked reshape for -1,
+    which 0 elements do not determine: seed 1002 program 443, a split's empty piece)."""
+    def run(lib):
+        y = lib.flatten(lib.tensor(np.zeros(shape), requires_grad=True), start)
+        return tuple(y.shape), y.grad_fn.name()
+    assert run(minigrad) == run(torch)
