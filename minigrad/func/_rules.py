@@ -363,6 +363,10 @@ def _list_dim(func, args, kwargs):
     tensors = list(bound.arguments["tensors"])
     levels = levels_of(tensors)
     rank = max(_logical_dim(t) for t in tensors)
+    if func.__name__ == "cat" and not VMAP_LEVELS.intersection(levels):  # (jacrev/jacfwd: as outside vmap)
+        flat = [i for i, t in enumerate(tensors) if not _logical_dim(t)]
+        if flat:
+            raise RuntimeError(f"zero-dimensional tensor (at position {flat[0]}) cannot be concatenated")
     sizes = {lv: size for lv, size, _ in LEVELS}
     phys = []
     for t in tensors:

@@ -135,9 +135,10 @@ def _recording(ts) -> bool:
 
 def cat(tensors, dim: int = 0):
     ts = _tensors(tensors, "cat")
+    flat = next((i for i, t in enumerate(ts) if t._data.ndim == 0), None)
+    if flat is not None:  # (checked before the ranks, as PyTorch's)
+        raise RuntimeError(f"zero-dimensional tensor (at position {flat}) cannot be concatenated")
     ref = next((t for t in ts if t._data.ndim), ts[0])
-    if ref._data.ndim == 0:
-        raise RuntimeError("zero-dimensional tensor (at position 0) cannot be concatenated")
     d = _wrap_dim(dim, ref._data.ndim)
     parts = [t for t in ts if not (t._data.ndim == 1 and t._data.shape[0] == 0)] or ts
     for i, t in enumerate(parts):

@@ -308,3 +308,18 @@ def _plain_backward(lib, make, w):
     except RuntimeError as e:
         return type(e).__name__, str(e)
     return None
+
+
+@pytest.mark.parametrize("how", ["jacfwd", "jacrev", "vmap", "plain"])
+@pytest.mark.parametrize("which", [0, 1])
+def test_cat_of_a_0d_tensor(torch, how, which):
+    """cat of a 0-d tensor under jacfwd: PyTorch's refusal as outside vmap (its forward runs unbatched), not the
+    batch's out-of-range dim, which only the user's vmap gives (seed 1202 programs 24, 571, 929)."""
+    def make(lib):
+        def f(a):
+            s = a.sum()
+            return lib.cat([s, a] if which == 0 else [a, s], dim=0)
+        return f
+
+    want = _raised(torch, how, make, X[0])
+    assert want is not None and _raised(minigrad, how, make, X[0]) == want
