@@ -238,8 +238,9 @@ def _affine(x: np.ndarray, mean: np.ndarray, invstd: np.ndarray, weight, bias, b
     if x.dtype == np.float16:
         return (x.astype(ct, copy=False) * alpha + beta).astype(x.dtype, copy=False)
     if x.dtype == np.float32:  # (the product is exact in float64, the sum rounded to float64 and then to float32:
-        wide = x.astype(np.float64) * alpha.astype(np.float64) + beta.astype(np.float64)  # one rounding but where
-        return wide.astype(np.float32)  # the float64 sum falls exactly halfway between two float32s, 1 in 2^29)
+        wide = np.multiply(x, alpha, dtype=np.float64)  # one rounding but where the float64 sum falls exactly
+        wide += beta  # halfway between two float32s, 1 in 2^29)
+        return wide.astype(np.float32)
     return x * alpha + beta
 
 
