@@ -14,7 +14,6 @@ from .._state import GRAD
 from .._tensor import Tensor, _wrap_dim, make
 from . import xp
 from .inplace import run_inplace
-from .joining import narrow_start
 from .recording import SavedArg, record, rule
 from .registry import Sample, declare
 from .views import named_varargs
@@ -203,27 +202,6 @@ def _pad_array(a: np.ndarray, pad: tuple, value: float) -> np.ndarray:
     return np.ascontiguousarray(a)
 
 
-def _narrowed(size: int, start: int, length: int) -> int:
-    """The size of narrow(start, length) of a dim of `size`, after narrow's checks."""
-    if length < 0:
-        raise RuntimeError("narrow(): length must be non-negative.")
-    narrow_start(size, start, length)
-    return length
-
-
-def _check_crops(shape: tuple, pad: tuple) -> None:
-    """PyTorch crops by a negative pad with narrow, dim by dim from the first padded one, before padding: its
-    errors (a crop past the dim's size: "length must be non-negative"), for an empty dim too."""
-    nd = len(shape)
-    for i in range(nd - len(pad) // 2, nd):
-        left, right = pad[2 * (nd - i - 1)], pad[2 * (nd - i - 1) + 1]
-        size = shape[i]
-        if left < 0:
-            size = _narrowed(size, -left, size + left)
-        if right < 0:
-            _narrowed(size, 0, size + right)
-
-
 def constant_pad_nd(input: Tensor, pad, value: float = 0.0) -> Tensor:
     """Pad the last dims with `value`: `pad` is (left, right) of the last dim, then of the one before, ..."""
     pad = tuple(int(p) for p in pad)
@@ -233,7 +211,6 @@ def constant_pad_nd(input: Tensor, pad, value: float = 0.0) -> Tensor:
     if len(pad) // 2 > d.ndim:
         raise RuntimeError(f"Length of pad should be no more than twice the number of dimensions of the input. "
                            f"Pad length is {len(pad)} while the input has {d.ndim} dimensions.")
-    _check_crops(d.shape, pad)
     res = _pad_array(d, pad, value)
     if input._requires_grad and GRAD.mode > 0:
         return record(ConstantPadNdBackward0, res, (input,), pad=pad)

@@ -219,24 +219,19 @@ def chunk(self, chunks: int, dim: int = 0):
 _slice_view = forward_aware(slice_view, (SliceBackward0,), "narrow")  # (its tangent: the same slice of the tangent)
 
 
-def narrow_start(n: int, start: int, length: int) -> int:
-    """narrow's checks of start and length on a dim of size n (PyTorch's texts and types); the start, wrapped."""
-    if not -n <= start <= n:
-        raise IndexError(f"start out of range (expected to be in range of [{-n}, {n}], but got {start})")
-    if start < 0:
-        start += n
-    if start + length > n:
-        raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size ({n}).")
-    return start
-
-
 def narrow(self, dim: int, start: int, length: int):
     if self._data.ndim == 0:
         raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
     if length < 0:  # (PyTorch's order of checks: the length's before the dim's)
         raise RuntimeError("narrow(): length must be non-negative.")
     d = _wrap_dim(dim, self._data.ndim)
-    start = narrow_start(self._data.shape[d], start, length)
+    n = self._data.shape[d]
+    if not -n <= start <= n:
+        raise IndexError(f"start out of range (expected to be in range of [{-n}, {n}], but got {start})")
+    if start < 0:
+        start += n
+    if start + length > n:
+        raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size ({n}).")
     if self._requires_grad and GRAD.mode > 0:  # always a SliceBackward0, even over the whole dim
         return _slice_view(self, d, slice(start, start + length))
     return getitem(self, (slice(None),) * d + (slice(start, start + length),))

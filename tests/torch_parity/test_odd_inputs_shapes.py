@@ -133,20 +133,3 @@ def test_convolution_refuses_a_saved_tensor_written_whichever_gradient_is_asked(
 
     problems = harness.differences(case, torch, minigrad)
     assert problems is None, problems
-
-
-@pytest.mark.parametrize(("shape", "pad"), [
-    ((2, 0), (-1, 1, 1, -1)), ((2, 0), (-1, 1)), ((2, 0), (0, -1)), ((2, 0), (1, -1)), ((2, 3), (-4, 1)),
-    ((2, 3), (-2, -2)), ((2, 3), (4, -6)), ((0, 3), (1, 1, -1, 1)), ((2, 3), (-1, -1, -3, 1)), ((2, 3), (-3, 0)),
-    ((2, 3), (-3, 1)), ((2, 3), (-1, -1, -1, 0))])
-def test_constant_pad_nd_crops_with_narrows_checks(torch, minigrad, shape, pad):
-    """A negative pad crops with narrow before padding, so cropping more than a dim holds is narrow's RuntimeError,
-    for an empty dim too (fuzz seed 1401 program 898: constant_pad_nd of a (2, 0) tensor by (-1, 1, 1, -1); minigrad
-    returned a tensor)."""
-    def case(lib, Variable):
-        x = lib.zeros(shape, requires_grad=True)
-        _outcome(lambda: tuple(lib.constant_pad_nd(x, pad).shape))
-        _outcome(lambda: tuple(lib.nn.functional.pad(x, pad, value=1.0).shape))
-
-    problems = harness.differences(case, torch, minigrad)
-    assert problems is None, problems
