@@ -392,6 +392,8 @@ def _node_tangent(name: str, shadow: Tensor, out: Tensor, edges: dict, originals
     in_tangents = [tangents.get(id(t)) if isinstance(t, Tensor) else None for t in inputs]
     as_tensors = GRAD.mode > 0 and (any(isinstance(t, Tensor) and t._requires_grad for t in inputs + [out])
                                     or any(t is not None and t._requires_grad for t in in_tangents))
+    if kind == "formula" and getattr(cls._forward_formula[0], "same_tangent", False) and in_tangents[0] is not None:
+        return in_tangents[0]  # (PyTorch's formula hands back self_t itself: fmod by a number)
     if kind == "derived":  # (the elementwise ops' own formulas: the path every elementwise op takes)
         new = _derived(node, cls, inputs, in_tangents, out, as_tensors)
     else:
