@@ -487,7 +487,9 @@ def _reduction(node, cls, inputs: list, in_tangents: list, out: Tensor, as_tenso
     elementwise = out._data.ndim and "dim" not in args  # a loss with reduction='none': each group is one element
     keepdim = bool(args.get("keepdim", False)) and out._data.ndim > 0
     total = None
-    for (formula, reads, part), tan in zip(cls._formulas, in_tangents):
+    for (formula, reads, part), tan, primal in zip(cls._formulas, in_tangents, inputs):
+        if tan is None and "reduction" in args and isinstance(primal, Tensor) and _floating(primal):
+            tan = make(np.zeros_like(primal._data))  # a loss's kernel turns PyTorch's zero tensor into zeros
         if tan is None:
             continue
         slope = formula(grad, *(_value(node, cls, read, (inputs, out, as_tensors)) for read in reads))

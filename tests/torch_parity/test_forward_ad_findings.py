@@ -258,6 +258,13 @@ CASES = {
                                                                      lambda o: o.clamp_min_(0.1)),
     "remainder by a number, then mul_, requires grad": lambda lib, d: _input_after(
         _requiring(lib), lambda y: y.remainder(0.7), lambda o: o.mul_(2)),
+    # a loss's kernel turns PyTorch's zero tensor of a plain target into zeros: its term counts, +0. (seed 903
+    # program 962: mse_loss(d, x, reduction='none') where d == x)
+    "mse_loss none at the target": lambda lib, d: lib.nn.functional.mse_loss(
+        _dual(lib, [[0.0], [0.0], [1.0]], [[-2.19], [1.36], [-1.13]]), lib.tensor([[0.0], [0.0], [1.0]]).double(),
+        reduction="none"),
+    "smooth_l1_loss none at the target, plain self": lambda lib, d: lib.nn.functional.smooth_l1_loss(
+        lib.tensor([[0.0], [1.0]]).double(), _dual(lib, [[0.0], [1.0]], [[-2.19], [1.36]]), reduction="none"),
     # warnings: once per op (not again from the run that reads its rule), none from NumPy
     "var of one element": lambda lib, d: d[0, :1].var(),
     "std over one": lambda lib, d: d.std(dim=0, keepdim=True)[:, :1].std(dim=0),
