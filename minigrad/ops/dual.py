@@ -488,8 +488,9 @@ def _reduction(node, cls, inputs: list, in_tangents: list, out: Tensor, as_tenso
     keepdim = bool(args.get("keepdim", False)) and out._data.ndim > 0
     total = None
     for (formula, reads, part), tan, primal in zip(cls._formulas, in_tangents, inputs):
-        if tan is None and "reduction" in args and isinstance(primal, Tensor) and _floating(primal):
-            tan = make(np.zeros_like(primal._data))  # a loss's kernel turns PyTorch's zero tensor into zeros
+        if tan is None and "reduction" in args and cls._forward_kind == "reduction" and isinstance(primal, Tensor) \
+                and _floating(primal):  # mse_loss's and smooth_l1_loss's kernels turn PyTorch's zero tensor into
+            tan = make(np.zeros_like(primal._data))  # zeros (+0., 0 · inf); bce_with_logits's formula drops it
         if tan is None:
             continue
         slope = formula(grad, *(_value(node, cls, read, (inputs, out, as_tensors)) for read in reads))

@@ -265,6 +265,10 @@ CASES = {
         reduction="none"),
     "smooth_l1_loss none at the target, plain self": lambda lib, d: lib.nn.functional.smooth_l1_loss(
         lib.tensor([[0.0], [1.0]]).double(), _dual(lib, [[0.0], [1.0]], [[-2.19], [1.36]]), reduction="none"),
+    "mse_loss none by an inf target": lambda lib, d: lib.nn.functional.mse_loss(
+        _dual(lib, [[0.0], [0.0]], [[-2.19], [1.36]]), lib.tensor([[[0.0]], [[np.inf]]]).double(), reduction="none"),
+    "bce_with_logits at -inf, plain target": lambda lib, d: lib.nn.functional.binary_cross_entropy_with_logits(
+        _dual(lib, [[0.0, -np.inf, 0.0]], V[:1]), lib.tensor([[0.5, 0.3, 0.7]]).double()),
     # warnings: once per op (not again from the run that reads its rule), none from NumPy
     "var of one element": lambda lib, d: d[0, :1].var(),
     "std over one": lambda lib, d: d.std(dim=0, keepdim=True)[:, :1].std(dim=0),
