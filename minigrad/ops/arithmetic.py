@@ -22,7 +22,7 @@ from . import xp
 from .dual import ZERO
 from .inplace import check_inference, check_overlap, inplace_of, renew_view_nodes, run_inplace
 from .operands import as_operand, broadcast_error, float_data, float_operand, promoted, with_number
-from .recording import exact_zeros, record, rule
+from .recording import exact_zeros, record, rule, same_tangent
 from .registry import Sample, declare
 
 # -- derivative rows ----------------------------------------------------------------------------------------
@@ -99,14 +99,14 @@ PowBackward1 = rule("PowBackward1", "self exponent", saves="self exponent result
 PowBackward2 = rule("PowBackward2", "exponent", saves="exponent result self",
                     forward="derived", text="grad_exponent = grad * result * log(self)  (self is a number)",
                     exponent=lambda grad, self, exponent, result: grad * _pow_exponent_grad(self, exponent, result))
-RemainderBackward0 = rule("RemainderBackward0", "self", forward="derived", text="grad_self = grad  (other is a number)",
-                          self=lambda grad: grad)
+RemainderBackward0 = rule("RemainderBackward0", "self", forward=same_tangent(lambda self_t: self_t),
+                          text="grad_self = grad  (other is a number)", self=lambda grad: grad)
 RemainderBackward1 = rule("RemainderBackward1", "self other", saves="self other",
                           forward="derived", text="grad_self = grad, grad_other = -grad * floor(self / other)",
                           self=lambda grad: grad,
                           other=lambda grad, self, other: -grad * _floor_div(self, other))
-FmodBackward0 = rule("FmodBackward0", "self", forward="derived", text="grad_self = grad  (other is a number)",
-                     self=lambda grad: grad)
+FmodBackward0 = rule("FmodBackward0", "self", forward=same_tangent(lambda self_t: self_t),
+                     text="grad_self = grad  (other is a number)", self=lambda grad: grad)
 FmodBackward1 = rule("FmodBackward1", "self other", saves="self other",
                      forward="derived", text="grad_self = grad, grad_other = -grad * trunc(self / other)",
                      self=lambda grad: grad,

@@ -396,6 +396,8 @@ def _node_tangent(name: str, shadow: Tensor, out: Tensor, edges: dict, originals
     in_tangents = [tangents.get(id(t)) if isinstance(t, Tensor) else None for t in inputs]
     as_tensors = GRAD.mode > 0 and (any(isinstance(t, Tensor) and t._requires_grad for t in inputs + [out])
                                     or any(t is not None and t._requires_grad for t in in_tangents))
+    if kind == "formula" and getattr(cls._forward_formula[0], "same_tangent", False) and in_tangents[0] is not None:
+        return in_tangents[0]  # (PyTorch's formula hands back self_t itself: fmod by a number)
     if kind == "derived":  # (the elementwise ops' own formulas: the path every elementwise op takes)
         new = _derived(node, cls, inputs, in_tangents, out, as_tensors)
     else:
@@ -498,7 +500,10 @@ def _reduction(node, cls, inputs: list, in_tangents: list, out: Tensor, as_tenso
     elementwise = out._data.ndim and "dim" not in args  # a loss with reduction='none': each group is one element
     keepdim = bool(args.get("keepdim", False)) and out._data.ndim > 0
     total = None
-    for (formula, reads, part), tan in zip(cls._formulas, in_tangents):
+    for (formula, reads, part), tan, primal in zip(cls._formulas, in_tangents, inputs):
+        if tan is None and "reduction" in args and cls._forward_kind == "reduction" and isinstance(primal, Tensor) \
+                and _floating(primal):  # mse_loss's and smooth_l1_loss's kernels turn PyTorch's zero tensor into
+            tan = make(np.zeros_like(primal._data))  # zeros (+0., 0 · inf); bce_with_logits's formula drops it
         if tan is None:
             continue
         slope = formula(grad, *(_value(node, cls, read, (inputs, out, as_tensors)) for read in reads))

@@ -411,6 +411,14 @@ def exact_zeros(formula):
     return formula
 
 
+def same_tangent(formula):
+    """Mark a forward formula that is `self_t` itself, as PyTorch's generated one for `self: grad` (fmod and
+    remainder by a number): the output's tangent is the input's tensor, so an in-place write into either shows
+    in the other, as in PyTorch."""
+    formula.same_tangent = True
+    return formula
+
+
 def _forward_rule(node: str, forward, elementwise: bool, input_names: tuple, saved_names: tuple) -> tuple:
     """(kind, compiled formula or None) of a rule's forward rule (forward-mode AD, ops/dual.py). For an elementwise
     rule it follows from the backward formulas and is not written; else `forward` is "linear" (the op applied to

@@ -94,6 +94,13 @@ def _requiring_nan(lib):
                                              lib.tensor(V[0]))
 
 
+def _input_after(d, op, write):
+    """y = d * 1 after an in-place write into op(y): changed through op's tangent where PyTorch's is y's own."""
+    y = d * 1
+    write(op(y))
+    return y
+
+
 def _requiring(lib):
     return lib.autograd.forward_ad.make_dual(lib.tensor(X, requires_grad=True), lib.tensor(V))
 
@@ -311,6 +318,24 @@ CASES = {
     "view of a grouped conv1d's tangent": lambda lib, d: lib.nn.functional.conv1d(
         _dual(lib, np.zeros((2, 4, 6)), np.arange(48.0).reshape(2, 4, 6) / 7),
         lib.ones(4, 1, 3, dtype=lib.float64, requires_grad=True), groups=4).view(32),
+    # fmod and remainder by a number: PyTorch's tangent is self_t itself (its formula for `self: grad`), so a
+    # write into the output's tangent is one into the input's (seed 900 program 43: v5 = d4.fmod(0.7);
+    # v5.clamp_min_(0.1) zeroes d4's tangent)
+    "fmod by a number, then clamp_min_": lambda lib, d: _input_after(d, lambda y: y.fmod(0.7),
+                                                                     lambda o: o.clamp_min_(0.1)),
+    "remainder by a number, then mul_, requires grad": lambda lib, d: _input_after(
+        _requiring(lib), lambda y: y.remainder(0.7), lambda o: o.mul_(2)),
+    # a loss's kernel turns PyTorch's zero tensor of a plain target into zeros: its term counts, +0. (seed 903
+    # program 962: mse_loss(d, x, reduction='none') where d == x)
+    "mse_loss none at the target": lambda lib, d: lib.nn.functional.mse_loss(
+        _dual(lib, [[0.0], [0.0], [1.0]], [[-2.19], [1.36], [-1.13]]), lib.tensor([[0.0], [0.0], [1.0]]).double(),
+        reduction="none"),
+    "smooth_l1_loss none at the target, plain self": lambda lib, d: lib.nn.functional.smooth_l1_loss(
+        lib.tensor([[0.0], [1.0]]).double(), _dual(lib, [[0.0], [1.0]], [[-2.19], [1.36]]), reduction="none"),
+    "mse_loss none by an inf target": lambda lib, d: lib.nn.functional.mse_loss(
+        _dual(lib, [[0.0], [0.0]], [[-2.19], [1.36]]), lib.tensor([[[0.0]], [[np.inf]]]).double(), reduction="none"),
+    "bce_with_logits at -inf, plain target": lambda lib, d: lib.nn.functional.binary_cross_entropy_with_logits(
+        _dual(lib, [[0.0, -np.inf, 0.0]], V[:1]), lib.tensor([[0.5, 0.3, 0.7]]).double()),
     # warnings: once per op (not again from the run that reads its rule), none from NumPy
     "var of one element": lambda lib, d: d[0, :1].var(),
     "std over one": lambda lib, d: d.std(dim=0, keepdim=True)[:, :1].std(dim=0),
