@@ -490,3 +490,72 @@ def test_forward_programs_compare_a_tangents_values_and_flags_not_its_graph(libr
     assert exclusions.FORWARD_UNCOMPARED == {"second-order node name", "second-order graph"}
     normal = program_from_text("normal", "x = torch.tensor(np.array([0.5, 1.5]), requires_grad=True)")
     assert compare._forward_mode(forward) and not compare._forward_mode(normal)
+
+
+# -- ill-conditioned programs (conditioning.py) -------------------------------------------------------------
+
+
+def _input_program(name: str, arr: np.ndarray, *lines: str):
+    """A program whose input ``x`` holds ``arr`` as a generated program's does (the array the rule moves)."""
+    from parityfuzz.program import Program, Stmt
+
+    head = Stmt("x = torch.tensor({arr})", target="x", kind="input", array=arr)
+    rest = program_from_text(name, "\n".join(lines)).stmts
+    return Program(name, (head,) + rest)
+
+
+def _patched(monkeypatch, name: str, wrong):
+    """minigrad's ``torch.<name>`` replaced by ``wrong(original, x)`` for this test."""
+    import minigrad
+
+    original = getattr(minigrad, name)
+    monkeypatch.setattr(minigrad, name, lambda x: wrong(original, x))
+
+
+def _batch(program, libraries):
+    ref, lib = libraries
+    return fuzz.run_batch([program], ref, lib)
+
+
+def test_a_wrong_result_of_a_well_conditioned_program_is_counted(libraries, monkeypatch):
+    """exp off by 0.1%: PyTorch's own exp moves by 1 ulp at 1-ulp input changes, so the mismatch counts."""
+    import minigrad
+
+    _patched(monkeypatch, "exp", lambda exp, x: exp(x) * 1.001)
+    prog = _input_program("wrong exp", np.array([0.3, 1.7], dtype="float32"), "y = torch.exp(x)")
+    result = _batch(prog, libraries)
+    assert [m.category for m in result.mismatches] == ["value"] and result.ill == []
+    _patched(monkeypatch, "tan", lambda tan, x: tan(x) * 1.001)  # tan well away from its poles too
+    prog = _input_program("wrong tan", np.array([0.3, -0.7], dtype="float32"), "y = torch.tan(x * 3)")
+    result = _batch(prog, libraries)
+    assert [m.category for m in result.mismatches] == ["value"] and result.ill == []
+    assert minigrad.exp is not np.exp  # (the patch is minigrad's, undone after the test)
+
+
+def test_a_wrong_result_at_an_exact_input_is_counted(libraries, monkeypatch):
+    """Integers and halves are kinks the generator draws on purpose; the rule never moves them: sign(0) = 1 counts."""
+    import minigrad
+
+    _patched(monkeypatch, "sign", lambda sign, x: sign(x) + (x == 0).to(minigrad.float64))
+    prog = _input_program("wrong sign", np.array([0.0, 0.5, -2.0]), "y = torch.sign(x)")
+    result = _batch(prog, libraries)
+    assert [m.category for m in result.mismatches] == ["value"] and result.ill == []
+
+
+def test_a_1_ulp_difference_next_to_a_pole_is_ill_conditioned(libraries, monkeypatch):
+    """tan(3x) at the float32 x next to pi/6 (3x is 4e-8 from the pole): a kernel 1 ulp off in its argument gives
+    -6e6 where PyTorch gives -2.3e7; PyTorch's own tan at x moved by 1 ulp moves as far, so it is not counted, but
+    reported."""
+    import minigrad
+
+    ref, lib = libraries
+    x = np.array([np.float32(np.pi / 6), 0.3], dtype="float32")
+    _patched(monkeypatch, "tan", lambda tan, v: tan(minigrad.tensor(np.nextafter(v.detach().numpy(), np.inf))))
+    prog = _input_program("pole", x, "y = torch.tan(x * 3)")
+    m = compare.check(prog, ref, lib)
+    assert m is not None and m.category == "value", m  # a mismatch the comparison alone would count
+    result = fuzz.run_batch([prog], ref, lib)
+    assert result.mismatches == [] and [p.program.name for p in result.ill] == ["pole"]
+    assert "ill-conditioned" in result.summary() and "0 disagree" in result.summary()
+    far = _input_program("far", np.array([0.3, -0.2], dtype="float32"), "y = torch.tan(x * 3)")
+    assert compare.check(far, ref, lib) is None  # the same kernel away from the pole: 1 ulp, within tolerance

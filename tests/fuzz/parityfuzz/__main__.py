@@ -83,7 +83,7 @@ def main(argv: list[str] | None = None) -> int:
         result = fuzz.run_batch(progs, ref, lib)
         print(f"seed {seed}: {result.summary()}", flush=True)
         total = fuzz.BatchResult(total.mismatches + result.mismatches, total.n + result.n,
-                                 total.seconds + result.seconds, total.gaps + result.gaps)
+                                 total.seconds + result.seconds, total.gaps + result.gaps, total.ill + result.ill)
         if args.show:
             by_cat: dict[str, list] = collections.defaultdict(list)
             for m in result.mismatches:
@@ -98,6 +98,9 @@ def main(argv: list[str] | None = None) -> int:
                 gaps[(m.category, op.group(1) if op else "?")].append(m)
             for (category, op), ms in sorted(gaps.items()):
                 print(f"\n# {category}: {op} (first in {len(ms)} programs, e.g. {ms[0].program.name})")
+            for m in result.ill:
+                print(f"\n# ill-conditioned {m.category} (not counted): {m.program.name} after line {m.line + 1}: "
+                      f"{m.detail}")
         if not args.no_coverage:
             counts.update(fuzz.coverage(progs)[0])
     if len(seeds) > 1:

@@ -119,6 +119,14 @@ def _forward_mode(program: Program) -> bool:
 def _compare_step(ref: Step, got: Step, program: Program) -> tuple[str, str] | None:
     if ref.graph is not None or got.graph is not None:
         return diff_graph(ref.graph, got.graph)
+    found = step_differences(ref, got, program)
+    if not found:
+        return None
+    return min(found, key=lambda cd: _RANK[cd[0]])
+
+
+def step_differences(ref: Step, got: Step, program: Program) -> list[tuple[str, str]]:
+    """Every (category, detail) by which two runs of one statement differ (the final graph step aside)."""
     found: list[tuple[str, str]] = []
     found.extend(_diff_exception(ref.exc, got.exc))
     ref_warnings = [w for w in ref.warnings
@@ -144,9 +152,7 @@ def _compare_step(ref: Step, got: Step, program: Program) -> tuple[str, str] | N
         for i, (a, b) in enumerate(zip(ref.log, got.log)):
             found.extend(diff_obs(a, b, f"log[{i}]", grad_ctx=True, check_node=False, low="*" in ref.low,
                                   scale=ref.scales.get("*", 0.0)))
-    if not found:
-        return None
-    return min(found, key=lambda cd: _RANK[cd[0]])
+    return found
 
 
 def _diff_exception(a: tuple[str, str] | None, b: tuple[str, str] | None) -> list[tuple[str, str]]:

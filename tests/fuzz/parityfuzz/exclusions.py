@@ -111,8 +111,10 @@ EXCLUSIONS = (
     Exclusion(
         "Attention and padded float32 convolutions at inf and nan.",
         "PyTorch's default CPU kernel is flash attention",
-        "Attention and convolutions are not drawn; tests/ops/test_extreme_sweeps.py compares them at extreme inputs "
-        "(its KERNEL_DEPENDENT lists the samples where PyTorch's kernel, not its formula, decides).",
+        "Attention and convolutions are drawn with finite inputs in their samples' ranges only (derived.FINITE_ONLY: "
+        "no inf, nan or huge values, and no program variables that may hold them); tests/ops/test_extreme_sweeps.py "
+        "compares them at extreme inputs (its KERNEL_DEPENDENT lists the samples where PyTorch's kernel, not its "
+        "formula, decides).",
     ),
     Exclusion(
         "batch_norm at zeros, subnormal and huge inputs.",
