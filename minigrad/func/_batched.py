@@ -103,30 +103,42 @@ class BatchedTensor:
 
 
 
-def push_level(entry: list, user: bool = True) -> None:
-    """Start a vmap level (`[id, batch size, randomness]`; `user`: the user's vmap, not jacrev's private copies); the
-    first makes Tensor's methods give way (`_give_way`)."""
+def push_level(entry: list, user: bool = True, hand_over: bool = True) -> None:
+    """Start a vmap level (`[id, batch size, randomness]`; `user`: the user's vmap, not jacrev's private copies).
+    With `hand_over`, Tensor's methods give way to a batched argument from now on (`_give_way`), unless they do
+    already; jacrev's level asks for it only when its function needs it (`hand_over()`)."""
     LEVELS.append(entry)
     if user:
         VMAP_LEVELS.add(entry[0])
-    if len(LEVELS) == 1:
+    if hand_over and not HANDED_OVER[0]:
+        _give_way(DUAL[0] is not None)
+
+
+def hand_over() -> None:
+    """Make Tensor's methods give way to a batched argument, if a level runs and they do not yet."""
+    if not HANDED_OVER[0]:
         _give_way(DUAL[0] is not None)
 
 
 def pop_level() -> None:
     VMAP_LEVELS.discard(LEVELS.pop()[0])
-    if not LEVELS:  # the methods without the check again
+    if not LEVELS and HANDED_OVER[0]:  # the methods without the check again
         k = 1 if DUAL[0] is not None else 0
         for name in _GIVING_WAY.get(k == 1, ()):
             setattr(Tensor, name, dual.TENSOR_METHODS[name][k])
+        HANDED_OVER[0] = False
+
+
+HANDED_OVER = [False]  # are Tensor's methods the giving-way ones now?
 
 
 def _give_way(active: bool) -> None:
-    """While a vmap level runs (vmap's, jacrev's or jacfwd's), a plain tensor's method called with a BatchedTensor
-    argument (`w.mv(batched)`) dispatches to the batching rules, as PyTorch's methods check every argument for
-    `__torch_function__`; outside the levels they skip the check, so they cost nothing more. Only the methods that
-    can take a tensor argument are swapped (`_takes_tensors`): each swap costs a setattr on Tensor. (Also after a
-    dual level's install, which replaces them.)"""
+    """While a vmap level runs (vmap's, jacfwd's, or jacrev's when its function needs it), a plain tensor's method
+    called with a BatchedTensor argument (`w.mv(batched)`) dispatches to the batching rules, as PyTorch's methods
+    check every argument for `__torch_function__`; outside the levels they skip the check, so they cost nothing
+    more. Only the methods that can take a tensor argument are swapped (`_takes_tensors`): each swap costs a setattr
+    on Tensor. (Also after a dual level's install, which replaces them.)"""
+    HANDED_OVER[0] = bool(LEVELS)
     if not LEVELS:
         return
     methods = _GIVING_WAY.get(active)
