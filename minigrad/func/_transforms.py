@@ -89,11 +89,12 @@ def _lift(x, levels_sizes: list):
     if not isinstance(x, (Tensor, BatchedTensor)):
         raise ValueError(f"Thing passed to transform API must be Tensor, got {type(x)}")
     levels = tuple(lv for lv, _ in levels_sizes)
-    if levels:
-        v = physical(x if x.__class__ is BatchedTensor else BatchedTensor(x, ()), levels, 0)
-        v = v.expand(tuple(s for _, s in levels_sizes) + tuple(v.shape[len(levels):]))
-    else:
-        v = x
+    sizes = tuple(s for _, s in levels_sizes)
+    if x.__class__ is BatchedTensor:
+        v = physical(x, levels, 0)
+        v = v.expand(sizes + tuple(v.shape[len(levels):]))
+    else:  # (expand puts the new batch dims in front)
+        v = x.expand(sizes + tuple(x.shape)) if levels else x
     if v.requires_grad and GRAD.mode > 0:
         v = v.view_as(v)  # differentiable by the enclosing transform too
     else:
@@ -445,12 +446,7 @@ def _jacobian_rows(func, args, nums, out_tree, has_aux: bool, single: bool):
             out, flat = _on_copies(func, args, nums)
             out = _split_aux("jacrev(f)(*args)", out, has_aux)[0]
             batched_outs = _pytree.flatten(out)[0]
-            basis = eye(m, dtype=outs[0].dtype)
-            cots, start = [], 0
-            for o in outs:
-                k = _numel(o.shape)
-                cots.append(BatchedTensor(basis[:, start:start + k].reshape((m,) + tuple(o.shape)), (level,)))
-                start += k
+            cots = [BatchedTensor(c, (level,)) for c in _basis(outs, m)]
             inputs = [x for lifted, _ in flat for x in lifted]
             # an output that is not batched at `level` does not depend on the inputs: its rows are zeros
             live = [(o, c) for o, c in zip(batched_outs, cots) if o.__class__ is BatchedTensor and level in o._levels]
@@ -459,6 +455,20 @@ def _jacobian_rows(func, args, nums, out_tree, has_aux: bool, single: bool):
         pop_level()
         REVERSE_COPIES.discard(level)
     return _arrange(grads, flat, out_tree, level, single)
+
+
+def _basis(outs: list, m: int) -> list:
+    """The identity's m rows, cut into one (m, *shape) block per output: the cotangents of the m rows of the
+    Jacobian (one output of shape (m,): the identity itself, no view of it)."""
+    basis = eye(m, dtype=outs[0].dtype)
+    if len(outs) == 1 and tuple(outs[0].shape) == (m,):
+        return [basis]
+    blocks, start = [], 0
+    for o in outs:
+        k = _numel(o.shape)
+        blocks.append(basis[:, start:start + k].reshape((m,) + tuple(o.shape)))
+        start += k
+    return blocks
 
 
 def _on_copies(func, args, nums):
@@ -527,8 +537,10 @@ def _arrange(grads, flat, out_tree, level, single: bool):
                 g = next(it)
                 rows = _rows(g, level)
                 k = _numel(o.shape)
-                rows = rows[start:start + k]
-                parts.append(rows.reshape(tuple(o.shape) + tuple(g.shape)))
+                if k != rows.shape[0]:  # (the rows of this output)
+                    rows = rows[start:start + k]
+                shape = tuple(o.shape) + tuple(g.shape)
+                parts.append(rows.reshape(shape) if tuple(rows.shape) != shape else rows)
             per_arg.append(_pytree.unflatten(parts, spec))
         per_out.append(per_arg[0] if single else tuple(per_arg))
     return _pytree.unflatten(per_out, out_spec)
@@ -538,7 +550,7 @@ def _rows(g, level):
     """A gradient batched at the private `level`, that level's dim made the first logical dim."""
     rest = tuple(lv for lv in g._levels if lv != level)
     k = g._levels.index(level)
-    v = g._value.movedim(k, len(rest))
+    v = g._value.movedim(k, len(rest)) if k != len(rest) else g._value
     return BatchedTensor(v, rest) if rest else v
 
 

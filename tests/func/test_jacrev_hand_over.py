@@ -67,13 +67,14 @@ def _counts(program) -> dict:
 
 
 def test_jacrev_of_an_mlp_sets_no_attribute_and_makes_a_bounded_number_of_calls():
-    """The regression's signature: 198 setattr, and 1,321 Python and C calls where there are 1,119 now. (The bound
-    leaves room for small changes to the ops; a method swap, 198 calls more, goes over it.)"""
+    """The regression's signature: 198 setattr, and 1,321 Python and C calls where there are 910 now (1,119 without
+    the swap; 910 without the views that changed nothing: the identity cut into one block, the rows moved to where
+    they are). The bound leaves room for small changes to the ops; a method swap, 198 calls more, goes over it."""
     jac, x = minigrad.func.jacrev(_mlp(minigrad)), minigrad.tensor(X)
     jac(x)
     counts = _counts(lambda: jac(x))
     assert counts["setattr"] == 0
-    assert counts["calls"] <= 1250
+    assert counts["calls"] <= 1050
 
 
 def _needs_hand_over(lib, runs: list):
