@@ -104,8 +104,9 @@ def _enter(x, d, level: int):
         return x
     if x.__class__ is BatchedTensor:
         nb = len(x._levels)
-        return BatchedTensor(x._value.movedim(nb + d % x.dim(), nb), x._levels + (level,))
-    return BatchedTensor(x.movedim(d, 0), (level,))
+        source = nb + d % x.dim()
+        return BatchedTensor(x._value.movedim(source, nb) if source != nb else x._value, x._levels + (level,))
+    return BatchedTensor(x.movedim(d, 0) if d % max(x.dim(), 1) else x, (level,))  # (a dim already first: no view)
 
 
 def _unbatch_outputs(name: str, out_dims, out, level: int, size: int):
@@ -140,5 +141,6 @@ def _exit(name: str, x, d, level: int, size: int):
     n = x.dim() + 1
     if not -n <= d < n:
         raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {d})")
-    value = x._value.movedim(k, len(rest) + d % n)
+    target = len(rest) + d % n
+    value = x._value.movedim(k, target) if k != target else x._value
     return BatchedTensor(value, rest) if rest else value

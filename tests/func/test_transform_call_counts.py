@@ -1,7 +1,9 @@
-"""jacrev's private level (its batch of copies) makes Tensor's methods give way to a batched argument only when its
+"""What the func bench's transforms cost, counted (not timed), and the no-op views they no longer make.
+
+jacrev's private level (its batch of copies) makes Tensor's methods give way to a batched argument only when its
 function needs it: swapping the ~100 methods in and out is 198 setattr on Tensor a call, which made W10's jacrev
 (bench/func_bench.py) 10% slower (1.3x to 1.5x torch.func). A function that needs them (`w.mv(x)`, a plain
-tensor's method given a batched argument) raises without them and runs again with them. Counts, not times."""
+tensor's method given a batched argument) raises without them and runs again with them."""
 
 from __future__ import annotations
 
@@ -67,7 +69,7 @@ def _counts(program) -> dict:
 
 
 def test_jacrev_of_an_mlp_sets_no_attribute_and_makes_a_bounded_number_of_calls():
-    """The regression's signature: 198 setattr, and 1,321 Python and C calls where there are 910 now (1,119 without
+    """The regression's signature: 198 setattr, and 1,322 Python and C calls where there are 910 now (1,119 without
     the swap; 910 without the views that changed nothing: the identity cut into one block, the rows moved to where
     they are). The bound leaves room for small changes to the ops; a method swap, 198 calls more, goes over it."""
     jac, x = minigrad.func.jacrev(_mlp(minigrad)), minigrad.tensor(X)
@@ -142,3 +144,38 @@ def test_a_plain_method_given_a_batched_argument_raises(name):
         assert type(got) is type(want)
         if isinstance(got, Tensor):
             _close(got, want)
+
+
+# (in_dims == out_dims == 1 is still two moves, a view of x, where PyTorch, which keeps the batch dim where it is,
+# gives x itself)
+@pytest.mark.parametrize(("in_dim", "out_dim"), [(0, 0), (0, 1), (1, 0), (-1, 0)])
+def test_vmap_moves_no_dim_that_is_in_place(torch, in_dim, out_dim):
+    """vmap moves an input's batch dim to the front and an output's to `out_dims` only where it is not there:
+    `vmap(lambda t: t)(x)` is `x` itself, as PyTorch's (it was a view of it, PermuteBackward0 where PyTorch has
+    no grad_fn)."""
+    def run(lib):
+        x = lib.tensor(np.arange(9.0).reshape(3, 3), requires_grad=True)
+        out = lib.vmap(lambda t: t, in_dims=in_dim, out_dims=out_dim)(x)
+        return x, out
+
+    (x, got), (tx, want) = run(minigrad), run(torch)
+    assert (got is x) == (want is tx)
+    assert type(got.grad_fn).__name__ == type(want.grad_fn).__name__
+    _close(got, want)
+
+
+def test_per_sample_gradients_make_a_bounded_number_of_calls():
+    """W10's per-sample gradients (vmap(grad(loss)) of W2's 2-32-32-1 MLP, bench/func_bench.py) at a batch of 4: 5,049
+    Python and C calls before the no-op views went (an input's movedim(0, 0), an output's, a parameter's reshape
+    before its expand), 4,365 after; the count does not depend on the batch (tests/func/test_vmap_runs_once.py)."""
+    nn, F = minigrad.nn, minigrad.nn.functional
+    model = nn.Sequential(nn.Linear(2, 32), nn.Tanh(), nn.Linear(32, 32), nn.Tanh(), nn.Linear(32, 1)).double()
+    params = {k: v.detach() for k, v in model.named_parameters()}
+    x, y = minigrad.tensor(RNG.standard_normal((4, 2))), minigrad.tensor(RNG.standard_normal((4, 1)))
+
+    def loss(p, xi, yi):
+        return F.mse_loss(minigrad.func.functional_call(model, p, (xi,)), yi)
+
+    run = minigrad.func.vmap(minigrad.func.grad(loss), in_dims=(None, 0, 0))
+    run(params, x, y)
+    assert _counts(lambda: run(params, x, y))["calls"] <= 4600
