@@ -146,7 +146,8 @@ def _grads(outputs: list, inputs: list, cotangents: list, create_graph: bool, re
         if not po.requires_grad:
             continue
         levels = o._levels if o.__class__ is BatchedTensor else ()
-        pc = physical(c if c.__class__ is BatchedTensor else BatchedTensor(c, ()), levels, 0)
+        # (a plain cotangent has the output's logical shape: expand puts the batch dims in front)
+        pc = physical(c, levels, 0) if c.__class__ is BatchedTensor else c
         outs.append(po)
         cots.append(pc.expand(tuple(po.shape)) if tuple(pc.shape) != tuple(po.shape) else pc)
     ins = [i._value if i.__class__ is BatchedTensor else i for i in inputs]
