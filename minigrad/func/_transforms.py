@@ -460,7 +460,7 @@ def _jacobian_rows(func, args, nums, out_tree, has_aux: bool, single: bool):
 
 def _basis(outs: list, m: int) -> list:
     """The identity's m rows, cut into one (m, *shape) block per output: the cotangents of the m rows of the
-    Jacobian (one output of shape (m,): the identity itself, no view of it)."""
+    Jacobian (jacfwd: per input, the tangents of its m columns). One of shape (m,): the identity itself."""
     basis = eye(m, dtype=outs[0].dtype)
     if len(outs) == 1 and tuple(outs[0].shape) == (m,):
         return [basis]
@@ -695,12 +695,7 @@ def jacfwd(func: Callable, argnums: int | tuple = 0, has_aux: bool = False, *, r
         n = sum(_numel(x.shape) for x in leaves)
         level = next(_ids)
         with _transform(), _forward(fwd, [level, n, randomness]):
-            basis, start, duals = eye(n, dtype=leaves[0].dtype), 0, []
-            for x in leaves:
-                k = _numel(x.shape)
-                t = BatchedTensor(basis[:, start:start + k].reshape((n,) + tuple(x.shape)), (level,))
-                duals.append(_dual(fwd, x, t))
-                start += k
+            duals = [_dual(fwd, x, BatchedTensor(t, (level,))) for x, t in zip(leaves, _basis(leaves, n))]
             args2, it = list(args), iter(duals)
             for a, (lv, spec) in zip(nums, flat):
                 args2[a] = _pytree.unflatten([next(it) for _ in lv], spec)
@@ -728,7 +723,9 @@ def _columns(pairs, flat, level, out_spec, single: bool):
                 if cols is None:
                     block = zeros(out_shape + tuple(x.shape), dtype=primal.dtype)  # (a zero tangent: the output's)
                 else:
-                    block = cols[start:start + k].movedim(0, -1).reshape(out_shape + tuple(x.shape))
+                    block = (cols[start:start + k] if k != cols.shape[0] else cols).movedim(0, -1)
+                    shape = out_shape + tuple(x.shape)
+                    block = block.reshape(shape) if tuple(block.shape) != shape else block
                 parts.append(block)
                 start += k
             per_arg.append(_pytree.unflatten(parts, spec))
