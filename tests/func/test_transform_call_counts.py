@@ -179,3 +179,22 @@ def test_per_sample_gradients_make_a_bounded_number_of_calls():
     run = minigrad.func.vmap(minigrad.func.grad(loss), in_dims=(None, 0, 0))
     run(params, x, y)
     assert _counts(lambda: run(params, x, y))["calls"] <= 4600
+
+
+COMPOSED = {
+    "jacrev(jacrev)": lambda lib, f, x: lib.func.jacrev(lib.func.jacrev(f))(x),
+    "hessian": lambda lib, f, x: lib.func.hessian(lambda v: f(v).sum())(x),
+    "jacrev(jacfwd)": lambda lib, f, x: lib.func.jacrev(lib.func.jacfwd(f))(x),
+    "vmap(jacrev)": lambda lib, f, x: lib.vmap(lib.func.jacrev(f))(x.expand(3, 8) * lib.arange(1.0, 4.0)[:, None]),
+    "jacrev(vmap)": lambda lib, f, x: lib.func.jacrev(lib.vmap(f))(x.reshape(2, 4).repeat(1, 2)),
+    "grad(jacrev)": lambda lib, f, x: lib.func.grad(lambda v: lib.func.jacrev(f)(v).sum())(x),
+}
+
+
+@pytest.mark.parametrize("name", list(COMPOSED))
+def test_composed_jacrev_of_a_function_that_needs_the_methods(torch, name):
+    """The inner jacrev's run again nested in other transforms (its level is not the first one), and Tensor's
+    methods plain again after, whichever level swapped them in."""
+    got = COMPOSED[name](minigrad, _needs_hand_over(minigrad, []), minigrad.tensor(X))
+    assert _plain_methods() and not _batched.HANDED_OVER[0] and not _batched.LEVELS
+    _close(got, COMPOSED[name](torch, _needs_hand_over(torch, []), torch.tensor(X)))
