@@ -83,8 +83,8 @@ def _set_method(name: str, fn) -> None:
     """Tensor.<name> = the op's own function, and the pair (own, forward-aware) for dual.install. A binary operator
     is wrapped to give way to the other operand's `__torch_function__` (`_operator`)."""
     plain = fn.forward_of[0] if hasattr(fn, "forward_of") else fn
-    if name in _BINARY:
-        plain, fn = _operator(plain), (_operator(fn) if fn is not plain else None)
+    if name in _BINARY:  # (the fast path is the plain operator's: forward AD's operator runs the op)
+        plain, fn = _operator(plain, getattr(plain, "fast_path", None)), (_operator(fn) if fn is not plain else None)
         fn = fn or plain
     setattr(Tensor, name, plain)
     dual.TENSOR_METHODS[name] = (plain, fn)
@@ -95,9 +95,12 @@ _BINARY = {"__add__", "__radd__", "__sub__", "__rsub__", "__mul__", "__rmul__", 
            "__ge__", "__floordiv__", "__rfloordiv__", "__mod__", "__rmod__"}
 
 
-def _operator(fn):
+def _operator(fn, fast_path=None):
     """A binary operator that gives way to the other operand's `__torch_function__` when it is not a Tensor (vmap's
-    BatchedTensor, a user's tensor-like class), as PyTorch's operators do."""
+    BatchedTensor, a user's tensor-like class), as PyTorch's operators do. With the op's `fast_path` (+ - * /,
+    ops/arithmetic.py; @, ops/linalg.py), the operator tries it first on a floating tensor, a call or two fewer for
+    most of a training loop's ops: it returns None for operands it does not take (anything but a Tensor or a Python
+    number among them), which then meet the check and the op."""
 
     def operator(self, other):
         kind = other.__class__
@@ -105,9 +108,17 @@ def _operator(fn):
             return kind.__torch_function__(fn, (kind,), (self, other), {})
         return fn(self, other)
 
-    operator.__name__, operator.__qualname__, operator.__doc__ = fn.__name__, fn.__qualname__, fn.__doc__
-    operator.__wrapped__ = fn
-    return operator
+    def fast(self, other):
+        if self._data.dtype.kind == "f":
+            res = fast_path(self, other)
+            if res is not None:
+                return res
+        return operator(self, other)
+
+    made = operator if fast_path is None else fast
+    made.__name__, made.__qualname__, made.__doc__ = fn.__name__, fn.__qualname__, fn.__doc__
+    made.__wrapped__ = fn
+    return made
 
 
 _attach_methods()

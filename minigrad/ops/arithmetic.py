@@ -9,6 +9,7 @@ PyTorch's promotion rules. A node is recorded only when grad mode is on and an o
 from __future__ import annotations
 
 import builtins
+import functools
 import math
 
 import numpy as np
@@ -226,9 +227,10 @@ def _binary(self, other, ufunc, node_cls, to_float: bool = False, **args) -> Ten
 
 
 # -- + - * / -------------------------------------------------------------------------------------------------
-def _common(self: Tensor, other, ufunc, node_cls) -> Tensor | None:
+def _common(ufunc, node_cls, self: Tensor, other) -> Tensor | None:
     """`self <ufunc> other` in the common cases, which add, sub, mul and div try first: two tensors of one dtype
-    (nothing to promote), and a floating tensor with a Python number. None in every other case.
+    (nothing to promote), and a floating tensor with a Python number. None in every other case. Their operators
+    (`x * 2.0`) try it themselves before calling the op (`fast_path` below).
 
     A number inside a derivative formula (`grad * 2`, under create_graph) takes PyTorch's Scalar overload
     (MulBackward1, ...), as PyTorch's C++ formulas do (see `rule` in ops/recording.py)."""
@@ -263,7 +265,7 @@ def _common(self: Tensor, other, ufunc, node_cls) -> Tensor | None:
 def add(self, other, *, alpha=1, out=None):
     """self + alpha * other."""
     if alpha == 1:
-        res = _common(self, other, np.add, AddBackward0)
+        res = _common(np.add, AddBackward0, self, other)
         return res if res is not None else _binary(self, other, np.add, AddBackward0)
     other = as_operand(other)
     ad, bd = promoted(self, other)
@@ -301,7 +303,7 @@ def _check_sub(self, other, **_) -> None:
 def sub(self, other, *, alpha=1):
     """self - alpha * other."""
     if alpha == 1 and self._data.dtype.kind == "f":  # (a bool tensor gets PyTorch's errors below)
-        res = _common(self, other, np.subtract, SubBackward0)
+        res = _common(np.subtract, SubBackward0, self, other)
         if res is not None:
             return res
     other = as_operand(other)
@@ -334,7 +336,7 @@ def rsub(self, other, *, alpha=1):
 
 def mul(self, other):
     """self * other."""
-    res = _common(self, other, np.multiply, MulBackward0)
+    res = _common(np.multiply, MulBackward0, self, other)
     return res if res is not None else _binary(self, other, np.multiply, MulBackward0)
 
 
@@ -343,7 +345,7 @@ def div(self, other, *, rounding_mode=None):
     if rounding_mode is not None:
         return _div_rounded(self, as_operand(other), rounding_mode)
     if other.__class__ is not Tensor:  # (two tensors of one dtype may be integers: true division makes floats)
-        res = _common(self, other, np.true_divide, DivBackward0)
+        res = _common(np.true_divide, DivBackward0, self, other)
         if res is not None:
             return res
     return _binary(self, other, np.true_divide, DivBackward0, to_float=True)
@@ -686,6 +688,12 @@ def _pairs(a: str = "real", b: str = "real") -> tuple:
     return (Sample((((3, 4), a), ((3, 4), b))), Sample((((3, 1), a), ((1, 4), b))),
             Sample((((2, 3), a), ((), b))), Sample((((2, 3), a),), (1.5,)))
 
+
+# The operators + - * / try the shared fast path themselves, before the op, on a floating tensor (where it serves
+# add, sub, mul and div alike): one call fewer for most of a training loop's ops (ops/__init__.py `_operator`).
+for _op, _ufunc, _node in ((add, np.add, AddBackward0), (sub, np.subtract, SubBackward0),
+                           (mul, np.multiply, MulBackward0), (div, np.true_divide, DivBackward0)):
+    _op.fast_path = functools.partial(_common, _ufunc, _node)
 
 declare("add", add, operators={"__add__": add, "__radd__": add, "__iadd__": add_}, inplace=add_,
         nodes=(AddBackward0,), samples=_pairs() + (Sample((((3,), "real"), ((3,), "real")), kwargs={"alpha": 2}),))

@@ -399,6 +399,18 @@ def rmatmul(self, other):
     return matmul(other, self)
 
 
+def _two_matrices(self, other):
+    """`x @ W`'s fast path, which the plain operator tries first (ops/__init__.py `_operator`; no level of forward AD
+    is active then): two matrices go to mm itself, past matmul's rank dispatch and mm's forward-AD wrapper. None for
+    any other operands."""
+    if other.__class__ is Tensor and self._data.ndim == 2 and other._data.ndim == 2:
+        return _mm(self, other)
+    return None
+
+
+_mm = mm  # (mm's declaration below makes the module's `mm` its forward-AD wrapper)
+matmul.fast_path = _two_matrices
+
 # == declarations ===============================================================================================
 declare("matmul", matmul, operators={"__matmul__": matmul, "__rmatmul__": rmatmul},
         nodes=(MmBackward0, MvBackward0, DotBackward0, BmmBackward0, SqueezeBackward4), forward_nodes=(),

@@ -556,7 +556,7 @@ def _link_one(node, cls, inputs: tuple) -> tuple:
     its formula reads it (the `_keeps` table), with the input's version when not 0 (nearly always it is).
     Returns (the output's metadata when the op is elementwise, else None; keep the result?)."""
     a = inputs[0]
-    prev = a._node if a._extras is None else a._grad_fn  # (the property rebuilds a stale view's node: no extras, none)
+    prev = a._node if a._extras is None or not a._extras.stale else a._grad_fn  # (a stale view: the property rebuilds)
     node._next_nodes = (prev if prev is not None else accumulator(a),)
     node._next_nrs = (a._output_nr,) if a._output_nr else None
     meta = None
@@ -576,7 +576,7 @@ def _link_two(node, cls, inputs: tuple) -> tuple:
     a, b = inputs
     tb = isinstance(b, Tensor)
     if not tb and a._requires_grad:  # `tensor op number` (x * 2.0, the commonest): mask 1, the tensor's edge alone
-        prev = a._node if a._extras is None else a._grad_fn  # (as in `_link_one`)
+        prev = a._node if a._extras is None or not a._extras.stale else a._grad_fn  # (as in `_link_one`)
         node._next_nodes = (prev if prev is not None else accumulator(a), None)
         node._next_nrs = (a._output_nr, 0) if a._output_nr else None
         keep, keep_result = cls._keeps[1]
@@ -588,17 +588,22 @@ def _link_two(node, cls, inputs: tuple) -> tuple:
         return None, keep_result
     ta = isinstance(a, Tensor)
     na = nb = None
+    nr_a = nr_b = mask = 0
     if ta and a._requires_grad:
-        na = a._node if a._extras is None else a._grad_fn  # (as in `_link_one`)
-        na = na if na is not None else accumulator(a)
+        na = a._node if a._extras is None or not a._extras.stale else a._grad_fn  # (as in `_link_one`)
+        if na is None:
+            na = accumulator(a)
+        if na is not None:
+            mask, nr_a = 1, a._output_nr
     if tb and b._requires_grad:
-        nb = b._node if b._extras is None else b._grad_fn
-        nb = nb if nb is not None else accumulator(b)
+        nb = b._node if b._extras is None or not b._extras.stale else b._grad_fn
+        if nb is None:
+            nb = accumulator(b)
+        if nb is not None:
+            mask, nr_b = mask | 2, b._output_nr
     node._next_nodes = (na, nb)
-    node._next_nrs = None
-    if (na is not None and a._output_nr) or (nb is not None and b._output_nr):
-        node._next_nrs = (a._output_nr if na is not None else 0, b._output_nr if nb is not None else 0)
-    keep, keep_result = cls._keeps[(na is not None) | (nb is not None) << 1]
+    node._next_nrs = (nr_a, nr_b) if nr_a or nr_b else None
+    keep, keep_result = cls._keeps[mask]
     if keep is None:
         node._kept_inputs = None
     else:

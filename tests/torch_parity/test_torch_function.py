@@ -50,3 +50,27 @@ def test_override_protocol_as_pytorch(torch, case):
 def test_plain_tensors_take_the_plain_path():
     x = minigrad.tensor([1.0, 2.0], requires_grad=True)
     assert type(minigrad.mul(x, 2.0).grad_fn).__name__ == "MulBackward0"
+
+
+def _operator_run(m, op: str, dtype: str):
+    log = []
+
+    class Like:  # a tensor-like class that is not a Tensor
+        @classmethod
+        def __torch_function__(cls, func, types, args=(), kwargs=None):
+            log.append(([t.__name__ for t in types], [type(a).__name__ for a in args], kwargs or {}))
+            return "handled"
+
+    x = m.ones((2, 2), dtype=getattr(m, dtype), requires_grad=dtype == "float64")
+    other = Like()
+    out = {"+": lambda: x + other, "-": lambda: x - other, "*": lambda: x * other, "/": lambda: x / other,
+           "@": lambda: x @ other}[op]()
+    return out, log
+
+
+@pytest.mark.parametrize("dtype", ["float64", "int64"])
+@pytest.mark.parametrize("op", ["+", "-", "*", "/", "@"])
+def test_operators_with_a_fast_path_give_way_to_the_other_operand(torch, op, dtype):
+    """+ - * / and @ try their fast path first on a floating tensor (ops/__init__.py `_operator`); an operand it does
+    not take still reaches the other operand's `__torch_function__`, on floating and integer tensors alike."""
+    assert _operator_run(minigrad, op, dtype) == _operator_run(torch, op, dtype)
