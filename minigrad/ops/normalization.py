@@ -18,7 +18,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .. import _dtypes, _linspace
+from .. import _dtypes, _linspace, _moments
 from .._state import GRAD
 from .._tensor import Tensor, make
 from . import xp
@@ -106,12 +106,17 @@ NativeLayerNormBackward0 = rule(
 
 
 def _ln_moments(x: np.ndarray, dims: tuple, eps: float) -> tuple:
-    """mean and rstd of each row. PyTorch's variance is E[x²] - mean², which is nan where mean² overflows (a row
-    like [1e-300, 1e300]): the two-pass variance kept here for accuracy is made nan there too."""
-    mean = x.mean(axis=dims, keepdims=True)
-    centered = x - mean
-    var = (centered * centered).mean(axis=dims, keepdims=True)
-    var[np.isinf(mean * mean)] = np.nan
+    """mean and rstd of each row as PyTorch's CPU kernel rounds them (float32 and float64: its Welford and cascade
+    order, `_moments.row_moments`, so a row like [1e-300, 1e300] has a nan variance there too); float16 in NumPy."""
+    keep = x.shape[:x.ndim - len(dims)] + (1,) * len(dims)
+    if x.dtype in (np.float32, np.float64) and x.size:
+        mean, var = _moments.row_moments(np.ascontiguousarray(x).reshape(math.prod(keep), -1))
+        mean, var = mean.reshape(keep), var.reshape(keep)
+    else:
+        mean = x.mean(axis=dims, keepdims=True)
+        centered = x - mean
+        var = (centered * centered).mean(axis=dims, keepdims=True)
+        var[np.isinf(mean * mean)] = np.nan
     return mean, 1 / np.sqrt(var + np.asarray(eps, x.dtype))
 
 
