@@ -274,6 +274,36 @@ def _affine(x: np.ndarray, mean: np.ndarray, invstd: np.ndarray, weight, bias, b
     return np.where(np.isfinite(fused) & (fused != 0), fused, plain).astype(x.dtype, copy=False)
 
 
+def _batch_stats(x: np.ndarray, dims: tuple, eps: float) -> tuple:
+    """(mean, biased var, invstd, Σ (x - mean)²) per channel. With spatial dims (the contiguous kernel,
+    `batch_norm_cpu_collect_stats_contiguous_impl`), as PyTorch rounds them: each channel's sum accumulated in
+    order in double, the mean rounded to the dtype, Σ (x - mean)² in order in double and stored in the dtype, var
+    that over N in the dtype, invstd = 1 / sqrt(var + eps) in double. (N, C) inputs (PyTorch's channels-last
+    kernel, per-thread partial sums) and float16: NumPy's mean and var."""
+    if x.ndim < 3 or x.shape[2:] == (1,) * (x.ndim - 2) or x.dtype not in (np.float32, np.float64):
+        var = x.var(axis=dims)
+        return x.mean(axis=dims), var, 1 / np.sqrt(var + np.asarray(eps, x.dtype)), var * (x.size // x.shape[1])
+    rows = np.moveaxis(x, 1, 0).reshape(x.shape[1], -1)  # each channel's values in memory order
+    n = rows.shape[1]
+    mean = (np.cumsum(rows, axis=1, dtype=np.float64)[:, -1] / n).astype(x.dtype)
+    centered = rows - mean[:, None]
+    var_sum = np.cumsum(centered * centered, axis=1, dtype=np.float64)[:, -1].astype(x.dtype)
+    var = var_sum / x.dtype.type(n)
+    return mean, var, (1 / np.sqrt(var.astype(np.float64) + eps)).astype(x.dtype), var_sum
+
+
+def _update_running(rm: np.ndarray, rv: np.ndarray, stats: tuple, momentum: float, n: int) -> None:
+    """running = momentum * batch + (1 - momentum) * running, in place, as PyTorch's kernel rounds it: momentum in
+    the statistics' dtype, the unbiased variance Σ (x - mean)² / (n - 1) in it too, and the variance's update summed
+    in double (the kernel's accumulate type meets a float product there)."""
+    mean, var_sum = stats
+    t = rm.dtype.type
+    m = t(momentum)
+    rm[...] = m * mean.astype(t) + (t(1) - m) * rm
+    unbiased = var_sum.astype(t) / t(max(n - 1, 1))
+    rv[...] = np.float64(m) * unbiased.astype(np.float64) + ((t(1) - m) * rv).astype(np.float64)
+
+
 def _empty_batch(input: Tensor, weight: Tensor | None, bias: Tensor | None) -> Tensor:
     """PyTorch's batch_norm of an empty input: no statistics (none to take, the running ones untouched), a clone
     times weight[0] plus bias[0], so the gradient still reaches weight and bias (CloneBackward0, MulBackward0,
@@ -314,16 +344,9 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
     bshape = (1, -1) + (1,) * (x.ndim - 2)
     if training or running_mean is None:
         with np.errstate(all="ignore"):  # (inf - inf is nan, 1e300² is inf: silently, as in PyTorch)
-            mean = x.mean(axis=dims)
-            var = x.var(axis=dims)
-            invstd = 1 / np.sqrt(var + np.asarray(eps, x.dtype))
+            mean, var, invstd, var_sum = _batch_stats(x, dims, eps)
         if training and running_mean is not None:
-            n = x.size // x.shape[1]
-            rm, rv = running_mean._data, running_var._data
-            rm *= 1 - momentum
-            rm += momentum * mean.astype(rm.dtype)
-            rv *= 1 - momentum
-            rv += momentum * (var * (n / max(n - 1, 1))).astype(rv.dtype)
+            _update_running(running_mean._data, running_var._data, (mean, var_sum), momentum, x.size // x.shape[1])
         result1, result2 = mean, invstd
     else:
         mean = running_mean._data.astype(x.dtype, copy=False)

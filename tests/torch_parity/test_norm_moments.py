@@ -83,3 +83,39 @@ def test_layer_norm_of_a_cancelling_float32_row(torch, minigrad):
 
     problems = harness.differences(case, torch, minigrad)
     assert problems is None, problems
+
+
+@st.composite
+def _batches(draw):
+    """(N, C, *spatial) inputs with at least two spatial elements: PyTorch's contiguous statistics kernel."""
+    dtype = draw(st.sampled_from(["float32", "float64"]))
+    spatial = draw(st.sampled_from([(2,), (5,), (3, 3), (2, 7), (40,)]))
+    shape = (draw(st.integers(1, 6)), draw(st.integers(1, 4))) + spatial
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    x = rng.standard_normal(shape) * draw(st.sampled_from(_SCALES)) + draw(st.sampled_from(_OFFSETS))
+    return x.astype(dtype)
+
+
+@CASES
+@given(x=_batches())
+def test_batch_norm_batch_statistics_bit_for_bit(torch, minigrad, x):
+    """batch_norm in training: the saved mean and invstd, the output and the running statistics with PyTorch's bits
+    (sums in order in double, the variance's sum stored in the dtype; NumPy's pairwise mean was an ulp off). In
+    float64 the mean's bits; Σ (x - mean)² is a few times in a hundred channels an ulp off PyTorch's (an order not
+    found yet), so invstd and the running variance are held to a few ulp there, and the output (whose float64 FMA
+    minigrad does not emulate: docs/differences.md) is left to the other parity tests."""
+    def run(lib):
+        t = lib.tensor(x, requires_grad=True)
+        rm = lib.zeros(x.shape[1], dtype=t.dtype)
+        rv = lib.ones(x.shape[1], dtype=t.dtype)
+        y = lib.nn.functional.batch_norm(t, rm, rv, training=True, momentum=0.3)
+        node = y.grad_fn
+        return [a.detach().numpy() for a in (node._saved_result1, node._saved_result2, y, rm, rv)]
+
+    with np.errstate(all="ignore"):
+        want, got = run(torch), run(minigrad)
+    for name, w, g in zip(("mean", "invstd", "value", "running_mean", "running_var"), want, got):
+        if x.dtype == np.float32 or name in ("mean", "running_mean"):
+            assert np.array_equal(w.view(np.uint8), g.view(np.uint8)), (name, x.shape, w, g)
+        elif name != "value":
+            np.testing.assert_array_max_ulp(w, g, maxulp=4)
