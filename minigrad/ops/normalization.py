@@ -97,12 +97,28 @@ NativeLayerNormBackward0 = rule(
     shown={"result1": lambda node, v: make(v), "result2": lambda node, v: make(v)},
     forward=lambda input_t, weight_t, bias_t, input, weight, normalized_shape, result1, result2, _eps: _tangent(
         input_t, input, _Over(_ln_dims(input, normalized_shape), _eps, result1, result2), (weight, weight_t, bias_t)),
-    input=lambda grad, input, weight, normalized_shape, result1, result2, _eps: _input_grad(
+    input=lambda grad, input, weight, normalized_shape, result1, result2, _eps: (
+        _input_grad if xp.is_t(grad) else _ln_kernel_input_grad)(
         grad, input, weight, _Over(_ln_dims(input, normalized_shape), _eps, result1, result2)),
     weight=lambda grad, input, normalized_shape, result1, result2, _eps: _weight_grad(
         grad, input, _Over(_ln_dims(input, normalized_shape), _eps, result1, result2),
         _ln_lead(input, normalized_shape)),
     bias=lambda grad, normalized_shape: _sum(grad, tuple(range(len(grad.shape) - len(normalized_shape)))))
+
+
+def _ln_kernel_input_grad(grad: np.ndarray, input: np.ndarray, weight, over: _Over) -> np.ndarray:
+    """layer_norm's input gradient arranged as PyTorch's CPU kernel (`LayerNormBackwardKernelImpl`), whose order of
+    operations decides the signs of zeros (a zero grad times a negative weight): per row ds = Σ dy·x·w and
+    db = Σ dy·w, then dx = a·dy·w + b·x + c with a = rstd, b = (db·mean - ds)·a³/N, c = -b·mean - db·a/N."""
+    a, mean = over.rstd, over.mean
+    scale = input.dtype.type(1 / math.prod(input.shape[d] for d in over.dims))
+    with np.errstate(all="ignore"):
+        dyx, dyw = (grad * input, grad) if weight is None else (grad * input * weight, grad * weight)
+        ds = dyx.sum(axis=over.dims, keepdims=True, initial=-0.0)  # (its sums start from the first term: -0.s
+        db = dyw.sum(axis=over.dims, keepdims=True, initial=-0.0)  # sum to -0., where NumPy starts from +0.)
+        b = (db * mean - ds) * a * a * a * scale
+        c = -b * mean - db * a * scale
+        return (a * grad if weight is None else a * grad * weight) + b * input + c
 
 
 def _ln_moments(x: np.ndarray, dims: tuple, eps: float) -> tuple:

@@ -119,3 +119,22 @@ def test_batch_norm_batch_statistics_bit_for_bit(torch, minigrad, x):
             assert np.array_equal(w.view(np.uint8), g.view(np.uint8)), (name, x.shape, w, g)
         elif name != "value":
             np.testing.assert_array_max_ulp(w, g, maxulp=4)
+
+
+def test_layer_norm_gradient_zero_signs_as_pytorchs_kernel(torch, minigrad):
+    """Seed 3101 program 942: a zero gradient reaching layer_norm with a negative weight. PyTorch's kernel computes
+    dx = a·dy·w + b·x + c, so -0. (a·0·(-1)) plus +0. is +0.; minigrad's rstd·(g - mean(g) - x̂·mean(g·x̂)) kept -0."""
+    def case(lib, Variable):
+        x1 = lib.tensor(np.zeros((1, 5), dtype="float32"), requires_grad=True)
+        w = lib.tensor(np.array([0.0, 0.0, 0.0, 0.0, -1.0], dtype="float32"))
+        v = lib.nn.functional.layer_norm(x1, (5,), weight=w, bias=lib.zeros(5))
+        v.copy_(lib.tensor([[0.0]]))
+        v.mean().backward()
+        print(x1.grad.tolist())
+        x2 = lib.tensor([[0.0, 1.0, -2.0], [3.0, 3.0, 3.0]], dtype=lib.float64, requires_grad=True)
+        lib.nn.functional.layer_norm(x2, (3,), weight=lib.tensor([-1.5, 0.0, 2.0], dtype=lib.float64)).backward(
+            lib.tensor([[0.0, -0.0, 0.0], [1.0, -1.0, 0.0]], dtype=lib.float64))
+        print(x2.grad.tolist())
+
+    problems = harness.differences(case, torch, minigrad)
+    assert problems is None, problems
