@@ -150,6 +150,25 @@ def _forward_np(x: np.ndarray, w: np.ndarray, geo: Geometry) -> np.ndarray:
     return _batch_first(out.reshape((o,) + geo.small + (n,)))
 
 
+def _negative_zeros(x: np.ndarray, w: np.ndarray, geo: Geometry) -> np.ndarray:
+    """Where the convolution's sum is -0.: every product of its window is -0. (PyTorch's kernels sum the products
+    from the first one, so -0. terms stay -0.; a matrix product starts from +0.). A product is -0. when one factor
+    is ±0 and the signs differ: counted with four products of indicator matrices (exact: integers in float64)."""
+    o, g = w.shape[0], geo.groups
+    cols = _cols_last(x, geo).reshape(g, x.shape[1] // g * math.prod(geo.kernel), -1)
+    wm = w.reshape(g, o // g, -1)
+
+    def kinds(a):  # -0., +0., negative non-zero, positive non-zero (or nan)
+        zero, neg = a == 0, np.signbit(a)
+        return [(k).astype(np.float64) for k in (zero & neg, zero & ~neg, ~zero & neg, ~zero & ~neg)]
+
+    (wn0, wp0, wneg, wpos), (cn0, cp0, cneg, cpos) = kinds(wm), kinds(cols)
+    count = (np.matmul(wn0, cp0 + cpos) + np.matmul(wp0, cn0 + cneg) + np.matmul(wneg, cp0)
+             + np.matmul(wpos, cn0))
+    all_negative = count == wm.shape[-1]
+    return _batch_first(all_negative.reshape((o,) + geo.small + (x.shape[0],)))
+
+
 def _adjoint_np(y: np.ndarray, w: np.ndarray, geo: Geometry) -> np.ndarray:
     """The transposed convolution on arrays: each window's part (weightᵀ @ y), added back into the image, one
     strided add per kernel position."""
@@ -406,6 +425,8 @@ def convolution(input: Tensor, weight: Tensor, bias: Tensor | None, stride, padd
     recording = GRAD.mode > 0 and any(t is not None and t._requires_grad for t in (input, weight, bias))
     with np.errstate(all="ignore"):
         res = _adjoint_np(x, w, geo) if transposed else _forward_np(x, w, geo)
+        if not transposed and res.dtype == np.float64 and res.size and (res == 0).any():  # (float32: oneDNN's
+            res[(res == 0) & _negative_zeros(x, w, geo)] = -0.0  # choice, docs/differences.md)
         if bias is not None:
             res += bias._data.reshape((1, -1) + (1,) * s)
     if recording:

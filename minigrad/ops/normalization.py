@@ -18,7 +18,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .. import _dtypes, _linspace
+from .. import _dtypes, _linspace, _moments
 from .._state import GRAD
 from .._tensor import Tensor, make
 from . import xp
@@ -97,7 +97,8 @@ NativeLayerNormBackward0 = rule(
     shown={"result1": lambda node, v: make(v), "result2": lambda node, v: make(v)},
     forward=lambda input_t, weight_t, bias_t, input, weight, normalized_shape, result1, result2, _eps: _tangent(
         input_t, input, _Over(_ln_dims(input, normalized_shape), _eps, result1, result2), (weight, weight_t, bias_t)),
-    input=lambda grad, input, weight, normalized_shape, result1, result2, _eps: _input_grad(
+    input=lambda grad, input, weight, normalized_shape, result1, result2, _eps: (
+        _input_grad if xp.is_t(grad) else _ln_kernel_input_grad)(
         grad, input, weight, _Over(_ln_dims(input, normalized_shape), _eps, result1, result2)),
     weight=lambda grad, input, normalized_shape, result1, result2, _eps: _weight_grad(
         grad, input, _Over(_ln_dims(input, normalized_shape), _eps, result1, result2),
@@ -105,13 +106,33 @@ NativeLayerNormBackward0 = rule(
     bias=lambda grad, normalized_shape: _sum(grad, tuple(range(len(grad.shape) - len(normalized_shape)))))
 
 
+def _ln_kernel_input_grad(grad: np.ndarray, input: np.ndarray, weight, over: _Over) -> np.ndarray:
+    """layer_norm's input gradient arranged as PyTorch's CPU kernel (`LayerNormBackwardKernelImpl`), whose order of
+    operations decides the signs of zeros (a zero grad times a negative weight): per row ds = Σ dy·x·w and
+    db = Σ dy·w, then dx = a·dy·w + b·x + c with a = rstd, b = (db·mean - ds)·a³/N, c = -b·mean - db·a/N."""
+    a, mean = over.rstd, over.mean
+    scale = input.dtype.type(1 / math.prod(input.shape[d] for d in over.dims))
+    with np.errstate(all="ignore"):
+        dyx, dyw = (grad * input, grad) if weight is None else (grad * input * weight, grad * weight)
+        ds = dyx.sum(axis=over.dims, keepdims=True, initial=-0.0)  # (its sums start from the first term: -0.s
+        db = dyw.sum(axis=over.dims, keepdims=True, initial=-0.0)  # sum to -0., where NumPy starts from +0.)
+        b = (db * mean - ds) * a * a * a * scale
+        c = -b * mean - db * a * scale
+        return (a * grad if weight is None else a * grad * weight) + b * input + c
+
+
 def _ln_moments(x: np.ndarray, dims: tuple, eps: float) -> tuple:
-    """mean and rstd of each row. PyTorch's variance is E[x²] - mean², which is nan where mean² overflows (a row
-    like [1e-300, 1e300]): the two-pass variance kept here for accuracy is made nan there too."""
-    mean = x.mean(axis=dims, keepdims=True)
-    centered = x - mean
-    var = (centered * centered).mean(axis=dims, keepdims=True)
-    var[np.isinf(mean * mean)] = np.nan
+    """mean and rstd of each row as PyTorch's CPU kernel rounds them (float32 and float64: its Welford and cascade
+    order, `_moments.row_moments`, so a row like [1e-300, 1e300] has a nan variance there too); float16 in NumPy."""
+    keep = x.shape[:x.ndim - len(dims)] + (1,) * len(dims)
+    if x.dtype in (np.float32, np.float64) and x.size:
+        mean, var = _moments.row_moments(np.ascontiguousarray(x).reshape(math.prod(keep), -1))
+        mean, var = mean.reshape(keep), var.reshape(keep)
+    else:
+        mean = x.mean(axis=dims, keepdims=True)
+        centered = x - mean
+        var = (centered * centered).mean(axis=dims, keepdims=True)
+        var[np.isinf(mean * mean)] = np.nan
     return mean, 1 / np.sqrt(var + np.asarray(eps, x.dtype))
 
 
@@ -269,6 +290,36 @@ def _affine(x: np.ndarray, mean: np.ndarray, invstd: np.ndarray, weight, bias, b
     return np.where(np.isfinite(fused) & (fused != 0), fused, plain).astype(x.dtype, copy=False)
 
 
+def _batch_stats(x: np.ndarray, dims: tuple, eps: float) -> tuple:
+    """(mean, biased var, invstd, Σ (x - mean)²) per channel. With spatial dims (the contiguous kernel,
+    `batch_norm_cpu_collect_stats_contiguous_impl`), as PyTorch rounds them: each channel's sum accumulated in
+    order in double, the mean rounded to the dtype, Σ (x - mean)² in order in double and stored in the dtype, var
+    that over N in the dtype, invstd = 1 / sqrt(var + eps) in double. (N, C) inputs (PyTorch's channels-last
+    kernel, per-thread partial sums) and float16: NumPy's mean and var."""
+    if x.ndim < 3 or x.shape[2:] == (1,) * (x.ndim - 2) or x.dtype not in (np.float32, np.float64):
+        var = x.var(axis=dims)
+        return x.mean(axis=dims), var, 1 / np.sqrt(var + np.asarray(eps, x.dtype)), var * (x.size // x.shape[1])
+    rows = np.moveaxis(x, 1, 0).reshape(x.shape[1], -1)  # each channel's values in memory order
+    n = rows.shape[1]
+    mean = (np.cumsum(rows, axis=1, dtype=np.float64)[:, -1] / n).astype(x.dtype)
+    centered = rows - mean[:, None]
+    var_sum = np.cumsum(centered * centered, axis=1, dtype=np.float64)[:, -1].astype(x.dtype)
+    var = var_sum / x.dtype.type(n)
+    return mean, var, (1 / np.sqrt(var.astype(np.float64) + eps)).astype(x.dtype), var_sum
+
+
+def _update_running(rm: np.ndarray, rv: np.ndarray, stats: tuple, momentum: float, n: int) -> None:
+    """running = momentum * batch + (1 - momentum) * running, in place, as PyTorch's kernel rounds it: momentum in
+    the statistics' dtype, the unbiased variance Σ (x - mean)² / (n - 1) in it too, and the variance's update summed
+    in double (the kernel's accumulate type meets a float product there)."""
+    mean, var_sum = stats
+    t = rm.dtype.type
+    m = t(momentum)
+    rm[...] = m * mean.astype(t) + (t(1) - m) * rm
+    unbiased = var_sum.astype(t) / t(max(n - 1, 1))
+    rv[...] = np.float64(m) * unbiased.astype(np.float64) + ((t(1) - m) * rv).astype(np.float64)
+
+
 def _empty_batch(input: Tensor, weight: Tensor | None, bias: Tensor | None) -> Tensor:
     """PyTorch's batch_norm of an empty input: no statistics (none to take, the running ones untouched), a clone
     times weight[0] plus bias[0], so the gradient still reaches weight and bias (CloneBackward0, MulBackward0,
@@ -309,16 +360,9 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
     bshape = (1, -1) + (1,) * (x.ndim - 2)
     if training or running_mean is None:
         with np.errstate(all="ignore"):  # (inf - inf is nan, 1e300² is inf: silently, as in PyTorch)
-            mean = x.mean(axis=dims)
-            var = x.var(axis=dims)
-            invstd = 1 / np.sqrt(var + np.asarray(eps, x.dtype))
+            mean, var, invstd, var_sum = _batch_stats(x, dims, eps)
         if training and running_mean is not None:
-            n = x.size // x.shape[1]
-            rm, rv = running_mean._data, running_var._data
-            rm *= 1 - momentum
-            rm += momentum * mean.astype(rm.dtype)
-            rv *= 1 - momentum
-            rv += momentum * (var * (n / max(n - 1, 1))).astype(rv.dtype)
+            _update_running(running_mean._data, running_var._data, (mean, var_sum), momentum, x.size // x.shape[1])
         result1, result2 = mean, invstd
     else:
         mean = running_mean._data.astype(x.dtype, copy=False)
