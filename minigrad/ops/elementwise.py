@@ -24,7 +24,7 @@ from .._tensor import Tensor, make
 from . import xp
 from .fused import fused_op
 from .inplace import inplace_of
-from .operands import broadcast_error, check_tensor, float_data, kind_name, promoted, tensor_method
+from .operands import broadcast_error, check_tensor, float_data, in_opmath, kind_name, promoted, tensor_method
 from .recording import exact_zeros, record, rule
 from .registry import Sample, declare
 
@@ -53,7 +53,7 @@ def unary(name: str, np_fn, node: str, *, saves: str, grad, text: str, domain: s
         d = self._data
         if not keeps_dtype and d.dtype.kind != "f":
             d = float_data(self)
-        res = GRAD.quiet.run(np_fn, d)
+        res = GRAD.quiet.run(in_opmath, np_fn, d)  # (float16 in float32, as PyTorch's kernels)
         if self._requires_grad and GRAD.mode > 0:
             return record(node_cls, res, (self,))
         return make(res)
@@ -127,14 +127,21 @@ def _erf(x: np.ndarray) -> np.ndarray:
 
 # -- PyTorch's fused backward ops: what tanh's, sigmoid's, softplus's and relu's formulas call ------------
 def _tanh_backward(g, y):
+    """g * (1 - y²); float16 in float32, rounded once (PyTorch's kernel)."""
+    if g.dtype == np.float16 and y.dtype == np.float16:
+        return (g.astype(np.float32) * (1 - np.square(y.astype(np.float32)))).astype(np.float16)
     return g * (1 - y * y)
 
 
 def _sigmoid_backward(g, y):
-    return g * y * (1 - y)
+    """g * (1 - y) * y in this order, as PyTorch's kernel (its float16 kernel rounds each step to float16 too)."""
+    return g * (1 - y) * y
 
 
 def _softplus_backward(g, x, beta, threshold):
+    """float16 in float32, rounded once (PyTorch's kernel)."""
+    if g.dtype == np.float16 and x.dtype == np.float16:
+        return _softplus_backward(g.astype(np.float32), x.astype(np.float32), beta, threshold).astype(np.float16)
     z = np.exp(x * beta)
     return np.where(x * beta > threshold, g, g * z / (z + 1))
 
@@ -342,7 +349,7 @@ declare("round", round, inplace=inplace_of(round, "round_"), nodes=(RoundBackwar
 
 # -- activations with arguments (torch.nn.functional) ------------------------------------------------------
 def _leaky_relu_backward(g, x, negative_slope):
-    return xp.where(xp.data(x) > 0, g, g * negative_slope)
+    return xp.where(xp.data(x) > 0, g, xp.mul_scalar(g, negative_slope))  # (float16: opmath, as PyTorch)
 
 
 # PyTorch's fused backward op: under create_graph the gradient depends on `self` (LeakyReluBackwardBackward0,
@@ -368,7 +375,7 @@ def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = Fals
     """x where x > 0, else negative_slope * x."""
     x = input._data
     _float_kernel(x, "leaky_relu_cpu")
-    res = np.where(x > 0, x, x * negative_slope).astype(x.dtype)
+    res = np.where(x > 0, x, xp.mul_scalar(x, negative_slope)).astype(x.dtype)
     if inplace:
         return leaky_relu_(input, negative_slope)
     if input._requires_grad and GRAD.mode > 0:
@@ -466,8 +473,9 @@ def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tenso
     """log(1 + exp(beta * x)) / beta, and x itself where beta * x > threshold (numerically linear there)."""
     _float_kernel(input._data, "softplus_cpu")
     x = float_data(input)
-    with np.errstate(over="ignore"):
-        res = np.where(x * beta > threshold, x, np.log1p(np.exp(x * beta)) / beta).astype(x.dtype)
+    with np.errstate(over="ignore"):  # (float16 in float32, rounded once, as PyTorch's kernel)
+        res = in_opmath(lambda v: np.where(v * beta > threshold, v, np.log1p(np.exp(v * beta)) / beta), x)
+    res = res.astype(x.dtype)
     if input._requires_grad and GRAD.mode > 0:
         return record(SoftplusBackward0, res, (input,), beta=beta, threshold=threshold)
     return make(res)
@@ -489,7 +497,7 @@ def silu(input: Tensor, inplace: bool = False) -> Tensor:
         return _silu_(input)
     _float_kernel(input._data, "silu_cpu")
     x = float_data(input)
-    res = GRAD.quiet.run(lambda v: (v * _sigmoid(v)).astype(v.dtype), x)  # (-inf * 0 is nan, as PyTorch's)
+    res = GRAD.quiet.run(in_opmath, lambda v: (v * _sigmoid(v)).astype(v.dtype), x)  # (-inf * 0 is nan, as torch)
     if input._requires_grad and GRAD.mode > 0:
         return record(SiluBackward0, res, (input,))
     return make(res)

@@ -1,0 +1,63 @@
+"""Issue 34: findings of the differential fuzzer on fresh seeds 1700-1900 and 3000-3049, and of a float16 sweep of
+the unary ops' gradients against PyTorch, one case each.
+
+Each case runs under PyTorch 2.13 and minigrad by the parity harness (printed values, warnings, the exception's
+type and first line); values are printed with `tolist()`, bit for bit where the sign of a zero, a NaN's place or a
+float16's last digit is the point. Each failed on the code it was found on.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch_parity_harness as harness
+
+
+def float16_activations_in_float32_rounded_once(torch, Variable):
+    """PyTorch computes a float16 pointwise kernel in float32 and rounds once (its opmath type): rsqrt, sigmoid,
+    silu and softplus in the forward, tanh's and softplus's fused backward, leaky_relu's slope as a float32;
+    minigrad's NumPy formulas rounded each step to float16, up to 3 units in the last place (the fuzzer's float16
+    sigmoid and binary_cross_entropy-after-sigmoid gradients, seeds 1700-1801). asin's and acos's gradients take
+    rsqrt. sigmoid's backward is g * (1 - y) * y in this order, each step in the dtype, as PyTorch's kernel."""
+    rng = np.random.default_rng(7)
+    x16 = (rng.standard_normal(256) * 2.5).astype("float16")
+    g16 = torch.tensor((rng.standard_normal(256) * 3).astype("float16"))
+    unit = torch.tensor(rng.uniform(-0.95, 0.95, 256).astype("float16"), requires_grad=True)
+    pos = torch.tensor((rng.random(256) * 4 + 0.05).astype("float16"), requires_grad=True)
+    F = torch.nn.functional
+    for name, fn, x in (("sigmoid", torch.sigmoid, None), ("tanh", torch.tanh, None), ("silu", F.silu, None),
+                        ("softplus", F.softplus, None), ("leaky_relu", F.leaky_relu, None),
+                        ("rsqrt", torch.rsqrt, pos), ("asin", torch.asin, unit), ("acos", torch.acos, unit)):
+        x = torch.tensor(x16, requires_grad=True) if x is None else x
+        y = fn(x)
+        (g,) = torch.autograd.grad(y, x, g16, create_graph=True)
+        print(name, y.tolist(), g.tolist())
+
+
+
+def cumulative_sums_in_the_accumulate_type(torch, Variable):
+    """PyTorch's CPU cumsum adds float16 in float32 and float32 in float64 (its accumulate type), rounding each
+    running sum once; NumPy's added in the dtype. cumprod's gradient is a reversed cumsum divided by the input, so
+    its float16 gradients differed by several units in the last place (the fuzzer's float16 cumprod gradients,
+    seeds 1700-1801), and float32 cumsums in the last digits."""
+    rng = np.random.default_rng(11)
+    for dtype in ("float16", "float32"):
+        x = torch.tensor((rng.standard_normal((4, 40)) * 3).astype(dtype), requires_grad=True)
+        print(dtype, x.cumsum(1).tolist(), x.cumsum(0, dtype=torch.float64).tolist())
+        p = torch.tensor((rng.random((3, 12)) + 0.5).astype(dtype), requires_grad=True)
+        (g,) = torch.autograd.grad(p.cumprod(1), p, torch.tensor(rng.standard_normal((3, 12)).astype(dtype)),
+                                   create_graph=True)
+        print(g.tolist(), torch.autograd.grad(g.sum(), p)[0].tolist())
+
+
+CASES = [
+    cumulative_sums_in_the_accumulate_type,
+    float16_activations_in_float32_rounded_once,
+]
+
+
+@pytest.mark.parametrize("fn", [pytest.param(fn, id=fn.__name__) for fn in CASES])
+def test_fresh_seed_finding_behaves_as_pytorch(fn, torch, minigrad):
+    problems = harness.differences(fn, torch, minigrad)
+    if problems:
+        pytest.fail(problems, pytrace=False)
