@@ -506,10 +506,37 @@ def silu(input: Tensor, inplace: bool = False) -> Tensor:
 _silu_ = inplace_of(lambda self: silu(self), "silu_")
 declare("silu", silu, namespace="nn.functional", method=False, nodes=(SiluBackward0,), samples=unary_samples())
 
+def _elu_backward(g, x, alpha):
+    """PyTorch's elu_backward kernel: g * alpha * exp(x) where x <= 0, else g (float16 in float32, rounded once)."""
+    wide = g.dtype == np.float16
+    g32, x32 = (g.astype(np.float32), x.astype(np.float32)) if wide else (g, x)
+    res = np.where(x32 <= 0, g32 * alpha * np.exp(np.minimum(x32, 0)), g32)  # (no overflow where x > 0)
+    return res.astype(g.dtype) if wide else res
+
+
+def _elu_double_backward(grad, grad_output, self, alpha):
+    """PyTorch's elu_double_backward: elu_backward(grad * grad_output, self) times (self < 0) as a float mask (a
+    product: 0 at 0, inf and nan; nan where the first factor is)."""
+    first = elu_backward(grad * grad_output, self, alpha)
+    below = (xp.data(self) < 0).astype(xp.data(first).dtype)
+    return first * (make(below) if xp.is_t(first) else below)
+
+
+# PyTorch's fused backward op: under create_graph the gradient records EluBackwardBackward0, whose formulas give
+# elu_backward's value for grad_output and its slope, only where self < 0, for self (0 at 0, nan and inf)
+elu_backward = fused_op("elu_backward", _elu_backward, rule(
+    "EluBackwardBackward0", "grad_output self_or_result", saves="grad_output self_or_result alpha scale input_scale "
+    "is_result", defaults={"scale": 1, "input_scale": 1, "is_result": False}, forward="derived",
+    text="grad_grad_output = grad * (1 if self > 0 else alpha * exp(self)), "
+         "grad_self = grad * grad_output * alpha * exp(self) where self < 0",
+    grad_output=lambda grad, self_or_result, alpha: elu_backward(grad, self_or_result, alpha),
+    self_or_result=lambda grad, grad_output, self_or_result, alpha:
+    _elu_double_backward(grad, grad_output, self_or_result, alpha)), ("alpha",))
+
 EluBackward0 = rule("EluBackward0", "self", saves="self alpha scale input_scale",
                     defaults={"scale": 1, "input_scale": 1}, forward="derived",
                     text="grad_self = grad * (1 if self > 0 else alpha * exp(self))",
-                    self=lambda grad, self, alpha: grad * xp.where(xp.data(self) <= 0, alpha * xp.exp(self), 1.0))
+                    self=lambda grad, self, alpha: elu_backward(grad, self, alpha))
 
 
 def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
@@ -518,7 +545,8 @@ def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
         return _elu_(input, alpha)
     _float_kernel(input._data, "elu_cpu")
     x = float_data(input)
-    res = np.where(x > 0, x, alpha * np.expm1(np.where(x > 0, 0, x))).astype(x.dtype)  # (expm1(-0.) is -0.)
+    res = in_opmath(lambda v: np.where(v > 0, v, alpha * np.expm1(np.where(v > 0, 0, v))), x)  # (expm1(-0.): -0.)
+    res = res.astype(x.dtype)
     if input._requires_grad and GRAD.mode > 0:
         return record(EluBackward0, res, (input,), alpha=alpha)
     return make(res)

@@ -431,8 +431,8 @@ def kl_div(input: Tensor, target: Tensor, size_average=None, reduce=None, reduct
     """KL(target || exp(input)) per element, for log-probabilities `input`: target * (log target - input), as
     PyTorch composes it (xlogy, mul, sub; with `log_target`, exp(target) * (target - input)). 'batchmean'
     divides the sum by the batch size, the KL divergence's definition; 'mean' divides by every element."""
-    if reduction == "batchmean":
-        red = SUM if input.dim() != 0 else MEAN
+    if reduction == "batchmean":  # a sum, divided by the batch size unless 0-d (SumBackward0 there, as PyTorch)
+        red = SUM
     else:
         red = _reduction(reduction, size_average, reduce)
         if red == MEAN:

@@ -50,7 +50,34 @@ def cumulative_sums_in_the_accumulate_type(torch, Variable):
         print(g.tolist(), torch.autograd.grad(g.sum(), p)[0].tolist())
 
 
+def second_order_nodes_of_fused_backward_ops(torch, Variable):
+    """Under create_graph, PyTorch's formulas call fused backward ops, whose nodes a double backward walks: elu's
+    elu_backward records EluBackwardBackward0 (its slope for self only where self < 0, as a float mask: 0 at 0,
+    inf and nan where the composed formula gave 1 or nan), _safe_softmax's _softmax_backward_data records
+    SoftmaxBackwardDataBackward0 (seed 1900 program 946: MulBackward0); kl_div(reduction='batchmean') of a 0-d
+    input is a sum (SumBackward0, seed 1900 program 1786: MeanBackward0)."""
+    x = torch.tensor([0.0, -0.0, float("inf"), float("-inf"), float("nan"), -1.5, 2.0, -800.0], dtype=torch.float64,
+                     requires_grad=True)
+    gz = torch.tensor([1.0, -2.0, 3.0, 0.5, 1.0, float("inf"), -0.0, 2.0], dtype=torch.float64, requires_grad=True)
+    for alpha in (1.0, 0.7):
+        (g,) = torch.autograd.grad(torch.nn.functional.elu(x, alpha), x, gz, create_graph=True)
+        print(g.tolist(), g.grad_fn.name(), g.grad_fn.next_functions[0][0].name())
+        print([t.tolist() for t in torch.autograd.grad(g, (x, gz), torch.linspace(-1, 2, 8, dtype=torch.float64))])
+    h = torch.tensor(np.array([0.25, -1.5, 0.75, -3.0], dtype="float16"), requires_grad=True)
+    (g,) = torch.autograd.grad(torch.nn.functional.elu(h, 0.3), h, torch.ones(4, dtype=torch.float16) * 1.3)
+    print(g.tolist())
+    s = torch.tensor([[0.5, -1.0, 2.0], [-float("inf"), -float("inf"), -float("inf")]], dtype=torch.float64,
+                     requires_grad=True)
+    gs = torch.tensor([[1.0, 2.0, -1.0], [1.0, 1.0, 1.0]], dtype=torch.float64)
+    (g,) = torch.autograd.grad(torch._safe_softmax(s, -1), s, gs, create_graph=True)
+    print(g.tolist(), g.grad_fn.name(), torch.autograd.grad(g.sum(), s)[0].tolist())
+    z = torch.tensor(-0.7, dtype=torch.float64, requires_grad=True)
+    loss = torch.nn.functional.kl_div(z, torch.tensor(0.3, dtype=torch.float64), reduction="batchmean")
+    print(loss.item(), loss.grad_fn.name(), torch.autograd.grad(loss, z)[0].item())
+
+
 CASES = [
+    second_order_nodes_of_fused_backward_ops,
     cumulative_sums_in_the_accumulate_type,
     float16_activations_in_float32_rounded_once,
 ]
