@@ -76,7 +76,31 @@ def second_order_nodes_of_fused_backward_ops(torch, Variable):
     print(loss.item(), loss.grad_fn.name(), torch.autograd.grad(loss, z)[0].item())
 
 
+def clamp_maximum_and_minimum_between_opposite_zeros(torch, Variable):
+    """Which zero a tie of +0. and -0. gives (docs/differences.md, "maximum, minimum and clamp by a tensor"): with
+    Python-number bounds PyTorch keeps the input's zero at every length; with tensor operands its scalar loop keeps
+    the first operand's, which is all a tensor shorter than one SIMD vector meets on any CPU (seed 1900's
+    clamp(max=tensor(-0.)) of zeros took the vector path: not compared here). Gradients at the tie too."""
+    def signs(t):
+        return "".join("-" if v < 0 or (v == 0 and str(v).startswith("-")) else "+" for v in t.tolist())
+    for dtype in (torch.float16, torch.float32, torch.float64):
+        for n in (3, 40):
+            z, nz = torch.zeros(n, dtype=dtype), torch.full((n,), -0.0, dtype=dtype)
+            print(signs(z.clamp(max=-0.0)), signs(nz.clamp(min=0.0)), signs(z.clamp(-0.0, -0.0)),
+                  signs(nz.clamp_min(0.0)), signs(z.clamp_max(-0.0)), signs(torch.clamp(nz, min=0.0, max=-0.0)))
+        z, nz = torch.zeros(3, dtype=dtype), torch.full((3,), -0.0, dtype=dtype)
+        print(signs(torch.maximum(z, nz)), signs(torch.maximum(nz, z)), signs(torch.minimum(z, nz)),
+              signs(torch.minimum(nz, z)), signs(z.clamp(max=nz)), signs(nz.clamp(min=z)), signs(z.clamp(nz, nz)))
+    x = torch.tensor([0.0, -0.0, 0.0, -0.0], requires_grad=True)
+    b = torch.tensor([-0.0, 0.0, 0.0, -0.0], requires_grad=True)
+    for f in (lambda: torch.maximum(x, b), lambda: torch.minimum(x, b), lambda: x.clamp(min=b), lambda: x.clamp(max=b),
+              lambda: x.clamp(-0.0, 0.0)):
+        print([g.tolist() for g in torch.autograd.grad(f(), (x, b), torch.tensor([1.0, -2.0, 3.0, -0.0]),
+                                                       allow_unused=True, materialize_grads=True)])
+
+
 CASES = [
+    clamp_maximum_and_minimum_between_opposite_zeros,
     second_order_nodes_of_fused_backward_ops,
     cumulative_sums_in_the_accumulate_type,
     float16_activations_in_float32_rounded_once,
