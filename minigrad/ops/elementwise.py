@@ -411,6 +411,9 @@ def _gelu_second(x, approximate: str):
 
 
 def _gelu_backward(g, x, approximate):
+    """g * gelu'(x); float16 in float32, rounded once (PyTorch's kernel)."""
+    if g.dtype == np.float16 and x.dtype == np.float16:
+        return _gelu_backward(g.astype(np.float32), x.astype(np.float32), approximate).astype(np.float16)
     return g * _gelu_grad(x, approximate)
 
 
@@ -441,8 +444,9 @@ def _gelu(x: np.ndarray, approximate: str) -> np.ndarray:
     if not x.size:
         return x.copy()
     vectorized = x.dtype in _VECTORIZED_GELU and x.size > 1 and x.flags.c_contiguous
-    twice_cdf = 1 + _erf(x / math.sqrt(2))
-    res = (x * twice_cdf * 0.5 if vectorized and x.dtype == np.float32 else 0.5 * x * twice_cdf).astype(x.dtype)
+    y = x.astype(np.float32) if x.dtype == np.float16 else x  # (float16 in float32, rounded once)
+    twice_cdf = 1 + _erf(y / math.sqrt(2))
+    res = (y * twice_cdf * 0.5 if vectorized and x.dtype == np.float32 else 0.5 * y * twice_cdf).astype(x.dtype)
     if vectorized:
         res[np.isposinf(x)] = np.nan
     return res

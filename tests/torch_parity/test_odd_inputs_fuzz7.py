@@ -15,7 +15,7 @@ import torch_parity_harness as harness
 
 def float16_activations_in_float32_rounded_once(torch, Variable):
     """PyTorch computes a float16 pointwise kernel in float32 and rounds once (its opmath type): rsqrt, sigmoid,
-    silu and softplus in the forward, tanh's and softplus's fused backward, leaky_relu's slope as a float32;
+    silu, softplus and gelu in the forward, tanh's and softplus's fused backward, leaky_relu's slope as a float32;
     minigrad's NumPy formulas rounded each step to float16, up to 3 units in the last place (the fuzzer's float16
     sigmoid and binary_cross_entropy-after-sigmoid gradients, seeds 1700-1801). asin's and acos's gradients take
     rsqrt. sigmoid's backward is g * (1 - y) * y in this order, each step in the dtype, as PyTorch's kernel."""
@@ -23,6 +23,7 @@ def float16_activations_in_float32_rounded_once(torch, Variable):
     x16 = (rng.standard_normal(256) * 2.5).astype("float16")
     g16 = torch.tensor((rng.standard_normal(256) * 3).astype("float16"))
     unit = torch.tensor(rng.uniform(-0.95, 0.95, 256).astype("float16"), requires_grad=True)
+    mid = torch.tensor(np.clip(x16, -2, 2), requires_grad=True)  # (gelu below -2: PyTorch's float32 erf's last bits)
     pos = torch.tensor((rng.random(256) * 4 + 0.05).astype("float16"), requires_grad=True)
     F = torch.nn.functional
     for name, fn, x in (("sigmoid", torch.sigmoid, None), ("tanh", torch.tanh, None), ("silu", F.silu, None),
@@ -32,6 +33,7 @@ def float16_activations_in_float32_rounded_once(torch, Variable):
         y = fn(x)
         (g,) = torch.autograd.grad(y, x, g16, create_graph=True)
         print(name, y.tolist(), g.tolist())
+    print(F.gelu(mid).tolist())
 
 
 
