@@ -281,7 +281,8 @@ def scatter_into(g, shape: tuple, key, accumulate: bool, name: str):
         return _tensor_op("index_backward")(g, tuple(shape), key, accumulate, name)
     out = np.zeros(shape, dtype=g.dtype)
     if accumulate:
-        np.add.at(out, key, g)
+        with np.errstate(invalid="ignore", over="ignore"):  # (inf + -inf: nan, silently)
+            np.add.at(out, key, g)
     else:
         out[key] = g
     return out
@@ -406,7 +407,8 @@ def scatter_add_into(out: np.ndarray, dim: int, idx: np.ndarray, src: np.ndarray
         return
     grid = list(np.indices(idx.shape, sparse=True))
     grid[dim] = idx
-    np.add.at(out, tuple(grid), src[tuple(slice(0, s) for s in idx.shape)])
+    with np.errstate(invalid="ignore", over="ignore"):  # (inf + -inf is nan, silently as in PyTorch)
+        np.add.at(out, tuple(grid), src[tuple(slice(0, s) for s in idx.shape)])
 
 
 def _scalar(name: str, kernel):

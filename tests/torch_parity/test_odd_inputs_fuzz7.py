@@ -101,7 +101,26 @@ def clamp_maximum_and_minimum_between_opposite_zeros(torch, Variable):
                                                        allow_unused=True, materialize_grads=True)])
 
 
+def no_numpy_error_or_warning_from_losses_and_scattered_sums(torch, Variable):
+    """l1_loss, mse_loss and smooth_l1_loss of shapes that do not broadcast raise PyTorch's RuntimeError after its
+    size warning (seed 3001 program 587: NumPy's ValueError); a scatter_add or an indexing backward that adds inf
+    and -inf into one element gives nan silently (seed 3001 program 958: NumPy's RuntimeWarning reached the
+    learner)."""
+    a, b = torch.tensor(np.arange(8.0)), torch.tensor(np.ones((2, 16)))
+    for loss in (torch.nn.functional.l1_loss, torch.nn.functional.mse_loss, torch.nn.functional.smooth_l1_loss):
+        try:
+            loss(a, b)
+        except RuntimeError as e:
+            print(loss.__name__, e)
+    x = torch.tensor([[0.0], [float("inf")], [-float("inf")]], dtype=torch.float64, requires_grad=True)
+    print(x.scatter_add(0, torch.tensor([[1], [0], [0]]), x).tolist())
+    gy = torch.tensor([[float("inf")], [-float("inf")], [1.0], [float("inf")], [-float("inf")]], dtype=torch.float64)
+    print(torch.autograd.grad(x[torch.tensor([0, 0, 1, 2, 2])], x, gy)[0].tolist())
+    print(torch.autograd.grad(x.index_select(0, torch.tensor([1, 1])), x, gy[:2])[0].tolist())
+
+
 CASES = [
+    no_numpy_error_or_warning_from_losses_and_scattered_sums,
     clamp_maximum_and_minimum_between_opposite_zeros,
     second_order_nodes_of_fused_backward_ops,
     cumulative_sums_in_the_accumulate_type,
