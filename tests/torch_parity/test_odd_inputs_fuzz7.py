@@ -119,7 +119,20 @@ def no_numpy_error_or_warning_from_losses_and_scattered_sums(torch, Variable):
     print(torch.autograd.grad(x.index_select(0, torch.tensor([1, 1])), x, gy[:2])[0].tolist())
 
 
+def unfold_refuses_inputs_without_a_window(torch, Variable):
+    """F.unfold raises PyTorch's RuntimeError when a spatial size leaves no sliding block (seed 3002 program 506:
+    minigrad returned an empty result) or a non-batch dimension is empty."""
+    for shape, kernel, kwargs in (((0, 3, 1, 2), (2, 3), {}), ((1, 1, 1, 2), (2, 3), {"padding": 1, "dilation": 2}),
+                                  ((1, 1, 1, 5), (1, 6), {}), ((1, 0, 4, 4), (2, 2), {}),
+                                  ((1, 1, 4, 4), (2, 2), {"stride": (2, 3)}), ((0, 2, 3, 3), 2, {})):
+        try:
+            print(torch.nn.functional.unfold(torch.zeros(shape), kernel, **kwargs).shape)
+        except RuntimeError as e:
+            print(e)
+
+
 CASES = [
+    unfold_refuses_inputs_without_a_window,
     no_numpy_error_or_warning_from_losses_and_scattered_sums,
     clamp_maximum_and_minimum_between_opposite_zeros,
     second_order_nodes_of_fused_backward_ops,
