@@ -147,9 +147,12 @@ def _softplus_backward(g, x, beta, threshold):
 
 
 def _softplus_double_backward(g, x, beta, threshold):
-    """PyTorch's softplus_double_backward, written with xp so it records its graph under create_graph."""
-    z = xp.exp(x * beta)
-    return xp.where(xp.data(x) * beta > threshold, 0.0, g * beta * z / ((z + 1) * (z + 1)))
+    """PyTorch's softplus_double_backward, sigmoid_backward(g, sigmoid(x * beta)) * (x * beta < threshold) * beta
+    (the mask a float product, as PyTorch's), written with xp so it records its graph under create_graph."""
+    xb = xp.mul_scalar(x, beta)
+    first = sigmoid_backward(g, xp.sigmoid(xb))
+    below = (xp.data(xb) < threshold).astype(xp.data(first).dtype)
+    return xp.mul_scalar(first * (make(below) if xp.is_t(first) else below), beta)
 
 
 tanh_backward = fused_op("tanh_backward", _tanh_backward, rule(
@@ -490,9 +493,18 @@ declare("softplus", softplus, namespace="nn.functional", method=False, nodes=(So
 
 
 # -- silu, elu ---------------------------------------------------------------------------------------------------
+def _silu_backward(grad, self):
+    """grad * s * (1 + self * (1 - s)), s = sigmoid(self): under create_graph PyTorch's infinitely differentiable
+    form (one sigmoid node), else its fused kernel (float16 in float32, rounded once)."""
+    if not xp.is_t(grad) and grad.dtype == np.float16 and self.dtype == np.float16:
+        return _silu_backward(grad.astype(np.float32), self.astype(np.float32)).astype(np.float16)
+    s = xp.sigmoid(self)
+    return grad * s * (1 + self * (1 - s))
+
+
 SiluBackward0 = rule("SiluBackward0", "self", saves="self", forward="derived",
                      text="grad_self = grad * sigmoid(self) * (1 + self * (1 - sigmoid(self)))",
-                     self=lambda grad, self: grad * xp.sigmoid(self) * (1 + self * (1 - xp.sigmoid(self))))
+                     self=lambda grad, self: _silu_backward(grad, self))
 
 
 def silu(input: Tensor, inplace: bool = False) -> Tensor:

@@ -18,7 +18,8 @@ def float16_activations_in_float32_rounded_once(torch, Variable):
     silu, softplus and gelu in the forward, tanh's and softplus's fused backward, leaky_relu's slope as a float32;
     minigrad's NumPy formulas rounded each step to float16, up to 3 units in the last place (the fuzzer's float16
     sigmoid and binary_cross_entropy-after-sigmoid gradients, seeds 1700-1801). asin's and acos's gradients take
-    rsqrt. sigmoid's backward is g * (1 - y) * y in this order, each step in the dtype, as PyTorch's kernel."""
+    rsqrt. sigmoid's backward is g * (1 - y) * y in this order, each step in the dtype, as PyTorch's kernel. Second
+    order: silu's formula takes one sigmoid, softplus's is PyTorch's softplus_double_backward."""
     rng = np.random.default_rng(7)
     x16 = (rng.standard_normal(256) * 2.5).astype("float16")
     g16 = torch.tensor((rng.standard_normal(256) * 3).astype("float16"))
@@ -34,6 +35,10 @@ def float16_activations_in_float32_rounded_once(torch, Variable):
         (g,) = torch.autograd.grad(y, x, g16, create_graph=True)
         print(name, y.tolist(), g.tolist())
     print(F.gelu(mid).tolist())
+    for fn in (F.silu, F.softplus, torch.tanh, torch.sigmoid):  # second order (float16 steps, as PyTorch's formulas)
+        x = torch.tensor(x16, requires_grad=True)
+        (g,) = torch.autograd.grad(fn(x), x, g16, create_graph=True)
+        print(torch.autograd.grad(g, x, g16)[0].tolist(), torch.autograd.grad(fn(x), x, g16)[0].tolist())
 
 
 
