@@ -136,7 +136,21 @@ def unfold_refuses_inputs_without_a_window(torch, Variable):
             print(e)
 
 
+def trace_adds_the_diagonal_in_order_in_the_accumulate_type(torch, Variable):
+    """trace adds the diagonal one element at a time from +0, float32 in float64 and float16 in float32, as
+    PyTorch's CPU kernel (NumPy's pairwise float32 sum differed in the last digits), and inf + -inf is nan with no
+    NumPy warning (seed 3003 program 121)."""
+    rng = np.random.default_rng(5)
+    for dtype in ("float64", "float32", "float16", "int32"):
+        a = rng.standard_normal((40, 40)) * 10 ** rng.uniform(-2, 4, (40, 40))
+        print(dtype, torch.tensor(a.astype(dtype)).trace().item())
+    for rows in ([[float("inf"), 0.0, 0.0], [0.0, 0.0, 0.0], [0.0, 0.0, -float("inf")]], [[-0.0, 1.0], [2.0, -0.0]],
+                 [[-0.0, 5.0], [1.0, -0.0]]):
+        print(torch.tensor(rows).trace().tolist())
+
+
 CASES = [
+    trace_adds_the_diagonal_in_order_in_the_accumulate_type,
     unfold_refuses_inputs_without_a_window,
     no_numpy_error_or_warning_from_losses_and_scattered_sums,
     clamp_maximum_and_minimum_between_opposite_zeros,
