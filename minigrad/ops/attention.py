@@ -35,6 +35,7 @@ from .._tensor import Tensor, make
 from . import xp
 from .losses import MulBackward1, _scalar_node
 from .recording import record, rule
+from .reductions import softmax_backward_data
 from .registry import Sample, declare
 
 SafeSoftmaxBackward0 = rule(
@@ -42,7 +43,7 @@ SafeSoftmaxBackward0 = rule(
     text="grad_self = result * (grad - sum(grad * result, dim))  (rows that were all -inf: result 0, grad 0)",
     forward=lambda self_t, result, dim: result * (self_t - xp.sum_keep(self_t * result, dim)),
     shown={"dim": lambda node, v: v % (1 << 64)},
-    self=lambda grad, result, dim: result * (grad - xp.sum_keep(grad * result, dim)))
+    self=lambda grad, result, dim: softmax_backward_data(grad, result, dim))  # (PyTorch's: its fused op)
 
 
 def _safe_softmax(self: Tensor, dim: int, dtype=None) -> Tensor:

@@ -544,8 +544,15 @@ def unfold(input: Tensor, kernel_size, dilation=1, padding=0, stride=1) -> Tenso
         raise NotImplementedError(f"Input Error: Only 4D input Tensors are supported (got {input._data.ndim}D)")
     kernel, dilation, padding, stride = _pairs(kernel_size, dilation, padding, stride)
     big = input._data.shape[2:]
+    if 0 in input._data.shape[1:]:
+        raise RuntimeError("Expected 3D or 4D (batch mode) tensor with possibly 0 batch size and other non-zero "
+                           f"dimensions for input, but got: {list(input._data.shape)}")
     small = tuple((n + 2 * p - d * (k - 1) - 1) // st + 1
                   for n, p, d, k, st in zip(big, padding, dilation, kernel, stride))
+    if min(small) < 1:  # (PyTorch's check, before any window is taken)
+        raise RuntimeError(f"Given input with spatial size {tuple(big)}, kernel_size={kernel}, dilation={dilation}, "
+                           f"padding={padding}, calculated shape of the array of sliding blocks as {small}, but its "
+                           "components must be at least one.")
     return im2col(input, Geometry(kernel, stride, padding, dilation, tuple(big), small))
 
 

@@ -24,7 +24,7 @@ from .._tensor import Tensor, make
 from . import xp
 from .fused import fused_op
 from .inplace import inplace_of
-from .operands import broadcast_error, check_tensor, float_data, kind_name, promoted, tensor_method
+from .operands import broadcast_error, check_tensor, float_data, in_opmath, kind_name, promoted, tensor_method
 from .recording import exact_zeros, record, rule
 from .registry import Sample, declare
 
@@ -53,7 +53,7 @@ def unary(name: str, np_fn, node: str, *, saves: str, grad, text: str, domain: s
         d = self._data
         if not keeps_dtype and d.dtype.kind != "f":
             d = float_data(self)
-        res = GRAD.quiet.run(np_fn, d)
+        res = GRAD.quiet.run(in_opmath, np_fn, d)  # (float16 in float32, as PyTorch's kernels)
         if self._requires_grad and GRAD.mode > 0:
             return record(node_cls, res, (self,))
         return make(res)
@@ -127,22 +127,32 @@ def _erf(x: np.ndarray) -> np.ndarray:
 
 # -- PyTorch's fused backward ops: what tanh's, sigmoid's, softplus's and relu's formulas call ------------
 def _tanh_backward(g, y):
+    """g * (1 - y²); float16 in float32, rounded once (PyTorch's kernel)."""
+    if g.dtype == np.float16 and y.dtype == np.float16:
+        return (g.astype(np.float32) * (1 - np.square(y.astype(np.float32)))).astype(np.float16)
     return g * (1 - y * y)
 
 
 def _sigmoid_backward(g, y):
-    return g * y * (1 - y)
+    """g * (1 - y) * y in this order, as PyTorch's kernel (its float16 kernel rounds each step to float16 too)."""
+    return g * (1 - y) * y
 
 
 def _softplus_backward(g, x, beta, threshold):
+    """float16 in float32, rounded once (PyTorch's kernel)."""
+    if g.dtype == np.float16 and x.dtype == np.float16:
+        return _softplus_backward(g.astype(np.float32), x.astype(np.float32), beta, threshold).astype(np.float16)
     z = np.exp(x * beta)
     return np.where(x * beta > threshold, g, g * z / (z + 1))
 
 
 def _softplus_double_backward(g, x, beta, threshold):
-    """PyTorch's softplus_double_backward, written with xp so it records its graph under create_graph."""
-    z = xp.exp(x * beta)
-    return xp.where(xp.data(x) * beta > threshold, 0.0, g * beta * z / ((z + 1) * (z + 1)))
+    """PyTorch's softplus_double_backward, sigmoid_backward(g, sigmoid(x * beta)) * (x * beta < threshold) * beta
+    (the mask a float product, as PyTorch's), written with xp so it records its graph under create_graph."""
+    xb = xp.mul_scalar(x, beta)
+    first = sigmoid_backward(g, xp.sigmoid(xb))
+    below = (xp.data(xb) < threshold).astype(xp.data(first).dtype)
+    return xp.mul_scalar(first * (make(below) if xp.is_t(first) else below), beta)
 
 
 tanh_backward = fused_op("tanh_backward", _tanh_backward, rule(
@@ -342,7 +352,7 @@ declare("round", round, inplace=inplace_of(round, "round_"), nodes=(RoundBackwar
 
 # -- activations with arguments (torch.nn.functional) ------------------------------------------------------
 def _leaky_relu_backward(g, x, negative_slope):
-    return xp.where(xp.data(x) > 0, g, g * negative_slope)
+    return xp.where(xp.data(x) > 0, g, xp.mul_scalar(g, negative_slope))  # (float16: opmath, as PyTorch)
 
 
 # PyTorch's fused backward op: under create_graph the gradient depends on `self` (LeakyReluBackwardBackward0,
@@ -368,7 +378,7 @@ def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = Fals
     """x where x > 0, else negative_slope * x."""
     x = input._data
     _float_kernel(x, "leaky_relu_cpu")
-    res = np.where(x > 0, x, x * negative_slope).astype(x.dtype)
+    res = np.where(x > 0, x, xp.mul_scalar(x, negative_slope)).astype(x.dtype)
     if inplace:
         return leaky_relu_(input, negative_slope)
     if input._requires_grad and GRAD.mode > 0:
@@ -404,6 +414,9 @@ def _gelu_second(x, approximate: str):
 
 
 def _gelu_backward(g, x, approximate):
+    """g * gelu'(x); float16 in float32, rounded once (PyTorch's kernel)."""
+    if g.dtype == np.float16 and x.dtype == np.float16:
+        return _gelu_backward(g.astype(np.float32), x.astype(np.float32), approximate).astype(np.float16)
     return g * _gelu_grad(x, approximate)
 
 
@@ -434,8 +447,9 @@ def _gelu(x: np.ndarray, approximate: str) -> np.ndarray:
     if not x.size:
         return x.copy()
     vectorized = x.dtype in _VECTORIZED_GELU and x.size > 1 and x.flags.c_contiguous
-    twice_cdf = 1 + _erf(x / math.sqrt(2))
-    res = (x * twice_cdf * 0.5 if vectorized and x.dtype == np.float32 else 0.5 * x * twice_cdf).astype(x.dtype)
+    y = x.astype(np.float32) if x.dtype == np.float16 else x  # (float16 in float32, rounded once)
+    twice_cdf = 1 + _erf(y / math.sqrt(2))
+    res = (y * twice_cdf * 0.5 if vectorized and x.dtype == np.float32 else 0.5 * y * twice_cdf).astype(x.dtype)
     if vectorized:
         res[np.isposinf(x)] = np.nan
     return res
@@ -466,8 +480,9 @@ def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tenso
     """log(1 + exp(beta * x)) / beta, and x itself where beta * x > threshold (numerically linear there)."""
     _float_kernel(input._data, "softplus_cpu")
     x = float_data(input)
-    with np.errstate(over="ignore"):
-        res = np.where(x * beta > threshold, x, np.log1p(np.exp(x * beta)) / beta).astype(x.dtype)
+    with np.errstate(over="ignore"):  # (float16 in float32, rounded once, as PyTorch's kernel)
+        res = in_opmath(lambda v: np.where(v * beta > threshold, v, np.log1p(np.exp(v * beta)) / beta), x)
+    res = res.astype(x.dtype)
     if input._requires_grad and GRAD.mode > 0:
         return record(SoftplusBackward0, res, (input,), beta=beta, threshold=threshold)
     return make(res)
@@ -478,9 +493,18 @@ declare("softplus", softplus, namespace="nn.functional", method=False, nodes=(So
 
 
 # -- silu, elu ---------------------------------------------------------------------------------------------------
+def _silu_backward(grad, self):
+    """grad * s * (1 + self * (1 - s)), s = sigmoid(self): under create_graph PyTorch's infinitely differentiable
+    form (one sigmoid node), else its fused kernel (float16 in float32, rounded once)."""
+    if not xp.is_t(grad) and grad.dtype == np.float16 and self.dtype == np.float16:
+        return _silu_backward(grad.astype(np.float32), self.astype(np.float32)).astype(np.float16)
+    s = xp.sigmoid(self)
+    return grad * s * (1 + self * (1 - s))
+
+
 SiluBackward0 = rule("SiluBackward0", "self", saves="self", forward="derived",
                      text="grad_self = grad * sigmoid(self) * (1 + self * (1 - sigmoid(self)))",
-                     self=lambda grad, self: grad * xp.sigmoid(self) * (1 + self * (1 - xp.sigmoid(self))))
+                     self=lambda grad, self: _silu_backward(grad, self))
 
 
 def silu(input: Tensor, inplace: bool = False) -> Tensor:
@@ -489,7 +513,7 @@ def silu(input: Tensor, inplace: bool = False) -> Tensor:
         return _silu_(input)
     _float_kernel(input._data, "silu_cpu")
     x = float_data(input)
-    res = GRAD.quiet.run(lambda v: (v * _sigmoid(v)).astype(v.dtype), x)  # (-inf * 0 is nan, as PyTorch's)
+    res = GRAD.quiet.run(in_opmath, lambda v: (v * _sigmoid(v)).astype(v.dtype), x)  # (-inf * 0 is nan, as torch)
     if input._requires_grad and GRAD.mode > 0:
         return record(SiluBackward0, res, (input,))
     return make(res)
@@ -498,10 +522,37 @@ def silu(input: Tensor, inplace: bool = False) -> Tensor:
 _silu_ = inplace_of(lambda self: silu(self), "silu_")
 declare("silu", silu, namespace="nn.functional", method=False, nodes=(SiluBackward0,), samples=unary_samples())
 
+def _elu_backward(g, x, alpha):
+    """PyTorch's elu_backward kernel: g * alpha * exp(x) where x <= 0, else g (float16 in float32, rounded once)."""
+    wide = g.dtype == np.float16
+    g32, x32 = (g.astype(np.float32), x.astype(np.float32)) if wide else (g, x)
+    res = np.where(x32 <= 0, g32 * alpha * np.exp(np.minimum(x32, 0)), g32)  # (no overflow where x > 0)
+    return res.astype(g.dtype) if wide else res
+
+
+def _elu_double_backward(grad, grad_output, self, alpha):
+    """PyTorch's elu_double_backward: elu_backward(grad * grad_output, self) times (self < 0) as a float mask (a
+    product: 0 at 0, inf and nan; nan where the first factor is)."""
+    first = elu_backward(grad * grad_output, self, alpha)
+    below = (xp.data(self) < 0).astype(xp.data(first).dtype)
+    return first * (make(below) if xp.is_t(first) else below)
+
+
+# PyTorch's fused backward op: under create_graph the gradient records EluBackwardBackward0, whose formulas give
+# elu_backward's value for grad_output and its slope, only where self < 0, for self (0 at 0, nan and inf)
+elu_backward = fused_op("elu_backward", _elu_backward, rule(
+    "EluBackwardBackward0", "grad_output self_or_result", saves="grad_output self_or_result alpha scale input_scale "
+    "is_result", defaults={"scale": 1, "input_scale": 1, "is_result": False}, forward="derived",
+    text="grad_grad_output = grad * (1 if self > 0 else alpha * exp(self)), "
+         "grad_self = grad * grad_output * alpha * exp(self) where self < 0",
+    grad_output=lambda grad, self_or_result, alpha: elu_backward(grad, self_or_result, alpha),
+    self_or_result=lambda grad, grad_output, self_or_result, alpha:
+    _elu_double_backward(grad, grad_output, self_or_result, alpha)), ("alpha",))
+
 EluBackward0 = rule("EluBackward0", "self", saves="self alpha scale input_scale",
                     defaults={"scale": 1, "input_scale": 1}, forward="derived",
                     text="grad_self = grad * (1 if self > 0 else alpha * exp(self))",
-                    self=lambda grad, self, alpha: grad * xp.where(xp.data(self) <= 0, alpha * xp.exp(self), 1.0))
+                    self=lambda grad, self, alpha: elu_backward(grad, self, alpha))
 
 
 def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
@@ -510,7 +561,8 @@ def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
         return _elu_(input, alpha)
     _float_kernel(input._data, "elu_cpu")
     x = float_data(input)
-    res = np.where(x > 0, x, alpha * np.expm1(np.where(x > 0, 0, x))).astype(x.dtype)  # (expm1(-0.) is -0.)
+    res = in_opmath(lambda v: np.where(v > 0, v, alpha * np.expm1(np.where(v > 0, 0, v))), x)  # (expm1(-0.): -0.)
+    res = res.astype(x.dtype)
     if input._requires_grad and GRAD.mode > 0:
         return record(EluBackward0, res, (input,), alpha=alpha)
     return make(res)

@@ -324,7 +324,8 @@ def _index_backward_op(g: Tensor, shape: tuple, key, accumulate: bool, name: str
     """Differentiable `zeros(shape)[key] (+)= g`: the backward of indexing, for create_graph."""
     out = np.zeros(shape, dtype=g._data.dtype)
     if accumulate:
-        np.add.at(out, key, g._data)
+        with np.errstate(invalid="ignore", over="ignore"):  # (inf + -inf: nan, silently)
+            np.add.at(out, key, g._data)
     else:
         out[key] = g._data
     if g._requires_grad and GRAD.mode > 0:

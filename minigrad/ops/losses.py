@@ -18,7 +18,7 @@ from .._state import DUAL, GRAD
 from .._tensor import Tensor, make
 from . import xp
 from .dual import forward_aware
-from .operands import kind_name
+from .operands import broadcast_error, kind_name
 from .recording import SavedArg, exact_zeros, record, rule
 from .registry import Sample, check_recordable, declare
 
@@ -351,7 +351,10 @@ def _reduce(arr: np.ndarray, reduction: int) -> np.ndarray:
 
 def _broadcast_pair(input: Tensor, target: Tensor) -> tuple:
     """torch.broadcast_tensors for a loss's (input, target): views only where shapes differ."""
-    shape = np.broadcast_shapes(input._data.shape, target._data.shape)
+    try:
+        shape = np.broadcast_shapes(input._data.shape, target._data.shape)
+    except ValueError:  # (PyTorch's message, not NumPy's)
+        raise broadcast_error(input, target) from None
     if input._data.shape != shape:
         input = input.expand(shape)
     if target._data.shape != shape:
@@ -431,8 +434,8 @@ def kl_div(input: Tensor, target: Tensor, size_average=None, reduce=None, reduct
     """KL(target || exp(input)) per element, for log-probabilities `input`: target * (log target - input), as
     PyTorch composes it (xlogy, mul, sub; with `log_target`, exp(target) * (target - input)). 'batchmean'
     divides the sum by the batch size, the KL divergence's definition; 'mean' divides by every element."""
-    if reduction == "batchmean":
-        red = SUM if input.dim() != 0 else MEAN
+    if reduction == "batchmean":  # a sum, divided by the batch size unless 0-d (SumBackward0 there, as PyTorch)
+        red = SUM
     else:
         red = _reduction(reduction, size_average, reduce)
         if red == MEAN:

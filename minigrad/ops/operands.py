@@ -141,6 +141,14 @@ def with_number(ufunc, d: np.ndarray, v):
     return ufunc(d, v)
 
 
+def in_opmath(fn, d: np.ndarray) -> np.ndarray:
+    """`fn(d)` for a pointwise kernel written with NumPy: a float16 array is computed in float32 and rounded once, as
+    PyTorch's CPU kernels compute float16 (their `opmath` type); NumPy would round each step of `fn` to float16."""
+    if d.dtype is _F16:
+        return fn(d.astype(np.float32)).astype(np.float16)
+    return fn(d)
+
+
 def float_operand(d: np.ndarray, v: float):
     """A Python float `v` ready to combine with the floating array `d`: for float64, a cached 0-d array,
     which NumPy combines with an array faster than a Python float (the same float64 result). A cache keyed

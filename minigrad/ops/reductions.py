@@ -975,6 +975,18 @@ TraceBackward0 = rule("TraceBackward0", "self", saves="self_sym_sizes", forward=
                                                                       xp.expand(grad, self_sym_sizes)))
 
 
+def _trace_sum(d: np.ndarray) -> np.ndarray:
+    """PyTorch's CPU trace: the diagonal added one by one from +0 in the accumulate type (float32 in float64,
+    float16 in float32; integers in int64), then cast back (an integer trace stays int64)."""
+    out = np.int64 if d.dtype.kind in "iu" else d.dtype
+    diag = np.diagonal(d)
+    if not diag.size:
+        return np.zeros((), out)
+    with np.errstate(invalid="ignore", over="ignore"):  # (inf + -inf is nan, silently as in PyTorch)
+        total = np.cumsum(diag, dtype=np.int64 if d.dtype.kind in "iu" else _ACCUMULATE.get(d.dtype, d.dtype))[-1]
+        return np.asarray(total + 0, dtype=out)  # (+ 0: a sum from +0 of -0. terms is +0.)
+
+
 def trace(self: Tensor) -> Tensor:
     """The sum of a matrix's main diagonal (integers sum to int64, as PyTorch's)."""
     if self._data.ndim != 2:
@@ -982,7 +994,7 @@ def trace(self: Tensor) -> Tensor:
     d = self._data
     if d.dtype.kind == "b":
         raise NotImplementedError("\"trace\" not implemented for 'Bool'")
-    res = np.asarray(np.trace(d), dtype=np.int64 if d.dtype.kind in "iu" else d.dtype)
+    res = _trace_sum(d)
     if self._requires_grad and GRAD.mode > 0:
         return record(TraceBackward0, res, (self,), self_sym_sizes=d.shape)
     return make(res)

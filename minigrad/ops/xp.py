@@ -14,7 +14,7 @@ import numpy as np
 from .. import _dtypes
 from .._broadcast import expandable, sum_to, summed_dims  # noqa: F401 (formulas use them as xp.*)
 from .._tensor import Tensor, make
-from .operands import with_number
+from .operands import in_opmath, with_number
 from .registry import REGISTRY
 
 
@@ -183,7 +183,7 @@ def _unary(name: str, np_fn):
             return getattr(x, name)()
         if x.dtype.kind != "f":  # an integer or bool array computes in the default float, as the Tensor op does
             x = x.astype(_dtypes.default_np())
-        return np_fn(x)
+        return in_opmath(np_fn, x)
     f.__name__ = name
     return f
 
@@ -281,7 +281,8 @@ def scatter_into(g, shape: tuple, key, accumulate: bool, name: str):
         return _tensor_op("index_backward")(g, tuple(shape), key, accumulate, name)
     out = np.zeros(shape, dtype=g.dtype)
     if accumulate:
-        np.add.at(out, key, g)
+        with np.errstate(invalid="ignore", over="ignore"):  # (inf + -inf: nan, silently)
+            np.add.at(out, key, g)
     else:
         out[key] = g
     return out
@@ -309,9 +310,17 @@ def cumsum(g, dim: int):
     return g.cumsum(dim) if is_t(g) else cumsum_array(g, dim)
 
 
+_CUMULATE = {np.dtype(np.float16): np.dtype(np.float32), np.dtype(np.float32): np.dtype(np.float64)}
+
+
 def cumsum_array(a: np.ndarray, axis: int, dtype=None) -> np.ndarray:
-    """np.cumsum as PyTorch's: its sums start from +0, so a leading -0. becomes +0. (NumPy copies it)."""
-    out = np.cumsum(a, axis=axis, dtype=dtype)
+    """np.cumsum as PyTorch's CPU kernel: its sums start from +0, so a leading -0. becomes +0. (NumPy copies it),
+    and float16 / float32 add up in float32 / float64 (its accumulate type), each running sum rounded once."""
+    want = np.dtype(dtype) if dtype is not None else a.dtype
+    wide = _CUMULATE.get(want)
+    out = np.cumsum(a, axis=axis, dtype=wide or dtype)
+    if wide is not None:
+        out = out.astype(want)
     if out.dtype.kind == "f":
         np.add(out, 0.0, out=out)
     return out
@@ -398,7 +407,8 @@ def scatter_add_into(out: np.ndarray, dim: int, idx: np.ndarray, src: np.ndarray
         return
     grid = list(np.indices(idx.shape, sparse=True))
     grid[dim] = idx
-    np.add.at(out, tuple(grid), src[tuple(slice(0, s) for s in idx.shape)])
+    with np.errstate(invalid="ignore", over="ignore"):  # (inf + -inf is nan, silently as in PyTorch)
+        np.add.at(out, tuple(grid), src[tuple(slice(0, s) for s in idx.shape)])
 
 
 def _scalar(name: str, kernel):

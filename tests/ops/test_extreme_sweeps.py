@@ -53,10 +53,6 @@ SECOND_ORDER_NOT_RECORDED = {
 }
 
 
-# Left, with the reasons (ops the census added this round; to close as leaky_relu's was). elu: its double backward
-# is written with ops, not PyTorch's fused EluBackwardBackward0, so at these values (inf, nan, -0.) its second
-# order differs (nan or 1 where PyTorch gives 0); value and first order are compared at every value.
-SECOND_ORDER_AT_EXTREMES_LEFT = {"nn.functional.elu"}
 # PyTorch's kernel, not its formula, decides (docs/differences.md, "Attention and padded float32 convolutions at inf
 # and nan"): its CPU flash attention (samples with a causal or boolean mask, or a nan), and its float32 oneDNN
 # convolution, which skips padded positions. minigrad computes PyTorch's math path and its float64 convolution; these
@@ -187,7 +183,7 @@ def check_extreme(torch, key: str, op, sample, dtype: str, value: float) -> None
         assert want == got, f"outcome: torch {shown[0]}, minigrad {shown[1]}"
         return
     rtol, atol = (1e-4, 1e-5) if dtype == "float32" else (1e-7, 1e-12)
-    orders = 2 if key in SECOND_ORDER_NOT_RECORDED or key in SECOND_ORDER_AT_EXTREMES_LEFT else 3
+    orders = 2 if key in SECOND_ORDER_NOT_RECORDED else 3
     if isinstance(want[2], str):  # PyTorch cannot differentiate this gradient (flash attention's backward): skipped
         orders = 2
     for what, w_list, g_list in list(zip(("value", "gradient", "second-order gradient"), want, got))[:orders]:
