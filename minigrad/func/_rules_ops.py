@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import _dtypes
 from .._creation import arange, zeros
 from .._tensor import Tensor
 from ._batched import LEVELS, BatchedTensor, levels_of, physical, wrap
@@ -174,7 +175,7 @@ def _masked_select(func, args, kwargs):
         shape = tuple(np.broadcast_shapes(tuple(x.shape), tuple(mask.shape)))
     except ValueError:
         return quiet_loop("masked_select", func, args, kwargs)
-    if mask.dtype.is_floating_point or str(mask.dtype) != "minigrad.bool":
+    if mask.dtype is not _dtypes.bool:
         return quiet_loop("masked_select", func, args, kwargs)
     levels = x._levels
     p = lined_up(x, levels, len(shape))
@@ -361,7 +362,7 @@ RULES.update({
     "view_as": _shape_as("view"), "reshape_as": _shape_as("reshape"), "expand_as": _shape_as("expand"),
     "meshgrid": _meshgrid,
     "bmm": _fold_n(3, False, ("self", "mat2"), _bmm_check), "baddbmm": _baddbmm,
-    "max_pool2d": _fold_n(4), "max_pool1d": _fold_n(3), "fold": _fold_n(3), "unfold": _fold_n(4),
+    "max_pool2d": _fold_n(4), "max_pool1d": _fold_n(3), "fold": _fold_n(3, False), "unfold": _fold_n(4, False),
     "gather": _index_op, "scatter": _index_op, "scatter_add": _index_op, "embedding": _embedding,
     "layer_norm": _layer_norm, "conv_transpose1d": _convolution, "conv_transpose2d": _convolution,
     "convolution": _convolution, "smooth_l1_loss": _loss,

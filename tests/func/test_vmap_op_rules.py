@@ -73,7 +73,7 @@ CASES = {
     "max_pool2d_indices": (lambda lib, x: lib.nn.functional.max_pool2d(x, 2, return_indices=True)[1],
                            [_r(2, 4, 4)], False),
     "unfold": (lambda lib, x: lib.nn.functional.unfold(x, 2, padding=1), [_r(2, 3, 3, 4)]),
-    "fold": (lambda lib, x: lib.nn.functional.fold(x, (3, 3), 2), [_r(8, 4)]),
+    "fold": (lambda lib, x: lib.nn.functional.fold(x, (3, 3), 2), [_r(2, 8, 4)]),
     "smooth_l1_loss": (lambda lib, x, y: (lib.nn.functional.smooth_l1_loss(x, y, beta=0.5),
                                           lib.nn.functional.smooth_l1_loss(x, y, reduction="none")),
                        [_r(3, 4), _r(3, 4)]),
@@ -103,6 +103,7 @@ def _run(lib, name: str, arrays: list, in_dim: int, nested: bool = False, throug
 def _no_loop(torch, program):
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # the fallback's performance warning (or any other) fails the test
+        warnings.filterwarnings("ignore", "`torch.jit.script` is deprecated", DeprecationWarning)  # (torch's jvp)
         both(torch, program)
 
 
@@ -129,3 +130,17 @@ def test_masked_select_with_a_batched_mask_is_refused(torch):
     from .test_func_parity import errors_alike
     x = RNG.standard_normal((3, 4))
     errors_alike(torch, lambda lib: lib.vmap(lambda v: v.masked_select(v > 0))(lib.tensor(x)))
+
+
+@pytest.mark.parametrize("transform", ["jacrev", "jacfwd"])
+@pytest.mark.parametrize("name", [n for n, case in CASES.items() if len(case) == 2])
+def test_op_rule_under_jacobians(torch, name, transform):
+    """jacrev and jacfwd batch their rows / columns through the same rules (one sample's Jacobian)."""
+    program, arrays = CASES[name][:2]
+
+    def run(lib):
+        def f(*xs):
+            out = program(lib, *xs)
+            return tuple(o for o in out if o.is_floating_point()) if isinstance(out, tuple) else out
+        return getattr(lib.func, transform)(f)(*(lib.tensor(a[0]) for a in arrays))
+    _no_loop(torch, run)
