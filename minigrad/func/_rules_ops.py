@@ -15,7 +15,8 @@ import numpy as np
 from .. import _dtypes
 from .._creation import arange, zeros
 from .._tensor import Tensor
-from ._batched import LEVELS, BatchedTensor, levels_of, physical, wrap
+from ..ops import attention
+from ._batched import LEVELS, REVERSE_COPIES, BatchedTensor, fallback, levels_of, physical, wrap
 from ._rules import ELEMENTWISE, RULES, _bind, _loss, _numel, _shape_arg, _shift, quiet_loop
 
 
@@ -258,6 +259,9 @@ def _index_op(func, args, kwargs):
     n = named["self"].dim()
     if not n or any(x.dim() != n for x in named.values()) or not isinstance(bound.arguments["dim"], int):
         return quiet_loop(func.__name__, func, args, kwargs)
+    if "src" in named and named["src"].shape != named["index"].shape and REVERSE_COPIES.issuperset(levels):
+        # (jacrev: PyTorch's forward runs unbatched, so its backward's "invalid gradient" names the sample's shapes)
+        return quiet_loop(func.__name__, func, args, kwargs)
     for k, x in named.items():
         bound.arguments[k] = lined_up(x, levels)
     bound.arguments["dim"] = _shift(bound.arguments["dim"], n, len(levels))
@@ -299,7 +303,7 @@ def _layer_norm(func, args, kwargs):
     if levels_of(tuple(v for k, v in bound.arguments.items() if k not in ("input", "weight", "bias"))):
         return NotImplemented
     if x.dim() < len(shape) or tuple(x.shape[x.dim() - len(shape):]) != shape or any(
-            t is not None and tuple(t.shape) != shape for t in (w, b)):
+            t is not None and (tuple(t.shape) != shape or t.dtype != x.dtype) for t in (w, b)):
         return quiet_loop("layer_norm", func, args, kwargs)
     bound.arguments["input"] = lined_up(x, levels)
     if w.__class__ is not BatchedTensor and b.__class__ is not BatchedTensor:
@@ -323,7 +327,10 @@ def _convolution(func, args, kwargs):
         return quiet_loop(func.__name__, func, args, kwargs)
     if w.__class__ is not BatchedTensor and b.__class__ is not BatchedTensor:
         return _folded_run(func, bound, {"input": x}, x._levels, x.dim() == spatial + 1)
-    return _grouped(func, bound, levels_of((x, w, b)), spatial)
+    levels = levels_of((x, w, b))
+    if not _numel(_lead(levels)):  # an empty batch: no groups to run (the loop's stand-in sample gives the shapes)
+        return quiet_loop(func.__name__, func, args, kwargs)
+    return _grouped(func, bound, levels, spatial)
 
 
 def _grouped(func, bound, levels: tuple, spatial: int):
@@ -353,6 +360,21 @@ def _attention_check(args: dict) -> bool:
         t is None or t.dim() >= 2 for t in (args["query"], args["key"], args["value"], args.get("attn_mask")))
 
 
+_ATTENTION = _as_is(_attention_check, ("query", "key", "value", "attn_mask"))
+
+
+def _attention(func, args, kwargs):
+    """sdpa: samples that take PyTorch's fused CPU kernel (4-D, attention._fusable) take the loop with its warning,
+    as PyTorch's kernel has no batching rule (its backward's warning, in vmap(grad) or jacrev, is not given: the
+    backward runs on the batch tensors); the others (PyTorch's math path, ordinary ops) run once, batch dims first."""
+    bound = _bind(func, args, kwargs)
+    q, k, v, mask = (bound.arguments.get(key) for key in ("query", "key", "value", "attn_mask"))
+    if all(isinstance(t, (Tensor, BatchedTensor)) for t in (q, k, v)) and attention._fusable(
+            q, k, v, None, bound.arguments.get("dropout_p", 0.0)) and (mask is None or not mask.requires_grad):
+        return fallback("_scaled_dot_product_flash_attention_for_cpu", func, args, kwargs)
+    return _ATTENTION(func, args, kwargs)
+
+
 ELEMENTWISE.update({"byte", "short", "byte_", "short_"})
 RULES.update({
     "ravel": _single(_ravel), "select": _single(_select), "tril": _single(_matrix), "triu": _single(_matrix),
@@ -366,5 +388,5 @@ RULES.update({
     "gather": _index_op, "scatter": _index_op, "scatter_add": _index_op, "embedding": _embedding,
     "layer_norm": _layer_norm, "conv_transpose1d": _convolution, "conv_transpose2d": _convolution,
     "convolution": _convolution, "smooth_l1_loss": _loss,
-    "scaled_dot_product_attention": _as_is(_attention_check, ("query", "key", "value", "attn_mask")),
+    "scaled_dot_product_attention": _attention,
 })

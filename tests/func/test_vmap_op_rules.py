@@ -9,7 +9,9 @@ import warnings
 import numpy as np
 import pytest
 
-from .test_func_parity import both
+import minigrad
+
+from .test_func_parity import both, errors_alike
 
 RNG = np.random.default_rng(27)
 B = 3  # the batch
@@ -127,7 +129,6 @@ def test_op_rule_under_per_sample_grad(torch, name):
 
 
 def test_masked_select_with_a_batched_mask_is_refused(torch):
-    from .test_func_parity import errors_alike
     x = RNG.standard_normal((3, 4))
     errors_alike(torch, lambda lib: lib.vmap(lambda v: v.masked_select(v > 0))(lib.tensor(x)))
 
@@ -144,3 +145,48 @@ def test_op_rule_under_jacobians(torch, name, transform):
             return tuple(o for o in out if o.is_floating_point()) if isinstance(out, tuple) else out
         return getattr(lib.func, transform)(f)(*(lib.tensor(a[0]) for a in arrays))
     _no_loop(torch, run)
+
+
+def _warnings_of(program) -> list:
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        program()
+    return [str(w.message).split(" Please")[0] for w in caught if "performance drop" in str(w.message)]
+
+
+def test_attention_on_4d_samples_loops_with_pytorchs_warning(torch):
+    """4-D samples take PyTorch's fused CPU kernel, which has no batching rule: the loop and its warning, as
+    PyTorch's; 3-D samples take its math path, batched."""
+    q = RNG.standard_normal((3, 2, 2, 4, 4))
+
+    def run(lib, x):
+        return lambda: lib.vmap(lambda a: lib.nn.functional.scaled_dot_product_attention(a, a * 2, a.sin(),
+                                                                                         is_causal=True))(x)
+    for x in (q, q[:, 0]):
+        want = _warnings_of(run(torch, torch.tensor(x)))
+        assert _warnings_of(run(minigrad, minigrad.tensor(x))) == want
+        assert want == (["There is a performance drop because we have not yet implemented the batching rule for "
+                         "aten::_scaled_dot_product_flash_attention_for_cpu."] if x.ndim == 5 else [])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # (the loop's warning, checked above)
+        both(torch, lambda lib: run(lib, lib.tensor(q))())
+
+
+@pytest.mark.parametrize("case", [
+    # layer_norm's batched weight (jacfwd's tangents) of another dtype than the input: refused, as PyTorch
+    lambda lib: lib.func.jacfwd(lambda x, w: lib.nn.functional.layer_norm(
+        x, (3, 4), weight=w, bias=lib.zeros(3, 4)), argnums=(0, 1))(lib.zeros(1, 3, 4, dtype=lib.float64),
+                                                                    lib.ones(3, 4, dtype=lib.float64)),
+    # scatter_add with an index smaller than src: PyTorch's backward refuses, naming the sample's shapes
+    lambda lib: lib.func.jacrev(lambda a: a.scatter_add(0, lib.zeros(2, 0, dtype=lib.int64), a))(
+        lib.zeros(1, 3, dtype=lib.float64)),
+], ids=["layer_norm-dtypes", "scatter_add-index-smaller"])
+def test_op_rule_errors(torch, case):
+    errors_alike(torch, case)
+
+
+def test_batched_weights_over_an_empty_batch(torch):
+    """jacrev with no rows: the grouped convolution of no copies of the weight (was a ZeroDivisionError)."""
+    both(torch, lambda lib: lib.func.jacrev(lambda e, w: (lib.nn.functional.conv_transpose1d(
+        lib.ones(1, 4, 1, dtype=lib.float64), w, stride=2), e)[1], argnums=(0, 1))(
+        lib.zeros(0, dtype=lib.float64), lib.ones(4, 3, 1, dtype=lib.float64)))
