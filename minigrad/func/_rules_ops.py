@@ -16,7 +16,7 @@ from .. import _dtypes
 from .._creation import arange, zeros
 from .._tensor import Tensor
 from ..ops import attention
-from ._batched import LEVELS, REVERSE_COPIES, BatchedTensor, fallback, levels_of, physical, wrap
+from ._batched import LEVELS, REVERSE_COPIES, TANGENT_LEVELS, BatchedTensor, fallback, levels_of, physical, wrap
 from ._rules import ELEMENTWISE, RULES, _bind, _loss, _numel, _shape_arg, _shift, quiet_loop
 
 
@@ -375,6 +375,40 @@ def _attention(func, args, kwargs):
     return _ATTENTION(func, args, kwargs)
 
 
+def _msort(func, v, nb, n):
+    """msort sorts along the sample's first dim: moved to the front for the op, then back."""
+    return func(v.movedim(nb, 0)).movedim(0, nb) if n else NotImplemented
+
+
+def _sum_to_size(func, v, nb, n, *size, **named):
+    """sum_to_size: the sample's size padded with 1s in front to its rank, the batch dims kept, then reshaped."""
+    size = _shape_arg(size) if size else tuple(named.get("size", ()))
+    if len(size) > n or any(s not in (1, t) for s, t in zip(size[::-1], tuple(v.shape[nb:])[::-1])):
+        return NotImplemented
+    lead = tuple(v.shape[:nb])
+    return func(v, lead + (1,) * (n - len(size)) + size).reshape(lead + size)
+
+
+def _interpolate(func, args, kwargs):
+    """interpolate of (N, C, *spatial) samples: the batch folded into N."""
+    bound = _bind(func, args, kwargs)
+    x = bound.arguments["input"]
+    if x.__class__ is not BatchedTensor or levels_of(tuple(v for k, v in bound.arguments.items() if k != "input")):
+        return NotImplemented
+    if x.dim() < 3:
+        return quiet_loop("interpolate", func, args, kwargs)
+    return _folded_run(func, bound, {"input": x}, x._levels, False)
+
+
+def _forward_formula(name: str):
+    """An op PyTorch loops over under vmap but whose forward-AD formula is of batched ops: under jacfwd alone (its
+    batch is only the tangents, the primal runs unbatched) the loop runs without the warning, as PyTorch's."""
+    def run_rule(func, args, kwargs):
+        levels = levels_of((*args, *kwargs.values()))
+        return fallback(name, func, args, kwargs, warn=not TANGENT_LEVELS.issuperset(levels))
+    return run_rule
+
+
 ELEMENTWISE.update({"byte", "short", "byte_", "short_"})
 RULES.update({
     "ravel": _single(_ravel), "select": _single(_select), "tril": _single(_matrix), "triu": _single(_matrix),
@@ -388,5 +422,6 @@ RULES.update({
     "gather": _index_op, "scatter": _index_op, "scatter_add": _index_op, "embedding": _embedding,
     "layer_norm": _layer_norm, "conv_transpose1d": _convolution, "conv_transpose2d": _convolution,
     "convolution": _convolution, "smooth_l1_loss": _loss,
-    "scaled_dot_product_attention": _attention,
+    "scaled_dot_product_attention": _attention, "msort": _single(_msort), "sum_to_size": _single(_sum_to_size),
+    "interpolate": _interpolate, "kl_div": _forward_formula("kl_div"), "bincount": _forward_formula("bincount"),
 })

@@ -79,6 +79,9 @@ CASES = {
     "smooth_l1_loss": (lambda lib, x, y: (lib.nn.functional.smooth_l1_loss(x, y, beta=0.5),
                                           lib.nn.functional.smooth_l1_loss(x, y, reduction="none")),
                        [_r(3, 4), _r(3, 4)]),
+    "msort": (lambda lib, x: x.msort(), [_r(3, 4)]),
+    "sum_to_size": (lambda lib, x: (x.sum_to_size(1, 4), x.sum_to_size((4,)), x.sum_to_size(3, 1)), [_r(3, 4)]),
+    "interpolate": (lambda lib, x: lib.nn.functional.interpolate(x, size=(5, 7)), [_r(2, 1, 3, 4)]),
     "scaled_dot_product_attention": (lambda lib, q, k, v: lib.nn.functional.scaled_dot_product_attention(
         q, k, v, attn_mask=lib.tensor(MASK)), [_r(2, 3, 4), _r(2, 4, 4), _r(2, 4, 2)]),
 }
@@ -190,3 +193,19 @@ def test_batched_weights_over_an_empty_batch(torch):
     both(torch, lambda lib: lib.func.jacrev(lambda e, w: (lib.nn.functional.conv_transpose1d(
         lib.ones(1, 4, 1, dtype=lib.float64), w, stride=2), e)[1], argnums=(0, 1))(
         lib.zeros(0, dtype=lib.float64), lib.ones(4, 3, 1, dtype=lib.float64)))
+
+
+def test_kl_div_loops_under_vmap_but_not_under_jacfwd_as_pytorch(torch):
+    """PyTorch has no batching rule for kl_div (vmap warns), but jacfwd batches only its tangents, through
+    kl_div's forward formula of batched ops: no warning there."""
+    x = RNG.standard_normal((3, 4))
+
+    def f(lib):
+        return lambda v: lib.nn.functional.kl_div(v, v.exp(), reduction="batchmean")
+    for transform in ("vmap", "jacfwd"):
+        def run(lib, transform=transform):
+            return lambda: (lib.vmap if transform == "vmap" else lib.func.jacfwd)(f(lib))(lib.tensor(x))
+        assert _warnings_of(run(minigrad)) == _warnings_of(run(torch))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            both(torch, lambda lib: run(lib)())
