@@ -365,13 +365,15 @@ _ATTENTION = _as_is(_attention_check, ("query", "key", "value", "attn_mask"))
 
 def _attention(func, args, kwargs):
     """sdpa: samples that take PyTorch's fused CPU kernel (4-D, attention._fusable) take the loop with its warning,
-    as PyTorch's kernel has no batching rule (its backward's warning, in vmap(grad) or jacrev, is not given: the
-    backward runs on the batch tensors); the others (PyTorch's math path, ordinary ops) run once, batch dims first."""
+    as PyTorch's kernel has no batching rule (under jacfwd alone, no warning: the kernel's forward-AD error comes
+    first; the warning of its backward, in vmap(grad) or jacrev, is not given: the backward runs on the batch
+    tensors); the others (PyTorch's math path, ordinary ops) run once, batch dims first."""
     bound = _bind(func, args, kwargs)
     q, k, v, mask = (bound.arguments.get(key) for key in ("query", "key", "value", "attn_mask"))
     if all(isinstance(t, (Tensor, BatchedTensor)) for t in (q, k, v)) and attention._fusable(
             q, k, v, None, bound.arguments.get("dropout_p", 0.0)) and (mask is None or not mask.requires_grad):
-        return fallback("_scaled_dot_product_flash_attention_for_cpu", func, args, kwargs)
+        tangents_only = TANGENT_LEVELS.issuperset(levels_of(tuple(bound.arguments.values())))
+        return fallback("_scaled_dot_product_flash_attention_for_cpu", func, args, kwargs, warn=not tangents_only)
     return _ATTENTION(func, args, kwargs)
 
 

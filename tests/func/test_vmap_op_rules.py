@@ -173,6 +173,10 @@ def test_attention_on_4d_samples_loops_with_pytorchs_warning(torch):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # (the loop's warning, checked above)
         both(torch, lambda lib: run(lib, lib.tensor(q))())
+    with warnings.catch_warnings():  # jacfwd: the fused kernel's forward-AD error, and no loop warning before it
+        warnings.filterwarnings("error", "There is a performance drop")
+        errors_alike(torch, lambda lib: lib.func.jacfwd(lambda a: lib.nn.functional.scaled_dot_product_attention(
+            a, a * 2, a.sin()))(lib.tensor(q[0])))
 
 
 @pytest.mark.parametrize("case", [
