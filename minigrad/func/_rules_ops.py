@@ -144,22 +144,25 @@ def _tile(func, v, nb, n, dims):
     return _repeat(func, v, nb, n, (1,) * (n - len(dims)) + tuple(dims))
 
 
-def _repeat_interleave(func, v, nb, n, repeats=None, dim=None, *, output_size=None):
-    """repeat_interleave along the sample's dim (dim=None: of the flattened sample), repeats an int or a plain
-    tensor."""
+def _repeat_interleave(func, v, nb, n, *args, **kwargs):
+    """repeat_interleave(repeats, dim, output_size=) along the sample's dim (dim=None: of the flattened sample),
+    repeats an int or a plain tensor."""
+    given = dict(zip(("repeats", "dim"), args), **kwargs)
+    repeats, dim, size = given.get("repeats"), given.get("dim"), given.get("output_size")
     if repeats is None or isinstance(repeats, Tensor) and repeats.dim() > 1:
         return NotImplemented
     if dim is None:
-        return func(_ravel(func, v, nb, n), repeats, nb, output_size=output_size)
-    return func(v, repeats, _shift(dim, n, nb), output_size=output_size) if n else NotImplemented
+        return func(_ravel(func, v, nb, n), repeats, nb, output_size=size)
+    return func(v, repeats, _shift(dim, n, nb), output_size=size) if n else NotImplemented
 
 
-def _pad(func, v, nb, n, pad, *args, **kwargs):
+def _pad(func, v, nb, n, *args, **kwargs):
     """pad / constant_pad_nd: the last len(pad) // 2 dims, which are the sample's (constant mode)."""
-    mode = args[0] if args else kwargs.get("mode", "constant")
-    if len(pad) % 2 or len(pad) // 2 > n or mode != "constant" and func.__name__ == "pad":
+    given = dict(zip(("pad", "mode" if func.__name__ == "pad" else "value"), args), **kwargs)
+    pad = given.get("pad", ())
+    if len(pad) % 2 or len(pad) // 2 > n or given.get("mode", "constant") != "constant":
         return NotImplemented
-    return func(v, pad, *args, **kwargs)
+    return func(v, *args, **kwargs)
 
 
 def _pixel_shuffle(func, v, nb, n, factor):
