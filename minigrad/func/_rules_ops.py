@@ -16,7 +16,17 @@ from .. import _dtypes
 from .._creation import arange, zeros
 from .._tensor import Tensor
 from ..ops import attention
-from ._batched import LEVELS, REVERSE_COPIES, TANGENT_LEVELS, BatchedTensor, fallback, levels_of, physical, wrap
+from ._batched import (
+    LEVELS,
+    REVERSE_COPIES,
+    TANGENT_LEVELS,
+    VMAP_LEVELS,
+    BatchedTensor,
+    fallback,
+    levels_of,
+    physical,
+    wrap,
+)
 from ._rules import ELEMENTWISE, RULES, _bind, _loss, _numel, _shape_arg, _shift, quiet_loop
 
 
@@ -297,7 +307,9 @@ def _embedding(func, args, kwargs):
 
 
 def _layer_norm(func, args, kwargs):
-    """layer_norm over the sample's last dims; batched weight or bias: normalized first, then scaled and shifted."""
+    """layer_norm over the sample's last dims; batched weight or bias: normalized first, then scaled and shifted, as
+    PyTorch's rule (whose dtypes then promote; under jacrev/jacfwd alone the op refuses mixed dtypes, as PyTorch's
+    on the unbatched primal)."""
     bound = _bind(func, args, kwargs)
     x, w, b = (bound.arguments.get(k) for k in ("input", "weight", "bias"))
     shape = bound.arguments["normalized_shape"]
@@ -305,8 +317,9 @@ def _layer_norm(func, args, kwargs):
     levels = levels_of((x, w, b))
     if levels_of(tuple(v for k, v in bound.arguments.items() if k not in ("input", "weight", "bias"))):
         return NotImplemented
+    unbatched_op = not VMAP_LEVELS.intersection(levels)  # (jacrev/jacfwd: PyTorch's op runs on the plain primal)
     if x.dim() < len(shape) or tuple(x.shape[x.dim() - len(shape):]) != shape or any(
-            t is not None and (tuple(t.shape) != shape or t.dtype != x.dtype) for t in (w, b)):
+            t is not None and (tuple(t.shape) != shape or unbatched_op and t.dtype != x.dtype) for t in (w, b)):
         return quiet_loop("layer_norm", func, args, kwargs)
     bound.arguments["input"] = lined_up(x, levels)
     if w.__class__ is not BatchedTensor and b.__class__ is not BatchedTensor:
@@ -328,6 +341,10 @@ def _convolution(func, args, kwargs):
     spatial = w.dim() - 2
     if x.dim() not in (spatial + 1, spatial + 2) or spatial < 1:
         return quiet_loop(func.__name__, func, args, kwargs)
+    transposed = bound.arguments.get("transposed", func.__name__.startswith("conv_transpose"))
+    channels = w.shape[0] if transposed else w.shape[1] * bound.arguments.get("groups", 1)
+    if x.shape[-spatial - 1] != channels and not VMAP_LEVELS.intersection(levels_of((x, w, b))):
+        return quiet_loop(func.__name__, func, args, kwargs)  # (jacrev/jacfwd: PyTorch's error names the sample)
     if w.__class__ is not BatchedTensor and b.__class__ is not BatchedTensor:
         return _folded_run(func, bound, {"input": x}, x._levels, x.dim() == spatial + 1)
     levels = levels_of((x, w, b))

@@ -187,7 +187,10 @@ def test_attention_on_4d_samples_loops_with_pytorchs_warning(torch):
     # scatter_add with an index smaller than src: PyTorch's backward refuses, naming the sample's shapes
     lambda lib: lib.func.jacrev(lambda a: a.scatter_add(0, lib.zeros(2, 0, dtype=lib.int64), a))(
         lib.zeros(1, 3, dtype=lib.float64)),
-], ids=["layer_norm-dtypes", "scatter_add-index-smaller"])
+    # a transposed convolution's input channels that are not the weight's: PyTorch's error names the sample's shape
+    lambda lib: lib.func.jacfwd(lambda x: lib.nn.functional.conv_transpose1d(x, lib.ones(
+        4, 3, 3, dtype=lib.float64), stride=2))(lib.ones(1, 1, 3, dtype=lib.float64)),
+], ids=["layer_norm-dtypes", "scatter_add-index-smaller", "conv_transpose-channels"])
 def test_op_rule_errors(torch, case):
     errors_alike(torch, case)
 
@@ -213,3 +216,12 @@ def test_kl_div_loops_under_vmap_but_not_under_jacfwd_as_pytorch(torch):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             both(torch, lambda lib: run(lib)())
+
+
+def test_layer_norm_batched_weight_of_another_dtype_promotes_under_vmap(torch):
+    """Under the user's vmap PyTorch's rule normalizes, then scales and shifts (the dtypes promote); jacfwd's op
+    on the plain primal refuses them (test_op_rule_errors)."""
+    x, w = RNG.standard_normal((2, 3, 4)), RNG.standard_normal((2, 3, 4))
+    bias = RNG.standard_normal((3, 4)).astype(np.float32)
+    _no_loop(torch, lambda lib: lib.vmap(lambda a, b: lib.nn.functional.layer_norm(
+        a, (3, 4), weight=b, bias=lib.tensor(bias)))(lib.tensor(x), lib.tensor(w)))
