@@ -27,7 +27,7 @@ from ._batched import (
     physical,
     wrap,
 )
-from ._rules import ELEMENTWISE, RULES, _bind, _loss, _numel, _shape_arg, _shift, quiet_loop
+from ._rules import ELEMENTWISE, RULES, _bind, _loss, _numel, _shape_arg, _shift, dim_op, quiet_loop
 
 
 def _lead(levels: tuple) -> tuple:
@@ -411,6 +411,19 @@ def _sum_to_size(func, v, nb, n, *size, **named):
     return func(v, lead + (1,) * (n - len(size)) + size).reshape(lead + size)
 
 
+def _roll(func, args, kwargs):
+    """roll(shifts) with no dims rolls the flattened sample: flattened, rolled along its last dim, reshaped; with
+    dims, the family's rule (the dims shifted past the batch dims)."""
+    bound = _bind(func, args, kwargs)
+    x = bound.arguments["self"]
+    if bound.arguments.get("dims") is not None or x.__class__ is not BatchedTensor or not x.dim() or levels_of(
+            tuple(v for k, v in bound.arguments.items() if k != "self")):
+        return dim_op("roll", func, args, kwargs)
+    v, nb = x._value, len(x._levels)
+    flat = v.reshape(tuple(v.shape[:nb]) + (x.numel(),))
+    return BatchedTensor(func(flat, bound.arguments["shifts"], nb).reshape(tuple(v.shape)), x._levels)
+
+
 def _interpolate(func, args, kwargs):
     """interpolate of (N, C, *spatial) samples: the batch folded into N."""
     bound = _bind(func, args, kwargs)
@@ -445,5 +458,6 @@ RULES.update({
     "layer_norm": _layer_norm, "conv_transpose1d": _convolution, "conv_transpose2d": _convolution,
     "convolution": _convolution, "smooth_l1_loss": _loss,
     "scaled_dot_product_attention": _attention, "msort": _single(_msort), "sum_to_size": _single(_sum_to_size),
-    "interpolate": _interpolate, "kl_div": _forward_formula("kl_div"), "bincount": _forward_formula("bincount"),
+    "interpolate": _interpolate, "roll": _roll,
+    "kl_div": _forward_formula("kl_div"), "bincount": _forward_formula("bincount"),
 })

@@ -80,6 +80,7 @@ CASES = {
                                           lib.nn.functional.smooth_l1_loss(x, y, reduction="none")),
                        [_r(3, 4), _r(3, 4)]),
     "msort": (lambda lib, x: x.msort(), [_r(3, 4)]),
+    "roll": (lambda lib, x: (x.roll(5), x.roll((1, -2), (0, 1)), x.roll(-1, 1)), [_r(3, 4)]),
     "sum_to_size": (lambda lib, x: (x.sum_to_size(1, 4), x.sum_to_size((4,)), x.sum_to_size(3, 1)), [_r(3, 4)]),
     "interpolate": (lambda lib, x: lib.nn.functional.interpolate(x, size=(5, 7)), [_r(2, 1, 3, 4)]),
     "scaled_dot_product_attention": (lambda lib, q, k, v: lib.nn.functional.scaled_dot_product_attention(
