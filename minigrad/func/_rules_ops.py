@@ -383,6 +383,12 @@ def _attention_check(args: dict) -> bool:
 _ATTENTION = _as_is(_attention_check, ("query", "key", "value", "attn_mask"))
 
 
+def _last_dim_dense(t) -> bool:
+    """PyTorch picks its fused kernel only for a last dim of stride 1 (a batch dim last, `in_dims=-1`, is not)."""
+    data = (t._value if t.__class__ is BatchedTensor else t)._data
+    return data.shape[-1] == 1 or data.strides[-1] == data.itemsize
+
+
 def _attention(func, args, kwargs):
     """sdpa: samples that take PyTorch's fused CPU kernel (4-D, attention._fusable) take the loop with its warning,
     as PyTorch's kernel has no batching rule (under jacfwd alone, no warning: the kernel's forward-AD error comes
@@ -391,7 +397,8 @@ def _attention(func, args, kwargs):
     bound = _bind(func, args, kwargs)
     q, k, v, mask = (bound.arguments.get(key) for key in ("query", "key", "value", "attn_mask"))
     if all(isinstance(t, (Tensor, BatchedTensor)) for t in (q, k, v)) and attention._fusable(
-            q, k, v, None, bound.arguments.get("dropout_p", 0.0)) and (mask is None or not mask.requires_grad):
+            q, k, v, None, bound.arguments.get("dropout_p", 0.0)) and (mask is None or not mask.requires_grad) and all(
+                _last_dim_dense(t) for t in (q, k, v)):
         tangents_only = TANGENT_LEVELS.issuperset(levels_of(tuple(bound.arguments.values())))
         return fallback("_scaled_dot_product_flash_attention_for_cpu", func, args, kwargs, warn=not tangents_only)
     return _ATTENTION(func, args, kwargs)

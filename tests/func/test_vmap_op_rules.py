@@ -174,6 +174,10 @@ def test_attention_on_4d_samples_loops_with_pytorchs_warning(torch):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # (the loop's warning, checked above)
         both(torch, lambda lib: run(lib, lib.tensor(q))())
+    # a key batched at its last dim: its head dim is not of stride 1, so PyTorch takes its math path (no loop)
+    k = RNG.standard_normal((2, 2, 4, 4, 3))
+    _no_loop(torch, lambda lib: lib.vmap(lambda a, b: lib.nn.functional.scaled_dot_product_attention(a, b, b),
+                                         in_dims=(None, -1))(lib.tensor(q[0]), lib.tensor(k)))
     with warnings.catch_warnings():  # jacfwd: the fused kernel's forward-AD error, and no loop warning before it
         warnings.filterwarnings("error", "There is a performance drop")
         errors_alike(torch, lambda lib: lib.func.jacfwd(lambda a: lib.nn.functional.scaled_dot_product_attention(
