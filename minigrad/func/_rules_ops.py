@@ -16,6 +16,7 @@ from .. import _dtypes
 from .._creation import arange, zeros
 from .._tensor import Tensor
 from ..ops import attention
+from . import _transforms
 from ._batched import (
     LEVELS,
     REVERSE_COPIES,
@@ -442,12 +443,14 @@ def _interpolate(func, args, kwargs):
     return _folded_run(func, bound, {"input": x}, x._levels, False)
 
 
-def _forward_formula(name: str):
-    """An op PyTorch loops over under vmap but whose forward-AD formula is of batched ops: under jacfwd alone (its
-    batch is only the tangents, the primal runs unbatched) the loop runs without the warning, as PyTorch's."""
+def _decomposed(name: str):
+    """An op PyTorch loops over under vmap, but runs as a composition of batched ops when it is differentiated
+    inside a transform (kl_div: vmap(grad), vmap(jacrev); jacfwd alone, whose batch is only the tangents): the loop
+    without the warning there, as PyTorch's. (grad(vmap(...)) is counted as differentiated too.)"""
     def run_rule(func, args, kwargs):
         levels = levels_of((*args, *kwargs.values()))
-        return fallback(name, func, args, kwargs, warn=not TANGENT_LEVELS.issuperset(levels))
+        quiet = TANGENT_LEVELS.issuperset(levels) or _transforms._DEPTH[0] > 0
+        return fallback(name, func, args, kwargs, warn=not quiet)
     return run_rule
 
 
@@ -466,5 +469,5 @@ RULES.update({
     "convolution": _convolution, "smooth_l1_loss": _loss,
     "scaled_dot_product_attention": _attention, "msort": _single(_msort), "sum_to_size": _single(_sum_to_size),
     "interpolate": _interpolate, "roll": _roll,
-    "kl_div": _forward_formula("kl_div"), "bincount": _forward_formula("bincount"),
+    "kl_div": _decomposed("kl_div"), "bincount": _decomposed("bincount"),
 })
