@@ -8,7 +8,7 @@ states of several copies of a module for `vmap` (model ensembling).
 
 from __future__ import annotations
 
-from . import _rules  # noqa: F401  (gives BatchedTensor its methods and the batching rules)
+from . import _rules, _rules_ops  # noqa: F401  (give BatchedTensor its methods and the batching rules)
 from ._module import functional_call, stack_module_state
 from ._transforms import grad, grad_and_value, hessian, jacfwd, jacrev, jvp, vjp
 from ._vmap import vmap
