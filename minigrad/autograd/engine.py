@@ -27,14 +27,14 @@ from .._stacklevel import warn_once
 from .._state import GRAD
 from .._tensor import Tensor, make
 from . import anomaly_mode
-from .graph import AccumulateGrad, OwnedGrad, accumulator, check_usable
+from .graph import ACCUMULATE_GRAD_SEQUENCE_NR, AccumulateGrad, OwnedGrad, accumulator, check_usable
 
 
 class GraphTask:
     """The state of one backward pass: dependency counts, gradient buffers, the ready queue."""
 
     __slots__ = ("keep_graph", "create_graph", "buffers", "dependencies", "ready", "needed", "wanted", "captures",
-                 "captured", "roots")
+                 "captured", "roots", "quiet_leaves")
 
     def __init__(self, roots: list, grads: list, keep_graph: bool, create_graph: bool):
         self.keep_graph = keep_graph
@@ -46,6 +46,7 @@ class GraphTask:
         self.wanted: set | None = None  # with `inputs`: the nodes that run or whose gradients are captured
         self.captures: dict = {}  # autograd.grad: node -> [(slot, index in inputs)]
         self.captured: list = []
+        self.quiet_leaves = False  # no hook can see when a leaf's .grad is written: `run` writes it once complete
         self.roots = []  # each node once (two outputs of one node share it)
         for t, g in zip(roots, grads):
             node = t._grad_fn
@@ -90,13 +91,12 @@ class GraphTask:
                 owns = plain and node._new_arrays and not create_graph  # no hook has seen its results
                 if not keep_graph:
                     node._release()
-                nrs = node._next_nrs
                 for i, nxt in enumerate(node._next_nodes):  # hand each gradient on
                     if nxt is None or (wanted is not None and nxt not in wanted):
                         continue
                     g = outputs[i]
                     if g is not None:
-                        slot = nrs[i] if nrs else 0
+                        slot = node._next_nrs[i] if node._next_nrs else 0
                         metadata = nxt._input_metadata
                         shape, dtype = metadata[slot]
                         array = g._data if create_graph and g.__class__ is Tensor else g
@@ -106,12 +106,13 @@ class GraphTask:
                         if nxt.__class__ is AccumulateGrad and not captures:  # backward: .grad may take one it owns
                             buffers[nxt] = leaf_buffer(buffer, g, owns and owned_gradient(g, i, grads, outputs))
                         else:
-                            if buffer is None:
-                                buffer = buffers[nxt] = [None] * len(metadata)
+                            buffer = buffer or buffers.setdefault(nxt, [None] * len(metadata))
                             buffer[slot] = g if buffer[slot] is None else buffer[slot] + g
                     left = deps[nxt] - 1
                     if left:
                         deps[nxt] = left
+                    elif self.quiet_leaves and nxt.__class__ is AccumulateGrad:  # a leaf's gradient is complete: it
+                        nxt._apply(buffers.pop(nxt, None) or [None], False)  # would run next, no hook tells it is now
                     else:  # every gradient for `nxt` has arrived
                         del deps[nxt]
                         heappush(ready, (-nxt._sequence_number, nxt))
@@ -120,10 +121,15 @@ class GraphTask:
 
     def count_dependencies(self) -> None:
         """Step 1: how many edges lead into each node reachable from the roots (iteratively: a chain of a
-        million nodes is fine)."""
+        million nodes is fine). On the way: can anything tell in which order the nodes with the highest number
+        run? If every one is a leaf's AccumulateGrad that nothing watches (no hook; no error node of PyTorch's, which
+        shares the number), and neither create_graph nor anomaly mode is on, `run` writes each leaf's `.grad` as
+        soon as its gradient is complete instead of queueing the node: PyTorch would run it next anyway, and which
+        of several such leaves comes first is seen only by hooks (`quiet_leaves`)."""
         deps = self.dependencies
         roots = set(self.roots)
         stack = list(roots)
+        order_seen = False
         while stack:
             for nxt in stack.pop()._next_nodes:
                 if nxt is None:
@@ -134,6 +140,10 @@ class GraphTask:
                     deps[nxt] = 1
                     if nxt not in roots:
                         stack.append(nxt)
+                    if nxt._sequence_number == ACCUMULATE_GRAD_SEQUENCE_NR and not order_seen:
+                        order_seen = nxt.__class__ is not AccumulateGrad or watched(nxt) or \
+                            nxt.variable._extras.post_hooks is not None
+        self.quiet_leaves = not (order_seen or self.create_graph or anomaly_mode.ENABLED[0])
 
     def call_watched(self, node, grads: list) -> list:
         """Run a node that something watches, in PyTorch's order: the hooks on its output tensors (on a leaf,
@@ -229,7 +239,10 @@ def owned_gradient(g, i: int, grads: list, outputs: list) -> bool:
     for h in grads:
         if h is g:
             return False
-    return [o is g for o in outputs].count(True) == 1
+    sent = 0
+    for o in outputs:
+        sent += o is g
+    return sent == 1
 
 
 def leaf_buffer(buffer, g, owned: bool) -> list:
@@ -319,6 +332,10 @@ def fit(node, i: int, g, shape: tuple, dtype, create_graph: bool):
     """The gradient `node` computed for its input `i`, made to fit the slot it goes to (PyTorch's
     validate_outputs): a Tensor under create_graph, a broadcast gradient summed back to the input's shape,
     the dtype cast."""
+    if not create_graph and g.__class__ is ndarray:  # the plain backward's array: summed back, cast
+        if g.shape != shape:
+            g = sum_to(node, i, g, shape)
+        return g if g.dtype == dtype else g.astype(dtype)
     if create_graph and not isinstance(g, Tensor):
         g = make(np.asarray(g))
     elif not create_graph and g.__class__ is not ndarray:
@@ -334,18 +351,25 @@ def fit(node, i: int, g, shape: tuple, dtype, create_graph: bool):
 def sum_to(node, i: int, g, shape: tuple):
     """Sum the gradient `node` computed for its input `i` back to `shape`, with PyTorch's error when it cannot."""
     gshape = tuple(g.shape)
-    dims = _SUMMED.get((gshape, shape))
-    if dims is None:
+    summed = _SUMMED.get((gshape, shape))
+    if summed is None:
         if not expandable(shape, gshape):
             raise RuntimeError(f"Function {node.name()} returned an invalid gradient at index {i} - got "
                                f"{list(gshape)} but expected shape compatible with {list(shape)}")
         if len(_SUMMED) > 1024:
             _SUMMED.clear()
-        dims = _SUMMED[(gshape, shape)] = summed_dims(shape, gshape)
-    return sum_back(g, shape, dims)
+        dims = summed_dims(shape, gshape)
+        summed = _SUMMED[(gshape, shape)] = dims, bool(shape) and dims == tuple(range(len(gshape) - len(shape)))
+    dims, leading = summed
+    if g.__class__ is not ndarray:
+        return sum_back(g, shape, dims)
+    if leading:  # only dims in front were added (a bias's gradient): their sum has the input's shape already
+        return np.add.reduce(g, dims)
+    return np.add.reduce(g, dims, keepdims=True).reshape(shape)
 
 
-_SUMMED: dict = {}  # (gradient shape, input shape) -> the dims sum_to adds up: a network has few of these
+_SUMMED: dict = {}  # (gradient shape, input shape) -> (the dims sum_to adds up, are they all in front?): a network
+# has few of these
 
 
 # -- the entry point -----------------------------------------------------------------------------------------

@@ -73,6 +73,7 @@ class RuleNode(Node):
     _variadic = False  # one input that is a list of tensors (cat, stack): its formula returns a list
     _saves_result = False
     _multi = False  # several outputs (split, unbind): formulas take `grads`
+    _plain = True  # one output, one formula per input (not several outputs, a list input nor a shared formula)
     _elementwise = False  # the output has the first input's shape and dtype when the other inputs are numbers
     _exposed: frozenset = frozenset()  # the names `_saved_<name>` shows
     _shown: dict = {}  # name -> f(node, value): how `_saved_<name>` shows a value stored in another form
@@ -97,13 +98,29 @@ class RuleNode(Node):
 
     # -- backward ------------------------------------------------------------------------------------
     def _apply(self, grads: list, create_graph: bool) -> list:
-        if not create_graph:
+        """The gradient of each input (`_gradients`), with the common case written out here: a node of one output
+        whose inputs each have their own formula, without create_graph and with every input's gradient wanted
+        (each formula on the arrays it reads, nothing else)."""
+        if create_graph:
+            GRAD.formula += 1  # the formulas' Python numbers take PyTorch's Scalar overloads (see `rule`)
+            try:
+                return self._gradients(grads, True)
+            finally:
+                GRAD.formula -= 1
+        if not self._plain or GRAD.wanted is not None:
             return self._gradients(grads, False)
-        GRAD.formula += 1  # the formulas' Python numbers take PyTorch's Scalar overloads (see `rule`)
+        grad = grads[0]
+        out = []
         try:
-            return self._gradients(grads, True)
-        finally:
-            GRAD.formula -= 1
+            for next_node, (formula, reads, _) in zip(self._next_nodes, self._formulas):
+                out.append(None if next_node is None else formula(grad, *self._values(reads, False)) if reads else
+                           formula(grad))
+            if self._saves_result and self._result_counter is not None:  # (as `_gradients`)
+                self._unpack_result(False)
+            return out
+        except Exception:  # (as `_gradients`)
+            self._check_saved()
+            raise
 
     def _gradients(self, grads: list, create_graph: bool) -> list:
         """The gradient of each input: its formula, or its part of a formula several inputs share, computed once."""
@@ -145,33 +162,44 @@ class RuleNode(Node):
             raise
 
     def _values(self, reads: tuple, create_graph: bool) -> list:
-        """A formula's parameters after `grad`: saved inputs (version-checked), the result, arguments."""
+        """A formula's parameters after `grad`: saved inputs (version-checked), the result, arguments. The first
+        test of each kind is the common case (nothing written, detached, packed or freed), which needs no check."""
         values = []
         for source, key in reads:
-            if source == _ARG:
+            if source == _INPUT:
+                kept = self._kept_inputs
+                v = kept[key] if kept.__class__ is tuple and not self._variadic else None
+                if v.__class__ is Tensor and v._version_counter is None and (
+                        v._extras is None or (v._extras.invalid is None and v._extras.detached_at < 0)):
+                    values.append(v if create_graph else v._data)  # never written nor detached: nothing to check
+                elif v.__class__ is _ndarray or (v.__class__ is float and not create_graph):  # a number (`x * 2.0`,
+                    values.append(v)  # kept as a 0-d array or as it is): nothing to check
+                else:
+                    values.append(self._input_value(key, create_graph))
+            elif source == _ARG:
                 value = self._args[key]
                 if value is FREED:
                     raise freed_error(self)
                 values.append(value.checked() if value.__class__ is SavedArg else value)
-            elif source == _RESULT:
-                values.append(self._unpack_result(create_graph))
-            elif self._kept_inputs is FREED:
-                raise freed_error(self)
-            elif self._variadic:  # the whole list
-                versions = self._kept_versions or (0,) * len(self._kept_inputs)
-                values.append([_unpack(v, ver, create_graph) for v, ver in zip(self._kept_inputs, versions)])
+            elif not create_graph and self._result_counter is None and self._result.__class__ is _ndarray:
+                values.append(self._result)  # the output, never written since
             else:
-                v = self._kept_inputs[key]
-                if v.__class__ is Tensor and v._version_counter is None and v._extras is None:
-                    values.append(v if create_graph else v._data)  # never written nor detached: nothing to check
-                elif v.__class__ is _ndarray:  # (a number `tensor op number` saves as a 0-d array: float_operand)
-                    values.append(v)
-                elif v.__class__ is float or v.__class__ is int:  # a number: nothing to check (see `WrappedFloat`)
-                    values.append(WRAPPED[v.__class__](v) if create_graph else v)
-                else:
-                    values.append(self._unpack_input(v, self._kept_versions[key] if self._kept_versions else 0,
-                                                     create_graph))
+                values.append(self._unpack_result(create_graph))
         return values
+
+    def _input_value(self, key: int, create_graph: bool):
+        """Saved input `key` for a formula (the whole list for a list input), checked as PyTorch checks it."""
+        if self._kept_inputs is FREED:
+            raise freed_error(self)
+        if self._variadic:  # the whole list
+            versions = self._kept_versions or (0,) * len(self._kept_inputs)
+            return [_unpack(v, ver, create_graph) for v, ver in zip(self._kept_inputs, versions)]
+        v = self._kept_inputs[key]
+        if v.__class__ is _ndarray:  # (a number `tensor op number` saves as a 0-d array: float_operand)
+            return v
+        if v.__class__ is float or v.__class__ is int:  # a number: nothing to check (see `WrappedFloat`)
+            return WRAPPED[v.__class__](v) if create_graph else v
+        return self._unpack_input(v, self._kept_versions[key] if self._kept_versions else 0, create_graph)
 
     def _unpack_input(self, v, version: int, create_graph: bool):
         if v.__class__ is Tensor and v._grad_fn is None and v._extras is not None:
@@ -375,7 +403,9 @@ def rule(name: str, inputs: str, saves: str = "", *, text: str, multi: bool = Fa
         "__slots__": (), "__module__": __name__, "__doc__": f"{name}: {text}",
         "_inputs": input_names, "_formulas": tuple(compiled), "_variadic": variadic,
         "_keeps": _keeps(reads, input_names),
-        "_saves_result": saves_result, "_multi": multi, "_elementwise": elementwise, "_exposed": frozenset(exposed),
+        "_saves_result": saves_result, "_multi": multi,
+        "_plain": not (multi or variadic or any(part is not None for _, _, part in compiled)),
+        "_elementwise": elementwise, "_exposed": frozenset(exposed),
         "_shown": shown or {},
         "_text": text, "_text_args": text_args, "_defaults": defaults or {}, "_tensor_args": tuple(tensor_args.split()),
     })
