@@ -122,6 +122,12 @@ EXCLUSIONS = (
         "Nothing is normalised: batch_norm programs are compared as any other (the CI set meets none of these "
         "values there); tests/ops/test_extreme_sweeps.py leaves the listed values out (ORDER_DEPENDENT).",
     ),
+    Exclusion(
+        "Integer and bool tensors written with a value that requires grad.",
+        "minigrad keeps an integer or bool tensor out of the graph whatever is written into it",
+        "The generator writes (`__setitem__`, `copy_`) a value that requires grad into an integer or bool tensor "
+        "only detached (catalogue.inplace).",
+    ),
 )
 
 # What forward-mode programs do not count (the "A tangent's own graph" bullet): the graphs of tangents.
