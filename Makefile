@@ -220,7 +220,7 @@ fuzz: install torch
 # Issue 34's sweeps in full (CI runs a fixed sample of each): every differentiable op at non-finite and extreme
 # inputs in float64 and float32 (tests/ops/test_extreme_sweeps.py), every truncation and bit flip of saved files.
 sweep-extremes: install torch
-	MINIGRAD_SWEEP=full $(PY) -m pytest -q -p no:cacheprovider tests/ops/test_extreme_sweeps.py \
+	MINIGRAD_SWEEP=full $(PY) -m pytest -q -p no:cacheprovider tests/ops/test_extreme_sweeps.py tests/ops/test_second_order_flags.py \
 	    tests/nn/test_serialization_damage.py $(PYTEST_ARGS)
 
 fuzz-known: install torch

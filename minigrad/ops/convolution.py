@@ -34,6 +34,7 @@ from .._state import GRAD
 from .._tensor import Tensor, make
 from . import xp
 from .dual import forward_aware
+from .fused import joining_rule, joins
 from .recording import record, rule
 from .registry import Sample, declare
 
@@ -344,6 +345,7 @@ def _bias_grad(grad):
     return grad.sum(dims) if xp.is_t(grad) else grad.sum(axis=dims)
 
 
+ConvolutionBackwardBackward0 = joining_rule("ConvolutionBackwardBackward0", "grad_output input weight")
 ConvolutionBackward0 = rule(
     "ConvolutionBackward0", "input weight bias",
     saves="input weight bias_sym_sizes_opt stride padding dilation transposed output_padding groups _geo _wshape",
@@ -353,10 +355,13 @@ ConvolutionBackward0 = rule(
     _conv_tangent((input_t, weight_t, bias_t), input, weight, _geo, transposed),
     # PyTorch's one formula (convolution_backward) saves input and weight for any of the three gradients, so a
     # write into either is refused whichever is asked for: each formula reads both (seed 1400 program 335)
-    input=lambda grad, input, weight, _geo, transposed: _input_grad(grad, weight, _geo, transposed),
-    weight=lambda grad, input, weight, _geo, transposed, _wshape: _weight_grad_of(grad, input, _geo, transposed,
-                                                                                  _wshape),
-    bias=lambda grad, input, weight: _bias_grad(grad))
+    # under create_graph, each gradient requires grad when grad, input or weight does, as convolution_backward's
+    # (`joins`: a constant one, grad_weight with only the weight requiring grad, gets its ConvolutionBackwardBackward0)
+    input=joins(ConvolutionBackwardBackward0, lambda grad, input, weight, _geo, transposed:
+                _input_grad(grad, weight, _geo, transposed)),
+    weight=joins(ConvolutionBackwardBackward0, lambda grad, input, weight, _geo, transposed, _wshape:
+                 _weight_grad_of(grad, input, _geo, transposed, _wshape)),
+    bias=joins(ConvolutionBackwardBackward0, lambda grad, input, weight: _bias_grad(grad)))
 
 
 # -- the op -------------------------------------------------------------------------------------------------------
@@ -576,7 +581,7 @@ def _pad(input: Tensor, pad: tuple) -> Tensor:
 _X2, _W2, _B = ((2, 3, 6, 5), "real"), ((4, 3, 3, 2), "real"), ((4,), "real")
 _X1, _W1 = ((2, 3, 7), "real"), ((4, 3, 3), "real")
 _F = "nn.functional"
-declare("convolution", convolution, method=False, nodes=(ConvolutionBackward0,),
+declare("convolution", convolution, method=False, nodes=(ConvolutionBackward0, ConvolutionBackwardBackward0),
         samples=(Sample((_X2, _W2, _B), ((1, 1), (0, 0), (1, 1), False, (0, 0), 1)),
                  Sample((((2, 4, 3, 3), "real"), ((4, 2, 2, 2), "real"), ((4,), "real")),
                         ((2, 1), (1, 0), (1, 1), True, (1, 0), 2))))

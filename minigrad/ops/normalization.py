@@ -22,6 +22,7 @@ from .. import _dtypes, _linspace, _moments
 from .._state import GRAD
 from .._tensor import Tensor, make
 from . import xp
+from .fused import joining_rule, joins
 from .recording import record, rule
 from .registry import Sample, declare
 
@@ -90,6 +91,12 @@ def _ln_lead(input, normalized_shape) -> tuple:
     return tuple(range(len(input.shape) - len(normalized_shape)))
 
 
+def _ln_over(input, normalized_shape, _eps, result1, result2) -> _Over:
+    return _Over(_ln_dims(input, normalized_shape), _eps, result1, result2)
+
+
+NativeLayerNormBackwardBackward0 = joining_rule("NativeLayerNormBackwardBackward0",
+                                               "grad_output input weight bias")
 NativeLayerNormBackward0 = rule(
     "NativeLayerNormBackward0", "input weight bias", saves="input normalized_shape weight bias result1 result2 _eps",
     text="grad_input = rstd * (g - mean(g) - x̂ * mean(g * x̂)), g = grad * weight;  grad_weight = Σ grad * x̂;  "
@@ -97,13 +104,16 @@ NativeLayerNormBackward0 = rule(
     shown={"result1": lambda node, v: make(v), "result2": lambda node, v: make(v)},
     forward=lambda input_t, weight_t, bias_t, input, weight, normalized_shape, result1, result2, _eps: _tangent(
         input_t, input, _Over(_ln_dims(input, normalized_shape), _eps, result1, result2), (weight, weight_t, bias_t)),
-    input=lambda grad, input, weight, normalized_shape, result1, result2, _eps: (
-        _input_grad if xp.is_t(grad) else _ln_kernel_input_grad)(
-        grad, input, weight, _Over(_ln_dims(input, normalized_shape), _eps, result1, result2)),
-    weight=lambda grad, input, normalized_shape, result1, result2, _eps: _weight_grad(
-        grad, input, _Over(_ln_dims(input, normalized_shape), _eps, result1, result2),
-        _ln_lead(input, normalized_shape)),
-    bias=lambda grad, normalized_shape: _sum(grad, tuple(range(len(grad.shape) - len(normalized_shape)))))
+    # (`joins`: under create_graph each gradient requires grad when grad, input, weight or bias does, as PyTorch's
+    # native_layer_norm_backward's, which takes them all)
+    input=joins(NativeLayerNormBackwardBackward0, lambda grad, input, weight, bias, normalized_shape, result1, result2,
+                _eps: (_input_grad if xp.is_t(grad) else _ln_kernel_input_grad)(
+                    grad, input, weight, _ln_over(input, normalized_shape, _eps, result1, result2))),
+    weight=joins(NativeLayerNormBackwardBackward0, lambda grad, input, weight, bias, normalized_shape, result1, result2,
+                 _eps: _weight_grad(grad, input, _ln_over(input, normalized_shape, _eps, result1, result2),
+                                    _ln_lead(input, normalized_shape))),
+    bias=joins(NativeLayerNormBackwardBackward0, lambda grad, input, weight, bias, normalized_shape:
+               _sum(grad, tuple(range(len(grad.shape) - len(normalized_shape))))))
 
 
 def _ln_kernel_input_grad(grad: np.ndarray, input: np.ndarray, weight, over: _Over) -> np.ndarray:
@@ -244,7 +254,7 @@ def _bn_tangent(tangents: tuple, input, weight, training, eps, _stats):
     return input_t * scale + (input - mean) * invstd * w_t + b_t
 
 
-def _bn_weight_grad(grad, input, training, eps, _stats):
+def _bn_weight_grad(grad, input, weight, training, eps, _stats):
     mean, invstd = _stats
     dims = _channel_dims(input)
     if not training:
@@ -252,6 +262,7 @@ def _bn_weight_grad(grad, input, training, eps, _stats):
     return _weight_grad(grad, input, _Over(dims, eps, mean, invstd), dims)
 
 
+NativeBatchNormBackwardBackward0 = joining_rule("NativeBatchNormBackwardBackward0", "grad_output input weight")
 NativeBatchNormBackward0 = rule(
     "NativeBatchNormBackward0", "input weight bias",
     saves="input weight running_mean running_var result1 result2 training eps _stats",
@@ -260,9 +271,11 @@ NativeBatchNormBackward0 = rule(
     shown={"result1": lambda node, v: make(v), "result2": lambda node, v: make(v)},
     forward=lambda input_t, weight_t, bias_t, input, weight, training, eps, _stats:
     _bn_tangent((input_t, weight_t, bias_t), input, weight, training, eps, _stats),
-    input=_bn_input_grad,
-    weight=_bn_weight_grad,
-    bias=lambda grad: _sum(grad, _channel_dims(grad)))
+    # (`joins`: under create_graph each gradient requires grad when grad, input or weight does, as PyTorch's
+    # native_batch_norm_backward's, which takes them (not the bias))
+    input=joins(NativeBatchNormBackwardBackward0, _bn_input_grad),
+    weight=joins(NativeBatchNormBackwardBackward0, _bn_weight_grad),
+    bias=joins(NativeBatchNormBackwardBackward0, lambda grad, input, weight: _sum(grad, _channel_dims(grad))))
 
 
 def _check_batch(x: np.ndarray) -> None:

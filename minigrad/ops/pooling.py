@@ -2,7 +2,8 @@
 F.adaptive_avg_pool1d/2d (AdaptiveAvgPool2DBackward0), on the strided windows of ops/convolution.py.
 
 max pooling keeps each window's largest element and where it was (`indices`, into the flattened input), so
-its backward adds each gradient at that place; under create_graph that is the differentiable `scatter_add`.
+its backward adds each gradient at that place; under create_graph that is PyTorch's backward op, whose node
+(MaxPool2DWithIndicesBackwardBackward0) gathers at the indices and has an edge to the input, with a zero derivative.
 Average pooling divides each window's sum by its size (PyTorch's rules for the border and ceil_mode); it is
 linear, so its backward is its adjoint (each window's gradient spread back over it), and the derivative of
 that backward is the pooling again (AvgPool2DBackwardBackward0). Adaptive average pooling averages over
@@ -91,9 +92,7 @@ def _max_pool_grad(grad, self, result1, disjoint: bool):
     flat_shape = shape[:-2] + (shape[-2] * shape[-1],)
     lead = flat_shape[:-1]
     if xp.is_t(grad):
-        g = xp.reshape(grad, lead + (-1,))
-        out = xp.scatter_add_zeros(g, len(lead), result1.reshape(lead + (-1,)), flat_shape)
-        return xp.reshape(out, shape)
+        return max_pool2d_backward(grad, self, result1, disjoint)
     rows = math.prod(lead)
     where = (result1 + (np.arange(rows) * flat_shape[-1]).reshape(lead + (1, 1))).reshape(-1)
     out = np.zeros(rows * flat_shape[-1], grad.dtype)
@@ -114,6 +113,25 @@ def _max_pool_tangent(self_t, result1: np.ndarray):
 def _disjoint(kernel_size: tuple, stride: tuple, dilation: tuple) -> bool:
     """Do the windows never overlap (each step at least as long as a dilated window)?"""
     return all(st >= d * (k - 1) + 1 for k, st, d in zip(kernel_size, stride or kernel_size, dilation))
+
+
+MaxPool2DWithIndicesBackwardBackward0 = rule(
+    "MaxPool2DWithIndicesBackwardBackward0", "grad_output self", saves="indices", tensor_args="indices",
+    text="grad_grad_output = grad gathered at the indices (the backward is linear in grad_output); grad_self = 0",
+    shown={"indices": lambda node, v: make(v)},
+    forward=lambda grad_output_t, indices: _max_pool_tangent(grad_output_t, indices),
+    grad_output=lambda grad, indices: _max_pool_tangent(grad, indices),
+    self=lambda grad: xp.zeros_like(grad))
+
+
+def max_pool2d_backward(grad_output: Tensor, self: Tensor, indices: np.ndarray, disjoint: bool) -> Tensor:
+    """PyTorch's max_pool2d_with_indices_backward as an op on Tensors (what MaxPool2DWithIndicesBackward0 runs under
+    create_graph): its node has an edge to `self` too, whose derivative is zero, so the gradient requires grad (and a
+    double backward gives zeros) when `self` does, even where grad_output does not."""
+    res = _max_pool_grad(grad_output._data, self._data, indices, disjoint)
+    if (grad_output._requires_grad or self._requires_grad) and GRAD.mode > 0:
+        return record(MaxPool2DWithIndicesBackwardBackward0, res, (grad_output, self), indices=indices)
+    return make(res)
 
 
 MaxPool2DWithIndicesBackward0 = rule(
@@ -415,7 +433,8 @@ def adaptive_avg_pool1d(input: Tensor, output_size) -> Tensor:
 # == declarations ===============================================================================================
 _F = "nn.functional"
 _I = (((2, 3, 6, 5), "distinct"),)
-declare("max_pool2d", max_pool2d, namespace=_F, method=False, nodes=(MaxPool2DWithIndicesBackward0,),
+declare("max_pool2d", max_pool2d, namespace=_F, method=False,
+        nodes=(MaxPool2DWithIndicesBackward0, MaxPool2DWithIndicesBackwardBackward0),
         samples=(Sample(_I, (2,)), Sample(_I, (3, 2, 1)), Sample(_I, ((2, 3),), {"ceil_mode": True}),
                  Sample(_I, (2,), {"dilation": 2, "stride": 1}), Sample((((3, 6, 5), "distinct"),), (2,)),
                  Sample(_I, (2,), {"return_indices": True}), Sample(_I, (3, 2, 1), {"ceil_mode": True})))

@@ -43,14 +43,10 @@ HUGE_VALUES_DIFFER = {
 # its double-backward formula differs in the order of its operations) and batch_norm's value (a zero whose sign
 # depends on the batch mean's rounding). Not compared at -0. for these ops:
 NEGATIVE_ZERO_DIFFERS = {"nn.functional.binary_cross_entropy", "nn.functional.batch_norm"}
-# The first gradient is piecewise constant in the input: PyTorch's fused backward op (avg_pool2d_backward, ...)
-# still records a node, so its gradient requires grad and a double backward gives zeros; minigrad's gradient does
-# not require grad (a double backward raises). The second order is not compared for these ops (all inputs, not only
-# extreme ones): left for a follow-up, as done here for leaky_relu.
-SECOND_ORDER_NOT_RECORDED = {
-    "nn.functional.avg_pool1d", "nn.functional.avg_pool2d", "nn.functional.max_pool1d", "nn.functional.max_pool2d",
-    "nn.functional.adaptive_avg_pool1d", "nn.functional.adaptive_avg_pool2d",
-}
+# The first gradient is piecewise constant in the input, and PyTorch's fused backward op still records a node, so a
+# double backward gives zeros: minigrad's too (avg_pool2d_backward, max_pool2d_backward, ops/fused.py `joins`;
+# tests/ops/test_second_order_flags.py). None left: the second order is compared for every op.
+SECOND_ORDER_NOT_RECORDED: set = set()
 
 
 # PyTorch's kernel, not its formula, decides (docs/differences.md, "Attention and padded float32 convolutions at inf

@@ -922,7 +922,7 @@ def inplace(name: str, symbol: str | None = None) -> OpEntry:
         elif name == "copy_":
             other = b.operand(t.shape, dtype_hint=t.dtype, grow=False, scalars=False)
             uses += _uses(other)
-            expr = f"{t.name}.copy_({other.text})"
+            expr = f"{t.name}.copy_({_into(t, other)})"
         elif name == "masked_fill_":
             mask = b.constant(V.broadcastable_to(t.shape, rng), "bool")
             expr = f"{t.name}.masked_fill_({mask}, {rng.choice(['0.0', '-1.0', 'inf'])})"
@@ -931,7 +931,7 @@ def inplace(name: str, symbol: str | None = None) -> OpEntry:
             if rng.random() < 0.5:
                 src = b.operand(sub, dtype_hint=t.dtype, grow=False)
                 uses += _uses(src)
-                value = src.text
+                value = _into(t, src)
             else:
                 value = rng.choice(["0.0", "5.0", "-inf", "nan", "2"])
             expr = f"{t.name}[{idx}] = {value}"
@@ -940,6 +940,12 @@ def inplace(name: str, symbol: str | None = None) -> OpEntry:
         return Call(expr, [], uses, inplace=t)
 
     return OpEntry(name, draw, inplace=True)
+
+
+def _into(t: Var, src: Operand) -> str:
+    """The text of a value written into `t`: detached when `t` is an integer or bool tensor and the value may require
+    grad (docs/differences.md, "Integer and bool tensors written with a value that requires grad")."""
+    return f"{src.text}.detach()" if not t.is_float and src.rg else src.text
 
 
 def _setitem_index(b: Builder, t: Var) -> tuple[str, tuple[int, ...]]:

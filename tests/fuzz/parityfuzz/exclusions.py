@@ -129,6 +129,12 @@ EXCLUSIONS = (
         "or more elements is rare in the drawn programs); tests/torch_parity/test_odd_inputs_fuzz7.py checks the "
         "cases that do not depend on the machine.",
     ),
+    Exclusion(
+        "Integer and bool tensors written with a value that requires grad.",
+        "minigrad keeps an integer or bool tensor out of the graph whatever is written into it",
+        "The generator writes (`__setitem__`, `copy_`) a value that requires grad into an integer or bool tensor "
+        "only detached (catalogue.inplace).",
+    ),
 )
 
 # What forward-mode programs do not count (the "A tangent's own graph" bullet): the graphs of tangents.
