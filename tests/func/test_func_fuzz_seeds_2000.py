@@ -1,0 +1,67 @@
+"""Disagreements with torch.func that the fuzzer's transform mode found on seeds 1901 and 2000-2002 (issue 27),
+each a differential test against torch 2.13 that failed before its fix:
+
+- jvp / jacfwd of binary_cross_entropy at an input of exactly 0 or 1 with a target that carries no tangent: NaN
+  where torch.func gives ±0 (seed 1901 program 839: sigmoid(1e30) is 1.0). Plain forward AD gives NaN there (PyTorch
+  multiplies the target's zero tangent in place, 0 · ∞); under torch.func that zero is a wrapped tensor, so
+  PyTorch's formula takes its out-of-place branch and the zero tensor's term drops out.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import minigrad
+
+
+def _same(got, want):
+    """Values, shapes, dtypes, NaN positions and signs of zeros equal (float64: rtol 1e-9, atol 1e-12)."""
+    got, want = (got if isinstance(got, tuple) else (got,)), (want if isinstance(want, tuple) else (want,))
+    for g, w in zip(got, want, strict=True):
+        assert tuple(g.shape) == tuple(w.shape)
+        assert str(g.dtype).split(".")[-1] == str(w.dtype).split(".")[-1]
+        g, w = g.detach().numpy(), w.detach().numpy()
+        np.testing.assert_allclose(g, w, rtol=1e-9, atol=1e-12)
+        np.testing.assert_array_equal(np.signbit(g), np.signbit(w))
+
+
+X01 = np.array([1.0, 0.0, 0.5, 1.0, 0.3])  # exactly 0 and 1 among them
+T01 = np.array([0.4, 0.4, 0.4, 1.0, 0.0])
+V = np.array([0.0, 0.0, 1.0, 1.0, 0.0])
+BCE_CALLS = {
+    "jvp of self": lambda lib, F, x, t, red: lib.func.jvp(
+        lambda a: F.binary_cross_entropy(a, t, reduction=red), (x,), (lib.tensor(V),))[1],
+    "jvp of self, weighted": lambda lib, F, x, t, red: lib.func.jvp(
+        lambda a: F.binary_cross_entropy(a, t, t + 1, reduction=red), (x,), (lib.tensor(V),))[1],
+    "jvp of target": lambda lib, F, x, t, red: lib.func.jvp(
+        lambda b: F.binary_cross_entropy(x, b, reduction=red), (t,), (lib.tensor(V),))[1],
+    "jacfwd": lambda lib, F, x, t, red: lib.func.jacfwd(lambda a: F.binary_cross_entropy(a, t, reduction=red))(x),
+    "jacfwd of both": lambda lib, F, x, t, red: lib.func.jacfwd(
+        lambda a, b: F.binary_cross_entropy(a, b, reduction=red), argnums=(0, 1))(x, t),
+    "jacfwd(jacrev)": lambda lib, F, x, t, red: lib.func.jacfwd(
+        lib.func.jacrev(lambda a: F.binary_cross_entropy(a, t, reduction=red).sum()))(x),
+}
+
+
+@pytest.mark.parametrize("reduction", ["none", "mean", "sum"])
+@pytest.mark.parametrize("call", list(BCE_CALLS))
+def test_binary_cross_entropy_at_0_and_1_under_forward_transforms(torch, call, reduction):
+    def run(lib):
+        return BCE_CALLS[call](lib, lib.nn.functional, lib.tensor(X01), lib.tensor(T01), reduction)
+
+    _same(run(minigrad), run(torch))
+
+
+def test_binary_cross_entropy_at_1_in_plain_forward_ad_stays_nan(torch):
+    """Outside torch.func PyTorch's in-place product materializes the target's zero tangent: NaN at 0 and 1."""
+    def run(lib):
+        fw = lib.autograd.forward_ad
+        with fw.dual_level():
+            d = fw.make_dual(lib.tensor(X01), lib.tensor(V))
+            out = lib.nn.functional.binary_cross_entropy(d, lib.tensor(T01), reduction="none")
+            return fw.unpack_dual(out).tangent
+
+    got, want = run(minigrad), run(torch)
+    assert np.isnan(want.numpy()[[0, 1, 3]]).all()
+    _same(got, want)
