@@ -21,6 +21,7 @@ import numpy as np
 
 from .. import ops
 from .._creation import RANDOM_HOOK, bernoulli, multinomial, ones, rand, randn, zeros
+from .._state import DUAL
 from .._tensor import Tensor
 from ..ops.registry import REGISTRY
 from ._batched import (
@@ -225,8 +226,7 @@ def dim_op(name: str, func, args: tuple, kwargs: dict):
             bound.arguments[key] = tuple(range(nb, nb + n))
         elif how == "flat":  # reduce the flattened sample
             if name in ("max", "min") and x.numel():  # max(): ties share the gradient, as amax's (max(dim) picks one)
-                flat = v.reshape(v.shape[:nb] + (x.numel(),))
-                return wrap(flat.amax(-1) if name == "max" else flat.amin(-1), x._levels)
+                return wrap(_extreme(name, v.reshape(v.shape[:nb] + (x.numel(),))), x._levels)
             bound.arguments["input" if "input" in params else "self"] = v.reshape(v.shape[:nb] + (-1,))
             bound.arguments[key] = nb
             return wrap(_values(name, func(*bound.args, **bound.kwargs)), x._levels)
@@ -242,6 +242,22 @@ def dim_op(name: str, func, args: tuple, kwargs: dict):
     first = next(iter(params))
     bound.arguments[first] = v
     return wrap(func(*bound.args, **bound.kwargs), x._levels)
+
+
+def _extreme(name: str, flat: Tensor) -> Tensor:
+    """max()/min() of every row of `flat`: amax/amin (ties share the gradient, as PyTorch's evenly_distribute),
+    except that a row holding NaN gives its gradient to its NaNs, shared (PyTorch's mask is `isnan(self)` when the
+    result is NaN; amax's `self == result` holds nowhere, a NaN gradient). Under a dual level amax stays: PyTorch's
+    forward rule (evenly_read_jvp) reads the mask `self == result`, a NaN tangent there."""
+    nans = flat.detach().isnan()
+    if DUAL[0] is not None or not bool(nans.any()):
+        return flat.amax(-1) if name == "max" else flat.amin(-1)
+    row_nan = nans.any(-1)
+    finite = flat.masked_fill(row_nan.unsqueeze(-1), 0.0)  # (rows with NaN take the other branch)
+    best = finite.amax(-1) if name == "max" else finite.amin(-1)
+    count = nans.sum(-1).clamp(min=1).to(flat.dtype)
+    shared = flat.masked_fill(nans.logical_not(), 0.0).sum(-1) / count  # NaN, its gradient shared among the NaNs
+    return shared.where(row_nan, best)
 
 
 def _refuse_0d(name: str, func, args: tuple, kwargs: dict, levels: tuple) -> None:

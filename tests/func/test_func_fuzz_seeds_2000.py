@@ -5,6 +5,10 @@ each a differential test against torch 2.13 that failed before its fix:
   where torch.func gives ±0 (seed 1901 program 839: sigmoid(1e30) is 1.0). Plain forward AD gives NaN there (PyTorch
   multiplies the target's zero tangent in place, 0 · ∞); under torch.func that zero is a wrapped tensor, so
   PyTorch's formula takes its out-of-place branch and the zero tensor's term drops out.
+- jacrev / vmap(grad) of max() or min() of a sample holding NaN: NaN everywhere where torch gives the NaNs the
+  gradient, shared (seed 2002 program 558): the batched rule reduced with amax/amin, whose mask `self == result`
+  holds nowhere at a NaN result; PyTorch's evenly_distribute_backward takes `isnan(self)` there. (jacfwd keeps its
+  NaN tangent, as PyTorch's evenly_read_jvp.)
 """
 
 from __future__ import annotations
@@ -65,3 +69,24 @@ def test_binary_cross_entropy_at_1_in_plain_forward_ad_stays_nan(torch):
     got, want = run(minigrad), run(torch)
     assert np.isnan(want.numpy()[[0, 1, 3]]).all()
     _same(got, want)
+
+
+NAN_ROWS = np.array([[[0.0, 1.0, 1.0], [np.nan, 0.5, np.nan]], [[2.0, -np.inf, 0.5], [0.1, 0.3, 0.2]],
+                     [[np.nan, 1.0, 0.0], [0.0, -1.0, 0.0]]])
+EXTREME_CALLS = {
+    "vmap": lambda lib, f, x: lib.func.vmap(f)(x),
+    "vmap(grad)": lambda lib, f, x: lib.func.vmap(lib.func.grad(f))(x),
+    "jacrev": lambda lib, f, x: lib.func.jacrev(f)(x),
+    "vmap(jacrev)": lambda lib, f, x: lib.func.vmap(lib.func.jacrev(f))(x),
+    "jacfwd": lambda lib, f, x: lib.func.jacfwd(f)(x),
+    "vmap(jvp)": lambda lib, f, x: lib.func.vmap(lambda a: lib.func.jvp(f, (a,), (lib.ones_like(a),))[1])(x),
+}
+
+
+@pytest.mark.parametrize("name", ["max", "min"])
+@pytest.mark.parametrize("call", list(EXTREME_CALLS))
+def test_max_and_min_of_a_sample_holding_nan(torch, name, call):
+    def run(lib):
+        return EXTREME_CALLS[call](lib, lambda a: getattr(a, name)(), lib.tensor(NAN_ROWS))
+
+    _same(run(minigrad), run(torch))
