@@ -9,6 +9,9 @@ each a differential test against torch 2.13 that failed before its fix:
   gradient, shared (seed 2002 program 558): the batched rule reduced with amax/amin, whose mask `self == result`
   holds nowhere at a NaN result; PyTorch's evenly_distribute_backward takes `isnan(self)` there. (jacfwd keeps its
   NaN tangent, as PyTorch's evenly_read_jvp.)
+- a NumPy scalar on the left of a batched tensor (`np.int64(2) / x` under vmap or jacrev): NumPy took the batched
+  tensor for a sequence and computed an array of the batch (seed 2001 program 498: a wrong Jacobian; under vmap an
+  error, "must only return Tensors").
 """
 
 from __future__ import annotations
@@ -88,5 +91,23 @@ EXTREME_CALLS = {
 def test_max_and_min_of_a_sample_holding_nan(torch, name, call):
     def run(lib):
         return EXTREME_CALLS[call](lib, lambda a: getattr(a, name)(), lib.tensor(NAN_ROWS))
+
+    _same(run(minigrad), run(torch))
+
+
+NUMPY_LEFT = {
+    "truediv": lambda a: np.int64(2) / a, "sub": lambda a: np.float64(0.5) - a, "mul": lambda a: np.float32(3) * a,
+    "pow": lambda a: np.float64(2.0) ** a, "add": lambda a: np.int32(1) + a,
+}
+
+
+@pytest.mark.parametrize("how", ["vmap", "jacrev", "jacfwd"])
+@pytest.mark.parametrize("op", list(NUMPY_LEFT))
+def test_a_numpy_scalar_on_the_left_of_a_batched_tensor(torch, op, how):
+    def run(lib):
+        x = lib.tensor(np.array([[0.5, 2.0, -1.0], [0.0, 4.0, 1.5]]))
+        if how == "vmap":
+            return lib.func.vmap(NUMPY_LEFT[op])(x)
+        return getattr(lib.func, how)(lambda a: NUMPY_LEFT[op](a).sum())(x)
 
     _same(run(minigrad), run(torch))
