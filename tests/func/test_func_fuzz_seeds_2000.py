@@ -12,6 +12,9 @@ each a differential test against torch 2.13 that failed before its fix:
 - a NumPy scalar on the left of a batched tensor (`np.int64(2) / x` under vmap or jacrev): NumPy took the batched
   tensor for a sequence and computed an array of the batch (seed 2001 program 498: a wrong Jacobian; under vmap an
   error, "must only return Tensors").
+- jvp / jacfwd of prod() of an input holding ±inf and no zero: NaN where torch.func gives ±inf (seed 2002 program
+  52). PyTorch's prod_backward sees wrapped tensors under torch.func and takes the product of the other elements;
+  plain forward AD divides the result by the input, inf / inf = NaN (kept).
 """
 
 from __future__ import annotations
@@ -111,3 +114,39 @@ def test_a_numpy_scalar_on_the_left_of_a_batched_tensor(torch, op, how):
         return getattr(lib.func, how)(lambda a: NUMPY_LEFT[op](a).sum())(x)
 
     _same(run(minigrad), run(torch))
+
+
+PROD_ROWS = np.array([[-np.inf, -1.0, -1.0], [np.inf, 1.5, -0.5], [0.3, -1.2, 2.0]])
+PROD_TANGENT = np.array([[-0.41, -2.5, -0.65], [1.0, 0.5, 2.0], [0.7, -0.2, 1.1]])
+PRODS = {"prod()": lambda a: a.prod(), "prod(1)": lambda a: a.prod(1), "prod(-1, keepdim)": lambda a: a.prod(-1, True),
+         "prod() of a row": lambda a: a[0].prod(), "prod(0)": lambda a: a.prod(0)}
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+@pytest.mark.parametrize("how", ["jvp", "jacfwd", "vmap(jvp)"])
+@pytest.mark.parametrize("name", list(PRODS))
+def test_prod_of_an_infinite_input_under_forward_transforms(torch, name, how, dtype):
+    def run(lib):
+        x, v = (lib.tensor(a.astype(dtype)) for a in (PROD_ROWS, PROD_TANGENT))
+        f = PRODS[name]
+        if how == "jvp":
+            return lib.func.jvp(f, (x,), (v,))[1]
+        if how == "jacfwd":
+            return lib.func.jacfwd(f)(x)
+        pairs = (x[None].expand(2, 3, 3), v[None].expand(2, 3, 3))
+        return lib.func.vmap(lambda a, b: lib.func.jvp(f, (a,), (b,))[1])(*pairs)
+
+    got, want = run(minigrad), run(torch)
+    assert tuple(got.shape) == tuple(want.shape) and str(got.dtype)[-7:] == str(want.dtype)[-7:]
+    np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-9 if dtype == "float64" else 1e-5, atol=1e-12)
+
+
+def test_prod_of_an_infinite_input_in_plain_forward_ad_stays_nan(torch):
+    def run(lib):
+        fw = lib.autograd.forward_ad
+        with fw.dual_level():
+            return fw.unpack_dual(fw.make_dual(lib.tensor(PROD_ROWS), lib.tensor(PROD_TANGENT)).prod(1)).tangent
+
+    got, want = run(minigrad), run(torch)
+    assert np.isnan(want.numpy()[:2]).all()
+    _same(got, want)
