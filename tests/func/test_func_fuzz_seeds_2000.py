@@ -23,9 +23,14 @@ each a differential test against torch 2.13 that failed before its fix:
   batch: PyTorch's rule reads the first sample to promote and raises IndexError ("select(): index 0 out of range
   for tensor of size [0] at dimension 0", seed 2001 program 299: jacfwd of an input of no elements, whose tangents
   are an empty batch); minigrad raised nothing.
+- scatter / gather with an empty index: minigrad checked its sizes, dims and dtype against self ("Expected index
+  [2, 0] to be no larger than self [1, 1] apart from dimension 1", seed 2000 program 109, plain and under every
+  transform); PyTorch checks nothing of an index with no elements (only the dim, and scatter's dtypes).
 """
 
 from __future__ import annotations
+
+import warnings
 
 import numpy as np
 import pytest
@@ -172,8 +177,11 @@ CLASS_CALLS = {
 
 
 def _outcome(fn):
+    """The result (shape, dtype, values) or the exception (type, text); warnings are another test's matter."""
     try:
-        out = fn()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            out = fn()
     except Exception as e:  # noqa: BLE001 - the exception is the outcome compared
         return type(e).__name__, str(e).replace("minigrad", "torch")
     return tuple(out.shape), str(out.dtype).split(".")[-1], out.detach().numpy().tolist()
@@ -243,4 +251,34 @@ LEFT_OUT = {("x.pow(2)", "jacfwd"), ("2 ** x", "jacfwd"), ("x * x", "jacfwd"), (
                                          if (op, how) not in LEFT_OUT])
 def test_a_binary_op_of_a_0d_sample_over_an_empty_batch(torch, op, how):
     got, want = (_outcome(lambda lib=lib: EMPTY_HOW[how](lib, EMPTY_BATCH[op])) for lib in (minigrad, torch))
+    assert got == want
+
+
+EMPTY_INDEX = {
+    "scatter value": lambda lib, x, i: lib.scatter(x, 1, i, value=1.5),
+    "scatter src": lambda lib, x, i: lib.scatter(x, 1, i, x * 2),
+    "scatter_ value": lambda lib, x, i: (x * 1).scatter_(1, i, 2.0),
+    "gather": lambda lib, x, i: lib.gather(x, 1, i),
+    "scatter_add": lambda lib, x, i: lib.scatter_add(x, 1, i, x),
+}
+INDICES = {"(2, 0)": np.zeros((2, 0), "int64"), "(2, 0, 3)": np.zeros((2, 0, 3), "int64"),
+           "(0,)": np.zeros((0,), "int64"), "float (2, 0)": np.zeros((2, 0), "float32")}
+EMPTY_INDEX_HOW = {
+    "plain": lambda lib, f, x: f(x),
+    "backward": lambda lib, f, x: lib.autograd.grad(f(x.requires_grad_()).sum(), x, allow_unused=True)[0],
+    "vmap": lambda lib, f, x: lib.func.vmap(f)(x[None].expand(2, 1, 1)),
+    "jacrev": lambda lib, f, x: lib.func.jacrev(f)(x),
+    "vmap(jacrev)": lambda lib, f, x: lib.func.vmap(lib.func.jacrev(f))(x[None].expand(2, 1, 1)),
+}
+
+
+@pytest.mark.parametrize("how", list(EMPTY_INDEX_HOW))
+@pytest.mark.parametrize("index", list(INDICES))
+@pytest.mark.parametrize("op", list(EMPTY_INDEX))
+def test_scatter_and_gather_with_an_empty_index(torch, op, index, how):
+    def run(lib):
+        x = lib.tensor(np.array([[0.5]]))
+        return EMPTY_INDEX_HOW[how](lib, lambda a: EMPTY_INDEX[op](lib, a, lib.tensor(INDICES[index])), x)
+
+    got, want = _outcome(lambda: run(minigrad)), _outcome(lambda: run(torch))
     assert got == want
