@@ -258,6 +258,8 @@ def dim_op(name: str, func, args: tuple, kwargs: dict):
         else:
             return fallback(name, func, args, kwargs)
     else:
+        if name in _EXTENT_CHECKED and n:
+            _check_extent(name, x, dim)
         bound.arguments[key] = _shift(dim, n, nb)
         if not n and name in NO_0D:  # refused (the physical value has the batch dims: its own check would pass)
             _refuse_0d(name, func, args, kwargs, x._levels)
@@ -283,6 +285,21 @@ def _extreme(name: str, flat: Tensor) -> Tensor:
     count = nans.sum(-1).clamp(min=1).to(flat.dtype)
     shared = flat.masked_fill(nans.logical_not(), 0.0).sum(-1) / count  # NaN, its gradient shared among the NaNs
     return shared.where(row_nan, best)
+
+
+_EXTENT_CHECKED = ("amax", "amin", "max", "min", "argmax", "argmin")
+
+
+def _check_extent(name: str, x: BatchedTensor, dim) -> None:
+    """A max or min over an empty dim of the samples: PyTorch's IndexError naming the dim as PyTorch's rule passes
+    it: shifted past the user's vmap dims only (jacrev's and jacfwd's forward runs unbatched in PyTorch), and as
+    written (amax's -1) where no user's vmap runs."""
+    users = sum(lv in VMAP_LEVELS for lv in x._levels)
+    for given in dim if isinstance(dim, (tuple, list)) else (dim,):
+        k = _wrap(given, x.dim())
+        if not x.shape[k]:
+            shown = k + users if users or name not in ("amax", "amin") else given
+            raise IndexError(f"{name}(): Expected reduction dim {shown} to have non-zero size.")
 
 
 def _refuse_0d(name: str, func, args: tuple, kwargs: dict, levels: tuple) -> None:

@@ -26,6 +26,10 @@ each a differential test against torch 2.13 that failed before its fix:
 - scatter / gather with an empty index: minigrad checked its sizes, dims and dtype against self ("Expected index
   [2, 0] to be no larger than self [1, 1] apart from dimension 1", seed 2000 program 109, plain and under every
   transform); PyTorch checks nothing of an index with no elements (only the dim, and scatter's dtypes).
+- max / min / amax / amin / argmax over an empty dim of the samples under jacfwd, jacrev or vmap: minigrad's
+  IndexError named the dim shifted past every batch dim ("amax(): Expected reduction dim 1", seed 2001 programs
+  780, 798, 2002 program 932); PyTorch's names it shifted past the user's vmap dims only, as written (amax's -1)
+  where no user's vmap runs.
 """
 
 from __future__ import annotations
@@ -281,4 +285,27 @@ def test_scatter_and_gather_with_an_empty_index(torch, op, index, how):
         return EMPTY_INDEX_HOW[how](lib, lambda a: EMPTY_INDEX[op](lib, a, lib.tensor(INDICES[index])), x)
 
     got, want = _outcome(lambda: run(minigrad)), _outcome(lambda: run(torch))
+    assert got == want
+
+
+EMPTY_DIM = {
+    "jacfwd amax(-1)": lambda lib: lib.func.jacfwd(lambda a: a.amax(dim=-1))(lib.zeros(0)),
+    "jacfwd amax(0)": lambda lib: lib.func.jacfwd(lambda a: a.amax(dim=0))(lib.zeros(0, 3)),
+    "jacfwd min(0)": lambda lib: lib.func.jacfwd(lambda a: a.min(dim=0)[0])(lib.zeros(0, 3)),
+    "jacrev min(0)": lambda lib: lib.func.jacrev(lambda a: a.min(dim=0)[0])(lib.zeros(0, 3)),
+    "jacfwd argmax(-2)": lambda lib: lib.func.jacfwd(lambda a: a * a.argmax(dim=-2))(lib.zeros(0, 3)),
+    "vmap amin((0, 1))": lambda lib: lib.func.vmap(lambda a: a.amin(dim=(0, 1)))(lib.zeros(2, 1, 0)),
+    "vmap amax(-1)": lambda lib: lib.func.vmap(lambda a: a.amax(dim=-1))(lib.zeros(2, 0)),
+    "vmap max(-1)": lambda lib: lib.func.vmap(lambda a: a.max(dim=-1)[0])(lib.zeros(2, 0)),
+    "vmap(jacfwd) amin((0, 1))": lambda lib: lib.func.vmap(lib.func.jacfwd(lambda a: a.amin(dim=(0, 1))))(
+        lib.zeros(2, 1, 0)),
+    "vmap(jacrev) amax(1)": lambda lib: lib.func.vmap(lib.func.jacrev(lambda a: a.amax(dim=1)))(lib.zeros(2, 1, 0)),
+    "vmap(vmap) amax(-1)": lambda lib: lib.func.vmap(lib.func.vmap(lambda a: a.amax(dim=-1)))(lib.zeros(2, 2, 0)),
+}
+
+
+@pytest.mark.parametrize("call", list(EMPTY_DIM))
+def test_a_max_over_an_empty_dim_names_the_dim_as_pytorch(torch, call):
+    got, want = _outcome(lambda: EMPTY_DIM[call](minigrad)), _outcome(lambda: EMPTY_DIM[call](torch))
+    assert want[0] == "IndexError"
     assert got == want
