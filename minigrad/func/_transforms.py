@@ -26,7 +26,7 @@ import numpy as np
 
 from .. import autograd
 from .._creation import eye, ones, zeros, zeros_like
-from .._state import DUAL, FUNC_FORWARD, GRAD
+from .._state import DUAL, FUNC_BACKWARD, FUNC_FORWARD, GRAD
 from .._tensor import Tensor
 from ..autograd import function as _function
 from ..autograd.grad_mode import enable_grad
@@ -148,9 +148,12 @@ def _grads(outputs: list, inputs: list, cotangents: list, create_graph: bool, re
         cots.append(pc.expand(tuple(po.shape)) if tuple(pc.shape) != tuple(po.shape) else pc)
     ins = [i._value if i.__class__ is BatchedTensor else i for i in inputs]
     if outs:
-        got = autograd.grad(outs, ins, cots, create_graph=bool(create_graph),
-                            retain_graph=bool(retain_graph or create_graph),
-                            allow_unused=True)
+        FUNC_BACKWARD[0] += 1
+        try:
+            got = autograd.grad(outs, ins, cots, create_graph=bool(create_graph),
+                                retain_graph=bool(retain_graph or create_graph), allow_unused=True)
+        finally:
+            FUNC_BACKWARD[0] -= 1
     else:
         got = [None] * len(ins)
     result = []

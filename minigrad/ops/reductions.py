@@ -13,7 +13,7 @@ import numpy as np
 from .. import _dtypes
 from .._layout import c_order
 from .._stacklevel import user_stacklevel
-from .._state import FUNC_FORWARD, GRAD
+from .._state import FUNC_BACKWARD, FUNC_FORWARD, GRAD
 from .._tensor import Tensor, _wrap_dim, make
 from . import xp
 from .arithmetic import NotImplemented1, _not_implemented
@@ -202,6 +202,9 @@ def _evenly(grad, self, result):
 
     s, r = xp.data(self), xp.data(result)
     mask = np.isnan(s) if np.isnan(r) else (s == r)
+    if FUNC_BACKWARD[0] > 0:  # torch.func: PyTorch's branch for wrapped tensors, mask * (grad / count): -0. where
+        count = np.asarray(mask.sum(), s.dtype)  # the share is negative, NaN where it is not finite
+        return (make(mask) if xp.is_t(grad) else mask) * (grad / (make(count) if xp.is_t(grad) else count))
     if xp.is_t(grad):  # as PyTorch: zeros.masked_fill_(mask, grad / mask.sum()), the count an int64 tensor (so
         share = grad / make(np.asarray(mask.sum()))  # DivBackward0 with no edge to it, then MaskedFillBackward1)
         return make(np.zeros(s.shape, s.dtype)).masked_fill_(make(mask), share)

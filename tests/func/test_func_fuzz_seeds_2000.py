@@ -30,6 +30,9 @@ each a differential test against torch 2.13 that failed before its fix:
   IndexError named the dim shifted past every batch dim ("amax(): Expected reduction dim 1", seed 2001 programs
   780, 798, 2002 program 932); PyTorch's names it shifted past the user's vmap dims only, as written (amax's -1)
   where no user's vmap runs.
+- vjp / grad of max() or min() with a negative cotangent: +0. at the other elements where torch.func gives -0.
+  (seed 2001 program 532): under torch.func PyTorch's evenly_distribute_backward sees wrapped tensors and takes
+  `mask * (grad / count)`; plain backward (create_graph too) fills zeros (kept).
 """
 
 from __future__ import annotations
@@ -309,3 +312,24 @@ def test_a_max_over_an_empty_dim_names_the_dim_as_pytorch(torch, call):
     got, want = _outcome(lambda: EMPTY_DIM[call](minigrad)), _outcome(lambda: EMPTY_DIM[call](torch))
     assert want[0] == "IndexError"
     assert got == want
+
+
+TIED = {"(3,)": np.array([0.0, 0.0, 1.0]), "(2, 2)": np.array([[0.0, 3.0], [3.0, 1.0]])}
+EVENLY = {"min().sigmoid()": lambda a: a.min().sigmoid(), "max() * -2": lambda a: a.max() * -2,
+          "max()": lambda a: a.max()}
+EVENLY_HOW = {
+    "vjp": lambda lib, f, x: lib.func.vjp(f, x)[1](lib.tensor(-2.46))[0],
+    "jacrev": lambda lib, f, x: lib.func.jacrev(f)(x),
+    "grad": lambda lib, f, x: lib.func.grad(f)(x),
+    "vmap(grad)": lambda lib, f, x: lib.func.vmap(lib.func.grad(f))(lib.stack([x, x])),
+    "autograd.grad": lambda lib, f, x: lib.autograd.grad(f(x.requires_grad_()), x, lib.tensor(-2.0))[0],
+    "create_graph": lambda lib, f, x: lib.autograd.grad(f(x.requires_grad_()), x, lib.tensor(-2.0),
+                                                        create_graph=True)[0],
+}
+
+
+@pytest.mark.parametrize("how", list(EVENLY_HOW))
+@pytest.mark.parametrize("fn", list(EVENLY))
+@pytest.mark.parametrize("x", list(TIED))
+def test_the_gradient_of_max_and_min_keeps_pytorchs_signs_of_zeros(torch, x, fn, how):
+    _same(*(EVENLY_HOW[how](lib, EVENLY[fn], lib.tensor(TIED[x])) for lib in (minigrad, torch)))
