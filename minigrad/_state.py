@@ -46,6 +46,13 @@ def quietly(fn, *args):
     """`fn(*args)` with NumPy's floating-point warnings off (inf and nan are results, as in PyTorch)."""
     return GRAD.quiet.run(fn, *args)
 
+# torch.func's forward-mode transforms (jvp, jacfwd) running now (minigrad.func): a few forward formulas read
+# an absent tangent as PyTorch's zero tensor only there, where functorch hands it to them as a wrapped tensor
+FUNC_FORWARD = [0]
+# torch.func's backward passes (vjp, jacrev, grad) running now: PyTorch's backward formulas see wrapped tensors
+# there and take their branch for tensor subclasses (`mask * (grad / count)`, not a masked fill of zeros)
+FUNC_BACKWARD = [0]
+
 # The forward-AD level in force (minigrad.autograd.forward_ad): None when no `dual_level` is active, else a
 # token new for each level entered. A tangent is stored on its tensor with the token of the level it belongs
 # to, so a level's tangents are gone once it exits, without visiting them. Every op reads `DUAL[0]` once.

@@ -40,6 +40,8 @@ class BatchedTensor:
     dims, one per level of `_levels`."""
 
     __slots__ = ("_value", "_levels")
+    __array_ufunc__ = None  # NumPy hands `np.int64(2) / batched` to the reflected operators, as for a Tensor
+    __array_priority__ = 1000
 
     def __init__(self, value: Tensor, levels: tuple):
         self._value = value

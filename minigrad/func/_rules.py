@@ -19,8 +19,9 @@ import warnings
 
 import numpy as np
 
-from .. import ops
+from .. import _dtypes, ops
 from .._creation import RANDOM_HOOK, bernoulli, multinomial, ones, rand, randn, zeros
+from .._state import DUAL
 from .._tensor import Tensor
 from ..ops.registry import REGISTRY
 from ._batched import (
@@ -143,6 +144,8 @@ def check_inplace(name: str, args: tuple, levels: tuple) -> None:
 
 def elementwise(func, args: tuple, kwargs: dict):
     """Broadcasting ops: line up the batch dims, pad every batched argument's logical dims to the widest."""
+    if func.__name__ in PROMOTING_BINARY and len(args) >= 2:
+        _promote_first_sample(func.__name__, args[0], args[1])
     every = tuple(args) + tuple(kwargs.values())
     levels = levels_of(every)
     rank = max(_logical_dim(a) for a in every)
@@ -153,6 +156,29 @@ def elementwise(func, args: tuple, kwargs: dict):
         a = [x.to(dtype) if _is_float(x) else x for x in a]
         k = {key: x.to(dtype) if _is_float(x) else x for key, x in k.items()}
     return wrap(func(*a, **k), levels)
+
+
+# PyTorch's binary rules that promote a 0-d sample with the other operand by reading the first sample (its
+# handleScalarTypePromotion: `logical_scalar[0]`); a number counts as an operand for the first ones only (the others
+# take it by their Scalar overloads, which have no such step)
+PROMOTING_BINARY = {"add", "sub", "mul", "div", "true_divide", "floor_divide"} | {
+    "fmod", "remainder", "xlogy", "copysign", "pow", "logaddexp", "logaddexp2", "hypot", "fmax", "fmin", "maximum",
+    "minimum", "atan2", "nextafter", "ldexp", "heaviside"}
+_NUMBER_TOO = ("add", "sub", "mul", "div", "true_divide", "floor_divide")
+
+
+def _promote_first_sample(name: str, a, b) -> None:
+    """A 0-d sample with an operand that is not one (a tensor, or a number for add/sub/mul/div): PyTorch reads the
+    first sample to promote, so an empty batch at the innermost level is an IndexError, as PyTorch's select."""
+    if not isinstance(b, (Tensor, BatchedTensor)) and name not in _NUMBER_TOO:
+        return
+    scalar_a, scalar_b = (x.__class__ is BatchedTensor and not x.dim() for x in (a, b))
+    if scalar_a == scalar_b:
+        return
+    v = (a if scalar_a else b)._value
+    if not v.shape[-1]:
+        raise IndexError(f"select(): index 0 out of range for tensor of size {list(v.shape)} at dimension "
+                         f"{v.dim() - 1}")
 
 
 def _is_float(x) -> bool:
@@ -225,14 +251,15 @@ def dim_op(name: str, func, args: tuple, kwargs: dict):
             bound.arguments[key] = tuple(range(nb, nb + n))
         elif how == "flat":  # reduce the flattened sample
             if name in ("max", "min") and x.numel():  # max(): ties share the gradient, as amax's (max(dim) picks one)
-                flat = v.reshape(v.shape[:nb] + (x.numel(),))
-                return wrap(flat.amax(-1) if name == "max" else flat.amin(-1), x._levels)
+                return wrap(_extreme(name, v.reshape(v.shape[:nb] + (x.numel(),))), x._levels)
             bound.arguments["input" if "input" in params else "self"] = v.reshape(v.shape[:nb] + (-1,))
             bound.arguments[key] = nb
             return wrap(_values(name, func(*bound.args, **bound.kwargs)), x._levels)
         else:
             return fallback(name, func, args, kwargs)
     else:
+        if name in _EXTENT_CHECKED and n:
+            _check_extent(name, x, dim)
         bound.arguments[key] = _shift(dim, n, nb)
         if not n and name in NO_0D:  # refused (the physical value has the batch dims: its own check would pass)
             _refuse_0d(name, func, args, kwargs, x._levels)
@@ -242,6 +269,37 @@ def dim_op(name: str, func, args: tuple, kwargs: dict):
     first = next(iter(params))
     bound.arguments[first] = v
     return wrap(func(*bound.args, **bound.kwargs), x._levels)
+
+
+def _extreme(name: str, flat: Tensor) -> Tensor:
+    """max()/min() of every row of `flat`: amax/amin (ties share the gradient, as PyTorch's evenly_distribute),
+    except that a row holding NaN gives its gradient to its NaNs, shared (PyTorch's mask is `isnan(self)` when the
+    result is NaN; amax's `self == result` holds nowhere, a NaN gradient). Under a dual level amax stays: PyTorch's
+    forward rule (evenly_read_jvp) reads the mask `self == result`, a NaN tangent there."""
+    nans = flat.detach().isnan()
+    if DUAL[0] is not None or not bool(nans.any()):
+        return flat.amax(-1) if name == "max" else flat.amin(-1)
+    row_nan = nans.any(-1)
+    finite = flat.masked_fill(row_nan.unsqueeze(-1), 0.0)  # (rows with NaN take the other branch)
+    best = finite.amax(-1) if name == "max" else finite.amin(-1)
+    count = nans.sum(-1).clamp(min=1).to(flat.dtype)
+    shared = flat.masked_fill(nans.logical_not(), 0.0).sum(-1) / count  # NaN, its gradient shared among the NaNs
+    return shared.where(row_nan, best)
+
+
+_EXTENT_CHECKED = ("amax", "amin", "max", "min", "argmax", "argmin")
+
+
+def _check_extent(name: str, x: BatchedTensor, dim) -> None:
+    """A max or min over an empty dim of the samples: PyTorch's IndexError naming the dim as PyTorch's rule passes
+    it: shifted past the user's vmap dims only (jacrev's and jacfwd's forward runs unbatched in PyTorch), and as
+    written (amax's -1) where no user's vmap runs."""
+    users = sum(lv in VMAP_LEVELS for lv in x._levels)
+    for given in dim if isinstance(dim, (tuple, list)) else (dim,):
+        k = _wrap(given, x.dim())
+        if not x.shape[k]:
+            shown = k + users if users or name not in ("amax", "amin") else given
+            raise IndexError(f"{name}(): Expected reduction dim {shown} to have non-zero size.")
 
 
 def _refuse_0d(name: str, func, args: tuple, kwargs: dict, levels: tuple) -> None:
@@ -486,11 +544,29 @@ def _class_loss(func, bound, reduction: str):
     else:  # (explicit sizes: -1 is ambiguous for an empty batch)
         n = _numel(b) * px.shape[len(b)]
         fx, ft = px.reshape((n,) + tuple(px.shape[len(b) + 1:])), pt.reshape((n,) + tuple(pt.shape[len(b) + 1:]))
+    ft = _gather_target(ft, levels)
     bound.arguments["input"], bound.arguments["target"], bound.arguments["reduction"] = fx, ft, "none"
     out = BatchedTensor(func(*bound.args, **bound.kwargs).reshape(b + tuple(pt.shape[len(b):])), levels)
     if reduction == "mean" and bound.arguments.get("ignore_index", -100) == -100:
         return out.mean()
     return _reduce(out, reduction)
+
+
+def _gather_target(target: Tensor, levels: tuple) -> Tensor:
+    """Under the user's vmap PyTorch's rule for nll_loss is a gather along the classes: the target is an index,
+    int32 or int64 (the loss's own check wants int64 or uint8), refused otherwise when it holds any element.
+    jacrev's and jacfwd's own batches run the loss as outside vmap (PyTorch's forward runs unbatched, so its check
+    comes first), then a uint8 target meets the batched backward's scatter (jacrev) or the tangent's gather."""
+    if target.dtype is _dtypes.int64:
+        return target
+    if not VMAP_LEVELS.intersection(levels):
+        if target.dtype is _dtypes.uint8 and target.numel():
+            op = "gather" if TANGENT_LEVELS.intersection(levels) else "scatter"
+            raise RuntimeError(f"{op}(): Expected dtype int32/int64 for index")
+        return target
+    if target.dtype is not _dtypes.int32 and target.numel():
+        raise RuntimeError("gather(): Expected dtype int32/int64 for index")
+    return target.long()
 
 
 # -- convolutions and pooling: the batch folded into the op's own batch dim N ------------------------------------

@@ -26,7 +26,7 @@ import numpy as np
 
 from .. import autograd
 from .._creation import eye, ones, zeros, zeros_like
-from .._state import DUAL, GRAD
+from .._state import DUAL, FUNC_BACKWARD, FUNC_FORWARD, GRAD
 from .._tensor import Tensor
 from ..autograd import function as _function
 from ..autograd.grad_mode import enable_grad
@@ -54,7 +54,7 @@ except ImportError:  # pragma: no cover - a minigrad without forward mode
     forward_ad = None
 
 _DEPTH = [0]  # the differentiating transforms running now
-_FORWARD = [0]  # the forward-mode transforms (jvp, jacfwd) running now
+_FORWARD = FUNC_FORWARD  # the forward-mode transforms (jvp, jacfwd) running now
 
 
 @contextlib.contextmanager
@@ -152,9 +152,12 @@ def _grads(outputs: list, inputs: list, cotangents: list, create_graph: bool, re
         cots.append(pc.expand(tuple(po.shape)) if tuple(pc.shape) != tuple(po.shape) else pc)
     ins = [i._value if i.__class__ is BatchedTensor else i for i in inputs]
     if outs:
-        got = autograd.grad(outs, ins, cots, create_graph=bool(create_graph),
-                            retain_graph=bool(retain_graph or create_graph),
-                            allow_unused=True)
+        FUNC_BACKWARD[0] += 1
+        try:
+            got = autograd.grad(outs, ins, cots, create_graph=bool(create_graph),
+                                retain_graph=bool(retain_graph or create_graph), allow_unused=True)
+        finally:
+            FUNC_BACKWARD[0] -= 1
     else:
         got = [None] * len(ins)
     result = []

@@ -32,7 +32,7 @@ import warnings
 
 import numpy as np
 
-from .._state import DUAL, GRAD
+from .._state import DUAL, FUNC_FORWARD, GRAD
 from .._tensor import Tensor, make
 from ..autograd.graph import SAVED_HOOKS, accumulator
 from . import recording
@@ -529,6 +529,8 @@ def _formula(node, cls, inputs: list, in_tangents: list, out: Tensor, as_tensors
     """An explicit forward formula: its `<input>_t` parameters are tangents (zeros where an input has none)."""
     formula, reads = cls._forward_formula
     exact = getattr(formula, "exact_zeros", False)
+    if exact == "in transforms":
+        exact = FUNC_FORWARD[0] > 0
     values = []
     for source, key in reads:
         if source == "tangent":

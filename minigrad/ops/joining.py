@@ -250,6 +250,8 @@ def _index_of(name: str, self: Tensor, dim: int, index: Tensor, called: str) -> 
     """gather's and scatter's first checks, with PyTorch's texts: the wrapped dim and the index's array."""
     d = _wrap_dim(dim, self._data.ndim)
     idx = index._data
+    if not idx.size:  # PyTorch checks nothing more for an empty index (its dtype, dims and sizes may be any)
+        return d, idx
     if idx.dtype.kind not in "iu":
         raise RuntimeError(f"{name}(): Expected dtype int32/int64 for index")
     if idx.ndim != self._data.ndim:
@@ -260,6 +262,8 @@ def _index_of(name: str, self: Tensor, dim: int, index: Tensor, called: str) -> 
 def gather(self, dim: int, index, *, sparse_grad: bool = False):
     d, idx = _index_of("gather", self, dim, index, "input")
     x = self._data
+    if not idx.size:  # nothing gathered: an empty result of the index's shape, checked against nothing
+        return _gathered(self, np.zeros(idx.shape, x.dtype), d, index, sparse_grad)
     if x.ndim == 0:  # a 0-d input is gathered as a 1-element one
         x, idx = x.reshape(1), idx.reshape(1)
     for i, (n, m) in enumerate(zip(idx.shape, x.shape)):
@@ -269,9 +273,13 @@ def gather(self, dim: int, index, *, sparse_grad: bool = False):
     bad = (idx < 0) | (idx >= x.shape[d])
     if bad.any():
         raise RuntimeError(f"index {int(idx[bad].flat[0])} is out of bounds for dimension {d} with size {x.shape[d]}")
-    res = xp.gather_array(x, d, idx).reshape(index._data.shape)
+    return _gathered(self, xp.gather_array(x, d, idx).reshape(index._data.shape), d, index, sparse_grad)
+
+
+def _gathered(self: Tensor, res: np.ndarray, d: int, index: Tensor, sparse_grad: bool) -> Tensor:
     if self._requires_grad and GRAD.mode > 0:
-        return record(GatherBackward0, res, (self,), dim=d, index=SavedArg(idx, (index,)), sparse_grad=sparse_grad)
+        saved = SavedArg(index._data, (index,))
+        return record(GatherBackward0, res, (self,), dim=d, index=saved, sparse_grad=sparse_grad)
     return make(res)
 
 
@@ -329,6 +337,10 @@ def scatter(self, dim: int, index, src=None, *, value=None, reduce=None):
     d, idx = _index_of("scatter", self, dim, index, "self")
     x = self._data
     is_src = isinstance(src, Tensor)
+    if not idx.size:  # nothing written: only the dtypes are checked
+        if is_src and src._data.dtype != x.dtype:
+            raise RuntimeError("scatter(): Expected self.dtype to be equal to src.dtype")
+        return _scattered(self, src, x.copy(), d, index)
     if is_src:
         if src._data.ndim != idx.ndim:
             raise RuntimeError("Index tensor must have the same number of dimensions as src tensor")
@@ -344,10 +356,14 @@ def scatter(self, dim: int, index, src=None, *, value=None, reduce=None):
         raise RuntimeError(f"index {int(idx[bad].flat[0])} is out of bounds for dimension {d} with size "
                            f"{x.shape[d] if x.ndim else 1}")
     out = xp.scatter(x, d, idx, src._data if is_src else _dtypes.checked(src, x.dtype))
-    saved = SavedArg(idx, (index,))
-    if is_src and GRAD.mode > 0 and (self._requires_grad or src._requires_grad):
+    return _scattered(self, src, out, d, index)
+
+
+def _scattered(self: Tensor, src, out: np.ndarray, d: int, index: Tensor) -> Tensor:
+    saved = SavedArg(index._data, (index,))
+    if isinstance(src, Tensor) and GRAD.mode > 0 and (self._requires_grad or src._requires_grad):
         return record(ScatterBackward0, out, (self, src), dim=d, index=saved)
-    if not is_src and self._requires_grad and GRAD.mode > 0:
+    if not isinstance(src, Tensor) and self._requires_grad and GRAD.mode > 0:
         return record(ScatterBackward1, out, (self,), dim=d, index=saved)
     return make(out)
 

@@ -17,9 +17,9 @@ from .._stacklevel import user_stacklevel
 from .._state import DUAL, GRAD
 from .._tensor import Tensor, make
 from . import xp
-from .dual import forward_aware
+from .dual import ZERO, forward_aware
 from .operands import broadcast_error, kind_name
-from .recording import SavedArg, exact_zeros, record, rule
+from .recording import SavedArg, exact_zeros, exact_zeros_in_transforms, record, rule
 from .registry import Sample, check_recordable, declare
 
 EPSILON = float(np.float32(1e-12))  # PyTorch floors x * (1 - x) at 1e-12 as a C++ float
@@ -274,15 +274,22 @@ def _loss_reduction(unreduced, reduction: int):
     return unreduced.mean() if reduction == MEAN else unreduced.sum() if reduction == SUM else unreduced
 
 
+def _bce_forward(self_t, target_t, self, target, weight, reduction):
+    """PyTorch's formula: both backward formulas, unreduced, on the tangents, then the reduction. An absent target
+    tangent is a tensor of zeros in plain forward AD (PyTorch's in-place `mul_` materializes its zero tensor: the
+    term is 0 · ∞ = NaN where self is 0 or 1), but drops out exactly under torch.func (ZERO, see
+    recording.exact_zeros_in_transforms); an absent self tangent is zeros in both (the backward kernel's)."""
+    if self_t is ZERO:
+        self_t = xp.zeros_like(self)
+    return _loss_reduction(binary_cross_entropy_backward(self_t, self, target, weight, NONE)
+                           + _bce_target_grad(target_t, self, weight, NONE), reduction)
+
+
 BinaryCrossEntropyBackward0 = rule(
     "BinaryCrossEntropyBackward0", "self target", saves="self target weight reduction",
     text="grad_self = grad * (self - target) / (self * (1 - self)) / N",
-    # PyTorch's formula: both backward formulas, unreduced, on the tangents, then the reduction. An absent tangent is
-    # a tensor of zeros (PyTorch's kernels materialize its zero tensor): a plain target's term is 0 · ∞ = NaN where
-    # self is 0 or 1, as in PyTorch
-    forward=lambda self_t, target_t, self, target, weight, reduction: _loss_reduction(
-        binary_cross_entropy_backward(self_t, self, target, weight, NONE)
-        + _bce_target_grad(target_t, self, weight, NONE), reduction),
+    forward=exact_zeros_in_transforms(lambda self_t, target_t, self, target, weight, reduction: _bce_forward(
+        self_t, target_t, self, target, weight, reduction)),
     self=lambda grad, self, target, weight, reduction:
     binary_cross_entropy_backward(grad, self, target, weight, reduction),
     target=lambda grad, self, weight, reduction: _bce_target_grad(grad, self, weight, reduction))

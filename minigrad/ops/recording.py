@@ -441,6 +441,16 @@ def exact_zeros(formula):
     return formula
 
 
+def exact_zeros_in_transforms(formula):
+    """Mark a forward formula that reads an absent tangent as PyTorch's zero tensor under torch.func only (jvp,
+    jacfwd): there functorch wraps the zero tensor, so a PyTorch formula that multiplies in place for plain
+    tensors (`grad_target.mul_(grad)`) takes its out-of-place branch and the zero tensor's exact product; in plain
+    forward AD the in-place product materializes zeros (0 · inf = NaN). The formula itself turns an absent tangent
+    that PyTorch's kernels materialize in both modes into zeros."""
+    formula.exact_zeros = "in transforms"
+    return formula
+
+
 def same_tangent(formula):
     """Mark a forward formula that is `self_t` itself, as PyTorch's generated one for `self: grad` (fmod and
     remainder by a number): the output's tangent is the input's tensor, so an in-place write into either shows

@@ -13,7 +13,7 @@ import numpy as np
 from .. import _dtypes
 from .._layout import c_order
 from .._stacklevel import user_stacklevel
-from .._state import GRAD
+from .._state import FUNC_BACKWARD, FUNC_FORWARD, GRAD
 from .._tensor import Tensor, _wrap_dim, make
 from . import xp
 from .arithmetic import NotImplemented1, _not_implemented
@@ -62,10 +62,13 @@ def _reduced_count(sizes: tuple, dims: tuple) -> int:
 
 # -- more reductions -------------------------------------------------------------------------------------
 ProdBackward0 = rule("ProdBackward0", "self", saves="self result",
-                     forward="reduction", text="grad_self = grad * result / self  (the product of the other elements)",
+                     forward=lambda self_t, self, result: _prod_forward(self_t, self, result, None, False),
+                     text="grad_self = grad * result / self  (the product of the other elements)",
                      self=lambda grad, self, result: _prod_grad(grad, self, result, None, False))
 ProdBackward1 = rule("ProdBackward1", "self", saves="self result dim keepdim",
-                     forward="reduction", text="grad_self = grad * (product of the other elements along dim)",
+                     forward=lambda self_t, self, result, dim, keepdim:
+                     _prod_forward(self_t, self, result, dim, keepdim),
+                     text="grad_self = grad * (product of the other elements along dim)",
                      self=lambda grad, self, result, dim, keepdim: _prod_grad(grad, self, result, dim, keepdim))
 MaxBackward1 = rule("MaxBackward1", "self", saves="self result",
                     forward=lambda self_t, self, result: _evenly_read(self_t, self, result),
@@ -199,6 +202,9 @@ def _evenly(grad, self, result):
 
     s, r = xp.data(self), xp.data(result)
     mask = np.isnan(s) if np.isnan(r) else (s == r)
+    if FUNC_BACKWARD[0] > 0:  # torch.func: PyTorch's branch for wrapped tensors, mask * (grad / count): -0. where
+        count = np.asarray(mask.sum(), s.dtype)  # the share is negative, NaN where it is not finite
+        return (make(mask) if xp.is_t(grad) else mask) * (grad / (make(count) if xp.is_t(grad) else count))
     if xp.is_t(grad):  # as PyTorch: zeros.masked_fill_(mask, grad / mask.sum()), the count an int64 tensor (so
         share = grad / make(np.asarray(mask.sum()))  # DivBackward0 with no edge to it, then MaskedFillBackward1)
         return make(np.zeros(s.shape, s.dtype)).masked_fill_(make(mask), share)
@@ -382,17 +388,28 @@ def _norm_grad(grad, self, result, ord, dim, keepdim):
     return self * xp.abs(self) ** (ord - 2) * scale
 
 
-def _prod_grad(grad, self, result, dim, keepdim):
-    """PyTorch's prod_backward: grad * result / self when the input has no zero; otherwise the product of the other
-    elements (`_prod_safe_zeros`), over the flattened input when no dim was given. The plain backward of a full
-    product with two zeros or more is all zeros at once; under create_graph PyTorch still builds the products, so
-    the graph recorded, and every higher derivative, is PyTorch's."""
+def _prod_forward(self_t, self, result, dim, keepdim):
+    """PyTorch's formula: prod_backward on a gradient of ones, times the tangent, summed over each product's
+    elements. Under torch.func prod_backward sees wrapped tensors and always takes the product of the other elements
+    (no division: an infinite input gives an infinite tangent, not inf / inf = NaN); plain forward AD divides."""
+    ones = xp.zeros_like(result) + 1
+    term = _prod_grad(ones, self, result, dim, keepdim, FUNC_FORWARD[0] > 0) * self_t
+    if dim is None:
+        return term.sum()
+    return term.sum(dim, keepdim=keepdim) if xp.is_t(term) else term.sum(axis=dim, keepdims=keepdim)
+
+
+def _prod_grad(grad, self, result, dim, keepdim, safe: bool = False):
+    """PyTorch's prod_backward: grad * result / self when the input has no zero (and not `safe`: a wrapped tensor);
+    otherwise the product of the other elements (`_prod_safe_zeros`), over the flattened input when no dim was
+    given. The plain backward of a full product with two zeros or more is all zeros at once; under create_graph
+    PyTorch still builds the products, so the graph recorded, and every higher derivative, is PyTorch's."""
     s = xp.data(self)
     if s.ndim == 0:  # the product of one element: the other elements' product is 1
         return grad
     if dim is not None and not keepdim:  # put the reduced dim back, as PyTorch's grad.unsqueeze(dim)
         grad, result = _keep(grad, dim, False, s), _keep(result, dim, False, s)
-    if not (s == 0).any():
+    if not safe and not (s == 0).any():
         return grad * (result / self)
     if dim is not None:
         return _prod_safe_zeros(grad, self, dim % s.ndim)

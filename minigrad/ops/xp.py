@@ -367,7 +367,10 @@ def gather(g, dim: int, index):
 
 def gather_array(x: np.ndarray, dim: int, index: np.ndarray) -> np.ndarray:
     """torch.gather on arrays. The index may be smaller than the input in the other dims: only that corner of the
-    input is read. A 0-d input and index are gathered as 1-element ones, as PyTorch's."""
+    input is read. A 0-d input and index are gathered as 1-element ones, as PyTorch's. An empty index reads
+    nothing (its dims may be any)."""
+    if not index.size:
+        return np.zeros(index.shape, x.dtype)
     if x.ndim == 0:
         return gather_array(x.reshape(1), 0, np.reshape(index, 1)).reshape(np.shape(index))
     corner = tuple(slice(None) if i == dim else slice(0, n) for i, n in enumerate(index.shape))
@@ -380,8 +383,10 @@ def scatter(x, dim: int, index, src):
     if is_t(x):
         return x.scatter(dim, make(index), src if is_t(src) or not isinstance(src, np.ndarray) else make(src))
     out = np.array(x, copy=True)
+    if not index.size:  # nothing written (the index's dims may be any)
+        return out
     if out.ndim == 0:
-        return np.array(src, out.dtype).reshape(()) if index.size else out  # (a copy: never src's memory)
+        return np.array(src, out.dtype).reshape(())  # (a copy: never src's memory)
     if isinstance(src, np.ndarray):
         src = src[tuple(slice(0, n) for n in index.shape)]
     corner = tuple(slice(None) if i == dim else slice(0, n) for i, n in enumerate(index.shape))
@@ -401,6 +406,8 @@ def scatter_add_zeros(g, dim: int, index, shape):
 
 def scatter_add_into(out: np.ndarray, dim: int, idx: np.ndarray, src: np.ndarray) -> None:
     """out[..., idx[i, j], ...] += src[i, j] along `dim` (torch.scatter_add_ on arrays)."""
+    if not np.size(idx):  # nothing added (the index's dims may be any)
+        return
     if out.ndim == 0:  # a 0-d input, index and source: one element, added when the index holds one
         if idx.size:  # the element itself (NumPy's sum of one -0. is +0.: -0. + -0. must stay -0.)
             out[...] += np.asarray(src).reshape(-1)[0]
