@@ -15,7 +15,7 @@ import numpy as np
 from .. import _dtypes
 from .._creation import arange, zeros
 from .._tensor import Tensor
-from ..ops import attention
+from ..ops import attention, convolution
 from . import _transforms
 from ._batched import (
     LEVELS,
@@ -346,12 +346,17 @@ def _convolution(func, args, kwargs):
     channels = w.shape[0] if transposed else w.shape[1] * bound.arguments.get("groups", 1)
     if x.shape[-spatial - 1] != channels and not VMAP_LEVELS.intersection(levels_of((x, w, b))):
         return quiet_loop(func.__name__, func, args, kwargs)  # (jacrev/jacfwd: PyTorch's error names the sample)
-    if w.__class__ is not BatchedTensor and b.__class__ is not BatchedTensor:
-        return _folded_run(func, bound, {"input": x}, x._levels, x.dim() == spatial + 1)
     levels = levels_of((x, w, b))
-    if not _numel(_lead(levels)):  # an empty batch: no groups to run (the loop's stand-in sample gives the shapes)
-        return quiet_loop(func.__name__, func, args, kwargs)
-    return _grouped(func, bound, levels, spatial)
+    if not VMAP_LEVELS.intersection(levels):  # jacrev / jacfwd: PyTorch's kernel choice sees the sample's batch
+        convolution.SAMPLE_BATCH[0] = x.shape[0] if x.dim() == spatial + 2 else 1
+    try:
+        if w.__class__ is not BatchedTensor and b.__class__ is not BatchedTensor:
+            return _folded_run(func, bound, {"input": x}, x._levels, x.dim() == spatial + 1)
+        if not _numel(_lead(levels)):  # an empty batch: no groups to run (the loop's stand-in sample: the shapes)
+            return quiet_loop(func.__name__, func, args, kwargs)
+        return _grouped(func, bound, levels, spatial)
+    finally:
+        convolution.SAMPLE_BATCH[0] = None
 
 
 def _grouped(func, bound, levels: tuple, spatial: int):

@@ -392,8 +392,40 @@ def _check(input: np.ndarray, weight: np.ndarray, bias, groups: int, transposed:
     if bias is not None and (bias._data.ndim != 1 or bias._data.shape[0] != out_channels):
         raise RuntimeError(f"Given weight of size [{shape}], expected bias to be 1-dimensional with {out_channels} "
                            f"elements, but got bias of size [{', '.join(map(str, bias._data.shape))}] instead")
-    if input.dtype != weight.dtype:
-        raise RuntimeError(f"expected scalar type {_type_name(input.dtype)} but found {_type_name(weight.dtype)}")
+
+
+# The batch size PyTorch's kernel heuristic sees when jacrev / jacfwd fold copies of one sample into N (PyTorch
+# runs that sample's convolution plain); set by minigrad.func's convolution rule, None elsewhere.
+SAMPLE_BATCH: list = [None]
+
+
+def _onednn(x: np.ndarray, w: np.ndarray, groups: int) -> bool:
+    """Whether PyTorch's CPU convolution takes its oneDNN kernel, whose type checks differ: a float32 input with
+    groups, a kernel over 3 in both of its last two dims, a batch over one or a large input (PyTorch's heuristic
+    on a machine of more than one thread; a 1-d convolution is a 2-d one of height 1 there)."""
+    if x.dtype != np.float32 or x.size == 0:
+        return False
+    kernel = (1,) + w.shape[2:] if w.ndim == 3 else w.shape[2:]
+    n = x.shape[0] if SAMPLE_BATCH[0] is None else SAMPLE_BATCH[0]
+    lead = n * x.shape[1] * (math.prod(x.shape[2:4]) if x.ndim > 3 else x.shape[2])
+    return groups > 1 or (kernel[-1] > 3 and kernel[-2] > 3) or n > 1 or lead > 20480
+
+
+def _legacy(dtype: np.dtype) -> str:
+    return f"minigrad.{_dtypes.FROM_NP[dtype]._legacy}"
+
+
+def _check_types(x: np.ndarray, w: np.ndarray, bias, groups: int) -> None:
+    """The weight's and bias's dtypes against the input's: oneDNN's kernel refuses either, naming the legacy
+    types; the native kernel refuses a weight only ("expected scalar type") and adds any bias in the input's
+    dtype."""
+    if _onednn(x, w, groups):
+        for kind, a in (("weight", w), ("bias", None if bias is None else bias._data)):
+            if a is not None and a.dtype != x.dtype:
+                raise RuntimeError(f"Input type ({_legacy(x.dtype)}) and {kind} type ({_legacy(a.dtype)}) should be "
+                                   f"the same or input should be a MKLDNN tensor and {kind} is a dense tensor")
+    if x.dtype != w.dtype:
+        raise RuntimeError(f"expected scalar type {_type_name(x.dtype)} but found {_type_name(w.dtype)}")
 
 
 def convolution(input: Tensor, weight: Tensor, bias: Tensor | None, stride, padding, dilation, transposed: bool,
@@ -412,6 +444,7 @@ def convolution(input: Tensor, weight: Tensor, bias: Tensor | None, stride, padd
     if any(v <= 0 for v in dilation):
         raise RuntimeError("dilation should be greater than zero")
     _check(x, w, bias, groups, transposed)
+    _check_types(x, w, bias, groups)
     kernel = w.shape[2:]
     if transposed:
         small = x.shape[2:]

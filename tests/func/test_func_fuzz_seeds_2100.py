@@ -1,0 +1,93 @@
+"""Disagreements with torch.func that the fuzzer's transform mode found on seeds 2100-2101 (issue 27), each a
+differential test against torch 2.13 that failed before its fix:
+
+- a float32 convolution / conv_transpose with a bias (or weight) of another dtype: minigrad added the bias in the
+  input's dtype (seed 2100 programs 498, 639 under vjp and jacrev; 2101 programs 201, 608 under vmap). PyTorch's
+  CPU convolution takes its oneDNN kernel for a float32 input with a batch over one (which vmap and the
+  Jacobians' batched passes make), groups, a kernel over 3x3 or a large input, and that kernel refuses the other
+  dtype ("Input type (torch.FloatTensor) and bias type (torch.DoubleTensor) should be the same or input should be
+  a MKLDNN tensor and bias is a dense tensor"); a batch of one still adds it. A plain-op gap, so it holds under
+  every transform.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+import minigrad
+
+
+def _outcome(lib, run):
+    """What `run(lib)` gives: its dtype and values, or its exception type and text (legacy names unprefixed)."""
+    try:
+        out = run(lib)
+    except Exception as e:  # noqa: BLE001 (the outcome compared is the exception)
+        return type(e).__name__, str(e).replace("torch.", "").replace("minigrad.", "")
+    return str(out.dtype).split(".")[-1], out.detach().numpy().tolist()
+
+
+F32, F64 = np.float32, np.float64
+CASES = [  # (input shape, weight shape, groups, transposed, input / weight / bias dtypes)
+    ((2, 2, 4, 4), (2, 2, 2, 2), 1, False, (F32, F32, F64)),  # batch over one: oneDNN refuses the bias
+    ((1, 2, 4, 4), (2, 2, 2, 2), 1, False, (F32, F32, F64)),  # batch of one: the native kernel adds it
+    ((1, 1, 5, 5), (2, 1, 4, 4), 1, False, (F32, F32, F64)),  # a kernel over 3x3: oneDNN
+    ((1, 4, 3, 3), (2, 2, 2, 2), 2, False, (F32, F32, np.float16)),  # groups: oneDNN
+    ((2, 2, 4, 4), (2, 2, 2, 2), 1, True, (F32, F32, F64)),  # transposed too
+    ((2, 2, 5), (2, 2, 2), 1, False, (F32, F32, np.int64)),  # 1-d: a 2-d convolution of height 1
+    ((2, 2, 5), (2, 2, 2), 1, True, (F32, F32, F64)),
+    ((2, 2, 3, 3, 3), (2, 2, 2, 2, 2), 1, False, (F32, F32, F64)),  # 3-d
+    ((2, 2, 4, 4), (2, 2, 2, 2), 1, False, (F32, F64, None)),  # the weight, in oneDNN's words
+    ((1, 2, 4, 4), (2, 2, 2, 2), 1, False, (F32, F64, None)),  # ... and the native kernel's
+    ((2, 2, 4, 4), (2, 2, 2, 2), 1, False, (F64, F32, F32)),  # float64 never takes oneDNN
+    ((2, 2, 4, 4), (2, 2, 2, 2), 1, False, (F64, F64, F32)),
+]
+
+
+@pytest.mark.parametrize("xs, ws, groups, transposed, dtypes", CASES)
+def test_convolution_refuses_other_dtypes_where_onednn_runs(xs, ws, groups, transposed, dtypes):
+    rng = np.random.default_rng(0)
+    x, w = rng.standard_normal(xs).astype(dtypes[0]), rng.standard_normal(ws).astype(dtypes[1])
+    out_channels = ws[1] * groups if transposed else ws[0]
+    b = None if dtypes[2] is None else np.arange(out_channels).astype(dtypes[2])
+    s = len(xs) - 2
+
+    def run(lib):
+        bias = None if b is None else lib.tensor(b)
+        return lib.convolution(lib.tensor(x), lib.tensor(w), bias, (1,) * s, (0,) * s, (1,) * s, transposed,
+                               (0,) * s, groups)
+
+    got, want = _outcome(minigrad, run), _outcome(torch, run)
+    assert got[0] == want[0]
+    if isinstance(want[1], str):
+        assert got[1] == want[1]
+    else:
+        np.testing.assert_allclose(got[1], want[1], rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("batch", [1, 2])
+@pytest.mark.parametrize("transform", ["vmap", "jacrev", "jacfwd", "vjp"])
+def test_conv_transpose1d_bias_of_another_dtype_under_transforms(transform, batch):
+    """Seed 2100 program 639 / 2101 program 201: vmap folds its batch into N, so even samples of a batch of one
+    take oneDNN; jacrev's and jacfwd's Jacobians see the sample's own batch (PyTorch runs its primal plain)."""
+    rng = np.random.default_rng(1)
+    x, w = rng.standard_normal((2, batch, 2, 4)).astype(F32), rng.standard_normal((2, 3, 2)).astype(F32)
+    b = np.array([0.5, -1.4, 0.2])
+
+    def run(lib):
+        f = lambda a: lib.nn.functional.conv_transpose1d(a, lib.tensor(w), lib.tensor(b), stride=2)  # noqa: E731
+        if transform == "vmap":
+            return lib.func.vmap(f)(lib.tensor(x))
+        if transform in ("jacrev", "jacfwd"):
+            return getattr(lib.func, transform)(f)(lib.tensor(x[0]))
+        out, pull = lib.func.vjp(f, lib.tensor(x[0]))
+        return pull(lib.ones_like(out))[0]
+
+    got, want = _outcome(minigrad, run), _outcome(torch, run)
+    assert got[0] == want[0]
+    if isinstance(want[1], str):
+        assert got[1] == want[1]
+    else:
+        np.testing.assert_allclose(got[1], want[1], rtol=1e-5, atol=1e-6)
+    assert (want[0] == "RuntimeError") == (transform == "vmap" or batch > 1)
