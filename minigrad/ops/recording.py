@@ -372,24 +372,7 @@ def rule(name: str, inputs: str, saves: str = "", *, text: str, multi: bool = Fa
         input_names = (input_names[0][:-2],)
     saved_names = tuple(saves.split())
     first = "grads" if multi else "grad"
-    parts = {}  # input -> (shared formula, its parameters' sources, what it reads, the input's place in its result)
-    for key in [k for k in formulas if "," in k]:
-        fn = formulas.pop(key)
-        group = [n.strip() for n in key.split(",")]
-        sources, used = _sources(name, key, fn, input_names, saved_names, first)
-        parts.update({inp: (fn, sources, used, i) for i, inp in enumerate(group)})
-    compiled, reads = [], []
-    for inp in input_names:
-        if inp in parts:
-            fn, sources, used, part = parts.pop(inp)
-        else:
-            fn, part = formulas.pop(inp, None) or _not_differentiable(name, inp), None
-            sources, used = _sources(name, inp, fn, input_names, saved_names, first)
-        compiled.append((fn, sources, part))
-        reads.append(used)
-    if formulas or parts:
-        formulas.update(parts)
-        raise TypeError(f"{name}: formulas for unknown inputs {sorted(formulas)}")
+    compiled, reads = _compile(name, formulas, input_names, saved_names, first)
     saves_result = "result" in saved_names
     exposed = {n for n in saved_names if not n.startswith("_")}
     text_args = tuple(n for n in saved_names if n not in input_names and n != "result"
@@ -409,6 +392,30 @@ def rule(name: str, inputs: str, saves: str = "", *, text: str, multi: bool = Fa
         "_shown": shown or {},
         "_text": text, "_text_args": text_args, "_defaults": defaults or {}, "_tensor_args": tuple(tensor_args.split()),
     })
+
+
+def _compile(name: str, formulas: dict, input_names: tuple, saved_names: tuple, first: str) -> tuple[list, list]:
+    """Each input's (formula, its parameters' sources, its place in a shared formula's result) and what it reads;
+    a formula shared by several inputs (`"self, other"`) is split among them."""
+    parts = {}  # input -> (shared formula, its parameters' sources, what it reads, the input's place in its result)
+    for key in [k for k in formulas if "," in k]:
+        fn = formulas.pop(key)
+        group = [n.strip() for n in key.split(",")]
+        sources, used = _sources(name, key, fn, input_names, saved_names, first)
+        parts.update({inp: (fn, sources, used, i) for i, inp in enumerate(group)})
+    compiled, reads = [], []
+    for inp in input_names:
+        if inp in parts:
+            fn, sources, used, part = parts.pop(inp)
+        else:
+            fn, part = formulas.pop(inp, None) or _not_differentiable(name, inp), None
+            sources, used = _sources(name, inp, fn, input_names, saved_names, first)
+        compiled.append((fn, sources, part))
+        reads.append(used)
+    if formulas or parts:
+        formulas.update(parts)
+        raise TypeError(f"{name}: formulas for unknown inputs {sorted(formulas)}")
+    return compiled, reads
 
 
 def _sources(node: str, inp: str, fn, input_names: tuple, saved_names: tuple, first: str) -> tuple[tuple, set]:
