@@ -26,6 +26,7 @@ from .._broadcast import sum_to as sum_back
 from .._stacklevel import warn_once
 from .._state import GRAD
 from .._tensor import Tensor, make
+from .._zero_grad import plain
 from . import anomaly_mode
 from .graph import ACCUMULATE_GRAD_SEQUENCE_NR, AccumulateGrad, OwnedGrad, accumulator, check_usable
 
@@ -222,7 +223,7 @@ class GraphTask:
                 raise RuntimeError(
                     f"The differentiated Tensor at index {k} appears to not have been used in the graph. "
                     "Set allow_unused=True if this is the desired behavior.")
-            result.append(g if g is None or isinstance(g, Tensor) else make(g))
+            result.append(g if g is None or isinstance(g, Tensor) else make(plain(g)))
         return tuple(result)
 
 
@@ -332,7 +333,7 @@ def fit(node, i: int, g, shape: tuple, dtype, create_graph: bool):
     """The gradient `node` computed for its input `i`, made to fit the slot it goes to (PyTorch's
     validate_outputs): a Tensor under create_graph, a broadcast gradient summed back to the input's shape,
     the dtype cast."""
-    if not create_graph and g.__class__ is ndarray:  # the plain backward's array: summed back, cast
+    if not create_graph and isinstance(g, ndarray):  # a plain backward's array (an efficient zero too): summed, cast
         if g.shape != shape:
             g = sum_to(node, i, g, shape)
         return g if g.dtype == dtype else g.astype(dtype)
@@ -361,7 +362,7 @@ def sum_to(node, i: int, g, shape: tuple):
         dims = summed_dims(shape, gshape)
         summed = _SUMMED[(gshape, shape)] = dims, bool(shape) and dims == tuple(range(len(gshape) - len(shape)))
     dims, leading = summed
-    if g.__class__ is not ndarray:
+    if not isinstance(g, ndarray):
         return sum_back(g, shape, dims)
     if leading:  # only dims in front were added (a bias's gradient): their sum has the input's shape already
         return np.add.reduce(g, dims)

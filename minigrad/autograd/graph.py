@@ -24,6 +24,7 @@ from .._hooks import HookDict, RemovableHandle
 from .._layout import empty_like_leaf
 from .._state import SEQUENCE
 from .._tensor import Tensor, make
+from .._zero_grad import plain
 from . import anomaly_mode
 
 __all__ = ["Node", "AccumulateGrad", "RemovableHandle", "saved_tensors_hooks", "save_on_cpu", "get_gradient_edge",
@@ -336,6 +337,7 @@ def accumulate_grad(var, g, create_graph: bool, owned: bool = False) -> None:
         else:  # out of place even when neither requires grad (PyTorch sums in place only with grad mode off)
             var._grad = old + g
         return
+    g = plain(g)  # (an efficient zero arrives as plain zeros)
     if old is None:  # a copy in the leaf's layout (PyTorch's gradient layout contract)
         data = var._data
         if owned and data.flags.c_contiguous and g.flags.c_contiguous and g.dtype == data.dtype:

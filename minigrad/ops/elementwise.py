@@ -18,6 +18,7 @@ import math
 
 import numpy as np
 
+from .. import _zero_grad as zero_grad
 from .._layout import laid_out
 from .._state import GRAD
 from .._tensor import Tensor, make
@@ -293,9 +294,11 @@ abs = unary("abs", _abs, "AbsBackward0", saves="self", grad=lambda grad, self: g
             text="grad_self = grad * sign(self)", domain="away", keeps_dtype=True, aliases=("absolute",))
 
 
-# for real numbers PyTorch's sgn derivative is zeros with no graph (NaN and inf included), as sign's
+# for real numbers PyTorch's sgn derivative is an efficient zero tensor with no graph: an absent term in the sums
+# and zero in the products that follow, even 0 * inf (minigrad/_zero_grad.py); plain zeros under create_graph
 SgnBackward0 = rule("SgnBackward0", "self", elementwise=True, text="grad_self = 0  (sgn is flat almost everywhere)",
-                    self=lambda grad: xp.zeros_like(grad))
+                    self=lambda grad: zero_grad.zeros(grad.shape, grad.dtype) if isinstance(grad, np.ndarray)
+                    else xp.zeros_like(grad))
 
 
 def _sgn(self: Tensor) -> Tensor:

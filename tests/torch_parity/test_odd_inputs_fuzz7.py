@@ -149,7 +149,39 @@ def trace_adds_the_diagonal_in_order_in_the_accumulate_type(torch, Variable):
         print(torch.tensor(rows).trace().tolist())
 
 
+def sgn_derivative_is_an_efficient_zero(torch, Variable):
+    """sgn's derivative (abs's second order, l1_loss's) is PyTorch's efficient zero tensor: an absent term in a
+    sum (x - x's -0. survives: seed 3000 program 767, l1_loss(x, x)), a real -0. when negated, and zero times
+    anything, so exp(x) = inf behind it gives 0, not NaN (a wrong number before; exp at 0 and +-800 only, as
+    NumPy's float32 exp(1) is a unit in the last place off PyTorch's). sign's derivative is plain zeros:
+    0 * inf is NaN there in PyTorch too."""
+    F = torch.nn.functional
+    for dtype in ("float64", "float32"):
+        for values in ([0.0], [-0.0, 2.0, -3.0]):
+            x = torch.tensor(np.array([values], dtype=dtype), requires_grad=True)
+            (g,) = torch.autograd.grad(F.l1_loss(x, x).sum() * 2, [x], create_graph=True)
+            g[0].sum().backward()
+            print("l1_loss(x, x)", g.tolist(), x.grad.tolist())
+            x = torch.tensor(np.array(values, dtype=dtype), requires_grad=True)
+            (g,) = torch.autograd.grad((x - x.detach()).abs().mean(), [x], create_graph=True)
+            g.sum().backward()  # x.grad is PyTorch's zero tensor itself, with no tolist; its negation is real
+            print("|x - y| at x == y", g.tolist(), x.grad.neg().tolist())
+        x = torch.tensor(np.array([800.0, 0.0, -800.0, -0.0], dtype=dtype), requires_grad=True)
+        e = x.exp()
+        (g,) = torch.autograd.grad(e.abs().sum(), [e], create_graph=True)
+        g.sum().backward()
+        print("abs second order behind exp = inf", g.tolist(), x.grad.neg().tolist())
+        x = torch.tensor(np.array([800.0, 0.0, -800.0], dtype=dtype), requires_grad=True)
+        (g,) = torch.autograd.grad(F.l1_loss(x.exp(), torch.zeros(3, dtype=x.dtype)), [x], create_graph=True)
+        g.sum().backward()
+        print("l1_loss second order of exp", g.tolist(), x.grad.tolist())
+        x = torch.tensor(np.array([800.0, 0.0, -0.0], dtype=dtype), requires_grad=True)
+        x.exp().sign().sum().backward()
+        print("sign's plain zeros behind exp = inf", x.grad.tolist())
+
+
 CASES = [
+    sgn_derivative_is_an_efficient_zero,
     trace_adds_the_diagonal_in_order_in_the_accumulate_type,
     unfold_refuses_inputs_without_a_window,
     no_numpy_error_or_warning_from_losses_and_scattered_sums,
