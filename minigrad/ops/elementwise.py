@@ -130,11 +130,7 @@ def _tanh_backward(g, y):
     """g * (1 - y²); float16 in float32, rounded once (PyTorch's kernel)."""
     if g.dtype == np.float16 and y.dtype == np.float16:
         return (g.astype(np.float32) * (1 - np.square(y.astype(np.float32)))).astype(np.float16)
-    if g.dtype is not y.dtype or g.shape != y.shape or not y.ndim:  # (0-d: NumPy returns scalars)
-        return g * (1 - y * y)
-    out = y * y  # the same three steps written into one new array (two fewer allocations: 15% of a 32x32 call)
-    np.subtract(1, out, out=out)
-    return np.multiply(g, out, out=out)
+    return g * (1 - y * y)
 
 
 def _sigmoid_backward(g, y):
