@@ -598,7 +598,8 @@ def _ufunc_in_place(self: Tensor, ufunc, other) -> bool:
         od = other._data
         if od.dtype is not d.dtype and not np.can_cast(od.dtype, d.dtype, "same_kind"):
             return False
-        check_overlap(d, (other,))
+        if d.base is not None or od.base is not None:  # (two arrays owning their memory share none of it)
+            check_overlap(d, (other,))
     else:
         od = other
         if isinstance(od, builtins.float) and d.dtype.kind != "f":
@@ -620,8 +621,12 @@ def _inplace_arithmetic(op, name: str, ufunc, check=None):
             if self._extras is not None and self._extras.inference:
                 check_inference(self)
             if _ufunc_in_place(self, ufunc, other):
-                self._bump_version()
-                renew_view_nodes(self)
+                counter = self._version_counter
+                if counter is not None and counter.views is None:  # no view of this memory to renew (SGD's case)
+                    counter.value += 1
+                else:
+                    self._bump_version()
+                    renew_view_nodes(self)
                 return self
         return run_inplace(self, lambda src: op(src, other, **kwargs), (other,) + tuple(kwargs.values()),
                            check=None if check is None else lambda: check(self, other, **kwargs))

@@ -27,19 +27,23 @@ def _element_strides(node, byte_strides: tuple) -> tuple:
 
 
 # PyTorch computes the gradient of a column-major matrix (a transposed contiguous one: strides (1, rows) in units
-# of `unit`, 1 for elements or the item size for NumPy's bytes) transposed too, the layout BLAS prefers
+# of `unit`, 1 for elements or the item size for NumPy's bytes) transposed too, the layout BLAS prefers.
+# On arrays (every backward without create_graph) both go straight to `xp.dot2d`, one call where `xp.mm` and
+# `xp.t` would dispatch three times; on Tensors the same products, recorded (create_graph's higher orders).
 def mm_mat1_grad(grad, mat2, sizes: tuple, strides: tuple, unit: int = 1):
     """PyTorch's mm_mat1_backward: grad @ mat2ᵀ, computed as (mat2 @ gradᵀ)ᵀ for a column-major mat1."""
-    if len(strides) == 2 and strides[0] == unit and strides[1] == sizes[0] * unit:
-        return xp.t(xp.mm(mat2, xp.t(grad)))
-    return xp.mm(grad, xp.t(mat2))
+    col = len(strides) == 2 and strides[0] == unit and strides[1] == sizes[0] * unit
+    if grad.__class__ is np.ndarray and mat2.__class__ is np.ndarray:
+        return xp.dot2d(mat2, grad.T).T if col else xp.dot2d(grad, mat2.T)
+    return xp.t(xp.mm(mat2, xp.t(grad))) if col else xp.mm(grad, xp.t(mat2))
 
 
 def mm_mat2_grad(grad, mat1, sizes: tuple, strides: tuple, unit: int = 1):
     """PyTorch's mm_mat2_backward: mat1ᵀ @ grad, computed as (gradᵀ @ mat1)ᵀ for a column-major mat2."""
-    if len(strides) == 2 and strides[0] == unit and strides[1] == sizes[0] * unit:
-        return xp.t(xp.mm(xp.t(grad), mat1))
-    return xp.mm(xp.t(mat1), grad)
+    col = len(strides) == 2 and strides[0] == unit and strides[1] == sizes[0] * unit
+    if grad.__class__ is np.ndarray and mat1.__class__ is np.ndarray:
+        return xp.dot2d(grad.T, mat1).T if col else xp.dot2d(mat1.T, grad)
+    return xp.t(xp.mm(xp.t(grad), mat1)) if col else xp.mm(xp.t(mat1), grad)
 
 
 MmBackward0 = rule("MmBackward0", "self mat2",

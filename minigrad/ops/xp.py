@@ -151,7 +151,7 @@ def dot2d(a: np.ndarray, b: np.ndarray) -> np.ndarray:
         return np.multiply(a, b)
     if a.size * b.shape[1] >= _MATMUL_FROM:
         return np.matmul(a, b)
-    return np.dot(a, b)
+    return a.dot(b)  # (np.dot's own, without np.dot's __array_function__ dispatch: 0.2-0.3 µs a call)
 
 
 def permute(g, dims):
