@@ -39,8 +39,29 @@ def batch_norm_second_order_is_pytorchs_double_backward(torch, Variable):
                 print(np.round(torch.autograd.grad(gg.sum(), x)[0].numpy(), 9).tolist())  # (third order)
 
 
+def tensor_of_a_tensor_is_laid_out_as_its_clone(torch, Variable):
+    """`torch.tensor(t)` copies a tensor as `t.clone()` lays it out (preserve_format: an expanded meshgrid output
+    becomes row-major, so `.view(-1)` of the copy works; seed 3506 program 583: minigrad kept NumPy's copy order,
+    column-major there, and refused the view); an expanded transposed tensor keeps its dims' order, and the view
+    then fails in both; a NumPy array's own order is kept, as PyTorch keeps it."""
+    import warnings
+
+    warnings.simplefilter("ignore")  # (the copy-construct UserWarning, which both give)
+    _, b = torch.meshgrid([torch.zeros(3, dtype=torch.float64), torch.arange(4.0, dtype=torch.float64)],
+                          indexing="ij")
+    for src in (b, b.t(), b.t()[::2], torch.ones(2, 1, 3).expand(2, 5, 3).transpose(0, 2)):
+        for dtype in (None, torch.float32):
+            c = torch.tensor(src, dtype=dtype)
+            print(c.stride(), c.is_contiguous())
+            if c.is_contiguous():
+                print(c.view(-1).tolist())
+    fortran = np.asfortranarray(np.arange(6.0).reshape(2, 3))
+    print(torch.tensor(fortran).stride(), torch.tensor(fortran[:, ::2]).stride())
+
+
 CASES = [
     batch_norm_second_order_is_pytorchs_double_backward,
+    tensor_of_a_tensor_is_laid_out_as_its_clone,
 ]
 
 
