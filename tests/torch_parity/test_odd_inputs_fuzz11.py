@@ -59,9 +59,26 @@ def tensor_of_a_tensor_is_laid_out_as_its_clone(torch, Variable):
     print(torch.tensor(fortran).stride(), torch.tensor(fortran[:, ::2]).stride())
 
 
+def log_softmax_gradient_of_negative_zeros_by_dim(torch, Variable):
+    """log_softmax's backward `g - exp(y)·Σ g` sums a last dim from its first element, as PyTorch's last-dim kernel
+    does, so a row of -0. gradients gives +0.; over another dim the sum starts from +0. and gives -0. (seed 3500
+    program 908: a second order through `log_softmax(dim=2)` and `split`, where minigrad gave -0.)."""
+    for shape in ((3, 2, 2), (3, 4), (5,), (2, 20)):
+        for dim in range(len(shape)):
+            for fill in (-0.0, 0.0):
+                x = torch.zeros(shape, dtype=torch.float64, requires_grad=True)
+                y = x.log_softmax(dim)
+                (g,) = torch.autograd.grad(y, x, torch.full(shape, fill, dtype=torch.float64))
+                print(shape, dim, fill, np.signbit(g.numpy()).ravel().tolist())
+    x1 = torch.zeros((3, 4), dtype=torch.float64, requires_grad=True)
+    x1.unflatten(1, (2, 2)).log_softmax(dim=2).split(1)[0].mean().backward(create_graph=True)
+    print(torch.autograd.grad(x1.grad.sum(), [x1])[0].tolist())
+
+
 CASES = [
     batch_norm_second_order_is_pytorchs_double_backward,
     tensor_of_a_tensor_is_laid_out_as_its_clone,
+    log_softmax_gradient_of_negative_zeros_by_dim,
 ]
 
 
