@@ -63,8 +63,8 @@ def log_softmax_gradient_of_negative_zeros_by_dim(torch, Variable):
     """log_softmax's backward `g - exp(y)·Σ g` sums a last dim from its first element, as PyTorch's last-dim kernel
     does, so a row of -0. gradients gives +0.; over another dim the sum starts from +0. and gives -0. (seed 3500
     program 908: a second order through `log_softmax(dim=2)` and `split`, where minigrad gave -0.)."""
-    for shape in ((3, 2, 2), (3, 4), (5,), (2, 20)):
-        for dim in range(len(shape)):
+    for shape in ((3, 2, 2), (3, 4), (5,), (2, 20), ()):
+        for dim in range(max(len(shape), 1)):
             for fill in (-0.0, 0.0):
                 x = torch.zeros(shape, dtype=torch.float64, requires_grad=True)
                 y = x.log_softmax(dim)
