@@ -101,7 +101,9 @@ def tensor(data, *, dtype=None, device=None, requires_grad: bool = False, pin_me
         warnings.warn("To copy construct from a tensor, it is recommended to use sourceTensor.detach().clone() or "
                       "sourceTensor.detach().clone().requires_grad_(True), rather than "
                       "minigrad.tensor(sourceTensor).", UserWarning, stacklevel=2)
-        arr = np.array(data._data, dtype=_dtypes.to_np(dtype) if dtype is not None else None, copy=True)
+        arr = np.array(data._data, dtype=_dtypes.to_np(dtype) if dtype is not None else None, copy=True,
+                       order="C")
+        arr = _preserved(arr, data._data)  # (PyTorch copies as `clone` does: an expanded tensor's dims in its order)
         return _finish(arr, requires_grad, device)
     numbers = None
     if isinstance(data, np.ndarray):

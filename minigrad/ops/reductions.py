@@ -125,7 +125,17 @@ def _softmax_backward_data(grad_output, output, dim):
 
 
 def _log_softmax_backward_data(grad_output, output, dim):
-    return grad_output - xp.exp(output) * xp.sum_keep(grad_output, dim)
+    return grad_output - xp.exp(output) * _lastdim_sum(grad_output, dim)
+
+
+def _lastdim_sum(g, dim: int):
+    """Σ g over `dim`; over an array's last dim as PyTorch's last-dim kernel sums, from the first element (not from
+    +0.), so a row of -0.s sums to -0. (and `g - exp(y)·Σ` is then +0. there)."""
+    s = xp.sum_keep(g, dim)
+    if xp.is_t(g) or not g.size or (g.ndim and dim % g.ndim != g.ndim - 1):
+        return s
+    negative = np.signbit(g).all(axis=dim, keepdims=True) if g.ndim else np.signbit(g)
+    return np.where((s == 0) & negative, -0.0, s).astype(s.dtype, copy=False)
 
 
 softmax_backward_data = fused_op("softmax_backward_data", _softmax_backward_data, rule(

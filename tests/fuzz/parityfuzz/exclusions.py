@@ -142,6 +142,23 @@ EXCLUSIONS = (
         "The generator writes (`__setitem__`, `copy_`) a value that requires grad into an integer or bool tensor "
         "only detached (catalogue.inplace).",
     ),
+    Exclusion(
+        "An in-place integer division that raises.",
+        "so a program that catches the error sees a half-divided `x`",
+        "Nothing is normalised: such programs are compared as any other (the tensor printed after the caught error "
+        "differs; seed 3506 program 971).",
+    ),
+    Exclusion(
+        "An in-place op whose operand overlaps what it writes, through a view.",
+        "minigrad reads the whole operand before writing (as if it were cloned)",
+        "Nothing is normalised: such programs are compared as any other (seed 3505 program 118).",
+    ),
+    Exclusion(
+        "float32 `gelu` below −2 and float16 `rsqrt` at large inputs.",
+        "minigrad's `gelu` is accurate there (within 1e-5 relative down to −3), so the two differ",
+        "Nothing is normalised: such programs are compared as any other (seed 3006 program 494; float16 rsqrt about "
+        "5 in 100,000 programs); tests/torch_parity/test_odd_inputs_fuzz7.py keeps float16 gelu inputs within ±2.",
+    ),
 )
 
 # What forward-mode programs do not count (the "A tangent's own graph" bullet): the graphs of tangents.

@@ -1,0 +1,89 @@
+"""Issue 34: findings of the differential fuzzer on fresh seeds 3500-3509 (and the batch_norm finding of seeds 1900
+and 3104 it shares a cause with), one case each.
+
+Each case runs under PyTorch 2.13 and minigrad by the parity harness (printed values, warnings, the exception's
+type and first line); values are printed with `tolist()`, bit for bit where the sign of a zero is the point. Each
+failed on the code it was found on.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch_parity_harness as harness
+
+
+def batch_norm_second_order_is_pytorchs_double_backward(torch, Variable):
+    """In training, batch_norm's input gradient under create_graph is one NativeBatchNormBackwardBackward0 node over
+    (grad_out, input, weight, save_mean, save_invstd), whose gradients are PyTorch's batchnorm_double_backward: three
+    terms summed, then times the weight, so a zero second-order gradient takes the weight's sign (seed 1900 program
+    1224, seed 3104 program 444: a truncated output gives a zero grad_out; minigrad's decomposed graph gave +0. where
+    the weight is negative); seed 3500 program 298: the node's name (minigrad's was MulBackward0)."""
+    rng = np.random.default_rng(11)
+    F = torch.nn.functional
+    for shape in ((2, 3, 2, 2), (4, 3), (3, 2, 5)):
+        x0 = rng.standard_normal(shape).round(2)
+        w0 = np.array([1.78, -1.31, 0.65][:shape[1]])
+        for affine in (True, False):
+            for kind in ("trunc", "square"):
+                x = torch.tensor(x0, requires_grad=True)
+                w = torch.tensor(w0, requires_grad=True) if affine else None
+                y = F.batch_norm(x, None, None, weight=w, bias=None, training=True)
+                loss = (y.trunc() if kind == "trunc" else y * y).mean()
+                (gx,) = torch.autograd.grad(loss, x, create_graph=True)
+                print(type(gx.grad_fn).__name__, len(gx.grad_fn.next_functions))
+                wrt = [x] + ([w] if affine else [])
+                for g in torch.autograd.grad((gx * gx).sum() + gx.sum(), wrt):
+                    print(np.round(g.detach().numpy(), 9).tolist(), np.signbit(g.detach().numpy()).tolist())
+                (gg,) = torch.autograd.grad(gx, x, torch.ones(shape, dtype=torch.float64), create_graph=True)
+                print(np.round(torch.autograd.grad(gg.sum(), x)[0].numpy(), 9).tolist())  # (third order)
+
+
+def tensor_of_a_tensor_is_laid_out_as_its_clone(torch, Variable):
+    """`torch.tensor(t)` copies a tensor as `t.clone()` lays it out (preserve_format: an expanded meshgrid output
+    becomes row-major, so `.view(-1)` of the copy works; seed 3506 program 583: minigrad kept NumPy's copy order,
+    column-major there, and refused the view); an expanded transposed tensor keeps its dims' order, and the view
+    then fails in both; a NumPy array's own order is kept, as PyTorch keeps it."""
+    import warnings
+
+    warnings.simplefilter("ignore")  # (the copy-construct UserWarning, which both give)
+    _, b = torch.meshgrid([torch.zeros(3, dtype=torch.float64), torch.arange(4.0, dtype=torch.float64)],
+                          indexing="ij")
+    for src in (b, b.t(), b.t()[::2], torch.ones(2, 1, 3).expand(2, 5, 3).transpose(0, 2)):
+        for dtype in (None, torch.float32):
+            c = torch.tensor(src, dtype=dtype)
+            print(c.stride(), c.is_contiguous())
+            if c.is_contiguous():
+                print(c.view(-1).tolist())
+    fortran = np.asfortranarray(np.arange(6.0).reshape(2, 3))
+    print(torch.tensor(fortran).stride(), torch.tensor(fortran[:, ::2]).stride())
+
+
+def log_softmax_gradient_of_negative_zeros_by_dim(torch, Variable):
+    """log_softmax's backward `g - exp(y)·Σ g` sums a last dim from its first element, as PyTorch's last-dim kernel
+    does, so a row of -0. gradients gives +0.; over another dim the sum starts from +0. and gives -0. (seed 3500
+    program 908: a second order through `log_softmax(dim=2)` and `split`, where minigrad gave -0.)."""
+    for shape in ((3, 2, 2), (3, 4), (5,), (2, 20), ()):
+        for dim in range(max(len(shape), 1)):
+            for fill in (-0.0, 0.0):
+                x = torch.zeros(shape, dtype=torch.float64, requires_grad=True)
+                y = x.log_softmax(dim)
+                (g,) = torch.autograd.grad(y, x, torch.full(shape, fill, dtype=torch.float64))
+                print(shape, dim, fill, np.signbit(g.numpy()).ravel().tolist())
+    x1 = torch.zeros((3, 4), dtype=torch.float64, requires_grad=True)
+    x1.unflatten(1, (2, 2)).log_softmax(dim=2).split(1)[0].mean().backward(create_graph=True)
+    print(torch.autograd.grad(x1.grad.sum(), [x1])[0].tolist())
+
+
+CASES = [
+    batch_norm_second_order_is_pytorchs_double_backward,
+    tensor_of_a_tensor_is_laid_out_as_its_clone,
+    log_softmax_gradient_of_negative_zeros_by_dim,
+]
+
+
+@pytest.mark.parametrize("fn", [pytest.param(fn, id=fn.__name__) for fn in CASES])
+def test_fresh_seed_finding_behaves_as_pytorch(fn, torch, minigrad):
+    problems = harness.differences(fn, torch, minigrad)
+    if problems:
+        pytest.fail(problems, pytrace=False)
