@@ -91,3 +91,71 @@ def test_conv_transpose1d_bias_of_another_dtype_under_transforms(transform, batc
     else:
         np.testing.assert_allclose(got[1], want[1], rtol=1e-5, atol=1e-6)
     assert (want[0] == "RuntimeError") == (transform == "vmap" or batch > 1)
+
+
+def _same(run, rtol=1e-9, atol=1e-12):
+    """minigrad's outcome of `run` is torch's: the dtype and values, or the exception type and text."""
+    got, want = _outcome(minigrad, run), _outcome(torch, run)
+    assert got[0] == want[0], (got, want)
+    if isinstance(want[1], str):
+        assert got[1] == want[1]
+    else:
+        np.testing.assert_allclose(got[1], want[1], rtol=rtol, atol=atol)
+
+
+@pytest.mark.parametrize("k", [0, 1, 2])
+@pytest.mark.parametrize("largest", [True, False])
+def test_topk_of_a_0d_tensor(k, largest):
+    """k=0 of a 0-d tensor gives its element and index 0, as k=1 does (NumPy's reshape error leaked before); k=2
+    is out of range. The values carry a gradient back to the element."""
+    def run(lib):
+        x = lib.tensor(2.5, dtype=lib.float64, requires_grad=True)
+        values, indices = lib.topk(x, k, largest=largest)
+        (grad,) = lib.autograd.grad(values * 3, x)
+        return lib.stack([values.detach(), indices.to(lib.float64), grad])
+    _same(run)
+
+
+TILE_CALLS = [(2,), (2, 3), ((2, 3),), ([3],), (2.0,), (True,), (), ([2], 2), (2, 2.0)]
+
+
+@pytest.mark.parametrize("dims", TILE_CALLS)
+def test_tile_method_takes_ints_where_the_function_does_not(dims):
+    """`x.tile(2)` and `x.tile(2, 3)` are PyTorch's method-only forms; `torch.tile(x, 2)` stays a TypeError."""
+    x = np.arange(6.0).reshape(2, 3)
+    _same(lambda lib: lib.tensor(x).tile(*dims))
+    _same(lambda lib: lib.tile(lib.tensor(x), *dims[:1]) if dims else lib.tile(lib.tensor(x), 2))
+    if len(dims) == 1:
+        _same(lambda lib: lib.tensor(x).tile(dims=dims[0]))
+
+
+@pytest.mark.parametrize("transform", ["plain", "vmap", "jacrev", "jacfwd"])
+def test_unfold_and_fold_of_unbatched_input(transform):
+    """F.unfold takes an unbatched (C, H, W) and F.fold a (C * kH * kW, L), as PyTorch's; vmap folds such samples
+    into the batch N."""
+    rng = np.random.default_rng(2)
+    img, cols = rng.standard_normal((3, 2, 4, 4)), rng.standard_normal((3, 8, 9))
+
+    def run(lib):
+        F = lib.nn.functional
+        f = lambda a, b: F.unfold(a, 2, padding=1, stride=2).sum() * 0 + F.unfold(a, 2) * 1.5  # noqa: E731
+        g = lambda b: F.fold(b, (4, 4), 2)  # noqa: E731
+        a, b = lib.tensor(img), lib.tensor(cols)
+        if transform == "plain":
+            return lib.cat([f(a[0], None).flatten(), g(b[0]).flatten()])
+        if transform == "vmap":
+            return lib.cat([lib.func.vmap(f)(a, b).flatten(), lib.func.vmap(g)(b).flatten()])
+        jac = getattr(lib.func, transform)
+        return lib.cat([jac(lambda t: f(t, None))(a[0]).flatten(), jac(g)(b[0]).flatten()])
+    _same(run)
+
+
+@pytest.mark.parametrize("fn, shape", [("unfold", ()), ("unfold", (4,)), ("unfold", (4, 4)), ("unfold", (0, 4, 4)),
+                                       ("unfold", (1, 1, 1, 4, 4)), ("unfold", (0, 2, 4, 4)), ("fold", (8,)),
+                                       ("fold", (0, 9)), ("fold", (8, 10)), ("fold", (7, 9)), ("fold", (0, 8, 9)),
+                                       ("fold", (1, 1, 8, 9))])
+def test_unfold_and_fold_refuse_other_shapes_in_pytorchs_words(fn, shape):
+    """Other ranks and sizes: PyTorch's exception types and texts (NumPy's reshape error leaked for fold's)."""
+    x = np.ones(shape)
+    _same(lambda lib: lib.nn.functional.unfold(lib.tensor(x), 2) if fn == "unfold"
+          else lib.nn.functional.fold(lib.tensor(x), (4, 4), 2))
