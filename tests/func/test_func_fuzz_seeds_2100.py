@@ -159,3 +159,26 @@ def test_unfold_and_fold_refuse_other_shapes_in_pytorchs_words(fn, shape):
     x = np.ones(shape)
     _same(lambda lib: lib.nn.functional.unfold(lib.tensor(x), 2) if fn == "unfold"
           else lib.nn.functional.fold(lib.tensor(x), (4, 4), 2))
+
+
+@pytest.mark.parametrize("dtype", ["bool", "int64", "int32"])
+@pytest.mark.parametrize("transform", ["plain", "requires_grad", "vjp", "grad", "jacrev", "jacfwd", "vmap"])
+def test_bce_with_logits_of_a_bool_or_integer_input(transform, dtype):
+    """Seed 2100 program 49: a bool input is refused by the log_sigmoid kernel in plain code, but inside any
+    torch.func transform (even one its tensors are not part of) PyTorch runs the decomposition, which negates it
+    ("Negation, the `-` operator, on a bool tensor is not supported") or writes a float into an integer input."""
+    raw = np.array([1, 0]).astype(dtype)
+
+    def run(lib):
+        F = lib.nn.functional
+        f = lambda a: F.binary_cross_entropy_with_logits(lib.tensor(raw), lib.tensor([0.5, 0.1])) + a  # noqa: E731
+        a = lib.tensor(1.0, dtype=lib.float64, requires_grad=transform == "requires_grad")
+        if transform in ("plain", "requires_grad"):
+            return f(a)
+        if transform == "vmap":
+            return lib.func.vmap(f)(lib.ones(2, dtype=lib.float64))
+        if transform == "vjp":
+            return lib.func.vjp(f, a)[0]
+        return getattr(lib.func, transform)(f)(a)
+    _same(run, rtol=1e-6, atol=1e-7)
+
