@@ -21,7 +21,7 @@ import numpy as np
 
 from .. import _dtypes, ops
 from .._creation import RANDOM_HOOK, bernoulli, multinomial, ones, rand, randn, zeros
-from .._state import DUAL
+from .._state import DUAL, FUNC_DEPTH, FUNC_FORWARD
 from .._tensor import Tensor
 from ..ops.registry import REGISTRY
 from ._batched import (
@@ -497,11 +497,26 @@ def _loss(func, args, kwargs):
     if any(bound.arguments.get(k) is not None for k in ("weight", "pos_weight", "size_average", "reduce")):
         return NotImplemented
     x, target = bound.arguments["input"], bound.arguments["target"]
+    _empty_mean(name, reduction, x, target)
     if not isinstance(target, (Tensor, BatchedTensor)) or tuple(x.shape) != tuple(target.shape):
         return quiet_loop(name, func, args, kwargs)  # the loss's own error or warning, about the samples' sizes
     levels = levels_of((x, target))
     bound.arguments.update(input=full(x, levels), target=full(target, levels), reduction="none")
     return _reduce(wrap(func(*bound.args, **bound.kwargs), levels), reduction)
+
+
+def _empty_mean(name: str, reduction: str, x, target) -> None:
+    """The mean of an empty mse/smooth_l1 loss, differentiated by a reverse transform (jacrev, vmap(grad)): PyTorch
+    runs the batched backward's decomposition, whose `2.0 / input.numel()` is Python's ZeroDivisionError."""
+    if name not in ("mse_loss", "smooth_l1_loss") or reduction != "mean" or FUNC_DEPTH[0] <= FUNC_FORWARD[0]:
+        return
+    shapes = [tuple(t.shape) for t in (x, target) if isinstance(t, (Tensor, BatchedTensor))]
+    try:
+        empty = 0 in np.broadcast_shapes(*shapes)
+    except ValueError:  # (the loss's own error follows)
+        return
+    if empty:
+        raise ZeroDivisionError("float division by zero")
 
 
 def quiet_loop(name: str, func, args: tuple, kwargs: dict):

@@ -12,6 +12,8 @@ differential test against torch 2.13 that failed before its fix:
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 import torch
@@ -182,3 +184,38 @@ def test_bce_with_logits_of_a_bool_or_integer_input(transform, dtype):
         return getattr(lib.func, transform)(f)(a)
     _same(run, rtol=1e-6, atol=1e-7)
 
+
+EMPTY_MEAN = ["jacrev", "vmap_grad", "jacfwd_jacrev", "hessian", "grad", "vjp", "jacfwd", "vmap", "sum", "const",
+              "broadcast"]
+
+
+@pytest.mark.parametrize("loss", ["mse_loss", "smooth_l1_loss"])
+@pytest.mark.parametrize("how", EMPTY_MEAN)
+def test_mean_loss_of_an_empty_input_differentiated_by_a_batched_backward(how, loss):
+    """Seed 2100 program 336: the mean mse_loss of no elements is nan, its gradient empty, except where PyTorch's
+    backward runs batched (jacrev, vmap(grad), hessian): its decomposition's `2.0 / input.numel()` raises Python's
+    ZeroDivisionError. A sum, a loss of constants, jacfwd, grad, vjp and vmap alone are unaffected."""
+    def run(lib):
+        F = getattr(lib.nn.functional, loss)
+        e, batch = lib.zeros(0, dtype=lib.float64), lib.zeros(2, 0, dtype=lib.float64)
+        f = lambda a, b: F(a, b, reduction="sum" if how == "sum" else "mean")  # noqa: E731
+        fn = lib.func
+        if how in ("jacrev", "sum", "jacfwd"):
+            return getattr(fn, "jacfwd" if how == "jacfwd" else "jacrev")(f)(e, e)
+        if how == "vmap_grad":
+            return fn.vmap(fn.grad(f))(batch, batch)
+        if how in ("jacfwd_jacrev", "hessian"):
+            return (fn.hessian(f) if how == "hessian" else fn.jacfwd(fn.jacrev(f)))(e, e)
+        if how == "grad":
+            return fn.grad(f)(e, e)
+        if how == "vjp":
+            out, pull = fn.vjp(f, e, e)
+            return pull(lib.ones_like(out))[0]
+        if how == "vmap":
+            return fn.vmap(f)(batch, batch)
+        if how == "const":
+            return fn.jacrev(lambda a: f(e, e) + a)(lib.tensor(1.0, dtype=lib.float64))
+        with warnings.catch_warnings():  # (the sizes differ: PyTorch's broadcast warning, in both)
+            warnings.simplefilter("ignore")
+            return fn.jacrev(lambda a, b: f(b, a))(e, lib.tensor(0.0, dtype=lib.float64))
+    _same(run)
