@@ -252,6 +252,8 @@ def dim_op(name: str, func, args: tuple, kwargs: dict):
         elif how == "flat":  # reduce the flattened sample
             if name in ("max", "min") and x.numel():  # max(): ties share the gradient, as amax's (max(dim) picks one)
                 return wrap(_extreme(name, v.reshape(v.shape[:nb] + (x.numel(),))), x._levels)
+            if name in _EXTENT_CHECKED and not x.numel():
+                _refuse_empty(name, func, x)
             bound.arguments["input" if "input" in params else "self"] = v.reshape(v.shape[:nb] + (-1,))
             bound.arguments[key] = nb
             return wrap(_values(name, func(*bound.args, **bound.kwargs)), x._levels)
@@ -300,6 +302,15 @@ def _check_extent(name: str, x: BatchedTensor, dim) -> None:
         if not x.shape[k]:
             shown = k + users if users or name not in ("amax", "amin") else given
             raise IndexError(f"{name}(): Expected reduction dim {shown} to have non-zero size.")
+
+
+def _refuse_empty(name: str, func, x: BatchedTensor) -> None:
+    """max()/argmax() of empty samples: under the user's vmap PyTorch's rule reduces the flattened sample (dim 1 past
+    the user's dims, empty); jacrev's and jacfwd's forward runs unbatched in PyTorch: the plain op's own error."""
+    users = sum(lv in VMAP_LEVELS for lv in x._levels)
+    if users:
+        raise IndexError(f"{name}(): Expected reduction dim {users} to have non-zero size.")
+    func(zeros(tuple(x.shape), dtype=x.dtype))
 
 
 def _refuse_0d(name: str, func, args: tuple, kwargs: dict, levels: tuple) -> None:

@@ -219,3 +219,25 @@ def test_mean_loss_of_an_empty_input_differentiated_by_a_batched_backward(how, l
             warnings.simplefilter("ignore")
             return fn.jacrev(lambda a, b: f(b, a))(e, lib.tensor(0.0, dtype=lib.float64))
     _same(run)
+
+
+@pytest.mark.parametrize("op", ["min", "max", "argmin", "argmax"])
+@pytest.mark.parametrize("how", ["plain", "jacfwd", "jacfwd_two", "jacrev", "vmap", "vmap_jacfwd", "vmap_jacrev"])
+def test_min_of_an_empty_tensor_under_transforms(how, op):
+    """Seed 2100 program 916: `x.min()` of an empty x under jacfwd is the plain op's error (PyTorch runs jacfwd's
+    forward unbatched), with or without other inputs widening the batch; under the user's vmap, its rule's
+    IndexError about dim 1. minigrad's reshape of the empty batch failed ("shape '[0, -1]' is invalid")."""
+    def run(lib):
+        e, batch = lib.zeros(0, dtype=lib.float64), lib.zeros(2, 0, dtype=lib.float64)
+        g = lambda a, b=None: getattr(a, op)().to(lib.float64) + (0 if b is None else b)  # noqa: E731
+        fn = lib.func
+        if how == "plain":
+            return g(e)
+        if how == "jacfwd_two":
+            return fn.jacfwd(g, argnums=(0, 1))(e, lib.tensor(0.0, dtype=lib.float64))[1]
+        if how in ("jacfwd", "jacrev"):
+            return getattr(fn, how)(g)(e)
+        if how == "vmap":
+            return fn.vmap(g)(batch)
+        return fn.vmap(getattr(fn, how.split("_")[1])(g))(batch)
+    _same(run)
