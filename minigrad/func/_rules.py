@@ -399,6 +399,9 @@ def _mT(v, b, n):
 
 
 def _T(v, b, n):
+    """x.T of a sample: its dims reversed, with the warnings of a tensor of the sample's rank (0-d, or not 2-d)."""
+    if n != 2:
+        ops.views.T(zeros((0,) * n, dtype=v.dtype))
     return v.permute(tuple(range(len(b))) + tuple(range(len(b) + n - 1, len(b) - 1, -1)))
 
 

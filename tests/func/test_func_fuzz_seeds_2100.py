@@ -241,3 +241,39 @@ def test_min_of_an_empty_tensor_under_transforms(how, op):
             return fn.vmap(g)(batch)
         return fn.vmap(getattr(fn, how.split("_")[1])(g))(batch)
     _same(run)
+
+
+@pytest.fixture
+def warn_always():
+    """Both libraries warn every time (PyTorch's `.T` warnings come once per process otherwise)."""
+    before = torch.is_warn_always_enabled(), minigrad.is_warn_always_enabled()
+    torch.set_warn_always(True)
+    minigrad.set_warn_always(True)
+    yield
+    torch.set_warn_always(before[0])
+    minigrad.set_warn_always(before[1])
+
+
+def _warnings(lib, how: str, shape: tuple) -> list:
+    """The UserWarnings of `.T` on samples of `shape` under the transform `how` ('vmap_jacfwd': nested)."""
+    f = lambda a: a.T * 2  # noqa: E731
+    fn = lib.func
+    for name in reversed(how.split("_")):
+        f = f if name == "plain" else getattr(fn, name)(f)
+    x = lib.ones((3,) * how.split("_").count("vmap") + shape, dtype=lib.float64)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        f(x)
+    return sorted({str(w.message).split(".")[0] for w in caught if w.category is UserWarning})
+
+
+@pytest.mark.parametrize("shape", [(), (3,), (2, 3), (2, 3, 2)])
+@pytest.mark.parametrize("how", ["plain", "vmap", "jacfwd", "jacrev", "vmap_jacfwd", "vmap_jacrev", "vmap_grad",
+                                 "vmap_vmap", "jacfwd_jacfwd"])
+def test_dot_T_warns_on_samples_not_2d_under_transforms(warn_always, how, shape):
+    """`.T` of a 0-d sample warns "Tensor.T is deprecated on 0-D tensors", of a 1-d or 3-d one "The use of `x.T` on
+    tensors of dimension other than 2", under vmap and jacfwd too (their batched samples are not tensors of that
+    rank in minigrad: its rule reversed the dims silently). grad needs a 0-d output."""
+    if how == "vmap_grad" and shape:
+        shape = ()
+    assert _warnings(minigrad, how, shape) == _warnings(torch, how, shape)
