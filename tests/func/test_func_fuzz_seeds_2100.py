@@ -8,6 +8,14 @@ differential test against torch 2.13 that failed before its fix:
   dtype ("Input type (torch.FloatTensor) and bias type (torch.DoubleTensor) should be the same or input should be
   a MKLDNN tensor and bias is a dense tensor"); a batch of one still adds it. A plain-op gap, so it holds under
   every transform.
+- the mean mse_loss / smooth_l1_loss of an empty input under a batched backward (jacrev, vmap(grad), hessian):
+  Python's ZeroDivisionError from PyTorch's decomposition (program 336);
+- binary_cross_entropy_with_logits of a bool or integer input inside any transform: the decomposition's errors
+  (program 49);
+- max()/min()/argmax()/argmin() of empty samples under jacfwd: the plain op's error (program 916);
+- `.T` of a batched 0-d, 1-d or 3-d sample: PyTorch's warnings, under vmap and jacfwd too.
+And plain-op gaps beside them (issue 34: no NumPy error reaching a learner): topk(k=0) of a 0-d tensor,
+`x.tile(2)` (the method only), F.unfold / F.fold of unbatched input and their other shapes.
 """
 
 from __future__ import annotations
