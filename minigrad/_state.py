@@ -52,6 +52,10 @@ FUNC_FORWARD = [0]
 # torch.func's backward passes (vjp, jacrev, grad) running now: PyTorch's backward formulas see wrapped tensors
 # there and take their branch for tensor subclasses (`mask * (grad / count)`, not a masked fill of zeros)
 FUNC_BACKWARD = [0]
+# torch.func's differentiating transforms running now (their depth), and vmap's levels in force (func/_batched.py
+# appends and pops them): inside any of them PyTorch runs an op's Python decomposition, with its own errors
+FUNC_DEPTH = [0]
+FUNC_LEVELS: list = []
 
 # The forward-AD level in force (minigrad.autograd.forward_ad): None when no `dual_level` is active, else a
 # token new for each level entered. A tangent is stored on its tensor with the token of the level it belongs

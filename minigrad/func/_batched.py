@@ -15,13 +15,13 @@ import inspect
 import itertools
 import warnings
 
-from .._state import DUAL
+from .._state import DUAL, FUNC_LEVELS
 from .._tensor import Size, Tensor
 from ..ops import dual
 from ..ops.registry import REGISTRY
 
 # The running vmap levels, outermost first: [level id, batch size, randomness]
-LEVELS: list = []
+LEVELS: list = FUNC_LEVELS  # (one list: ops read it from _state)
 VMAP_LEVELS: set = set()  # the ids of the user's vmap levels (not jacrev's / jacfwd's private ones)
 TANGENT_LEVELS: set = set()  # jacfwd's levels, which batch only its tangents (PyTorch's primals are not batched)
 REVERSE_COPIES: set = set()  # jacrev's private levels: PyTorch runs that forward once, unbatched (no loop warnings)

@@ -21,7 +21,7 @@ import numpy as np
 
 from .. import _dtypes, ops
 from .._creation import RANDOM_HOOK, bernoulli, multinomial, ones, rand, randn, zeros
-from .._state import DUAL
+from .._state import DUAL, FUNC_DEPTH, FUNC_FORWARD
 from .._tensor import Tensor
 from ..ops.registry import REGISTRY
 from ._batched import (
@@ -252,6 +252,8 @@ def dim_op(name: str, func, args: tuple, kwargs: dict):
         elif how == "flat":  # reduce the flattened sample
             if name in ("max", "min") and x.numel():  # max(): ties share the gradient, as amax's (max(dim) picks one)
                 return wrap(_extreme(name, v.reshape(v.shape[:nb] + (x.numel(),))), x._levels)
+            if name in _EXTENT_CHECKED and not x.numel():
+                _refuse_empty(name, func, x)
             bound.arguments["input" if "input" in params else "self"] = v.reshape(v.shape[:nb] + (-1,))
             bound.arguments[key] = nb
             return wrap(_values(name, func(*bound.args, **bound.kwargs)), x._levels)
@@ -300,6 +302,15 @@ def _check_extent(name: str, x: BatchedTensor, dim) -> None:
         if not x.shape[k]:
             shown = k + users if users or name not in ("amax", "amin") else given
             raise IndexError(f"{name}(): Expected reduction dim {shown} to have non-zero size.")
+
+
+def _refuse_empty(name: str, func, x: BatchedTensor) -> None:
+    """max()/argmax() of empty samples: under the user's vmap PyTorch's rule reduces the flattened sample (dim 1 past
+    the user's dims, empty); jacrev's and jacfwd's forward runs unbatched in PyTorch: the plain op's own error."""
+    users = sum(lv in VMAP_LEVELS for lv in x._levels)
+    if users:
+        raise IndexError(f"{name}(): Expected reduction dim {users} to have non-zero size.")
+    func(zeros(tuple(x.shape), dtype=x.dtype))
 
 
 def _refuse_0d(name: str, func, args: tuple, kwargs: dict, levels: tuple) -> None:
@@ -388,6 +399,9 @@ def _mT(v, b, n):
 
 
 def _T(v, b, n):
+    """x.T of a sample: its dims reversed, with the warnings of a tensor of the sample's rank (0-d, or not 2-d)."""
+    if n != 2:
+        ops.views.T(zeros((0,) * n, dtype=v.dtype))
     return v.permute(tuple(range(len(b))) + tuple(range(len(b) + n - 1, len(b) - 1, -1)))
 
 
@@ -497,11 +511,26 @@ def _loss(func, args, kwargs):
     if any(bound.arguments.get(k) is not None for k in ("weight", "pos_weight", "size_average", "reduce")):
         return NotImplemented
     x, target = bound.arguments["input"], bound.arguments["target"]
+    _empty_mean(name, reduction, x, target)
     if not isinstance(target, (Tensor, BatchedTensor)) or tuple(x.shape) != tuple(target.shape):
         return quiet_loop(name, func, args, kwargs)  # the loss's own error or warning, about the samples' sizes
     levels = levels_of((x, target))
     bound.arguments.update(input=full(x, levels), target=full(target, levels), reduction="none")
     return _reduce(wrap(func(*bound.args, **bound.kwargs), levels), reduction)
+
+
+def _empty_mean(name: str, reduction: str, x, target) -> None:
+    """The mean of an empty mse/smooth_l1 loss, differentiated by a reverse transform (jacrev, vmap(grad)): PyTorch
+    runs the batched backward's decomposition, whose `2.0 / input.numel()` is Python's ZeroDivisionError."""
+    if name not in ("mse_loss", "smooth_l1_loss") or reduction != "mean" or FUNC_DEPTH[0] <= FUNC_FORWARD[0]:
+        return
+    shapes = [tuple(t.shape) for t in (x, target) if isinstance(t, (Tensor, BatchedTensor))]
+    try:
+        empty = 0 in np.broadcast_shapes(*shapes)
+    except ValueError:  # (the loss's own error follows)
+        return
+    if empty:
+        raise ZeroDivisionError("float division by zero")
 
 
 def quiet_loop(name: str, func, args: tuple, kwargs: dict):

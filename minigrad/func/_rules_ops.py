@@ -468,7 +468,7 @@ RULES.update({
     "view_as": _shape_as("view"), "reshape_as": _shape_as("reshape"), "expand_as": _shape_as("expand"),
     "meshgrid": _meshgrid,
     "bmm": _fold_n(3, False, ("self", "mat2"), _bmm_check), "baddbmm": _baddbmm,
-    "max_pool2d": _fold_n(4), "max_pool1d": _fold_n(3), "fold": _fold_n(3, False), "unfold": _fold_n(4, False),
+    "max_pool2d": _fold_n(4), "max_pool1d": _fold_n(3), "fold": _fold_n(3), "unfold": _fold_n(4),
     "gather": _index_op, "scatter": _index_op, "scatter_add": _index_op, "embedding": _embedding,
     "layer_norm": _layer_norm, "conv_transpose1d": _convolution, "conv_transpose2d": _convolution,
     "convolution": _convolution, "smooth_l1_loss": _loss,

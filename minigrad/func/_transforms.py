@@ -26,7 +26,7 @@ import numpy as np
 
 from .. import autograd
 from .._creation import eye, ones, zeros, zeros_like
-from .._state import DUAL, FUNC_BACKWARD, FUNC_FORWARD, GRAD
+from .._state import DUAL, FUNC_BACKWARD, FUNC_DEPTH, FUNC_FORWARD, GRAD
 from .._tensor import Tensor
 from ..autograd import function as _function
 from ..autograd.grad_mode import enable_grad
@@ -53,7 +53,7 @@ try:  # forward mode (jvp, jacfwd) comes with minigrad.autograd.forward_ad
 except ImportError:  # pragma: no cover - a minigrad without forward mode
     forward_ad = None
 
-_DEPTH = [0]  # the differentiating transforms running now
+_DEPTH = FUNC_DEPTH  # the differentiating transforms running now
 _FORWARD = FUNC_FORWARD  # the forward-mode transforms (jvp, jacfwd) running now
 
 

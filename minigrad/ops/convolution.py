@@ -577,14 +577,19 @@ def _pairs(*values) -> tuple:
 
 
 def unfold(input: Tensor, kernel_size, dilation=1, padding=0, stride=1) -> Tensor:
-    """(N, C, H, W) -> (N, C * kH * kW, windows): every window the kernel visits, as a column (im2col)."""
-    if input._data.ndim != 4:
-        raise NotImplementedError(f"Input Error: Only 4D input Tensors are supported (got {input._data.ndim}D)")
-    kernel, dilation, padding, stride = _pairs(kernel_size, dilation, padding, stride)
-    big = input._data.shape[2:]
-    if 0 in input._data.shape[1:]:
+    """(N, C, H, W) -> (N, C * kH * kW, windows): every window the kernel visits, as a column (im2col); an
+    unbatched (C, H, W) gives (C * kH * kW, windows), as PyTorch's."""
+    n = input._data.ndim
+    if n < 3:  # (PyTorch reads the size of dim n before it checks the rank)
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {n})" if n
+                         else "Dimension specified as 1 but tensor has no dimensions")
+    if n == 3 or 0 in input._data.shape[1:] or n > 4:
+        if n == 3 and 0 not in input._data.shape:
+            return unfold(input.unsqueeze(0), kernel_size, dilation, padding, stride).squeeze(0)
         raise RuntimeError("Expected 3D or 4D (batch mode) tensor with possibly 0 batch size and other non-zero "
                            f"dimensions for input, but got: {list(input._data.shape)}")
+    kernel, dilation, padding, stride = _pairs(kernel_size, dilation, padding, stride)
+    big = input._data.shape[2:]
     small = tuple((n + 2 * p - d * (k - 1) - 1) // st + 1
                   for n, p, d, k, st in zip(big, padding, dilation, kernel, stride))
     if min(small) < 1:  # (PyTorch's check, before any window is taken)
@@ -595,14 +600,31 @@ def unfold(input: Tensor, kernel_size, dilation=1, padding=0, stride=1) -> Tenso
 
 
 def fold(input: Tensor, output_size, kernel_size, dilation=1, padding=0, stride=1) -> Tensor:
-    """(N, C * kH * kW, windows) -> (N, C, H, W): the columns added back into an image (col2im)."""
-    if input._data.ndim != 3:
-        raise NotImplementedError(f"Input Error: Only unbatched (2D) or batched (3D) input Tensors are supported "
-                                  f"(got {input._data.ndim}D)")
+    """(N, C * kH * kW, windows) -> (N, C, H, W): the columns added back into an image (col2im); an unbatched
+    (C * kH * kW, windows) gives (C, H, W), as PyTorch's."""
+    if input._data.ndim == 2 and 0 not in input._data.shape:
+        return fold(input.unsqueeze(0), output_size, kernel_size, dilation, padding, stride).squeeze(0)
+    if input._data.ndim != 3 or 0 in input._data.shape[1:]:
+        raise RuntimeError("Expected 2D or 3D (batch mode) tensor for input with possibly 0 batch size and non-zero "
+                           f"dimensions for input, but got: {list(input._data.shape)}")
     big, kernel, dilation, padding, stride = _pairs(output_size, kernel_size, dilation, padding, stride)
     small = tuple((n + 2 * p - d * (k - 1) - 1) // st + 1
                   for n, p, d, k, st in zip(big, padding, dilation, kernel, stride))
+    _check_columns(input._data.shape, (big, kernel, dilation, padding, stride), small)
     return col2im(input, Geometry(kernel, stride, padding, dilation, big, small))
+
+
+def _check_columns(shape: tuple, sizes: tuple, small: tuple) -> None:
+    """fold's columns must be C * kH * kW by the number of windows, in PyTorch's words (NumPy's otherwise)."""
+    big, kernel, dilation, padding, stride = sizes
+    if shape[1] % (kernel[0] * kernel[1]):
+        raise RuntimeError("Expected size of input's dimension 1 to be divisible by the product of kernel_size, but "
+                           f"got input.size(1)={shape[1]} and kernel_size={kernel}.")
+    if shape[2] != small[0] * small[1]:
+        raise RuntimeError(f"Given output_size={big}, kernel_size={kernel}, dilation={dilation}, padding={padding}, "
+                           f"stride={stride}, expected size of input's dimension 2 to match the calculated number "
+                           f"of sliding blocks {small[0]} * {small[1]} = {small[0] * small[1]}, but got "
+                           f"input.size(2)={shape[2]}.")
 
 
 def _pad(input: Tensor, pad: tuple) -> Tensor:

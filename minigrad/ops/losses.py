@@ -14,7 +14,7 @@ import numpy as np
 
 from .._layout import laid_out
 from .._stacklevel import user_stacklevel
-from .._state import DUAL, GRAD
+from .._state import DUAL, FUNC_DEPTH, FUNC_LEVELS, GRAD
 from .._tensor import Tensor, make
 from . import xp
 from .dual import ZERO, forward_aware
@@ -641,6 +641,17 @@ def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = 
     return make(res)
 
 
+def _refuse_in_decomposition(x_dtype, t_dtype) -> None:
+    """Under torch.func PyTorch runs binary_cross_entropy_with_logits's decomposition, which negates a bool input and
+    writes a float result into an integer one in place: its errors there, not the kernel's."""
+    if x_dtype == np.bool_:
+        raise RuntimeError("Negation, the `-` operator, on a bool tensor is not supported. If you are trying to "
+                           "invert a mask, use the `~` or `logical_not()` operator instead.")
+    if t_dtype.kind == "f":
+        raise RuntimeError(f"result type {kind_name(t_dtype)} can't be cast to the desired output type "
+                           f"{kind_name(x_dtype)}")
+
+
 def binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight: Tensor | None = None,
                                      size_average=None, reduce=None, reduction: str = "mean",
                                      pos_weight: Tensor | None = None) -> Tensor:
@@ -649,6 +660,8 @@ def binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight: Tens
     if target._data.shape != input._data.shape:
         raise ValueError(f"Target size ({target.size()}) must be the same as input size ({input.size()})")
     x, t = input._data, target._data
+    if x.dtype.kind in "biu" and (FUNC_DEPTH[0] or FUNC_LEVELS):
+        _refuse_in_decomposition(x.dtype, t.dtype)
     if x.dtype.kind != "f":
         raise NotImplementedError(f"\"log_sigmoid_cpu\" not implemented for '{kind_name(x.dtype)}'")
     with np.errstate(all="ignore"):  # inf - inf is nan, silently (as in PyTorch)

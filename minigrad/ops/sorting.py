@@ -107,6 +107,7 @@ def topk(self: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: bool
     if not 0 <= k <= n:
         raise RuntimeError("selected index k out of range")
     src = d.reshape(1) if d.ndim == 0 else d
+    k = 1 if d.ndim == 0 else k  # (PyTorch's k=0 of a 0-d tensor gives its element too)
     idx = np.take(_order(src, ax, largest), np.arange(k), axis=ax)
     values = np.take_along_axis(src, idx, axis=ax)
     if d.ndim == 0:
