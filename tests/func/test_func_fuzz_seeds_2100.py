@@ -38,6 +38,17 @@ def _outcome(lib, run):
     return str(out.dtype).split(".")[-1], out.detach().numpy().tolist()
 
 
+def _same_outcome(torch, minigrad, run) -> tuple:
+    """Both libraries raise the same exception with the same text, or return the same numbers; torch's outcome."""
+    got, want = _outcome(minigrad, run), _outcome(torch, run)
+    assert got[0] == want[0]
+    if isinstance(want[1], str):
+        assert got[1] == want[1]
+    else:
+        np.testing.assert_allclose(got[1], want[1], rtol=1e-5, atol=1e-6)
+    return want
+
+
 F32, F64 = np.float32, np.float64
 CASES = [  # (input shape, weight shape, groups, transposed, input / weight / bias dtypes)
     ((2, 2, 4, 4), (2, 2, 2, 2), 1, False, (F32, F32, F64)),  # batch over one: oneDNN refuses the bias
@@ -68,12 +79,7 @@ def test_convolution_refuses_other_dtypes_where_onednn_runs(xs, ws, groups, tran
         return lib.convolution(lib.tensor(x), lib.tensor(w), bias, (1,) * s, (0,) * s, (1,) * s, transposed,
                                (0,) * s, groups)
 
-    got, want = _outcome(minigrad, run), _outcome(torch, run)
-    assert got[0] == want[0]
-    if isinstance(want[1], str):
-        assert got[1] == want[1]
-    else:
-        np.testing.assert_allclose(got[1], want[1], rtol=1e-5, atol=1e-6)
+    _same_outcome(torch, minigrad, run)
 
 
 @pytest.mark.parametrize("batch", [1, 2])
@@ -94,12 +100,7 @@ def test_conv_transpose1d_bias_of_another_dtype_under_transforms(transform, batc
         out, pull = lib.func.vjp(f, lib.tensor(x[0]))
         return pull(lib.ones_like(out))[0]
 
-    got, want = _outcome(minigrad, run), _outcome(torch, run)
-    assert got[0] == want[0]
-    if isinstance(want[1], str):
-        assert got[1] == want[1]
-    else:
-        np.testing.assert_allclose(got[1], want[1], rtol=1e-5, atol=1e-6)
+    want = _same_outcome(torch, minigrad, run)
     assert (want[0] == "RuntimeError") == (transform == "vmap" or batch > 1)
 
 
