@@ -8,8 +8,7 @@ means over the normalized dims.
 
 The plain backward reads the mean and rstd saved at forward time (PyTorch's `result1`, `result2`); under
 `create_graph=True` they are recomputed from the input with Tensor ops, so the second derivative sees how
-they depend on it; batch_norm's input gradient in training is instead PyTorch's NativeBatchNormBackwardBackward0
-node, whose formulas are PyTorch's batchnorm_double_backward.
+they depend on it.
 """
 
 from __future__ import annotations
@@ -229,56 +228,7 @@ def _channel_sum(a, dims: tuple):
 
 
 def _bn_input_grad(grad, input, weight, training, eps, _stats):
-    """The input's gradient; under create_graph in training, PyTorch's NativeBatchNormBackwardBackward0 node (its
-    gradients are PyTorch's batchnorm_double_backward, whose order of operations decides the signs of zeros)."""
-    if not (training and xp.is_t(grad)) or GRAD.mode <= 0:
-        return _bn_grad(grad, input, weight, training, eps, _stats)
-    value = _bn_grad(grad._data, input._data, None if weight is None else weight._data, training, eps, _stats)
-    if any(t is not None and t._requires_grad for t in (grad, input, weight)):
-        return record(_BatchNormInputBackward, value, (grad, input, weight, None, None), _stats=_stats)
-    return make(value)
-
-
-def _bn_terms(input, _stats) -> tuple:
-    """batchnorm_double_backward's shared terms: M, x - mean, invstd, invstd² and invstd³ (in the input's dtype)."""
-    mean, invstd = (a.astype(input.dtype, copy=False) for a in _stats)
-    return math.prod(input.shape) // input.shape[1], input - mean, invstd, invstd * invstd, invstd * invstd * invstd
-
-
-def _bn_first_back(g, gamma, terms: tuple):
-    """The first backward's grad_input as batchnorm_double_backward writes it (gamma last but one)."""
-    m, xmu, s1, s2, _ = terms
-    dims = _channel_dims(g)
-    return (gamma * s1) / m * (m * g - _channel_sum(g, dims) - xmu * s2 * _channel_sum(g * xmu, dims))
-
-
-def _bn_gg_input(grad, grad_out, input, weight, _stats):
-    """d grad_input / d input times grad (ggI): the three terms of PyTorch's formula, summed, times the weight."""
-    m, xmu, _, s2, s3 = terms = _bn_terms(input, _stats)
-    dims, g_o = _channel_dims(input), grad_out
-    gg_sum, ggmu_sum = _channel_sum(grad, dims), _channel_sum(grad * xmu, dims)
-    go_sum, gomu_sum = _channel_sum(g_o, dims), _channel_sum(g_o * xmu, dims)
-    all_sub = gg_sum * go_sum / m - _channel_sum(g_o * grad, dims) + s2 * gomu_sum * ggmu_sum * (3.0 / m)
-    t0 = xmu * s3 * all_sub / m
-    t1 = ggmu_sum * s3 / m * (go_sum / m - g_o)
-    t2 = gomu_sum * s3 / m * (gg_sum / m - grad)
-    return _gamma(weight, input, terms) * (t0 + t1 + t2)
-
-
-def _gamma(weight, input, terms: tuple):
-    return terms[2] * 0 + 1 if weight is None else _per_channel(weight, len(input.shape))
-
-
-_BatchNormInputBackward = rule(
-    "NativeBatchNormBackwardBackward0", "grad_out input weight save_mean save_invstd",
-    saves="grad_out input weight _stats",
-    text="batchnorm_double_backward: grad_grad_output = the first backward of grad; grad_input, grad_weight from "
-         "its three terms",
-    grad_out=lambda grad, input, weight, _stats: _bn_first_back(grad, _gamma(weight, input, _bn_terms(
-        input, _stats)), _bn_terms(input, _stats)),
-    input=_bn_gg_input,
-    weight=lambda grad, grad_out, input, _stats: _sum(grad * _bn_first_back(grad_out, 1.0, _bn_terms(
-        input, _stats)), _channel_dims(input)))
+    return _bn_grad(grad, input, weight, training, eps, _stats)
 
 
 def _bn_grad(grad, input, weight, training: bool, eps: float, saved: tuple):
