@@ -125,8 +125,6 @@ _attach_methods()
 Tensor.__pos__ = lambda self: self
 Tensor.__abs__ = elementwise.abs
 dual.TENSOR_METHODS["__abs__"] = (elementwise.abs, REGISTRY["abs"].function)
-dual.TENSOR_METHODS["tile"] = tuple(map(joining.tile_method, dual.TENSOR_METHODS["tile"]))
-Tensor.tile = dual.TENSOR_METHODS["tile"][0]
 Tensor.where = lambda self, condition, other: selection.where(condition, self, other)
 Tensor.T = property(views.T)
 Tensor.mT = property(views.mT)

@@ -38,8 +38,8 @@ def joining_rule(name: str, inputs: str):
     gives it: one computed from tensors none of which requires grad, so its derivative is zero, which PyTorch's double
     backward gives as no gradient (None). `inputs`: the op's tensors, `grad_output` first, then as the formulas name
     them."""
-    return rule(name, inputs, text=f"{name}: the gradient did not depend on any tensor that requires grad; no "
-                                   "gradient flows back", forward=lambda: None,
+    return rule(name, inputs, text=f"{name}: none of the tensors this gradient was computed from requires grad; "
+                                   "no gradient flows back", forward=lambda: None,
                 **dict.fromkeys(inputs.split(), _no_gradient))
 
 

@@ -469,37 +469,5 @@ def tile(self: Tensor, dims) -> Tensor:
     return repeat(self, (1,) * (self._data.ndim - len(dims)) + tuple(dims))
 
 
-def tile_method(function):
-    """`Tensor.tile` from the op's `function`: the method also takes its dims as ints (`x.tile(2)`, `x.tile(2, 2)`),
-    as PyTorch's method does, where `torch.tile(x, 2)` is a TypeError."""
-
-    def tile(self: Tensor, *dims, **kwargs) -> Tensor:
-        if kwargs or len(dims) == 1 and isinstance(dims[0], (tuple, list)):
-            if dims and kwargs:
-                raise TypeError("tile() got multiple values for argument 'dims'")
-            if "dims" in kwargs and not isinstance(kwargs["dims"], (tuple, list)):
-                raise TypeError(f"tile(): argument 'dims' must be tuple of ints, not {type(kwargs['dims']).__name__}")
-            return function(self, *dims, **kwargs)
-        if not dims:
-            raise TypeError('tile() missing 1 required positional arguments: "dims"')
-        for i, n in enumerate(dims):
-            if not isinstance(n, builtins.int) or isinstance(n, bool):
-                _refuse_tile_dims(dims, i)
-        return function(self, dims)
-    tile.__doc__, tile.__wrapped__ = function.__doc__, function
-    return tile
-
-
-def _refuse_tile_dims(dims: tuple, i: int) -> None:
-    """PyTorch's words for `x.tile(*dims)` whose `dims[i]` is not an int."""
-    kind = type(dims[i]).__name__
-    if len(dims) == 1:
-        raise TypeError(f"tile(): argument 'dims' (position 1) must be tuple of ints, not {kind}")
-    if isinstance(dims[i], (tuple, list)):
-        raise TypeError(f"tile() takes 1 positional argument but {len(dims)} were given")
-    raise TypeError(f"tile(): argument 'dims' failed to unpack the object at pos {i + 1} with error \"type must be "
-                    f"tuple of ints,but got {kind}\"")
-
-
 declare("select", select, samples=(Sample((((3, 4), "real"),), (1, 2)), Sample((((3, 4), "real"),), (0, -1))))
 declare("tile", tile, samples=(Sample((((3, 4), "real"),), ((2, 1),)), Sample((((3,), "real"),), ((2, 2),))))

@@ -15,7 +15,7 @@ differential test against torch 2.13 that failed before its fix:
 - max()/min()/argmax()/argmin() of empty samples under jacfwd: the plain op's error (program 916);
 - `.T` of a batched 0-d, 1-d or 3-d sample: PyTorch's warnings, under vmap and jacfwd too.
 And plain-op gaps beside them (issue 34: no NumPy error reaching a learner): topk(k=0) of a 0-d tensor,
-`x.tile(2)` (the method only), F.unfold / F.fold of unbatched input and their other shapes.
+F.unfold / F.fold of unbatched input and their other shapes.
 """
 
 from __future__ import annotations
@@ -125,19 +125,6 @@ def test_topk_of_a_0d_tensor(k, largest):
         (grad,) = lib.autograd.grad(values * 3, x)
         return lib.stack([values.detach(), indices.to(lib.float64), grad])
     _same(run)
-
-
-TILE_CALLS = [(2,), (2, 3), ((2, 3),), ([3],), (2.0,), (True,), (), ([2], 2), (2, 2.0)]
-
-
-@pytest.mark.parametrize("dims", TILE_CALLS)
-def test_tile_method_takes_ints_where_the_function_does_not(dims):
-    """`x.tile(2)` and `x.tile(2, 3)` are PyTorch's method-only forms; `torch.tile(x, 2)` stays a TypeError."""
-    x = np.arange(6.0).reshape(2, 3)
-    _same(lambda lib: lib.tensor(x).tile(*dims))
-    _same(lambda lib: lib.tile(lib.tensor(x), *dims[:1]) if dims else lib.tile(lib.tensor(x), 2))
-    if len(dims) == 1:
-        _same(lambda lib: lib.tensor(x).tile(dims=dims[0]))
 
 
 @pytest.mark.parametrize("transform", ["plain", "vmap", "jacrev", "jacfwd"])

@@ -254,7 +254,8 @@ _CODE_WORDS = {
     "shifts", "pad", "reduction", "training", "stats", "geo", "transposed", "numel", "inf", "eps", "rstd", "zeros",
     "ln", "hypot", "ord", "sgn", "sign", "dtype", "eval", "dist", "scatter", "add", "gelu", "softplus", "argmax",
     "argmin", "start", "end", "step", "unique", "if", "else", "N", "P", "B", "d", "g", "i", "j", "k", "p", "s",
-    "x", "y", "keepdim", "NONE"}  # (NONE: PyTorch's Reduction::None, in derivatives.yaml's formulas)
+    "x", "y", "keepdim", "NONE", "None", "False"}  # (NONE: PyTorch's Reduction::None, in derivatives.yaml's formulas;
+# None, False: Python's, in forward formulas)
 _BARE = re.compile(r"(?<![\w.'])[A-Za-z]+(?![\w(])")  # a word that is not a call, an attribute or a name_part
 
 
